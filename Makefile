@@ -1,0 +1,180 @@
+# hogtrain — a plain Makefile. Quiet unless V=1.
+#
+#   make            library (static and shared), the hogtrain command
+#   make test       Criterion tests (make deps first on a fresh machine)
+#   make demo       generate data, train on all cores, print metrics
+#   make bench      benchmarks (see docs/BENCHMARKS.md)
+#   make tsan       threaded tests under ThreadSanitizer
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make deps       install the Debian packages the build and tests need
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+CFLAGS  ?= -O3 -march=native -g
+WERROR  ?= $(if $(CI),-Werror,)
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+
+SONAME_MAJOR := 0
+VERSION      := 0.1.0
+
+PKGS     := hwloc liburing openblas
+TESTPKGS := criterion
+DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev liburing-dev libopenblas-dev \
+            libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wno-unused-parameter $(WERROR)
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -fPIC -MMD -MP $(WARN) \
+              -Iinclude -Isrc $(CFLAGS) $(EXTRA_CFLAGS)
+LIB_CFLAGS := -fvisibility=hidden
+LDLIBS_ALL := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
+CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+LIB_SRC  := $(sort $(filter-out src/cli/% src/gpu/%,$(wildcard src/*/*.c)))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c)) tests/helpers.c
+
+# GPU: the .cu files where nvcc is found, else the plain-C stub.
+ifneq ($(strip $(NVCC)),)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+GPU_CU   := $(sort $(wildcard src/gpu/*.cu))
+GPU_C    := $(filter-out src/gpu/nocuda.c,$(wildcard src/gpu/*.c))
+else
+GPU_CU   :=
+GPU_C    := $(wildcard src/gpu/nocuda.c)
+endif
+LIB_SRC += $(GPU_C)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+ifneq ($(GPU_CU),)
+LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+endif
+
+STATIC := $(BUILD)/libhogtrain.a
+SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
+BIN    := $(BUILD)/hogtrain
+TESTS  := $(BUILD)/hogtrain-tests
+
+.PHONY: all test demo bench tsan install uninstall deps check-deps clean
+all: check-deps $(STATIC) $(SHARED) $(BIN)
+
+# ---- dependencies --------------------------------------------------------
+check-deps:
+	@missing=""; for p in $(PKGS) $(if $(filter test tsan,$(MAKECMDGOALS)),$(TESTPKGS)); do \
+	  pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "hogtrain: missing$$missing; running make deps"; $(MAKE) --no-print-directory deps || exit 1; \
+	  else \
+	    echo "hogtrain: missing$$missing. Install with:"; \
+	    echo "  sudo apt-get update && sudo apt-get install -y $(DEB_PKGS)"; exit 1; \
+	  fi; \
+	fi
+
+deps:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "run as root, or: sudo apt-get update && sudo apt-get install -y $(DEB_PKGS)"; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS)
+
+# ---- library, command -----------------------------------------------------
+$(BUILD)/src/cli/%.o: src/cli/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -c $< -o $@
+
+$(BUILD)/src/%.o: src/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) $(CFLAGS_PKG) -c $< -o $@
+
+$(BUILD)/src/%.cu.o: src/%.cu
+	$(call msg,NVCC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(NVCC) -O3 -std=c++17 -Iinclude -Isrc -Xcompiler -fPIC,-fvisibility=hidden \
+	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
+	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libhogtrain.so.$(SONAME_MAJOR) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)ln -sf libhogtrain.so.$(VERSION) $(BUILD)/libhogtrain.so.$(SONAME_MAJOR)
+	$(Q)ln -sf libhogtrain.so.$(SONAME_MAJOR) $(BUILD)/libhogtrain.so
+
+$(BIN): $(CLI_OBJ) $(STATIC)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(STATIC) $(LDLIBS_ALL)
+
+# ---- tests ----------------------------------------------------------------
+$(BUILD)/tests/%.o: tests/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests -c $< -o $@
+
+$(TESTS): $(TEST_OBJ) $(STATIC)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) -lcriterion $(LDLIBS_ALL)
+
+HOGTRAIN_DATA ?= $(abspath ../shared/data)
+TEST_ENV = HOGTRAIN_BIN=$(abspath $(BIN)) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
+           HOGTRAIN_TEST_TMP=$(abspath $(BUILD))/testdata
+
+test: check-deps $(BIN) $(TESTS)
+	@mkdir -p $(BUILD)/testdata
+	$(TEST_ENV) $(TESTS) $(TEST_ARGS)
+
+tsan:
+	$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) \
+	  CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+	  build-tsan/hogtrain build-tsan/hogtrain-tests
+	@mkdir -p build-tsan/testdata
+	HOGTRAIN_BIN=$(abspath build-tsan/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
+	  HOGTRAIN_TEST_TMP=$(abspath build-tsan)/testdata TSAN_OPTIONS="halt_on_error=1" \
+	  build-tsan/hogtrain-tests --filter='threads/*'
+
+# ---- demo, bench ----------------------------------------------------------
+demo: all
+	@sh bench/demo.sh $(BIN)
+
+bench: all
+	@sh bench/run_all.sh $(BIN)
+
+# ---- install ----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libhogtrain.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so.$(SONAME_MAJOR)
+	ln -sf libhogtrain.so.$(SONAME_MAJOR) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
+	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/hogtrain.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	  -e 's|@PRIVLIBS@|$(LDLIBS_ALL)|g' hogtrain.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h \
+	  $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/share/man/man1/hogtrain.1 \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+
+clean:
+	rm -rf $(BUILD) build-tsan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,188 @@
+/*
+ * hogtrain — lock-free parallel training of sparse linear models.
+ *
+ * The public API. Names start with hog_; long-lived objects are opaque
+ * handles created through an out-parameter; every fallible call returns a
+ * hog_status and fills a hog_err with a sentence the caller can print
+ * ("a9a:1834: feature index 0 in a 1-based file (use --zero-based)").
+ *
+ * Options structs start with their own size so that they can grow without
+ * breaking callers: always fill them with the matching *_init() first.
+ */
+#ifndef HOGTRAIN_H
+#define HOGTRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define HOG_API __attribute__((visibility("default")))
+#else
+#define HOG_API
+#endif
+
+#define HOG_VERSION_MAJOR 0
+#define HOG_VERSION_MINOR 1
+#define HOG_VERSION_PATCH 0
+#define HOG_VERSION_STRING "0.1.0"
+
+/* ---- status and messages ------------------------------------------------ */
+
+typedef enum hog_status {
+    HOG_OK = 0,
+    HOG_EINVAL,    /* bad argument or option */
+    HOG_ENOMEM,    /* allocation failed */
+    HOG_EIO,       /* a system call on a file failed */
+    HOG_EPARSE,    /* malformed text input (file:line: reason) */
+    HOG_EFORMAT,   /* not a file of the expected kind, or a newer version */
+    HOG_ECORRUPT,  /* checksum mismatch or truncation */
+    HOG_ERANGE,    /* a value or size out of the supported range */
+    HOG_ENOTSUP,   /* not supported by this build or machine */
+    HOG_EINTR,     /* interrupted by a signal */
+    HOG_ENET,      /* network or peer failure */
+    HOG_ETIMEDOUT  /* a peer or device did not answer in time */
+} hog_status;
+
+#define HOG_ERR_MAX 1024
+typedef struct hog_err {
+    char msg[HOG_ERR_MAX];
+} hog_err;
+
+HOG_API const char *hog_status_str(hog_status s);
+HOG_API const char *hog_version(void);
+
+/* ---- data ----------------------------------------------------------------- */
+
+typedef struct hog_data hog_data;
+
+typedef struct hog_load_opts {
+    size_t size;          /* sizeof(hog_load_opts) */
+    int zero_based;       /* accept feature index 0 (LIBSVM text is 1-based) */
+    unsigned threads;     /* parser threads; 0 = all online CPUs */
+    uint64_t n_features;  /* at least this many features (0 = from the data) */
+} hog_load_opts;
+
+HOG_API void hog_load_opts_init(hog_load_opts *o);
+
+/* Loads LIBSVM/SVMlight text or a .hgb binary cache, told apart by content.
+ * path "-" reads text from standard input. */
+HOG_API hog_status hog_data_load(const char *path, const hog_load_opts *o,
+                                 hog_data **out, hog_err *err);
+/* Writes the .hgb binary cache (temporary name, then rename). */
+HOG_API hog_status hog_data_save_hgb(const hog_data *d, const char *path,
+                                     hog_err *err);
+HOG_API void hog_data_free(hog_data *d);
+
+HOG_API uint64_t hog_data_rows(const hog_data *d);
+HOG_API uint64_t hog_data_features(const hog_data *d);
+HOG_API uint64_t hog_data_nnz(const hog_data *d);
+
+/* ---- models and training ------------------------------------------------- */
+
+typedef enum hog_loss {
+    HOG_LOSS_LOGISTIC = 0, /* log(1 + exp(-y m)) */
+    HOG_LOSS_HINGE,        /* max(0, 1 - y m) */
+    HOG_LOSS_SQHINGE,      /* max(0, 1 - y m)^2 */
+    HOG_LOSS_SQUARED       /* (m - y)^2 / 2, regression */
+} hog_loss;
+
+typedef enum hog_schedule {
+    HOG_SCHED_CONSTANT = 0, /* eta_t = eta */
+    HOG_SCHED_INVSCALING,   /* eta_t = eta / (1 + eta * l2 * t) or eta / (1 + t/n)^power */
+    HOG_SCHED_ADAGRAD       /* eta_{t,j} = eta / sqrt(eps + sum of g_j^2) */
+} hog_schedule;
+
+typedef enum hog_algo {
+    HOG_ALGO_SERIAL = 0, /* the reference serial SGD */
+    HOG_ALGO_HOGWILD,
+    HOG_ALGO_CYCLADES,
+    HOG_ALGO_SCD,
+    HOG_ALGO_DCD
+} hog_algo;
+
+typedef enum hog_update {
+    HOG_UPDATE_NONE = 0, /* Hogwild!: relaxed atomic loads and stores */
+    HOG_UPDATE_ATOMIC,   /* per-coordinate CAS add */
+    HOG_UPDATE_STRIPED,  /* spinlocks over feature stripes */
+    HOG_UPDATE_MUTEX     /* one lock around each row's update */
+} hog_update;
+
+/* Metrics of one epoch. Fields that do not apply are NaN. */
+typedef struct hog_epoch_stats {
+    unsigned epoch;          /* 1-based */
+    double objective;        /* mean loss + regularization, training set */
+    double train_loss;       /* mean loss (logloss for classification) */
+    double train_accuracy;   /* classification */
+    double train_auc;        /* classification */
+    double train_rmse;       /* regression */
+    int has_test;
+    double test_loss, test_accuracy, test_auc, test_rmse;
+    uint64_t nonzero_weights;
+    double seconds;          /* training time of this epoch (metrics excluded) */
+    double total_seconds;    /* training time so far */
+    double rows_per_s, nnz_per_s;
+} hog_epoch_stats;
+
+/* Called during training: within an epoch with done < total (about every
+ * tenth of a second), and after it with the epoch's stats (stats != NULL). */
+typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
+                                uint64_t done, uint64_t total,
+                                const hog_epoch_stats *stats);
+
+typedef struct hog_train_opts {
+    size_t size;            /* sizeof(hog_train_opts) */
+    hog_loss loss;
+    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1 */
+    double eta;             /* initial step size */
+    double power;           /* exponent of HOG_SCHED_INVSCALING */
+    hog_schedule schedule;
+    double bias;            /* 0: no bias; else a constant feature of this value */
+    unsigned epochs;
+    uint64_t seed;
+    unsigned threads;       /* 0 = all allowed cores */
+    hog_algo algo;
+    hog_update update;
+    hog_progress_fn progress;
+    void *progress_ctx;
+} hog_train_opts;
+
+HOG_API void hog_train_opts_init(hog_train_opts *o);
+
+typedef struct hog_model hog_model;
+
+/* Trains on train; test may be NULL. Deterministic given o->seed for the
+ * serial trainer. */
+HOG_API hog_status hog_train(const hog_data *train, const hog_data *test,
+                             const hog_train_opts *o, hog_model **out,
+                             hog_err *err);
+
+typedef enum hog_model_format {
+    HOG_MODEL_HGM = 0,   /* hogtrain's binary model */
+    HOG_MODEL_LIBLINEAR  /* LIBLINEAR's text model, for liblinear-predict */
+} hog_model_format;
+
+/* Written to a temporary name, then renamed. */
+HOG_API hog_status hog_model_save(const hog_model *m, const char *path,
+                                  hog_model_format fmt, hog_err *err);
+/* Reads .hgm or LIBLINEAR text, told apart by content. */
+HOG_API hog_status hog_model_load(const char *path, hog_model **out,
+                                  hog_err *err);
+HOG_API void hog_model_free(hog_model *m);
+
+HOG_API uint64_t hog_model_features(const hog_model *m);
+HOG_API hog_loss hog_model_loss(const hog_model *m);
+HOG_API const float *hog_model_weights(const hog_model *m);
+HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias value */
+
+/* scores[i] = w . x_i (+ bias) for every row of d. */
+HOG_API hog_status hog_model_scores(const hog_model *m, const hog_data *d,
+                                    double *scores, hog_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

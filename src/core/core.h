@@ -1,0 +1,150 @@
+/*
+ * core: what every module shares. Status messages, the in-memory data
+ * (CSR), the model, the seeded RNG, clocks. No I/O, no threads.
+ */
+#ifndef HOG_CORE_H
+#define HOG_CORE_H
+
+#include "hogtrain.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOG_CACHELINE 64
+
+#define HOG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Fills err (if not NULL) with a printf-style message and returns s. */
+hog_status hog_errf(hog_err *err, hog_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Largest feature index the data may hold (0-based), so that the count
+ * n_features = idx + 1 still fits in 32 bits. */
+#define HOG_MAX_FEATURE_INDEX UINT32_C(0xFFFFFFFE)
+
+/* A sparse row: a plain view the caller may read. */
+struct hog_row {
+    const uint32_t *idx; /* 0-based feature indices, strictly increasing */
+    const float *val;
+    uint32_t nnz;
+    float y;
+};
+
+/* Compressed sparse rows. off has rows + 1 entries, off[0] may be non-zero
+ * for a view into a larger matrix (a chunk keeps its own, local offsets). */
+struct hog_csr {
+    uint64_t rows;
+    uint64_t nnz;
+    const uint64_t *off;
+    const float *y;
+    const uint32_t *idx;
+    const float *val;
+};
+
+static inline struct hog_row hog_csr_row(const struct hog_csr *m, uint64_t i)
+{
+    uint64_t a = m->off[i], b = m->off[i + 1];
+    struct hog_row r = { m->idx + a, m->val + a, (uint32_t)(b - a), m->y[i] };
+    return r;
+}
+
+/* What the labels look like: decided once at load, used for metrics and
+ * for writing models that give back the user's own label values. */
+enum hog_label_kind {
+    HOG_LABELS_BINARY = 0, /* two values; positive is the larger one */
+    HOG_LABELS_REAL        /* regression targets (or more than two values) */
+};
+
+/* Loaded data: one CSR over the whole set, in file order. The arrays are
+ * owned by the hog_data (freed by hog_data_free through the free slots). */
+struct hog_data {
+    struct hog_csr m;
+    uint64_t n_features;          /* max 0-based index + 1, or more if asked */
+    enum hog_label_kind labels;
+    double label_pos, label_neg;  /* for HOG_LABELS_BINARY */
+    uint64_t n_pos;               /* rows whose label is label_pos */
+    void *mem[4];                 /* allocations to free */
+    size_t mem_len[4];            /* non-zero: munmap with this length */
+};
+
+/* Builds a hog_data around arrays the caller allocated with malloc (taken
+ * over), scanning the labels; n_features_min as in hog_load_opts. */
+hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
+                         uint32_t *idx, float *val, uint64_t n_features_min,
+                         hog_data **out, hog_err *err);
+/* Scans the labels of d and sets labels, label_pos, label_neg, n_pos. */
+void hog_data_scan_labels(hog_data *d);
+/* True when the label counts as positive for classification. */
+static inline bool hog_label_positive(const hog_data *d, float y)
+{
+    return (double)y == d->label_pos;
+}
+
+/* A trained linear model. w has n_features entries, plus one for the bias
+ * when bias != 0 (the bias is a constant feature of value `bias`, and is
+ * regularized like any other weight, as in LIBLINEAR). */
+struct hog_model {
+    uint64_t n_features;
+    float *w;
+    hog_loss loss;
+    double l1, l2;
+    double bias;
+    double label_pos, label_neg; /* values written into LIBLINEAR models */
+    enum hog_label_kind labels;
+};
+
+hog_status hog_model_new(uint64_t n_features, hog_loss loss, double bias,
+                         hog_model **out, hog_err *err);
+
+/* ---- seeded random numbers (xoshiro256**, seeded by splitmix64) ---------- */
+
+struct hog_rng {
+    uint64_t s[4];
+};
+
+void hog_rng_seed(struct hog_rng *r, uint64_t seed, uint64_t stream);
+
+static inline uint64_t hog_rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t hog_rng_next(struct hog_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = hog_rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = hog_rotl64(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, n), without modulo bias (Lemire). */
+uint64_t hog_rng_below(struct hog_rng *r, uint64_t n);
+/* Uniform double in [0, 1). */
+static inline double hog_rng_uniform(struct hog_rng *r)
+{
+    return (double)(hog_rng_next(r) >> 11) * 0x1.0p-53;
+}
+/* Standard normal (Box–Muller). */
+double hog_rng_normal(struct hog_rng *r);
+/* Fisher–Yates shuffle of a[0..n). */
+void hog_shuffle_u64(struct hog_rng *r, uint64_t *a, uint64_t n);
+void hog_shuffle_u32(struct hog_rng *r, uint32_t *a, uint64_t n);
+
+/* ---- clocks and small helpers ---------------------------------------------- */
+
+double hog_now(void); /* monotonic seconds */
+unsigned hog_online_cpus(void);
+
+/* CRC32C (Castagnoli), as used by the .hgb and .hgm files. */
+uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif

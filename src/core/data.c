@@ -1,0 +1,142 @@
+/* The in-memory data set and the model object. */
+#include "core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+void hog_load_opts_init(hog_load_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+void hog_data_scan_labels(hog_data *d)
+{
+    const float *y = d->m.y;
+    double a = NAN, b = NAN;
+    bool real = false;
+    for (uint64_t i = 0; i < d->m.rows && !real; i++) {
+        double v = y[i];
+        if (isnan(a) || v == a)
+            a = v;
+        else if (isnan(b) || v == b)
+            b = v;
+        else
+            real = true;
+    }
+    if (real || isnan(b)) {
+        /* One label value only: still binary when it is a class label. */
+        if (!real && !isnan(a) && (a == 1.0 || a == -1.0 || a == 0.0)) {
+            d->labels = HOG_LABELS_BINARY;
+            d->label_pos = a > 0 ? a : 1.0;
+            d->label_neg = a > 0 ? -1.0 : a;
+        } else {
+            d->labels = HOG_LABELS_REAL;
+            d->label_pos = 1.0;
+            d->label_neg = -1.0;
+        }
+    } else {
+        d->labels = HOG_LABELS_BINARY;
+        d->label_pos = a > b ? a : b;
+        d->label_neg = a > b ? b : a;
+    }
+    d->n_pos = 0;
+    if (d->labels == HOG_LABELS_BINARY)
+        for (uint64_t i = 0; i < d->m.rows; i++)
+            d->n_pos += (double)y[i] == d->label_pos;
+}
+
+hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
+                         uint32_t *idx, float *val, uint64_t n_features_min,
+                         hog_data **out, hog_err *err)
+{
+    hog_data *d = calloc(1, sizeof *d);
+    if (!d) {
+        free(off), free(y), free(idx), free(val);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the data set");
+    }
+    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
+    d->mem[0] = off, d->mem[1] = y, d->mem[2] = idx, d->mem[3] = val;
+    uint64_t nf = 0;
+    for (uint64_t i = 0; i < rows; i++)
+        if (off[i + 1] > off[i] && (uint64_t)idx[off[i + 1] - 1] + 1 > nf)
+            nf = (uint64_t)idx[off[i + 1] - 1] + 1;
+    d->n_features = nf > n_features_min ? nf : n_features_min;
+    hog_data_scan_labels(d);
+    *out = d;
+    return HOG_OK;
+}
+
+void hog_data_free(hog_data *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < 4; i++) {
+        if (d->mem_len[i])
+            munmap(d->mem[i], d->mem_len[i]);
+        else
+            free(d->mem[i]);
+    }
+    free(d);
+}
+
+uint64_t hog_data_rows(const hog_data *d) { return d->m.rows; }
+uint64_t hog_data_features(const hog_data *d) { return d->n_features; }
+uint64_t hog_data_nnz(const hog_data *d) { return d->m.nnz; }
+
+hog_status hog_model_new(uint64_t n_features, hog_loss loss, double bias,
+                         hog_model **out, hog_err *err)
+{
+    hog_model *m = calloc(1, sizeof *m);
+    uint64_t n = n_features + (bias != 0.0);
+    if (m)
+        m->w = calloc(n ? n : 1, sizeof *m->w);
+    if (!m || !m->w) {
+        free(m);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a model of %llu weights",
+                        (unsigned long long)n);
+    }
+    m->n_features = n_features;
+    m->loss = loss;
+    m->bias = bias;
+    m->label_pos = 1.0;
+    m->label_neg = -1.0;
+    m->labels = loss == HOG_LOSS_SQUARED ? HOG_LABELS_REAL : HOG_LABELS_BINARY;
+    *out = m;
+    return HOG_OK;
+}
+
+void hog_model_free(hog_model *m)
+{
+    if (!m)
+        return;
+    free(m->w);
+    free(m);
+}
+
+uint64_t hog_model_features(const hog_model *m) { return m->n_features; }
+hog_loss hog_model_loss(const hog_model *m) { return m->loss; }
+const float *hog_model_weights(const hog_model *m) { return m->w; }
+double hog_model_bias(const hog_model *m)
+{
+    return m->bias != 0.0 ? (double)m->w[m->n_features] * m->bias : 0.0;
+}
+
+hog_status hog_model_scores(const hog_model *m, const hog_data *d,
+                            double *scores, hog_err *err)
+{
+    (void)err;
+    double b = hog_model_bias(m);
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double s = b;
+        for (uint32_t k = 0; k < r.nnz; k++)
+            if (r.idx[k] < m->n_features)
+                s += (double)m->w[r.idx[k]] * r.val[k];
+        scores[i] = s;
+    }
+    return HOG_OK;
+}

@@ -1,0 +1,91 @@
+/* Clocks, CPU count and CRC32C. */
+#include "core.h"
+
+#include <time.h>
+#include <unistd.h>
+
+double hog_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+unsigned hog_online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* CRC32C: the SSE4.2 instruction where the CPU has it, else a table. */
+static uint32_t crc_table[8][256];
+static atomic_int crc_table_ready;
+
+static void crc_table_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
+                              crc_table[0][crc_table[t - 1][i] & 0xFF];
+    /* release: publishes the table; pairs with the acquire below. */
+    atomic_store_explicit(&crc_table_ready, 1, memory_order_release);
+}
+
+static uint32_t crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
+{
+    /* acquire: pairs with the release in crc_table_init(). Two threads may
+     * both build the table; they write identical values. */
+    if (!atomic_load_explicit(&crc_table_ready, memory_order_acquire))
+        crc_table_init();
+    while (len >= 8) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        v ^= crc;
+        crc = crc_table[7][v & 0xFF] ^ crc_table[6][(v >> 8) & 0xFF] ^
+              crc_table[5][(v >> 16) & 0xFF] ^ crc_table[4][(v >> 24) & 0xFF] ^
+              crc_table[3][(v >> 32) & 0xFF] ^ crc_table[2][(v >> 40) & 0xFF] ^
+              crc_table[1][(v >> 48) & 0xFF] ^ crc_table[0][v >> 56];
+        p += 8;
+        len -= 8;
+    }
+    while (len--)
+        crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xFF];
+    return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+    uint64_t c = crc;
+    while (len >= 8) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        c = __builtin_ia32_crc32di(c, v);
+        p += 8;
+        len -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (len--)
+        c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32;
+}
+#endif
+
+uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+    crc = ~crc;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("sse4.2"))
+        crc = crc32c_hw(crc, buf, len);
+    else
+#endif
+        crc = crc32c_sw(crc, buf, len);
+    return ~crc;
+}

@@ -1,0 +1,103 @@
+#include "helpers.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *tmp_root(void)
+{
+    const char *t = getenv("HOGTRAIN_TEST_TMP");
+    if (!t || !*t)
+        t = "/tmp";
+    mkdir(t, 0755);
+    return t;
+}
+
+const char *th_data(const char *name)
+{
+    static char paths[16][1024];
+    static int next;
+    const char *root = getenv("HOGTRAIN_DATA");
+    if (!root || !*root)
+        root = "../shared/data";
+    char *out = paths[next++ % 16];
+    snprintf(out, sizeof paths[0], "%s/%s", tmp_root(), name);
+    struct stat st;
+    if (stat(out, &st) == 0)
+        return out;
+    char src[1024];
+    snprintf(src, sizeof src, "%s/%s", root, name);
+    if (stat(src, &st) == 0)
+        return src; /* stored uncompressed (heart_scale) */
+    snprintf(src, sizeof src, "%s/%s.xz", root, name);
+    if (stat(src, &st) != 0)
+        return NULL;
+    /* Decompress to a private name, then rename: tests running at the same
+     * time never see a half-written file. */
+    char cmd[3200];
+    snprintf(cmd, sizeof cmd, "xz -dc '%s' > '%s.%d.part' && mv '%s.%d.part' '%s'",
+             src, out, (int)getpid(), out, (int)getpid(), out);
+    if (system(cmd) != 0)
+        return NULL;
+    return out;
+}
+
+const char *th_tmpdir(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/t.XXXXXX", tmp_root());
+    if (!mkdtemp(buf))
+        return NULL;
+    return buf;
+}
+
+const char *th_write(const char *dir, const char *name, const char *text,
+                     size_t len)
+{
+    static char paths[16][1024];
+    static int next;
+    char *p = paths[next++ % 16];
+    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (!f)
+        return NULL;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return p;
+}
+
+const char *th_bin(void)
+{
+    const char *b = getenv("HOGTRAIN_BIN");
+    return b && *b ? b : "build/hogtrain";
+}
+
+int th_run(char *out, size_t outlen, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[8300];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p)
+        return -1;
+    size_t n = 0;
+    if (out && outlen) {
+        size_t k;
+        while (n + 1 < outlen && (k = fread(out + n, 1, outlen - 1 - n, p)) > 0)
+            n += k;
+        out[n] = 0;
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0)
+        ;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

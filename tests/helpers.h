@@ -1,0 +1,33 @@
+/* Shared test helpers: real data from HOGTRAIN_DATA, scratch folders, and
+ * running the hogtrain command. */
+#ifndef HOG_TEST_HELPERS_H
+#define HOG_TEST_HELPERS_H
+
+#include <stddef.h>
+
+/* Path of the decompressed real data file NAME (e.g. "a9a", "a9a.t",
+ * "news20.binary.train.svm") from HOGTRAIN_DATA (default ../shared/data),
+ * decompressed once into HOGTRAIN_TEST_TMP. NULL when it is absent: the
+ * caller skips with th_skip_reason(). */
+const char *th_data(const char *name);
+/* Skips the current test with a sentence when th_data(name) is NULL. */
+#define TH_DATA_OR_SKIP(var, name)                                            \
+    const char *var = th_data(name);                                          \
+    if (!var)                                                                 \
+        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
+                     "skipping", name)
+
+/* A fresh scratch folder for this test (removed by nobody: under the build
+ * tree). Returns its path in buf. */
+const char *th_tmpdir(char *buf, size_t len);
+/* Writes text to dir/name and returns the path (static buffer per call slot). */
+const char *th_write(const char *dir, const char *name, const char *text,
+                     size_t len);
+/* Path of the built hogtrain command (HOGTRAIN_BIN). */
+const char *th_bin(void);
+/* Runs a shell command; returns its exit status (-1 when it did not exit),
+ * its stdout+stderr in out (truncated to outlen). */
+int th_run(char *out, size_t outlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
