@@ -1,6 +1,7 @@
 /* pool: binding plans on synthetic and XML topologies (suite pool), and the
  * pinned thread pool on this machine (suite threads, run under TSan). */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 
 #include <errno.h>
 #include <sched.h>
@@ -827,4 +828,29 @@ Test(threads, create_and_destroy_join_cleanly)
             cr_assert_eq(j.c[i].runs, (unsigned long)(k % 4));
     }
     hog_topo_free(t);
+}
+
+Test(threads, pool_on_another_machines_plan_runs_unpinned_with_a_warning,
+     .init = cr_redirect_stderr)
+{
+    /* A synthetic topology cannot bind: one warning line, not an error. */
+    struct hog_topo *t = load("pack:1 core:4 pu:1", NULL, NULL);
+    struct hog_pool *pool = make_pool(t, "compact", 4);
+    struct run_job j;
+    memset(&j, 0, sizeof j);
+    hog_pool_run(pool, count_job, &j);
+    for (unsigned i = 0; i < 4; i++) {
+        cr_assert(!hog_pool_pinned(pool, i));
+        cr_assert_eq(hog_pool_place(pool, i)->pu, (int)i);
+        cr_assert_eq(j.c[i].runs, 1);
+    }
+    hog_pool_destroy(pool);
+    hog_topo_free(t);
+    fflush(stderr);
+    char text[1024] = "";
+    size_t len = fread(text, 1, sizeof text - 1, cr_get_redirected_stderr());
+    text[len] = 0;
+    cr_assert(strstr(text, "hogtrain: warning: "), "stderr: %s", text);
+    cr_assert(strstr(text, "unpinned"), "stderr: %s", text);
+    cr_assert_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
 }

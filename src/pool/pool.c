@@ -30,10 +30,17 @@
 #include <unistd.h>
 #endif
 
-/* Spin iterations before sleeping: about 10-100 microseconds. */
-#define HOG_POOL_SPIN 4096
+/* Pause iterations before sleeping on a futex. A pause takes 10 to 150
+ * cycles depending on the CPU, so the barrier spins for roughly 5-100
+ * microseconds: long enough to cover the imbalance between batches without
+ * a system call, short enough not to matter when a thread is late. Waits
+ * between jobs (workers for the next job, the caller for the end of one)
+ * spin less: the caller is an extra thread, and with one worker per CPU
+ * every spin there takes a CPU from someone who needs it. */
+#define HOG_POOL_SPIN_BARRIER 2048
+#define HOG_POOL_SPIN_IDLE 128
 /* With more threads than PUs a spinner steals its peer's CPU: sleep soon. */
-#define HOG_POOL_SPIN_OVERSUBSCRIBED 32
+#define HOG_POOL_SPIN_OVERSUBSCRIBED 16
 
 /* A word that threads wait on to change, and how many sleep on it. */
 struct hog_event {
@@ -64,7 +71,7 @@ struct hog_pool {
     bool stop;
     const struct hog_topo *topo;
     unsigned n;
-    unsigned spin;
+    unsigned spin_barrier, spin_idle;
     bool running; /* a run is in progress: for the one-run-at-a-time check */
     struct hog_worker *w;
 };
@@ -154,7 +161,7 @@ static void *worker_main(void *arg)
     event_bump(&p->ready);
     unsigned seen = 0; /* run_gen starts at 0 */
     for (;;) {
-        seen = event_wait(&p->run, seen, p->spin);
+        seen = event_wait(&p->run, seen, p->spin_idle);
         if (p->stop)
             break;
         p->fn(p->arg, w->tid, p->n);
@@ -216,9 +223,9 @@ hog_status hog_pool_create(const struct hog_plan *plan, struct hog_pool **out,
     memset(p, 0, sizeof *p);
     p->topo = plan->topo;
     p->n = plan->nthreads;
-    p->spin = plan->oversubscribed || plan->nthreads > plan->topo->npus
-                  ? HOG_POOL_SPIN_OVERSUBSCRIBED
-                  : HOG_POOL_SPIN;
+    bool crowded = plan->oversubscribed || plan->nthreads > plan->topo->npus;
+    p->spin_barrier = crowded ? HOG_POOL_SPIN_OVERSUBSCRIBED : HOG_POOL_SPIN_BARRIER;
+    p->spin_idle = crowded ? HOG_POOL_SPIN_OVERSUBSCRIBED : HOG_POOL_SPIN_IDLE;
     size_t wbytes = (size_t)p->n * sizeof *p->w; /* a multiple of the line */
     p->w = aligned_alloc(HOG_CACHELINE, wbytes);
     if (!p->w) {
@@ -264,7 +271,7 @@ void hog_pool_run(struct hog_pool *p, hog_pool_fn fn, void *arg)
     atomic_store_explicit(&p->pending, p->n, memory_order_relaxed);
     unsigned done = atomic_load_explicit(&p->done.word, memory_order_relaxed);
     event_bump(&p->run); /* publishes fn, arg, pending */
-    event_wait(&p->done, done, p->spin);
+    event_wait(&p->done, done, p->spin_idle);
     p->running = false;
 }
 
@@ -283,7 +290,7 @@ void hog_pool_barrier(struct hog_pool *p)
         atomic_store_explicit(&p->bar_count, 0, memory_order_relaxed);
         event_bump(&p->bar);
     } else {
-        event_wait(&p->bar, gen, p->spin);
+        event_wait(&p->bar, gen, p->spin_barrier);
     }
 }
 
