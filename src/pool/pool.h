@@ -127,10 +127,13 @@ struct hog_plan {
  * numa:LIST, socket:LIST: compact over the listed nodes (sockets), in the
  *   order listed.
  * cpus:LIST: the listed PUs in the listed order; each must be allowed.
- * no_smt keeps only the first usable PU of each core.
+ * none: counted like compact, but every place is -1 (not pinned).
+ * no_smt keeps only the first usable PU of each core (in plan order).
  *
  * More threads than the plan has places is HOG_EINVAL with a sentence,
- * unless b->oversubscribe: then thread i takes place i mod places. */
+ * unless b->oversubscribe: then thread i takes place i mod places. Listed
+ * CPUs, nodes or sockets that do not exist or offer no allowed CPU are
+ * HOG_EINVAL; more than 65536 threads is HOG_ERANGE. */
 hog_status hog_topo_plan(const struct hog_topo *t, const struct hog_bind *b,
                          unsigned nthreads, struct hog_plan **out,
                          hog_err *err);
