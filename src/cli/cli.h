@@ -78,14 +78,14 @@ bool hog_parse_double(const char *s, double min, double max, double *out);
 /* ---- names of enums (util.c) ---------------------------------------------- */
 
 /* -1 when the name is unknown. */
-int hog_loss_parse(const char *s);
-int hog_schedule_parse(const char *s);
-int hog_algo_parse(const char *s);
-int hog_update_parse(const char *s);
-const char *hog_loss_name(hog_loss l);
-const char *hog_schedule_name(hog_schedule s);
-const char *hog_algo_name(hog_algo a);
-const char *hog_update_name(hog_update u);
+int hog_cli_loss_parse(const char *s);
+int hog_cli_schedule_parse(const char *s);
+int hog_cli_algo_parse(const char *s);
+int hog_cli_update_parse(const char *s);
+const char *hog_cli_loss_name(hog_loss l);
+const char *hog_cli_schedule_name(hog_schedule s);
+const char *hog_cli_algo_name(hog_algo a);
+const char *hog_cli_update_name(hog_update u);
 
 /* ---- files and formatting (util.c) ------------------------------------------ */
 

@@ -151,7 +151,7 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
                                       : "LIBLINEAR text model");
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
-    ROW("loss", "%s", hog_loss_name(hog_model_loss(m)));
+    ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
     ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
     ROW("features", "%llu", (unsigned long long)nf);
     ROW("nonzero weights", "%llu (%.2f%%)", (unsigned long long)nz,

@@ -122,7 +122,9 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     struct hog_progress *p = ctx;
     double now = hog_now();
     if (!stats) {
-        if (p->quiet || !p->tty || now - p->last_draw < 0.1)
+        /* Skip the first moments of an epoch: too few rows for a rate. */
+        if (p->quiet || !p->tty || now - p->last_draw < 0.1 ||
+            now - p->epoch_t0 < 0.05)
             return;
         p->last_draw = now;
         draw_running(p, epoch, epochs, done, total, now);

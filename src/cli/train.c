@@ -1,5 +1,6 @@
 /* hogtrain train: load, train with progress, report, write the model. */
 #include "cli/cli.h"
+#include "train/train.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,16 @@ static const struct hog_cli_cmd cmd = {
     help,
 };
 
+/* The library's default step size for a loss. */
+static double eta_for(hog_loss l)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = l;
+    hog_train_opts_defaults_for_loss(&o);
+    return o.eta;
+}
+
 static void help(FILE *f)
 {
     hog_train_opts d;
@@ -83,7 +94,9 @@ static void help(FILE *f)
             "\n"
             "optimizer:\n"
             "      --epochs N         passes over the data, N >= 1 (default %u)\n"
-            "      --eta X            initial step size, X > 0 (default %g)\n"
+            "      --eta X            initial step size, X > 0 (default %g with the\n"
+            "                         logistic loss, %g with hinge and sqhinge, %g\n"
+            "                         with squared)\n"
             "      --schedule S       constant, invscaling or adagrad (default %s)\n"
             "      --power X          exponent of the invscaling schedule (default %g)\n"
             "      --seed N           random seed (default %llu)\n"
@@ -97,10 +110,11 @@ static void help(FILE *f)
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
-            cmd.usage, hog_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
-            d.eta, hog_schedule_name(d.schedule), d.power,
-            (unsigned long long)d.seed, hog_algo_name(d.algo), d.threads,
-            hog_update_name(d.update));
+            cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
+            eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
+            eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
+            (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
+            hog_cli_update_name(d.update));
 }
 
 struct train_args {
@@ -120,8 +134,9 @@ static int parse(int argc, char **argv, struct train_args *a)
     a->fmt = HOG_MODEL_HGM;
     int ch, rc = HOG_EXIT_USAGE;
     uint64_t u;
-    double x;
+    double x, eta = 0;
     int e;
+    hog_schedule sched = HOG_SCHED_CONSTANT;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:o:qh", longopts, NULL)) != -1) {
@@ -171,7 +186,7 @@ static int parse(int argc, char **argv, struct train_args *a)
             if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
                 return hog_cli_usage_error(&cmd, "--eta: '%s' is not a step "
                                            "size > 0", optarg);
-            a->o.eta = x;
+            eta = x;
             break;
         case OPT_BIAS:
             if (!hog_parse_double(optarg, -HUGE_VAL, HUGE_VAL, &x))
@@ -180,28 +195,28 @@ static int parse(int argc, char **argv, struct train_args *a)
             a->o.bias = x;
             break;
         case OPT_LOSS:
-            if ((e = hog_loss_parse(optarg)) < 0)
+            if ((e = hog_cli_loss_parse(optarg)) < 0)
                 return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
                                            "(logistic, hinge, sqhinge, squared)",
                                            optarg);
             a->o.loss = (hog_loss)e;
             break;
         case OPT_SCHEDULE:
-            if ((e = hog_schedule_parse(optarg)) < 0)
+            if ((e = hog_cli_schedule_parse(optarg)) < 0)
                 return hog_cli_usage_error(&cmd, "--schedule: unknown schedule "
                                            "'%s' (constant, invscaling, adagrad)",
                                            optarg);
-            a->o.schedule = (hog_schedule)e;
+            sched = (hog_schedule)e;
             break;
         case OPT_ALGO:
-            if ((e = hog_algo_parse(optarg)) < 0)
+            if ((e = hog_cli_algo_parse(optarg)) < 0)
                 return hog_cli_usage_error(&cmd, "--algo: unknown algorithm "
                                            "'%s' (serial, hogwild, cyclades, "
                                            "scd, dcd)", optarg);
             a->o.algo = (hog_algo)e;
             break;
         case OPT_UPDATE:
-            if ((e = hog_update_parse(optarg)) < 0)
+            if ((e = hog_cli_update_parse(optarg)) < 0)
                 return hog_cli_usage_error(&cmd, "--update: unknown update "
                                            "mode '%s' (none, atomic, striped, "
                                            "mutex)", optarg);
@@ -228,11 +243,17 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    "TRAIN file; the test file goes after -t)",
                                    argv[optind + 1]);
     a->train = argv[optind];
+    /* The step size and schedule that suit the loss, unless given. */
+    hog_train_opts_defaults_for_loss(&a->o);
+    if (seen[OPT_ETA])
+        a->o.eta = eta;
+    if (seen[OPT_SCHEDULE])
+        a->o.schedule = sched;
     /* Options that only make sense together. */
     if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
                                    "only (this run uses --algo %s)",
-                                   hog_algo_name(a->o.algo));
+                                   hog_cli_algo_name(a->o.algo));
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -284,19 +305,19 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "hogtrain", hog_version());
     hog_json_str(&j, "command", "train");
     hog_json_obj(&j, "options");
-    hog_json_str(&j, "loss", hog_loss_name(o->loss));
+    hog_json_str(&j, "loss", hog_cli_loss_name(o->loss));
     hog_json_num(&j, "l1", o->l1);
     hog_json_num(&j, "l2", o->l2);
     hog_json_num(&j, "eta", o->eta);
-    hog_json_str(&j, "schedule", hog_schedule_name(o->schedule));
+    hog_json_str(&j, "schedule", hog_cli_schedule_name(o->schedule));
     hog_json_num(&j, "power", o->power);
     hog_json_num(&j, "bias", o->bias);
     hog_json_u64(&j, "epochs", o->epochs);
     hog_json_u64(&j, "seed", o->seed);
     hog_json_u64(&j, "threads", o->threads);
     hog_json_u64(&j, "cpus_online", hog_online_cpus());
-    hog_json_str(&j, "algo", hog_algo_name(o->algo));
-    hog_json_str(&j, "update", hog_update_name(o->update));
+    hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
+    hog_json_str(&j, "update", hog_cli_update_name(o->update));
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     hog_json_str(&j, "model", r->a->model);
     hog_json_str(&j, "model_format",

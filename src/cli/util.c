@@ -132,14 +132,14 @@ static const char *name_of(const char *const *names, size_t n, int v)
     return v >= 0 && (size_t)v < n ? names[v] : "?";
 }
 
-int hog_loss_parse(const char *s) { return name_find(loss_names, N_OF(loss_names), s); }
-int hog_schedule_parse(const char *s) { return name_find(sched_names, N_OF(sched_names), s); }
-int hog_algo_parse(const char *s) { return name_find(algo_names, N_OF(algo_names), s); }
-int hog_update_parse(const char *s) { return name_find(update_names, N_OF(update_names), s); }
-const char *hog_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss_names), (int)l); }
-const char *hog_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
-const char *hog_algo_name(hog_algo a) { return name_of(algo_names, N_OF(algo_names), (int)a); }
-const char *hog_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
+int hog_cli_loss_parse(const char *s) { return name_find(loss_names, N_OF(loss_names), s); }
+int hog_cli_schedule_parse(const char *s) { return name_find(sched_names, N_OF(sched_names), s); }
+int hog_cli_algo_parse(const char *s) { return name_find(algo_names, N_OF(algo_names), s); }
+int hog_cli_update_parse(const char *s) { return name_find(update_names, N_OF(update_names), s); }
+const char *hog_cli_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss_names), (int)l); }
+const char *hog_cli_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
+const char *hog_cli_algo_name(hog_algo a) { return name_of(algo_names, N_OF(algo_names), (int)a); }
+const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
 
 /* ---- files and formatting --------------------------------------------------------- */
 
