@@ -17,9 +17,10 @@
  * unit L2 norm and each value written with 6 decimals (at least 0.000001).
  *
  * Labels. A planted vector w and a bias b give the margin
- * m = b + sum_j w_j x_j, computed from the values as written. b is minus
- * the median margin of 8192 pilot rows, so the two classes are about
- * equally frequent. Classification: y = +1 if m > 0 else -1, flipped with
+ * m = b + sum_j w_j x_j, computed from the values as written. On 8192
+ * pilot rows w is scaled so that m has standard deviation 1, and b is
+ * minus their median margin, so the two classes are about equally
+ * frequent. Classification: y = +1 if m > 0 else -1, flipped with
  * probability label_noise. Regression: y = m + label_noise * N(0, 1).
  * hog_gen_model() returns (w, b) as a model whose scores are exactly m.
  * Each w_r is non-zero with probability density_true, then N(0, 1) times
@@ -375,7 +376,15 @@ static hog_status gen_init(struct gen *g, const struct hog_gen_opts *o,
         }
     }
     qsort(pm, GEN_PILOT_ROWS, sizeof *pm, cmp_double);
-    g->bias_w = (float)-(0.5 * (pm[GEN_PILOT_ROWS / 2 - 1] + pm[GEN_PILOT_ROWS / 2]));
+    double med = 0.5 * (pm[GEN_PILOT_ROWS / 2 - 1] + pm[GEN_PILOT_ROWS / 2]);
+    double sum = 0, ss = 0;
+    for (int i = 0; i < GEN_PILOT_ROWS; i++)
+        sum += pm[i], ss += pm[i] * pm[i];
+    double var = ss / GEN_PILOT_ROWS - (sum / GEN_PILOT_ROWS) * (sum / GEN_PILOT_ROWS);
+    double scale = var > 1e-300 ? 1.0 / sqrt(var) : 1.0;
+    for (size_t r = 0; r < F; r++)
+        g->w[r] = (float)((double)g->w[r] * scale);
+    g->bias_w = (float)(-med * scale);
     free(pm);
     return HOG_OK;
 }
