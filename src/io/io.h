@@ -104,6 +104,12 @@ struct hog_gen_opts {
 void hog_gen_opts_init(struct hog_gen_opts *g);
 /* Writes LIBSVM text to f (streams: memory use independent of rows). */
 hog_status hog_gen_write(const struct hog_gen_opts *g, FILE *f, hog_err *err);
+/* The planted model of g: weights by 0-based feature id, and a bias weight
+ * (bias value 1) chosen so that the classes are about balanced. Its scores
+ * on the written data are the margins the labels were drawn from (loss
+ * logistic, or squared for regression). */
+hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
+                         hog_err *err);
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 
