@@ -98,9 +98,8 @@ int hog_cli_convert(int argc, char **argv)
     if ((s = hog_cli_load(in, &lo, quiet, &d, NULL, &err)) != HOG_OK)
         goto fail;
     double t = hog_now();
-    /* TODO(io): hog_hgb_save(d, out, st.st_size, st.st_mtime, &err) once the
-     * io branch declares it, so that the header records the source. */
-    if ((s = hog_data_save_hgb(d, out, &err)) != HOG_OK)
+    if ((s = hog_hgb_save(d, out, (uint64_t)st.st_size, (int64_t)st.st_mtime,
+                          &err)) != HOG_OK)
         goto fail;
     t = hog_now() - t;
     if (!quiet) {

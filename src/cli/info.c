@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 enum { OPT_ZERO_BASED = 256, OPT_THREADS };
 
@@ -97,6 +98,34 @@ static void labels_row(const hog_data *d)
         sum / (double)rows);
 }
 
+/* The .hgb header: version, chunks, and the text file it was made from. */
+static void hgb_rows(const char *path)
+{
+    struct hog_hgb_info h;
+    hog_err err = { { 0 } };
+    if (hog_hgb_open_info(path, &h, &err) != HOG_OK) {
+        ROW("format", "hogtrain binary cache (.hgb; header unreadable: %s)",
+            err.msg);
+        return;
+    }
+    ROW("format", "hogtrain binary cache (.hgb version %u)", h.version);
+    char b[32];
+    ROW("chunks", "%llu (largest %s)", (unsigned long long)h.n_chunks,
+        hog_cli_bytes(b, sizeof b, (double)h.max_chunk_bytes));
+    if (h.src_size || h.src_mtime) {
+        char when[64] = "?";
+        time_t t = (time_t)h.src_mtime;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+        ROW("source", "%llu bytes, modified %s",
+            (unsigned long long)h.src_size, when);
+    } else {
+        ROW("source", "not recorded");
+    }
+    hog_hgb_info_close(&h);
+}
+
 static int info_data(const char *path, enum kind k, const struct stat *st,
                      const hog_load_opts *lo)
 {
@@ -110,12 +139,10 @@ static int info_data(const char *path, enum kind k, const struct stat *st,
              nnz = hog_data_nnz(d);
     ROW("file", "%s", path);
     if (k == KIND_HGB)
-        ROW("format", "hogtrain binary cache (.hgb)");
+        hgb_rows(path);
     else
         ROW("format", "LIBSVM text (%s-based feature indices)",
             lo->zero_based ? "0" : "1");
-    /* TODO(io): the .hgb header's fields (version, chunks, source size and
-     * time) once the io branch exposes them. */
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("rows", "%llu", (unsigned long long)rows);
