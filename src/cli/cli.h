@@ -138,7 +138,9 @@ struct hog_progress {
     double t0;            /* start of training */
     double epoch_t0;      /* start of the current epoch */
     double last_draw;
-    unsigned cur_epoch;
+    unsigned cur_epoch;   /* epoch of tick_t0 (0: none running) */
+    double tick_t0;       /* first report of the running epoch */
+    uint64_t tick_done0;  /* rows done at tick_t0 */
     double last_loss;     /* train loss of the last finished epoch (NaN before) */
     hog_epoch_stats *hist;/* one per finished epoch (hist_len of them) */
     unsigned hist_len, hist_cap;

@@ -167,7 +167,9 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
     uint64_t nf = hog_model_features(m), nz = 0;
     const float *w = hog_model_weights(m);
     double l2 = 0, l1 = 0;
-    for (uint64_t j = 0; j < nf; j++) {
+    /* Counted as training counts them: the bias weight is a weight. */
+    uint64_t nw = nf + (m->bias != 0.0);
+    for (uint64_t j = 0; j < nw; j++) {
         nz += w[j] != 0.0f;
         l2 += (double)w[j] * w[j];
         l1 += fabs((double)w[j]);
@@ -181,8 +183,9 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
     ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
     ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
     ROW("features", "%llu", (unsigned long long)nf);
-    ROW("nonzero weights", "%llu (%.2f%%)", (unsigned long long)nz,
-        nf ? 100.0 * (double)nz / (double)nf : 0.0);
+    ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,
+        (unsigned long long)nw, nw > nf ? ", bias included" : "",
+        nw ? 100.0 * (double)nz / (double)nw : 0.0);
     ROW("weight norms", "|w|_1 %.6g, |w|_2 %.6g", l1, sqrt(l2));
     if (m->bias != 0.0)
         ROW("bias", "%.6g (weight %.6g times bias feature %g)",

@@ -50,15 +50,16 @@ static void draw_running(struct hog_progress *p, unsigned epoch,
                          unsigned epochs, uint64_t done, uint64_t total,
                          double now)
 {
-    double in_epoch = now - p->epoch_t0;
+    /* The rate between the epoch's first report and now: set-up before
+     * the first row (shuffling, allocation) does not count. */
+    double dt = now - p->tick_t0;
+    double rate = dt > 0 ? (double)(done - p->tick_done0) / dt : NAN;
     double frac = total ? (double)done / (double)total : 0.0;
-    double rate = in_epoch > 0 ? (double)done / in_epoch : NAN;
     /* Finished epochs (metrics included) give the best estimate of an
      * epoch's wall time; before the first, project the current one. */
-    double per_epoch = p->hist_len
-                           ? (p->epoch_t0 - p->t0) / p->hist_len
-                           : (frac > 0 ? in_epoch / frac : NAN);
-    double eta = (frac > 0 ? in_epoch / frac * (1.0 - frac) : NAN) +
+    double per_epoch = p->hist_len ? (p->epoch_t0 - p->t0) / p->hist_len
+                                   : (double)total / rate;
+    double eta = (double)(total - done) / rate +
                  (double)(epochs - epoch) * per_epoch;
     char r[32], el[32], et[32], loss[32];
     hog_cli_si(r, sizeof r, rate);
@@ -122,9 +123,15 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     struct hog_progress *p = ctx;
     double now = hog_now();
     if (!stats) {
-        /* Skip the first moments of an epoch: too few rows for a rate. */
-        if (p->quiet || !p->tty || now - p->last_draw < 0.1 ||
-            now - p->epoch_t0 < 0.05)
+        if (p->quiet || !p->tty)
+            return;
+        if (epoch != p->cur_epoch) { /* the epoch's first report: a start */
+            p->cur_epoch = epoch;
+            p->tick_t0 = now;
+            p->tick_done0 = done;
+            return;
+        }
+        if (now - p->last_draw < 0.1 || done <= p->tick_done0)
             return;
         p->last_draw = now;
         draw_running(p, epoch, epochs, done, total, now);
@@ -151,6 +158,7 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
         print_epoch(p, epochs, stats);
     }
     p->epoch_t0 = hog_now();
+    p->cur_epoch = 0;
 }
 
 /* A cell right-aligned in w columns: a percentage, a number, or "-". */
