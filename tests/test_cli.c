@@ -146,6 +146,11 @@ Test(cli, usage_errors_exit_2)
         "gen --features 10 --nnz 11",
         "gen stray",
         "info",                                      /* missing FILE */
+        "train x.svm -o x.svm",                      /* output over input */
+        "train x.svm -t y.svm --json y.svm",
+        "train x.svm -o m --json m",
+        "predict m.hgm d.svm -o d.svm",
+        "convert d.svm d.svm",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = HT("%s", th_bin(), bad[i]);

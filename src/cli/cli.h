@@ -92,6 +92,9 @@ const char *hog_cli_update_name(hog_update u);
 /* Checks before any work that `path` can be created: its folder exists and
  * is writable. Fills err with "path: cannot write: reason". */
 hog_status hog_cli_check_writable(const char *path, hog_err *err);
+/* True when a and b name one file: the same string, or the same inode
+ * when both exist. Guards inputs against being overwritten by outputs. */
+bool hog_cli_same_file(const char *a, const char *b);
 /* The last component of a path: "data/a9a.t" -> "a9a.t". Points into path. */
 const char *hog_cli_basename(const char *path);
 /* "1.23 M", "456 k", "12" in buf. */

@@ -82,6 +82,8 @@ int hog_cli_convert(int argc, char **argv)
     const char *in = argv[optind], *out = argv[optind + 1];
     if (strcmp(out, "-") == 0)
         return hog_cli_usage_error(&cmd, "OUT must be a file, not '-'");
+    if (hog_cli_same_file(in, out))
+        return hog_cli_usage_error(&cmd, "OUT would overwrite IN");
 
     hog_err err = { { 0 } };
     hog_status s;

@@ -92,6 +92,10 @@ static int parse(int argc, char **argv, struct predict_args *a)
                                    argv[optind + 2]);
     a->model = argv[optind];
     a->data = argv[optind + 1];
+    if (a->out && (hog_cli_same_file(a->out, a->model) ||
+                   hog_cli_same_file(a->out, a->data)))
+        return hog_cli_usage_error(&cmd, "%s would overwrite an input",
+                                   a->out);
     if (strcmp(a->model, "-") == 0)
         return hog_cli_usage_error(&cmd, "MODEL must be a file, not '-'");
     return -1;

@@ -263,6 +263,15 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--algo serial runs one thread; "
                                    "--threads %u conflicts with it",
                                    a->o.threads);
+    const char *outs[] = { a->model, a->json };
+    const char *ins[] = { a->train, a->test };
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            if (outs[i] && hog_cli_same_file(outs[i], ins[k]))
+                return hog_cli_usage_error(&cmd, "%s would overwrite the "
+                                           "input %s", outs[i], ins[k]);
+    if (a->model && a->json && hog_cli_same_file(a->model, a->json))
+        return hog_cli_usage_error(&cmd, "-o and --json name the same file");
     if (a->test && strcmp(a->test, "-") == 0 && strcmp(a->train, "-") == 0)
         return hog_cli_usage_error(&cmd, "TRAIN and TEST cannot both be "
                                    "standard input");

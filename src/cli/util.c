@@ -168,6 +168,17 @@ hog_status hog_cli_check_writable(const char *path, hog_err *err)
     return HOG_OK;
 }
 
+bool hog_cli_same_file(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    if (strcmp(a, b) == 0)
+        return true;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 const char *hog_cli_basename(const char *path)
 {
     const char *s = strrchr(path, '/');
