@@ -181,7 +181,10 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
-    ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
+    if (isfinite(m->l1) && isfinite(m->l2))
+        ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
+    else
+        ROW("regularization", "not recorded in this format");
     ROW("features", "%llu", (unsigned long long)nf);
     ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,
         (unsigned long long)nw, nw > nf ? ", bias included" : "",
