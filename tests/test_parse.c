@@ -489,3 +489,21 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
         free(text);
     }
 }
+
+Test(parse, load_from_standard_input)
+{
+    char dir[512];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *p = th_write(dir, "in.svm", canon, strlen(canon));
+    cr_assert(freopen(p, "rb", stdin));
+    hog_data *d, *ref = parse_ok(canon, 0);
+    hog_err err;
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_OK, "%s", err.msg);
+    assert_same(ref, d, "stdin");
+    hog_data_free(d);
+    hog_data_free(ref);
+    p = th_write(dir, "bad.svm", "1 1:1\n\n1 2:x\n", 13);
+    cr_assert(freopen(p, "rb", stdin));
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strncmp(err.msg, "<stdin>:3: bad value 'x'", 24) == 0, "%s", err.msg);
+}
