@@ -110,6 +110,8 @@ Test(parse, every_variant_equals_the_canonical_form)
         /* leading zeros, long mantissas (slow path) */
         "1 01:0000.5000 003:2 10:-0.2500000000000000000000000001\n-1 2:1\n1\n"
         "-1 1:0.00100000000000000000000000 4:12345.50000000000000000000\n",
+        /* a UTF-8 byte order mark */
+        "\xEF\xBB\xBF" "1 1:0.5 3:2 10:-0.25\n-1 2:1\n1\n-1 1:1e-3 4:12345.5\n",
         /* CRLF and no final newline, label with a trailing comment only */
         "1 1:0.5 3:2 10:-0.25\r\n-1 2:1\r\n1#c\r\n-1 1:1e-3 4:12345.5\r",
     };
