@@ -613,9 +613,11 @@ hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
     uint32_t *idx = (uint32_t *)(base + a_off + a_y);
     float *val = (float *)(base + a_off + a_y + a_nz);
     off[0] = 0;
+    /* All CPUs by default, but at least 8 MiB per thread; a count asked
+     * for is used as given (up to one thread per chunk). */
     unsigned t = o && o->threads ? o->threads : hog_online_cpus();
-    uint64_t per = 8u << 20; /* at least 8 MiB per thread */
-    if (t > in.file_size / per + 1)
+    uint64_t per = 8u << 20;
+    if (!(o && o->threads) && t > in.file_size / per + 1)
         t = (unsigned)(in.file_size / per + 1);
     if (t > in.n_chunks)
         t = in.n_chunks ? (unsigned)in.n_chunks : 1;
