@@ -4,7 +4,7 @@
  *   parse_bench FILE [THREADS...]
  *
  * For each thread count: loads FILE (text) from memory with the parser,
- * best of 3, and prints MB/s of text. Then writes FILE.hgb beside a temp
+ * best of 7, and prints MB/s of text. Then writes FILE.hgb beside a temp
  * name and times hog_data_load on it.
  * Build: cc -O2 -Iinclude -Isrc bench/parse_bench.c build/libhogtrain.a -lm -pthread
  */
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         hog_load_opts_init(&o);
         o.threads = t;
         double best = 1e30;
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; rep < 7; rep++) {
             hog_data *d;
             double t0 = hog_now();
             hog_status st = hog_parse_svm_slices(buf, len, path, &o, t, &d, &err);

@@ -266,3 +266,48 @@ Test(hgb, sniff)
     cr_assert(!hog_hgb_sniff("HOGDATA", 7));
     cr_assert(!hog_hgb_sniff("1 1:1\n-1 2:1\n", 12));
 }
+
+/* Many small chunks loaded by 1..8 threads give the same data; with two
+ * damaged chunks the error names the first, whatever the thread count. */
+Test(threads, hgb_parallel_load_equals_serial, .timeout = 60)
+{
+    DATA_OR_SKIP(path, "rcv1_vw_small.train");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/r.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save_chunked(d, out, 0, 0, 20000, &err), HOG_OK);
+    static const unsigned counts[] = { 1, 2, 3, 4, 8 };
+    for (size_t i = 0; i < 5; i++) {
+        hog_data *e = load(out, counts[i]);
+        assert_same(d, e, "parallel load");
+        hog_data_free(e);
+    }
+    struct hog_hgb_info in;
+    cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK);
+    cr_assert_gt(in.n_chunks, 20);
+    uint64_t o2 = in.chunks[2].offset, o9 = in.chunks[9].offset;
+    hog_hgb_info_close(&in);
+    int fd = open(out, O_RDWR);
+    unsigned char b;
+    cr_assert_eq(pread(fd, &b, 1, (off_t)o9 + 100), 1);
+    b ^= 1;
+    cr_assert_eq(pwrite(fd, &b, 1, (off_t)o9 + 100), 1);
+    cr_assert_eq(pread(fd, &b, 1, (off_t)o2 + 500), 1);
+    b ^= 1;
+    cr_assert_eq(pwrite(fd, &b, 1, (off_t)o2 + 500), 1);
+    close(fd);
+    char want[64];
+    snprintf(want, sizeof want, "chunk 2 at offset %llu: checksum mismatch",
+             (unsigned long long)o2);
+    for (size_t i = 0; i < 5; i++) {
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.threads = counts[i];
+        hog_data *e;
+        cr_assert_eq(hog_data_load(out, &o, &e, &err), HOG_ECORRUPT);
+        cr_assert(strstr(err.msg, want) != NULL, "%u threads: %s", counts[i], err.msg);
+    }
+    hog_data_free(d);
+}

@@ -110,6 +110,8 @@ Test(parse, every_variant_equals_the_canonical_form)
         /* leading zeros, long mantissas (slow path) */
         "1 01:0000.5000 003:2 10:-0.2500000000000000000000000001\n-1 2:1\n1\n"
         "-1 1:0.00100000000000000000000000 4:12345.50000000000000000000\n",
+        /* a UTF-8 byte order mark */
+        "\xEF\xBB\xBF" "1 1:0.5 3:2 10:-0.25\n-1 2:1\n1\n-1 1:1e-3 4:12345.5\n",
         /* CRLF and no final newline, label with a trailing comment only */
         "1 1:0.5 3:2 10:-0.25\r\n-1 2:1\r\n1#c\r\n-1 1:1e-3 4:12345.5\r",
     };
@@ -488,4 +490,22 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
         hog_data_free(ref);
         free(text);
     }
+}
+
+Test(parse, load_from_standard_input)
+{
+    char dir[512];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *p = th_write(dir, "in.svm", canon, strlen(canon));
+    cr_assert(freopen(p, "rb", stdin));
+    hog_data *d, *ref = parse_ok(canon, 0);
+    hog_err err;
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_OK, "%s", err.msg);
+    assert_same(ref, d, "stdin");
+    hog_data_free(d);
+    hog_data_free(ref);
+    p = th_write(dir, "bad.svm", "1 1:1\n\n1 2:x\n", 13);
+    cr_assert(freopen(p, "rb", stdin));
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strncmp(err.msg, "<stdin>:3: bad value 'x'", 24) == 0, "%s", err.msg);
 }
