@@ -43,6 +43,8 @@ endif
 LIB_SRC  := $(sort $(filter-out src/cli/% src/gpu/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c)) tests/helpers.c
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 # GPU: the .cu files where nvcc is found, else the plain-C stub.
 ifneq ($(strip $(NVCC)),)
@@ -67,7 +69,7 @@ SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
 BIN    := $(BUILD)/hogtrain
 TESTS  := $(BUILD)/hogtrain-tests
 
-.PHONY: all test demo bench tsan install uninstall deps check-deps clean
+.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean
 all: check-deps $(STATIC) $(SHARED) $(BIN)
 
 # ---- dependencies --------------------------------------------------------
@@ -149,11 +151,18 @@ tsan:
 	  build-tsan/hogtrain-tests --filter='threads/*'
 
 # ---- demo, bench ----------------------------------------------------------
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL)
+
+bench-progs: $(BENCH_BIN)
+
 demo: all
 	@sh bench/demo.sh $(BIN)
 
-bench: all
-	@sh bench/run_all.sh $(BIN)
+bench: all bench-progs
+	@HOGTRAIN_DATA=$(HOGTRAIN_DATA) sh bench/run_all.sh $(abspath $(BUILD))
 
 # ---- install ----------------------------------------------------------------
 install: all
