@@ -16,9 +16,10 @@ static const struct subcommand commands[] = {
     { "convert", hog_cli_convert, "convert LIBSVM text to the .hgb binary cache" },
     { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
     { "info", hog_cli_info, "describe a data or model file" },
-    /* TODO(integrator): { "topo", hog_cli_topo, "show the machine's cores,
-     * caches and NUMA nodes" } once the pool branch (src/cli/topo.c,
-     * declared in src/pool/pool.h) is merged. */
+    /* TODO(integrator): when the pool branch is merged, include
+     * "cli/topo.h" above and add
+     * { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
+     * then list topo in docs/hogtrain.1 and tests/test_cli.c (help_exits_zero). */
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
