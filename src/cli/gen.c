@@ -212,6 +212,8 @@ int hog_cli_gen(int argc, char **argv)
         return hog_cli_usage_error(&cmd, "--noise %g: a label flip probability "
                                    "must be in [0, 1] (use --regression for "
                                    "a noise level)", g.label_noise);
+    if (!seen[OPT_NNZ] && g.nnz_per_row > (double)g.features)
+        g.nnz_per_row = (double)g.features; /* the default, for few features */
     if (g.nnz_per_row > (double)g.features)
         return hog_cli_usage_error(&cmd, "--nnz %g exceeds --features %llu",
                                    g.nnz_per_row,
