@@ -13,6 +13,20 @@
 
 #include <stdlib.h>
 
+/* Replaces the weights (all current: a segment just ended) by the average
+ * across processes; the model's array is the staging buffer. */
+static hog_status average(struct hog_fit *f, struct hog_sgd *s, hog_err *err)
+{
+    float *w = f->model->w;
+    hog_sgd_copy_weights(s, w);
+    hog_status st = hog_fit_average(f, w, s->n_weights, err);
+    if (st != HOG_OK)
+        return st;
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        atomic_store_explicit(&s->w[j], w[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
     const hog_data *d = f->train;
@@ -35,26 +49,38 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     struct hog_rng rng;
     hog_rng_seed(&rng, o->seed, 0);
 
+    /* Scale-out: the epoch in `blocks` blocks, the model averaged across
+     * processes after each (one block and no averaging when alone). */
+    uint64_t blocks = hog_fit_average_blocks(f);
+    uint64_t nb = blocks ? blocks : 1;
     uint64_t t_global = 0;
     for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK; epoch++) {
         double t0 = hog_now();
         hog_shuffle_u64(&rng, order, n);
         uint64_t done = 0;
-        while (done < n) {
-            uint64_t left = n - done;
-            uint32_t len = hog_sgd_segment_begin(
-                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            for (uint32_t i = 0; i < len;) {
-                uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
-                                                       : HOG_SGD_BLOCK;
-                hog_sgd_run(&s, d, order + done + i, blk, i, 1);
-                i += blk;
-                f->tick(f, epoch, done + i, n);
+        for (uint64_t k = 1; k <= nb && st == HOG_OK; k++) {
+            uint64_t stop = (uint64_t)((unsigned __int128)n * k / nb);
+            while (done < stop) {
+                uint64_t left = stop - done;
+                uint32_t len = hog_sgd_segment_begin(
+                    &s, t_global,
+                    left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+                for (uint32_t i = 0; i < len;) {
+                    uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
+                                                           : HOG_SGD_BLOCK;
+                    hog_sgd_run(&s, d, order + done + i, blk, i, 1);
+                    i += blk;
+                    f->tick(f, epoch, done + i, n);
+                }
+                hog_sgd_segment_end(&s, len);
+                t_global += len;
+                done += len;
             }
-            hog_sgd_segment_end(&s, len);
-            t_global += len;
-            done += len;
+            if (blocks)
+                st = average(f, &s, err);
         }
+        if (st != HOG_OK)
+            break;
         hog_sgd_copy_weights(&s, f->model->w);
         st = f->epoch_end(f, epoch, hog_now() - t0, err);
     }
