@@ -7,10 +7,13 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,26 +192,28 @@ static float input(unsigned rank, size_t i)
     return (float)ldexp(u, e);
 }
 
-/* The documented order: element i of segment s is
- * ((x_s + x_{s+1}) + ...) + x_{s-1}. */
-static float reference(size_t i, size_t len, unsigned world)
+/* The documented order, computed in one process: element i of segment s
+ * is ((x_s + x_{s+1}) + ...) + x_{s-1}. */
+static float *reference(size_t len, unsigned world)
 {
-    unsigned s = 0;
-    for (unsigned k = 0; k < world; k++) {
+    float *r = malloc((len ? len : 1) * sizeof *r);
+    for (unsigned s = 0; s < world; s++) {
         size_t lo, hi;
-        hog_net_segment(len, world, k, &lo, &hi);
-        if (i >= lo && i < hi)
-            s = k;
+        hog_net_segment(len, world, s, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            float acc = input(s, i);
+            for (unsigned k = 1; k < world; k++)
+                acc = acc + input((s + k) % world, i);
+            r[i] = acc;
+        }
     }
-    float acc = input(s, i);
-    for (unsigned k = 1; k < world; k++)
-        acc = acc + input((s + k) % world, i);
-    return acc;
+    return r;
 }
 
 struct ar_case {
     size_t len;
     size_t chunk;
+    uint32_t *crc; /* shared with the children: CRC32C of each result */
 };
 
 static int allreduce_child(unsigned rank, unsigned world, const char *coord,
@@ -233,7 +238,9 @@ static int allreduce_child(unsigned rank, unsigned world, const char *coord,
     for (size_t i = 0; i < c->len; i++)
         x[i] = input(rank, i);
     int rc = 0;
-    for (int round = 0; round < 2 && rc == 0; round++) {
+    /* Twice on one connection (small vectors), the last one checked: rank
+     * 0 against the one-process sum, every rank by its checksum. */
+    for (int round = c->len < 100000 ? 0 : 1; round < 2 && rc == 0; round++) {
         if (round == 1)
             for (size_t i = 0; i < c->len; i++)
                 x[i] = input(rank, i);
@@ -242,16 +249,20 @@ static int allreduce_child(unsigned rank, unsigned world, const char *coord,
             rc = 3;
             break;
         }
-        for (size_t i = 0; i < c->len; i++) {
-            float want = reference(i, c->len, world);
-            if (memcmp(&x[i], &want, 4) != 0) {
-                fprintf(stderr, "rank %u: element %zu of %zu: %a, want %a\n",
-                        rank, i, c->len, x[i], want);
-                rc = 4;
+    }
+    if (rc == 0 && rank == 0) {
+        float *want = reference(c->len, world);
+        if (memcmp(x, want, c->len * sizeof *x) != 0)
+            rc = 4;
+        for (size_t i = 0; rc && i < c->len; i++)
+            if (memcmp(&x[i], &want[i], 4) != 0) {
+                fprintf(stderr, "rank 0: element %zu of %zu: %a, want %a\n",
+                        i, c->len, x[i], want[i]);
                 break;
             }
-        }
+        free(want);
     }
+    c->crc[rank] = hog_crc32c(0, x, c->len * sizeof *x);
     /* A small maximum too: the feature-count agreement. */
     uint64_t m[3] = { rank, 100 - rank, 7 };
     if (rc == 0 && (hog_net_allreduce_max(n, m, 3, &err) != HOG_OK ||
@@ -276,7 +287,14 @@ static void allreduce_world(unsigned world)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int codes[8];
         struct ar_case c = cases[k];
+        c.crc = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        cr_assert_neq(c.crc, MAP_FAILED);
         unsigned ok = run_group(world, allreduce_child, &c, 60, codes);
+        for (unsigned r = 1; r < world && ok == world; r++)
+            cr_assert_eq(c.crc[r], c.crc[0], "%u ranks, %zu elements: rank "
+                         "%u holds other bits than rank 0", world, c.len, r);
+        munmap(c.crc, 4096);
         cr_assert_eq(ok, world, "%u ranks, %zu elements (chunk %zu): exit "
                      "codes %d %d %d %d", world, c.len, c.chunk, codes[0],
                      codes[1], world > 2 ? codes[2] : 0,
@@ -287,3 +305,346 @@ static void allreduce_world(unsigned world)
 Test(net, allreduce_2_ranks, .timeout = 120) { allreduce_world(2); }
 Test(net, allreduce_3_ranks, .timeout = 120) { allreduce_world(3); }
 Test(net, allreduce_4_ranks, .timeout = 120) { allreduce_world(4); }
+
+/* ---- refused peers, in process --------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return strcpy(buf, "");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Starts `sh -c cmd` with stdout and stderr into log; returns its pid. */
+static pid_t spawn(const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static pid_t spawn(const char *log, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    fflush(NULL);
+    pid_t p = fork();
+    cr_assert_geq(p, 0);
+    if (p == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        if (!f)
+            _exit(127);
+        dup2(1, 2);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return p;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Exit code of pid, waiting at most limit seconds (then SIGKILL, -1). */
+static int wait_for(pid_t pid, double limit)
+{
+    double t0 = now_s();
+    for (;;) {
+        int st;
+        pid_t p = waitpid(pid, &st, WNOHANG);
+        if (p == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (now_s() - t0 > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        usleep(5000);
+    }
+}
+
+/* Waits (at most limit s) until the file holds needle. */
+static bool wait_text(const char *path, const char *needle, double limit)
+{
+    double t0 = now_s();
+    while (now_s() - t0 < limit) {
+        if (strstr(slurp(path), needle))
+            return true;
+        usleep(20000);
+    }
+    return false;
+}
+
+/* A client that speaks the wrong protocol version is refused; 1 MB of
+ * random bytes is refused; a wrong secret and a duplicate rank are
+ * refused; the listener survives all four and the job then runs. */
+Test(net, refusals, .timeout = 60)
+{
+    char dir[512], coord[64], log0[600], log1[600], log1b[600], log2[600];
+    char good[600], bad[600];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(good, sizeof good, "%s", th_write(dir, "good.key",
+             "correct horse battery staple\n", 29));
+    snprintf(bad, sizeof bad, "%s", th_write(dir, "bad.key",
+             "incorrect donkey battery staple\n", 32));
+    static const char tiny_text[] = "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:0.5 3:0.2\n"
+                                    "-1 3:1 4:1\n1 1:1 4:0.1\n-1 2:1 4:1\n";
+    char tiny[600];
+    snprintf(tiny, sizeof tiny, "%s",
+             th_write(dir, "tiny.svm", tiny_text, sizeof tiny_text - 1));
+    unsigned port = free_port();
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", port);
+    snprintf(log0, sizeof log0, "%s/r0.log", dir);
+    snprintf(log1, sizeof log1, "%s/r1.log", dir);
+    snprintf(log1b, sizeof log1b, "%s/r1b.log", dir);
+    snprintf(log2, sizeof log2, "%s/r2.log", dir);
+#define RANK(r, key)                                                           \
+    "'%s' train --world 3 --rank " #r " --coordinator %s --secret-file '%s' " \
+    "--connect-timeout 20 --net-timeout 10 '%s'", th_bin(), coord, key, tiny
+    pid_t p0 = spawn(log0, RANK(0, good));
+    pid_t p1 = spawn(log1, RANK(1, good));
+    cr_assert(wait_text(log0, "rank 1 joined", 15), "rank 1 never joined:\n%s",
+              slurp(log0));
+
+    /* A wrong secret: the client is told, the listener says who. */
+    pid_t pb = spawn(log1b, RANK(2, bad));
+    cr_assert_eq(wait_for(pb, 20), 1);
+    cr_assert(strstr(slurp(log1b), "wrong secret"), "%s", slurp(log1b));
+    cr_assert(strstr(slurp(log0), "refused 127.0.0.1:"), "%s", slurp(log0));
+
+    /* A duplicate rank. */
+    pb = spawn(log1b, RANK(1, good));
+    cr_assert_eq(wait_for(pb, 20), 1);
+    cr_assert(strstr(slurp(log1b), "rank 1 is already taken by 127.0.0.1:"),
+              "%s", slurp(log1b));
+
+    /* A wrong protocol version, through the library. */
+    struct hog_net_opts o;
+    hog_net_opts_init(&o);
+    o.world = 3;
+    o.rank = 2;
+    o.coordinator = coord;
+    o.connect_timeout = 5;
+    o.timeout = 5;
+    o.protocol = 99;
+    static const unsigned char key[] = "correct horse battery staple";
+    o.secret = key;
+    o.secret_len = sizeof key - 1;
+    hog_net *n = NULL;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_net_open_tcp(&o, &n, &err), HOG_ENET);
+    cr_assert(strstr(err.msg, "protocol version 99"), "%s", err.msg);
+
+    /* 1 MB of random bytes. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    unsigned char *junk = malloc(1 << 20);
+    uint64_t z = 0x1234567;
+    for (size_t i = 0; i < 1 << 20; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        junk[i] = (unsigned char)(z >> 56);
+    }
+    size_t sent = 0;
+    while (sent < (1u << 20)) {
+        ssize_t k = send(fd, junk + sent, (1u << 20) - sent, MSG_NOSIGNAL);
+        if (k <= 0)
+            break; /* refused and closed: what we want */
+        sent += (size_t)k;
+    }
+    close(fd);
+    free(junk);
+    cr_assert(wait_text(log0, "not a hogtrain peer", 10), "%s", slurp(log0));
+
+    /* The listener is alive: the real rank 2 joins and the job runs. */
+    pid_t p2 = spawn(log2, RANK(2, good));
+    int c0 = wait_for(p0, 30), c1 = wait_for(p1, 30), c2 = wait_for(p2, 30);
+    cr_assert(c0 == 0 && c1 == 0 && c2 == 0, "exit %d %d %d\n%s\n%s\n%s", c0,
+              c1, c2, slurp(log0), slurp(log1), slurp(log2));
+    const char *l0 = slurp(log0);
+    cr_assert(strstr(l0, "wrong secret"), "%s", l0);
+    cr_assert(strstr(l0, "protocol version 99"), "%s", l0);
+    cr_assert(strstr(l0, "already taken"), "%s", l0);
+#undef RANK
+}
+
+/* ---- training across processes ------------------------------------------------- */
+
+/* The number after key in text; NaN when absent. */
+static double number_after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    char out[256];
+    return th_run(out, sizeof out, "cmp -s '%s' '%s'", a, b) == 0;
+}
+
+/* 3 processes, each every third row of news20.binary, reach the
+ * single-process test accuracy within 1 point, and end with the same
+ * model bit for bit. */
+static void three_ranks_news20(const char *sync_args)
+{
+    TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
+    TH_DATA_OR_SKIP(test, "news20.binary.test.svm");
+    char dir[512], out[1 << 14], logs[3][600], models[3][600], ckpt[600];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -t '%s' 2>&1", th_bin(),
+                    train, test);
+    cr_assert_eq(rc, 0, "%s", out);
+    double single = number_after(out, "test accuracy ");
+    cr_assert(isfinite(single), "%s", out);
+
+    char coord[64];
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    snprintf(ckpt, sizeof ckpt, "%s/ckpt.hgm", dir);
+    pid_t pid[3];
+    for (int r = 0; r < 3; r++) {
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+        snprintf(models[r], sizeof models[r], "%s/m%d.hgm", dir, r);
+        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d --coordinator "
+                       "%s --shard stride --connect-timeout 20 --net-timeout "
+                       "20 %s %s%s '%s' -t '%s' -o '%s'", th_bin(), r, coord,
+                       sync_args, r == 0 ? "--checkpoint " : "",
+                       r == 0 ? ckpt : "", train, test, models[r]);
+    }
+    double acc[3];
+    for (int r = 0; r < 3; r++) {
+        int c = wait_for(pid[r], 60);
+        cr_assert_eq(c, 0, "rank %d exit %d:\n%s", r, c, slurp(logs[r]));
+        acc[r] = number_after(slurp(logs[r]), "test accuracy ");
+    }
+    cr_assert(fabs(acc[0] - single) <= 1.0, "3 ranks %s: %.2f%%, one "
+              "process %.2f%%", sync_args, acc[0], single);
+    cr_assert(acc[0] == acc[1] && acc[1] == acc[2]);
+    cr_assert(same_file(models[0], models[1]) && same_file(models[0], models[2]),
+              "the ranks' models differ");
+    struct stat st;
+    cr_assert_eq(stat(ckpt, &st), 0, "no checkpoint written");
+    rc = th_run(out, sizeof out, "ls -A '%s'", dir);
+    cr_assert_null(strstr(out, ".tmp."), "temporary file left:\n%s", out);
+}
+
+/* MA: the step size scaled by the number of ranks (docs/SCALEOUT.md). */
+Test(net, train_ma_news20, .timeout = 120)
+{
+    three_ranks_news20("--sync ma --sync-every 4000 --eta 1.5");
+}
+
+Test(net, train_bmuf_news20, .timeout = 120)
+{
+    three_ranks_news20("--sync bmuf --sync-every 1000");
+}
+
+/* kill -9 of one rank in the middle: the others exit within the timeout
+ * (+5 s) with a sentence naming it. */
+Test(net, kill_one_rank, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
+    char dir[512], logs[3][600], coord[64];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    const double timeout = 3;
+    pid_t pid[3];
+    for (int r = 0; r < 3; r++) {
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+        /* exec: the pid is hogtrain's own, not a shell's. */
+        pid[r] = spawn(logs[r], "exec '%s' train --world 3 --rank %d "
+                       "--coordinator %s --shard stride --net-timeout %g "
+                       "--connect-timeout 20 --sync-every 200 --epochs 1000 "
+                       "'%s'", th_bin(), r, coord, timeout, train);
+    }
+    /* Kill rank 1 once it trains (it has printed its epoch header). */
+    cr_assert(wait_text(logs[0], "epoch", 30), "%s", slurp(logs[0]));
+    usleep(300000);
+    kill(pid[1], SIGKILL);
+    double t0 = now_s();
+    int c0 = wait_for(pid[0], timeout + 5), c2 = wait_for(pid[2], timeout + 5);
+    double dt = now_s() - t0;
+    waitpid(pid[1], NULL, 0);
+    cr_assert(c0 == 1 && c2 == 1, "exit %d and %d after %.1f s:\n%s\n%s", c0,
+              c2, dt, slurp(logs[0]), slurp(logs[2]));
+    cr_assert(strstr(slurp(logs[0]), "rank 1 (127.0.0.1:"), "%s",
+              slurp(logs[0]));
+    cr_assert(strstr(slurp(logs[2]), "rank 1 (127.0.0.1:"), "%s",
+              slurp(logs[2]));
+}
+
+/* A peer that never connects: a start-up timeout naming it. */
+Test(net, startup_timeout, .timeout = 30)
+{
+    char dir[512], log0[600], log1[600], coord[64];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n";
+    char data[600];
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    snprintf(log0, sizeof log0, "%s/r0.log", dir);
+    snprintf(log1, sizeof log1, "%s/r1.log", dir);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    pid_t p0 = spawn(log0, "'%s' train --world 3 --rank 0 --coordinator %s "
+                     "--connect-timeout 2 '%s'", th_bin(), coord, data);
+    pid_t p1 = spawn(log1, "'%s' train --world 3 --rank 1 --coordinator %s "
+                     "--connect-timeout 2 '%s'", th_bin(), coord, data);
+    cr_assert_eq(wait_for(p0, 10), 1);
+    cr_assert_eq(wait_for(p1, 10), 1);
+    cr_assert(strstr(slurp(log0), "rank 2 never joined"), "%s", slurp(log0));
+    /* Rank 1 learns it from the coordinator closing on it. */
+    cr_assert(strstr(slurp(log1), "coordinator 127.0.0.1:"), "%s",
+              slurp(log1));
+
+    /* Nobody listening at all. */
+    pid_t p = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+                    "--connect-timeout 1 '%s'", th_bin(), coord, data);
+    cr_assert_eq(wait_for(p, 10), 1);
+    cr_assert(strstr(slurp(log1), "could not reach the coordinator"), "%s",
+              slurp(log1));
+}
+
+/* Without a secret, only loopback; ranks with different options refuse. */
+Test(net, loopback_only_without_secret)
+{
+    char out[4096], dir[512], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    /* Refused before any socket is made: no traffic leaves the machine. */
+    int rc = th_run(out, sizeof out, "'%s' train --world 2 --rank 0 "
+                    "--coordinator 10.200.0.1:9 --connect-timeout 1 "
+                    "'%s' 2>&1", th_bin(), data);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "loopback"), "%s", out);
+}
+
+Test(net, options_must_agree, .timeout = 30)
+{
+    char dir[512], log0[600], log1[600], coord[64], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n1 1:1 3:1\n-1 2:1 3:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    snprintf(log0, sizeof log0, "%s/r0.log", dir);
+    snprintf(log1, sizeof log1, "%s/r1.log", dir);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    pid_t p0 = spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
+                     "--epochs 3 '%s'", th_bin(), coord, data);
+    pid_t p1 = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+                     "--epochs 4 '%s'", th_bin(), coord, data);
+    cr_assert_eq(wait_for(p0, 20), 1);
+    cr_assert_eq(wait_for(p1, 20), 1);
+    cr_assert(strstr(slurp(log0), "different training options"), "%s",
+              slurp(log0));
+}

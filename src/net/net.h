@@ -59,6 +59,7 @@ struct hog_net_opts {
     double timeout;              /* s: any socket operation without progress */
     size_t chunk_bytes;          /* all-reduce pipeline chunk (0: 512 KiB) */
     FILE *log;                   /* refused peers are reported here (NULL: not) */
+    int verbose;                 /* and, on rank 0, every rank that joins */
     unsigned protocol;           /* tests only: speak this version (0: ours) */
 };
 

@@ -651,6 +651,25 @@ static hog_status serve(const struct auth *a, int fd, const char *peer,
 
 /* ---- sockets ------------------------------------------------------------------------ */
 
+/* Closes a refused connection so that the refusal arrives: closing with
+ * unread bytes would send a reset that can overtake it. Reads (and drops)
+ * what the peer still sends for at most half a second. */
+static void close_refused(int fd)
+{
+    shutdown(fd, SHUT_WR);
+    double end = hog_now() + 0.5;
+    char sink[16384];
+    for (;;) {
+        double left = end - hog_now();
+        if (left <= 0 || io_wait(fd, POLLIN, left) != IO_OK)
+            break;
+        ssize_t k = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+            break;
+    }
+    close(fd);
+}
+
 static hog_status listen_on(const struct sockaddr *sa, socklen_t sl,
                             int *fd_out, hog_err *err)
 {
@@ -832,7 +851,7 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
             snprintf(t->prev_addr, sizeof t->prev_addr, "%s", peer);
             break;
         }
-        close(c);
+        close_refused(c);
         if (mid.st != HOG_OK)
             return mid.st; /* our own client step failed */
     }
@@ -899,8 +918,11 @@ hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
             "coordinator %s is not a loopback address: without a shared "
             "secret (--secret-file) anyone could join; give a secret, or "
             "--insecure on a trusted network", o->coordinator));
+    /* A handshake is a few small frames: a connection that stays silent
+     * longer is refused sooner than a training peer would be. */
+    double hs_timeout = t->timeout < 10 ? t->timeout : 10;
     struct auth a = { o->secret, o->secret ? o->secret_len : 0, job, o->world,
-                      t->protocol, t->timeout, o->log, o->rank };
+                      t->protocol, hs_timeout, o->log, o->rank };
     double connect_t = o->connect_timeout > 0 ? o->connect_timeout : 60;
     double deadline = hog_now() + connect_t;
     char coord_s[ADDR_MAX];
@@ -960,11 +982,16 @@ hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
             unsigned r, port;
             hog_err e;
             if (serve(&a, c, peer, &wj, &r, &port, NULL, NULL, &e) != HOG_OK) {
-                close(c);
+                close_refused(c);
                 continue;
             }
             taken[r] = true;
             snprintf(taken_by[r], ADDR_MAX, "%s", peer);
+            if (o->log && o->verbose) {
+                fprintf(o->log, "hogtrain: rank 0: rank %u joined from %s\n",
+                        r, peer);
+                fflush(o->log);
+            }
             m[r].fd = c;
             snprintf(m[r].addr, sizeof m[r].addr, "%s", peer);
             m[r].port = port;
@@ -1485,7 +1512,7 @@ static hog_status ring_run(struct ring *g, hog_err *err)
     }
     return HOG_OK;
 fail:
-    snprintf(why, sizeof why, "rank %u: %s", me, err->msg);
+    snprintf(why, sizeof why, "%s", err->msg);
     send_abort(t, !s_active || s_done == 0, why);
     t->broken = true;
     snprintf(t->broken_msg, sizeof t->broken_msg, "%s", err->msg);
