@@ -281,8 +281,9 @@ static int allreduce_child(unsigned rank, unsigned world, const char *coord,
 static void allreduce_world(unsigned world)
 {
     static const struct ar_case cases[] = {
-        { 1, 0 }, { 2, 0 }, { 3, 0 }, { 5, 0 }, { 1000, 64 }, { 1001, 64 },
-        { 65537, 4096 }, { 1000003, 0 }, { 10000000, 0 },
+        { 1, 0, NULL },       { 2, 0, NULL },       { 3, 0, NULL },
+        { 5, 0, NULL },       { 1000, 64, NULL },   { 1001, 64, NULL },
+        { 65537, 4096, NULL }, { 1000003, 0, NULL }, { 10000000, 0, NULL },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int codes[8];
