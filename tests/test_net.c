@@ -649,3 +649,41 @@ Test(net, options_must_agree, .timeout = 30)
     cr_assert(strstr(slurp(log0), "different training options"), "%s",
               slurp(log0));
 }
+
+/* The MPI backend: mpirun -np 3 on loopback, when this build has MPI and
+ * mpirun is installed. */
+Test(net, mpi_three_ranks, .timeout = 120)
+{
+    char out[1 << 15];
+    if (!hog_net_have_mpi())
+        cr_skip_test("this build has no MPI (mpicc was not found); skipping");
+    if (th_run(out, sizeof out, "command -v mpirun") != 0)
+        cr_skip_test("mpirun is not installed; skipping");
+    TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
+    TH_DATA_OR_SKIP(test, "news20.binary.test.svm");
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -t '%s' 2>&1", th_bin(),
+                    train, test);
+    cr_assert_eq(rc, 0, "%s", out);
+    double single = number_after(out, "test accuracy ");
+    rc = th_run(out, sizeof out,
+                "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                "OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo "
+                "OMPI_MCA_oob_tcp_if_include=lo "
+                "timeout 100 mpirun --oversubscribe -np 3 '%s' train --sync "
+                "ma --eta 1.5 --sync-every 4000 --shard stride '%s' -t '%s' "
+                "2>&1", th_bin(), train, test);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "rank 2 of 3 (mpi)"), "%s", out);
+    /* Three summaries, one accuracy: the ranks hold the same model. */
+    const char *p = out;
+    double acc[3];
+    for (int r = 0; r < 3; r++) {
+        p = strstr(p, "test accuracy ");
+        cr_assert_not_null(p, "%s", out);
+        acc[r] = strtod(p + 14, NULL);
+        p += 14;
+    }
+    cr_assert(acc[0] == acc[1] && acc[1] == acc[2], "%s", out);
+    cr_assert(fabs(acc[0] - single) <= 1.0, "mpi %.2f%%, one process %.2f%%",
+              acc[0], single);
+}
