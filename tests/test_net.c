@@ -687,3 +687,16 @@ Test(net, mpi_three_ranks, .timeout = 120)
     cr_assert(fabs(acc[0] - single) <= 1.0, "mpi %.2f%%, one process %.2f%%",
               acc[0], single);
 }
+
+/* Three ranks on three hosts of their own (network namespaces). */
+Test(net, netns_three_hosts, .timeout = 90)
+{
+    char dir[512], out[1 << 15];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "sh '%s/tests/net_netns.sh' '%s' '%s'",
+                    getenv("HOGTRAIN_SRC") ? getenv("HOGTRAIN_SRC") : ".",
+                    th_bin(), dir);
+    if (rc == 77)
+        cr_skip_test("%s", out);
+    cr_assert_eq(rc, 0, "%s", out);
+}
