@@ -141,6 +141,9 @@ static double tcp_allreduce(unsigned world, size_t bytes, int reps)
             o.coordinator = coord;
             o.connect_timeout = 30;
             o.timeout = 60;
+            const char *ck = getenv("NET_BENCH_CHUNK_KB"); /* tuning */
+            if (ck)
+                o.chunk_bytes = (size_t)atol(ck) << 10;
             hog_net *n;
             hog_err err;
             if (hog_net_open_tcp(&o, &n, &err) != HOG_OK) {

@@ -673,6 +673,7 @@ static hog_status net_setup(struct train_args *a, hog_data **train,
         na->no.secret_len = len;
     }
     na->no.log = stderr;
+    na->no.verbose = !a->quiet;
     s = na->mpi ? hog_net_open_mpi(&na->no, net, err)
                 : hog_net_open_tcp(&na->no, net, err);
     free(secret);
@@ -715,6 +716,7 @@ static hog_status net_setup(struct train_args *a, hog_data **train,
         if (a->o.loss != HOG_LOSS_SQUARED)
             like->labels = HOG_LABELS_BINARY;
         na->ao.like = like;
+        na->ao.epoch_blocks = a->o.average_blocks;
     }
     s = hog_avg_create(*net, &na->ao, avg, err);
     hog_model_free(like);

@@ -109,12 +109,13 @@ void hog_avg_free(struct hog_avg *a)
 static hog_status checkpoint(struct hog_avg *a, const float *w, uint64_t n,
                              hog_err *err)
 {
-    /* Rank 0 writes; at most about once a second (the last averaging of a
-     * run is always written by the caller's final save). */
+    /* Rank 0 writes: at the end of every epoch, and in between at most
+     * once a second. */
     if (!a->ckpt || hog_net_rank(a->net) != 0)
         return HOG_OK;
+    bool epoch_end = a->o.epoch_blocks && a->count % a->o.epoch_blocks == 0;
     double now = hog_now();
-    if (a->last_ckpt && now - a->last_ckpt < 1.0)
+    if (!epoch_end && a->last_ckpt && now - a->last_ckpt < 1.0)
         return HOG_OK;
     uint64_t nw = a->ckpt->n_features + (a->ckpt->bias != 0);
     if (nw != n)

@@ -131,6 +131,9 @@ struct hog_avg_opts {
     const char *checkpoint; /* write the averaged model here after each
                                averaging (temporary file, then rename) */
     const hog_model *like;  /* checkpoint: loss, bias and labels from here */
+    uint64_t epoch_blocks;  /* averagings per epoch: the checkpoint is written
+                               at every epoch's end, and in between at most
+                               once a second */
 };
 
 void hog_avg_opts_init(struct hog_avg_opts *o);
