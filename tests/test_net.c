@@ -326,10 +326,12 @@ static pid_t spawn(const char *log, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static pid_t spawn(const char *log, const char *fmt, ...)
 {
-    char cmd[4096];
+    /* exec: the pid is the command's own, not a shell's, so that a kill
+     * reaches it. */
+    char cmd[4096] = "exec ";
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    vsnprintf(cmd + 5, sizeof cmd - 5, fmt, ap);
     va_end(ap);
     fflush(NULL);
     pid_t p = fork();
@@ -561,8 +563,7 @@ Test(net, kill_one_rank, .timeout = 60)
     pid_t pid[3];
     for (int r = 0; r < 3; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
-        /* exec: the pid is hogtrain's own, not a shell's. */
-        pid[r] = spawn(logs[r], "exec '%s' train --world 3 --rank %d "
+        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
                        "--coordinator %s --shard stride --net-timeout %g "
                        "--connect-timeout 20 --sync-every 200 --epochs 1000 "
                        "'%s'", th_bin(), r, coord, timeout, train);

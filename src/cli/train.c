@@ -524,6 +524,8 @@ struct train_report {
     double load_train_s, load_test_s, train_s, save_s, total_s;
     const struct hog_progress *p;
     const hog_model *m;
+    const hog_net *net;        /* scale-out, or NULL */
+    const struct hog_avg *avg;
 };
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -552,6 +554,29 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "model_format",
                  r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");
     hog_json_close_obj(&j);
+
+    if (r->net) {
+        const struct net_args *na = &r->a->net;
+        hog_json_obj(&j, "scale_out");
+        hog_json_str(&j, "backend", hog_net_backend(r->net));
+        hog_json_u64(&j, "world", hog_net_world(r->net));
+        hog_json_u64(&j, "rank", hog_net_rank(r->net));
+        hog_json_str(&j, "sync", na->ao.mode == HOG_AVG_BMUF ? "bmuf" : "ma");
+        hog_json_u64(&j, "sync_every", na->sync_every);
+        hog_json_u64(&j, "averagings_per_epoch", o->average_blocks);
+        hog_json_u64(&j, "averagings", hog_avg_count(r->avg));
+        if (na->ao.mode == HOG_AVG_BMUF) {
+            hog_json_num(&j, "bmuf_momentum",
+                         na->ao.momentum < 0
+                             ? 1.0 - 1.0 / hog_net_world(r->net)
+                             : na->ao.momentum);
+            hog_json_num(&j, "bmuf_lr", na->ao.block_lr);
+            hog_json_bool(&j, "bmuf_nesterov", na->ao.nesterov != 0);
+        }
+        hog_json_str(&j, "shard", !na->shard ? NULL
+                     : na->shard_mode == HOG_SHARD_RANGE ? "range" : "stride");
+        hog_json_close_obj(&j);
+    }
 
     hog_json_obj(&j, "data");
     json_data(&j, "train", r->a->train, r->train, r->load_train_s);
@@ -765,6 +790,8 @@ int hog_cli_train(int argc, char **argv)
         goto fail;
     if (a.net.on && (s = net_setup(&a, &train, &net, &avg, &err)) != HOG_OK)
         goto fail;
+    r.net = net;
+    r.avg = avg;
     r.train = train;
     if (a.test) {
         /* The test set lives in the training set's feature space. */
