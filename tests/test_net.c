@@ -584,6 +584,39 @@ Test(net, kill_one_rank, .timeout = 60)
               slurp(logs[2]));
 }
 
+/* A rank that stops answering (SIGSTOP): the others time out, exit non-zero
+ * within the timeout (+5 s), name a peer, and one of them names it. */
+Test(net, silent_rank_times_out, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
+    char dir[512], logs[3][600], coord[64];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    const double timeout = 2;
+    pid_t pid[3];
+    for (int r = 0; r < 3; r++) {
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
+                       "--coordinator %s --shard stride --net-timeout %g "
+                       "--connect-timeout 20 --sync-every 200 --epochs 1000 "
+                       "'%s'", th_bin(), r, coord, timeout, train);
+    }
+    cr_assert(wait_text(logs[0], "epoch", 30), "%s", slurp(logs[0]));
+    usleep(300000);
+    kill(pid[1], SIGSTOP);
+    int c0 = wait_for(pid[0], timeout + 5), c2 = wait_for(pid[2], timeout + 5);
+    kill(pid[1], SIGKILL);
+    waitpid(pid[1], NULL, 0);
+    char l0[1 << 12], l2[1 << 12];
+    snprintf(l0, sizeof l0, "%s", slurp(logs[0]));
+    snprintf(l2, sizeof l2, "%s", slurp(logs[2]));
+    cr_assert(c0 == 1 && c2 == 1, "exit %d and %d:\n%s\n%s", c0, c2, l0, l2);
+    cr_assert(strstr(l0, " (127.0.0.1:") && strstr(l2, " (127.0.0.1:"),
+              "%s\n%s", l0, l2);
+    cr_assert(strstr(l0, "rank 1 (127.0.0.1:") || strstr(l2, "rank 1 (127.0.0.1:"),
+              "%s\n%s", l0, l2);
+}
+
 /* A peer that never connects: a start-up timeout naming it. */
 Test(net, startup_timeout, .timeout = 30)
 {
