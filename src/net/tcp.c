@@ -1303,219 +1303,228 @@ static hog_status read_backward(struct tcp *t, hog_err *err)
                     "all-reduce", next, t->next_addr, e.msg);
 }
 
+/* The two streams of one all-reduce: frames out to the successor, frames
+ * in from the predecessor, each at a position (step, chunk) with the frame
+ * in flight. */
+struct out_stream {
+    struct pos p;
+    bool active;            /* a frame is being sent */
+    unsigned char hdr[HDR];
+    size_t off, bytes;      /* the chunk's bytes in the vector */
+    size_t done;            /* header and payload bytes sent */
+};
+
+struct in_stream {
+    struct pos p;
+    unsigned char hdr[HDR];
+    size_t hdr_got;
+    size_t off, bytes, got; /* the chunk's bytes in the vector, received */
+    uint32_t crc;
+};
+
+static unsigned next_rank(const struct tcp *t)
+{
+    return (t->base.rank + 1) % t->base.world;
+}
+
+static unsigned prev_rank(const struct tcp *t)
+{
+    return (t->base.rank + t->base.world - 1) % t->base.world;
+}
+
+/* "rank 1 (127.0.0.1:4000) closed the connection in the middle of an
+ * all-reduce"; e is errno, or 0 for an orderly close. */
+static hog_status peer_failed(unsigned rank, const char *addr, int e,
+                              hog_err *err)
+{
+    return hog_errf(err, HOG_ENET, "rank %u (%s) %s in the middle of an "
+                    "all-reduce", rank, addr,
+                    e == 0 || e == EPIPE || e == ECONNRESET
+                        ? "closed the connection"
+                        : strerror(e));
+}
+
+/* Starts the next frame out if its data is ready: the chunk sent at step t
+ * (t > 0) is the one received, and added, at step t - 1. */
+static void out_start(const struct ring *g, struct out_stream *o,
+                      const struct pos *in)
+{
+    if (o->active || o->p.step >= g->steps)
+        return;
+    if (o->p.step > 0 && !(in->step > o->p.step - 1 ||
+                           (in->step == o->p.step - 1 &&
+                            in->chunk > o->p.chunk)))
+        return;
+    chunk_range(g, seg_of(g, o->p.step, true), o->p.chunk, &o->off,
+                &o->bytes);
+    frame_header(o->hdr, g->t->protocol, T_DATA, g->t->base.rank,
+                 (uint32_t)o->bytes, g->buf + o->off, o->bytes);
+    o->done = 0;
+    o->active = true;
+}
+
+/* Sends until the socket is full or nothing is ready. */
+static hog_status out_pump(const struct ring *g, struct out_stream *o,
+                           const struct in_stream *in, double *last,
+                           hog_err *err)
+{
+    struct tcp *t = g->t;
+    out_start(g, o, &in->p);
+    while (o->active) {
+        struct iovec iov[2];
+        int k = 0;
+        size_t pd = o->done > HDR ? o->done - HDR : 0;
+        if (o->done < HDR)
+            iov[k++] = (struct iovec){ o->hdr + o->done, HDR - o->done };
+        if (o->bytes > pd)
+            iov[k++] = (struct iovec){ g->buf + o->off + pd, o->bytes - pd };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+        ssize_t n = sendmsg(t->next_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                return HOG_OK;
+            return peer_failed(next_rank(t), t->next_addr, errno, err);
+        }
+        *last = hog_now();
+        o->done += (size_t)n;
+        if (o->done == HDR + o->bytes) {
+            o->active = false;
+            o->p.chunk++;
+            normalise(g, &o->p, true);
+            out_start(g, o, &in->p);
+        }
+    }
+    return HOG_OK;
+}
+
+/* An ABORT frame from the predecessor, its header already in. */
+static hog_status in_abort(struct tcp *t, const struct frame *f, hog_err *err)
+{
+    char msg[1024];
+    size_t l = f->len < sizeof msg - 1 ? f->len : sizeof msg - 1;
+    if (io_recv(t->prev_fd, msg, l, 1.0) != IO_OK)
+        l = 0;
+    msg[l] = 0;
+    return hog_errf(err, HOG_ENET, "rank %u (%s) stopped the all-reduce: %s",
+                    prev_rank(t), t->prev_addr, l ? msg : "(no reason)");
+}
+
+/* Receives until the socket is empty or the stream is done. A chunk of a
+ * reduce-scatter step lands in t->tmp and is added into the vector; one of
+ * an all-gather step lands in place. */
+static hog_status in_pump(const struct ring *g, struct in_stream *in,
+                          double *last, hog_err *err)
+{
+    struct tcp *t = g->t;
+    unsigned prev = prev_rank(t), half = t->base.world - 1;
+    while (in->p.step < g->steps) {
+        bool reduce = in->p.step < half;
+        unsigned char *dst;
+        size_t want;
+        if (in->hdr_got < HDR) {
+            dst = in->hdr + in->hdr_got;
+            want = HDR - in->hdr_got;
+        } else {
+            dst = (reduce ? t->tmp : g->buf + in->off) + in->got;
+            want = in->bytes - in->got;
+        }
+        ssize_t n = want ? recv(t->prev_fd, dst, want, MSG_DONTWAIT) : 0;
+        if (want && n <= 0) {
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+                          errno == EINTR))
+                return HOG_OK;
+            return peer_failed(prev, t->prev_addr, n == 0 ? 0 : errno, err);
+        }
+        if (want)
+            *last = hog_now();
+        if (in->hdr_got < HDR) {
+            in->hdr_got += (size_t)n;
+            if (in->hdr_got < HDR)
+                continue;
+            struct frame f;
+            hog_err e;
+            if (frame_check_header(in->hdr, &f, &e) != HOG_OK)
+                return hog_errf(err, HOG_ENET, "rank %u (%s): %s", prev,
+                                t->prev_addr, e.msg);
+            if (f.type == T_ABORT)
+                return in_abort(t, &f, err);
+            chunk_range(g, seg_of(g, in->p.step, false), in->p.chunk,
+                        &in->off, &in->bytes);
+            if (f.type != T_DATA || f.len != in->bytes || f.rank != prev)
+                return hog_errf(err, HOG_ENET, "rank %u (%s) sent a frame out "
+                                "of step (type %u, rank %u, %u bytes where "
+                                "%zu were due)", prev, t->prev_addr, f.type,
+                                f.rank, (unsigned)f.len, in->bytes);
+            in->crc = hog_crc32c(0, in->hdr, 16);
+            in->got = 0;
+            continue;
+        }
+        in->crc = hog_crc32c(in->crc, dst, (size_t)n);
+        in->got += (size_t)n;
+        if (in->got < in->bytes)
+            continue;
+        /* A whole chunk is in. */
+        if (in->crc != get32(in->hdr + 16))
+            return hog_errf(err, HOG_ENET, "rank %u (%s) sent a chunk whose "
+                            "checksum does not match", prev, t->prev_addr);
+        if (reduce)
+            g->op(g->buf + in->off, t->tmp, in->bytes);
+        in->hdr_got = 0;
+        in->p.chunk++;
+        normalise(g, &in->p, false);
+    }
+    return HOG_OK;
+}
+
 static hog_status ring_run(struct ring *g, hog_err *err)
 {
     struct tcp *t = g->t;
-    unsigned w = t->base.world, me = t->base.rank;
-    unsigned next = (me + 1) % w, prev = (me + w - 1) % w;
-    unsigned half = w - 1;
-    struct pos sp = { 0, 0 }, rp = { 0, 0 };
-    normalise(g, &sp, true);
-    normalise(g, &rp, false);
-    /* send frame in flight */
-    unsigned char shdr[HDR];
-    size_t s_off = 0, s_bytes = 0, s_done = 0; /* s_done counts header too */
-    bool s_active = false;
-    /* receive frame in flight */
-    unsigned char rhdr[HDR];
-    size_t r_hdr = 0, r_off = 0, r_bytes = 0, r_got = 0;
-    uint32_t r_crc = 0;
-    struct frame rf = { 0 };
+    struct out_stream o = { 0 };
+    struct in_stream in = { 0 };
+    normalise(g, &o.p, true);
+    normalise(g, &in.p, false);
     double last = hog_now();
     hog_status st = HOG_OK;
-    char why[HOG_ERR_MAX + 64];
 
-    while (sp.step < g->steps || rp.step < g->steps) {
-        /* Start the next send frame when its data is ready: a chunk received
-         * at step s - 1 goes out at step s. */
-        if (!s_active && sp.step < g->steps &&
-            (sp.step == 0 || rp.step > sp.step - 1 ||
-             (rp.step == sp.step - 1 && rp.chunk > sp.chunk))) {
-            chunk_range(g, seg_of(g, sp.step, true), sp.chunk, &s_off,
-                        &s_bytes);
-            frame_header(shdr, t->protocol, T_DATA, me, (uint32_t)s_bytes,
-                         g->buf + s_off, s_bytes);
-            s_done = 0;
-            s_active = true;
-        }
+    while (st == HOG_OK && (o.p.step < g->steps || in.p.step < g->steps)) {
+        out_start(g, &o, &in.p);
         struct pollfd pf[2] = {
             /* While this rank still sends, the successor may not close:
              * watch for its end (or an abort) too. */
-            { sp.step < g->steps ? t->next_fd : -1,
-              (short)(POLLIN | (s_active ? POLLOUT : 0)), 0 },
-            { t->prev_fd, (short)(rp.step < g->steps ? POLLIN : 0), 0 },
+            { o.p.step < g->steps ? t->next_fd : -1,
+              (short)(POLLIN | (o.active ? POLLOUT : 0)), 0 },
+            { in.p.step < g->steps ? t->prev_fd : -1, POLLIN, 0 },
         };
         double left = last + t->timeout - hog_now();
         int rc = left > 0 ? poll(pf, 2, (int)(left * 1000) + 1) : 0;
         if (rc < 0 && errno == EINTR)
             continue;
-        if (rc < 0) {
+        if (rc < 0)
             st = hog_errf(err, HOG_ENET, "poll: %s", strerror(errno));
-            goto fail;
-        }
-        if (rc == 0) {
-            if (rp.step < g->steps)
-                st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent nothing "
-                              "for %g s in the middle of an all-reduce", prev,
-                              t->prev_addr, t->timeout);
-            else
-                st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) took no data "
-                              "for %g s in the middle of an all-reduce", next,
-                              t->next_addr, t->timeout);
-            goto fail;
-        }
-        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        else if (rc == 0 && in.p.step < g->steps)
+            st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent nothing for "
+                          "%g s in the middle of an all-reduce", prev_rank(t),
+                          t->prev_addr, t->timeout);
+        else if (rc == 0)
+            st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) took no data for "
+                          "%g s in the middle of an all-reduce", next_rank(t),
+                          t->next_addr, t->timeout);
+        else if (pf[0].revents & (POLLIN | POLLHUP | POLLERR))
             st = read_backward(t, err);
-            goto fail;
-        }
-        if (pf[0].revents & POLLOUT) {
-            while (s_active) {
-                struct iovec iov[2];
-                int k = 0;
-                if (s_done < HDR)
-                    iov[k++] = (struct iovec){ shdr + s_done, HDR - s_done };
-                size_t pd = s_done > HDR ? s_done - HDR : 0;
-                if (s_bytes > pd)
-                    iov[k++] = (struct iovec){ g->buf + s_off + pd,
-                                               s_bytes - pd };
-                struct msghdr mh = { 0 };
-                mh.msg_iov = iov;
-                mh.msg_iovlen = (size_t)k;
-                ssize_t n = sendmsg(t->next_fd, &mh,
-                                    MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (n < 0) {
-                    if (errno == EAGAIN || errno == EWOULDBLOCK ||
-                        errno == EINTR)
-                        break;
-                    st = hog_errf(err, HOG_ENET, "rank %u (%s) %s in the "
-                                  "middle of an all-reduce", next,
-                                  t->next_addr,
-                                  errno == EPIPE || errno == ECONNRESET
-                                      ? "closed the connection"
-                                      : strerror(errno));
-                    s_active = false;
-                    goto fail;
-                }
-                last = hog_now();
-                s_done += (size_t)n;
-                if (s_done == HDR + s_bytes) {
-                    s_active = false;
-                    sp.chunk++;
-                    normalise(g, &sp, true);
-                    if (sp.step < g->steps &&
-                        (sp.step == 0 || rp.step > sp.step - 1 ||
-                         (rp.step == sp.step - 1 && rp.chunk > sp.chunk))) {
-                        chunk_range(g, seg_of(g, sp.step, true), sp.chunk,
-                                    &s_off, &s_bytes);
-                        frame_header(shdr, t->protocol, T_DATA, me,
-                                     (uint32_t)s_bytes, g->buf + s_off,
-                                     s_bytes);
-                        s_done = 0;
-                        s_active = true;
-                    }
-                }
-            }
-        }
-        if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            for (;;) {
-                if (rp.step >= g->steps)
-                    break;
-                if (r_hdr < HDR) {
-                    ssize_t n = recv(t->prev_fd, rhdr + r_hdr, HDR - r_hdr,
-                                     MSG_DONTWAIT);
-                    if (n == 0 || (n < 0 && errno != EAGAIN &&
-                                   errno != EWOULDBLOCK && errno != EINTR)) {
-                        st = hog_errf(err, HOG_ENET, "rank %u (%s) %s in the "
-                                      "middle of an all-reduce", prev,
-                                      t->prev_addr,
-                                      n == 0 || errno == ECONNRESET
-                                          ? "closed the connection"
-                                          : strerror(errno));
-                        goto fail;
-                    }
-                    if (n < 0)
-                        break;
-                    last = hog_now();
-                    r_hdr += (size_t)n;
-                    if (r_hdr < HDR)
-                        continue;
-                    hog_err e;
-                    if (frame_check_header(rhdr, &rf, &e) != HOG_OK) {
-                        st = hog_errf(err, HOG_ENET, "rank %u (%s): %s", prev,
-                                      t->prev_addr, e.msg);
-                        goto fail;
-                    }
-                    if (rf.type == T_ABORT) {
-                        char msg[1024];
-                        size_t l = rf.len < sizeof msg - 1 ? rf.len
-                                                           : sizeof msg - 1;
-                        if (io_recv(t->prev_fd, msg, l, 1.0) != IO_OK)
-                            l = 0;
-                        msg[l] = 0;
-                        st = hog_errf(err, HOG_ENET, "rank %u (%s) stopped "
-                                      "the all-reduce: %s", prev,
-                                      t->prev_addr, l ? msg : "(no reason)");
-                        goto fail;
-                    }
-                    chunk_range(g, seg_of(g, rp.step, false), rp.chunk,
-                                &r_off, &r_bytes);
-                    if (rf.type != T_DATA || rf.len != r_bytes ||
-                        rf.rank != prev) {
-                        st = hog_errf(err, HOG_ENET, "rank %u (%s) sent a "
-                                      "frame out of step (type %u, rank %u, "
-                                      "%u bytes where %zu were due)", prev,
-                                      t->prev_addr, rf.type, rf.rank,
-                                      (unsigned)rf.len, r_bytes);
-                        goto fail;
-                    }
-                    r_crc = hog_crc32c(0, rhdr, 16);
-                    r_got = 0;
-                }
-                if (r_got < r_bytes) {
-                    unsigned char *dst = rp.step < half
-                                             ? t->tmp
-                                             : g->buf + r_off;
-                    ssize_t n = recv(t->prev_fd, dst + r_got, r_bytes - r_got,
-                                     MSG_DONTWAIT);
-                    if (n == 0 || (n < 0 && errno != EAGAIN &&
-                                   errno != EWOULDBLOCK && errno != EINTR)) {
-                        st = hog_errf(err, HOG_ENET, "rank %u (%s) %s in the "
-                                      "middle of an all-reduce", prev,
-                                      t->prev_addr,
-                                      n == 0 || errno == ECONNRESET
-                                          ? "closed the connection"
-                                          : strerror(errno));
-                        goto fail;
-                    }
-                    if (n < 0)
-                        break;
-                    last = hog_now();
-                    r_crc = hog_crc32c(r_crc, dst + r_got, (size_t)n);
-                    r_got += (size_t)n;
-                    if (r_got < r_bytes)
-                        continue;
-                }
-                /* A whole chunk is in. */
-                if (r_crc != get32(rhdr + 16)) {
-                    st = hog_errf(err, HOG_ENET, "rank %u (%s) sent a chunk "
-                                  "whose checksum does not match", prev,
-                                  t->prev_addr);
-                    goto fail;
-                }
-                if (rp.step < half)
-                    g->op(g->buf + r_off, t->tmp, r_bytes);
-                r_hdr = 0;
-                rp.chunk++;
-                normalise(g, &rp, false);
-            }
+        else {
+            if (pf[0].revents & POLLOUT)
+                st = out_pump(g, &o, &in, &last, err);
+            if (st == HOG_OK && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+                st = in_pump(g, &in, &last, err);
         }
     }
-    return HOG_OK;
-fail:
-    snprintf(why, sizeof why, "%s", err->msg);
-    send_abort(t, !s_active || s_done == 0, why);
-    t->broken = true;
-    snprintf(t->broken_msg, sizeof t->broken_msg, "%s", err->msg);
+    if (st != HOG_OK) {
+        /* Tell the neighbours why (forward only between frames), and refuse
+         * every later call on this group. */
+        send_abort(t, !o.active || o.done == 0, err->msg);
+        t->broken = true;
+        snprintf(t->broken_msg, sizeof t->broken_msg, "%s", err->msg);
+    }
     return st;
 }
 
