@@ -76,6 +76,17 @@ struct tcp {
     char broken_msg[HOG_ERR_MAX];
 };
 
+/* The ring neighbours: this rank sends to next and receives from prev. */
+static unsigned next_rank(const struct tcp *t)
+{
+    return (t->base.rank + 1) % t->base.world;
+}
+
+static unsigned prev_rank(const struct tcp *t)
+{
+    return (t->base.rank + t->base.world - 1) % t->base.world;
+}
+
 /* ---- little helpers ---------------------------------------------------------- */
 
 static void put16(unsigned char *p, uint32_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
@@ -860,17 +871,264 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
     return client_welcome(a, t->next_fd, &h, nonce_s, peer_next, err);
 }
 
-static hog_status tcp_open_fail(struct tcp *t, int lfd, struct member *m,
-                                hog_status st)
+/* One rendezvous in progress. */
+struct rdv {
+    struct tcp *t;
+    const struct hog_net_opts *o;
+    struct auth a;
+    struct sockaddr_storage coord;
+    socklen_t coord_len;
+    char coord_s[ADDR_MAX];
+    double connect_t, deadline;
+    int lfd;            /* this rank's listener */
+    unsigned char *buf; /* CTRL_MAX bytes for control frames */
+};
+
+static hog_status numeric_addr(const char *host, unsigned port,
+                               struct sockaddr_storage *ss, socklen_t *sl)
 {
-    if (lfd >= 0)
-        close(lfd);
+    char port_s[8];
+    snprintf(port_s, sizeof port_s, "%u", port);
+    struct addrinfo hints = { 0 }, *res;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port_s, &hints, &res) != 0)
+        return HOG_ENET;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *sl = res->ai_addrlen;
+    freeaddrinfo(res);
+    return HOG_OK;
+}
+
+static void peer_host(int fd, char *host, size_t len)
+{
+    struct sockaddr_storage ps;
+    socklen_t pl = sizeof ps;
+    getpeername(fd, (struct sockaddr *)&ps, &pl);
+    if (ps.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ps)->sin_addr, host,
+                  (socklen_t)len);
+    else
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ps)->sin6_addr, host,
+                  (socklen_t)len);
+}
+
+/* Rank 0, after the joins: the table of ring listeners, one entry per
+ * rank: u16 port, u8 host length, host (rank 0: empty, meaning the
+ * coordinator address). */
+static size_t make_table(const struct member *m, unsigned w,
+                         unsigned char *tab)
+{
+    size_t len = 0;
+    for (unsigned r = 0; r < w; r++) {
+        size_t hl = r ? strlen(m[r].host) : 0;
+        put16(tab + len, r ? m[r].port : 0);
+        tab[len + 2] = (unsigned char)hl;
+        memcpy(tab + len + 3, m[r].host, hl);
+        len += 3 + hl;
+    }
+    return len;
+}
+
+/* Ranks > 0: the successor's entry of the table. */
+static hog_status table_lookup(const struct rdv *v, size_t len, unsigned want,
+                               struct sockaddr_storage *ss, socklen_t *sl,
+                               hog_err *err)
+{
+    const unsigned char *tab = v->buf;
+    size_t p = 0;
+    for (unsigned r = 0;; r++) {
+        if (p + 3 > len || p + 3 + tab[p + 2] > len ||
+            tab[p + 2] >= INET6_ADDRSTRLEN)
+            return hog_errf(err, HOG_ENET, "the coordinator %s sent a "
+                            "malformed table", v->coord_s);
+        if (r == want)
+            break;
+        p += 3 + tab[p + 2];
+    }
+    if (want == 0) {
+        *ss = v->coord;
+        *sl = v->coord_len;
+        return HOG_OK;
+    }
+    char host[INET6_ADDRSTRLEN];
+    memcpy(host, tab + p + 3, tab[p + 2]);
+    host[tab[p + 2]] = 0;
+    if (numeric_addr(host, get16(tab + p), ss, sl) != HOG_OK)
+        return hog_errf(err, HOG_ENET, "the coordinator %s sent a bad "
+                        "address '%s' for rank %u", v->coord_s, host, want);
+    return HOG_OK;
+}
+
+/* Rank 0: accept the other ranks (refusing strangers), hand out the
+ * table, build the ring, and say go when every ring link is up. */
+static hog_status coordinate(struct rdv *v, hog_err *err)
+{
+    struct tcp *t = v->t;
+    unsigned w = t->base.world;
+    struct member *m = calloc(w, sizeof *m);
+    bool *taken = calloc(w, sizeof *taken);
+    char(*taken_by)[ADDR_MAX] = calloc(w, ADDR_MAX);
+    hog_status st = HOG_OK;
+    if (!m || !taken || !taken_by) {
+        st = hog_errf(err, HOG_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (unsigned r = 0; r < w; r++)
+        m[r].fd = -1;
+    if ((st = listen_on((struct sockaddr *)&v->coord, v->coord_len, &v->lfd,
+                        err)) != HOG_OK)
+        goto out;
+    taken[0] = true;
+    snprintf(taken_by[0], ADDR_MAX, "%s", v->coord_s);
+    struct want wj = { KIND_JOIN, 1, w - 1, taken, taken_by, false };
+    for (unsigned joined = 1; joined < w;) {
+        int c;
+        char peer[ADDR_MAX];
+        if ((st = accept_until(v->lfd, v->deadline, &c, peer, err)) != HOG_OK)
+            goto out;
+        if (c < 0) {
+            char missing[256] = "";
+            size_t ml = 0;
+            for (unsigned r = 1; r < w && ml + 12 < sizeof missing; r++)
+                if (!taken[r])
+                    ml += (size_t)snprintf(missing + ml, sizeof missing - ml,
+                                           "%s%u", ml ? ", " : "", r);
+            st = hog_errf(err, HOG_ETIMEDOUT, "rendezvous timed out after %g "
+                          "s at %s: rank%s %s never joined", v->connect_t,
+                          v->coord_s, strchr(missing, ',') ? "s" : "",
+                          missing);
+            goto out;
+        }
+        unsigned r, port;
+        hog_err e;
+        if (serve(&v->a, c, peer, &wj, &r, &port, NULL, NULL, &e) != HOG_OK) {
+            close_refused(c); /* and go on listening */
+            continue;
+        }
+        taken[r] = true;
+        snprintf(taken_by[r], ADDR_MAX, "%s", peer);
+        if (v->o->log && v->o->verbose) {
+            fprintf(v->o->log, "hogtrain: rank 0: rank %u joined from %s\n", r,
+                    peer);
+            fflush(v->o->log);
+        }
+        m[r].fd = c;
+        snprintf(m[r].addr, sizeof m[r].addr, "%s", peer);
+        m[r].port = port;
+        peer_host(c, m[r].host, sizeof m[r].host);
+        joined++;
+    }
+    size_t tab_len = make_table(m, w, v->buf);
+    for (unsigned r = 1; r < w; r++) {
+        enum io_res ir = frame_send(m[r].fd, t->protocol, T_TABLE, 0, v->buf,
+                                    tab_len, t->timeout);
+        if (ir != IO_OK) {
+            char why[128];
+            st = hog_errf(err, HOG_ENET, "rank %u (%s) %s during the "
+                          "rendezvous", r, m[r].addr,
+                          io_what(ir, t->timeout, why, sizeof why));
+            goto out;
+        }
+    }
+    struct sockaddr_storage next_sa;
+    socklen_t next_sl = 0;
+    if (numeric_addr(m[1].host, m[1].port, &next_sa, &next_sl) != HOG_OK) {
+        st = hog_errf(err, HOG_ENET, "bad address %s of rank 1", m[1].host);
+        goto out;
+    }
+    if ((st = ring_up(t, &v->a, v->lfd, &next_sa, next_sl, v->deadline,
+                      err)) != HOG_OK)
+        goto out;
+    for (unsigned r = 1; r < w; r++) {
+        struct frame f;
+        hog_err e;
+        st = frame_recv(m[r].fd, &f, v->buf, 64,
+                        v->deadline - hog_now() + t->timeout, &e);
+        if (st == HOG_OK && f.type != T_READY)
+            st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of "
+                          "ready", f.type);
+        if (st != HOG_OK) {
+            st = hog_errf(err, st, "rank %u (%s) during the ring set-up: %s",
+                          r, m[r].addr, e.msg);
+            goto out;
+        }
+    }
+    for (unsigned r = 1; r < w; r++)
+        (void)frame_send(m[r].fd, t->protocol, T_GO, 0, "", 0, t->timeout);
+out:
     if (m)
-        for (unsigned r = 0; r < t->base.world; r++)
+        for (unsigned r = 0; r < w; r++)
             if (m[r].fd >= 0)
                 close(m[r].fd);
     free(m);
-    tcp_close(&t->base);
+    free(taken);
+    free(taken_by);
+    return st;
+}
+
+/* Ranks > 0: listen for the predecessor, join at the coordinator, wait for
+ * the table, build the ring, report ready and wait for go. */
+static hog_status join(struct rdv *v, hog_err *err)
+{
+    struct tcp *t = v->t;
+    const struct auth *a = &v->a;
+    char peer0[ADDR_MAX + 40];
+    snprintf(peer0, sizeof peer0, "the coordinator %s", v->coord_s);
+    int ctl = -1;
+    hog_status st = connect_until((struct sockaddr *)&v->coord, v->coord_len,
+                                  v->deadline, "the coordinator", &ctl, err);
+    if (st != HOG_OK)
+        return st;
+    /* Our ring listener, on the address that reaches the coordinator. */
+    struct sockaddr_storage me;
+    socklen_t ml = sizeof me;
+    getsockname(ctl, (struct sockaddr *)&me, &ml);
+    sockaddr_port(&me, 0);
+    struct hello h;
+    unsigned char nonce_s[32];
+    struct frame f;
+    hog_err e;
+    if ((st = listen_on((struct sockaddr *)&me, ml, &v->lfd, err)) != HOG_OK)
+        goto out;
+    ml = sizeof me;
+    getsockname(v->lfd, (struct sockaddr *)&me, &ml);
+    if ((st = client_hello(a, ctl, KIND_JOIN, sockaddr_get_port(&me), &h,
+                           peer0, err)) != HOG_OK ||
+        (st = client_prove(a, ctl, &h, nonce_s, peer0, err)) != HOG_OK ||
+        (st = client_welcome(a, ctl, &h, nonce_s, peer0, err)) != HOG_OK)
+        goto out;
+    /* The table comes when every rank has joined. */
+    double left = v->deadline - hog_now() + t->timeout;
+    st = frame_recv(ctl, &f, v->buf, CTRL_MAX, left > 0 ? left : 1, &e);
+    if (st == HOG_OK && f.type != T_TABLE)
+        st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of the "
+                      "table", f.type);
+    if (st != HOG_OK) {
+        st = hog_errf(err, st, "%s during the rendezvous: %s", peer0, e.msg);
+        goto out;
+    }
+    struct sockaddr_storage next_sa;
+    socklen_t next_sl = 0;
+    if ((st = table_lookup(v, f.len, next_rank(t), &next_sa, &next_sl,
+                           err)) != HOG_OK ||
+        (st = ring_up(t, a, v->lfd, &next_sa, next_sl,
+                      hog_now() + v->connect_t, err)) != HOG_OK)
+        goto out;
+    if (frame_send(ctl, t->protocol, T_READY, t->base.rank, "", 0,
+                   t->timeout) != IO_OK) {
+        st = hog_errf(err, HOG_ENET, "%s closed the connection during the "
+                      "ring set-up", peer0);
+        goto out;
+    }
+    st = frame_recv(ctl, &f, v->buf, 64, v->connect_t + t->timeout, &e);
+    if (st == HOG_OK && f.type != T_GO)
+        st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of go",
+                      f.type);
+    if (st != HOG_OK)
+        st = hog_errf(err, st, "%s during the ring set-up: %s", peer0, e.msg);
+out:
+    close(ctl);
     return st;
 }
 
@@ -903,275 +1161,44 @@ hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
         *out = &t->base;
         return HOG_OK;
     }
-    t->tmp = malloc(t->chunk);
-    if (!t->tmp)
-        return tcp_open_fail(t, -1, NULL,
-                             hog_errf(err, HOG_ENOMEM, "out of memory"));
 
-    struct sockaddr_storage coord;
-    socklen_t coord_len = 0;
-    hog_status st = resolve(o->coordinator, &coord, &coord_len, err);
-    if (st != HOG_OK)
-        return tcp_open_fail(t, -1, NULL, st);
-    if (!o->secret && !o->insecure && !is_loopback((struct sockaddr *)&coord))
-        return tcp_open_fail(t, -1, NULL, hog_errf(err, HOG_EINVAL,
-            "coordinator %s is not a loopback address: without a shared "
-            "secret (--secret-file) anyone could join; give a secret, or "
-            "--insecure on a trusted network", o->coordinator));
+    struct rdv v = { .t = t, .o = o, .lfd = -1 };
+    hog_status st = HOG_OK;
+    t->tmp = malloc(t->chunk);
+    v.buf = malloc(CTRL_MAX);
+    if (!t->tmp || !v.buf) {
+        st = hog_errf(err, HOG_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((st = resolve(o->coordinator, &v.coord, &v.coord_len, err)) != HOG_OK)
+        goto out;
+    if (!o->secret && !o->insecure &&
+        !is_loopback((struct sockaddr *)&v.coord)) {
+        st = hog_errf(err, HOG_EINVAL, "coordinator %s is not a loopback "
+                      "address: without a shared secret (--secret-file) "
+                      "anyone could join; give a secret, or --insecure on a "
+                      "trusted network", o->coordinator);
+        goto out;
+    }
+    addr_str((struct sockaddr *)&v.coord, v.coord_s, sizeof v.coord_s);
     /* A handshake is a few small frames: a connection that stays silent
      * longer is refused sooner than a training peer would be. */
     double hs_timeout = t->timeout < 10 ? t->timeout : 10;
-    struct auth a = { o->secret, o->secret ? o->secret_len : 0, job, o->world,
-                      t->protocol, hs_timeout, o->log, o->rank };
-    double connect_t = o->connect_timeout > 0 ? o->connect_timeout : 60;
-    double deadline = hog_now() + connect_t;
-    char coord_s[ADDR_MAX];
-    addr_str((struct sockaddr *)&coord, coord_s, sizeof coord_s);
-    unsigned w = o->world;
-    int lfd = -1;
-    struct member *m = calloc(w, sizeof *m);
-    if (!m)
-        return tcp_open_fail(t, -1, NULL,
-                             hog_errf(err, HOG_ENOMEM, "out of memory"));
-    for (unsigned r = 0; r < w; r++)
-        m[r].fd = -1;
-
-    unsigned char *tab = malloc(CTRL_MAX);
-    if (!tab)
-        return tcp_open_fail(t, lfd, m, hog_errf(err, HOG_ENOMEM, "out of memory"));
-    size_t tab_len = 0;
-    int ctl = -1; /* ranks > 0: the control connection to rank 0 */
-    struct sockaddr_storage next_sa;
-    socklen_t next_sl;
-
-    if (o->rank == 0) {
-        if ((st = listen_on((struct sockaddr *)&coord, coord_len, &lfd,
-                            err)) != HOG_OK)
-            goto fail;
-        bool *taken = calloc(w, sizeof *taken);
-        char(*taken_by)[ADDR_MAX] = calloc(w, ADDR_MAX);
-        if (!taken || !taken_by) {
-            free(taken);
-            free(taken_by);
-            st = hog_errf(err, HOG_ENOMEM, "out of memory");
-            goto fail;
-        }
-        taken[0] = true;
-        snprintf(taken_by[0], ADDR_MAX, "%s", coord_s);
-        unsigned joined = 1;
-        struct want wj = { KIND_JOIN, 1, w - 1, taken, taken_by, false };
-        while (joined < w) {
-            int c;
-            char peer[ADDR_MAX];
-            if ((st = accept_until(lfd, deadline, &c, peer, err)) != HOG_OK)
-                break;
-            if (c < 0) {
-                char missing[256] = "";
-                size_t ml = 0;
-                for (unsigned r = 1; r < w && ml + 12 < sizeof missing; r++)
-                    if (!taken[r])
-                        ml += (size_t)snprintf(missing + ml,
-                                               sizeof missing - ml, "%s%u",
-                                               ml ? ", " : "", r);
-                st = hog_errf(err, HOG_ETIMEDOUT, "rendezvous timed out after "
-                              "%g s at %s: rank%s %s never joined", connect_t,
-                              coord_s, strchr(missing, ',') ? "s" : "",
-                              missing);
-                break;
-            }
-            unsigned r, port;
-            hog_err e;
-            if (serve(&a, c, peer, &wj, &r, &port, NULL, NULL, &e) != HOG_OK) {
-                close_refused(c);
-                continue;
-            }
-            taken[r] = true;
-            snprintf(taken_by[r], ADDR_MAX, "%s", peer);
-            if (o->log && o->verbose) {
-                fprintf(o->log, "hogtrain: rank 0: rank %u joined from %s\n",
-                        r, peer);
-                fflush(o->log);
-            }
-            m[r].fd = c;
-            snprintf(m[r].addr, sizeof m[r].addr, "%s", peer);
-            m[r].port = port;
-            struct sockaddr_storage ps;
-            socklen_t pl = sizeof ps;
-            getpeername(c, (struct sockaddr *)&ps, &pl);
-            if (ps.ss_family == AF_INET)
-                inet_ntop(AF_INET, &((struct sockaddr_in *)&ps)->sin_addr,
-                          m[r].host, sizeof m[r].host);
-            else
-                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ps)->sin6_addr,
-                          m[r].host, sizeof m[r].host);
-            joined++;
-        }
-        free(taken);
-        free(taken_by);
-        if (st != HOG_OK)
-            goto fail;
-        /* The table: for each rank, its ring listener (rank 0: empty host,
-         * meaning the coordinator address). */
-        for (unsigned r = 0; r < w; r++) {
-            size_t hl = r ? strlen(m[r].host) : 0;
-            put16(tab + tab_len, r ? m[r].port : 0);
-            tab[tab_len + 2] = (unsigned char)hl;
-            memcpy(tab + tab_len + 3, m[r].host, hl);
-            tab_len += 3 + hl;
-        }
-        for (unsigned r = 1; r < w; r++) {
-            enum io_res ir = frame_send(m[r].fd, t->protocol, T_TABLE, 0, tab,
-                                        tab_len, t->timeout);
-            if (ir != IO_OK) {
-                char why[128];
-                st = hog_errf(err, HOG_ENET, "rank %u (%s) %s during the "
-                              "rendezvous", r, m[r].addr,
-                              io_what(ir, t->timeout, why, sizeof why));
-                goto fail;
-            }
-        }
-        next_sl = sizeof next_sa;
-        char port_s[8];
-        snprintf(port_s, sizeof port_s, "%u", m[1].port);
-        struct addrinfo hints = { 0 }, *res;
-        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-        hints.ai_socktype = SOCK_STREAM;
-        if (getaddrinfo(m[1].host, port_s, &hints, &res) != 0) {
-            st = hog_errf(err, HOG_ENET, "bad address %s of rank 1", m[1].host);
-            goto fail;
-        }
-        memcpy(&next_sa, res->ai_addr, res->ai_addrlen);
-        next_sl = res->ai_addrlen;
-        freeaddrinfo(res);
-        if ((st = ring_up(t, &a, lfd, &next_sa, next_sl, deadline, err)) !=
-            HOG_OK)
-            goto fail;
-        /* Everyone's ring is up: go. */
-        for (unsigned r = 1; r < w; r++) {
-            struct frame f;
-            unsigned char b[64];
-            hog_err e;
-            double left = deadline - hog_now() + t->timeout;
-            st = frame_recv(m[r].fd, &f, b, sizeof b, left, &e);
-            if (st == HOG_OK && f.type != T_READY)
-                st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of "
-                              "ready", f.type);
-            if (st != HOG_OK) {
-                st = hog_errf(err, st, "rank %u (%s) during the ring set-up: "
-                              "%s", r, m[r].addr, e.msg);
-                goto fail;
-            }
-        }
-        for (unsigned r = 1; r < w; r++)
-            (void)frame_send(m[r].fd, t->protocol, T_GO, 0, "", 0, t->timeout);
-    } else {
-        char peer0[ADDR_MAX + 40];
-        snprintf(peer0, sizeof peer0, "the coordinator %s", coord_s);
-        if ((st = connect_until((struct sockaddr *)&coord, coord_len, deadline,
-                                "the coordinator", &ctl, err)) != HOG_OK)
-            goto fail;
-        /* Our ring listener, on the address that reaches the coordinator. */
-        struct sockaddr_storage me;
-        socklen_t ml = sizeof me;
-        getsockname(ctl, (struct sockaddr *)&me, &ml);
-        sockaddr_port(&me, 0);
-        if ((st = listen_on((struct sockaddr *)&me, ml, &lfd, err)) != HOG_OK)
-            goto fail;
-        ml = sizeof me;
-        getsockname(lfd, (struct sockaddr *)&me, &ml);
-        struct hello h;
-        unsigned char nonce_s[32];
-        if ((st = client_hello(&a, ctl, KIND_JOIN, sockaddr_get_port(&me), &h,
-                               peer0, err)) != HOG_OK ||
-            (st = client_prove(&a, ctl, &h, nonce_s, peer0, err)) != HOG_OK ||
-            (st = client_welcome(&a, ctl, &h, nonce_s, peer0, err)) != HOG_OK)
-            goto fail;
-        /* The table comes when every rank has joined. */
-        struct frame f;
-        hog_err e;
-        double left = deadline - hog_now() + t->timeout;
-        st = frame_recv(ctl, &f, tab, CTRL_MAX, left > 0 ? left : 1, &e);
-        if (st == HOG_OK && f.type != T_TABLE)
-            st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of the "
-                          "table", f.type);
-        if (st != HOG_OK) {
-            st = hog_errf(err, st, "%s during the rendezvous: %s", peer0,
-                          e.msg);
-            goto fail;
-        }
-        /* Find the successor's entry. */
-        unsigned next = (o->rank + 1) % w;
-        size_t p = 0;
-        unsigned port = 0;
-        char host[INET6_ADDRSTRLEN] = "";
-        for (unsigned r = 0; r <= next; r++) {
-            if (p + 3 > f.len || p + 3 + tab[p + 2] > f.len ||
-                tab[p + 2] >= sizeof host) {
-                st = hog_errf(err, HOG_ENET, "%s sent a malformed table",
-                              peer0);
-                goto fail;
-            }
-            if (r == next) {
-                port = get16(tab + p);
-                memcpy(host, tab + p + 3, tab[p + 2]);
-                host[tab[p + 2]] = 0;
-            }
-            p += 3 + tab[p + 2];
-        }
-        if (next == 0) {
-            next_sa = coord;
-            next_sl = coord_len;
-        } else {
-            char port_s[8];
-            snprintf(port_s, sizeof port_s, "%u", port);
-            struct addrinfo hints = { 0 }, *res;
-            hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-            hints.ai_socktype = SOCK_STREAM;
-            if (getaddrinfo(host, port_s, &hints, &res) != 0) {
-                st = hog_errf(err, HOG_ENET, "%s sent a bad address '%s' for "
-                              "rank %u", peer0, host, next);
-                goto fail;
-            }
-            memcpy(&next_sa, res->ai_addr, res->ai_addrlen);
-            next_sl = res->ai_addrlen;
-            freeaddrinfo(res);
-        }
-        if ((st = ring_up(t, &a, lfd, &next_sa, next_sl,
-                          hog_now() + connect_t, err)) != HOG_OK)
-            goto fail;
-        enum io_res ir = frame_send(ctl, t->protocol, T_READY, o->rank, "", 0,
-                                    t->timeout);
-        if (ir == IO_OK) {
-            left = connect_t + t->timeout;
-            st = frame_recv(ctl, &f, tab, 64, left, &e);
-        } else {
-            st = HOG_ENET;
-            hog_errf(&e, st, "closed the connection");
-        }
-        if (st == HOG_OK && f.type != T_GO)
-            st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of go",
-                          f.type);
-        if (st != HOG_OK) {
-            st = hog_errf(err, st, "%s during the ring set-up: %s", peer0,
-                          e.msg);
-            goto fail;
-        }
-        close(ctl);
-        ctl = -1;
+    v.a = (struct auth){ o->secret, o->secret ? o->secret_len : 0, job,
+                         o->world, t->protocol, hs_timeout, o->log, o->rank };
+    v.connect_t = o->connect_timeout > 0 ? o->connect_timeout : 60;
+    v.deadline = hog_now() + v.connect_t;
+    st = o->rank == 0 ? coordinate(&v, err) : join(&v, err);
+out:
+    if (v.lfd >= 0)
+        close(v.lfd);
+    free(v.buf);
+    if (st != HOG_OK) {
+        tcp_close(&t->base);
+        return st;
     }
-    free(tab);
-    close(lfd);
-    for (unsigned r = 0; r < w; r++)
-        if (m[r].fd >= 0)
-            close(m[r].fd);
-    free(m);
     *out = &t->base;
     return HOG_OK;
-fail:
-    free(tab);
-    if (ctl >= 0)
-        close(ctl);
-    return tcp_open_fail(t, lfd, m, st);
 }
 
 static void tcp_close(hog_net *n)
@@ -1321,16 +1348,6 @@ struct in_stream {
     size_t off, bytes, got; /* the chunk's bytes in the vector, received */
     uint32_t crc;
 };
-
-static unsigned next_rank(const struct tcp *t)
-{
-    return (t->base.rank + 1) % t->base.world;
-}
-
-static unsigned prev_rank(const struct tcp *t)
-{
-    return (t->base.rank + t->base.world - 1) % t->base.world;
-}
 
 /* "rank 1 (127.0.0.1:4000) closed the connection in the middle of an
  * all-reduce"; e is errno, or 0 for an orderly close. */
@@ -1483,7 +1500,12 @@ static hog_status ring_run(struct ring *g, hog_err *err)
     struct in_stream in = { 0 };
     normalise(g, &o.p, true);
     normalise(g, &in.p, false);
-    double last = hog_now();
+    /* Progress clocks, one per direction. A stall is blamed on the
+     * predecessor by its receive clock only: the rank right after a dead or
+     * silent one stops receiving first, times out first, and its abort
+     * names the culprit to the ranks behind it. */
+    double last_in = hog_now(), last_out = last_in;
+    bool grace = false;
     hog_status st = HOG_OK;
 
     while (st == HOG_OK && (o.p.step < g->steps || in.p.step < g->steps)) {
@@ -1495,10 +1517,19 @@ static hog_status ring_run(struct ring *g, hog_err *err)
               (short)(POLLIN | (o.active ? POLLOUT : 0)), 0 },
             { in.p.step < g->steps ? t->prev_fd : -1, POLLIN, 0 },
         };
-        double left = last + t->timeout - hog_now();
+        double left = (in.p.step < g->steps ? last_in : last_out) +
+                      t->timeout - hog_now();
         int rc = left > 0 ? poll(pf, 2, (int)(left * 1000) + 1) : 0;
         if (rc < 0 && errno == EINTR)
             continue;
+        if (rc == 0 && in.p.step < g->steps && !grace) {
+            /* Timed out on the predecessor: wait a little longer for its
+             * abort, which names the rank that stalled it, if any. */
+            grace = true;
+            last_in = hog_now() - t->timeout +
+                      (t->timeout < 4 ? t->timeout / 4 : 1.0);
+            continue;
+        }
         if (rc < 0)
             st = hog_errf(err, HOG_ENET, "poll: %s", strerror(errno));
         else if (rc == 0 && in.p.step < g->steps)
@@ -1513,9 +1544,11 @@ static hog_status ring_run(struct ring *g, hog_err *err)
             st = read_backward(t, err);
         else {
             if (pf[0].revents & POLLOUT)
-                st = out_pump(g, &o, &in, &last, err);
+                st = out_pump(g, &o, &in, &last_out, err);
+            double before = last_in;
             if (st == HOG_OK && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
-                st = in_pump(g, &in, &last, err);
+                st = in_pump(g, &in, &last_in, err);
+            grace = grace && last_in == before;
         }
     }
     if (st != HOG_OK) {
