@@ -736,3 +736,127 @@ Test(net, netns_three_hosts, .timeout = 90)
         cr_skip_test("%s", out);
     cr_assert_eq(rc, 0, "%s", out);
 }
+
+/* ---- the averaging hook and sharding, in one process ------------------------- */
+
+struct hook_count {
+    uint64_t calls, n;
+    float scale; /* multiply the weights by this */
+};
+
+static hog_status count_hook(void *ctx, float *w, uint64_t n, hog_err *err)
+{
+    (void)err;
+    struct hook_count *c = ctx;
+    c->calls++;
+    c->n = n;
+    for (uint64_t j = 0; j < n; j++)
+        w[j] *= c->scale;
+    return HOG_OK;
+}
+
+static hog_data *small_data(void)
+{
+    char dir[512];
+    th_tmpdir(dir, sizeof dir);
+    char text[1 << 14];
+    size_t len = 0;
+    for (int i = 0; i < 200; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "%d %d:%g %d:%g %d:1\n", i % 3 ? 1 : -1,
+                                i % 7 + 1, (i % 5) * 0.3, i % 11 + 8,
+                                (i % 4) * 0.5 - 0.7, i % 13 + 20);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *d = NULL;
+    hog_err err;
+    cr_assert_eq(hog_data_load(th_write(dir, "s.svm", text, len), &lo, &d,
+                               &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+/* The serial trainer calls the hook epochs x blocks times with every
+ * weight, and an identity hook changes nothing but rounding; a hook that
+ * changes the weights is seen by the training that follows. */
+Test(net, average_hook_in_serial_trainer)
+{
+    hog_data *d = small_data();
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 3;
+    hog_model *plain, *hooked, *scaled;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &plain, &err), HOG_OK, "%s", err.msg);
+    struct hook_count c = { 0, 0, 1.0f };
+    o.average = count_hook;
+    o.average_ctx = &c;
+    o.average_blocks = 7;
+    cr_assert_eq(hog_train(d, NULL, &o, &hooked, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(c.calls, 3 * 7);
+    cr_assert_eq(c.n, hog_model_features(plain) + 1); /* + the bias */
+    /* Blocks end SGD segments early (the lazy regularization is caught up
+     * at each), which changes float rounding only. */
+    double diff = 0, big = 0;
+    for (uint64_t j = 0; j < c.n; j++) {
+        double a = hog_model_weights(plain)[j], b = hog_model_weights(hooked)[j];
+        diff = fmax(diff, fabs(a - b));
+        big = fmax(big, fabs(a));
+    }
+    cr_assert(big > 0 && diff <= 1e-5 * big, "identity hook moved the "
+              "weights by %g (largest %g)", diff, big);
+    /* More blocks than rows: empty blocks still call, so that every
+     * process makes the same number of calls. */
+    c.calls = 0;
+    o.average_blocks = 500;
+    hog_model *many;
+    cr_assert_eq(hog_train(d, NULL, &o, &many, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(c.calls, 3 * 500);
+    hog_model_free(many);
+    /* Zero the model after every block: the final weights are zero. */
+    c = (struct hook_count){ 0, 0, 0.0f };
+    o.average_blocks = 2;
+    cr_assert_eq(hog_train(d, NULL, &o, &scaled, &err), HOG_OK, "%s", err.msg);
+    for (uint64_t j = 0; j < c.n; j++)
+        cr_assert_eq(hog_model_weights(scaled)[j], 0.0f);
+    /* Averaging asks for at least one block. */
+    o.average_blocks = 0;
+    hog_model *none;
+    cr_assert_eq(hog_train(d, NULL, &o, &none, &err), HOG_EINVAL);
+    hog_model_free(plain);
+    hog_model_free(hooked);
+    hog_model_free(scaled);
+    hog_data_free(d);
+}
+
+Test(net, shards_cover_the_rows)
+{
+    hog_data *d = small_data();
+    uint64_t rows = hog_data_rows(d);
+    for (int mode = 0; mode < 2; mode++) {
+        uint64_t seen = 0, nnz = 0;
+        for (unsigned r = 0; r < 3; r++) {
+            hog_data *s;
+            hog_err err;
+            cr_assert_eq(hog_net_shard(d, r, 3, (enum hog_shard_mode)mode, &s,
+                                       &err), HOG_OK, "%s", err.msg);
+            cr_assert_eq(s->n_features, d->n_features);
+            for (uint64_t i = 0; i < s->m.rows; i++) {
+                uint64_t src = mode == HOG_SHARD_STRIDE
+                                   ? r + 3 * i
+                                   : rows * r / 3 + i;
+                struct hog_row a = hog_csr_row(&s->m, i);
+                struct hog_row b = hog_csr_row(&d->m, src);
+                cr_assert_eq(a.nnz, b.nnz);
+                cr_assert_eq(a.y, b.y);
+                cr_assert_eq(memcmp(a.idx, b.idx, a.nnz * 4), 0);
+                cr_assert_eq(memcmp(a.val, b.val, a.nnz * 4), 0);
+            }
+            seen += s->m.rows;
+            nnz += s->m.nnz;
+            hog_data_free(s);
+        }
+        cr_assert_eq(seen, rows);
+        cr_assert_eq(nnz, hog_data_nnz(d));
+    }
+    hog_data_free(d);
+}

@@ -662,6 +662,8 @@ static hog_status serve(const struct auth *a, int fd, const char *peer,
 
 /* ---- sockets ------------------------------------------------------------------------ */
 
+static void close_fd(int fd) { close(fd); }
+
 /* Closes a refused connection so that the refusal arrives: closing with
  * unread bytes would send a reset that can overtake it. Reads (and drops)
  * what the peer still sends for at most half a second. */
@@ -1204,10 +1206,14 @@ out:
 static void tcp_close(hog_net *n)
 {
     struct tcp *t = (struct tcp *)n;
+    /* After a failure the neighbours still have our abort to read: a close
+     * with unread bytes here would reset the connection and could destroy
+     * it on their side. Half-close and drain first (bounded). */
+    void (*done)(int) = t->broken ? close_refused : close_fd;
     if (t->next_fd >= 0)
-        close(t->next_fd);
+        done(t->next_fd);
     if (t->prev_fd >= 0)
-        close(t->prev_fd);
+        done(t->prev_fd);
     free(t->tmp);
     free(t);
 }
