@@ -1533,7 +1533,7 @@ static hog_status ring_run(struct ring *g, hog_err *err)
              * abort, which names the rank that stalled it, if any. */
             grace = true;
             last_in = hog_now() - t->timeout +
-                      (t->timeout < 4 ? t->timeout / 4 : 1.0);
+                      (t->timeout < 4 ? t->timeout / 2 : 2.0);
             continue;
         }
         if (rc < 0)
