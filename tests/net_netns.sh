@@ -20,14 +20,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 fail() { echo "net_netns: $*"; exit 1; }
+# Set-up steps the machine may not allow (no veth or bridge driver, ...).
+skip() { echo "this machine does not allow the namespace network ($*); skipping"; exit 77; }
 
-ip -n "$SW" link add br0 type bridge || fail "cannot make a bridge"
+ip -n "$SW" link add br0 type bridge || skip "no bridge"
 ip -n "$SW" link set br0 up
 for i in 0 1 2; do
     ns=hogt$ID-$i
-    ip netns add "$ns" || fail "ip netns add $ns"
-    ip link add "h$ID-$i" type veth peer name "s$ID-$i" netns "$SW" || fail "veth"
-    ip link set "h$ID-$i" netns "$ns" || fail "veth into $ns"
+    ip netns add "$ns" || skip "ip netns add $ns"
+    ip link add "h$ID-$i" type veth peer name "s$ID-$i" netns "$SW" || skip "no veth pairs"
+    ip link set "h$ID-$i" netns "$ns" || skip "cannot move a veth into $ns"
     ip -n "$ns" link set "h$ID-$i" name eth0
     ip -n "$ns" addr add "10.200.$NET.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
