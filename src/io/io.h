@@ -44,6 +44,7 @@ struct hog_gen_opts {
     bool regression;      /* real targets instead of +1/-1 */
     double density_true;  /* fraction of planted weights that are non-zero */
     uint64_t seed;
+    unsigned threads;     /* 0 = all online CPUs; the output is the same for any */
 };
 
 void hog_gen_opts_init(struct hog_gen_opts *g);
