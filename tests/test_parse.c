@@ -305,7 +305,7 @@ Test(parse, values_round_like_strtof)
 {
     struct hog_rng r;
     hog_rng_seed(&r, 1234, 0);
-    size_t n = 200000, cap = n * 48 + 64, len = 0;
+    size_t n = 400000, cap = n * 48 + 64, len = 0;
     char *buf = malloc(cap);
     char (*tok)[40] = malloc(n * sizeof *tok);
     for (size_t i = 0; i < n; i++) {
@@ -325,9 +325,13 @@ Test(parse, values_round_like_strtof)
             int e = (int)hog_rng_below(&r, (uint64_t)(84 - nd)) - 46; /* < FLT_MAX */
             k += sprintf(t + k, "%c%d", hog_rng_below(&r, 2) ? 'e' : 'E', e);
         }
-        if (shape == 3) /* floats near halfway points, printed with 17 digits */
-            k = sprintf(t, "%.17g", (double)(float)hog_rng_uniform(&r) +
-                                        0x1p-25 * (hog_rng_uniform(&r) > 0.5));
+        if (shape == 3) { /* near halfway points between floats, 8 to 17 digits */
+            double f = (double)(float)(hog_rng_uniform(&r) * 0x1p20);
+            double ulp = (double)nextafterf((float)f, INFINITY) - f;
+            double x = f + ulp / 2 * (hog_rng_below(&r, 2) ? 1 : 0.999999);
+            k = sprintf(t, "%.*g", 8 + (int)hog_rng_below(&r, 10),
+                        x * (hog_rng_below(&r, 2) ? 1e-12 : 1));
+        }
         t[k] = 0;
         len += (size_t)sprintf(buf + len, "%s 1:%s\n", t, t);
     }
@@ -508,4 +512,29 @@ Test(parse, load_from_standard_input)
     cr_assert(freopen(p, "rb", stdin));
     cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
     cr_assert(strncmp(err.msg, "<stdin>:3: bad value 'x'", 24) == 0, "%s", err.msg);
+}
+
+Test(parse, exact_halfway_values_round_to_even)
+{
+    static const char *toks[] = {
+        "16777217", "16777219", "3.3554434e7", "33554435", "1.00000005960464477539062",
+        "1.000000059604644775390625", "1.0000000596046448", "0.500000029802322387695312",
+        "1e-38", "1.17549435e-38", "1e-45", "3.4028235e38", "3.4028235677973366e38",
+        "7.006492e-46", "9007199254740993", "123456789012345678901234567890",
+        "0.1", "0.2", "0.3", "1.1", "2.2e-7", "6.0221409e23", "1e22", "1e-22", "1e23",
+    };
+    char buf[4096];
+    size_t len = 0, n = sizeof toks / sizeof *toks;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(buf + len, "%s 1:%s 2:-%s\n", toks[i], toks[i], toks[i]);
+    hog_err err;
+    hog_data *d = parse_n(buf, len, 1, 0, HOG_OK, &err);
+    for (size_t i = 0; i < n; i++) {
+        float want = strtof(toks[i], NULL), neg = -want;
+        cr_assert_eq(memcmp(&d->m.y[i], &want, 4), 0, "%s: %a vs %a", toks[i],
+                     d->m.y[i], want);
+        cr_assert_eq(memcmp(&d->m.val[2 * i], &want, 4), 0, "%s", toks[i]);
+        cr_assert_eq(memcmp(&d->m.val[2 * i + 1], &neg, 4), 0, "-%s", toks[i]);
+    }
+    hog_data_free(d);
 }

@@ -129,6 +129,22 @@ static enum num_res classify_word(const char *p)
     return NUM_BAD;
 }
 
+/* 10^-k rounded to double, for the multiplication fast path. */
+static const double inv_pow10_tab[23] = {
+    1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
+    1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+};
+
+/* Distance of a double's 29 low mantissa bits from 1 << 28, the pattern of
+ * a value exactly halfway between two adjacent floats of its binade. */
+static inline uint32_t from_half(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    uint32_t low = (uint32_t)(bits & 0x1FFFFFFFu);
+    return low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
+}
+
 /* Parses a decimal number at *pp into *out; on success *pp is just past it
  * and the next byte is a delimiter. */
 static inline enum num_res parse_float(const char **pp, float *out)
@@ -140,35 +156,48 @@ static inline enum num_res parse_float(const char **pp, float *out)
     else if (*p == '+')
         p++;
     uint64_t m = 0;
-    int nd = 0, e10 = 0;
-    bool lost = false; /* non-zero digits beyond the 19th */
-    const char *d0 = p;
-    for (; is_digit(*p); p++) {
-        if (nd < 19) {
-            m = m * 10 + (uint64_t)(*p - '0');
-            nd += m != 0;
-        } else {
-            e10++;
-            lost |= *p != '0';
-        }
-    }
-    bool any = p > d0;
-    if (*p == '.') {
+    int e10 = 0;
+    bool lost = false; /* non-zero digits beyond the 19th significant one */
+    const char *ip = p;
+    while (is_digit(*p))
         p++;
-        const char *f0 = p;
-        for (; is_digit(*p); p++) {
+    const char *ie = p, *fp = p, *fe = p;
+    if (*p == '.') {
+        fp = ++p;
+        while (is_digit(*p))
+            p++;
+        fe = p;
+    }
+    if (HOG_UNLIKELY(ie == ip && fe == fp))
+        return classify_word(start);
+    if (HOG_LIKELY((ie - ip) + (fe - fp) <= 19)) {
+        /* Common case: at most 19 digits in all, no overflow possible. */
+        for (const char *q = ip; q < ie; q++)
+            m = m * 10 + (uint64_t)(*q - '0');
+        for (const char *q = fp; q < fe; q++)
+            m = m * 10 + (uint64_t)(*q - '0');
+        e10 = -(int)(fe - fp);
+    } else {
+        int nd = 0; /* significant digits kept */
+        for (const char *q = ip; q < ie; q++) {
             if (nd < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
+                m = m * 10 + (uint64_t)(*q - '0');
+                nd += m != 0;
+            } else {
+                e10++;
+                lost |= *q != '0';
+            }
+        }
+        for (const char *q = fp; q < fe; q++) {
+            if (nd < 19) {
+                m = m * 10 + (uint64_t)(*q - '0');
                 nd += m != 0;
                 e10--;
             } else {
-                lost |= *p != '0';
+                lost |= *q != '0';
             }
         }
-        any |= p > f0;
     }
-    if (HOG_UNLIKELY(!any))
-        return classify_word(start);
     if (*p == 'e' || *p == 'E') {
         p++;
         bool eneg = false;
@@ -193,14 +222,21 @@ static inline enum num_res parse_float(const char **pp, float *out)
     }
     if (HOG_LIKELY(!lost && m <= (UINT64_C(1) << 53) && e10 >= -22 &&
                    e10 <= 22)) {
-        double d = (double)m;
-        d = e10 < 0 ? d / pow10_tab[-e10] : d * pow10_tab[e10];
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        /* Halfway between two floats (29 low bits 1000...0), or outside
-         * the normal float range: let strtof round. */
-        if ((bits & 0x1FFFFFFFu) != 0x10000000u && d >= (double)FLT_MIN &&
-            d <= (double)FLT_MAX) {
+        double dm = (double)m, d;
+        if (e10 >= 0) {
+            d = dm * pow10_tab[e10]; /* exact operands: correctly rounded */
+        } else {
+            /* m * 10^-k is within 2 double ulps of the exact value, so it
+             * rounds to the same float unless it lies within a few ulps of
+             * a halfway point; then divide, which is correctly rounded. */
+            d = dm * inv_pow10_tab[-e10];
+            if (HOG_UNLIKELY(from_half(d) <= 8))
+                d = dm / pow10_tab[-e10];
+        }
+        /* A correctly rounded double exactly halfway between two floats,
+         * or one outside the normal float range: let strtof round. */
+        if (HOG_LIKELY(from_half(d) != 0 && d >= (double)FLT_MIN &&
+                       d <= (double)FLT_MAX)) {
             *out = neg ? -(float)d : (float)d;
             return NUM_OK;
         }
