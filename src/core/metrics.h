@@ -1,0 +1,36 @@
+/*
+ * Model quality on a data set: mean loss, accuracy, AUC, RMSE, and the
+ * regularization term of the objective. Used by the training front door
+ * after each epoch, outside the timed part.
+ */
+#ifndef HOG_METRICS_H
+#define HOG_METRICS_H
+
+#include "core/core.h"
+
+/* Fields that do not apply are NaN. */
+struct hog_metrics {
+    double loss;     /* mean loss of the model's loss function */
+    double accuracy; /* binary labels */
+    double auc;      /* binary labels, both classes present */
+    double rmse;     /* squared loss */
+};
+
+/* Scores every row of d with m (features beyond the model's count as zero)
+ * and fills out. Classification: a row is positive when its label equals
+ * m->label_pos; a score > 0 predicts positive (squared loss: a score above
+ * the midpoint of the two label values). */
+hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
+                            struct hog_metrics *out, hog_err *err);
+
+/* Area under the ROC curve of scores against pos[i] != 0, ties counted as
+ * half (the Mann-Whitney U statistic). NaN when a class is absent. */
+hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
+                   double *auc, hog_err *err);
+
+/* l2/2 |w|^2 + l1 |w|_1 over all weights, the bias weight included. */
+double hog_model_regularizer(const hog_model *m);
+/* Weights that are not zero, the bias weight included. */
+uint64_t hog_model_nonzeros(const hog_model *m);
+
+#endif

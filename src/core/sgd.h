@@ -1,0 +1,101 @@
+/*
+ * The sparse SGD row update: THE one kernel that the serial trainer, Hogwild!
+ * and the locked update modes share. The method and its proof of equality
+ * with the dense update are above hog_sgd_run() in sgd.c and in
+ * docs/TRAINING.md.
+ *
+ * Shared state (weights, AdaGrad accumulators, timestamps) is _Atomic and
+ * touched with relaxed loads and stores only, so that several threads may
+ * run the kernel on one struct hog_sgd at once (Hogwild!). Everything else
+ * in the struct is written only between segments, by one thread.
+ *
+ * Life cycle, one thread:
+ *     hog_sgd_init(&s, ...)
+ *     for each segment of steps (an epoch, or shorter; see seg_cap):
+ *         len = hog_sgd_segment_begin(&s, t_global, want);
+ *         hog_sgd_run(&s, rows..., t_first, t_stride)   (any threads)
+ *         hog_sgd_segment_end(&s, len)                  (every weight current)
+ *         t_global += len
+ *     hog_sgd_copy_weights(&s, model->w); hog_sgd_free(&s);
+ */
+#ifndef HOG_SGD_H
+#define HOG_SGD_H
+
+#include "core/core.h"
+
+#define HOG_ADAGRAD_EPS 1e-8
+/* A segment ends early when the product of the shrink factors falls below
+ * this, so that 1/product stays far from overflow. */
+#define HOG_SGD_PREFIX_MIN 1e-200
+/* At most this many steps per segment: bounds the prefix arrays to
+ * 2^20 * 24 bytes = 24 MiB, for one O(features) catch-up every 2^20 steps. */
+#define HOG_SGD_SEG_MAX (UINT32_C(1) << 20)
+
+/* Per segment step s: q = 1 / prod_{r<s} (1 - a_r) and
+ * c = sum_{r<s} b_r * q_{r+1}, where a_r = eta_r l2 and b_r = eta_r l1. */
+struct hog_sgd_prefix {
+    double q, c;
+};
+
+struct hog_sgd {
+    /* the problem, fixed */
+    hog_loss loss;
+    hog_schedule schedule;
+    double eta, l1, l2, power, bias;
+    double label_pos;     /* classification: y = +1 where label == label_pos */
+    uint64_t n_features;  /* the bias weight, if any, is w[n_features] */
+    uint64_t n_weights;   /* n_features + (bias != 0) */
+    uint64_t rows;        /* n in the schedule eta / (1 + t/n)^power */
+
+    /* shared, written by the kernel (relaxed) */
+    _Atomic float *w;
+    _Atomic float *g2;        /* AdaGrad: sum of squared loss gradients */
+    _Atomic uint32_t *stamp;  /* w[j] holds the regularization of segment
+                                 steps < stamp[j]; NULL without l1 and l2 */
+
+    /* the segment, written by segment_begin/end only */
+    uint64_t seg_t0;          /* global step number of segment step 0 */
+    uint32_t seg_len;
+    uint32_t seg_cap;         /* most steps segment_begin gives */
+    struct hog_sgd_prefix *pre; /* seg_cap + 1 entries (not for AdaGrad) */
+    double *seg_eta;            /* eta of each segment step (not for AdaGrad) */
+};
+
+/* Allocates zero weights for n_features (+1 for the bias) and the state o
+ * asks for. o must be validated (hog_train checks it). */
+hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
+                        const hog_data *train, hog_err *err);
+void hog_sgd_free(struct hog_sgd *s);
+
+/* The step size of global step t for the shared schedules (constant and
+ * inverse scaling); AdaGrad's base eta. */
+double hog_sgd_eta_at(const struct hog_sgd *s, uint64_t t);
+
+/* Starts a segment at global step t0 with up to want steps (want >= 1) and
+ * returns its length (>= 1): shorter when want > seg_cap or when the shrink
+ * product would underflow. Steps of the segment are numbered 0..len-1. */
+uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want);
+
+/* Brings every weight up to date with all len steps of the segment and
+ * resets the timestamps. O(features). hog_sgd_catch_up_range() does it for
+ * w[lo..hi) so that threads may share the work. */
+void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len);
+void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
+                            uint32_t len);
+
+/* Runs count SGD steps on rows order[0..count) of d; the i-th row is segment
+ * step t_first + i * t_stride (all < seg_len). Serial: t_first = position in
+ * the segment, t_stride = 1. Safe to call from several threads at once. */
+void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
+                 const uint64_t *order, uint64_t count, uint32_t t_first,
+                 uint32_t t_stride);
+
+/* One step on one row with target y (+1/-1, or the raw target for the
+ * squared loss); returns the margin before the step. */
+double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
+                    uint32_t t);
+
+/* Copies the weights out (call after segment_end). */
+void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
+
+#endif
