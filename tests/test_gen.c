@@ -389,3 +389,79 @@ Test(threads, gen_output_is_the_same_for_any_thread_count)
     stats_free(&st);
     free(one);
 }
+
+/* The same, with hogtrain's own loader and trainer (defaults: logistic,
+ * bias 1), on rows it did not see. */
+Test(gen, hogtrain_learns_it)
+{
+    struct hog_gen_opts g;
+    hog_gen_opts_init(&g);
+    g.rows = 40000;
+    g.features = 20000;
+    char dir[1024], all[1100], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(all, sizeof all, "%s/all.svm", dir);
+    FILE *f = fopen(all, "w");
+    hog_err err;
+    cr_assert_eq(hog_gen_write(&g, f, &err), HOG_OK, "%s", err.msg);
+    fclose(f);
+    cr_assert_eq(th_run(out, sizeof out,
+                        "cd '%s' && head -n 30000 all.svm > train && "
+                        "tail -n 10000 all.svm > test",
+                        dir),
+                 0, "%s", out);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    lo.n_features = g.features;
+    hog_data *tr, *te;
+    char p[1100];
+    snprintf(p, sizeof p, "%s/train", dir);
+    cr_assert_eq(hog_data_load(p, &lo, &tr, &err), HOG_OK, "%s", err.msg);
+    snprintf(p, sizeof p, "%s/test", dir);
+    cr_assert_eq(hog_data_load(p, &lo, &te, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_rows(tr), 30000u);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.threads = 1;
+    hog_model *m;
+    cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    double *sc = malloc(hog_data_rows(te) * sizeof *sc);
+    cr_assert_eq(hog_model_scores(m, te, sc, &err), HOG_OK);
+    uint64_t ok = 0;
+    for (uint64_t i = 0; i < hog_data_rows(te); i++)
+        ok += (sc[i] > 0) == (te->m.y[i] > 0);
+    double acc = (double)ok / (double)hog_data_rows(te);
+    cr_assert_geq(acc, 0.85, "hogtrain's test accuracy %g with 5%% label noise",
+                  acc);
+    free(sc);
+    hog_model_free(m);
+    hog_data_free(tr), hog_data_free(te);
+}
+
+/* hogtrain's own parser reads what the generator writes, row for row. */
+Test(gen, the_parser_reads_it)
+{
+    struct hog_gen_opts g = small_opts();
+    size_t len;
+    char *t = gen_text(&g, &len);
+    struct stats st;
+    read_text(t, &g, NULL, &st);
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    const char *p = th_write(dir, "g.svm", t, len);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(p, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_rows(d), g.rows);
+    cr_assert_eq(hog_data_nnz(d), st.nnz);
+    cr_assert_leq(hog_data_features(d), g.features);
+    cr_assert_eq(d->labels, HOG_LABELS_BINARY);
+    cr_assert_eq(d->label_pos, 1);
+    cr_assert_eq(d->label_neg, -1);
+    cr_assert_eq(d->n_pos, st.n_pos);
+    hog_data_free(d);
+    stats_free(&st);
+    free(t);
+}

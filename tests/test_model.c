@@ -26,47 +26,13 @@ static char *slurp(const char *path, size_t *len)
     return b;
 }
 
-/* A plain LIBSVM reader for the tests (the library's parser lives apart). */
 static hog_data *read_svm(const char *path)
 {
-    size_t len;
-    char *text = slurp(path, &len);
-    size_t cap_r = 64, cap_z = 1024, rows = 0, nnz = 0;
-    uint64_t *off = malloc(cap_r * sizeof *off);
-    float *y = malloc(cap_r * sizeof *y);
-    uint32_t *idx = malloc(cap_z * sizeof *idx);
-    float *val = malloc(cap_z * sizeof *val);
-    off[0] = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char *p = line, *end;
-        double lab = strtod(p, &end);
-        cr_assert_neq(end, p, "%s: no label in \"%s\"", path, line);
-        p = end;
-        if (rows + 2 > cap_r) {
-            cap_r *= 2;
-            off = realloc(off, cap_r * sizeof *off);
-            y = realloc(y, cap_r * sizeof *y);
-        }
-        y[rows] = (float)lab;
-        for (;;) {
-            unsigned long j = strtoul(p, &end, 10);
-            if (end == p || *end != ':')
-                break;
-            double v = strtod(end + 1, &p);
-            if (nnz + 1 > cap_z) {
-                cap_z *= 2;
-                idx = realloc(idx, cap_z * sizeof *idx);
-                val = realloc(val, cap_z * sizeof *val);
-            }
-            idx[nnz] = (uint32_t)(j - 1);
-            val[nnz++] = (float)v;
-        }
-        off[++rows] = nnz;
-    }
-    free(text);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
     hog_data *d;
     hog_err err;
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, 0, &d, &err), HOG_OK);
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
     return d;
 }
 
