@@ -462,6 +462,24 @@ Test(gen, the_parser_reads_it)
     cr_assert_eq(d->label_neg, -1);
     cr_assert_eq(d->n_pos, st.n_pos);
     hog_data_free(d);
+    /* Without noise the planted model's scores on the parsed data give
+     * every label exactly: the generator labels what the parser reads. */
+    g.label_noise = 0;
+    free(t);
+    t = gen_text(&g, &len);
+    p = th_write(dir, "g0.svm", t, len);
+    lo.n_features = g.features;
+    cr_assert_eq(hog_data_load(p, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    hog_model *m;
+    cr_assert_eq(hog_gen_model(&g, &m, &err), HOG_OK, "%s", err.msg);
+    double *sc = malloc(g.rows * sizeof *sc);
+    cr_assert_eq(hog_model_scores(m, d, sc, &err), HOG_OK);
+    for (uint64_t i = 0; i < g.rows; i++)
+        cr_assert_eq(sc[i] > 0, d->m.y[i] > 0, "row %llu: score %g, label %g",
+                     (unsigned long long)i, sc[i], (double)d->m.y[i]);
+    free(sc);
+    hog_model_free(m);
+    hog_data_free(d);
     stats_free(&st);
     free(t);
 }

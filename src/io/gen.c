@@ -327,8 +327,9 @@ static hog_status gen_row(const struct gen *g, struct gen_scratch *t,
         double qd = floor((double)v[i] * scale + 0.5);
         uint32_t q = qd < 1 ? 1 : qd > GEN_SCALE ? GEN_SCALE : (uint32_t)qd;
         t->q[i] = q;
-        /* the value a parser reads back from the text */
-        float x = (float)((double)q / GEN_SCALE);
+        /* The value a parser reads back from the text: q and 10^6 are exact
+         * floats and IEEE division rounds once, so this is strtof's result. */
+        float x = (float)q / (float)GEN_SCALE;
         m += (double)g->w[r] * (double)x;
     }
     *nnz = (uint32_t)n;
