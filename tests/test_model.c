@@ -532,6 +532,9 @@ static void expect_bad(const char *text, hog_status want, const char *line,
 Test(model, liblinear_malformed_text_names_file_and_line)
 {
     expect_bad(HEAD "w\n0.5 \n", HOG_ECORRUPT, "7", "truncated");
+    expect_bad("solver_type L2R_LR\nnr_class 2\nlabel 1 -1\n"
+               "nr_feature 4000000000\nbias -1\nw\n0.5 \n",
+               HOG_ECORRUPT, "6", "nr_feature 4000000000");
     expect_bad(HEAD "w\n0.5 \nabc \n", HOG_EPARSE, "8", "one weight per line");
     expect_bad(HEAD "w\n0.5 \n1 2 \n", HOG_EPARSE, "8", "one weight per line");
     expect_bad(HEAD "w\n0.5 \n1 \n3 \n", HOG_EPARSE, "9", "after the 2 weights");
