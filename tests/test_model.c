@@ -574,3 +574,33 @@ Test(model, liblinear_regression_without_label_line_loads)
     cr_assert_eq(hog_model_bias(m), 0.0);
     hog_model_free(m);
 }
+
+/* Text cut anywhere before the last weight's line is refused; cut inside
+ * the last number it may read as a shorter number, as any text would. */
+Test(model, liblinear_every_truncation_is_refused_or_harmless)
+{
+    char dir[1024], mp[1100];
+    hog_err err;
+    th_tmpdir(dir, sizeof dir);
+    snprintf(mp, sizeof mp, "%s/m", dir);
+    hog_model *m = pattern_model(6, HOG_LOSS_LOGISTIC, 1.0);
+    cr_assert_eq(hog_model_save(m, mp, HOG_MODEL_LIBLINEAR, &err), HOG_OK);
+    size_t len;
+    char *t = slurp(mp, &len);
+    size_t last = len - 2; /* start of the last line */
+    while (last > 0 && t[last - 1] != '\n')
+        last--;
+    for (size_t n = 0; n < len; n++) {
+        hog_model *r = NULL;
+        hog_status s = hog_model_load(th_write(dir, "cut", t, n), &r, &err);
+        if (n <= last) {
+            cr_assert_neq(s, HOG_OK, "cut at %zu of %zu loaded", n, len);
+            cr_assert_null(r);
+        } else if (s == HOG_OK) {
+            cr_assert_eq(memcmp(r->w, m->w, 6 * sizeof(float)), 0);
+        }
+        hog_model_free(r);
+    }
+    free(t);
+    hog_model_free(m);
+}
