@@ -82,15 +82,6 @@ static hog_model *pattern_model(uint64_t nf, hog_loss loss, double bias)
 
 static const char *heart(void)
 {
-    /* th_data() returns a dangling pointer for files stored uncompressed
-     * (tests/helpers.c); a copy in the scratch root takes its first path. */
-    const char *root = getenv("HOGTRAIN_DATA"), *tmp = getenv("HOGTRAIN_TEST_TMP");
-    char out[256];
-    th_run(out, sizeof out,
-           "d='%s'; t='%s'; test -f \"$t/heart_scale\" || { mkdir -p \"$t\" && "
-           "cp \"$d/heart_scale\" \"$t/heart_scale.$$\" && "
-           "mv \"$t/heart_scale.$$\" \"$t/heart_scale\"; }",
-           root && *root ? root : "../shared/data", tmp && *tmp ? tmp : "/tmp");
     const char *p = th_data("heart_scale");
     if (!p)
         cr_skip_test("heart_scale not found under HOGTRAIN_DATA; skipping");
