@@ -310,8 +310,7 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     if (lk > HOG_LABELS_REAL || toff != HDR_SIZE ||
         in->n_chunks > in->file_size / HOG_HGB_ALIGN ||
         tbytes != ALIGN_UP(in->n_chunks * TABLE_ENTRY) ||
-        in->file_size < HDR_SIZE + tbytes ||
-        in->n_features > (uint64_t)HOG_MAX_FEATURE_INDEX + 1)
+        in->file_size < HDR_SIZE + tbytes)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;

@@ -147,7 +147,8 @@ static inline uint32_t from_half(double d)
 
 /* Parses a decimal number at *pp into *out; on success *pp is just past it
  * and the next byte is a delimiter. */
-static inline enum num_res parse_float(const char **pp, float *out)
+static inline __attribute__((always_inline)) enum num_res
+parse_float(const char **pp, float *out)
 {
     const char *p = *pp, *start = p;
     bool neg = false;
