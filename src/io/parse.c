@@ -654,12 +654,29 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         free(sl);
         return hog_data_wrap(rows, nnz, off, y, idx, val, nf_min, out, err);
     }
-    off = malloc((rows + 1) * sizeof *off);
-    y = malloc(rows * sizeof *y);
-    idx = malloc((nnz ? nnz : 1) * sizeof *idx);
-    val = malloc((nnz ? nnz : 1) * sizeof *val);
-    if (!off || !y || !idx || !val) {
-        free(off), free(y), free(idx), free(val);
+    /* Slice 0's arrays grow to the whole set (realloc of a large block
+     * remaps rather than copies); the other slices are copied in after it,
+     * in parallel. */
+    struct slice *s0 = &sl[0];
+    bool ok = true;
+    void *q;
+    if ((q = realloc(s0->off, (rows + 1) * sizeof *off)))
+        s0->off = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->y, rows * sizeof *y)))
+        s0->y = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->idx, (nnz ? nnz : 1) * sizeof *idx)))
+        s0->idx = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->val, (nnz ? nnz : 1) * sizeof *val)))
+        s0->val = q;
+    else
+        ok = false;
+    if (!ok) {
         for (unsigned i = 0; i < nslices; i++)
             slice_free(&sl[i]);
         free(sl);
@@ -667,12 +684,13 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                         "%s: out of memory for %llu rows and %llu nonzeros",
                         name, (unsigned long long)rows, (unsigned long long)nnz);
     }
-    off[0] = 0;
-    for (unsigned i = 0; i < nslices; i++) {
+    off = s0->off, y = s0->y, idx = s0->idx, val = s0->val;
+    s0->off = NULL, s0->y = NULL, s0->idx = NULL, s0->val = NULL;
+    for (unsigned i = 1; i < nslices; i++) {
         sl[i].dst_off = off, sl[i].dst_y = y;
         sl[i].dst_idx = idx, sl[i].dst_val = val;
     }
-    run_all(sl, nslices, slice_copy, err);
+    run_all(sl + 1, nslices - 1, slice_copy, err);
     for (unsigned i = 0; i < nslices; i++)
         slice_free(&sl[i]);
     free(sl);
