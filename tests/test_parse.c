@@ -584,3 +584,19 @@ Test(threads, mutated_inputs_parse_alike_in_parallel, .timeout = 60)
         hog_data_free(b);
     }
 }
+
+Test(parse, fixture_files_load_alike)
+{
+    hog_data *a, *b;
+    hog_err err;
+    cr_assert_eq(hog_data_load("tests/data/canonical.svm", NULL, &a, &err), HOG_OK, "%s",
+                 err.msg);
+    cr_assert_eq(hog_data_load("tests/data/variants.svm", NULL, &b, &err), HOG_OK, "%s",
+                 err.msg);
+    assert_same(a, b, "tests/data/variants.svm");
+    hog_data *c = parse_ok(canon, 0);
+    assert_same(a, c, "tests/data/canonical.svm");
+    hog_data_free(a);
+    hog_data_free(b);
+    hog_data_free(c);
+}
