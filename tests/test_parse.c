@@ -538,3 +538,65 @@ Test(parse, exact_halfway_values_round_to_even)
     }
     hog_data_free(d);
 }
+
+/* Mutated text never crashes, and any slice count gives the serial
+ * result: the same data, or the same error at the same line. */
+Test(threads, mutated_inputs_parse_alike_in_parallel, .timeout = 60)
+{
+    static const char alphabet[] = "0123456789:.eE+-# \t\r\n\nqid:nan\0x";
+    struct hog_rng r;
+    hog_rng_seed(&r, 99, 0);
+    char base[2048];
+    size_t blen = 0;
+    for (int i = 0; i < 40; i++)
+        blen += (size_t)sprintf(base + blen, "%s %d:%d.5 %d:1e-%d\n", i % 3 ? "-1" : "+1",
+                                i % 5 + 1, i, i % 5 + 7, i % 4);
+    char buf[4096];
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, base, blen);
+        size_t len = blen;
+        int muts = 1 + (int)hog_rng_below(&r, 4);
+        for (int k = 0; k < muts; k++) {
+            size_t at = (size_t)hog_rng_below(&r, len);
+            char c = alphabet[hog_rng_below(&r, sizeof alphabet - 1)];
+            switch (hog_rng_below(&r, 3)) {
+            case 0: buf[at] = c; break;
+            case 1: memmove(buf + at + 1, buf + at, len - at); buf[at] = c; len++; break;
+            default: memmove(buf + at, buf + at + 1, len - at - 1); len--; break;
+            }
+        }
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.zero_based = it % 2;
+        hog_data *a = NULL, *b = NULL;
+        hog_err ea, eb;
+        hog_status sa = hog_parse_svm_slices(buf, len, "t.svm", &o, 1, &a, &ea);
+        hog_status sb = hog_parse_svm_slices(buf, len, "t.svm", &o, 2 + it % 5, &b, &eb);
+        cr_assert_eq(sa, sb, "iteration %d: %s vs %s", it, hog_status_str(sa),
+                     hog_status_str(sb));
+        if (sa == HOG_OK) {
+            assert_same(a, b, "mutated");
+        } else {
+            cr_assert_str_eq(ea.msg, eb.msg);
+            cr_assert(strncmp(ea.msg, "t.svm:", 6) == 0, "%s", ea.msg);
+        }
+        hog_data_free(a);
+        hog_data_free(b);
+    }
+}
+
+Test(parse, fixture_files_load_alike)
+{
+    hog_data *a, *b;
+    hog_err err;
+    cr_assert_eq(hog_data_load("tests/data/canonical.svm", NULL, &a, &err), HOG_OK, "%s",
+                 err.msg);
+    cr_assert_eq(hog_data_load("tests/data/variants.svm", NULL, &b, &err), HOG_OK, "%s",
+                 err.msg);
+    assert_same(a, b, "tests/data/variants.svm");
+    hog_data *c = parse_ok(canon, 0);
+    assert_same(a, c, "tests/data/canonical.svm");
+    hog_data_free(a);
+    hog_data_free(b);
+    hog_data_free(c);
+}
