@@ -53,7 +53,7 @@ GPU_CU   := $(sort $(wildcard src/gpu/*.cu))
 GPU_C    := $(filter-out src/gpu/nocuda.c,$(wildcard src/gpu/*.c))
 else
 GPU_CU   :=
-GPU_C    := $(wildcard src/gpu/nocuda.c)
+GPU_C    := $(wildcard src/gpu/*.c)
 endif
 LIB_SRC += $(GPU_C)
 
@@ -105,7 +105,8 @@ $(BUILD)/src/%.o: src/%.c
 $(BUILD)/src/%.cu.o: src/%.cu
 	$(call msg,NVCC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O3 -std=c++17 -Iinclude -Isrc -Xcompiler -fPIC,-fvisibility=hidden \
+	$(Q)$(NVCC) -O3 -std=c++17 -lineinfo -Iinclude -Isrc $(CFLAGS_PKG) \
+	  -Xcompiler -fPIC,-fvisibility=hidden,-Wall $(if $(CI),-Werror all-warnings,) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
 
