@@ -61,7 +61,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 ifneq ($(GPU_CU),)
-LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
 STATIC := $(BUILD)/libhogtrain.a
