@@ -72,6 +72,16 @@ hog_status hog_gpu_list(struct hog_gpu_info *out, unsigned max, unsigned *n,
 hog_status hog_gpu_copy_bandwidth(int dev, size_t bytes, double *bytes_per_s,
                                   hog_err *err)
 {
+    int count = 0;
+    *bytes_per_s = 0;
+    hog_status st = hog_cuda_count(&count, err);
+    if (st != HOG_OK)
+        return st;
+    if (dev < 0 || dev >= count || bytes == 0)
+        return hog_errf(err, HOG_EINVAL,
+                        "no CUDA device %d (this machine shows %d), or an "
+                        "empty copy",
+                        dev, count);
     return hog_cuda_copy_bandwidth(dev, bytes, bytes_per_s, err);
 }
 
