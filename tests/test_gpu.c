@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/loss.h"
 #include "core/metrics.h"
+#include "gpu/cuda.h"
 #include "gpu/gpu.h"
 #include "helpers.h"
 #include "io/io.h"
@@ -329,6 +330,200 @@ Test(gpu, reference_learns)
     cr_assert_gt((double)right / d->m.rows, 0.85, "accuracy %.3f",
                  (double)right / d->m.rows);
     free(w);
+    hog_data_free(d);
+}
+
+/* ---- shards: the upload layout, checked and stepped on the CPU ---------------------------- */
+
+static void *alloc_plain(size_t n) { return malloc(n); }
+
+/* Every batch of replica q's shard holds its plan rows (bias column
+ * appended, labels mapped), and its compact transpose holds the same
+ * entries, columns increasing, rows increasing within a column. */
+static void check_shard(const hog_data *d, const hog_train_opts *o,
+                        const struct hog_gpu_plan *p, unsigned q,
+                        const struct hog_cuda_shard *s)
+{
+    const bool bias = o->bias != 0;
+    cr_assert_eq(s->nbatch, p->rounds);
+    for (uint64_t k = 0; k < s->nbatch; k++) {
+        const struct hog_cuda_batch *b = &s->b[k];
+        uint64_t lo, hi;
+        hog_gpu_plan_part(p, k, q, &lo, &hi);
+        cr_assert_eq(b->rows, hi - lo);
+        const int32_t *roff = s->roff + b->at_off;
+        const int32_t *col = s->col + b->at_nnz;
+        const float *val = s->val + b->at_nnz;
+        cr_assert_eq(roff[0], 0);
+        for (uint32_t i = 0; i < b->rows; i++) {
+            struct hog_row r = hog_csr_row(&d->m, p->perm[lo + i]);
+            cr_assert_eq((uint32_t)(roff[i + 1] - roff[i]), r.nnz + bias);
+            for (uint32_t j = 0; j < r.nnz; j++) {
+                cr_assert_eq((uint32_t)col[roff[i] + j], r.idx[j]);
+                cr_assert_eq(val[roff[i] + j], r.val[j]);
+            }
+            if (bias) {
+                cr_assert_eq((uint64_t)col[roff[i + 1] - 1], d->n_features);
+                cr_assert_eq(val[roff[i + 1] - 1], (float)o->bias);
+            }
+            float y = s->y[b->at_row + i];
+            cr_assert_eq(y, hog_label_positive(d, r.y) ? 1.0f : -1.0f);
+        }
+        cr_assert_eq((uint32_t)roff[b->rows], b->nnz);
+        cr_assert_leq(b->rows, s->max_rows);
+        cr_assert_leq(b->nnz, s->max_nnz);
+
+        /* The transpose: rebuild the CSR entries from it. */
+        const int32_t *tcol = s->tcol + b->at_uniq;
+        const int32_t *toff = s->toff + b->at_toff;
+        const int32_t *trow = s->trow + b->at_nnz;
+        const float *tval = s->tval + b->at_nnz;
+        cr_assert_eq(toff[0], 0);
+        cr_assert_eq((uint32_t)toff[b->uniq], b->nnz);
+        uint64_t matched = 0;
+        for (uint32_t u = 0; u < b->uniq; u++) {
+            if (u)
+                cr_assert_lt(tcol[u - 1], tcol[u]);
+            cr_assert_lt(toff[u], toff[u + 1], "an empty transpose row");
+            for (int32_t x = toff[u]; x < toff[u + 1]; x++) {
+                if (x > toff[u])
+                    cr_assert_lt(trow[x - 1], trow[x]);
+                int32_t i = trow[x];
+                cr_assert(i >= 0 && (uint32_t)i < b->rows);
+                /* Find column tcol[u] in row i. */
+                bool found = false;
+                for (int32_t e = roff[i]; e < roff[i + 1]; e++)
+                    if (col[e] == tcol[u]) {
+                        cr_assert_eq(val[e], tval[x]);
+                        found = true;
+                    }
+                cr_assert(found, "batch %llu: transpose entry (%d, %d) is "
+                          "not in the CSR", (unsigned long long)k, i, tcol[u]);
+                matched++;
+            }
+        }
+        cr_assert_eq(matched, b->nnz);
+    }
+}
+
+Test(gpu, shard_layout_matches_the_plan)
+{
+    hog_data *d = synth(203, 37, 0.2, false, 12);
+    for (int bias = 0; bias < 2; bias++) {
+        hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0, 0, 1);
+        o.bias = bias ? 2.5 : 0;
+        struct hog_gpu_plan p;
+        cr_assert_eq(hog_gpu_plan_make(d->m.rows, 3, 16, o.seed, &p, NULL),
+                     HOG_OK);
+        for (unsigned q = 0; q < 3; q++) {
+            struct hog_cuda_shard s;
+            memset(&s, 0, sizeof s);
+            hog_err err = { { 0 } };
+            cr_assert_eq(hog_gpu_shard_build(d, &o, &p, q, true, alloc_plain,
+                                             &s, &err),
+                         HOG_OK, "%s", err.msg);
+            check_shard(d, &o, &p, q, &s);
+            hog_gpu_shard_free(&s, free);
+        }
+        hog_gpu_plan_free(&p);
+    }
+    hog_data_free(d);
+}
+
+/* The GPU minibatch step emulated on the shard's arrays, kernel by kernel
+ * (SpMV over the batch, derivatives, SpMV over the transpose, scatter,
+ * dense update): it must give the reference's weights, so the layout the
+ * device reads carries the right rows, columns and values. */
+static void emulate_minibatch(const hog_data *d, const hog_train_opts *o,
+                              uint32_t B, float *w)
+{
+    struct hog_gpu_plan p;
+    cr_assert_eq(hog_gpu_plan_make(d->m.rows, 1, B, o->seed, &p, NULL),
+                 HOG_OK);
+    struct hog_cuda_shard s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(hog_gpu_shard_build(d, o, &p, 0, true, alloc_plain, &s, NULL),
+                 HOG_OK);
+    uint64_t nw = n_weights(d, o);
+    float *margin = malloc(s.max_rows * sizeof *margin);
+    float *dv = malloc(s.max_rows * sizeof *dv);
+    float *gc = malloc((s.max_uniq + 1) * sizeof *gc);
+    float *gdense = calloc(nw, sizeof *gdense), *g2 = calloc(nw, sizeof *g2);
+    uint64_t *order = malloc(p.rounds * sizeof *order);
+    memset(w, 0, nw * sizeof *w);
+    for (uint64_t k = 0; k < p.rounds; k++)
+        order[k] = k;
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t done = 0;
+    for (unsigned e = 0; e < o->epochs; e++) {
+        hog_shuffle_u64(&rng, order, p.rounds);
+        for (uint64_t i = 0; i < p.rounds; i++, done++) {
+            const struct hog_cuda_batch *b = &s.b[order[i]];
+            double eta = hog_gpu_eta_at(o, done * B, p.n);
+            const int32_t *roff = s.roff + b->at_off, *col = s.col + b->at_nnz;
+            const float *val = s.val + b->at_nnz, *y = s.y + b->at_row;
+            for (uint32_t r = 0; r < b->rows; r++) {
+                double m = 0;
+                for (int32_t x = roff[r]; x < roff[r + 1]; x++)
+                    m += (double)w[col[x]] * val[x];
+                margin[r] = (float)m;
+                dv[r] = (float)(hog_loss_deriv(o->loss, y[r], margin[r]) /
+                                b->rows);
+            }
+            const int32_t *tcol = s.tcol + b->at_uniq;
+            const int32_t *toff = s.toff + b->at_toff;
+            const int32_t *trow = s.trow + b->at_nnz;
+            const float *tval = s.tval + b->at_nnz;
+            for (uint32_t u = 0; u < b->uniq; u++) {
+                double g = 0;
+                for (int32_t x = toff[u]; x < toff[u + 1]; x++)
+                    g += (double)dv[trow[x]] * tval[x];
+                gc[u] = (float)g;
+                gdense[tcol[u]] = gc[u];
+            }
+            for (uint64_t j = 0; j < nw; j++) {
+                double gj = gdense[j], ej = eta, a;
+                gdense[j] = 0;
+                if (o->schedule == HOG_SCHED_ADAGRAD) {
+                    double G = (double)g2[j] + gj * gj;
+                    g2[j] = (float)G;
+                    ej = eta / sqrt(1e-8 + G);
+                    a = fmin(1.0, ej * o->l2);
+                } else {
+                    a = ej * o->l2;
+                }
+                w[j] = (float)soft_d((1.0 - a) * w[j] - ej * gj, ej * o->l1);
+            }
+        }
+    }
+    free(margin);
+    free(dv);
+    free(gc);
+    free(gdense);
+    free(g2);
+    free(order);
+    hog_gpu_shard_free(&s, free);
+    hog_gpu_plan_free(&p);
+}
+
+Test(gpu, emulated_device_step_on_the_shard_equals_the_reference)
+{
+    hog_data *d = synth(500, 60, 0.15, false, 13);
+    const hog_schedule scheds[] = { HOG_SCHED_CONSTANT, HOG_SCHED_INVSCALING,
+                                    HOG_SCHED_ADAGRAD };
+    for (int i = 0; i < 3; i++) {
+        hog_train_opts o = opts(HOG_LOSS_LOGISTIC, scheds[i], 1e-4, 1e-3, 2);
+        uint64_t nw = n_weights(d, &o);
+        float *em = malloc(nw * sizeof *em), *ref = malloc(nw * sizeof *ref);
+        emulate_minibatch(d, &o, 24, em);
+        cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 24, 1, ref, NULL), HOG_OK);
+        double r = worst_ratio(em, ref, nw, 1e-5, 1e-3);
+        cr_assert_leq(r, 1.0, "schedule %d: %g of the bound", (int)scheds[i],
+                      r);
+        free(em);
+        free(ref);
+    }
     hog_data_free(d);
 }
 

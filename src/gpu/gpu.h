@@ -127,6 +127,22 @@ static inline void hog_gpu_plan_part(const struct hog_gpu_plan *p, uint64_t k,
  * eta), n the rows of an epoch: as hog_sgd_eta_at. */
 double hog_gpu_eta_at(const hog_train_opts *o, uint64_t t, uint64_t n);
 
+/* ---- shards (train.c) ----------------------------------------------------------- */
+
+/* Replica q's batches of the plan in the upload layout of struct
+ * hog_cuda_shard (gpu/cuda.h): batch k = its part of round k, a CSR with
+ * local offsets over n_features (+1 bias column) columns, labels as +1/-1
+ * (or the target), and with transpose the batch's compact transpose. The
+ * arrays come from alloc (page-locked memory when training, malloc in
+ * tests); HOG_ERANGE when a batch holds 2^31 nonzeros or more. */
+struct hog_cuda_shard;
+hog_status hog_gpu_shard_build(const hog_data *d, const hog_train_opts *o,
+                               const struct hog_gpu_plan *plan, unsigned q,
+                               bool transpose, void *(*alloc)(size_t),
+                               struct hog_cuda_shard *s, hog_err *err);
+/* Frees the arrays with release (the matching free), keeps s->dev. */
+void hog_gpu_shard_free(struct hog_cuda_shard *s, void (*release)(void *));
+
 /* ---- the CPU reference (ref.c) -------------------------------------------------- *
  *
  * The minibatch step on the CPU, for R simulated replicas over the plan

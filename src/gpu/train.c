@@ -87,36 +87,28 @@ hog_status hog_gpu_copy_bandwidth(int dev, size_t bytes, double *bytes_per_s,
 
 /* ---- shards ------------------------------------------------------------------ */
 
-struct build {
-    const hog_data *d;
-    const hog_train_opts *o;
-    const struct hog_gpu_plan *plan;
-    unsigned q;          /* replica */
-    bool transpose;      /* minibatch: also the compact transposes */
-    struct hog_cuda_shard *s;
-    hog_status st;
-    hog_err err;
-};
-
-static void shard_free(struct hog_cuda_shard *s)
+void hog_gpu_shard_free(struct hog_cuda_shard *s, void (*release)(void *))
 {
     free(s->b);
-    hog_cuda_host_free(s->y);
-    hog_cuda_host_free(s->roff);
-    hog_cuda_host_free(s->col);
-    hog_cuda_host_free(s->val);
-    hog_cuda_host_free(s->tcol);
-    hog_cuda_host_free(s->toff);
-    hog_cuda_host_free(s->trow);
-    hog_cuda_host_free(s->tval);
+    release(s->y);
+    release(s->roff);
+    release(s->col);
+    release(s->val);
+    release(s->tcol);
+    release(s->toff);
+    release(s->trow);
+    release(s->tval);
+    int dev = s->dev;
     memset(s, 0, sizeof *s);
+    s->dev = dev;
 }
 
-static void *host_array(size_t n, size_t size, bool *ok)
+static void *host_array(void *(*alloc)(size_t), size_t n, size_t size,
+                        bool *ok)
 {
     if (!*ok)
         return NULL;
-    void *p = hog_cuda_host_alloc((n ? n : 1) * size);
+    void *p = alloc((n ? n : 1) * size);
     if (!p)
         *ok = false;
     return p;
@@ -128,22 +120,20 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fills one replica's shard; runs on a thread bound next to its GPU. */
-static hog_status shard_build(struct build *bd)
+hog_status hog_gpu_shard_build(const hog_data *d, const hog_train_opts *o,
+                               const struct hog_gpu_plan *pl, unsigned q,
+                               bool transpose, void *(*alloc)(size_t),
+                               struct hog_cuda_shard *s, hog_err *err)
 {
-    const hog_data *d = bd->d;
-    const struct hog_gpu_plan *pl = bd->plan;
     const uint64_t nf = d->n_features;
-    const bool bias = bd->o->bias != 0.0;
+    const bool bias = o->bias != 0.0;
     const uint64_t nw = nf + bias;
-    struct hog_cuda_shard *s = bd->s;
-    hog_err *err = &bd->err;
 
     /* Sizes first, and the 32-bit limits cuSPARSE's indices impose. */
     uint64_t rows = 0, nnz = 0;
     for (uint64_t k = 0; k < pl->rounds; k++) {
         uint64_t lo, hi, bn = 0;
-        hog_gpu_plan_part(pl, k, bd->q, &lo, &hi);
+        hog_gpu_plan_part(pl, k, q, &lo, &hi);
         for (uint64_t p = lo; p < hi; p++)
             bn += d->m.off[pl->perm[p] + 1] - d->m.off[pl->perm[p]] + bias;
         if (bn > INT32_MAX)
@@ -159,18 +149,18 @@ static hog_status shard_build(struct build *bd)
     s->n_roff = rows + pl->rounds;
     s->n_nnz = nnz;
     bool ok = (s->b = calloc(pl->rounds ? pl->rounds : 1, sizeof *s->b));
-    s->y = host_array(rows, sizeof *s->y, &ok);
-    s->roff = host_array(s->n_roff, sizeof *s->roff, &ok);
-    s->col = host_array(nnz, sizeof *s->col, &ok);
-    s->val = host_array(nnz, sizeof *s->val, &ok);
+    s->y = host_array(alloc, rows, sizeof *s->y, &ok);
+    s->roff = host_array(alloc, s->n_roff, sizeof *s->roff, &ok);
+    s->col = host_array(alloc, nnz, sizeof *s->col, &ok);
+    s->val = host_array(alloc, nnz, sizeof *s->val, &ok);
     uint32_t *cnt = NULL, *touched = NULL;
-    if (bd->transpose) {
+    if (transpose) {
         /* tcol and toff sized for the worst case (every entry its own
          * column); only the used prefix is uploaded. */
-        s->tcol = host_array(nnz, sizeof *s->tcol, &ok);
-        s->toff = host_array(nnz + pl->rounds, sizeof *s->toff, &ok);
-        s->trow = host_array(nnz, sizeof *s->trow, &ok);
-        s->tval = host_array(nnz, sizeof *s->tval, &ok);
+        s->tcol = host_array(alloc, nnz, sizeof *s->tcol, &ok);
+        s->toff = host_array(alloc, nnz + pl->rounds, sizeof *s->toff, &ok);
+        s->trow = host_array(alloc, nnz, sizeof *s->trow, &ok);
+        s->tval = host_array(alloc, nnz, sizeof *s->tval, &ok);
         if (ok)
             ok = (cnt = calloc(nw ? nw : 1, sizeof *cnt)) &&
                  (touched = malloc((nw ? nw : 1) * sizeof *touched));
@@ -189,7 +179,7 @@ static hog_status shard_build(struct build *bd)
     uint64_t at_row = 0, at_off = 0, at_nnz = 0, at_uniq = 0, at_toff = 0;
     for (uint64_t k = 0; k < pl->rounds; k++) {
         uint64_t lo, hi;
-        hog_gpu_plan_part(pl, k, bd->q, &lo, &hi);
+        hog_gpu_plan_part(pl, k, q, &lo, &hi);
         struct hog_cuda_batch *b = &s->b[k];
         b->rows = (uint32_t)(hi - lo);
         b->at_row = at_row;
@@ -205,7 +195,7 @@ static hog_status shard_build(struct build *bd)
         for (uint64_t p = lo; p < hi; p++) {
             struct hog_row r = hog_csr_row(&d->m, pl->perm[p]);
             uint32_t i = (uint32_t)(p - lo);
-            s->y[at_row + i] = bd->o->loss == HOG_LOSS_SQUARED ? r.y
+            s->y[at_row + i] = o->loss == HOG_LOSS_SQUARED ? r.y
                                : hog_label_positive(d, r.y)   ? 1.0f
                                                               : -1.0f;
             for (uint32_t j = 0; j < r.nnz; j++, e++) {
@@ -214,7 +204,7 @@ static hog_status shard_build(struct build *bd)
             }
             if (bias) {
                 col[e] = (int32_t)nf;
-                val[e++] = (float)bd->o->bias;
+                val[e++] = (float)o->bias;
             }
             roff[i + 1] = (int32_t)e;
         }
@@ -224,7 +214,7 @@ static hog_status shard_build(struct build *bd)
         if (b->rows > s->max_rows)
             s->max_rows = b->rows;
 
-        if (bd->transpose) {
+        if (transpose) {
             /* The compact transpose: columns in increasing order, each
              * column's entries in increasing batch row. */
             uint32_t u = 0;
@@ -271,11 +261,25 @@ static hog_status shard_build(struct build *bd)
     return HOG_OK;
 }
 
+/* One replica's shard build, on a thread bound next to its GPU: the
+ * page-locked arrays it allocates and fills land on the GPU's node. */
+struct build {
+    const hog_data *d;
+    const hog_train_opts *o;
+    const struct hog_gpu_plan *plan;
+    unsigned q;
+    bool transpose;
+    struct hog_cuda_shard *s;
+    hog_status st;
+    hog_err err;
+};
+
 static void *build_thread(void *arg)
 {
     struct build *bd = arg;
     hog_cuda_bind_near(bd->s->dev);
-    bd->st = shard_build(bd);
+    bd->st = hog_gpu_shard_build(bd->d, bd->o, bd->plan, bd->q, bd->transpose,
+                                 hog_cuda_host_alloc, bd->s, &bd->err);
     return NULL;
 }
 
@@ -407,7 +411,7 @@ out:
     free(order);
     hog_cuda_trainer_destroy(t);
     for (unsigned q = 0; q < R; q++)
-        shard_free(&shards[q]);
+        hog_gpu_shard_free(&shards[q], hog_cuda_host_free);
     hog_gpu_plan_free(&plan);
     return st;
 }
