@@ -203,6 +203,9 @@ extern "C" hog_status hog_cuda_info(int dev, struct hog_cuda_info *out,
 
 extern "C" int hog_cuda_bind_near(int dev)
 {
+    /* This thread's CUDA calls (page-locked allocations) go to dev. */
+    if (cudaSetDevice(dev) != cudaSuccess)
+        (void)cudaGetLastError();
     hwloc_topology_t topo;
     if (!topo_open(&topo))
         return -1;
@@ -588,8 +591,7 @@ static void free_layout(struct dbatch *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Queues the copy of batch b of shard sh into dst, whose arrays start at the
- * batch (streamed) or at the shard (base = true: the batch's own offsets). */
+/* Queues the copy of batch b of shard sh into the device slot dst. */
 static hog_status copy_batch(struct dbatch *dst, const struct hog_cuda_shard *sh,
                              const struct hog_cuda_batch *b, bool transpose,
                              cudaStream_t s, hog_err *err)
@@ -912,6 +914,8 @@ out:
  * batches). Growing waits for the stream, which may still use the old one. */
 static hog_status ensure_buf(struct replica *r, size_t need, hog_err *err)
 {
+    if (need < 256)
+        need = 256; /* never a NULL buffer, even where none is needed */
     if (need <= r->buf_cap)
         return HOG_OK;
     CR(cudaStreamSynchronize(r->s));
