@@ -6,11 +6,12 @@
 #   1. the device, driver and toolkit
 #   2. the build with nvcc (sm_90 + PTX; CUDA_ARCH=NN to change)
 #   3. the GPU tests (suites gpu and gpu_device)
-#   4. compute-sanitizer memcheck and racecheck on the small GPU tests
-#   5. the GPU bench (bench/gpu_bench.c): copy bandwidth, nonzeros/s of each
+#   4. the GPU bench (bench/gpu_bench.c): copy bandwidth, nonzeros/s of each
 #      step kind, bytes moved per epoch as a fraction of the copy
 #      bandwidth, and CPU Hogwild! on all cores on the same data; on
-#      news20.binary (when carried) and on `hogtrain gen` data.
+#      news20.binary (when carried) and on `hogtrain gen` data
+#   5. compute-sanitizer memcheck and racecheck on the small GPU tests,
+#      with the time that is left
 #
 # The device machine has no ../shared and no network. news20.binary rides
 # along compressed in .gpudata/ (gitignored), passed with the device tool's
@@ -79,30 +80,8 @@ if ./build/hogtrain topo | grep -q '^GPUs        none'; then
   exit 1
 fi
 
-step "compute-sanitizer"
-SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)
-if [ -x "$SAN" ]; then
-  for tool in memcheck racecheck; do
-    for t in minibatch_is_deterministic streamed_equals_resident \
-             two_replicas_one_gpu_equal_one_replica; do
-      [ "$(left)" -lt 200 ] && { echo "skipped $tool $t: out of time"; continue; }
-      extra=""; [ $tool = memcheck ] && extra="--leak-check full"
-      if env $TEST_ENV timeout 90 "$SAN" --tool $tool $extra \
-           --target-processes all --error-exitcode 99 \
-           build/hogtrain-tests --filter="gpu_device/$t" -j1 \
-           >"$WORK/san-$tool-$t.log" 2>&1; then
-        echo "$tool $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$WORK/san-$tool-$t.log" | tail -1)"
-      else
-        fail "$tool $t"; tail -30 "$WORK/san-$tool-$t.log"
-      fi
-    done
-  done
-else
-  echo "compute-sanitizer not found: memcheck and racecheck NOT run"
-fi
-
 step "GPU bench: news20.binary"
-if [ -f "$DATA/news20.binary.train.svm.xz" ]; then
+if [ -f "$DATA/news20.binary.train.svm.xz" ] && [ "$(left)" -gt 30 ]; then
   for f in news20.binary.train.svm news20.binary.test.svm; do
     [ -f "$WORK/$f" ] || xz -dc "$DATA/$f.xz" >"$WORK/$f"
   done
@@ -110,17 +89,39 @@ if [ -f "$DATA/news20.binary.train.svm.xz" ]; then
     "$WORK/news20.binary.train.svm" "$WORK/news20.binary.test.svm" 3 \
     || fail "gpu_bench news20.binary"
 else
-  echo "no .gpudata/news20.binary.train.svm.xz: skipped (see the header)"
+  echo "skipped: no .gpudata/news20.binary.train.svm.xz (see the header), or out of time"
 fi
 
 step "GPU bench: hogtrain gen, 1M rows, 1M features, 64 nonzeros a row"
-if [ "$(left)" -gt 90 ]; then
+if [ "$(left)" -gt 150 ]; then
   [ -f "$WORK/gen.svm" ] || ./build/hogtrain gen -q --rows 1000000 \
     --features 1000000 --nnz 64 --seed 1 -o "$WORK/gen.svm"
-  timeout $(( $(left) - 5 )) build/bench/gpu_bench "$WORK/gen.svm" - 3 \
+  timeout $(( $(left) - 60 )) build/bench/gpu_bench "$WORK/gen.svm" - 3 \
     || fail "gpu_bench gen"
 else
   echo "skipped: $(left) s left"
+fi
+
+step "compute-sanitizer"
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)
+SMALL='gpu_device/@(minibatch_is_deterministic|streamed_equals_resident|two_replicas_one_gpu_equal_one_replica)'
+if [ -x "$SAN" ]; then
+  "$SAN" --version 2>&1 | head -1
+  for tool in memcheck racecheck; do
+    [ "$(left)" -lt 100 ] && { echo "skipped $tool: out of time"; continue; }
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    if env $TEST_ENV timeout $(( $(left) - 10 )) "$SAN" --tool $tool $extra \
+         --target-processes all --error-exitcode 99 \
+         build/hogtrain-tests --filter="$SMALL" -j1 --verbose \
+         >"$WORK/san-$tool.log" 2>&1; then
+      grep -E '^\[(PASS|FAIL|SKIP|CRASH)' "$WORK/san-$tool.log" | grep -v disabled
+      echo "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$WORK/san-$tool.log" | sort | uniq -c | tr '\n' ' ')"
+    else
+      fail "$tool"; grep -v '^\[SKIP\].*disabled' "$WORK/san-$tool.log" | tail -40
+    fi
+  done
+else
+  echo "compute-sanitizer not found: memcheck and racecheck NOT run"
 fi
 
 step "done in $(elapsed) s: $( [ $FAIL = 0 ] && echo all passed || echo SOME FAILED)"
