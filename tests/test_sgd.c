@@ -192,9 +192,8 @@ Test(sgd, no_regularization_equals_eager)
 
 Test(sgd, lazy_equals_eager_across_underflow_restarts)
 {
-    /* eta l2 = 0.45: the shrink product passes 1e-200 after ~770 steps, so
-     * the 1000-row epochs end segments early. Weights stay tiny; compare
-     * them anyway with the l1 part off so that they are not all zero. */
+    /* eta l2 = 0.45: the shrink product passes HOG_SGD_PREFIX_MIN after
+     * ~77 steps, so each 1000-row epoch runs in many segments. */
     assert_lazy_equals_eager(HOG_LOSS_SQUARED, HOG_SCHED_CONSTANT, 0.0, 0.9,
                              0.5, 1000, 2);
     assert_lazy_equals_eager(HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.001, 0.9,
@@ -207,14 +206,19 @@ Test(sgd, segment_ends_before_the_prefix_underflows)
     hog_train_opts o;
     hog_train_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
-    o.eta = 0.5;
-    o.l2 = 0.9;
+    o.eta = 0.05;
+    o.l2 = 0.9; /* q grows by 1/(1 - 0.045) a step: 1e20 after ~1000 */
     struct hog_sgd s;
     cr_assert_eq(hog_sgd_init(&s, &o, d, NULL), HOG_OK);
     uint32_t len = hog_sgd_segment_begin(&s, 0, 5000);
     cr_assert_lt(len, 5000u);
-    cr_assert_gt(len, 100u);
-    cr_assert(1.0 / s.pre[len].q >= HOG_SGD_PREFIX_MIN * 0.55);
+    cr_assert_gt(len, 900u);
+    cr_assert(1.0 / s.pre[len].q >= HOG_SGD_PREFIX_MIN);
+    cr_assert(1.0 / s.pre[len].q < HOG_SGD_PREFIX_MIN / 0.955 * 1.0000001);
+    /* the next segment starts afresh */
+    hog_sgd_segment_end(&s, len);
+    uint32_t len2 = hog_sgd_segment_begin(&s, len, 5000 - len);
+    cr_assert_eq(len2, len < 2500 ? len : 5000 - len);
     hog_sgd_free(&s);
     hog_data_free(d);
 }

@@ -160,6 +160,14 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     const hog_data *d = f->train;
     c->total_seconds += seconds;
     c->next_tick = hog_now() + 0.1;
+    uint64_t nw = f->model->n_features + (f->model->bias != 0.0);
+    for (uint64_t j = 0; j < nw; j++)
+        if (!isfinite(f->model->w[j]))
+            return hog_errf(err, HOG_ERANGE,
+                            "training diverged in epoch %u (weight %llu is "
+                            "%g); use a smaller step size than eta = %g",
+                            epoch, (unsigned long long)j, f->model->w[j],
+                            f->o->eta);
     if (!f->o->progress)
         return HOG_OK; /* nobody listens: no metrics to compute */
 
