@@ -96,7 +96,7 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o)
             for (uint64_t j = 0; j < nw; j++) {
                 double eta;
                 if (o->schedule == HOG_SCHED_ADAGRAD) {
-                    g2[j] = (double)(float)(g2[j] + g[j] * g[j]);
+                    g2[j] += g[j] * g[j];
                     eta = o->eta / sqrt(HOG_ADAGRAD_EPS + g2[j]);
                 } else {
                     eta = eta_at(o, t, n);

@@ -110,7 +110,7 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
     if (ok && s->reg == HOG_SGD_REG_STAMPED)
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
     if (ok && ada)
-        ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
+        ok = (s->ada = calloc(nw, sizeof *s->ada)) != NULL;
     if (ok && !ada) {
         ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
         if (ok && s->reg != HOG_SGD_REG_NONE)
@@ -129,11 +129,12 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
 void hog_sgd_free(struct hog_sgd *s)
 {
     free(s->w);
-    free(s->g2);
+    free(s->ada);
     free(s->stamp);
     free(s->pre);
     free(s->seg_eta);
-    s->w = s->g2 = NULL;
+    s->w = NULL;
+    s->ada = NULL;
     s->stamp = NULL;
     s->pre = NULL;
     s->seg_eta = NULL;
@@ -201,17 +202,26 @@ static ALWAYS_INLINE float catch_up_prefix(const struct hog_sgd_prefix *pre,
     return u > 0 ? (float)copysign(u * qt_inv, (double)v) : 0.0f;
 }
 
-/* AdaGrad: k regularization steps at the coordinate's constant rate. */
+/* (1 - a)^k for 0 <= a <= 1: k = 1 directly, else exp(k log1p(-a)) with
+ * log1p(-a) from its series where a is small (relative error < a^3 / 4). */
+static ALWAYS_INLINE double shrink_pow(double a, uint32_t k)
+{
+    if (k == 1)
+        return 1.0 - a;
+    double lg = a < 1e-3 ? -a * (1.0 + a * (0.5 + a * (1.0 / 3.0)))
+                         : log1p(-a); /* -inf when a == 1: p = 0 */
+    return exp((double)k * lg);
+}
+
+/* AdaGrad: k regularization steps at the coordinate's constant rate eta. */
 static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
-                                            float g2, uint32_t k, bool l1)
+                                            double eta, uint32_t k, bool l1)
 {
     if (v == 0.0f)
         return 0.0f;
-    double eta = s->eta / sqrt(HOG_ADAGRAD_EPS + (double)g2);
-    double a = fmin(1.0, eta * s->l2);
-    /* (1 - a)^k by repeated squaring: exact enough (k ulps) and cheap for
-     * the small k of frequent features. */
-    double p = a > 0 ? __builtin_powi(1.0 - a, (int)k) : 1.0;
+    double a = eta * s->l2;
+    a = a < 1.0 ? a : 1.0;
+    double p = a > 0 ? shrink_pow(a, k) : 1.0;
     double u = p * fabs((double)v);
     if (l1) {
         /* Q = b (1 - p) / a, by its series where 1 - p would cancel */
@@ -233,9 +243,9 @@ static inline void stamp_store(const struct hog_sgd *s, uint64_t j, uint32_t v)
     atomic_store_explicit(&s->stamp[j], v, memory_order_relaxed);
 }
 
-static inline float g2_load(const struct hog_sgd *s, uint64_t j)
+static inline double ada_eta(const struct hog_sgd *s, uint64_t j)
 {
-    return atomic_load_explicit(&s->g2[j], memory_order_relaxed);
+    return atomic_load_explicit(&s->ada[j].eta, memory_order_relaxed);
 }
 
 /* ---- the row step ----------------------------------------------------------- */
@@ -251,7 +261,7 @@ static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
     uint32_t k = stamp_load(s, j);
     if (k >= t)
         return v;
-    v = ada ? catch_up_adagrad(s, v, g2_load(s, j), t - k, l1)
+    v = ada ? catch_up_adagrad(s, v, ada_eta(s, j), t - k, l1)
             : catch_up_prefix(s->pre, v, k, qt_inv, ct);
     hog_w_store_relaxed(s->w, j, v);
     stamp_store(s, j, t);
@@ -267,10 +277,15 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  bool stamped, bool l1)
 {
     if (ada) {
-        double g2 = (double)g2_load(s, j) + gj * gj;
-        atomic_store_explicit(&s->g2[j], (float)g2, memory_order_relaxed);
-        eta = s->eta / sqrt(HOG_ADAGRAD_EPS + g2);
-        shrink = 1.0 - fmin(1.0, eta * s->l2);
+        struct hog_adagrad *c = &s->ada[j];
+        float g2 = (float)((double)atomic_load_explicit(
+                               &c->g2, memory_order_relaxed) +
+                           gj * gj);
+        eta = (float)(s->eta / sqrt(HOG_ADAGRAD_EPS + (double)g2));
+        atomic_store_explicit(&c->g2, g2, memory_order_relaxed);
+        atomic_store_explicit(&c->eta, (float)eta, memory_order_relaxed);
+        double a = eta * s->l2;
+        shrink = 1.0 - (a < 1.0 ? a : 1.0);
         thr = eta * s->l1;
     }
     double v = hog_w_load_relaxed(s->w, j);
@@ -337,14 +352,18 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    uint32_t t, uint32_t stride, hog_loss loss,
                                    bool ada, enum hog_sgd_reg reg, bool l1)
 {
-    const struct hog_csr *m = &d->m;
-    const double pos = s->label_pos;
+    /* A private copy whose address never escapes: the compiler then knows
+     * that the weight stores do not change the array pointers, and keeps
+     * them in registers. */
+    const struct hog_sgd sc = *s;
+    const struct hog_csr m = d->m;
+    const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
-        struct hog_row r = hog_csr_row(m, order[i]);
+        struct hog_row r = hog_csr_row(&m, order[i]);
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
                                             : -1.0;
-        step_impl(s, r, y, t, loss, ada, reg, l1);
+        step_impl(&sc, r, y, t, loss, ada, reg, l1);
     }
 }
 
@@ -429,7 +448,7 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
         uint32_t k = stamp_load(s, j);
         if (k < len) {
             float v = hog_w_load_relaxed(s->w, j);
-            v = ada ? catch_up_adagrad(s, v, g2_load(s, j), len - k, l1)
+            v = ada ? catch_up_adagrad(s, v, ada_eta(s, j), len - k, l1)
                     : catch_up_prefix(s->pre, v, k, qt_inv, ct);
             hog_w_store_relaxed(s->w, j, v);
         }

@@ -47,6 +47,12 @@ enum hog_sgd_reg {
                              segment step stamp[j] */
 };
 
+/* AdaGrad's state of one coordinate, side by side for one cache access. */
+struct hog_adagrad {
+    _Atomic float g2;  /* sum of the squared loss gradients */
+    _Atomic float eta; /* eta / sqrt(eps + g2), 0 before the first touch */
+};
+
 struct hog_sgd {
     /* the problem, fixed */
     hog_loss loss;
@@ -60,7 +66,7 @@ struct hog_sgd {
 
     /* shared, written by the kernel (relaxed) */
     _Atomic float *w;
-    _Atomic float *g2;        /* AdaGrad: sum of squared loss gradients */
+    struct hog_adagrad *ada;  /* AdaGrad: per-coordinate state */
     _Atomic uint32_t *stamp;  /* HOG_SGD_REG_STAMPED: w[j] holds the
                                  regularization of segment steps < stamp[j] */
 
