@@ -73,7 +73,6 @@
 #include "core/sgd.h"
 
 #include "core/loss.h"
-#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,11 +105,13 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
         s->seg_cap = UINT32_MAX - 1;
 
     size_t nw = s->n_weights ? s->n_weights : 1;
-    bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
-    if (ok && s->reg == HOG_SGD_REG_STAMPED)
-        ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
-    if (ok && ada)
+    bool ok;
+    if (ada)
         ok = (s->ada = calloc(nw, sizeof *s->ada)) != NULL;
+    else if (s->reg == HOG_SGD_REG_STAMPED)
+        ok = (s->ws = calloc(nw, sizeof *s->ws)) != NULL;
+    else
+        ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
     if (ok && !ada) {
         ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
         if (ok && s->reg != HOG_SGD_REG_NONE)
@@ -129,13 +130,13 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
 void hog_sgd_free(struct hog_sgd *s)
 {
     free(s->w);
+    free(s->ws);
     free(s->ada);
-    free(s->stamp);
     free(s->pre);
     free(s->seg_eta);
     s->w = NULL;
+    s->ws = NULL;
     s->ada = NULL;
-    s->stamp = NULL;
     s->pre = NULL;
     s->seg_eta = NULL;
 }
@@ -202,15 +203,68 @@ static ALWAYS_INLINE float catch_up_prefix(const struct hog_sgd_prefix *pre,
     return u > 0 ? (float)copysign(u * qt_inv, (double)v) : 0.0f;
 }
 
-/* (1 - a)^k for 0 <= a <= 1: k = 1 directly, else exp(k log1p(-a)) with
- * log1p(-a) from its series where a is small (relative error < a^3 / 4). */
+/* exp(x) for x <= 0, inline: x = n ln2 + f with |f| <= ln2/2, e^f by its
+ * Taylor polynomial of degree 8 (relative error < 3e-10, far below the
+ * float weights' 6e-8), 2^n through the exponent bits. A libm call here
+ * would stall the pipeline on every rare feature's catch-up. */
+static ALWAYS_INLINE double exp_nonpos(double x)
+{
+    if (x < -700.0)
+        return 0.0;
+    double n = __builtin_rint(x * 1.4426950408889634);
+    double f = (x - n * 0.6931471803691238) - n * 1.9082149292705877e-10;
+    double p = 1.0 / 40320;
+    p = p * f + 1.0 / 5040;
+    p = p * f + 1.0 / 720;
+    p = p * f + 1.0 / 120;
+    p = p * f + 1.0 / 24;
+    p = p * f + 1.0 / 6;
+    p = p * f + 0.5;
+    p = p * f + 1.0;
+    p = p * f + 1.0;
+    uint64_t bits = (uint64_t)((int64_t)n + 1023) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+/* log(x) for 0 < x < 1, inline: x = 2^e m with m in [sqrt(1/2), sqrt(2)),
+ * log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172, by its series to
+ * s^11 (relative error < 1e-10). */
+static ALWAYS_INLINE double log_unit(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int64_t e = (int64_t)((bits >> 52) & 0x7FF) - 1023;
+    bits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    if (m > 1.4142135623730951) {
+        m *= 0.5;
+        e += 1;
+    }
+    double sv = (m - 1.0) / (m + 1.0), s2 = sv * sv;
+    double p = 1.0 / 11;
+    p = p * s2 + 1.0 / 9;
+    p = p * s2 + 1.0 / 7;
+    p = p * s2 + 1.0 / 5;
+    p = p * s2 + 1.0 / 3;
+    p = p * s2 + 1.0;
+    return (double)e * 0.6931471805599453 + 2.0 * sv * p;
+}
+
+/* (1 - a)^k for 0 <= a <= 1: k = 1 directly, else exp(k log(1 - a)) with
+ * log(1 - a) from its series where a is small (relative error < a^3 / 4),
+ * where 1 - a would lose a's digits. */
 static ALWAYS_INLINE double shrink_pow(double a, uint32_t k)
 {
     if (k == 1)
         return 1.0 - a;
+    if (a >= 1.0)
+        return 0.0;
     double lg = a < 1e-3 ? -a * (1.0 + a * (0.5 + a * (1.0 / 3.0)))
-                         : log1p(-a); /* -inf when a == 1: p = 0 */
-    return exp((double)k * lg);
+                         : log_unit(1.0 - a);
+    return exp_nonpos((double)k * lg);
 }
 
 /* AdaGrad: k regularization steps at the coordinate's constant rate eta. */
@@ -233,19 +287,35 @@ static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
     return u > 0 ? (float)copysign(u, (double)v) : 0.0f;
 }
 
-static inline uint32_t stamp_load(const struct hog_sgd *s, uint64_t j)
+/* Where coordinate j's weight and stamp live; ada and stamped are
+ * constants in the specialised loops, so these fold to one address. */
+static ALWAYS_INLINE _Atomic float *w_at(const struct hog_sgd *s, uint64_t j,
+                                         bool ada, bool stamped)
 {
-    return atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+    return ada ? &s->ada[j].w : stamped ? &s->ws[j].w : &s->w[j];
 }
 
-static inline void stamp_store(const struct hog_sgd *s, uint64_t j, uint32_t v)
+static ALWAYS_INLINE _Atomic uint32_t *stamp_at(const struct hog_sgd *s,
+                                                uint64_t j, bool ada)
 {
-    atomic_store_explicit(&s->stamp[j], v, memory_order_relaxed);
+    return ada ? &s->ada[j].stamp : &s->ws[j].stamp;
 }
 
-static inline double ada_eta(const struct hog_sgd *s, uint64_t j)
+static inline float ld(_Atomic float *p)
 {
-    return atomic_load_explicit(&s->ada[j].eta, memory_order_relaxed);
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st(_Atomic float *p, float v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+static inline uint32_t ld_u32(_Atomic uint32_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
 /* ---- the row step ----------------------------------------------------------- */
@@ -255,16 +325,18 @@ static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
                                  bool ada, bool stamped, bool l1)
 {
-    float v = hog_w_load_relaxed(s->w, j);
+    _Atomic float *wp = w_at(s, j, ada, stamped);
+    float v = ld(wp);
     if (!stamped)
         return v;
-    uint32_t k = stamp_load(s, j);
+    _Atomic uint32_t *sp = stamp_at(s, j, ada);
+    uint32_t k = ld_u32(sp);
     if (k >= t)
         return v;
-    v = ada ? catch_up_adagrad(s, v, ada_eta(s, j), t - k, l1)
+    v = ada ? catch_up_adagrad(s, v, ld(&s->ada[j].eta), t - k, l1)
             : catch_up_prefix(s->pre, v, k, qt_inv, ct);
-    hog_w_store_relaxed(s->w, j, v);
-    stamp_store(s, j, t);
+    st(wp, v);
+    st_u32(sp, t);
     return v;
 }
 
@@ -278,29 +350,27 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
 {
     if (ada) {
         struct hog_adagrad *c = &s->ada[j];
-        float g2 = (float)((double)atomic_load_explicit(
-                               &c->g2, memory_order_relaxed) +
-                           gj * gj);
+        float g2 = (float)((double)ld(&c->g2) + gj * gj);
         eta = (float)(s->eta / sqrt(HOG_ADAGRAD_EPS + (double)g2));
-        atomic_store_explicit(&c->g2, g2, memory_order_relaxed);
-        atomic_store_explicit(&c->eta, (float)eta, memory_order_relaxed);
+        st(&c->g2, g2);
+        st(&c->eta, (float)eta);
         double a = eta * s->l2;
         shrink = 1.0 - (a < 1.0 ? a : 1.0);
         thr = eta * s->l1;
     }
-    double v = hog_w_load_relaxed(s->w, j);
+    _Atomic float *wp = w_at(s, j, ada, stamped);
+    double v = ld(wp);
     if (stamped) {
-        uint32_t k = stamp_load(s, j);
-        if (k <= t) {
+        _Atomic uint32_t *sp = stamp_at(s, j, ada);
+        if (ld_u32(sp) <= t) {
             double u = shrink * v - eta * gj;
-            hog_w_store_relaxed(s->w, j,
-                                l1 ? soft_threshold(u, thr) : (float)u);
-            stamp_store(s, j, t + 1);
+            st(wp, l1 ? soft_threshold(u, thr) : (float)u);
+            st_u32(sp, t + 1);
             return;
         }
         /* A thread further ahead regularized this weight past step t. */
     }
-    hog_w_store_relaxed(s->w, j, (float)(v - eta * gj));
+    st(wp, (float)(v - eta * gj));
 }
 
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
@@ -315,8 +385,19 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
         qt_inv = 1.0 / s->pre[t].q;
         ct = s->pre[t].c;
     }
+    /* Long rows miss the cache on most weights; prefetching a few entries
+     * ahead keeps several misses in flight despite the catch-up's
+     * branches and calls. */
+    enum { PF = 16 };
     double m = 0.0;
-    for (uint32_t k = 0; k < r.nnz; k++)
+    uint32_t k = 0;
+    if (r.nnz > PF)
+        for (; k < r.nnz - PF; k++) {
+            __builtin_prefetch(w_at(s, r.idx[k + PF], ada, stamped), 1);
+            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+                 r.val[k];
+        }
+    for (; k < r.nnz; k++)
         m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
              r.val[k];
     const bool has_bias = s->bias != 0.0;
@@ -338,7 +419,7 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
         if (scaled)
             eta *= s->pre[t + 1].q;
     }
-    for (uint32_t k = 0; k < r.nnz; k++)
+    for (k = 0; k < r.nnz; k++)
         update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, stamped,
                l1);
     if (has_bias)
@@ -434,25 +515,26 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
     if (s->reg == HOG_SGD_REG_SCALED) {
         double qinv = 1.0 / s->pre[len].q;
         for (uint64_t j = lo; j < hi; j++)
-            hog_w_store_relaxed(
-                s->w, j, (float)((double)hog_w_load_relaxed(s->w, j) * qinv));
+            st(&s->w[j], (float)((double)ld(&s->w[j]) * qinv));
         return;
     }
-    bool ada = s->schedule == HOG_SCHED_ADAGRAD, l1 = s->l1 > 0;
+    bool ada = s->ada != NULL, l1 = s->l1 > 0;
     double qt_inv = 0, ct = 0;
     if (!ada) {
         qt_inv = 1.0 / s->pre[len].q;
         ct = s->pre[len].c;
     }
     for (uint64_t j = lo; j < hi; j++) {
-        uint32_t k = stamp_load(s, j);
+        _Atomic float *wp = w_at(s, j, ada, true);
+        _Atomic uint32_t *sp = stamp_at(s, j, ada);
+        uint32_t k = ld_u32(sp);
         if (k < len) {
-            float v = hog_w_load_relaxed(s->w, j);
-            v = ada ? catch_up_adagrad(s, v, ada_eta(s, j), len - k, l1)
+            float v = ld(wp);
+            v = ada ? catch_up_adagrad(s, v, ld(&s->ada[j].eta), len - k, l1)
                     : catch_up_prefix(s->pre, v, k, qt_inv, ct);
-            hog_w_store_relaxed(s->w, j, v);
+            st(wp, v);
         }
-        stamp_store(s, j, 0);
+        st_u32(sp, 0);
     }
 }
 
@@ -464,5 +546,7 @@ void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
     for (uint64_t j = 0; j < s->n_weights; j++)
-        out[j] = hog_w_load_relaxed(s->w, j);
+        out[j] = s->ada ? ld(&s->ada[j].w)
+                 : s->ws ? ld(&s->ws[j].w)
+                         : ld(&s->w[j]);
 }
