@@ -32,8 +32,10 @@ const char *th_data(const char *name)
         return out;
     char src[1024];
     snprintf(src, sizeof src, "%s/%s", root, name);
-    if (stat(src, &st) == 0)
-        return src; /* stored uncompressed (heart_scale) */
+    if (stat(src, &st) == 0) { /* stored uncompressed (heart_scale) */
+        snprintf(out, sizeof paths[0], "%s", src);
+        return out;
+    }
     snprintf(src, sizeof src, "%s/%s.xz", root, name);
     if (stat(src, &st) != 0)
         return NULL;
