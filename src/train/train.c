@@ -50,10 +50,8 @@ void hog_train_opts_defaults_for_loss(hog_train_opts *o)
         o->eta = 0.3;
         break;
     case HOG_LOSS_HINGE:
-        o->eta = 0.1;
-        break;
     case HOG_LOSS_SQHINGE:
-        o->eta = 0.2;
+        o->eta = 0.1;
         break;
     case HOG_LOSS_SQUARED:
         o->eta = 1.0;
