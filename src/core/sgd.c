@@ -105,13 +105,11 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
         s->seg_cap = UINT32_MAX - 1;
 
     size_t nw = s->n_weights ? s->n_weights : 1;
-    bool ok;
-    if (ada)
-        ok = (s->ada = calloc(nw, sizeof *s->ada)) != NULL;
-    else if (s->reg == HOG_SGD_REG_STAMPED)
-        ok = (s->ws = calloc(nw, sizeof *s->ws)) != NULL;
-    else
-        ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
+    bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
+    if (ok && s->reg == HOG_SGD_REG_STAMPED)
+        ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
+    if (ok && ada)
+        ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
     if (ok && !ada) {
         ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
         if (ok && s->reg != HOG_SGD_REG_NONE)
@@ -130,13 +128,12 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
 void hog_sgd_free(struct hog_sgd *s)
 {
     free(s->w);
-    free(s->ws);
-    free(s->ada);
+    free(s->g2);
+    free(s->stamp);
     free(s->pre);
     free(s->seg_eta);
-    s->w = NULL;
-    s->ws = NULL;
-    s->ada = NULL;
+    s->w = s->g2 = NULL;
+    s->stamp = NULL;
     s->pre = NULL;
     s->seg_eta = NULL;
 }
@@ -177,6 +174,36 @@ uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
         s->pre[i + 1] = (struct hog_sgd_prefix){ q, c };
     }
     return s->seg_len;
+}
+
+/* ---- shared state, relaxed (see above) ------------------------------------ */
+
+static ALWAYS_INLINE _Atomic float *w_at(const struct hog_sgd *s, uint64_t j)
+{
+    return &s->w[j];
+}
+
+static ALWAYS_INLINE _Atomic uint32_t *stamp_at(const struct hog_sgd *s,
+                                                uint64_t j)
+{
+    return &s->stamp[j];
+}
+
+static inline float ld(_Atomic float *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st(_Atomic float *p, float v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+static inline uint32_t ld_u32(_Atomic uint32_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
 /* ---- per-coordinate maps ---------------------------------------------------- */
@@ -267,12 +294,21 @@ static ALWAYS_INLINE double shrink_pow(double a, uint32_t k)
     return exp_nonpos((double)k * lg);
 }
 
-/* AdaGrad: k regularization steps at the coordinate's constant rate eta. */
+/* AdaGrad's rate of a coordinate whose squared gradients sum to g2, in
+ * float: the rate is stored nowhere, so the catch-up recomputes it, and
+ * float's square root and division cost half of double's. */
+static ALWAYS_INLINE double adagrad_eta(const struct hog_sgd *s, float g2)
+{
+    return (float)s->eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
+}
+
+/* AdaGrad: k regularization steps of coordinate j at its constant rate. */
 static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
-                                            double eta, uint32_t k, bool l1)
+                                            uint64_t j, uint32_t k, bool l1)
 {
     if (v == 0.0f)
         return 0.0f;
+    double eta = adagrad_eta(s, ld(&s->g2[j]));
     double a = eta * s->l2;
     a = a < 1.0 ? a : 1.0;
     double p = a > 0 ? shrink_pow(a, k) : 1.0;
@@ -287,37 +323,6 @@ static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
     return u > 0 ? (float)copysign(u, (double)v) : 0.0f;
 }
 
-/* Where coordinate j's weight and stamp live; ada and stamped are
- * constants in the specialised loops, so these fold to one address. */
-static ALWAYS_INLINE _Atomic float *w_at(const struct hog_sgd *s, uint64_t j,
-                                         bool ada, bool stamped)
-{
-    return ada ? &s->ada[j].w : stamped ? &s->ws[j].w : &s->w[j];
-}
-
-static ALWAYS_INLINE _Atomic uint32_t *stamp_at(const struct hog_sgd *s,
-                                                uint64_t j, bool ada)
-{
-    return ada ? &s->ada[j].stamp : &s->ws[j].stamp;
-}
-
-static inline float ld(_Atomic float *p)
-{
-    return atomic_load_explicit(p, memory_order_relaxed);
-}
-static inline void st(_Atomic float *p, float v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-static inline uint32_t ld_u32(_Atomic uint32_t *p)
-{
-    return atomic_load_explicit(p, memory_order_relaxed);
-}
-static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
 /* ---- the row step ----------------------------------------------------------- */
 
 /* Pass 1 for one coordinate: w[j] as of step t (stamped), or as stored. */
@@ -325,15 +330,15 @@ static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
                                  bool ada, bool stamped, bool l1)
 {
-    _Atomic float *wp = w_at(s, j, ada, stamped);
+    _Atomic float *wp = w_at(s, j);
     float v = ld(wp);
     if (!stamped)
         return v;
-    _Atomic uint32_t *sp = stamp_at(s, j, ada);
+    _Atomic uint32_t *sp = stamp_at(s, j);
     uint32_t k = ld_u32(sp);
     if (k >= t)
         return v;
-    v = ada ? catch_up_adagrad(s, v, ld(&s->ada[j].eta), t - k, l1)
+    v = ada ? catch_up_adagrad(s, v, j, t - k, l1)
             : catch_up_prefix(s->pre, v, k, qt_inv, ct);
     st(wp, v);
     st_u32(sp, t);
@@ -349,19 +354,17 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  bool stamped, bool l1)
 {
     if (ada) {
-        struct hog_adagrad *c = &s->ada[j];
-        float g2 = (float)((double)ld(&c->g2) + gj * gj);
-        eta = (float)(s->eta / sqrt(HOG_ADAGRAD_EPS + (double)g2));
-        st(&c->g2, g2);
-        st(&c->eta, (float)eta);
+        float g2 = (float)((double)ld(&s->g2[j]) + gj * gj);
+        st(&s->g2[j], g2);
+        eta = adagrad_eta(s, g2);
         double a = eta * s->l2;
         shrink = 1.0 - (a < 1.0 ? a : 1.0);
         thr = eta * s->l1;
     }
-    _Atomic float *wp = w_at(s, j, ada, stamped);
+    _Atomic float *wp = w_at(s, j);
     double v = ld(wp);
     if (stamped) {
-        _Atomic uint32_t *sp = stamp_at(s, j, ada);
+        _Atomic uint32_t *sp = stamp_at(s, j);
         if (ld_u32(sp) <= t) {
             double u = shrink * v - eta * gj;
             st(wp, l1 ? soft_threshold(u, thr) : (float)u);
@@ -393,7 +396,12 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     uint32_t k = 0;
     if (r.nnz > PF)
         for (; k < r.nnz - PF; k++) {
-            __builtin_prefetch(w_at(s, r.idx[k + PF], ada, stamped), 1);
+            uint32_t jp = r.idx[k + PF];
+            __builtin_prefetch(w_at(s, jp), 1);
+            if (stamped)
+                __builtin_prefetch(stamp_at(s, jp), 1);
+            if (ada)
+                __builtin_prefetch(&s->g2[jp], 1);
             m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
                  r.val[k];
         }
@@ -518,19 +526,19 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
             st(&s->w[j], (float)((double)ld(&s->w[j]) * qinv));
         return;
     }
-    bool ada = s->ada != NULL, l1 = s->l1 > 0;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD, l1 = s->l1 > 0;
     double qt_inv = 0, ct = 0;
     if (!ada) {
         qt_inv = 1.0 / s->pre[len].q;
         ct = s->pre[len].c;
     }
     for (uint64_t j = lo; j < hi; j++) {
-        _Atomic float *wp = w_at(s, j, ada, true);
-        _Atomic uint32_t *sp = stamp_at(s, j, ada);
+        _Atomic float *wp = w_at(s, j);
+        _Atomic uint32_t *sp = stamp_at(s, j);
         uint32_t k = ld_u32(sp);
         if (k < len) {
             float v = ld(wp);
-            v = ada ? catch_up_adagrad(s, v, ld(&s->ada[j].eta), len - k, l1)
+            v = ada ? catch_up_adagrad(s, v, j, len - k, l1)
                     : catch_up_prefix(s->pre, v, k, qt_inv, ct);
             st(wp, v);
         }
@@ -546,7 +554,5 @@ void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
     for (uint64_t j = 0; j < s->n_weights; j++)
-        out[j] = s->ada ? ld(&s->ada[j].w)
-                 : s->ws ? ld(&s->ws[j].w)
-                         : ld(&s->w[j]);
+        out[j] = ld(&s->w[j]);
 }

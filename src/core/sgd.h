@@ -47,19 +47,6 @@ enum hog_sgd_reg {
                              segment step stamp[j] */
 };
 
-/* A coordinate's state side by side, so that a touch costs one cache miss,
- * not one per array. */
-struct hog_sgd_wstamp { /* l1 with a shared schedule */
-    _Atomic float w;
-    _Atomic uint32_t stamp; /* w holds the regularization of steps < stamp */
-};
-struct hog_adagrad { /* AdaGrad */
-    _Atomic float w;
-    _Atomic uint32_t stamp; /* as above; unused without l1 and l2 */
-    _Atomic float g2;       /* sum of the squared loss gradients */
-    _Atomic float eta;      /* eta / sqrt(eps + g2), 0 before the first touch */
-};
-
 struct hog_sgd {
     /* the problem, fixed */
     hog_loss loss;
@@ -71,10 +58,11 @@ struct hog_sgd {
     uint64_t rows;        /* n in the schedule eta / (1 + t/n)^power */
     enum hog_sgd_reg reg;
 
-    /* shared, written by the kernel (relaxed); exactly one is not NULL */
-    _Atomic float *w;             /* not AdaGrad, no l1 */
-    struct hog_sgd_wstamp *ws;    /* not AdaGrad, l1 */
-    struct hog_adagrad *ada;      /* AdaGrad */
+    /* shared, written by the kernel (relaxed) */
+    _Atomic float *w;         /* the weights (scaled: w_j q_t in a segment) */
+    _Atomic float *g2;        /* AdaGrad: sum of squared loss gradients */
+    _Atomic uint32_t *stamp;  /* HOG_SGD_REG_STAMPED only: w[j] holds the
+                                 regularization of segment steps < stamp[j] */
 
     /* the segment, written by segment_begin/end only */
     uint64_t seg_t0;          /* global step number of segment step 0 */
