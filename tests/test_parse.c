@@ -11,26 +11,6 @@
 #include "helpers.h"
 #include "io/io.h"
 
-/* th_data() returns a dangling pointer for files stored uncompressed
- * (heart_scale): look those up here first. */
-static const char *data_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    const char *root = getenv("HOGTRAIN_DATA");
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", root && *root ? root : "../shared/data", name);
-    struct stat sb;
-    if (stat(p, &sb) == 0)
-        return p;
-    return th_data(name);
-}
-#define DATA_OR_SKIP(var, name)                                               \
-    const char *var = data_path(name);                                        \
-    if (!var)                                                                 \
-        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
-                     "skipping", name)
-
 static hog_data *parse_n(const char *text, size_t len, unsigned slices,
                          int zero_based, hog_status want, hog_err *err)
 {
@@ -423,7 +403,7 @@ static const struct real reals[] = {
 Test(parse, real_files_match_the_data_readme_and_strtof, .timeout = 60)
 {
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         hog_load_opts o;
         hog_load_opts_init(&o);
         hog_data *d;
@@ -470,7 +450,7 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
 {
     static const unsigned counts[] = { 2, 3, 4, 8 };
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         size_t len;
         char *text = slurp(path, &len);
         hog_load_opts o;
