@@ -527,6 +527,28 @@ Test(gpu, emulated_device_step_on_the_shard_equals_the_reference)
     hog_data_free(d);
 }
 
+Test(gpu, hogwild_shrink_is_m_steps_at_once)
+{
+    const double l1s[] = { 0, 1e-3, 0.05 }, l2s[] = { 0, 1e-3, 0.2 };
+    const uint64_t ms[] = { 1, 7, 300 };
+    const double ws[] = { 0.9, -0.35, 0.004, 0 };
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            for (int t = 0; t < 3; t++)
+                for (int v = 0; v < 4; v++) {
+                    double eta = 0.3, P, Q, w = ws[v];
+                    hog_gpu_shrink_pq(eta, l1s[i], l2s[k], ms[t], &P, &Q);
+                    for (uint64_t s = 0; s < ms[t]; s++)
+                        w = soft_d((1 - eta * l2s[k]) * w, eta * l1s[i]);
+                    double u = P * fabs(ws[v]) - Q;
+                    double once = u > 0 ? copysign(u, ws[v]) : 0;
+                    cr_assert(fabs(once - w) <= 1e-12 + 1e-9 * fabs(w),
+                              "l1 %g l2 %g m %llu w %g: %.15g vs %.15g",
+                              l1s[i], l2s[k], (unsigned long long)ms[t],
+                              ws[v], once, w);
+                }
+}
+
 /* ---- without a device -------------------------------------------------------------------- */
 
 /* True when this build and machine have a CUDA device; else the reason. */

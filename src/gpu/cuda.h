@@ -45,6 +45,11 @@ void hog_cuda_host_free(void *p);
 hog_status hog_cuda_copy_bandwidth(int dev, size_t bytes, double *bytes_per_s,
                                    hog_err *err);
 
+/* m steps of w <- S_{eta l1}((1 - eta l2) w) at once: |w| <- max(0, P |w| - Q)
+ * (spec.c, plain C; the hogwild step's shrink). */
+void hog_gpu_shrink_pq(double eta, double l1, double l2, uint64_t m,
+                       double *P, double *Q);
+
 /* ---- the trainer ---------------------------------------------------------- */
 
 /* One batch (one replica's part of one round) inside a shard's arrays.

@@ -1006,9 +1006,8 @@ static hog_status step_hogwild(hog_cuda_trainer *t, struct replica *r,
     CR(launch_hogwild(r->s, b->rows, a->roff, a->col, a->val, a->y, r->w,
                       (float)eta, (int)p->loss));
     if (p->l1 > 0 || p->l2 > 0) {
-        double sa = eta * p->l2, sb = eta * p->l1, m = (double)b->rows;
-        double P = pow(1.0 - sa, m);
-        double Q = sa > 0 ? sb * (1.0 - P) / sa : sb * m;
+        double P, Q;
+        hog_gpu_shrink_pq(eta, p->l1, p->l2, b->rows, &P, &Q);
         CR(launch_shrink(r->s, p->n_weights, r->w, P, Q));
     }
     return HOG_OK;

@@ -5,6 +5,8 @@
  */
 #include "gpu/gpu.h"
 
+#include "gpu/cuda.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +129,15 @@ double hog_gpu_eta_at(const hog_train_opts *o, uint64_t t, uint64_t n)
     if (o->l2 > 0)
         return o->eta / (1.0 + o->eta * o->l2 * (double)t);
     return o->eta / pow(1.0 + (double)t / (double)(n ? n : 1), o->power);
+}
+
+/* The composition of m maps u -> max(0, (1 - a) u - b) on u = |w| is
+ * u -> max(0, P u - Q) with P = (1 - a)^m and Q = b sum_{s<m} (1 - a)^s
+ * (the lazy regularization of core/sgd.c with a constant step). */
+void hog_gpu_shrink_pq(double eta, double l1, double l2, uint64_t m,
+                       double *P, double *Q)
+{
+    double a = eta * l2, b = eta * l1;
+    *P = pow(1.0 - a, (double)m);
+    *Q = a > 0 ? b * (1.0 - *P) / a : b * (double)m;
 }
