@@ -71,7 +71,7 @@ static double distinct_per_epoch(const hog_data *d, uint32_t batch,
     if (hog_gpu_plan_make(d->m.rows, 1, batch, seed, &p, NULL) != HOG_OK)
         return NAN;
     unsigned char *seen = calloc(d->n_features + 1, 1);
-    uint32_t *list = malloc((d->m.nnz + 1) * sizeof *list);
+    uint32_t *list = malloc((d->n_features + 1) * sizeof *list);
     double u = 0;
     for (uint64_t k = 0; seen && list && k < p.rounds; k++) {
         uint64_t lo, hi, c = 0;
