@@ -26,47 +26,13 @@ static char *slurp(const char *path, size_t *len)
     return b;
 }
 
-/* A plain LIBSVM reader for the tests (the library's parser lives apart). */
 static hog_data *read_svm(const char *path)
 {
-    size_t len;
-    char *text = slurp(path, &len);
-    size_t cap_r = 64, cap_z = 1024, rows = 0, nnz = 0;
-    uint64_t *off = malloc(cap_r * sizeof *off);
-    float *y = malloc(cap_r * sizeof *y);
-    uint32_t *idx = malloc(cap_z * sizeof *idx);
-    float *val = malloc(cap_z * sizeof *val);
-    off[0] = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char *p = line, *end;
-        double lab = strtod(p, &end);
-        cr_assert_neq(end, p, "%s: no label in \"%s\"", path, line);
-        p = end;
-        if (rows + 2 > cap_r) {
-            cap_r *= 2;
-            off = realloc(off, cap_r * sizeof *off);
-            y = realloc(y, cap_r * sizeof *y);
-        }
-        y[rows] = (float)lab;
-        for (;;) {
-            unsigned long j = strtoul(p, &end, 10);
-            if (end == p || *end != ':')
-                break;
-            double v = strtod(end + 1, &p);
-            if (nnz + 1 > cap_z) {
-                cap_z *= 2;
-                idx = realloc(idx, cap_z * sizeof *idx);
-                val = realloc(val, cap_z * sizeof *val);
-            }
-            idx[nnz] = (uint32_t)(j - 1);
-            val[nnz++] = (float)v;
-        }
-        off[++rows] = nnz;
-    }
-    free(text);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
     hog_data *d;
     hog_err err;
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, 0, &d, &err), HOG_OK);
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
     return d;
 }
 
@@ -116,15 +82,6 @@ static hog_model *pattern_model(uint64_t nf, hog_loss loss, double bias)
 
 static const char *heart(void)
 {
-    /* th_data() returns a dangling pointer for files stored uncompressed
-     * (tests/helpers.c); a copy in the scratch root takes its first path. */
-    const char *root = getenv("HOGTRAIN_DATA"), *tmp = getenv("HOGTRAIN_TEST_TMP");
-    char out[256];
-    th_run(out, sizeof out,
-           "d='%s'; t='%s'; test -f \"$t/heart_scale\" || { mkdir -p \"$t\" && "
-           "cp \"$d/heart_scale\" \"$t/heart_scale.$$\" && "
-           "mv \"$t/heart_scale.$$\" \"$t/heart_scale\"; }",
-           root && *root ? root : "../shared/data", tmp && *tmp ? tmp : "/tmp");
     const char *p = th_data("heart_scale");
     if (!p)
         cr_skip_test("heart_scale not found under HOGTRAIN_DATA; skipping");
@@ -566,6 +523,9 @@ static void expect_bad(const char *text, hog_status want, const char *line,
 Test(model, liblinear_malformed_text_names_file_and_line)
 {
     expect_bad(HEAD "w\n0.5 \n", HOG_ECORRUPT, "7", "truncated");
+    expect_bad("solver_type L2R_LR\nnr_class 2\nlabel 1 -1\n"
+               "nr_feature 4000000000\nbias -1\nw\n0.5 \n",
+               HOG_ECORRUPT, "6", "nr_feature 4000000000");
     expect_bad(HEAD "w\n0.5 \nabc \n", HOG_EPARSE, "8", "one weight per line");
     expect_bad(HEAD "w\n0.5 \n1 2 \n", HOG_EPARSE, "8", "one weight per line");
     expect_bad(HEAD "w\n0.5 \n1 \n3 \n", HOG_EPARSE, "9", "after the 2 weights");
@@ -603,5 +563,35 @@ Test(model, liblinear_regression_without_label_line_loads)
     cr_assert_eq(m->w[0], 0.25f);
     cr_assert_eq(m->w[1], -1.0f);
     cr_assert_eq(hog_model_bias(m), 0.0);
+    hog_model_free(m);
+}
+
+/* Text cut anywhere before the last weight's line is refused; cut inside
+ * the last number it may read as a shorter number, as any text would. */
+Test(model, liblinear_every_truncation_is_refused_or_harmless)
+{
+    char dir[1024], mp[1100];
+    hog_err err;
+    th_tmpdir(dir, sizeof dir);
+    snprintf(mp, sizeof mp, "%s/m", dir);
+    hog_model *m = pattern_model(6, HOG_LOSS_LOGISTIC, 1.0);
+    cr_assert_eq(hog_model_save(m, mp, HOG_MODEL_LIBLINEAR, &err), HOG_OK);
+    size_t len;
+    char *t = slurp(mp, &len);
+    size_t last = len - 2; /* start of the last line */
+    while (last > 0 && t[last - 1] != '\n')
+        last--;
+    for (size_t n = 0; n < len; n++) {
+        hog_model *r = NULL;
+        hog_status s = hog_model_load(th_write(dir, "cut", t, n), &r, &err);
+        if (n <= last) {
+            cr_assert_neq(s, HOG_OK, "cut at %zu of %zu loaded", n, len);
+            cr_assert_null(r);
+        } else if (s == HOG_OK) {
+            cr_assert_eq(memcmp(r->w, m->w, 6 * sizeof(float)), 0);
+        }
+        hog_model_free(r);
+    }
+    free(t);
     hog_model_free(m);
 }

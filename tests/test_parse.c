@@ -11,26 +11,6 @@
 #include "helpers.h"
 #include "io/io.h"
 
-/* th_data() returns a dangling pointer for files stored uncompressed
- * (heart_scale): look those up here first. */
-static const char *data_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    const char *root = getenv("HOGTRAIN_DATA");
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", root && *root ? root : "../shared/data", name);
-    struct stat sb;
-    if (stat(p, &sb) == 0)
-        return p;
-    return th_data(name);
-}
-#define DATA_OR_SKIP(var, name)                                               \
-    const char *var = data_path(name);                                        \
-    if (!var)                                                                 \
-        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
-                     "skipping", name)
-
 static hog_data *parse_n(const char *text, size_t len, unsigned slices,
                          int zero_based, hog_status want, hog_err *err)
 {
@@ -305,7 +285,7 @@ Test(parse, values_round_like_strtof)
 {
     struct hog_rng r;
     hog_rng_seed(&r, 1234, 0);
-    size_t n = 200000, cap = n * 48 + 64, len = 0;
+    size_t n = 400000, cap = n * 48 + 64, len = 0;
     char *buf = malloc(cap);
     char (*tok)[40] = malloc(n * sizeof *tok);
     for (size_t i = 0; i < n; i++) {
@@ -325,9 +305,13 @@ Test(parse, values_round_like_strtof)
             int e = (int)hog_rng_below(&r, (uint64_t)(84 - nd)) - 46; /* < FLT_MAX */
             k += sprintf(t + k, "%c%d", hog_rng_below(&r, 2) ? 'e' : 'E', e);
         }
-        if (shape == 3) /* floats near halfway points, printed with 17 digits */
-            k = sprintf(t, "%.17g", (double)(float)hog_rng_uniform(&r) +
-                                        0x1p-25 * (hog_rng_uniform(&r) > 0.5));
+        if (shape == 3) { /* near halfway points between floats, 8 to 17 digits */
+            double f = (double)(float)(hog_rng_uniform(&r) * 0x1p20);
+            double ulp = (double)nextafterf((float)f, INFINITY) - f;
+            double x = f + ulp / 2 * (hog_rng_below(&r, 2) ? 1 : 0.999999);
+            k = sprintf(t, "%.*g", 8 + (int)hog_rng_below(&r, 10),
+                        x * (hog_rng_below(&r, 2) ? 1e-12 : 1));
+        }
         t[k] = 0;
         len += (size_t)sprintf(buf + len, "%s 1:%s\n", t, t);
     }
@@ -419,7 +403,7 @@ static const struct real reals[] = {
 Test(parse, real_files_match_the_data_readme_and_strtof, .timeout = 60)
 {
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         hog_load_opts o;
         hog_load_opts_init(&o);
         hog_data *d;
@@ -466,7 +450,7 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
 {
     static const unsigned counts[] = { 2, 3, 4, 8 };
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         size_t len;
         char *text = slurp(path, &len);
         hog_load_opts o;
@@ -508,4 +492,91 @@ Test(parse, load_from_standard_input)
     cr_assert(freopen(p, "rb", stdin));
     cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
     cr_assert(strncmp(err.msg, "<stdin>:3: bad value 'x'", 24) == 0, "%s", err.msg);
+}
+
+Test(parse, exact_halfway_values_round_to_even)
+{
+    static const char *toks[] = {
+        "16777217", "16777219", "3.3554434e7", "33554435", "1.00000005960464477539062",
+        "1.000000059604644775390625", "1.0000000596046448", "0.500000029802322387695312",
+        "1e-38", "1.17549435e-38", "1e-45", "3.4028235e38", "3.4028235677973366e38",
+        "7.006492e-46", "9007199254740993", "123456789012345678901234567890",
+        "0.1", "0.2", "0.3", "1.1", "2.2e-7", "6.0221409e23", "1e22", "1e-22", "1e23",
+    };
+    char buf[4096];
+    size_t len = 0, n = sizeof toks / sizeof *toks;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(buf + len, "%s 1:%s 2:-%s\n", toks[i], toks[i], toks[i]);
+    hog_err err;
+    hog_data *d = parse_n(buf, len, 1, 0, HOG_OK, &err);
+    for (size_t i = 0; i < n; i++) {
+        float want = strtof(toks[i], NULL), neg = -want;
+        cr_assert_eq(memcmp(&d->m.y[i], &want, 4), 0, "%s: %a vs %a", toks[i],
+                     d->m.y[i], want);
+        cr_assert_eq(memcmp(&d->m.val[2 * i], &want, 4), 0, "%s", toks[i]);
+        cr_assert_eq(memcmp(&d->m.val[2 * i + 1], &neg, 4), 0, "-%s", toks[i]);
+    }
+    hog_data_free(d);
+}
+
+/* Mutated text never crashes, and any slice count gives the serial
+ * result: the same data, or the same error at the same line. */
+Test(threads, mutated_inputs_parse_alike_in_parallel, .timeout = 60)
+{
+    static const char alphabet[] = "0123456789:.eE+-# \t\r\n\nqid:nan\0x";
+    struct hog_rng r;
+    hog_rng_seed(&r, 99, 0);
+    char base[2048];
+    size_t blen = 0;
+    for (int i = 0; i < 40; i++)
+        blen += (size_t)sprintf(base + blen, "%s %d:%d.5 %d:1e-%d\n", i % 3 ? "-1" : "+1",
+                                i % 5 + 1, i, i % 5 + 7, i % 4);
+    char buf[4096];
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, base, blen);
+        size_t len = blen;
+        int muts = 1 + (int)hog_rng_below(&r, 4);
+        for (int k = 0; k < muts; k++) {
+            size_t at = (size_t)hog_rng_below(&r, len);
+            char c = alphabet[hog_rng_below(&r, sizeof alphabet - 1)];
+            switch (hog_rng_below(&r, 3)) {
+            case 0: buf[at] = c; break;
+            case 1: memmove(buf + at + 1, buf + at, len - at); buf[at] = c; len++; break;
+            default: memmove(buf + at, buf + at + 1, len - at - 1); len--; break;
+            }
+        }
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.zero_based = it % 2;
+        hog_data *a = NULL, *b = NULL;
+        hog_err ea, eb;
+        hog_status sa = hog_parse_svm_slices(buf, len, "t.svm", &o, 1, &a, &ea);
+        hog_status sb = hog_parse_svm_slices(buf, len, "t.svm", &o, 2 + it % 5, &b, &eb);
+        cr_assert_eq(sa, sb, "iteration %d: %s vs %s", it, hog_status_str(sa),
+                     hog_status_str(sb));
+        if (sa == HOG_OK) {
+            assert_same(a, b, "mutated");
+        } else {
+            cr_assert_str_eq(ea.msg, eb.msg);
+            cr_assert(strncmp(ea.msg, "t.svm:", 6) == 0, "%s", ea.msg);
+        }
+        hog_data_free(a);
+        hog_data_free(b);
+    }
+}
+
+Test(parse, fixture_files_load_alike)
+{
+    hog_data *a, *b;
+    hog_err err;
+    cr_assert_eq(hog_data_load("tests/data/canonical.svm", NULL, &a, &err), HOG_OK, "%s",
+                 err.msg);
+    cr_assert_eq(hog_data_load("tests/data/variants.svm", NULL, &b, &err), HOG_OK, "%s",
+                 err.msg);
+    assert_same(a, b, "tests/data/variants.svm");
+    hog_data *c = parse_ok(canon, 0);
+    assert_same(a, c, "tests/data/canonical.svm");
+    hog_data_free(a);
+    hog_data_free(b);
+    hog_data_free(c);
 }

@@ -1,5 +1,6 @@
 /* hogtrain train: load, train with progress, report, write the model. */
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "net/net.h"
 #include "train/train.h"
 
@@ -23,6 +24,10 @@ enum {
     OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
+    OPT_GPUS,
+    OPT_GPU_STEP,
+    OPT_GPU_BATCH,
+    OPT_SYNC_EVERY,
     /* scale-out */
     OPT_WORLD,
     OPT_RANK,
@@ -33,7 +38,6 @@ enum {
     OPT_CONNECT_TIMEOUT,
     OPT_NET_TIMEOUT,
     OPT_SYNC,
-    OPT_SYNC_EVERY,
     OPT_BMUF_MOMENTUM,
     OPT_BMUF_LR,
     OPT_BMUF_NESTEROV,
@@ -62,6 +66,10 @@ static const struct option longopts[] = {
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "gpus", required_argument, NULL, OPT_GPUS },
+    { "gpu-step", required_argument, NULL, OPT_GPU_STEP },
+    { "gpu-batch", required_argument, NULL, OPT_GPU_BATCH },
+    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
     { "world", required_argument, NULL, OPT_WORLD },
     { "rank", required_argument, NULL, OPT_RANK },
     { "coordinator", required_argument, NULL, OPT_COORDINATOR },
@@ -71,7 +79,6 @@ static const struct option longopts[] = {
     { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
     { "net-timeout", required_argument, NULL, OPT_NET_TIMEOUT },
     { "sync", required_argument, NULL, OPT_SYNC },
-    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
     { "bmuf-momentum", required_argument, NULL, OPT_BMUF_MOMENTUM },
     { "bmuf-lr", required_argument, NULL, OPT_BMUF_LR },
     { "bmuf-nesterov", required_argument, NULL, OPT_BMUF_NESTEROV },
@@ -142,6 +149,16 @@ static void help(FILE *f)
             "      --update U         how hogwild threads write shared weights: none\n"
             "                         (lock-free), atomic, striped or mutex (default %s)\n"
             "\n"
+            "GPUs (see docs/GPU.md):\n"
+            "      --gpus G           all, none (default) or device numbers like 0,1\n"
+            "                         (after CUDA_VISIBLE_DEVICES; a number twice is\n"
+            "                         two replicas on that GPU)\n"
+            "      --gpu-step S       minibatch (cuSPARSE, deterministic; default) or\n"
+            "                         hogwild (a warp per row, atomic adds)\n"
+            "      --gpu-batch N      rows per replica per step (default %u)\n"
+            "      --sync-every N     rows per replica between replica averages\n"
+            "                         (default %u)\n"
+            "\n"
             "scale-out (one process per machine, models averaged; docs/SCALEOUT.md):\n"
             "      --world N          number of processes (or HOGTRAIN_WORLD)\n"
             "      --rank R           this process, 0 .. N-1 (or HOGTRAIN_RANK)\n"
@@ -155,14 +172,15 @@ static void help(FILE *f)
             "      --net-timeout S    a peer silent for S s is an error (default 60)\n"
             "      --sync M           ma (model averaging, default) or bmuf (block\n"
             "                         momentum, Chen and Huo 2016)\n"
-            "      --sync-every N     average every N rows per rank (default 10000)\n"
+            "      --sync-every N     with --world: rows per rank between averagings\n"
+            "                         (default 10000)\n"
             "      --bmuf-momentum X  block momentum in [0, 1) (default 1 - 1/N)\n"
             "      --bmuf-lr X        block learning rate > 0 (default 1)\n"
             "      --bmuf-nesterov B  1: Nesterov block momentum (default), 0: classic\n"
             "      --shard S          train on part of TRAIN: stride (every N-th row\n"
             "                         from row R) or range (the R-th of N pieces)\n"
-            "      --checkpoint FILE  rank 0 writes the averaged model there (at most\n"
-            "                         once a second; temporary file and rename)\n"
+            "      --checkpoint FILE  rank 0 writes the averaged model there after\n"
+            "                         each epoch, and at most once a second between\n"
             "      --net-backend B    tcp (default) or mpi (default under mpirun,\n"
             "                         where the build has MPI)\n"
             "\n"
@@ -172,7 +190,8 @@ static void help(FILE *f)
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
-            hog_cli_update_name(d.update));
+            hog_cli_update_name(d.update), HOG_GPU_DEFAULT_BATCH,
+            HOG_GPU_DEFAULT_SYNC);
 }
 
 /* Scale-out settings. */
@@ -226,7 +245,7 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
     na->on = want_mpi || na->no.world > 1;
     static const int net_only[] = {
         OPT_RANK, OPT_COORDINATOR, OPT_SECRET_FILE, OPT_INSECURE, OPT_JOB,
-        OPT_CONNECT_TIMEOUT, OPT_NET_TIMEOUT, OPT_SYNC, OPT_SYNC_EVERY,
+        OPT_CONNECT_TIMEOUT, OPT_NET_TIMEOUT, OPT_SYNC,
         OPT_BMUF_MOMENTUM, OPT_BMUF_LR, OPT_BMUF_NESTEROV, OPT_SHARD,
         OPT_CHECKPOINT,
     };
@@ -253,9 +272,13 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
                   seen[OPT_BMUF_NESTEROV]))
         return hog_cli_usage_error(&cmd, "the --bmuf-* options apply to "
                                    "--sync bmuf only");
-    if (a->o.algo != HOG_ALGO_SERIAL)
+    if (a->o.algo != HOG_ALGO_SERIAL || hog_gpu_requested(&a->o))
         return hog_cli_usage_error(&cmd, "model averaging across processes "
-                                   "runs with --algo serial for now");
+                                   "runs with --algo serial for now (not "
+                                   "with --algo %s%s)",
+                                   hog_cli_algo_name(a->o.algo),
+                                   hog_gpu_requested(&a->o) ? " or --gpus"
+                                                            : "");
     return -1;
 }
 
@@ -361,6 +384,40 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "mutex)", optarg);
             a->o.update = (hog_update)e;
             break;
+        case OPT_GPUS: {
+            struct hog_gpu_spec gs;
+            hog_err e2 = { { 0 } };
+            if (hog_gpu_spec_parse(optarg, &gs, &e2) != HOG_OK)
+                return hog_cli_usage_error(&cmd, "%s", e2.msg);
+            a->o.gpus = optarg;
+            break;
+        }
+        case OPT_GPU_STEP:
+            if (strcmp(optarg, "minibatch") == 0)
+                a->o.gpu_step = HOG_GPU_STEP_MINIBATCH;
+            else if (strcmp(optarg, "hogwild") == 0)
+                a->o.gpu_step = HOG_GPU_STEP_HOGWILD;
+            else
+                return hog_cli_usage_error(&cmd, "--gpu-step: unknown step "
+                                           "'%s' (minibatch, hogwild)",
+                                           optarg);
+            break;
+        case OPT_GPU_BATCH:
+            if (!hog_parse_u64(optarg, 1, UINT64_C(1) << 30, &u))
+                return hog_cli_usage_error(&cmd, "--gpu-batch: '%s' is not a "
+                                           "number of rows (1 to 2^30)",
+                                           optarg);
+            a->o.gpu_batch = (uint32_t)u;
+            break;
+        case OPT_SYNC_EVERY:
+            /* Rows between averagings: of GPU replicas (--gpus), of the
+             * processes (--world, mpirun). */
+            if (!hog_parse_u64(optarg, 1, UINT64_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
+                                           "number of rows >= 1", optarg);
+            a->o.sync_every = u;
+            na->sync_every = u;
+            break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
                 a->fmt = HOG_MODEL_HGM;
@@ -408,12 +465,6 @@ static int parse(int argc, char **argv, struct train_args *a)
             else
                 return hog_cli_usage_error(&cmd, "--sync: unknown method '%s' "
                                            "(ma, bmuf)", optarg);
-            break;
-        case OPT_SYNC_EVERY:
-            if (!hog_parse_u64(optarg, 1, UINT64_MAX, &u))
-                return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
-                                           "number of rows >= 1", optarg);
-            na->sync_every = u;
             break;
         case OPT_BMUF_MOMENTUM:
             if (!hog_parse_double(optarg, 0.0, 1.0, &x) || x >= 1.0)
@@ -474,6 +525,19 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
                                    "only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
+    bool gpus = hog_gpu_requested(&a->o);
+    if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
+        return hog_cli_usage_error(&cmd, "--%s applies to GPU training only "
+                                   "(add --gpus)",
+                                   seen[OPT_GPU_STEP] ? "gpu-step"
+                                                      : "gpu-batch");
+    if (!gpus && !a->net.on && seen[OPT_SYNC_EVERY])
+        return hog_cli_usage_error(&cmd, "--sync-every applies to GPU "
+                                   "replicas (--gpus) or to several "
+                                   "processes (--world N, mpirun)");
+    if (gpus && seen[OPT_ALGO])
+        return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
+                                   "does not combine with --algo");
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -550,6 +614,18 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
     hog_json_str(&j, "update", hog_cli_update_name(o->update));
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
+    if (hog_gpu_requested(o)) {
+        hog_json_str(&j, "gpus", o->gpus);
+        hog_json_str(&j, "gpu_step", o->gpu_step == HOG_GPU_STEP_HOGWILD
+                                         ? "hogwild"
+                                         : "minibatch");
+        hog_json_u64(&j, "gpu_batch",
+                     o->gpu_batch ? o->gpu_batch : HOG_GPU_DEFAULT_BATCH);
+        hog_json_u64(&j, "sync_every",
+                     o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC);
+    } else {
+        hog_json_null(&j, "gpus");
+    }
     hog_json_str(&j, "model", r->a->model);
     hog_json_str(&j, "model_format",
                  r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");

@@ -32,15 +32,19 @@
  *
  * Determinism: the output depends only on the options. Weights,
  * permutation, pilot and each block of 1024 rows use their own RNG stream,
- * so blocks could be generated in parallel with the same output.
+ * so blocks are drawn in parallel and the output is the same for any
+ * number of threads.
  *
- * Memory: about 21 bytes per feature (alias table, permutation, planted
- * weights, idf, a mark byte), 12 more while building; none per row.
+ * Memory: about 20 bytes per feature (alias table, permutation, planted
+ * weights, idf) plus one per feature and thread (marks), 12 more while
+ * building; per row none: threads fill a ring of 2 * threads + 2 block
+ * buffers (about 1 MB each at 50 nonzeros a row) written out in order.
  */
 #include "io/io.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,18 +77,37 @@ struct gen {
     uint32_t *perm;    /* rank -> feature id (0-based) */
     float *w;          /* planted weight by rank */
     float *idf;        /* by rank */
-    uint8_t *mark;     /* by rank: already in the current row */
     float bias_w;      /* planted bias weight (bias feature of value 1) */
+    float log_tf[65];
+};
+
+/* What one thread needs to draw rows. */
+struct gen_scratch {
+    uint8_t *mark;     /* by rank: already in the current row */
     uint64_t *keys;    /* (feature id << 32 | rank) of the current row */
     uint32_t *q;       /* the current row's values, in millionths */
     size_t cap;
-    float log_tf[65];
 };
 
 static void gen_free(struct gen *g)
 {
-    free(g->alias), free(g->thresh), free(g->perm), free(g->w);
-    free(g->idf), free(g->mark), free(g->keys), free(g->q);
+    free(g->alias), free(g->thresh), free(g->perm), free(g->w), free(g->idf);
+}
+
+static void scratch_free(struct gen_scratch *t)
+{
+    free(t->mark), free(t->keys), free(t->q);
+}
+
+static hog_status scratch_init(struct gen_scratch *t, const struct gen *g,
+                               hog_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->mark = calloc(g->F, 1);
+    if (!t->mark)
+        return hog_errf(err, HOG_ENOMEM,
+                        "gen: out of memory for %u features", g->F);
+    return HOG_OK;
 }
 
 static hog_status gen_check(const struct hog_gen_opts *o, hog_err *err)
@@ -246,7 +269,7 @@ static void sort_u64(uint64_t *a, size_t n)
     }
 }
 
-static hog_status grow_row(struct gen *g, size_t k, hog_err *err)
+static hog_status grow_row(struct gen_scratch *g, size_t k, hog_err *err)
 {
     if (k <= g->cap)
         return HOG_OK;
@@ -269,28 +292,29 @@ static hog_status grow_row(struct gen *g, size_t k, hog_err *err)
 /* Draws one row into g->keys / g->q (sorted by feature id); returns its
  * nnz and its margin start + w.x, summed in feature order as
  * hog_model_scores() sums it (start is the bias term). */
-static hog_status gen_row(struct gen *g, struct hog_rng *rng, double start,
-                          uint32_t *nnz, double *margin, hog_err *err)
+static hog_status gen_row(const struct gen *g, struct gen_scratch *t,
+                          struct hog_rng *rng, double start, uint32_t *nnz,
+                          double *margin, hog_err *err)
 {
     uint64_t k = row_nnz(g, rng);
-    hog_status s = grow_row(g, (size_t)k, err);
+    hog_status s = grow_row(t, (size_t)k, err);
     if (s != HOG_OK)
         return s;
     uint64_t n = 0, tries = 0, limit = 8 * k + 64;
     while (n < k && tries++ < limit) {
         uint32_t r = zipf_rank(g, rng);
-        if (g->mark[r])
+        if (t->mark[r])
             continue;
-        g->mark[r] = 1;
-        g->keys[n++] = (uint64_t)g->perm[r] << 32 | r;
+        t->mark[r] = 1;
+        t->keys[n++] = (uint64_t)g->perm[r] << 32 | r;
     }
     for (uint64_t i = 0; i < n; i++)
-        g->mark[(uint32_t)g->keys[i]] = 0;
-    sort_u64(g->keys, (size_t)n);
+        t->mark[(uint32_t)t->keys[i]] = 0;
+    sort_u64(t->keys, (size_t)n);
     double ss = 0;
-    float *v = (float *)g->q; /* the raw values first, then millionths */
+    float *v = (float *)t->q; /* the raw values first, then millionths */
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t r = (uint32_t)g->keys[i];
+        uint32_t r = (uint32_t)t->keys[i];
         unsigned tf = 1 + (unsigned)__builtin_ctzll(hog_rng_next(rng) | (1ull << 63));
         float x = (1.0f + g->log_tf[tf < 64 ? tf : 64]) * g->idf[r];
         v[i] = x;
@@ -299,12 +323,13 @@ static hog_status gen_row(struct gen *g, struct hog_rng *rng, double start,
     double scale = ss > 0 ? (double)GEN_SCALE / sqrt(ss) : 0;
     double m = start;
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t r = (uint32_t)g->keys[i];
+        uint32_t r = (uint32_t)t->keys[i];
         double qd = floor((double)v[i] * scale + 0.5);
         uint32_t q = qd < 1 ? 1 : qd > GEN_SCALE ? GEN_SCALE : (uint32_t)qd;
-        g->q[i] = q;
-        /* the value a parser reads back from the text */
-        float x = (float)((double)q / GEN_SCALE);
+        t->q[i] = q;
+        /* The value a parser reads back from the text: q and 10^6 are exact
+         * floats and IEEE division rounds once, so this is strtof's result. */
+        float x = (float)q / (float)GEN_SCALE;
         m += (double)g->w[r] * (double)x;
     }
     *nnz = (uint32_t)n;
@@ -333,8 +358,7 @@ static hog_status gen_init(struct gen *g, const struct hog_gen_opts *o,
     g->perm = malloc(F * sizeof *g->perm);
     g->w = malloc(F * sizeof *g->w);
     g->idf = malloc(F * sizeof *g->idf);
-    g->mark = calloc(F, 1);
-    if (!g->alias || !g->thresh || !g->perm || !g->w || !g->idf || !g->mark) {
+    if (!g->alias || !g->thresh || !g->perm || !g->w || !g->idf) {
         gen_free(g);
         return hog_errf(err, HOG_ENOMEM,
                         "gen: out of memory for %zu features (about 21 bytes "
@@ -361,20 +385,24 @@ static hog_status gen_init(struct gen *g, const struct hog_gen_opts *o,
     hog_shuffle_u32(&rng, g->perm, F);
 
     /* The bias: minus the median margin of pilot rows. */
+    struct gen_scratch t;
     double *pm = malloc(GEN_PILOT_ROWS * sizeof *pm);
-    if (!pm) {
+    if (!pm || scratch_init(&t, g, err) != HOG_OK) {
+        free(pm);
         gen_free(g);
         return hog_errf(err, HOG_ENOMEM, "gen: out of memory");
     }
     hog_rng_seed(&rng, o->seed, GEN_STREAM_PILOT);
     for (int i = 0; i < GEN_PILOT_ROWS; i++) {
         uint32_t nnz;
-        if ((s = gen_row(g, &rng, 0.0, &nnz, &pm[i], err)) != HOG_OK) {
+        if ((s = gen_row(g, &t, &rng, 0.0, &nnz, &pm[i], err)) != HOG_OK) {
             free(pm);
+            scratch_free(&t);
             gen_free(g);
             return s;
         }
     }
+    scratch_free(&t);
     qsort(pm, GEN_PILOT_ROWS, sizeof *pm, cmp_double);
     double med = 0.5 * (pm[GEN_PILOT_ROWS / 2 - 1] + pm[GEN_PILOT_ROWS / 2]);
     double sum = 0, ss = 0;
@@ -396,28 +424,32 @@ static const char digits2[] = "0001020304050607080910111213141516171819202122232
                               "50515253545556575859606162636465666768697071727374"
                               "75767778798081828384858687888990919293949596979899";
 
-static char *put_uint(char *p, uint64_t v)
+static inline unsigned n_digits(uint64_t v)
 {
-    char tmp[24];
-    char *e = tmp + sizeof tmp, *b = e;
+    unsigned n = 1;
+    for (; v >= 10000; v /= 10000)
+        n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+static inline char *put_uint(char *p, uint64_t v)
+{
+    char *e = p + n_digits(v), *b = e;
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100);
         v /= 100;
         b -= 2;
         memcpy(b, digits2 + 2 * d, 2);
     }
-    if (v >= 10) {
-        b -= 2;
-        memcpy(b, digits2 + 2 * v, 2);
-    } else {
-        *--b = (char)('0' + v);
-    }
-    memcpy(p, b, (size_t)(e - b));
-    return p + (e - b);
+    if (v >= 10)
+        memcpy(b - 2, digits2 + 2 * v, 2);
+    else
+        b[-1] = (char)('0' + v);
+    return e;
 }
 
 /* q millionths, 1 <= q <= 10^6, without trailing zeros: "0.25", "1". */
-static char *put_value(char *p, uint32_t q)
+static inline char *put_value(char *p, uint32_t q)
 {
     if (q >= GEN_SCALE) {
         *p++ = '1';
@@ -436,45 +468,41 @@ static char *put_value(char *p, uint32_t q)
     return p + 2 + n;
 }
 
-hog_status hog_gen_write(const struct hog_gen_opts *o, FILE *f, hog_err *err)
+/* One block of rows as text, appended to *buf (grown as needed). */
+struct textbuf {
+    char *p;
+    size_t len, cap;
+};
+
+static hog_status gen_block(const struct gen *g, struct gen_scratch *t,
+                            uint64_t block, struct textbuf *out, hog_err *err)
 {
-    struct gen g;
-    hog_status s = gen_init(&g, o, err);
-    if (s != HOG_OK)
-        return s;
-    size_t cap = (size_t)8 << 20;
-    char *buf = malloc(cap);
-    if (!buf) {
-        gen_free(&g);
-        return hog_errf(err, HOG_ENOMEM, "gen: out of memory for the buffer");
-    }
-    size_t len = 0;
+    const struct hog_gen_opts *o = &g->o;
+    uint64_t first = block * GEN_BLOCK_ROWS;
+    uint64_t n = o->rows - first < GEN_BLOCK_ROWS ? o->rows - first
+                                                  : GEN_BLOCK_ROWS;
     struct hog_rng rng;
-    for (uint64_t i = 0; i < o->rows && s == HOG_OK; i++) {
-        if (i % GEN_BLOCK_ROWS == 0)
-            hog_rng_seed(&rng, o->seed, GEN_STREAM_ROWS + i / GEN_BLOCK_ROWS);
+    hog_rng_seed(&rng, o->seed, GEN_STREAM_ROWS + block);
+    out->len = 0;
+    for (uint64_t i = 0; i < n; i++) {
         uint32_t nnz;
         double m;
-        if ((s = gen_row(&g, &rng, (double)g.bias_w, &nnz, &m, err)) != HOG_OK)
-            break;
+        hog_status s = gen_row(g, t, &rng, (double)g->bias_w, &nnz, &m, err);
+        if (s != HOG_OK)
+            return s;
+        /* the longest token: " 4294967295:0.123456" */
         size_t need = (size_t)nnz * 20 + 64;
-        if (cap - len < need) {
-            if (len && fwrite(buf, 1, len, f) != len) {
-                s = hog_errf(err, HOG_EIO, "gen: write failed: %s",
-                             strerror(errno));
-                break;
-            }
-            len = 0;
-            if (cap < need) {
-                char *nb = realloc(buf, need);
-                if (!nb) {
-                    s = hog_errf(err, HOG_ENOMEM, "gen: out of memory");
-                    break;
-                }
-                buf = nb, cap = need;
-            }
+        if (out->cap - out->len < need) {
+            size_t cap = out->cap ? out->cap : (size_t)1 << 20;
+            while (cap - out->len < need)
+                cap *= 2;
+            char *p = realloc(out->p, cap);
+            if (!p)
+                return hog_errf(err, HOG_ENOMEM,
+                                "gen: out of memory for a block of rows");
+            out->p = p, out->cap = cap;
         }
-        char *p = buf + len;
+        char *p = out->p + out->len;
         if (o->regression) {
             double y = m + o->label_noise * hog_rng_normal(&rng);
             p += snprintf(p, 32, "%.7g", y);
@@ -487,18 +515,167 @@ hog_status hog_gen_write(const struct hog_gen_opts *o, FILE *f, hog_err *err)
         }
         for (uint32_t k = 0; k < nnz; k++) {
             *p++ = ' ';
-            p = put_uint(p, (g.keys[k] >> 32) + 1);
+            p = put_uint(p, (t->keys[k] >> 32) + 1);
             *p++ = ':';
-            p = put_value(p, g.q[k]);
+            p = put_value(p, t->q[k]);
         }
         *p++ = '\n';
-        len = (size_t)(p - buf);
+        out->len = (size_t)(p - out->p);
     }
-    if (s == HOG_OK && len && fwrite(buf, 1, len, f) != len)
-        s = hog_errf(err, HOG_EIO, "gen: write failed: %s", strerror(errno));
+    return HOG_OK;
+}
+
+/* Threads draw blocks into a ring of slots; the calling thread writes the
+ * slots out in block order, so the output does not depend on the number
+ * of threads. A worker takes block b only when slot b % nslots has been
+ * written out; the writer waits for slot b to be ready. */
+enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
+
+struct slot {
+    struct textbuf text;
+    uint64_t block;
+    int state;
+    hog_status status;
+    hog_err err;
+};
+
+struct writer {
+    const struct gen *g;
+    struct slot *slots;
+    unsigned nslots;
+    uint64_t next, nblocks;
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t ready, freed;
+};
+
+static void *gen_worker(void *arg)
+{
+    struct writer *w = arg;
+    struct gen_scratch t;
+    hog_err err;
+    hog_status s0 = scratch_init(&t, w->g, &err);
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        if (w->stop || w->next >= w->nblocks)
+            break;
+        uint64_t b = w->next;
+        struct slot *sl = &w->slots[b % w->nslots];
+        if (sl->state != SLOT_FREE) {
+            pthread_cond_wait(&w->freed, &w->mu);
+            continue;
+        }
+        w->next++;
+        sl->state = SLOT_BUSY;
+        sl->block = b;
+        pthread_mutex_unlock(&w->mu);
+        hog_status s = s0;
+        if (s == HOG_OK)
+            s = gen_block(w->g, &t, b, &sl->text, &sl->err);
+        else
+            sl->err = err;
+        pthread_mutex_lock(&w->mu);
+        sl->status = s;
+        sl->state = SLOT_READY;
+        pthread_cond_broadcast(&w->ready);
+    }
+    pthread_mutex_unlock(&w->mu);
+    scratch_free(&t);
+    return NULL;
+}
+
+static hog_status write_text(FILE *f, const struct textbuf *t, hog_err *err)
+{
+    if (t->len && fwrite(t->p, 1, t->len, f) != t->len)
+        return hog_errf(err, HOG_EIO, "gen: write failed: %s", strerror(errno));
+    return HOG_OK;
+}
+
+static hog_status write_serial(const struct gen *g, uint64_t nblocks, FILE *f,
+                               hog_err *err)
+{
+    struct gen_scratch t;
+    struct textbuf text = { NULL, 0, 0 };
+    hog_status s = scratch_init(&t, g, err);
+    for (uint64_t b = 0; b < nblocks && s == HOG_OK; b++) {
+        s = gen_block(g, &t, b, &text, err);
+        if (s == HOG_OK)
+            s = write_text(f, &text, err);
+    }
+    free(text.p);
+    scratch_free(&t);
+    return s;
+}
+
+static hog_status write_parallel(const struct gen *g, uint64_t nblocks,
+                                 unsigned threads, FILE *f, hog_err *err)
+{
+    struct writer w = { .g = g, .nslots = 2 * threads + 2, .nblocks = nblocks };
+    w.slots = calloc(w.nslots, sizeof *w.slots);
+    pthread_t *tid = calloc(threads, sizeof *tid);
+    if (!w.slots || !tid) {
+        free(w.slots), free(tid);
+        return hog_errf(err, HOG_ENOMEM, "gen: out of memory");
+    }
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.ready, NULL);
+    pthread_cond_init(&w.freed, NULL);
+    unsigned started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&tid[started], NULL, gen_worker, &w) != 0)
+            break;
+    hog_status s = HOG_OK;
+    if (!started)
+        s = hog_errf(err, HOG_ENOMEM, "gen: cannot start a thread");
+    for (uint64_t b = 0; b < nblocks && s == HOG_OK; b++) {
+        struct slot *sl = &w.slots[b % w.nslots];
+        pthread_mutex_lock(&w.mu);
+        while (!(sl->state == SLOT_READY && sl->block == b))
+            pthread_cond_wait(&w.ready, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+        s = sl->status;
+        if (s != HOG_OK)
+            hog_errf(err, s, "%s", sl->err.msg);
+        else
+            s = write_text(f, &sl->text, err);
+        pthread_mutex_lock(&w.mu);
+        sl->state = SLOT_FREE;
+        pthread_cond_broadcast(&w.freed);
+        pthread_mutex_unlock(&w.mu);
+    }
+    pthread_mutex_lock(&w.mu);
+    w.stop = true;
+    pthread_cond_broadcast(&w.freed);
+    pthread_mutex_unlock(&w.mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    for (unsigned i = 0; i < w.nslots; i++)
+        free(w.slots[i].text.p);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.ready);
+    pthread_cond_destroy(&w.freed);
+    free(w.slots), free(tid);
+    return s;
+}
+
+hog_status hog_gen_write(const struct hog_gen_opts *o, FILE *f, hog_err *err)
+{
+    struct gen g;
+    hog_status s = gen_init(&g, o, err);
+    if (s != HOG_OK)
+        return s;
+    uint64_t nblocks = (o->rows + GEN_BLOCK_ROWS - 1) / GEN_BLOCK_ROWS;
+    unsigned threads = o->threads ? o->threads : hog_online_cpus();
+    if (threads > 256)
+        threads = 256;
+    if ((uint64_t)threads > nblocks)
+        threads = (unsigned)nblocks;
+    if (threads <= 1)
+        s = write_serial(&g, nblocks, f, err);
+    else
+        s = write_parallel(&g, nblocks, threads, f, err);
     if (s == HOG_OK && fflush(f) != 0)
         s = hog_errf(err, HOG_EIO, "gen: write failed: %s", strerror(errno));
-    free(buf);
     gen_free(&g);
     return s;
 }

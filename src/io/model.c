@@ -388,8 +388,8 @@ static bool is_blank(const char *s)
     return *s == 0;
 }
 
-static hog_status load_liblinear(FILE *f, const char *path, hog_model **out,
-                                 hog_err *err)
+static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
+                                 hog_model **out, hog_err *err)
 {
     struct ll_reader r = { f, path, NULL, 0, 0 };
     hog_status s = HOG_OK;
@@ -505,6 +505,13 @@ static hog_status load_liblinear(FILE *f, const char *path, hog_model **out,
      * nothing, so that weight is read and dropped. */
     bool has_bias_line = bias >= 0;
     double hbias = bias > 0 ? bias : 0.0;
+    uint64_t nlines = (uint64_t)nr_feature + has_bias_line;
+    /* Each weight takes a line of at least two bytes: a size the file
+     * cannot hold is refused before the weights are allocated. */
+    if (nlines > fsize / 2)
+        FAIL(HOG_ECORRUPT, "nr_feature %lld, but a file of %llu bytes holds "
+                           "fewer weights (truncated?)",
+             nr_feature, (unsigned long long)fsize);
     s = hog_model_new((uint64_t)nr_feature, loss, hbias, &m, err);
     if (s != HOG_OK)
         goto done;
@@ -524,7 +531,6 @@ static hog_status load_liblinear(FILE *f, const char *path, hog_model **out,
         if (lab[0] == lab[1])
             FAIL(HOG_EPARSE, "label lists the same class twice");
     }
-    uint64_t nlines = (uint64_t)nr_feature + has_bias_line;
     for (uint64_t i = 0; i < nlines; i++) {
         if (!(ln = ll_next(&r)))
             FAIL(HOG_ECORRUPT, "end of file after %llu of %llu weights "
@@ -576,7 +582,7 @@ hog_status hog_model_load(const char *path, hog_model **out, hog_err *err)
     if (got >= 8 && !memcmp(head, HOG_HGM_MAGIC, 8))
         s = load_hgm(f, path, (uint64_t)st.st_size, out, err);
     else if (got >= 11 && !memcmp(head, "solver_type", 11))
-        s = load_liblinear(f, path, out, err);
+        s = load_liblinear(f, path, (uint64_t)st.st_size, out, err);
     else if (got == 0)
         s = hog_errf(err, HOG_EFORMAT, "%s: empty file, not a model", path);
     else

@@ -4,8 +4,9 @@
  *     label [qid:N] idx:val idx:val ... [# comment]
  *
  * The buffer is cut into one slice per thread at line boundaries; each
- * thread parses its slice into its own growable arrays, counting lines, and
- * the slices are then copied in file order into one CSR. An error names the
+ * thread parses its slice into its own growable arrays, counting lines;
+ * slice 0's arrays then grow to the whole set and the other slices are
+ * copied in after it, in file order and in parallel. An error names the
  * global line: slice k starts at 1 + the newlines of slices 0..k-1, which
  * all finished (only the first failing slice matters: its line is the
  * smallest).
@@ -16,13 +17,17 @@
  * with one appended (no fixed-size line buffer anywhere).
  *
  * Numbers are parsed by hand: a decimal mantissa of up to 19 significant
- * digits and a power of ten. When the mantissa is at most 2^53 and the
- * power at most 22 in magnitude, one IEEE multiplication or division gives
- * the correctly rounded double (Clinger's fast path); rounding that double
- * to float equals rounding the exact decimal to float unless the double
- * sits exactly halfway between two floats, in which case, and in every
- * other case, strtof decides. Values and labels are thus stored as float,
- * rounded once from the exact decimal, bit-identical to strtof.
+ * digits and a power of ten 10^e. When the mantissa is at most 2^53 and
+ * |e| <= 22 (Clinger's fast path), m * 10^e for e >= 0 is one correctly
+ * rounded IEEE multiplication; for e < 0, m * (10^-k rounded) lands within
+ * 2 double ulps of the exact value, which rounds to the same float unless
+ * it is within a few ulps of a point halfway between two floats: then the
+ * correctly rounded division m / 10^k is used. Rounding a correctly
+ * rounded double to float equals rounding the exact decimal unless the
+ * double sits exactly halfway; that case, subnormal or overflowing values
+ * and every other shape (over 19 digits, larger exponents) go to strtof.
+ * Values and labels are thus stored as float, rounded once from the exact
+ * decimal, bit-identical to strtof.
  */
 #include "io/io.h"
 
@@ -129,9 +134,26 @@ static enum num_res classify_word(const char *p)
     return NUM_BAD;
 }
 
+/* 10^-k rounded to double, for the multiplication fast path. */
+static const double inv_pow10_tab[23] = {
+    1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
+    1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+};
+
+/* Distance of a double's 29 low mantissa bits from 1 << 28, the pattern of
+ * a value exactly halfway between two adjacent floats of its binade. */
+static inline uint32_t from_half(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    uint32_t low = (uint32_t)(bits & 0x1FFFFFFFu);
+    return low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
+}
+
 /* Parses a decimal number at *pp into *out; on success *pp is just past it
  * and the next byte is a delimiter. */
-static inline enum num_res parse_float(const char **pp, float *out)
+static inline __attribute__((always_inline)) enum num_res
+parse_float(const char **pp, float *out)
 {
     const char *p = *pp, *start = p;
     bool neg = false;
@@ -140,35 +162,48 @@ static inline enum num_res parse_float(const char **pp, float *out)
     else if (*p == '+')
         p++;
     uint64_t m = 0;
-    int nd = 0, e10 = 0;
-    bool lost = false; /* non-zero digits beyond the 19th */
-    const char *d0 = p;
-    for (; is_digit(*p); p++) {
-        if (nd < 19) {
-            m = m * 10 + (uint64_t)(*p - '0');
-            nd += m != 0;
-        } else {
-            e10++;
-            lost |= *p != '0';
-        }
-    }
-    bool any = p > d0;
-    if (*p == '.') {
+    int e10 = 0;
+    bool lost = false; /* non-zero digits beyond the 19th significant one */
+    const char *ip = p;
+    while (is_digit(*p))
         p++;
-        const char *f0 = p;
-        for (; is_digit(*p); p++) {
+    const char *ie = p, *fp = p, *fe = p;
+    if (*p == '.') {
+        fp = ++p;
+        while (is_digit(*p))
+            p++;
+        fe = p;
+    }
+    if (HOG_UNLIKELY(ie == ip && fe == fp))
+        return classify_word(start);
+    if (HOG_LIKELY((ie - ip) + (fe - fp) <= 19)) {
+        /* Common case: at most 19 digits in all, no overflow possible. */
+        for (const char *q = ip; q < ie; q++)
+            m = m * 10 + (uint64_t)(*q - '0');
+        for (const char *q = fp; q < fe; q++)
+            m = m * 10 + (uint64_t)(*q - '0');
+        e10 = -(int)(fe - fp);
+    } else {
+        int nd = 0; /* significant digits kept */
+        for (const char *q = ip; q < ie; q++) {
             if (nd < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
+                m = m * 10 + (uint64_t)(*q - '0');
+                nd += m != 0;
+            } else {
+                e10++;
+                lost |= *q != '0';
+            }
+        }
+        for (const char *q = fp; q < fe; q++) {
+            if (nd < 19) {
+                m = m * 10 + (uint64_t)(*q - '0');
                 nd += m != 0;
                 e10--;
             } else {
-                lost |= *p != '0';
+                lost |= *q != '0';
             }
         }
-        any |= p > f0;
     }
-    if (HOG_UNLIKELY(!any))
-        return classify_word(start);
     if (*p == 'e' || *p == 'E') {
         p++;
         bool eneg = false;
@@ -193,14 +228,21 @@ static inline enum num_res parse_float(const char **pp, float *out)
     }
     if (HOG_LIKELY(!lost && m <= (UINT64_C(1) << 53) && e10 >= -22 &&
                    e10 <= 22)) {
-        double d = (double)m;
-        d = e10 < 0 ? d / pow10_tab[-e10] : d * pow10_tab[e10];
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        /* Halfway between two floats (29 low bits 1000...0), or outside
-         * the normal float range: let strtof round. */
-        if ((bits & 0x1FFFFFFFu) != 0x10000000u && d >= (double)FLT_MIN &&
-            d <= (double)FLT_MAX) {
+        double dm = (double)m, d;
+        if (e10 >= 0) {
+            d = dm * pow10_tab[e10]; /* exact operands: correctly rounded */
+        } else {
+            /* m * 10^-k is within 2 double ulps of the exact value, so it
+             * rounds to the same float unless it lies within a few ulps of
+             * a halfway point; then divide, which is correctly rounded. */
+            d = dm * inv_pow10_tab[-e10];
+            if (HOG_UNLIKELY(from_half(d) <= 8))
+                d = dm / pow10_tab[-e10];
+        }
+        /* A correctly rounded double exactly halfway between two floats,
+         * or one outside the normal float range: let strtof round. */
+        if (HOG_LIKELY(from_half(d) != 0 && d >= (double)FLT_MIN &&
+                       d <= (double)FLT_MAX)) {
             *out = neg ? -(float)d : (float)d;
             return NUM_OK;
         }
@@ -522,25 +564,22 @@ static void slice_free(struct slice *s)
 }
 
 /* Runs fn on every slice: slices 1.. on new threads, slice 0 here. */
-static hog_status run_all(struct slice *sl, unsigned n, void *(*fn)(void *),
-                          hog_err *err)
+/* Runs fn on every slice: slices 1.. on new threads, slice 0 here; any
+ * slice whose thread cannot start runs here too. */
+static void run_all(struct slice *sl, unsigned n, void *(*fn)(void *))
 {
     pthread_t *th = n > 1 ? calloc(n, sizeof *th) : NULL;
-    if (n > 1 && !th)
-        return hog_errf(err, HOG_ENOMEM, "out of memory for parser threads");
     unsigned started = 1;
-    hog_status st = HOG_OK;
-    for (unsigned i = 1; i < n; i++, started++)
+    for (unsigned i = 1; th && i < n; i++, started++)
         if (pthread_create(&th[i], NULL, fn, &sl[i]) != 0)
             break;
-    /* Slices whose thread did not start run here. */
     for (unsigned i = started; i < n; i++)
         fn(&sl[i]);
-    fn(&sl[0]);
+    if (n > 0)
+        fn(&sl[0]);
     for (unsigned i = 1; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);
-    return st;
 }
 
 hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
@@ -577,7 +616,8 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         sl[i].zero_based = o && o->zero_based;
         at = cut;
     }
-    hog_status st = run_all(sl, nslices, slice_run, err);
+    run_all(sl, nslices, slice_run);
+    hog_status st = HOG_OK;
     uint64_t lines = 0, rows = 0, nnz = 0;
     for (unsigned i = 0; i < nslices && st == HOG_OK; i++) {
         if (sl[i].status != HOG_OK) {
@@ -617,12 +657,29 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         free(sl);
         return hog_data_wrap(rows, nnz, off, y, idx, val, nf_min, out, err);
     }
-    off = malloc((rows + 1) * sizeof *off);
-    y = malloc(rows * sizeof *y);
-    idx = malloc((nnz ? nnz : 1) * sizeof *idx);
-    val = malloc((nnz ? nnz : 1) * sizeof *val);
-    if (!off || !y || !idx || !val) {
-        free(off), free(y), free(idx), free(val);
+    /* Slice 0's arrays grow to the whole set (realloc of a large block
+     * remaps rather than copies); the other slices are copied in after it,
+     * in parallel. */
+    struct slice *s0 = &sl[0];
+    bool ok = true;
+    void *q;
+    if ((q = realloc(s0->off, (rows + 1) * sizeof *off)))
+        s0->off = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->y, rows * sizeof *y)))
+        s0->y = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->idx, (nnz ? nnz : 1) * sizeof *idx)))
+        s0->idx = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->val, (nnz ? nnz : 1) * sizeof *val)))
+        s0->val = q;
+    else
+        ok = false;
+    if (!ok) {
         for (unsigned i = 0; i < nslices; i++)
             slice_free(&sl[i]);
         free(sl);
@@ -630,12 +687,13 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                         "%s: out of memory for %llu rows and %llu nonzeros",
                         name, (unsigned long long)rows, (unsigned long long)nnz);
     }
-    off[0] = 0;
-    for (unsigned i = 0; i < nslices; i++) {
+    off = s0->off, y = s0->y, idx = s0->idx, val = s0->val;
+    s0->off = NULL, s0->y = NULL, s0->idx = NULL, s0->val = NULL;
+    for (unsigned i = 1; i < nslices; i++) {
         sl[i].dst_off = off, sl[i].dst_y = y;
         sl[i].dst_idx = idx, sl[i].dst_val = val;
     }
-    run_all(sl, nslices, slice_copy, err);
+    run_all(sl + 1, nslices - 1, slice_copy);
     for (unsigned i = 0; i < nslices; i++)
         slice_free(&sl[i]);
     free(sl);
