@@ -272,13 +272,15 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
                   seen[OPT_BMUF_NESTEROV]))
         return hog_cli_usage_error(&cmd, "the --bmuf-* options apply to "
                                    "--sync bmuf only");
-    if (a->o.algo != HOG_ALGO_SERIAL || hog_gpu_requested(&a->o))
+    if (hog_gpu_requested(&a->o))
         return hog_cli_usage_error(&cmd, "model averaging across processes "
-                                   "runs with --algo serial for now (not "
-                                   "with --algo %s%s)",
-                                   hog_cli_algo_name(a->o.algo),
-                                   hog_gpu_requested(&a->o) ? " or --gpus"
-                                                            : "");
+                                   "runs with --algo serial for now, not "
+                                   "with --gpus");
+    if (a->o.algo != HOG_ALGO_SERIAL)
+        return hog_cli_usage_error(&cmd, "model averaging across processes "
+                                   "runs with --algo serial for now, not "
+                                   "with --algo %s",
+                                   hog_cli_algo_name(a->o.algo));
     return -1;
 }
 
