@@ -1,0 +1,194 @@
+/* `hogtrain topo`: what the machine looks like and where threads would run. */
+#include "cli/topo.h"
+#include "pool/pool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: hogtrain topo [--bind SPEC] [--threads N] [--no-smt] [--oversubscribe]\n"
+    "                     [--synthetic DESC | --xml FILE] [--allowed LIST]\n";
+
+static void help(FILE *f)
+{
+    fputs(usage_text, f);
+    fputs("\n"
+          "Prints the machine (sockets, NUMA nodes, cores, PUs, the PUs this\n"
+          "process may use) and the plan that places worker threads on it.\n"
+          "\n"
+          "  -b, --bind SPEC      compact (default), scatter, none, cpus:LIST,\n"
+          "                       numa:LIST, socket:LIST, plus +no_smt or\n"
+          "                       +oversubscribe; LIST is like 0-3,8,10-11\n"
+          "  -t, --threads N      threads to place (default 0: one per core)\n"
+          "      --no-smt         at most one thread per core\n"
+          "      --oversubscribe  allow more threads than PUs (they wrap around)\n"
+          "      --synthetic DESC plan for an hwloc synthetic machine,\n"
+          "                       e.g. \"pack:2 numa:2 core:8 pu:2\"\n"
+          "      --xml FILE       plan for a machine saved by lstopo --of xml\n"
+          "      --allowed LIST   use only these PUs, as taskset would\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "See docs/POOL.md for what each policy does.\n",
+          f);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "hogtrain topo: <reason>" and the usage on stderr; the exit status 2. */
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hogtrain topo: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+}
+
+static bool parse_threads(const char *s, unsigned *out)
+{
+    if (!*s)
+        return false;
+    unsigned long v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return false;
+        v = v * 10 + (unsigned long)(*c - '0');
+        if (v > 65536)
+            return false;
+    }
+    *out = (unsigned)v;
+    return true;
+}
+
+static void print_index(int v, int width)
+{
+    if (v < 0)
+        printf(" %*s", width, "-");
+    else
+        printf(" %*d", width, v);
+}
+
+static void print_report(const struct hog_topo *t, const struct hog_plan *p,
+                         const char *source, const struct hog_bind *b)
+{
+    struct hog_topo_info in;
+    char allowed[512], spec[512];
+    hog_topo_info(t, &in);
+    printf("topology    %s\n", source);
+    printf("sockets     %u\n", in.sockets);
+    printf("NUMA nodes  %u\n", in.numa_nodes);
+    printf("cores       %u\n", in.cores);
+    printf("PUs         %u\n", in.pus);
+    printf("allowed     %u PUs on %u cores: %s\n", in.allowed_pus,
+           in.allowed_cores, hog_topo_allowed_str(t, allowed, sizeof allowed));
+    printf("binding     %s, %u thread%s%s%s\n", hog_bind_str(b, spec, sizeof spec),
+           p->nthreads, p->nthreads == 1 ? "" : "s",
+           p->pin ? "" : " (not pinned)",
+           p->oversubscribed ? " (oversubscribed: some PUs run several)" : "");
+    printf("\nthread     PU   core   NUMA socket\n");
+    for (unsigned i = 0; i < p->nthreads; i++) {
+        const struct hog_place *pl = &p->place[i];
+        printf("%6u", i);
+        print_index(pl->pu, 6);
+        print_index(pl->core, 6);
+        print_index(pl->numa, 6);
+        print_index(pl->socket, 6);
+        putchar('\n');
+    }
+}
+
+int hog_cli_topo(int argc, char **argv)
+{
+    enum { OPT_NO_SMT = 256, OPT_OVERSUB, OPT_SYNTHETIC, OPT_XML, OPT_ALLOWED };
+    static const struct option opts[] = {
+        { "bind", required_argument, NULL, 'b' },
+        { "threads", required_argument, NULL, 't' },
+        { "no-smt", no_argument, NULL, OPT_NO_SMT },
+        { "oversubscribe", no_argument, NULL, OPT_OVERSUB },
+        { "synthetic", required_argument, NULL, OPT_SYNTHETIC },
+        { "xml", required_argument, NULL, OPT_XML },
+        { "allowed", required_argument, NULL, OPT_ALLOWED },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *spec = NULL, *synthetic = NULL, *xml = NULL, *allowed = NULL;
+    unsigned threads = 0;
+    bool no_smt = false, oversubscribe = false;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":b:t:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'b': spec = optarg; break;
+        case 't':
+            if (!parse_threads(optarg, &threads))
+                return usage_error("--threads wants a whole number from 0 to "
+                                   "65536, not \"%s\"", optarg);
+            break;
+        case OPT_NO_SMT: no_smt = true; break;
+        case OPT_OVERSUB: oversubscribe = true; break;
+        case OPT_SYNTHETIC: synthetic = optarg; break;
+        case OPT_XML: xml = optarg; break;
+        case OPT_ALLOWED: allowed = optarg; break;
+        case 'h': help(stdout); return 0;
+        case ':':
+            return usage_error("option %s needs an argument",
+                               argv[optind - 1]);
+        default:
+            if (optopt)
+                return usage_error("unknown option -%c", optopt);
+            return usage_error("unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument \"%s\"", argv[optind]);
+    if (synthetic && xml)
+        return usage_error("give --synthetic or --xml, not both");
+
+    hog_err err = { { 0 } };
+    struct hog_bind b;
+    if (hog_bind_parse(spec, &b, &err) != HOG_OK)
+        return usage_error("%s", err.msg);
+    b.no_smt |= no_smt;
+    b.oversubscribe |= oversubscribe;
+
+    struct hog_topo *t;
+    hog_status st = hog_topo_load(&t, synthetic, xml, allowed, &err);
+    if (st != HOG_OK) {
+        if (st == HOG_EINVAL)
+            return usage_error("%s", err.msg);
+        fprintf(stderr, "hogtrain topo: %s\n", err.msg);
+        return 1;
+    }
+    struct hog_plan *p;
+    st = hog_topo_plan(t, &b, threads, &p, &err);
+    if (st != HOG_OK) {
+        hog_topo_free(t);
+        return usage_error("%s", err.msg);
+    }
+    char source[1024];
+    if (synthetic)
+        snprintf(source, sizeof source, "synthetic \"%s\"", synthetic);
+    else if (xml)
+        snprintf(source, sizeof source, "XML %s", xml);
+    else
+        snprintf(source, sizeof source, "this machine");
+    print_report(t, p, source, &b);
+    hog_plan_free(p);
+    hog_topo_free(t);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "hogtrain topo: cannot write the report (%s)\n",
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
