@@ -133,6 +133,32 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
                                 uint64_t done, uint64_t total,
                                 const hog_epoch_stats *stats);
 
+/* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
+ * training when hog_train_opts.cyclades_stats points here. Component
+ * statistics are over every batch of every partition; the _all_ ones are
+ * those of the first partition's batches with every feature, the bias
+ * included, in the conflict graph (what the rows would give without hot
+ * features). */
+typedef struct hog_cyclades_stats {
+    unsigned threads;
+    uint64_t batch_size;       /* rows per batch */
+    uint64_t batches;          /* per epoch */
+    uint64_t hot_degree;       /* features in more rows than this are hot */
+    uint64_t hot_features;     /* hot features, the bias not counted */
+    int bias_hot;              /* the bias is hot */
+    double hot_nnz_share;      /* share of the nonzeros on hot features */
+    unsigned partitions;       /* times the rows were partitioned */
+    double setup_seconds;      /* degrees, hot set, cold/hot split (once) */
+    double partition_seconds;  /* union-find and allocation, all partitions */
+    double train_seconds;      /* everything, setup and partitions included */
+    double components;         /* mean components per batch */
+    uint64_t largest_rows;     /* rows in the largest component of any batch */
+    double largest_share;      /* mean share of a batch's rows in its largest */
+    double imbalance;          /* mean of (busiest thread's work / mean work) */
+    double all_components, all_largest_share;
+    uint64_t all_largest_rows;
+} hog_cyclades_stats;
+
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
     hog_loss loss;
@@ -148,6 +174,20 @@ typedef struct hog_train_opts {
     hog_update update;
     hog_progress_fn progress;
     void *progress_ctx;
+
+    /* Cyclades (--algo cyclades; docs/CYCLADES.md). */
+    uint64_t batch_size;   /* rows per batch; 0 = chosen from the data */
+    int repartition;       /* 1: a fresh permutation and partition every
+                              epoch (the serial trainer's row order); 0: one
+                              partition, its batches visited in a new order
+                              each epoch (default) */
+    int hot;               /* 1 (default): the bias and the features in more
+                              than hot_degree rows leave the conflict graph
+                              and take one step per batch; 0: every feature
+                              stays, and the model equals serial SGD's over
+                              the same row order bit for bit */
+    uint64_t hot_degree;   /* 0 = chosen with the batch size */
+    hog_cyclades_stats *cyclades_stats; /* out: filled when not NULL */
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

@@ -22,6 +22,10 @@ enum {
     OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
+    OPT_BATCH_SIZE,
+    OPT_REPARTITION,
+    OPT_DETERMINISTIC,
+    OPT_HOT,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +48,10 @@ static const struct option longopts[] = {
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "batch-size", required_argument, NULL, OPT_BATCH_SIZE },
+    { "repartition", no_argument, NULL, OPT_REPARTITION },
+    { "deterministic", no_argument, NULL, OPT_DETERMINISTIC },
+    { "hot", required_argument, NULL, OPT_HOT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -107,6 +115,20 @@ static void help(FILE *f)
             "      --threads N        worker threads; 0 = all allowed cores (default %u)\n"
             "      --update U         how hogwild threads write shared weights: none\n"
             "                         (lock-free), atomic, striped or mutex (default %s)\n"
+            "      --deterministic    the same as --algo cyclades: the model is the\n"
+            "                         same bit for bit at every thread count\n"
+            "\n"
+            "cyclades (docs/CYCLADES.md):\n"
+            "      --batch-size N     rows per batch (default: from the data)\n"
+            "      --repartition      a fresh row permutation and partition every\n"
+            "                         epoch (the serial trainer's order) instead of\n"
+            "                         one partition whose batches are reshuffled\n"
+            "      --hot H            features that leave the conflict graph and step\n"
+            "                         once per batch: auto (default: the bias and the\n"
+            "                         features in more rows than the batch size\n"
+            "                         allows), off (none: the model equals serial SGD\n"
+            "                         over the same row order), or a degree D (the\n"
+            "                         bias and the features in more than D rows)\n"
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
@@ -222,6 +244,30 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "mutex)", optarg);
             a->o.update = (hog_update)e;
             break;
+        case OPT_BATCH_SIZE:
+            if (!hog_parse_u64(optarg, 1, UINT32_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--batch-size: '%s' is not a "
+                                           "number of rows (1 to %u)", optarg,
+                                           UINT32_MAX);
+            a->o.batch_size = u;
+            break;
+        case OPT_REPARTITION: a->o.repartition = 1; break;
+        case OPT_DETERMINISTIC: break;
+        case OPT_HOT:
+            if (strcmp(optarg, "auto") == 0) {
+                a->o.hot = 1;
+                a->o.hot_degree = 0;
+            } else if (strcmp(optarg, "off") == 0) {
+                a->o.hot = 0;
+            } else if (hog_parse_u64(optarg, 1, UINT64_MAX, &u)) {
+                a->o.hot = 1;
+                a->o.hot_degree = u;
+            } else {
+                return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, "
+                                           "off or a number of rows >= 1",
+                                           optarg);
+            }
+            break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
                 a->fmt = HOG_MODEL_HGM;
@@ -253,6 +299,19 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
                                    "only (this run uses --algo %s)",
+                                   hog_cli_algo_name(a->o.algo));
+    if (seen[OPT_DETERMINISTIC]) {
+        if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
+            return hog_cli_usage_error(&cmd, "--deterministic selects --algo "
+                                       "cyclades; it conflicts with --algo %s",
+                                       hog_cli_algo_name(a->o.algo));
+        a->o.algo = HOG_ALGO_CYCLADES;
+    }
+    if ((seen[OPT_BATCH_SIZE] || seen[OPT_REPARTITION] || seen[OPT_HOT]) &&
+        a->o.algo != HOG_ALGO_CYCLADES)
+        return hog_cli_usage_error(&cmd, "--batch-size, --repartition and "
+                                   "--hot apply to --algo cyclades only "
+                                   "(this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
@@ -304,6 +363,7 @@ struct train_report {
     double load_train_s, load_test_s, train_s, save_s, total_s;
     const struct hog_progress *p;
     const hog_model *m;
+    const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
 };
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -366,6 +426,36 @@ static void write_json(FILE *f, const struct train_report *r)
     }
     hog_json_close_arr(&j);
 
+    if (r->cyc) {
+        const hog_cyclades_stats *c = r->cyc;
+        hog_json_obj(&j, "cyclades");
+        hog_json_u64(&j, "threads", c->threads);
+        hog_json_u64(&j, "batch_size", c->batch_size);
+        hog_json_u64(&j, "batches_per_epoch", c->batches);
+        hog_json_bool(&j, "repartition", o->repartition != 0);
+        hog_json_bool(&j, "hot", o->hot != 0);
+        hog_json_u64(&j, "hot_degree", c->hot_degree);
+        hog_json_u64(&j, "hot_features", c->hot_features);
+        hog_json_bool(&j, "bias_hot", c->bias_hot != 0);
+        hog_json_num(&j, "hot_nnz_share", c->hot_nnz_share);
+        hog_json_u64(&j, "partitions", c->partitions);
+        hog_json_num(&j, "setup_seconds", c->setup_seconds);
+        hog_json_num(&j, "partition_seconds", c->partition_seconds);
+        hog_json_num(&j, "train_seconds", c->train_seconds);
+        hog_json_obj(&j, "components");
+        hog_json_num(&j, "per_batch", c->components);
+        hog_json_u64(&j, "largest_rows", c->largest_rows);
+        hog_json_num(&j, "largest_share", c->largest_share);
+        hog_json_num(&j, "thread_imbalance", c->imbalance);
+        hog_json_close_obj(&j);
+        hog_json_obj(&j, "components_every_feature");
+        hog_json_num(&j, "per_batch", c->all_components);
+        hog_json_u64(&j, "largest_rows", c->all_largest_rows);
+        hog_json_num(&j, "largest_share", c->all_largest_share);
+        hog_json_close_obj(&j);
+        hog_json_close_obj(&j);
+    }
+
     hog_json_obj(&j, "model");
     hog_json_u64(&j, "features", hog_model_features(r->m));
     hog_json_num(&j, "bias_weight", hog_model_bias(r->m));
@@ -390,6 +480,29 @@ static hog_status save_json(const struct train_report *r, hog_err *err)
         return s;
     write_json(f, r);
     return hog_tmpfile_commit(f, tmp, r->a->json, err);
+}
+
+/* Two lines on how Cyclades cut the batches. */
+static void print_cyclades(const hog_cyclades_stats *c)
+{
+    fprintf(stderr,
+            "cyclades: %u threads, %llu batches of %llu rows, %llu hot "
+            "features%s (degree > %llu, %.1f%% of nonzeros); partition "
+            "%.3f s (%u times), setup %.3f s\n",
+            c->threads, (unsigned long long)c->batches,
+            (unsigned long long)c->batch_size,
+            (unsigned long long)c->hot_features,
+            c->bias_hot ? " and the bias" : "",
+            (unsigned long long)c->hot_degree, 100.0 * c->hot_nnz_share,
+            c->partition_seconds, c->partitions, c->setup_seconds);
+    fprintf(stderr,
+            "cyclades: components per batch %.1f, largest %llu rows (mean "
+            "share %.1f%%), thread imbalance %.2f; with every feature: %.1f "
+            "per batch, largest %llu rows (%.1f%%)\n",
+            c->components, (unsigned long long)c->largest_rows,
+            100.0 * c->largest_share, c->imbalance, c->all_components,
+            (unsigned long long)c->all_largest_rows,
+            100.0 * c->all_largest_share);
 }
 
 /* "done: 10 epochs in 3.21 s, test accuracy 84.95%, model written to m.hgm" */
@@ -450,6 +563,12 @@ int hog_cli_train(int argc, char **argv)
 
     a.o.progress = hog_progress_cb;
     a.o.progress_ctx = &p;
+    hog_cyclades_stats cyc;
+    memset(&cyc, 0, sizeof cyc);
+    if (a.o.algo == HOG_ALGO_CYCLADES) {
+        a.o.cyclades_stats = &cyc;
+        r.cyc = &cyc;
+    }
     p.t0 = p.epoch_t0 = hog_now();
     s = hog_train(train, test, &a.o, &m, &err);
     r.train_s = hog_now() - p.t0;
@@ -464,6 +583,8 @@ int hog_cli_train(int argc, char **argv)
     if (!a.quiet) {
         fputc('\n', stderr);
         hog_progress_table(&p, stderr);
+        if (r.cyc)
+            print_cyclades(r.cyc);
     }
     if (a.model) {
         double t = hog_now();

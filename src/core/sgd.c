@@ -413,3 +413,157 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
     for (uint64_t j = 0; j < s->n_weights; j++)
         out[j] = hog_w_load_relaxed(s->w, j);
 }
+
+/* ---- Cyclades: steps with some weights kept apart ------------------------------ */
+
+/* step_impl with m_extra added to the margin and the bias optional; the
+ * same fetch and update, so that m_extra = 0 with the bias is step_impl. */
+static ALWAYS_INLINE double split_impl(const struct hog_sgd *s,
+                                       struct hog_row r, double y, uint32_t t,
+                                       double m_extra, bool with_bias,
+                                       hog_loss loss, bool ada, bool reg,
+                                       bool l1)
+{
+    double qt_inv = 0, ct = 0;
+    if (reg && !ada) {
+        qt_inv = 1.0 / s->pre[t].q;
+        ct = s->pre[t].c;
+    }
+    double m = m_extra;
+    for (uint32_t k = 0; k < r.nnz; k++)
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1) *
+             r.val[k];
+    const bool has_bias = with_bias && s->bias != 0.0;
+    if (has_bias)
+        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1) *
+             s->bias;
+    double d = hog_loss_deriv(loss, y, m);
+    if (d == 0.0)
+        return 0.0;
+    double eta = 0, shrink = 1, thr = 0;
+    if (!ada) {
+        eta = s->seg_eta[t];
+        shrink = 1.0 - eta * s->l2;
+        thr = eta * s->l1;
+    }
+    for (uint32_t k = 0; k < r.nnz; k++)
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1);
+    if (has_bias)
+        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada, reg,
+               l1);
+    return d;
+}
+
+#define SPLIT_VARIANT(LOSS, ADA, REG, L1)                                     \
+    static double split_##LOSS##_##ADA##REG##L1(                              \
+        const struct hog_sgd *s, struct hog_row r, double y, uint32_t t,      \
+        double m_extra, bool with_bias)                                       \
+    {                                                                         \
+        return split_impl(s, r, y, t, m_extra, with_bias, HOG_LOSS_##LOSS,    \
+                          ADA, REG, L1);                                      \
+    }
+#define SPLIT_VARIANTS(LOSS)                                                  \
+    SPLIT_VARIANT(LOSS, 0, 0, 0)                                              \
+    SPLIT_VARIANT(LOSS, 0, 1, 0)                                              \
+    SPLIT_VARIANT(LOSS, 0, 1, 1)                                              \
+    SPLIT_VARIANT(LOSS, 1, 0, 0)                                              \
+    SPLIT_VARIANT(LOSS, 1, 1, 0)                                              \
+    SPLIT_VARIANT(LOSS, 1, 1, 1)
+SPLIT_VARIANTS(LOGISTIC)
+SPLIT_VARIANTS(HINGE)
+SPLIT_VARIANTS(SQHINGE)
+SPLIT_VARIANTS(SQUARED)
+
+#define SPLIT_ROW(LOSS)                                                       \
+    { split_##LOSS##_000, split_##LOSS##_010, split_##LOSS##_011,             \
+      split_##LOSS##_100, split_##LOSS##_110, split_##LOSS##_111 }
+static hog_sgd_split_fn *const split_table[4][6] = {
+    [HOG_LOSS_LOGISTIC] = SPLIT_ROW(LOGISTIC),
+    [HOG_LOSS_HINGE] = SPLIT_ROW(HINGE),
+    [HOG_LOSS_SQHINGE] = SPLIT_ROW(SQHINGE),
+    [HOG_LOSS_SQUARED] = SPLIT_ROW(SQUARED),
+};
+
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
+{
+    int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
+    int ada = s->schedule == HOG_SCHED_ADAGRAD;
+    return split_table[s->loss][3 * ada + reg];
+}
+
+float hog_sgd_weight_at(const struct hog_sgd *s, uint64_t j, uint32_t t)
+{
+    bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
+    double qt_inv = 0, ct = 0;
+    if (reg && !ada) {
+        qt_inv = 1.0 / s->pre[t].q;
+        ct = s->pre[t].c;
+    }
+    return fetch(s, j, t, qt_inv, ct, ada, reg, l1);
+}
+
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g)
+{
+    bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
+    double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
+    if (!ada) {
+        if (reg) {
+            qt_inv = 1.0 / s->pre[t].q;
+            ct = s->pre[t].c;
+        }
+        eta = s->seg_eta[t];
+        shrink = 1.0 - eta * s->l2;
+        thr = eta * s->l1;
+    }
+    fetch(s, j, t, qt_inv, ct, ada, reg, l1);
+    update(s, j, t, g, eta, shrink, thr, ada, reg, l1);
+}
+
+static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
+                                     const uint32_t *j, const double *g,
+                                     uint64_t count, uint32_t t, bool ada,
+                                     bool reg, bool l1)
+{
+    double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
+    if (!ada) {
+        if (reg) {
+            qt_inv = 1.0 / s->pre[t].q;
+            ct = s->pre[t].c;
+        }
+        eta = s->seg_eta[t];
+        shrink = 1.0 - eta * s->l2;
+        thr = eta * s->l1;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        fetch(s, j[i], t, qt_inv, ct, ada, reg, l1);
+        update(s, j[i], t, g[i], eta, shrink, thr, ada, reg, l1);
+    }
+}
+
+#define APPLY_VARIANT(ADA, REG, L1)                                           \
+    static void apply_##ADA##REG##L1(const struct hog_sgd *s,                 \
+                                     const uint32_t *j, const double *g,      \
+                                     uint64_t count, uint32_t t)              \
+    {                                                                         \
+        apply_impl(s, j, g, count, t, ADA, REG, L1);                          \
+    }
+APPLY_VARIANT(0, 0, 0)
+APPLY_VARIANT(0, 1, 0)
+APPLY_VARIANT(0, 1, 1)
+APPLY_VARIANT(1, 0, 0)
+APPLY_VARIANT(1, 1, 0)
+APPLY_VARIANT(1, 1, 1)
+
+void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
+                        const double *g, uint64_t count, uint32_t t)
+{
+    static void (*const table[6])(const struct hog_sgd *, const uint32_t *,
+                                  const double *, uint64_t, uint32_t) = {
+        apply_000, apply_010, apply_011, apply_100, apply_110, apply_111
+    };
+    int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
+    int ada = s->schedule == HOG_SCHED_ADAGRAD;
+    table[3 * ada + reg](s, j, g, count, t);
+}

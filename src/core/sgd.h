@@ -98,4 +98,28 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 /* Copies the weights out (call after segment_end). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 
+/* ---- Cyclades: steps with some weights kept apart (src/cyclades) ------------ */
+
+/* One step on row r at segment step t whose margin gets m_extra added (the
+ * contribution of weights the caller keeps and updates itself), with the
+ * bias weight left out unless with_bias. Returns the loss derivative d at
+ * the margin (0: no step). With m_extra = 0 and with_bias = (bias != 0) it
+ * is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
+ * function once with hog_sgd_split_step(). */
+typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
+                                double y, uint32_t t, double m_extra,
+                                bool with_bias);
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
+
+/* Weight j brought up to segment step t (its pending regularization
+ * applied and stored); returns it. */
+float hog_sgd_weight_at(const struct hog_sgd *s, uint64_t j, uint32_t t);
+
+/* Step t's update of weight j alone, with loss gradient g (d x_j): the
+ * pending regularization, then the step as in hog_sgd_step. */
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g);
+/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j), specialised. */
+void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
+                        const double *g, uint64_t count, uint32_t t);
+
 #endif

@@ -12,6 +12,7 @@
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
+#include "cyclades/cyclades.h"
 #include "hogwild/hogwild.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@ static const struct {
 } algos[] = {
     [HOG_ALGO_SERIAL] = { "serial", hog_serial_train },
     [HOG_ALGO_HOGWILD] = { "Hogwild!", NULL },
-    [HOG_ALGO_CYCLADES] = { "Cyclades", NULL },
+    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train },
     [HOG_ALGO_SCD] = { "stochastic coordinate descent", NULL },
     [HOG_ALGO_DCD] = { "dual coordinate descent", NULL },
 };
@@ -70,6 +71,7 @@ void hog_train_opts_init(hog_train_opts *o)
     o->threads = 0;
     o->algo = HOG_ALGO_SERIAL;
     o->update = HOG_UPDATE_NONE;
+    o->hot = 1;
     hog_train_opts_defaults_for_loss(o);
 }
 
