@@ -31,11 +31,17 @@
  *
  *     G_j = sum_{rows i of the batch, in permutation order} loss'_i x_ij,
  *
- * divided by max(1, eta_t_end L S_j) with S_j = sum_i x_ij^2 and L the
- * curvature bound of the loss (1/4 logistic, 1 squared and hinge, 2
- * squared hinge): the stale gradient of up to B rows never steps past the
- * minimum of the batch's loss along w_j (not for AdaGrad, whose step is
- * bounded by eta). Hot features are dealt to threads (largest degree
+ * divided by max(1, eta_t_end L R_j), where L bounds the loss's curvature
+ * (1/4 logistic, 1 squared and hinge, 2 squared hinge) and
+ *
+ *     R_j = sum_i |x_ij| |x_i,hot|_1
+ *
+ * is row j of Gershgorin's bound on the batch loss's Hessian over the hot
+ * weights (|x_i,hot|_1 counts the bias). All hot weights step at once, on
+ * stale margins; with the division the step is a Jacobi step that cannot
+ * overshoot the batch loss's minimum however many hot features a row has
+ * (the bias and a9a's fourteen one-hot groups move together). AdaGrad's
+ * step is bounded by eta already and is not divided. Hot features are dealt to threads (largest degree
  * first, least-loaded thread), each sums its own in row order: the result
  * is serial SGD with delayed, damped hot-feature updates, and it does not
  * depend on the thread count either. With hot == 0 nothing is delayed and
@@ -54,6 +60,7 @@
 #include "core/sparse.h"
 #include "pool/pool.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +147,8 @@ struct cyc {
     uint64_t *boff;  /* [nb T + 1] start of thread k's list of batch b */
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
+    double *rbuf;    /* [B] |x_hot|_1 of each row of the batch */
+    double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| included */
     struct cyc_thread *th;
     bool all_mode;   /* partition job: statistics with every feature */
 
@@ -339,6 +348,7 @@ static hog_status setup(struct cyc *c, hog_err *err)
     c->cold_idx = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_idx);
     c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
     c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
+    c->hot_l1 = malloc(n * sizeof *c->hot_l1);
     c->hot_h = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_h);
     c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
     c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
@@ -346,12 +356,14 @@ static hog_status setup(struct cyc *c, hog_err *err)
     c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
     c->roff = malloc((c->nb * (T + 1) + 1) * sizeof *c->roff);
     if (!c->cold_off || !c->cold_idx || !c->cold_val || !c->hot_off ||
-        !c->hot_h || !c->hot_x || !c->ent || !c->rec || !c->eoff || !c->roff)
+        !c->hot_h || !c->hot_x || !c->ent || !c->rec || !c->eoff ||
+        !c->roff || !c->hot_l1)
         goto oom;
     uint64_t pc = 0, ph = 0;
     for (uint64_t r = 0; r < n; r++) {
         c->cold_off[r] = pc;
         c->hot_off[r] = ph;
+        double l1 = c->bias_hot ? fabs(o->bias) : 0.0;
         for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++) {
             uint32_t j = m->idx[q];
             uint32_t s = slot[j];
@@ -359,10 +371,12 @@ static hog_status setup(struct cyc *c, hog_err *err)
                 c->cold_idx[pc] = j;
                 c->cold_val[pc++] = m->val[q];
             } else if (m->val[q] != 0.0f) { /* zeros add nothing */
+                l1 += fabs((double)m->val[q]);
                 c->hot_h[ph] = s;
                 c->hot_x[ph++] = m->val[q];
             }
         }
+        c->hot_l1[r] = l1;
     }
     c->cold_off[n] = pc;
     c->hot_off[n] = ph;
@@ -647,12 +661,13 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     const double *dbuf = c->dbuf;
     const uint32_t bs = c->bias_slot;
     if (bs != CYC_NONE && c->hot_owner[bs] == tid) {
-        double g = 0;
-        for (uint64_t i = a; i < z; i++)
+        double g = 0, r1 = 0;
+        for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
+            r1 += c->rbuf[i];
+        }
         g *= c->s.bias;
-        double s2 = (double)(z - a) * c->s.bias * c->s.bias;
-        double lim = eta * c->curv * s2;
+        double lim = eta * c->curv * fabs(c->s.bias) * r1;
         if (!ada && lim > 1.0)
             g /= lim;
         if (g != 0.0) {
@@ -667,16 +682,16 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
          r++) {
         const struct hot_rec *rc = &c->rec[r];
         const struct hot_ent *e = &c->ent[rc->start];
-        double g = 0.0, s2 = 0.0;
+        double g = 0.0, r1 = 0.0;
         for (uint32_t k = 0; k < rc->count; k++) {
             uint32_t at = e[k].at;
             if (at < a || at >= z)
                 continue;
             double x = e[k].x;
             g += dbuf[at] * x;
-            s2 += x * x;
+            r1 += fabs(x) * c->rbuf[at];
         }
-        double lim = eta * c->curv * s2;
+        double lim = eta * c->curv * r1;
         if (!ada && lim > 1.0)
             g /= lim;
         w->aj[na] = c->hot_feat[rc->slot];
@@ -756,8 +771,10 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                         mx += (double)c->snap[bs] * bias;
                 }
                 double dv = step(s, r, y, t, mx, with_bias);
-                if (hot)
+                if (hot) {
                     c->dbuf[p - lo] = dv;
+                    c->rbuf[p - lo] = c->hot_l1[row];
+                }
             }
             hog_pool_barrier(c->pool);
             const bool seg_over = epos + done + sub == seg_end;
@@ -844,6 +861,8 @@ static void cyc_free(struct cyc *c)
     free(c->boff);
     free(c->visit);
     free(c->dbuf);
+    free(c->rbuf);
+    free(c->hot_l1);
     hog_sgd_free(&c->s);
 }
 
@@ -947,7 +966,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.T + 1) * sizeof *c.boff);
     c.dbuf = calloc(c.B, sizeof *c.dbuf);
-    if (!c.pos || !c.boff || !c.dbuf) {
+    c.rbuf = calloc(c.B, sizeof *c.rbuf);
+    if (!c.pos || !c.boff || !c.dbuf || !c.rbuf) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
