@@ -70,15 +70,16 @@
 #define CYC_MIN_BATCHES UINT64_C(32) /* per epoch, when rows allow */
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 
-/* A batch's hot entries, feature-major: one record per hot slot the batch
- * touches, its entries (row's place in the batch, value) in row order. */
+/* A batch's hot entries, feature-major: one record per hot feature the
+ * batch touches, its entries (row's place in the batch, value) in row
+ * order. */
 struct hot_ent {
     uint32_t at; /* position - batch start */
     float x;
 };
 struct hot_rec {
     uint64_t start; /* first entry */
-    uint32_t slot, count;
+    uint32_t j, count; /* weight index, entries */
 };
 
 /* One component of a batch. */
@@ -100,8 +101,8 @@ struct cyc_thread {
     uint64_t *cur;      /* [T] */
     uint32_t *hcnt;     /* [nh] entries of a hot slot in the batch, 0 */
     uint32_t *htouch;   /* [nh] hot slots the batch touches */
-    uint32_t *aj, *aslot; /* [nh] the hot phase's steps: weight, slot, */
-    double *ag;           /* gradient */
+    uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
+    double *ag;         /* gradient */
     /* statistics of the batches this thread partitioned */
     uint64_t st_batches, st_comps, st_largest;
     double st_share, st_imb;
@@ -130,10 +131,10 @@ struct cyc {
     uint32_t *hot_feat;   /* [nh] weight index of a slot */
     uint32_t *hstart;     /* [T + 1] slots of owner k: hstart[k]..hstart[k+1] */
     uint64_t *hot_off;    /* [n + 1] a row's hot entries (bias not included) */
-    uint32_t *hot_h;      /* slot of each entry, feature order (margins) */
+    uint32_t *hot_j;      /* weight index of each entry, feature order */
+    uint32_t *slot_of;    /* [nf] slot of a hot feature, else CYC_NONE */
     float *hot_x;
     uint32_t *hot_owner;  /* [nh] thread that steps a slot */
-    float *snap;          /* [nh] hot weights as rows read them */
     /* per partition: batch b's hot entries are ent[eoff[b]..eoff[b+1]),
      * owner k's records rec[roff[b (T+1) + k] .. roff[b (T+1) + k + 1]) */
     uint64_t *eoff, *roff;
@@ -255,9 +256,8 @@ static hog_status setup(struct cyc *c, hog_err *err)
     load = calloc(T, sizeof *load);
     c->hot_feat = malloc(nslots * sizeof *c->hot_feat);
     c->hstart = calloc(T + 1, sizeof *c->hstart);
-    c->snap = calloc(nslots, sizeof *c->snap);
     c->hot_owner = malloc(nslots * sizeof *c->hot_owner);
-    if (!order || !owner || !load || !c->hot_feat || !c->hstart || !c->snap ||
+    if (!order || !owner || !load || !c->hot_feat || !c->hstart ||
         !c->hot_owner)
         goto oom;
     /* order: candidate slots as weight indices, bias (degree n) first, then
@@ -349,14 +349,14 @@ static hog_status setup(struct cyc *c, hog_err *err)
     c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
     c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
     c->hot_l1 = malloc(n * sizeof *c->hot_l1);
-    c->hot_h = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_h);
+    c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
     c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
     c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
     c->rec = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->rec);
     c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
     c->roff = malloc((c->nb * (T + 1) + 1) * sizeof *c->roff);
     if (!c->cold_off || !c->cold_idx || !c->cold_val || !c->hot_off ||
-        !c->hot_h || !c->hot_x || !c->ent || !c->rec || !c->eoff ||
+        !c->hot_j || !c->hot_x || !c->ent || !c->rec || !c->eoff ||
         !c->roff || !c->hot_l1)
         goto oom;
     uint64_t pc = 0, ph = 0;
@@ -372,7 +372,7 @@ static hog_status setup(struct cyc *c, hog_err *err)
                 c->cold_val[pc++] = m->val[q];
             } else if (m->val[q] != 0.0f) { /* zeros add nothing */
                 l1 += fabs((double)m->val[q]);
-                c->hot_h[ph] = s;
+                c->hot_j[ph] = j;
                 c->hot_x[ph++] = m->val[q];
             }
         }
@@ -388,8 +388,8 @@ static hog_status setup(struct cyc *c, hog_err *err)
     c->st.hot_nnz_share =
         m->nnz ? (double)(m->nnz - cold_nnz) / (double)m->nnz : 0.0;
 done:
+    c->slot_of = slot;
     free(deg);
-    free(slot);
     free(order);
     free(owner);
     free(load);
@@ -541,7 +541,7 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
     for (uint64_t p = lo; p < hi; p++) {
         uint64_t row = c->perm[p];
         for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++) {
-            uint32_t h = c->hot_h[q];
+            uint32_t h = c->slot_of[c->hot_j[q]];
             w->htouch[nt] = h;
             nt += w->hcnt[h]++ == 0;
         }
@@ -561,19 +561,19 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t h = w->htouch[i];
         struct hot_rec *r = &c->rec[w->cur[c->hot_owner[h]]++];
-        r->slot = h;
+        r->j = c->hot_feat[h];
         r->count = w->hcnt[h];
     }
     uint64_t e = e0;
     for (uint64_t r = rb[0]; r < rb[T]; r++) {
         c->rec[r].start = e;
-        w->hcnt[c->rec[r].slot] = (uint32_t)(e - e0); /* now a cursor */
+        w->hcnt[c->slot_of[c->rec[r].j]] = (uint32_t)(e - e0); /* a cursor */
         e += c->rec[r].count;
     }
     for (uint64_t p = lo; p < hi; p++) {
         uint64_t row = c->perm[p];
         for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++)
-            c->ent[e0 + w->hcnt[c->hot_h[q]]++] =
+            c->ent[e0 + w->hcnt[c->slot_of[c->hot_j[q]]]++] =
                 (struct hot_ent){ (uint32_t)(p - lo), c->hot_x[q] };
     }
     for (uint32_t i = 0; i < nt; i++)
@@ -641,19 +641,11 @@ static void partition(struct cyc *c, bool all)
 
 /* ---- the run -------------------------------------------------------------- */
 
-/* Owner tid's hot slots read at segment step t (a fresh segment, or the
- * start of training). */
-static void snapshot_all(struct cyc *c, unsigned tid, uint32_t t)
-{
-    for (uint32_t h = c->hstart[tid]; h < c->hstart[tid + 1]; h++)
-        c->snap[h] = hog_sgd_weight_at(&c->s, c->hot_feat[h], t);
-}
-
 /* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
  * the gradients of its hot slots in row order and takes their step at
  * t_end; when the segment goes on, the new values are what rows read. */
 static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
-                      uint64_t z, uint32_t t_end, bool cont)
+                      uint64_t z, uint32_t t_end)
 {
     const unsigned T1 = c->T + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
@@ -672,8 +664,6 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
             g /= lim;
         if (g != 0.0) {
             hog_sgd_apply(&c->s, c->hot_feat[bs], t_end, g);
-            if (cont)
-                c->snap[bs] = hog_w_load_relaxed(c->s.w, c->hot_feat[bs]);
         }
     }
     struct cyc_thread *w = &c->th[tid];
@@ -694,16 +684,11 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
         double lim = eta * c->curv * r1;
         if (!ada && lim > 1.0)
             g /= lim;
-        w->aj[na] = c->hot_feat[rc->slot];
-        w->aslot[na] = rc->slot;
+        w->aj[na] = rc->j;
         w->ag[na] = g;
         na += g != 0.0;
     }
     hog_sgd_apply_many(&c->s, w->aj, w->ag, na, t_end);
-    /* current through step t_end: what step t_end + 1 reads */
-    if (cont)
-        for (uint64_t i = 0; i < na; i++)
-            c->snap[w->aslot[i]] = hog_w_load_relaxed(c->s.w, w->aj[i]);
 }
 
 /* The segment ends at a barrier: every weight brought up to date (threads
@@ -725,10 +710,6 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
         }
     }
     hog_pool_barrier(c->pool);
-    if (c->seg_lo < c->n && c->nh) {
-        snapshot_all(c, tid, 0);
-        hog_pool_barrier(c->pool);
-    }
 }
 
 static void run_job(void *arg, unsigned tid, unsigned T)
@@ -742,10 +723,6 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     const double label_pos = s->label_pos, bias = s->bias;
     const uint32_t bs = c->bias_slot;
 
-    if (hot) {
-        snapshot_all(c, tid, 0);
-        hog_pool_barrier(c->pool);
-    }
     uint64_t epos = 0; /* epoch position of the batch's first row */
     for (uint64_t bi = 0; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
@@ -766,9 +743,11 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                 if (hot) {
                     for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1];
                          q++)
-                        mx += (double)c->snap[c->hot_h[q]] * c->hot_x[q];
+                        mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
+                              c->hot_x[q];
                     if (bs != CYC_NONE)
-                        mx += (double)c->snap[bs] * bias;
+                        mx += (double)hog_w_load_relaxed(s->w, s->n_features) *
+                              bias;
                 }
                 double dv = step(s, r, y, t, mx, with_bias);
                 if (hot) {
@@ -780,7 +759,7 @@ static void run_job(void *arg, unsigned tid, unsigned T)
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
-                hot_phase(c, tid, b, done, done + sub, t_end, !seg_over);
+                hot_phase(c, tid, b, done, done + sub, t_end);
                 hog_pool_barrier(c->pool);
             }
             done += sub;
@@ -835,7 +814,6 @@ static void cyc_free(struct cyc *c)
             free(w->hcnt);
             free(w->htouch);
             free(w->aj);
-            free(w->aslot);
             free(w->ag);
         }
         free(c->th);
@@ -848,14 +826,14 @@ static void cyc_free(struct cyc *c)
     free(c->hot_feat);
     free(c->hstart);
     free(c->hot_off);
-    free(c->hot_h);
+    free(c->hot_j);
+    free(c->slot_of);
     free(c->hot_x);
     free(c->hot_owner);
     free(c->eoff);
     free(c->roff);
     free(c->ent);
     free(c->rec);
-    free(c->snap);
     free(c->perm);
     free(c->pos);
     free(c->boff);
@@ -890,11 +868,10 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->hcnt = calloc((size_t)c->nh + 1, sizeof *w->hcnt);
         w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
         w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
-        w->aslot = malloc(((size_t)c->nh + 1) * sizeof *w->aslot);
         w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
         if (!w->parent || !w->cid || !w->touched || !w->comp_of ||
             !w->thr_of || !w->comps || !w->load || !w->cur || !w->hcnt ||
-            !w->htouch || !w->aj || !w->aslot || !w->ag)
+            !w->htouch || !w->aj || !w->ag)
             goto oom;
         memset(w->parent, 0xff, nf1 * sizeof *w->parent);
         memset(w->cid, 0xff, nf1 * sizeof *w->cid);
