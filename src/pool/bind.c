@@ -202,7 +202,9 @@ char *hog_bind_str(const struct hog_bind *b, char *buf, size_t len)
     if (len == 0)
         return buf;
     buf[0] = '\0';
-    PUT("%s", names[b->policy]);
+    PUT("%s", (unsigned)b->policy < sizeof names / sizeof names[0]
+                  ? names[b->policy]
+                  : "?");
     for (unsigned k = 0; k < b->nranges; k++) {
         const struct hog_bind_range *r = &b->range[k];
         PUT(k ? "," : ":");

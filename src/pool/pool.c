@@ -223,7 +223,7 @@ hog_status hog_pool_create(const struct hog_plan *plan, struct hog_pool **out,
     memset(p, 0, sizeof *p);
     p->topo = plan->topo;
     p->n = plan->nthreads;
-    bool crowded = plan->oversubscribed || plan->nthreads > plan->topo->npus;
+    bool crowded = plan->oversubscribed;
     p->spin_barrier = crowded ? HOG_POOL_SPIN_OVERSUBSCRIBED : HOG_POOL_SPIN_BARRIER;
     p->spin_idle = crowded ? HOG_POOL_SPIN_OVERSUBSCRIBED : HOG_POOL_SPIN_IDLE;
     size_t wbytes = (size_t)p->n * sizeof *p->w; /* a multiple of the line */
