@@ -144,9 +144,9 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
 /* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
  * training when hog_train_opts.cyclades_stats points here. Component
  * statistics are over every batch of every partition; the _all_ ones are
- * those of the first partition's batches with every feature, the bias
- * included, in the conflict graph (what the rows would give without hot
- * features). */
+ * those of the first partition's first 16 batches with every feature, the
+ * bias included, in the conflict graph (what the rows would give without
+ * hot features). */
 typedef struct hog_cyclades_stats {
     unsigned threads;
     uint64_t batch_size;       /* rows per batch */

@@ -69,6 +69,7 @@
 #define CYC_BATCH_MIN UINT64_C(64)
 #define CYC_MIN_BATCHES UINT64_C(32) /* per epoch, when rows allow */
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
+#define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
@@ -99,8 +100,8 @@ struct cyc_thread {
     struct comp *comps; /* [B] */
     uint64_t *load;     /* [T] */
     uint64_t *cur;      /* [T] */
-    uint32_t *hcnt;     /* [nh] entries of a hot slot in the batch, 0 */
-    uint32_t *htouch;   /* [nh] hot slots the batch touches */
+    uint32_t *hcnt;     /* [nf + 1] entries of a hot weight in the batch */
+    uint32_t *htouch;   /* hot weights the batch touches */
     uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
     double *ag;         /* gradient */
     /* statistics of the batches this thread partitioned */
@@ -125,16 +126,14 @@ struct cyc {
     uint64_t *cold_off;
     uint32_t *cold_idx;
     float *cold_val;
-    /* hot features: slots numbered by owner thread, then feature */
-    uint32_t nh;          /* slots, the bias's included */
-    uint32_t bias_slot;   /* CYC_NONE unless bias_hot */
-    uint32_t *hot_feat;   /* [nh] weight index of a slot */
-    uint32_t *hstart;     /* [T + 1] slots of owner k: hstart[k]..hstart[k+1] */
+    /* hot features: the bias and the features in more than tau rows */
+    uint64_t nh;          /* hot weights, the bias's included */
+    uint32_t *hot_owner;  /* [nf + 1] thread that steps weight j; CYC_NONE:
+                             cold (the bias is weight nf) */
     uint64_t *hot_off;    /* [n + 1] a row's hot entries (bias not included) */
     uint32_t *hot_j;      /* weight index of each entry, feature order */
-    uint32_t *slot_of;    /* [nf] slot of a hot feature, else CYC_NONE */
     float *hot_x;
-    uint32_t *hot_owner;  /* [nh] thread that steps a slot */
+    bool hot_alias;       /* the hot view is the data's own arrays */
     /* per partition: batch b's hot entries are ent[eoff[b]..eoff[b+1]),
      * owner k's records rec[roff[b (T+1) + k] .. roff[b (T+1) + k + 1]) */
     uint64_t *eoff, *roff;
@@ -205,18 +204,15 @@ static uint64_t hot_degree(const uint32_t *deg, uint64_t nf, uint64_t n,
     return tau;
 }
 
-/* ---- setup: degrees, hot slots, cold and hot views ------------------------ */
+/* ---- setup: degrees, hot set, cold and hot views ------------------------- */
 
 static hog_status setup(struct cyc *c, hog_err *err)
 {
     const struct hog_csr *m = &c->d->m;
     const hog_train_opts *o = c->o;
-    uint64_t n = c->n, nf = c->nf;
-    unsigned T = c->T;
-    c->B = batch_size(c->d, o);
-    c->nb = (n + c->B - 1) / c->B;
+    const uint64_t n = c->n, nf = c->nf, base = m->off[0];
+    const unsigned T = c->T;
     c->bias_hot = o->hot && o->bias != 0.0;
-    c->bias_slot = CYC_NONE;
     c->cold = *m;
     c->tau = UINT64_MAX;
     switch (c->s.loss) {
@@ -228,181 +224,140 @@ static hog_status setup(struct cyc *c, hog_err *err)
         return HOG_OK;
 
     hog_status st = HOG_OK;
-    uint32_t *deg = calloc(nf ? nf : 1, sizeof *deg);
-    uint32_t *slot = malloc((nf ? nf : 1) * sizeof *slot);
-    uint32_t *order = NULL, *owner = NULL;
-    uint64_t *load = NULL;
-    if (!deg || !slot)
+    uint32_t *deg = calloc(nf + 1, sizeof *deg);
+    uint64_t *load = calloc(T, sizeof *load), *bucket = NULL;
+    uint32_t *order = NULL;
+    c->hot_owner = malloc((nf + 1) * sizeof *c->hot_owner);
+    if (!deg || !load || !c->hot_owner)
         goto oom;
-    for (uint64_t k = 0; k < m->nnz; k++) {
-        uint32_t j = m->idx[m->off[0] + k];
-        if (deg[j] != UINT32_MAX)
-            deg[j]++;
-    }
+    for (uint64_t q = base; q < base + m->nnz; q++)
+        if (deg[m->idx[q]] != UINT32_MAX)
+            deg[m->idx[q]]++;
     c->tau = o->hot_degree ? o->hot_degree
                            : hot_degree(deg, nf, n, c->B, err, &st);
     if (st != HOG_OK)
         goto fail;
 
-    /* Hot slots, largest degree first, dealt to the least-loaded owner. */
-    uint32_t nh = 0;
-    for (uint64_t j = 0; j < nf; j++)
-        nh += deg[j] > c->tau;
-    uint32_t nslots = nh + (c->bias_hot ? 1 : 0);
-    if (nslots == 0)
-        goto done;
-    order = malloc(nslots * sizeof *order);
-    owner = malloc(nslots * sizeof *owner);
-    load = calloc(T, sizeof *load);
-    c->hot_feat = malloc(nslots * sizeof *c->hot_feat);
-    c->hstart = calloc(T + 1, sizeof *c->hstart);
-    c->hot_owner = malloc(nslots * sizeof *c->hot_owner);
-    if (!order || !owner || !load || !c->hot_feat || !c->hstart ||
-        !c->hot_owner)
-        goto oom;
-    /* order: candidate slots as weight indices, bias (degree n) first, then
-     * by degree descending (counting sort would do; n log n is fine once) */
-    uint32_t k = 0;
-    if (c->bias_hot)
-        order[k++] = (uint32_t)nf;
-    for (uint64_t j = 0; j < nf; j++)
-        if (deg[j] > c->tau)
-            order[k++] = (uint32_t)j;
-    /* sort the features (not the bias) by degree desc, index asc */
-    {
-        uint32_t *a = order + (c->bias_hot ? 1 : 0);
-        uint32_t len = nh;
-        /* heap-free: simple merge sort through a buffer */
-        uint32_t *tmp = malloc((len ? len : 1) * sizeof *tmp);
-        if (!tmp)
-            goto oom;
-        for (uint32_t w = 1; w < len; w *= 2) {
-            for (uint32_t lo = 0; lo < len; lo += 2 * w) {
-                uint32_t mid = lo + w < len ? lo + w : len;
-                uint32_t hi = lo + 2 * w < len ? lo + 2 * w : len;
-                uint32_t i = lo, jj = mid, o2 = lo;
-                while (i < mid && jj < hi)
-                    tmp[o2++] = deg[a[jj]] > deg[a[i]] ? a[jj++] : a[i++];
-                while (i < mid)
-                    tmp[o2++] = a[i++];
-                while (jj < hi)
-                    tmp[o2++] = a[jj++];
-            }
-            memcpy(a, tmp, len * sizeof *a);
+    /* Hot features by degree, largest first (a counting sort over the
+     * degrees; the bias counts n), each to the least-loaded owner. */
+    uint64_t nh = 0, maxdeg = c->bias_hot ? n : 0;
+    for (uint64_t j = 0; j < nf; j++) {
+        c->hot_owner[j] = CYC_NONE;
+        if (deg[j] > c->tau) {
+            nh++;
+            if (deg[j] > maxdeg)
+                maxdeg = deg[j];
         }
-        free(tmp);
     }
-    for (uint32_t i = 0; i < nslots; i++) {
-        uint64_t wk = order[i] == nf ? n : deg[order[i]];
+    c->hot_owner[nf] = CYC_NONE;
+    if (c->bias_hot)
+        deg[nf] = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
+    c->st.hot_features = nh;
+    c->nh = nh + c->bias_hot;
+    if (c->nh == 0)
+        goto done;
+    bucket = calloc(maxdeg + 2, sizeof *bucket);
+    order = malloc(c->nh * sizeof *order);
+    if (!bucket || !order)
+        goto oom;
+    for (uint64_t j = 0; j <= nf; j++)
+        if (deg[j] > c->tau && (j < nf || c->bias_hot))
+            bucket[maxdeg - deg[j]]++;
+    for (uint64_t k = 0, at = 0; k <= maxdeg; k++) {
+        uint64_t cnt = bucket[k];
+        bucket[k] = at;
+        at += cnt;
+    }
+    for (uint64_t j = 0; j <= nf; j++)
+        if (deg[j] > c->tau && (j < nf || c->bias_hot))
+            order[bucket[maxdeg - deg[j]]++] = (uint32_t)j;
+    for (uint64_t i = 0; i < c->nh; i++) {
         unsigned best = 0;
         for (unsigned t = 1; t < T; t++)
             if (load[t] < load[best])
                 best = t;
-        owner[i] = best;
-        load[best] += wk;
-        c->hstart[best + 1]++;
+        c->hot_owner[order[i]] = best;
+        load[best] += deg[order[i]];
     }
-    for (unsigned t = 0; t < T; t++)
-        c->hstart[t + 1] += c->hstart[t];
-    /* slots by owner, within an owner by weight index */
-    for (uint64_t j = 0; j < nf; j++)
-        slot[j] = CYC_NONE;
-    {
-        uint32_t *fill = calloc(T, sizeof *fill);
-        if (!fill)
-            goto oom;
-        /* place by owner in order of weight index: walk indices ascending */
-        uint32_t *own_of = calloc(nf + 1, sizeof *own_of);
-        if (!own_of) {
-            free(fill);
-            goto oom;
-        }
-        for (uint32_t i = 0; i < nslots; i++)
-            own_of[order[i]] = owner[i] + 1;
-        for (uint64_t j = 0; j <= nf; j++) {
-            if (!own_of[j])
-                continue;
-            unsigned t = own_of[j] - 1;
-            uint32_t s = c->hstart[t] + fill[t]++;
-            c->hot_feat[s] = (uint32_t)j;
-            c->hot_owner[s] = t;
-            if (j == nf)
-                c->bias_slot = s;
-            else
-                slot[j] = s;
-        }
-        free(own_of);
-        free(fill);
-    }
-    c->nh = nslots;
 
-    /* Cold rows and hot entries. */
-    uint64_t hot_nnz = 0;
-    for (uint64_t q = 0; q < m->nnz; q++)
-        hot_nnz += slot[m->idx[m->off[0] + q]] != CYC_NONE &&
-                   m->val[m->off[0] + q] != 0.0f;
-    uint64_t cold_nnz = 0;
-    for (uint64_t q = 0; q < m->nnz; q++)
-        cold_nnz += slot[m->idx[m->off[0] + q]] == CYC_NONE;
-    c->cold_off = malloc((n + 1) * sizeof *c->cold_off);
+    /* Cold rows and hot entries (zeros add nothing and are dropped). */
+    uint64_t hot_nnz = 0, cold_nnz = 0;
+    for (uint64_t q = base; q < base + m->nnz; q++) {
+        bool hot = c->hot_owner[m->idx[q]] != CYC_NONE;
+        cold_nnz += !hot;
+        hot_nnz += hot && m->val[q] != 0.0f;
+    }
+    c->hot_l1 = malloc(n * sizeof *c->hot_l1);
+    c->cold_off = calloc(n + 1, sizeof *c->cold_off);
     c->cold_idx = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_idx);
     c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
-    c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
-    c->hot_l1 = malloc(n * sizeof *c->hot_l1);
-    c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
-    c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
     c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
     c->rec = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->rec);
     c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
     c->roff = malloc((c->nb * (T + 1) + 1) * sizeof *c->roff);
-    if (!c->cold_off || !c->cold_idx || !c->cold_val || !c->hot_off ||
-        !c->hot_j || !c->hot_x || !c->ent || !c->rec || !c->eoff ||
-        !c->roff || !c->hot_l1)
+    if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val ||
+        !c->ent || !c->rec || !c->eoff || !c->roff)
         goto oom;
-    uint64_t pc = 0, ph = 0;
-    for (uint64_t r = 0; r < n; r++) {
-        c->cold_off[r] = pc;
-        c->hot_off[r] = ph;
-        double l1 = c->bias_hot ? fabs(o->bias) : 0.0;
-        for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++) {
-            uint32_t j = m->idx[q];
-            uint32_t s = slot[j];
-            if (s == CYC_NONE) {
-                c->cold_idx[pc] = j;
-                c->cold_val[pc++] = m->val[q];
-            } else if (m->val[q] != 0.0f) { /* zeros add nothing */
+    const double bias_l1 = c->bias_hot ? fabs(o->bias) : 0.0;
+    if (cold_nnz == 0 && hot_nnz == m->nnz) {
+        /* Every entry hot (text, most often): the rows are the hot view. */
+        c->hot_off = (uint64_t *)m->off;
+        c->hot_j = (uint32_t *)m->idx;
+        c->hot_x = (float *)m->val;
+        c->hot_alias = true;
+        for (uint64_t r = 0; r < n; r++) {
+            double l1 = bias_l1;
+            for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++)
                 l1 += fabs((double)m->val[q]);
-                c->hot_j[ph] = j;
-                c->hot_x[ph++] = m->val[q];
-            }
+            c->hot_l1[r] = l1;
         }
-        c->hot_l1[r] = l1;
+    } else {
+        c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
+        c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
+        c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
+        if (!c->hot_off || !c->hot_j || !c->hot_x)
+            goto oom;
+        uint64_t pc = 0, ph = 0;
+        for (uint64_t r = 0; r < n; r++) {
+            c->cold_off[r] = pc;
+            c->hot_off[r] = ph;
+            double l1 = bias_l1;
+            for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++) {
+                uint32_t j = m->idx[q];
+                if (c->hot_owner[j] == CYC_NONE) {
+                    c->cold_idx[pc] = j;
+                    c->cold_val[pc++] = m->val[q];
+                } else if (m->val[q] != 0.0f) {
+                    l1 += fabs((double)m->val[q]);
+                    c->hot_j[ph] = j;
+                    c->hot_x[ph++] = m->val[q];
+                }
+            }
+            c->hot_l1[r] = l1;
+        }
+        c->cold_off[n] = pc;
+        c->hot_off[n] = ph;
     }
-    c->cold_off[n] = pc;
-    c->hot_off[n] = ph;
     c->cold.off = c->cold_off;
     c->cold.idx = c->cold_idx;
     c->cold.val = c->cold_val;
     c->cold.nnz = cold_nnz;
-    c->st.hot_features = nh;
     c->st.hot_nnz_share =
         m->nnz ? (double)(m->nnz - cold_nnz) / (double)m->nnz : 0.0;
 done:
-    c->slot_of = slot;
     free(deg);
-    free(order);
-    free(owner);
     free(load);
+    free(bucket);
+    free(order);
     return HOG_OK;
 oom:
     st = hog_errf(err, HOG_ENOMEM,
                   "out of memory for Cyclades' hot-feature tables");
 fail:
     free(deg);
-    free(slot);
-    free(order);
-    free(owner);
     free(load);
+    free(bucket);
+    free(order);
     return st;
 }
 
@@ -531,25 +486,28 @@ static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
 }
 
 /* Batch b's hot entries, feature-major, records grouped by owner thread:
- * a counting sort over the slots the batch touches. */
+ * a counting sort over the hot weights the batch touches. */
 static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
 {
     const unsigned T = c->T, T1 = T + 1;
     const uint64_t lo = b * c->B, hi = min_u64(lo + c->B, c->n);
     const uint64_t e0 = c->eoff[b];
-    uint32_t nt = 0;
+    const uint32_t *hj = c->hot_j;
+    const uint64_t *ho = c->hot_off;
+    uint32_t *hcnt = w->hcnt;
+    uint64_t nt = 0;
     for (uint64_t p = lo; p < hi; p++) {
         uint64_t row = c->perm[p];
-        for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++) {
-            uint32_t h = c->slot_of[c->hot_j[q]];
-            w->htouch[nt] = h;
-            nt += w->hcnt[h]++ == 0;
+        for (uint64_t q = ho[row]; q < ho[row + 1]; q++) {
+            uint32_t j = hj[q];
+            w->htouch[nt] = j;
+            nt += hcnt[j]++ == 0; /* branch-free: first touches are random */
         }
     }
     uint64_t *rb = &c->roff[b * T1];
     for (unsigned k = 0; k < T; k++)
         w->cur[k] = 0;
-    for (uint32_t i = 0; i < nt; i++)
+    for (uint64_t i = 0; i < nt; i++)
         w->cur[c->hot_owner[w->htouch[i]]]++;
     uint64_t at = e0; /* records: at most one per entry */
     for (unsigned k = 0; k < T; k++) {
@@ -558,32 +516,33 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
         at += cnt;
     }
     rb[T] = at;
-    for (uint32_t i = 0; i < nt; i++) {
-        uint32_t h = w->htouch[i];
-        struct hot_rec *r = &c->rec[w->cur[c->hot_owner[h]]++];
-        r->j = c->hot_feat[h];
-        r->count = w->hcnt[h];
+    for (uint64_t i = 0; i < nt; i++) {
+        uint32_t j = w->htouch[i];
+        struct hot_rec *r = &c->rec[w->cur[c->hot_owner[j]]++];
+        r->j = j;
+        r->count = hcnt[j];
     }
     uint64_t e = e0;
     for (uint64_t r = rb[0]; r < rb[T]; r++) {
         c->rec[r].start = e;
-        w->hcnt[c->slot_of[c->rec[r].j]] = (uint32_t)(e - e0); /* a cursor */
+        hcnt[c->rec[r].j] = (uint32_t)(e - e0); /* now a cursor */
         e += c->rec[r].count;
     }
     for (uint64_t p = lo; p < hi; p++) {
         uint64_t row = c->perm[p];
-        for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++)
-            c->ent[e0 + w->hcnt[c->slot_of[c->hot_j[q]]]++] =
+        for (uint64_t q = ho[row]; q < ho[row + 1]; q++)
+            c->ent[e0 + hcnt[hj[q]]++] =
                 (struct hot_ent){ (uint32_t)(p - lo), c->hot_x[q] };
     }
-    for (uint32_t i = 0; i < nt; i++)
-        w->hcnt[w->htouch[i]] = 0;
+    for (uint64_t i = 0; i < nt; i++)
+        hcnt[w->htouch[i]] = 0;
 }
 
 static void partition_job(void *arg, unsigned tid, unsigned nthreads)
 {
     struct cyc *c = arg;
-    for (uint64_t b = tid; b < c->nb; b += nthreads) {
+    uint64_t nb = c->all_mode ? min_u64(c->nb, CYC_STATS_BATCHES) : c->nb;
+    for (uint64_t b = tid; b < nb; b += nthreads) {
         partition_batch(c, &c->th[tid], b, c->all_mode);
         if (c->nh && !c->all_mode)
             hot_layout(c, &c->th[tid], b);
@@ -642,7 +601,7 @@ static void partition(struct cyc *c, bool all)
 /* ---- the run -------------------------------------------------------------- */
 
 /* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
- * the gradients of its hot slots in row order and takes their step at
+ * the gradients of its hot weights in row order and takes their step at
  * t_end; when the segment goes on, the new values are what rows read. */
 static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
                       uint64_t z, uint32_t t_end)
@@ -651,8 +610,8 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
     const double eta = ada ? 0.0 : c->s.seg_eta[t_end];
     const double *dbuf = c->dbuf;
-    const uint32_t bs = c->bias_slot;
-    if (bs != CYC_NONE && c->hot_owner[bs] == tid) {
+    const uint64_t bs = c->s.n_features;
+    if (c->bias_hot && c->hot_owner[bs] == tid) {
         double g = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
@@ -663,7 +622,7 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
         if (!ada && lim > 1.0)
             g /= lim;
         if (g != 0.0) {
-            hog_sgd_apply(&c->s, c->hot_feat[bs], t_end, g);
+            hog_sgd_apply(&c->s, bs, t_end, g);
         }
     }
     struct cyc_thread *w = &c->th[tid];
@@ -721,7 +680,6 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     const bool sq = s->loss == HOG_LOSS_SQUARED, hot = c->nh > 0;
     const bool with_bias = !c->bias_hot;
     const double label_pos = s->label_pos, bias = s->bias;
-    const uint32_t bs = c->bias_slot;
 
     uint64_t epos = 0; /* epoch position of the batch's first row */
     for (uint64_t bi = 0; bi < c->nb; bi++) {
@@ -745,7 +703,7 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                          q++)
                         mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
                               c->hot_x[q];
-                    if (bs != CYC_NONE)
+                    if (c->bias_hot)
                         mx += (double)hog_w_load_relaxed(s->w, s->n_features) *
                               bias;
                 }
@@ -823,12 +781,11 @@ static void cyc_free(struct cyc *c)
     free(c->cold_off);
     free(c->cold_idx);
     free(c->cold_val);
-    free(c->hot_feat);
-    free(c->hstart);
-    free(c->hot_off);
-    free(c->hot_j);
-    free(c->slot_of);
-    free(c->hot_x);
+    if (!c->hot_alias) {
+        free(c->hot_off);
+        free(c->hot_j);
+        free(c->hot_x);
+    }
     free(c->hot_owner);
     free(c->eoff);
     free(c->roff);
@@ -865,7 +822,7 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->load = malloc(T * sizeof *w->load);
         w->cur = malloc(T * sizeof *w->cur);
         /* +1: the branch-free append */
-        w->hcnt = calloc((size_t)c->nh + 1, sizeof *w->hcnt);
+        w->hcnt = calloc(c->nh ? nf1 : 1, sizeof *w->hcnt);
         w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
         w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
         w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
