@@ -4,7 +4,7 @@
 #
 #   bench/cyclades.sh DATA [TEST]
 #
-# Environment: HOGTRAIN (default build/hogtrain), THREADS (default "1 2"),
+# Environment: HOGTRAIN (default build/hogtrain next to this script), THREADS (default "1 2"),
 # EPOCHS (default 10), REPEAT (default 3; medians), OUT (default
 # build/bench/cyclades), EXTRA (more options for every run, e.g. "--l2 1e-4").
 #
@@ -21,7 +21,7 @@
 set -eu
 DATA=${1:?usage: bench/cyclades.sh DATA [TEST]}
 TEST=${2:-}
-HOGTRAIN=${HOGTRAIN:-build/hogtrain}
+HOGTRAIN=${HOGTRAIN:-$(dirname "$0")/../build/hogtrain}
 THREADS=${THREADS:-"1 2"}
 EPOCHS=${EPOCHS:-10}
 REPEAT=${REPEAT:-3}

@@ -41,11 +41,13 @@
  * stale margins; with the division the step is a Jacobi step that cannot
  * overshoot the batch loss's minimum however many hot features a row has
  * (the bias and a9a's fourteen one-hot groups move together). AdaGrad's
- * step is bounded by eta already and is not divided. Hot features are dealt to threads (largest degree
- * first, least-loaded thread), each sums its own in row order: the result
- * is serial SGD with delayed, damped hot-feature updates, and it does not
- * depend on the thread count either. With hot == 0 nothing is delayed and
- * the model is serial SGD's over the same order, bit for bit.
+ * step is bounded by eta already and is not divided. Hot features are
+ * dealt to threads (largest degree first, least-loaded thread); each sums
+ * its own in row order from a feature-major copy of the batch's hot
+ * entries built with the partition. The result is serial SGD with delayed,
+ * damped hot-feature updates, and it does not depend on the thread count
+ * either. With hot == 0 nothing is delayed and the model is serial SGD's
+ * over the same order, bit for bit.
  *
  * Batch size and hot set (docs/CYCLADES.md): B = 2^17 nonzeros' worth of
  * rows, within [64, max(64, n/32)]; then hot_degree is the largest degree
@@ -91,7 +93,8 @@ struct comp {
 
 /* Per-thread scratch: union-find over the features and the allocation. */
 struct cyc_thread {
-    _Alignas(HOG_CACHELINE) uint32_t *parent; /* [nf + 1], CYC_NONE: untouched */
+    /* [nf + 1], CYC_NONE: untouched */
+    _Alignas(HOG_CACHELINE) uint32_t *parent;
     uint32_t *cid;      /* [nf + 1] component id of a root */
     uint32_t *touched;  /* [nf + 1] features touched in this batch */
     uint32_t ntouched;
@@ -148,7 +151,7 @@ struct cyc {
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
     double *rbuf;    /* [B] |x_hot|_1 of each row of the batch */
-    double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| included */
+    double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;
     bool all_mode;   /* partition job: statistics with every feature */
 
@@ -161,7 +164,7 @@ struct cyc {
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* ---- batch size and hot set ----------------------------------------------- */
+/* ---- batch size and hot set --------------------------------------------- */
 
 static uint64_t batch_size(const hog_data *d, const hog_train_opts *o)
 {
@@ -179,7 +182,8 @@ static uint64_t batch_size(const hog_data *d, const hog_train_opts *o)
     return b ? min_u64(b, n) : 1;
 }
 
-/* The largest tau with (B/n^2) sum_{deg <= tau} deg (deg - 1) <= CYC_CONFLICT. */
+/* The largest tau with (B/n^2) sum_{deg <= tau} deg (deg - 1) at most
+ * CYC_CONFLICT. */
 static uint64_t hot_degree(const uint32_t *deg, uint64_t nf, uint64_t n,
                            uint64_t B, hog_err *err, hog_status *st)
 {
@@ -598,7 +602,7 @@ static void partition(struct cyc *c, bool all)
     s->partitions++;
 }
 
-/* ---- the run -------------------------------------------------------------- */
+/* ---- the run ------------------------------------------------------------ */
 
 /* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
  * the gradients of its hot weights in row order and takes their step at
@@ -665,7 +669,8 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
         if (c->seg_lo < c->n) {
             uint64_t left = c->n - c->seg_lo;
             c->seg_len = hog_sgd_segment_begin(
-                s, c->t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+                s, c->t_global,
+                left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
         }
     }
     hog_pool_barrier(c->pool);
@@ -730,7 +735,7 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     }
 }
 
-/* ---- set-up and tear-down -------------------------------------------------- */
+/* ---- set-up and tear-down ----------------------------------------------- */
 
 static hog_status make_pool(struct cyc *c, hog_err *err)
 {
@@ -895,7 +900,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     hog_status st = prepare(&c, f, true, err);
     if (st != HOG_OK)
         goto out;
-    if ((st = setup(&c, err)) != HOG_OK || (st = alloc_threads(&c, err)) != HOG_OK)
+    if ((st = setup(&c, err)) != HOG_OK ||
+        (st = alloc_threads(&c, err)) != HOG_OK)
         goto out;
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.T + 1) * sizeof *c.boff);
@@ -979,7 +985,8 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
         for (uint64_t done = 0; done < n;) {
             uint64_t left = n - done;
             uint32_t len = hog_sgd_segment_begin(
-                &c.s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+                &c.s, t_global,
+                left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len;) {
                 uint32_t blk = len - i < REF_BLOCK ? len - i : REF_BLOCK;
                 hog_sgd_run(&c.s, c.d, order + done + i, blk, i, 1);
