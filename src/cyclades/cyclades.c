@@ -49,8 +49,9 @@
  * either. With hot == 0 nothing is delayed and the model is serial SGD's
  * over the same order, bit for bit.
  *
- * Batch size and hot set (docs/CYCLADES.md): B = 2^17 nonzeros' worth of
- * rows, within [64, max(64, n/32)]; then hot_degree is the largest degree
+ * Batch size and hot set (docs/CYCLADES.md): B = 2^14 nonzeros' worth of
+ * rows, within [64, max(64, n/64)] (the hot features' delay is one batch);
+ * then hot_degree is the largest degree
  * tau for which the cold graph's mean row-row conflict degree in a batch,
  * (B/n^2) sum_{deg_j <= tau} deg_j (deg_j - 1), stays at most 1/2: below
  * the giant-component threshold of 1, so components stay small. Neither
@@ -67,9 +68,9 @@
 #include <string.h>
 
 #define CYC_NONE UINT32_MAX
-#define CYC_BATCH_NNZ (UINT64_C(1) << 17) /* nonzeros per batch, default */
+#define CYC_BATCH_NNZ (UINT64_C(1) << 14) /* nonzeros per batch, default */
 #define CYC_BATCH_MIN UINT64_C(64)
-#define CYC_MIN_BATCHES UINT64_C(32) /* per epoch, when rows allow */
+#define CYC_MIN_BATCHES UINT64_C(64) /* per epoch, when rows allow */
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
 
