@@ -460,6 +460,16 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
     const struct hog_csr *m = &d->m;
     const double pos = s->label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
+        /* Rows come in random order: fetch the offsets two rows ahead and
+         * the first lines of the next row while this one computes. */
+        if (HOG_LIKELY(i + 2 < count))
+            __builtin_prefetch(&m->off[order[i + 2]]);
+        if (HOG_LIKELY(i + 1 < count)) {
+            uint64_t nx = m->off[order[i + 1]];
+            __builtin_prefetch(m->idx + nx);
+            __builtin_prefetch(m->val + nx);
+            __builtin_prefetch(&m->y[order[i + 1]]);
+        }
         struct hog_row r = hog_csr_row(m, order[i]);
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
