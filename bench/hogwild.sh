@@ -65,7 +65,7 @@ if [ "${SKIP_BIG:-0}" != 1 ]; then
         "$H" convert "$OUT/data/gen.svm" "$OUT/data/gen.hgb"
         rm -f "$OUT/data/gen.svm"
     fi
-    run gen "$OUT/data/gen.hgb" --loss hinge --epochs 3 --threads "$THREADS" \
+    run gen "$OUT/data/gen.hgb" --loss hinge --epochs 2 --threads "$THREADS" \
         --update none --replicas shared,core --sync-every 65536
 fi
 echo "results under $OUT"
