@@ -5,6 +5,7 @@
  * through tests/tsan_hogwild.c, since Criterion cannot start under TSan). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,4 +299,60 @@ Test(threads, bad_binding_is_an_error)
     o.replicas = (hog_replicas)7;
     cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     hog_data_free(d);
+}
+
+/* ---- hogtrain bench ------------------------------------------------------------ */
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+Test(bench, grid_table_csv_and_plot, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(ptrain, "reuters_moneyfx.trn");
+    TH_DATA_OR_SKIP(ptest, "reuters_moneyfx.tst");
+    char dir[512], out[16384];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out,
+                    "%s bench %s -t %s --threads 1,2 --update none,mutex "
+                    "--epochs 2 --repeat 1 --csv %s/b.csv --plot %s/b.svg "
+                    "--oversubscribe -q",
+                    th_bin(), ptrain, ptest, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* serial, the two controls, 2 modes x 2 thread counts */
+    cr_expect(strstr(out, "serial") && strstr(out, "control") &&
+                  strstr(out, "mutex") && strstr(out, "stream"),
+              "%s", out);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/b.csv", dir);
+    cr_expect_eq(count_lines(csv), 1 + 1 + 2 + 4);
+    char svg[600];
+    snprintf(svg, sizeof svg, "%s/b.svg", dir);
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0)
+        cr_expect_gt(count_lines(svg), 10, "no plot in %s: %s", svg, out);
+    else
+        cr_expect(strstr(out, "gnuplot is not installed"), "%s", out);
+}
+
+Test(bench, usage_errors)
+{
+    char out[4096];
+    cr_expect_eq(th_run(out, sizeof out, "%s bench", th_bin()), 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --threads 1,x", th_bin()),
+                 2);
+    cr_expect(strstr(out, "--threads"), "%s", out);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --update none,slow",
+                        th_bin()),
+                 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --plot p.gif", th_bin()),
+                 2);
+    cr_expect(strstr(out, ".png or .svg"), "%s", out);
 }

@@ -418,18 +418,22 @@ static double median(double *v, unsigned n)
 /* The median of each field over k results (infinities sort last). */
 static struct result median_of(const struct result *rs, unsigned k)
 {
-    double v[4][256];
+    double(*v)[4] = malloc(k * sizeof *v);
     struct result m = { 0 };
+    if (!v)
+        return m;
+    double *col = (double *)v;
     for (unsigned i = 0; i < k; i++) {
-        v[0][i] = rs[i].nnz_s;
-        v[1][i] = rs[i].objective;
-        v[2][i] = rs[i].metric;
-        v[3][i] = rs[i].to_obj;
+        col[0 * k + i] = rs[i].nnz_s;
+        col[1 * k + i] = rs[i].objective;
+        col[2 * k + i] = rs[i].metric;
+        col[3 * k + i] = rs[i].to_obj;
     }
-    m.nnz_s = median(v[0], k);
-    m.objective = median(v[1], k);
-    m.metric = median(v[2], k);
-    m.to_obj = median(v[3], k);
+    m.nnz_s = median(col, k);
+    m.objective = median(col + k, k);
+    m.metric = median(col + 2 * k, k);
+    m.to_obj = median(col + 3 * k, k);
+    free(v);
     m.syncs = rs[k - 1].syncs;
     for (unsigned i = 0; i < k; i++)
         m.seconds += rs[i].seconds / k;
@@ -443,16 +447,18 @@ struct cell {
     hog_update update;
     hog_replicas replicas;
     unsigned threads;
-    struct result r;
+    struct result r;        /* the median of runs[] */
+    struct result *runs;    /* repeat of them */
     double speedup1;        /* over 1 thread of the same row kind */
     double speedup_serial;
     double control;         /* the control's speedup at this thread count */
     double efficiency;      /* speedup1 / control */
 };
 
+/* Run `rep` of cell c. */
 static hog_status run_cell(const struct bench_args *a, const hog_data *d,
-                           const hog_data *test, struct cell *c, double target,
-                           hog_err *err)
+                           const hog_data *test, struct cell *c, unsigned rep,
+                           double target, hog_err *err)
 {
     hog_train_opts o = a->o;
     char label[96];
@@ -471,24 +477,15 @@ static hog_status run_cell(const struct bench_args *a, const hog_data *d,
                  hog_cli_update_name(c->update),
                  hog_cli_replicas_name(c->replicas), c->threads);
     }
-    struct result rs[256];
-    unsigned k = a->repeat < 256 ? a->repeat : 256;
-    for (unsigned i = 0; i < k; i++) {
-        hog_status s = run_once(d, test, &o, target, label, a->quiet, &rs[i],
-                                err);
-        if (s != HOG_OK)
-            return s;
-    }
-    c->r = median_of(rs, k);
-    return HOG_OK;
+    return run_once(d, test, &o, target, label, a->quiet, &c->runs[rep], err);
 }
 
 /* Nonzeros per second of one thread summing idx and val over the arrays. */
 static double stream_rate(const hog_data *d, unsigned repeat)
 {
     const struct hog_csr *m = &d->m;
-    double v[256];
-    unsigned k = repeat < 256 ? repeat : 256;
+    double v[64];
+    unsigned k = repeat < 64 ? repeat : 64;
     volatile double sink = 0;
     for (unsigned r = 0; r < k; r++) {
         uint64_t passes = 0;
@@ -736,12 +733,30 @@ int hog_cli_bench(int argc, char **argv)
         fprintf(stderr, "bench: %u cells x %u runs of %u epochs; load average "
                         "%.2f on %u CPUs\n",
                 n, a.repeat, a.o.epochs, load0, hog_online_cpus());
-    if ((s = run_cell(&a, d, test, &cells[0], NAN, &err)) != HOG_OK)
+    /* Repeats round-robin over the cells, so that a busy spell of a shared
+     * machine slows every cell alike. The serial run is deterministic: its
+     * first objective is the target of all. */
+    struct result *runs = calloc((size_t)n * a.repeat, sizeof *runs);
+    if (!runs) {
+        s = hog_errf(&err, HOG_ENOMEM, "out of memory");
         goto fail;
-    double target = cells[0].r.objective;
-    for (unsigned i = 1; i < n; i++)
-        if ((s = run_cell(&a, d, test, &cells[i], target, &err)) != HOG_OK)
-            goto fail;
+    }
+    for (unsigned i = 0; i < n; i++)
+        cells[i].runs = runs + (size_t)i * a.repeat;
+    double target = NAN;
+    for (unsigned r = 0; r < a.repeat; r++)
+        for (unsigned i = 0; i < n; i++) {
+            s = run_cell(&a, d, test, &cells[i], r, target, &err);
+            if (s != HOG_OK) {
+                free(runs);
+                goto fail;
+            }
+            if (i == 0 && r == 0)
+                target = cells[0].runs[0].objective;
+        }
+    for (unsigned i = 0; i < n; i++)
+        cells[i].r = median_of(cells[i].runs, a.repeat);
+    free(runs);
     double stream = stream_rate(d, a.repeat);
     if (!a.quiet && isatty(STDERR_FILENO))
         fputs("\r\033[K", stderr);

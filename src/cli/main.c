@@ -1,6 +1,7 @@
 /* hogtrain: the command. Finds the subcommand and hands it the rest of the
  * arguments; each subcommand parses its own options (src/cli/<name>.c). */
 #include "cli/cli.h"
+#include "cli/topo.h"
 
 #include <string.h>
 
@@ -17,10 +18,7 @@ static const struct subcommand commands[] = {
     { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
     { "info", hog_cli_info, "describe a data or model file" },
     { "bench", hog_cli_bench, "benchmark Hogwild! and the locked update modes" },
-    /* TODO(integrator): when the pool branch is merged, include
-     * "cli/topo.h" above and add
-     * { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
-     * then list topo in docs/hogtrain.1 and tests/test_cli.c (help_exits_zero). */
+    { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -30,8 +30,10 @@
  *     |w_t| = max(0, |w_k| q_k - (c_t - c_k)) / q_t.
  *
  * So each weight carries a timestamp (the first segment step whose
- * regularization it lacks); a step first brings the row's weights up to
- * date, then applies the step above to them only, which makes the lazy
+ * regularization it lacks); a step first reads the row's weights brought up
+ * to date (for the margin; nothing is stored), then stores for each of them
+ * the catch-up and the step above in one write (a row whose loss has zero
+ * derivative writes nothing and its shrink stays pending in the stamps), which makes the lazy
  * weights EQUAL the eager ones (up to float rounding). The schedules
  * constant and inverse scaling depend on t only, so the prefixes of a whole
  * segment are computed up front (O(1) per step). A segment ends at the end
@@ -239,64 +241,77 @@ static ALWAYS_INLINE bool w_install(const struct hog_sgd *s, uint64_t j,
         &s->w[j], old, v, memory_order_relaxed, memory_order_relaxed);
 }
 
-/* Pass 1 for one coordinate: bring w[j] to step t, return it. */
+/* w[j] (value v, stamp k < t) brought to step t. */
+static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, uint64_t j,
+                                    float v, uint32_t k, uint32_t t,
+                                    double qt_inv, double ct, bool ada,
+                                    bool l1)
+{
+    return ada ? catch_up_adagrad(
+                     s, v,
+                     atomic_load_explicit(&s->g2[j], memory_order_relaxed),
+                     t - k)
+               : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
+}
+
+/* Pass 1 for one coordinate: w[j] as of step t. Nothing is stored: the
+ * catch-up is recomputed by update() when the row has a gradient, and stays
+ * pending in the stamp when it has none (a read-only pass writes no shared
+ * cache line). */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool reg, bool l1, bool cas)
+                                 bool ada, bool reg, bool l1)
 {
     float v = hog_w_load_relaxed(s->w, j);
     if (!reg)
         return v;
-    for (;;) {
-        uint32_t k = stamp_load(s, j);
-        if (k >= t)
-            return v;
-        float nv = ada ? catch_up_adagrad(
-                             s, v,
-                             atomic_load_explicit(&s->g2[j],
-                                                  memory_order_relaxed),
-                             t - k)
-                       : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
-        if (w_install(s, j, &v, nv, cas)) {
-            stamp_store(s, j, t);
-            return nv;
-        }
-    }
+    uint32_t k = stamp_load(s, j);
+    return k >= t ? v : catch_up(s, j, v, k, t, qt_inv, ct, ada, l1);
 }
 
 /* Pass 2 for one coordinate: the step t with loss gradient gj = d x_j
- * (prefix schedules: eta, shrink = 1 - eta l2, thr = eta l1). */
+ * (prefix schedules: eta, shrink = 1 - eta l2, thr = eta l1): catch up,
+ * shrink, step, threshold, in one store. */
 static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double gj, double eta,
-                                 double shrink, double thr, bool ada, bool reg,
-                                 bool l1, bool cas)
+                                 double shrink, double thr, double qt_inv,
+                                 double ct, bool ada, bool reg, bool l1,
+                                 bool cas)
 {
+    float v = hog_w_load_relaxed(s->w, j);
+    uint32_t k = reg ? stamp_load(s, j) : 0;
+    /* the catch-up uses the accumulator of the untouched steps */
+    float g2_old = ada ? atomic_load_explicit(&s->g2[j], memory_order_relaxed)
+                       : 0.0f;
     if (ada) {
-        double g2 = (double)atomic_load_explicit(&s->g2[j],
-                                                 memory_order_relaxed) +
-                    gj * gj;
+        double g2 = (double)g2_old + gj * gj;
         atomic_store_explicit(&s->g2[j], (float)g2, memory_order_relaxed);
         eta = s->eta / sqrt(HOG_ADAGRAD_EPS + g2);
         shrink = 1.0 - fmin(1.0, eta * s->l2);
         thr = eta * s->l1;
     }
-    float v = hog_w_load_relaxed(s->w, j);
-    if (reg) {
-        uint32_t k = stamp_load(s, j);
-        if (k <= t) {
-            for (;;) {
-                double u = shrink * (double)v - eta * gj;
-                if (w_install(s, j, &v,
-                              l1 ? soft_threshold(u, thr) : (float)u, cas))
-                    break;
-            }
-            stamp_store(s, j, t + 1);
+    for (;;) {
+        /* k > t: a thread further ahead regularized this weight past step
+         * t; the gradient alone. */
+        bool regstep = reg && k <= t;
+        float nv;
+        if (regstep) {
+            float c = k == t ? v
+                      : ada  ? catch_up_adagrad(s, v, g2_old, t - k)
+                             : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
+            double u = shrink * (double)c - eta * gj;
+            nv = l1 ? soft_threshold(u, thr) : (float)u;
+        } else {
+            nv = (float)((double)v - eta * gj);
+        }
+        if (w_install(s, j, &v, nv, cas)) {
+            if (regstep)
+                stamp_store(s, j, t + 1);
             return;
         }
-        /* A thread further ahead regularized this weight past step t. */
+        if (reg) /* CAS lost to another thread: v is its value; its stamp */
+            k = stamp_load(s, j);
     }
-    while (!w_install(s, j, &v, (float)((double)v - eta * gj), cas))
-        ;
 }
 
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
@@ -311,12 +326,11 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     }
     double m = 0.0;
     for (uint32_t k = 0; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1, cas) *
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1) *
              r.val[k];
     const bool has_bias = s->bias != 0.0;
     if (has_bias)
-        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1,
-                           cas) *
+        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1) *
              s->bias;
 
     double d = hog_loss_deriv(loss, y, m);
@@ -329,11 +343,11 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
         thr = eta * s->l1;
     }
     for (uint32_t k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1,
-               cas);
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, qt_inv, ct,
+               ada, reg, l1, cas);
     if (has_bias)
-        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada, reg,
-               l1, cas);
+        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, qt_inv,
+               ct, ada, reg, l1, cas);
     return m;
 }
 
@@ -446,6 +460,16 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
     const struct hog_csr *m = &d->m;
     const double pos = s->label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
+        /* Rows come in random order: fetch the offsets two rows ahead and
+         * the first lines of the next row while this one computes. */
+        if (HOG_LIKELY(i + 2 < count))
+            __builtin_prefetch(&m->off[order[i + 2]]);
+        if (HOG_LIKELY(i + 1 < count)) {
+            uint64_t nx = m->off[order[i + 1]];
+            __builtin_prefetch(m->idx + nx);
+            __builtin_prefetch(m->val + nx);
+            __builtin_prefetch(&m->y[order[i + 1]]);
+        }
         struct hog_row r = hog_csr_row(m, order[i]);
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
@@ -585,13 +609,11 @@ static ALWAYS_INLINE double split_impl(const struct hog_sgd *s,
     }
     double m = m_extra;
     for (uint32_t k = 0; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1,
-                           false) *
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1) *
              r.val[k];
     const bool has_bias = with_bias && s->bias != 0.0;
     if (has_bias)
-        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1,
-                           false) *
+        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1) *
              s->bias;
     double d = hog_loss_deriv(loss, y, m);
     if (d == 0.0)
@@ -603,11 +625,11 @@ static ALWAYS_INLINE double split_impl(const struct hog_sgd *s,
         thr = eta * s->l1;
     }
     for (uint32_t k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1,
-               false);
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, qt_inv, ct,
+               ada, reg, l1, false);
     if (has_bias)
-        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada, reg,
-               l1, false);
+        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, qt_inv,
+               ct, ada, reg, l1, false);
     return d;
 }
 
@@ -648,36 +670,7 @@ hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
     return split_table[s->loss][3 * ada + reg];
 }
 
-float hog_sgd_weight_at(const struct hog_sgd *s, uint64_t j, uint32_t t)
-{
-    bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
-    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
-    double qt_inv = 0, ct = 0;
-    if (reg && !ada) {
-        qt_inv = 1.0 / s->pre[t].q;
-        ct = s->pre[t].c;
-    }
-    return fetch(s, j, t, qt_inv, ct, ada, reg, l1, false);
-}
-
-void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g)
-{
-    bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
-    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
-    double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
-    if (!ada) {
-        if (reg) {
-            qt_inv = 1.0 / s->pre[t].q;
-            ct = s->pre[t].c;
-        }
-        eta = s->seg_eta[t];
-        shrink = 1.0 - eta * s->l2;
-        thr = eta * s->l1;
-    }
-    fetch(s, j, t, qt_inv, ct, ada, reg, l1, false);
-    update(s, j, t, g, eta, shrink, thr, ada, reg, l1, false);
-}
-
+/* update() catches the weight up to step t itself. */
 static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
                                      const uint32_t *j, const double *g,
                                      uint64_t count, uint32_t t, bool ada,
@@ -693,10 +686,9 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
         shrink = 1.0 - eta * s->l2;
         thr = eta * s->l1;
     }
-    for (uint64_t i = 0; i < count; i++) {
-        fetch(s, j[i], t, qt_inv, ct, ada, reg, l1, false);
-        update(s, j[i], t, g[i], eta, shrink, thr, ada, reg, l1, false);
-    }
+    for (uint64_t i = 0; i < count; i++)
+        update(s, j[i], t, g[i], eta, shrink, thr, qt_inv, ct, ada, reg, l1,
+               false);
 }
 
 #define APPLY_VARIANT(ADA, REG, L1)                                           \
@@ -723,4 +715,10 @@ void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
     int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
     int ada = s->schedule == HOG_SCHED_ADAGRAD;
     table[3 * ada + reg](s, j, g, count, t);
+}
+
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g)
+{
+    uint32_t jj = (uint32_t)j;
+    hog_sgd_apply_many(s, &jj, &g, 1, t);
 }

@@ -142,14 +142,11 @@ typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
                                 bool with_bias);
 hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
 
-/* Weight j brought up to segment step t (its pending regularization
- * applied and stored); returns it. */
-float hog_sgd_weight_at(const struct hog_sgd *s, uint64_t j, uint32_t t);
-
 /* Step t's update of weight j alone, with loss gradient g (d x_j): the
  * pending regularization, then the step as in hog_sgd_step. */
 void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g);
-/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j), specialised. */
+/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j < 2^32),
+ * specialised. */
 void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
                         const double *g, uint64_t count, uint32_t t);
 

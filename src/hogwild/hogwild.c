@@ -107,6 +107,8 @@ struct hogwild {
     bool average;     /* replicas averaged during training */
     unsigned epoch;
     uint64_t syncs;   /* averagings so far (written by thread 0) */
+    hog_status st;    /* of the last epoch_end (written by thread 0) */
+    hog_err *err;
 };
 
 /* [lo, hi) = part i of k of [0, n). */
@@ -186,9 +188,8 @@ static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 }
 
 /* One epoch, on every worker. Every thread passes the same barriers. */
-static void epoch_job(void *arg, unsigned tid, unsigned nthreads)
+static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
 {
-    struct hogwild *h = arg;
     struct worker *me = &h->w[tid];
     struct replica *rp = &h->rep[me->replica];
     uint64_t lo, hi;
@@ -236,6 +237,35 @@ static void epoch_job(void *arg, unsigned tid, unsigned nthreads)
     }
     slice(h->n_weights, tid, nthreads, &lo, &hi);
     model_slice(h, lo, hi);
+}
+
+/* All epochs in one job: the workers stay up between epochs (a barrier,
+ * not a wake-up from the pool, and none at all with one thread), and thread
+ * 0 times each epoch and runs the front door's epoch_end (metrics, progress)
+ * while the others wait. */
+static void train_job(void *arg, unsigned tid, unsigned nthreads)
+{
+    struct hogwild *h = arg;
+    for (unsigned epoch = 1; epoch <= h->f->o->epochs; epoch++) {
+        double t0 = 0;
+        if (tid == 0) {
+            for (unsigned r = 0; r < h->nrep; r++)
+                h->rep[r].pos = 0;
+            h->epoch = epoch;
+            t0 = hog_now();
+        }
+        hog_pool_barrier(h->pool);
+        epoch_body(h, tid, nthreads);
+        hog_pool_barrier(h->pool); /* the model of the epoch is complete */
+        if (tid == 0) {
+            double secs = hog_now() - t0;
+            h->f->replica_syncs = h->syncs;
+            h->st = h->f->epoch_end(h->f, epoch, secs, h->err);
+        }
+        hog_pool_barrier(h->pool);
+        if (h->st != HOG_OK)
+            break;
+    }
 }
 
 /* ---- set-up ------------------------------------------------------------------- */
@@ -353,17 +383,10 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     if (h.blocks < 1)
         h.blocks = 1;
 
-    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
-        for (unsigned r = 0; r < h.nrep; r++)
-            h.rep[r].pos = 0;
-        h.epoch = epoch;
-        double t0 = hog_now();
-        hog_pool_run(h.pool, epoch_job, &h);
-        double secs = hog_now() - t0;
-        f->replica_syncs = h.syncs;
-        if ((st = f->epoch_end(f, epoch, secs, err)) != HOG_OK)
-            break;
-    }
+    h.err = err;
+    h.st = HOG_OK;
+    hog_pool_run(h.pool, train_job, &h);
+    st = h.st;
     goto out;
 oom:
     st = hog_errf(err, HOG_ENOMEM, "out of memory for %u Hogwild! threads",
