@@ -16,4 +16,10 @@
  * Deterministic given the seed. */
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err);
 
+/* Hogwild! (Niu, Recht, Ré, Wright 2011) and its locked baselines on a
+ * pinned thread pool, with optional model replicas (hogwild.c). With one
+ * thread and shared weights the model is bit-identical to
+ * hog_serial_train's in every update mode. */
+hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err);
+
 #endif

@@ -12,6 +12,7 @@
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
+#include "cyclades/cyclades.h"
 #include "gpu/gpu.h"
 #include "hogwild/hogwild.h"
 
@@ -26,8 +27,8 @@ static const struct {
     algo_fn *run;
 } algos[] = {
     [HOG_ALGO_SERIAL] = { "serial", hog_serial_train },
-    [HOG_ALGO_HOGWILD] = { "Hogwild!", NULL },
-    [HOG_ALGO_CYCLADES] = { "Cyclades", NULL },
+    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train },
+    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train },
     [HOG_ALGO_SCD] = { "stochastic coordinate descent", NULL },
     [HOG_ALGO_DCD] = { "dual coordinate descent", NULL },
 };
@@ -74,6 +75,9 @@ void hog_train_opts_init(hog_train_opts *o)
     o->threads = 0;
     o->algo = HOG_ALGO_SERIAL;
     o->update = HOG_UPDATE_NONE;
+    o->replicas = HOG_REPLICAS_SHARED;
+    o->sync_every = 65536;
+    o->hot = 1;
     hog_train_opts_defaults_for_loss(o);
 }
 
@@ -126,6 +130,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (o->average && o->average_blocks == 0)
         return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
                         "block per epoch");
+    if ((unsigned)o->replicas > HOG_REPLICAS_CORE)
+        return hog_errf(err, HOG_EINVAL, "unknown replica mode %d",
+                        (int)o->replicas);
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -192,6 +199,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.rows_per_s = seconds > 0 ? (double)d->m.rows / seconds : NAN;
     s.nnz_per_s = seconds > 0 ? (double)d->m.nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
+    s.replica_syncs = f->replica_syncs;
 
     struct hog_metrics m;
     hog_status st = hog_metrics_eval(f->model, d, &m, err);
@@ -262,7 +270,7 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { train, &o, m, epoch_end, tick, &c };
+    struct hog_fit f = { train, &o, m, epoch_end, tick, &c, 0 };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
     if (st != HOG_OK) {
