@@ -524,12 +524,13 @@ static const char *fmt_num(char *buf, size_t len, double v, const char *f)
 }
 
 static void print_table(FILE *f, const struct cell *c, unsigned n,
-                        bool regression)
+                        bool regression, bool test)
 {
     fprintf(f, "%-8s %-8s %-8s %7s %10s %8s %8s %8s %6s %12s %9s\n", "algo",
             "update", "replicas", "threads", "nnz/s", "x 1thr", "x serial",
             "control", "eff", "to obj (s)",
-            regression ? "test RMSE" : "test acc");
+            regression ? (test ? "test RMSE" : "train RMSE")
+                       : (test ? "test acc" : "train acc"));
     for (unsigned i = 0; i < n; i++) {
         char b[7][32];
         bool serial = strcmp(c[i].algo, "serial") == 0;
@@ -786,7 +787,7 @@ int hog_cli_bench(int argc, char **argv)
            (unsigned long long)hog_data_features(d),
            (unsigned long long)hog_data_nnz(d), hog_cli_loss_name(a.o.loss),
            a.o.epochs, a.repeat);
-    print_table(stdout, cells, n, regression);
+    print_table(stdout, cells, n, regression, test != NULL);
     char b1[32], b2[32];
     printf("\nstream (1 thread summing indices and values): %s nnz/s\n",
            hog_cli_si(b1, 32, stream));
