@@ -39,9 +39,17 @@
  *            (sum w[j] x_j) / q_t and the step is the plain sparse axpy
  *            w[j] -= eta_t d x_j q_{t+1}.
  *   stamped  l1, or AdaGrad: w[j] holds w_j as of segment step stamp[j]
- *            (the first step whose regularization it lacks); a step first
- *            brings the row's weights to t with the formula above, then
- *            applies the step to them only.
+ *            (the first step whose regularization it lacks); a step reads
+ *            the row's weights brought to t with the formula above (for
+ *            the margin; nothing is stored), then stores for each of them
+ *            the catch-up and the step in one write. A row whose loss has
+ *            zero derivative writes nothing: its shrink stays pending in
+ *            the stamps (or, scaled, in q).
+ *
+ * The true weight is w[j] in the none and stamped kinds once caught up,
+ * and w[j] / q_t in the scaled kind during a segment; after
+ * hog_sgd_segment_end() every kind holds the true weights, which is when
+ * Hogwild!'s replicas are averaged and models copied out.
  *
  * Each makes the lazy weights EQUAL the eager ones up to float rounding
  * (tests/test_sgd.c checks it against an eager trainer). A segment ends at
@@ -69,6 +77,19 @@
  * shrink it twice, and a racing store may lose an update: the same noise
  * Hogwild! accepts for the gradient itself. hog_sgd_segment_end() must run
  * with no step in flight.
+ *
+ * Update modes (hog_sgd_run_mode; the baselines Hogwild! is measured
+ * against): none stores relaxed; atomic installs each weight by a
+ * compare-and-swap on the value it was computed from (on the stored, scaled
+ * value in the scaled kind: every thread shares q_t, so that is exact);
+ * striped and mutex hold locks around the row. All kinds run in all modes,
+ * and with one thread every mode is the serial run bit for bit.
+ *
+ * Cyclades (hog_sgd_split_step, hog_sgd_apply_many): the same row step with
+ * an extra margin term from weights the caller steps itself, read in place
+ * in stored units (the kernel divides them by q_t with the rest of the
+ * margin), and single-weight steps at a given t. With no extra term it is
+ * the row step bit for bit.
  */
 #include "core/sgd.h"
 
@@ -376,20 +397,38 @@ static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, float v,
                : catch_up_prefix(s->pre, v, k, qt_inv, ct);
 }
 
+/* What pass 1 saw of a stamped weight: the stored value v with stamp k,
+ * and c, v brought to step t. Pass 2 reuses c when the weight still holds
+ * v and k (always with one thread; another thread's write in between makes
+ * it recompute), so AdaGrad's catch-up (a log and an exp) runs once. */
+struct seen {
+    float v, c;
+    uint32_t k;
+};
+/* Rows up to this long keep pass 1's catch-ups on the stack; the entries
+ * past it are caught up again in pass 2. */
+#define SEEN_MAX 256
+
 /* Pass 1 for one coordinate: w[j] as of step t (stamped), or as stored
- * (scaled: w_j q_t). Nothing is stored: the catch-up is recomputed by
- * update() when the row has a gradient, and stays pending in the stamp when
- * it has none (the margin pass writes no shared cache line). */
+ * (scaled: w_j q_t). Nothing is stored in shared memory: the catch-up goes
+ * to update() through *sn (when not NULL) and stays pending in the stamp
+ * when the row has no gradient (the margin pass writes no shared cache
+ * line). */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool stamped, bool l1)
+                                 bool ada, bool stamped, bool l1,
+                                 struct seen *sn)
 {
     float v = ld(w_at(s, j));
     if (!stamped)
         return v;
     uint32_t k = ld_u32(stamp_at(s, j));
-    return k >= t ? v : catch_up_adagrad_or_prefix(s, v, j, k, t, qt_inv, ct,
-                                                   ada, l1);
+    float c = k >= t ? v
+                     : catch_up_adagrad_or_prefix(s, v, j, k, t, qt_inv, ct,
+                                                  ada, l1);
+    if (sn)
+        *sn = (struct seen){ v, c, k };
+    return c;
 }
 
 /* Pass 2 for one coordinate: step t with loss gradient gj = d x_j. Shared
@@ -400,7 +439,7 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double gj, double eta,
                                  double shrink, double thr, double qt_inv,
                                  double ct, bool ada, bool stamped, bool l1,
-                                 bool cas)
+                                 bool cas, const struct seen *sn)
 {
     _Atomic float *wp = w_at(s, j);
     float v = ld(wp);
@@ -422,8 +461,9 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
         float nv;
         if (regstep) {
             float c = k == t ? v
-                             : catch_up(s, v, g2_old, k, t, qt_inv, ct, ada,
-                                        l1);
+                      : sn && sn->k == k && memcmp(&sn->v, &v, sizeof v) == 0
+                          ? sn->c /* pass 1's, from the same v and k */
+                          : catch_up(s, v, g2_old, k, t, qt_inv, ct, ada, l1);
             double u = shrink * (double)c - eta * gj;
             nv = l1 ? soft_threshold(u, thr) : (float)u;
         } else {
@@ -461,6 +501,8 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
      * ahead keeps several misses in flight despite the catch-up's
      * branches and calls. */
     enum { PF = 16 };
+    struct seen sn[stamped ? SEEN_MAX + 1 : 1], sb;
+#define SEEN(k) (stamped && (k) < SEEN_MAX ? &sn[k] : NULL)
     double m = m_extra;
     uint32_t k = 0;
     if (r.nnz > PF)
@@ -471,16 +513,18 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                 __builtin_prefetch(stamp_at(s, jp), 1);
             if (ada)
                 __builtin_prefetch(&s->g2[jp], 1);
-            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
+                               SEEN(k)) *
                  r.val[k];
         }
     for (; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
+                           SEEN(k)) *
              r.val[k];
     const bool has_bias = with_bias && s->bias != 0.0;
     if (has_bias)
         m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, stamped,
-                           l1) *
+                           l1, stamped ? &sb : NULL) *
              s->bias;
     if (scaled)
         m *= qt_inv; /* stored w_j q_t -> w_j, for m_extra's part too */
@@ -499,10 +543,11 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     }
     for (k = 0; k < r.nnz; k++)
         update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, qt_inv, ct,
-               ada, stamped, l1, cas);
+               ada, stamped, l1, cas, SEEN(k));
     if (has_bias)
         update(s, s->n_features, t, d * s->bias, eta, shrink, thr, qt_inv,
-               ct, ada, stamped, l1, cas);
+               ct, ada, stamped, l1, cas, stamped ? &sb : NULL);
+#undef SEEN
     return m;
 }
 
@@ -832,7 +877,7 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
     }
     for (uint64_t i = 0; i < count; i++)
         update(s, j[i], t, g[i], eta, shrink, thr, qt_inv, ct, ada,
-               reg == HOG_SGD_REG_STAMPED, l1, false);
+               reg == HOG_SGD_REG_STAMPED, l1, false, NULL);
 }
 
 #define APPLY_VARIANT(K, ADA, REG, L1)                                        \
