@@ -1,0 +1,164 @@
+/*
+ * cli: the hogtrain command. One file per subcommand, plus the helpers they
+ * share: strict number parsing, usage errors, output paths, a small JSON
+ * writer and the progress display.
+ *
+ * Exit status, for every subcommand:
+ *   0  success
+ *   1  runtime error ("hogtrain: <message>" on standard error)
+ *   2  usage error (unknown or conflicting option, missing argument, bad
+ *      number; a one-line reason and the usage on standard error)
+ *
+ * Standard output carries only data (predictions, generated text, info
+ * reports, help); progress, reports and errors go to standard error.
+ */
+#ifndef HOG_CLI_H
+#define HOG_CLI_H
+
+#include "io/io.h" /* and core/core.h */
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HOG_EXIT_OK 0
+#define HOG_EXIT_ERROR 1
+#define HOG_EXIT_USAGE 2
+
+/* A subcommand: argv[0] is the subcommand's name. Returns the exit status. */
+typedef int (*hog_cli_fn)(int argc, char **argv);
+
+int hog_cli_train(int argc, char **argv);
+int hog_cli_predict(int argc, char **argv);
+int hog_cli_convert(int argc, char **argv);
+int hog_cli_gen(int argc, char **argv);
+int hog_cli_info(int argc, char **argv);
+
+/* ---- usage and errors (util.c) -------------------------------------------- */
+
+/* What a subcommand tells the shared helpers about itself. */
+struct hog_cli_cmd {
+    const char *name;                 /* "train" */
+    const char *usage;                /* "hogtrain train [options] TRAIN ..." */
+    void (*help)(FILE *f);            /* the full --help text */
+};
+
+/* Prints "hogtrain CMD: <reason>" and the usage line(s) to stderr; returns
+ * HOG_EXIT_USAGE. */
+int hog_cli_usage_error(const struct hog_cli_cmd *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints "hogtrain: <message>" to stderr; returns HOG_EXIT_ERROR. */
+int hog_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "hogtrain: <err->msg>" (or the status's name when the message is
+ * empty); returns HOG_EXIT_ERROR. */
+int hog_cli_fail_status(hog_status s, const hog_err *err);
+
+/* getopt_long's "unknown option" and "missing argument" texts are turned
+ * off (opterr = 0); this explains optopt/argv[optind-1] and returns
+ * HOG_EXIT_USAGE. */
+int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
+
+/* Marks option `ch` (a getopt_long value below HOG_CLI_MAX_OPT) in seen[]
+ * as given; false (after a usage message, *rc set) when it was given
+ * before: every option may appear once. */
+#define HOG_CLI_MAX_OPT 512
+bool hog_cli_once(const struct hog_cli_cmd *c, const struct option *lo,
+                  unsigned char *seen, int ch, int *rc);
+/* "epochs" for the long option whose value is ch. */
+const char *hog_cli_opt_name(const struct option *lo, int ch);
+
+/* ---- strict numbers (util.c) ---------------------------------------------- */
+
+/* Whole string, decimal, no sign, no space, no overflow; in [min, max]. */
+bool hog_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Whole string, finite; in [min, max]. */
+bool hog_parse_double(const char *s, double min, double max, double *out);
+
+/* ---- names of enums (util.c) ---------------------------------------------- */
+
+/* -1 when the name is unknown. */
+int hog_cli_loss_parse(const char *s);
+int hog_cli_schedule_parse(const char *s);
+int hog_cli_algo_parse(const char *s);
+int hog_cli_update_parse(const char *s);
+const char *hog_cli_loss_name(hog_loss l);
+const char *hog_cli_schedule_name(hog_schedule s);
+const char *hog_cli_algo_name(hog_algo a);
+const char *hog_cli_update_name(hog_update u);
+
+/* ---- files and formatting (util.c) ------------------------------------------ */
+
+/* Checks before any work that `path` can be created: its folder exists and
+ * is writable. Fills err with "path: cannot write: reason". */
+hog_status hog_cli_check_writable(const char *path, hog_err *err);
+/* True when a and b name one file: the same string, or the same inode
+ * when both exist. Guards inputs against being overwritten by outputs. */
+bool hog_cli_same_file(const char *a, const char *b);
+/* The last component of a path: "data/a9a.t" -> "a9a.t". Points into path. */
+const char *hog_cli_basename(const char *path);
+/* "1.23 M", "456 k", "12" in buf. */
+const char *hog_cli_si(char *buf, size_t len, double v);
+/* "2.1 MB" etc. in buf. */
+const char *hog_cli_bytes(char *buf, size_t len, double bytes);
+/* Loads data, printing "loaded NAME: R rows, F features, Z nonzeros in T s"
+ * to stderr unless quiet; the seconds taken in *secs (may be NULL). */
+hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
+                        hog_data **out, double *secs, hog_err *err);
+
+/* ---- JSON (json.c) ------------------------------------------------------- */
+
+/* A streaming writer with commas and indentation handled; strings are
+ * escaped (invalid UTF-8 becomes U+FFFD), non-finite numbers are null. */
+struct hog_json {
+    FILE *f;
+    int depth;
+    bool need_comma;
+};
+
+void hog_json_begin(struct hog_json *j, FILE *f);
+void hog_json_end(struct hog_json *j);
+void hog_json_obj(struct hog_json *j, const char *key);   /* key NULL in arrays */
+void hog_json_arr(struct hog_json *j, const char *key);
+void hog_json_close_obj(struct hog_json *j);
+void hog_json_close_arr(struct hog_json *j);
+void hog_json_str(struct hog_json *j, const char *key, const char *v);
+void hog_json_num(struct hog_json *j, const char *key, double v);
+void hog_json_u64(struct hog_json *j, const char *key, uint64_t v);
+void hog_json_bool(struct hog_json *j, const char *key, bool v);
+void hog_json_null(struct hog_json *j, const char *key);
+
+/* ---- progress (progress.c) ------------------------------------------------- */
+
+/* The training display: on a terminal one line rewritten with \r while an
+ * epoch runs; a plain line after each epoch either way. */
+struct hog_progress {
+    FILE *f;
+    bool tty;             /* rewrite a line in place */
+    bool quiet;           /* print nothing */
+    bool regression;      /* RMSE instead of accuracy/AUC */
+    bool line_open;       /* a \r line is on screen */
+    double t0;            /* start of training */
+    double epoch_t0;      /* start of the current epoch */
+    double last_draw;
+    unsigned cur_epoch;   /* epoch of tick_t0 (0: none running) */
+    double tick_t0;       /* first report of the running epoch */
+    uint64_t tick_done0;  /* rows done at tick_t0 */
+    double last_loss;     /* train loss of the last finished epoch (NaN before) */
+    hog_epoch_stats *hist;/* one per finished epoch (hist_len of them) */
+    unsigned hist_len, hist_cap;
+    bool oom;
+};
+
+void hog_progress_init(struct hog_progress *p, FILE *f, bool quiet,
+                       bool regression);
+/* A hog_progress_fn; ctx is the struct hog_progress. */
+void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                     uint64_t total, const hog_epoch_stats *stats);
+/* Clears a \r line left on screen. */
+void hog_progress_clear(struct hog_progress *p);
+/* The table of per-epoch metrics. */
+void hog_progress_table(const struct hog_progress *p, FILE *f);
+void hog_progress_free(struct hog_progress *p);
+
+#endif

@@ -1,0 +1,263 @@
+/* hogtrain info: what a data or model file holds, told apart by content. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+enum { OPT_ZERO_BASED = 256, OPT_THREADS };
+
+static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { NULL, 0, NULL, 0 },
+};
+
+static void help(FILE *f);
+
+static const struct hog_cli_cmd cmd = {
+    "info",
+    "hogtrain info [options] FILE...",
+    help,
+};
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: %s\n"
+            "\n"
+            "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
+            "rows, features, nonzeros, density, labels and their counts, the format\n"
+            "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
+            "regularization, features, nonzero weights, bias and label values.\n"
+            "\n"
+            "      --zero-based    feature indices in the text start at 0\n"
+            "      --threads N     parser threads; 0 = all cores (default 0)\n"
+            "\n"
+            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+            cmd.usage);
+}
+
+#define ROW(key, ...)                                                         \
+    do {                                                                      \
+        printf("%-16s ", key);                                                \
+        printf(__VA_ARGS__);                                                  \
+        putchar('\n');                                                        \
+    } while (0)
+
+enum kind { KIND_TEXT, KIND_HGB, KIND_HGM, KIND_LIBLINEAR };
+
+static hog_status sniff(const char *path, enum kind *k, hog_err *err)
+{
+    unsigned char head[64];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return hog_errf(err, HOG_EIO, "%s: %s", path, strerror(errno));
+    size_t n = fread(head, 1, sizeof head, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return hog_errf(err, HOG_EIO, "%s: read failed", path);
+    if (n >= 8 && memcmp(head, HOG_HGM_MAGIC, 8) == 0)
+        *k = KIND_HGM;
+    else if (hog_hgb_sniff(head, n))
+        *k = KIND_HGB;
+    else if (n >= 11 && memcmp(head, "solver_type", 11) == 0)
+        *k = KIND_LIBLINEAR;
+    else
+        *k = KIND_TEXT;
+    return HOG_OK;
+}
+
+static void labels_row(const hog_data *d)
+{
+    uint64_t rows = d->m.rows;
+    if (!rows) {
+        ROW("labels", "none (no rows)");
+        return;
+    }
+    if (d->labels == HOG_LABELS_BINARY) {
+        uint64_t neg = rows - d->n_pos;
+        ROW("labels", "binary: %g (%llu rows, %.2f%%), %g (%llu rows, %.2f%%)",
+            d->label_pos, (unsigned long long)d->n_pos,
+            100.0 * (double)d->n_pos / (double)rows, d->label_neg,
+            (unsigned long long)neg, 100.0 * (double)neg / (double)rows);
+        return;
+    }
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        double y = d->m.y[i];
+        lo = y < lo ? y : lo;
+        hi = y > hi ? y : hi;
+        sum += y;
+    }
+    ROW("labels", "real-valued: min %g, max %g, mean %.4g", lo, hi,
+        sum / (double)rows);
+}
+
+/* The .hgb header: version, chunks, and the text file it was made from. */
+static void hgb_rows(const char *path)
+{
+    struct hog_hgb_info h;
+    hog_err err = { { 0 } };
+    if (hog_hgb_open_info(path, &h, &err) != HOG_OK) {
+        ROW("format", "hogtrain binary cache (.hgb; header unreadable: %s)",
+            err.msg);
+        return;
+    }
+    ROW("format", "hogtrain binary cache (.hgb version %u)", h.version);
+    char b[32];
+    ROW("chunks", "%llu (largest %s)", (unsigned long long)h.n_chunks,
+        hog_cli_bytes(b, sizeof b, (double)h.max_chunk_bytes));
+    if (h.src_size || h.src_mtime) {
+        char when[64] = "?";
+        time_t t = (time_t)h.src_mtime;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+        ROW("source", "%llu bytes, modified %s",
+            (unsigned long long)h.src_size, when);
+    } else {
+        ROW("source", "not recorded");
+    }
+    hog_hgb_info_close(&h);
+}
+
+static int info_data(const char *path, enum kind k, const struct stat *st,
+                     const hog_load_opts *lo)
+{
+    hog_err err = { { 0 } };
+    hog_data *d = NULL;
+    hog_status s = hog_data_load(path, lo, &d, &err);
+    if (s != HOG_OK)
+        return hog_cli_fail_status(s, &err);
+    char b[32];
+    uint64_t rows = hog_data_rows(d), nf = hog_data_features(d),
+             nnz = hog_data_nnz(d);
+    ROW("file", "%s", path);
+    if (k == KIND_HGB)
+        hgb_rows(path);
+    else
+        ROW("format", "LIBSVM text (%s-based feature indices)",
+            lo->zero_based ? "0" : "1");
+    ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
+        (unsigned long long)st->st_size);
+    ROW("rows", "%llu", (unsigned long long)rows);
+    ROW("features", "%llu", (unsigned long long)nf);
+    ROW("nonzeros", "%llu", (unsigned long long)nnz);
+    if (rows && nf)
+        ROW("density", "%.4g%% (%.2f nonzeros per row)",
+            100.0 * (double)nnz / ((double)rows * (double)nf),
+            (double)nnz / (double)rows);
+    labels_row(d);
+    hog_data_free(d);
+    return HOG_EXIT_OK;
+}
+
+static int info_model(const char *path, enum kind k, const struct stat *st)
+{
+    hog_err err = { { 0 } };
+    hog_model *m = NULL;
+    hog_status s = hog_model_load(path, &m, &err);
+    if (s != HOG_OK)
+        return hog_cli_fail_status(s, &err);
+    uint64_t nf = hog_model_features(m), nz = 0;
+    const float *w = hog_model_weights(m);
+    double l2 = 0, l1 = 0;
+    /* Counted as training counts them: the bias weight is a weight. */
+    uint64_t nw = nf + (m->bias != 0.0);
+    for (uint64_t j = 0; j < nw; j++) {
+        nz += w[j] != 0.0f;
+        l2 += (double)w[j] * w[j];
+        l1 += fabs((double)w[j]);
+    }
+    char b[32];
+    ROW("file", "%s", path);
+    ROW("format", "%s", k == KIND_HGM ? "hogtrain model (.hgm)"
+                                      : "LIBLINEAR text model");
+    ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
+        (unsigned long long)st->st_size);
+    ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
+    if (isfinite(m->l1) && isfinite(m->l2))
+        ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
+    else
+        ROW("regularization", "not recorded in this format");
+    ROW("features", "%llu", (unsigned long long)nf);
+    ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,
+        (unsigned long long)nw, nw > nf ? ", bias included" : "",
+        nw ? 100.0 * (double)nz / (double)nw : 0.0);
+    ROW("weight norms", "|w|_1 %.6g, |w|_2 %.6g", l1, sqrt(l2));
+    if (m->bias != 0.0)
+        ROW("bias", "%.6g (weight %.6g times bias feature %g)",
+            hog_model_bias(m), (double)w[nf], m->bias);
+    else
+        ROW("bias", "none");
+    if (m->labels == HOG_LABELS_BINARY && hog_model_loss(m) != HOG_LOSS_SQUARED)
+        ROW("labels", "%g if score > 0, else %g", m->label_pos, m->label_neg);
+    else
+        ROW("labels", "real-valued (regression)");
+    hog_model_free(m);
+    return HOG_EXIT_OK;
+}
+
+int hog_cli_info(int argc, char **argv)
+{
+    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    int ch, rc;
+    uint64_t u;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (ch == '?' || ch == ':')
+            return hog_cli_bad_option(&cmd, ch, argv);
+        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
+            return rc;
+        switch (ch) {
+        case 'h':
+            help(stdout);
+            return HOG_EXIT_OK;
+        case OPT_ZERO_BASED: lo.zero_based = 1; break;
+        case OPT_THREADS:
+            if (!hog_parse_u64(optarg, 0, 65536, &u))
+                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
+                                           "thread count (0 to 65536)", optarg);
+            lo.threads = (unsigned)u;
+            break;
+        default:
+            return hog_cli_bad_option(&cmd, '?', argv);
+        }
+    }
+    if (optind >= argc)
+        return hog_cli_usage_error(&cmd, "missing the FILE to describe");
+    rc = HOG_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        const char *path = argv[i];
+        hog_err err = { { 0 } };
+        struct stat st;
+        enum kind k;
+        hog_status s;
+        if (i > optind)
+            putchar('\n');
+        if (stat(path, &st) != 0) {
+            s = hog_errf(&err, HOG_EIO, "%s: %s", path, strerror(errno));
+            rc = hog_cli_fail_status(s, &err);
+            continue;
+        }
+        if ((s = sniff(path, &k, &err)) != HOG_OK) {
+            rc = hog_cli_fail_status(s, &err);
+            continue;
+        }
+        int r = (k == KIND_HGM || k == KIND_LIBLINEAR)
+                    ? info_model(path, k, &st)
+                    : info_data(path, k, &st, &lo);
+        if (r != HOG_EXIT_OK)
+            rc = r;
+        fflush(stdout);
+    }
+    return rc;
+}

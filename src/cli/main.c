@@ -1,0 +1,82 @@
+/* hogtrain: the command. Finds the subcommand and hands it the rest of the
+ * arguments; each subcommand parses its own options (src/cli/<name>.c). */
+#include "cli/cli.h"
+
+#include <string.h>
+
+struct subcommand {
+    const char *name;
+    hog_cli_fn fn;
+    const char *summary;
+};
+
+static const struct subcommand commands[] = {
+    { "train", hog_cli_train, "train a linear model on LIBSVM text or .hgb data" },
+    { "predict", hog_cli_predict, "predict labels or scores with a trained model" },
+    { "convert", hog_cli_convert, "convert LIBSVM text to the .hgb binary cache" },
+    { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
+    { "info", hog_cli_info, "describe a data or model file" },
+    /* TODO(integrator): when the pool branch is merged, include
+     * "cli/topo.h" above and add
+     * { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
+     * then list topo in docs/hogtrain.1 and tests/test_cli.c (help_exits_zero). */
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fputs("usage: hogtrain COMMAND [options] [arguments]\n"
+          "       hogtrain --help | --version\n"
+          "\n"
+          "Trains sparse linear models (logistic regression, linear SVM, least\n"
+          "squares, Lasso) on LIBSVM data with serial SGD or lock-free Hogwild!.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "'hogtrain COMMAND --help' describes a command's options; man hogtrain\n"
+          "describes them all. Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs("hogtrain: no command given\n", stderr);
+        usage(stderr);
+        return HOG_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            /* "hogtrain help train" = "hogtrain train --help" */
+            static char help_flag[] = "--help";
+            char *args[] = { argv[2], help_flag, NULL };
+            for (size_t i = 0; i < N_COMMANDS; i++)
+                if (strcmp(argv[2], commands[i].name) == 0)
+                    return commands[i].fn(2, args);
+            fprintf(stderr, "hogtrain: unknown command '%s'\n", argv[2]);
+            usage(stderr);
+            return HOG_EXIT_USAGE;
+        }
+        usage(stdout);
+        return HOG_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("hogtrain %s\n", hog_version());
+        return HOG_EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        fprintf(stderr, "hogtrain: unknown option '%s' (options follow the command)\n", cmd);
+    else
+        fprintf(stderr, "hogtrain: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return HOG_EXIT_USAGE;
+}

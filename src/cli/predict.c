@@ -1,0 +1,204 @@
+/* hogtrain predict: labels (or scores) for every row of a data file, and
+ * the accuracy or RMSE when the file's labels can be compared. */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_SCORES = 256, OPT_ZERO_BASED, OPT_THREADS };
+
+static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "scores", no_argument, NULL, OPT_SCORES },
+    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { NULL, 0, NULL, 0 },
+};
+
+static void help(FILE *f);
+
+static const struct hog_cli_cmd cmd = {
+    "predict",
+    "hogtrain predict [options] MODEL DATA [-o PREDICTIONS]",
+    help,
+};
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: %s\n"
+            "\n"
+            "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
+            "input): the predicted label, in the label values the model was trained\n"
+            "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
+            "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
+            "accuracy (classification) or RMSE (regression) on standard error.\n"
+            "\n"
+            "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
+            "      --scores        write the raw score w.x + b instead of the label\n"
+            "      --zero-based    feature indices in the text start at 0\n"
+            "      --threads N     parser threads; 0 = all cores (default 0)\n"
+            "  -q, --quiet         print nothing but errors\n"
+            "\n"
+            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+            cmd.usage);
+}
+
+struct predict_args {
+    const char *model, *data, *out;
+    bool scores, quiet;
+    hog_load_opts lo;
+};
+
+static int parse(int argc, char **argv, struct predict_args *a)
+{
+    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
+    hog_load_opts_init(&a->lo);
+    int ch, rc;
+    uint64_t u;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        if (ch == '?' || ch == ':')
+            return hog_cli_bad_option(&cmd, ch, argv);
+        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
+            return rc;
+        switch (ch) {
+        case 'h':
+            help(stdout);
+            return HOG_EXIT_OK;
+        case 'o': a->out = optarg; break;
+        case 'q': a->quiet = true; break;
+        case OPT_SCORES: a->scores = true; break;
+        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
+        case OPT_THREADS:
+            if (!hog_parse_u64(optarg, 0, 65536, &u))
+                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
+                                           "thread count (0 to 65536)", optarg);
+            a->lo.threads = (unsigned)u;
+            break;
+        default:
+            return hog_cli_bad_option(&cmd, '?', argv);
+        }
+    }
+    if (argc - optind < 2)
+        return hog_cli_usage_error(&cmd, "missing the %s file",
+                                   argc - optind ? "DATA" : "MODEL");
+    if (argc - optind > 2)
+        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
+                                   argv[optind + 2]);
+    a->model = argv[optind];
+    a->data = argv[optind + 1];
+    if (a->out && (hog_cli_same_file(a->out, a->model) ||
+                   hog_cli_same_file(a->out, a->data)))
+        return hog_cli_usage_error(&cmd, "%s would overwrite an input",
+                                   a->out);
+    if (strcmp(a->model, "-") == 0)
+        return hog_cli_usage_error(&cmd, "MODEL must be a file, not '-'");
+    return -1;
+}
+
+static bool is_regression(const hog_model *m)
+{
+    return m->labels == HOG_LABELS_REAL || m->loss == HOG_LOSS_SQUARED;
+}
+
+static void write_predictions(FILE *f, const hog_model *m, const double *sc,
+                              uint64_t rows, bool scores)
+{
+    bool reg = is_regression(m);
+    for (uint64_t i = 0; i < rows; i++) {
+        if (scores || reg)
+            fprintf(f, "%.9g\n", sc[i]);
+        else
+            fprintf(f, "%g\n", sc[i] > 0 ? m->label_pos : m->label_neg);
+    }
+}
+
+/* Accuracy or RMSE on stderr, when the data's labels allow it. */
+static void report(const hog_model *m, const hog_data *d, const double *sc)
+{
+    uint64_t rows = d->m.rows;
+    if (!rows)
+        return;
+    if (is_regression(m)) {
+        double se = 0;
+        for (uint64_t i = 0; i < rows; i++) {
+            double e = sc[i] - (double)d->m.y[i];
+            se += e * e;
+        }
+        fprintf(stderr, "RMSE %.4f (%llu rows)\n", sqrt(se / (double)rows),
+                (unsigned long long)rows);
+        return;
+    }
+    uint64_t right = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        double y = d->m.y[i];
+        if (y != m->label_pos && y != m->label_neg)
+            return; /* unlabelled, or labelled in other values: no metric */
+        right += (sc[i] > 0) == (y == m->label_pos);
+    }
+    fprintf(stderr, "accuracy %.2f%% (%llu/%llu)\n",
+            100.0 * (double)right / (double)rows, (unsigned long long)right,
+            (unsigned long long)rows);
+}
+
+int hog_cli_predict(int argc, char **argv)
+{
+    struct predict_args a = { 0 };
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    hog_err err = { { 0 } };
+    hog_status s;
+    hog_model *m = NULL;
+    hog_data *d = NULL;
+    double *sc = NULL;
+    FILE *f = NULL;
+    char tmp[4200];
+
+    if (a.out && (s = hog_cli_check_writable(a.out, &err)) != HOG_OK)
+        goto fail;
+    if ((s = hog_model_load(a.model, &m, &err)) != HOG_OK)
+        goto fail;
+    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+        goto fail;
+    uint64_t rows = hog_data_rows(d);
+    sc = malloc((rows ? rows : 1) * sizeof *sc);
+    if (!sc) {
+        s = hog_errf(&err, HOG_ENOMEM, "out of memory for %llu scores",
+                     (unsigned long long)rows);
+        goto fail;
+    }
+    if ((s = hog_model_scores(m, d, sc, &err)) != HOG_OK)
+        goto fail;
+    if (a.out) {
+        if ((s = hog_tmpfile_open(a.out, tmp, sizeof tmp, &f, &err)) != HOG_OK)
+            goto fail;
+        write_predictions(f, m, sc, rows, a.scores);
+        s = hog_tmpfile_commit(f, tmp, a.out, &err);
+        f = NULL;
+        if (s != HOG_OK)
+            goto fail;
+    } else {
+        write_predictions(stdout, m, sc, rows, a.scores);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            s = hog_errf(&err, HOG_EIO, "standard output: write failed");
+            goto fail;
+        }
+    }
+    if (!a.quiet)
+        report(m, d, sc);
+    rc = HOG_EXIT_OK;
+    goto out;
+fail:
+    rc = hog_cli_fail_status(s, &err);
+out:
+    free(sc);
+    hog_data_free(d);
+    hog_model_free(m);
+    return rc;
+}

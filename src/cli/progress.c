@@ -1,0 +1,229 @@
+/* The training display. On a terminal, one line rewritten in place while an
+ * epoch runs:
+ *
+ *   epoch 3/10  42% | 1.23 M rows/s | loss 0.3251 | elapsed 4.1 s | ETA 9.8 s
+ *
+ * and after each epoch (terminal or not) one plain line with its metrics.
+ * The wording is documented in docs/hogtrain.1; keep the two in step. */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void hog_progress_init(struct hog_progress *p, FILE *f, bool quiet,
+                       bool regression)
+{
+    memset(p, 0, sizeof *p);
+    p->f = f;
+    p->tty = isatty(fileno(f)) == 1;
+    p->quiet = quiet;
+    p->regression = regression;
+    p->t0 = p->epoch_t0 = hog_now();
+    p->last_loss = NAN;
+}
+
+void hog_progress_clear(struct hog_progress *p)
+{
+    if (p->line_open) {
+        fputs("\r\033[K", p->f);
+        fflush(p->f);
+        p->line_open = false;
+    }
+}
+
+static void fmt_secs(char *buf, size_t len, double s)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, len, "-");
+    else if (s < 100)
+        snprintf(buf, len, "%.1f s", s);
+    else if (s < 6000)
+        snprintf(buf, len, "%d min %02d s", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%d h %02d min", (int)(s / 3600),
+                 (int)fmod(s / 60, 60));
+}
+
+static void draw_running(struct hog_progress *p, unsigned epoch,
+                         unsigned epochs, uint64_t done, uint64_t total,
+                         double now)
+{
+    /* The rate between the epoch's first report and now: set-up before
+     * the first row (shuffling, allocation) does not count. */
+    double dt = now - p->tick_t0;
+    double rate = dt > 0 ? (double)(done - p->tick_done0) / dt : NAN;
+    double frac = total ? (double)done / (double)total : 0.0;
+    /* Finished epochs (metrics included) give the best estimate of an
+     * epoch's wall time; before the first, project the current one. */
+    double per_epoch = p->hist_len ? (p->epoch_t0 - p->t0) / p->hist_len
+                                   : (double)total / rate;
+    double eta = (double)(total - done) / rate +
+                 (double)(epochs - epoch) * per_epoch;
+    char r[32], el[32], et[32], loss[32];
+    hog_cli_si(r, sizeof r, rate);
+    fmt_secs(el, sizeof el, now - p->t0);
+    fmt_secs(et, sizeof et, eta);
+    if (isfinite(p->last_loss))
+        snprintf(loss, sizeof loss, "%.4f", p->last_loss);
+    else
+        snprintf(loss, sizeof loss, "-");
+    fprintf(p->f,
+            "\r\033[Kepoch %u/%u %3.0f%% | %s rows/s | loss %s | elapsed %s | "
+            "ETA %s",
+            epoch, epochs, 100.0 * frac, r, loss, el, et);
+    fflush(p->f);
+    p->line_open = true;
+}
+
+static void put_pct(FILE *f, const char *name, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %s %.2f%%", name, 100.0 * v);
+}
+
+static void put_num(FILE *f, const char *name, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %s %.4f", name, v);
+}
+
+static void print_epoch(struct hog_progress *p, unsigned epochs,
+                        const hog_epoch_stats *s)
+{
+    FILE *f = p->f;
+    char r[32];
+    fprintf(f, "epoch %u/%u: objective %.6g | train", s->epoch, epochs,
+            s->objective);
+    if (p->regression) {
+        put_num(f, "RMSE", s->train_rmse);
+    } else {
+        put_num(f, "loss", s->train_loss);
+        put_pct(f, "acc", s->train_accuracy);
+        put_num(f, "AUC", s->train_auc);
+    }
+    if (s->has_test) {
+        fputs(" | test", f);
+        if (p->regression) {
+            put_num(f, "RMSE", s->test_rmse);
+        } else {
+            put_pct(f, "acc", s->test_accuracy);
+            put_num(f, "AUC", s->test_auc);
+        }
+    }
+    fprintf(f, " | %s rows/s | %.2f s\n", hog_cli_si(r, sizeof r, s->rows_per_s),
+            s->seconds);
+    fflush(f);
+}
+
+void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                     uint64_t total, const hog_epoch_stats *stats)
+{
+    struct hog_progress *p = ctx;
+    double now = hog_now();
+    if (!stats) {
+        if (p->quiet || !p->tty)
+            return;
+        if (epoch != p->cur_epoch) { /* the epoch's first report: a start */
+            p->cur_epoch = epoch;
+            p->tick_t0 = now;
+            p->tick_done0 = done;
+            return;
+        }
+        if (now - p->last_draw < 0.1 || done <= p->tick_done0)
+            return;
+        p->last_draw = now;
+        draw_running(p, epoch, epochs, done, total, now);
+        return;
+    }
+    /* The history feeds the table and the JSON report, quiet or not. */
+    if (p->hist_len == p->hist_cap && !p->oom) {
+        unsigned cap = p->hist_cap ? 2 * p->hist_cap : 16;
+        hog_epoch_stats *h = realloc(p->hist, cap * sizeof *h);
+        if (h) {
+            p->hist = h;
+            p->hist_cap = cap;
+        } else {
+            p->oom = true;
+        }
+    }
+    if (p->hist_len < p->hist_cap)
+        p->hist[p->hist_len++] = *stats;
+    p->last_loss = p->regression ? stats->train_rmse : stats->train_loss;
+    if (!isfinite(p->last_loss))
+        p->last_loss = stats->train_loss;
+    if (!p->quiet) {
+        hog_progress_clear(p);
+        print_epoch(p, epochs, stats);
+    }
+    p->epoch_t0 = hog_now();
+    p->cur_epoch = 0;
+}
+
+/* A cell right-aligned in w columns: a percentage, a number, or "-". */
+static void cell_pct(FILE *f, int w, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %*.2f%%", w - 1, 100.0 * v);
+    else
+        fprintf(f, " %*s", w, "-");
+}
+
+static void cell_num(FILE *f, int w, int prec, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %*.*f", w, prec, v);
+    else
+        fprintf(f, " %*s", w, "-");
+}
+
+void hog_progress_table(const struct hog_progress *p, FILE *f)
+{
+    if (!p->hist_len)
+        return;
+    bool test = p->hist[0].has_test;
+    fprintf(f, "%5s %12s", "epoch", "objective");
+    if (p->regression)
+        fprintf(f, " %10s", "train RMSE");
+    else
+        fprintf(f, " %10s %9s %9s", "train loss", "train acc", "train AUC");
+    if (test) {
+        if (p->regression)
+            fprintf(f, " %10s", "test RMSE");
+        else
+            fprintf(f, " %9s %9s", "test acc", "test AUC");
+    }
+    fprintf(f, " %10s %8s %9s\n", "nonzero w", "seconds", "rows/s");
+    for (unsigned i = 0; i < p->hist_len; i++) {
+        const hog_epoch_stats *s = &p->hist[i];
+        char r[32];
+        fprintf(f, "%5u", s->epoch);
+        cell_num(f, 12, 6, s->objective);
+        if (p->regression) {
+            cell_num(f, 10, 4, s->train_rmse);
+        } else {
+            cell_num(f, 10, 4, s->train_loss);
+            cell_pct(f, 9, s->train_accuracy);
+            cell_num(f, 9, 4, s->train_auc);
+        }
+        if (test) {
+            if (p->regression) {
+                cell_num(f, 10, 4, s->test_rmse);
+            } else {
+                cell_pct(f, 9, s->test_accuracy);
+                cell_num(f, 9, 4, s->test_auc);
+            }
+        }
+        fprintf(f, " %10llu", (unsigned long long)s->nonzero_weights);
+        cell_num(f, 8, 3, s->seconds);
+        fprintf(f, " %9s\n", hog_cli_si(r, sizeof r, s->rows_per_s));
+    }
+}
+
+void hog_progress_free(struct hog_progress *p)
+{
+    free(p->hist);
+    p->hist = NULL;
+    p->hist_len = p->hist_cap = 0;
+}

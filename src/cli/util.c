@@ -1,0 +1,232 @@
+/* Helpers shared by the subcommands: usage errors, strict numbers, enum
+ * names, output checks, human-readable units, loading with a report. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- usage and errors ------------------------------------------------------- */
+
+int hog_cli_usage_error(const struct hog_cli_cmd *c, const char *fmt, ...)
+{
+    fprintf(stderr, "hogtrain %s: ", c->name);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\nTry 'hogtrain %s --help' for more.\n",
+            c->usage, c->name);
+    return HOG_EXIT_USAGE;
+}
+
+int hog_cli_fail(const char *fmt, ...)
+{
+    fflush(stdout);
+    fputs("hogtrain: ", stderr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return HOG_EXIT_ERROR;
+}
+
+int hog_cli_fail_status(hog_status s, const hog_err *err)
+{
+    if (err && err->msg[0])
+        return hog_cli_fail("%s", err->msg);
+    return hog_cli_fail("%s", hog_status_str(s));
+}
+
+int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "?";
+    if (ch == ':')
+        return hog_cli_usage_error(c, "option '%s' needs an argument", arg);
+    if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
+        return hog_cli_usage_error(c, "unknown option '-%c'", optopt);
+    return hog_cli_usage_error(c, "unknown option '%s'", arg);
+}
+
+const char *hog_cli_opt_name(const struct option *lo, int ch)
+{
+    for (; lo->name; lo++)
+        if (lo->val == ch && !lo->flag)
+            return lo->name;
+    return "?";
+}
+
+bool hog_cli_once(const struct hog_cli_cmd *c, const struct option *lo,
+                  unsigned char *seen, int ch, int *rc)
+{
+    if (ch < 0 || ch >= HOG_CLI_MAX_OPT)
+        return true;
+    if (seen[ch]) {
+        *rc = hog_cli_usage_error(c, "option --%s given twice",
+                                  hog_cli_opt_name(lo, ch));
+        return false;
+    }
+    seen[ch] = 1;
+    return true;
+}
+
+/* ---- strict numbers ---------------------------------------------------------- */
+
+bool hog_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false; /* no sign, no space, not empty */
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool hog_parse_double(const char *s, double min, double max, double *out)
+{
+    if (!s || !*s || strchr(" \t\n\v\f\r", *s))
+        return false;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno == ERANGE && fabs(v) > 1.0)
+        return false; /* overflow; underflow to a tiny number is fine */
+    if (end == s || *end || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ---- enum names ---------------------------------------------------------------- */
+
+static const char *const loss_names[] = { "logistic", "hinge", "sqhinge",
+                                          "squared" };
+static const char *const sched_names[] = { "constant", "invscaling",
+                                           "adagrad" };
+static const char *const algo_names[] = { "serial", "hogwild", "cyclades",
+                                          "scd", "dcd" };
+static const char *const update_names[] = { "none", "atomic", "striped",
+                                            "mutex" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static int name_find(const char *const *names, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return (int)i;
+    return -1;
+}
+
+static const char *name_of(const char *const *names, size_t n, int v)
+{
+    return v >= 0 && (size_t)v < n ? names[v] : "?";
+}
+
+int hog_cli_loss_parse(const char *s) { return name_find(loss_names, N_OF(loss_names), s); }
+int hog_cli_schedule_parse(const char *s) { return name_find(sched_names, N_OF(sched_names), s); }
+int hog_cli_algo_parse(const char *s) { return name_find(algo_names, N_OF(algo_names), s); }
+int hog_cli_update_parse(const char *s) { return name_find(update_names, N_OF(update_names), s); }
+const char *hog_cli_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss_names), (int)l); }
+const char *hog_cli_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
+const char *hog_cli_algo_name(hog_algo a) { return name_of(algo_names, N_OF(algo_names), (int)a); }
+const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
+
+/* ---- files and formatting --------------------------------------------------------- */
+
+hog_status hog_cli_check_writable(const char *path, hog_err *err)
+{
+    if (!*path)
+        return hog_errf(err, HOG_EINVAL, "empty output file name");
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot write: folder %s: %s", path,
+                        dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return hog_errf(err, HOG_EIO, "%s: cannot write: %s is not a folder",
+                        path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot write: folder %s: %s", path,
+                        dir, strerror(errno));
+    return HOG_OK;
+}
+
+bool hog_cli_same_file(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    if (strcmp(a, b) == 0)
+        return true;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+const char *hog_cli_basename(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : path;
+}
+
+const char *hog_cli_si(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else if (v >= 1e9)
+        snprintf(buf, len, "%.2f G", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.2f M", v / 1e6);
+    else if (v >= 1e3)
+        snprintf(buf, len, "%.1f k", v / 1e3);
+    else
+        snprintf(buf, len, "%.0f", v);
+    return buf;
+}
+
+const char *hog_cli_bytes(char *buf, size_t len, double b)
+{
+    if (b >= 1024.0 * 1024 * 1024)
+        snprintf(buf, len, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        snprintf(buf, len, "%.1f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024.0)
+        snprintf(buf, len, "%.1f KiB", b / 1024.0);
+    else
+        snprintf(buf, len, "%.0f B", b);
+    return buf;
+}
+
+hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
+                        hog_data **out, double *secs, hog_err *err)
+{
+    double t = hog_now();
+    hog_status s = hog_data_load(path, o, out, err);
+    t = hog_now() - t;
+    if (secs)
+        *secs = t;
+    if (s == HOG_OK && !quiet)
+        fprintf(stderr,
+                "loaded %s: %llu rows, %llu features, %llu nonzeros in %.2f s\n",
+                strcmp(path, "-") == 0 ? "standard input" : hog_cli_basename(path),
+                (unsigned long long)hog_data_rows(*out),
+                (unsigned long long)hog_data_features(*out),
+                (unsigned long long)hog_data_nnz(*out), t);
+    return s;
+}

@@ -1,0 +1,688 @@
+/*
+ * The .hgb binary cache: a header, a chunk table, then self-checking
+ * chunks of whole rows, each at a 4 KiB-aligned offset (ready for O_DIRECT
+ * and for a streamer that reads one chunk at a time). The byte layout is in
+ * docs/FORMATS.md; every byte of the file, padding included, is covered by
+ * a CRC32C, so any single flipped byte is detected.
+ *
+ * Loading reads each chunk with one preadv straight into the final arrays
+ * (row offsets, labels, indices, values), then checks its CRCs and rebases
+ * its local row offsets: one copy, from the page cache into place.
+ */
+#include "io/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the .hgb writer and reader assume a little-endian host");
+_Static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE floats");
+
+#define HDR_SIZE 4096u
+#define TABLE_ENTRY 32u
+#define A64(x) (((size_t)(x) + 63) & ~(size_t)63)
+#define ALIGN_UP(x) (((x) + (uint64_t)HOG_HGB_ALIGN - 1) & ~(uint64_t)(HOG_HGB_ALIGN - 1))
+
+/* Header field offsets (little-endian). */
+enum {
+    H_MAGIC = 0, H_VERSION = 8, H_HDRSIZE = 12, H_ROWS = 16, H_FEATURES = 24,
+    H_NNZ = 32, H_CHUNKS = 40, H_SRC_SIZE = 48, H_SRC_MTIME = 56,
+    H_LABELS = 64, H_LABEL_POS = 72, H_LABEL_NEG = 80, H_NPOS = 88,
+    H_TARGET = 96, H_FILE_SIZE = 104, H_TABLE_OFF = 112, H_TABLE_BYTES = 120,
+    H_TABLE_CRC = 128, H_CRC = HDR_SIZE - 4
+};
+/* Chunk header field offsets. */
+enum {
+    C_MAGIC = 0, C_INDEX = 8, C_FIRST_ROW = 16, C_ROWS = 24, C_NNZ = 32,
+    C_PAYLOAD = 40, C_PAYLOAD_CRC = 48, C_CRC = 60
+};
+
+static inline void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint32_t get32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t get64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Payload bytes of a chunk: offsets, labels, indices, values. */
+static inline uint64_t payload_bytes(uint64_t rows, uint64_t nnz)
+{
+    return 8 * (rows + 1) + 4 * rows + 8 * nnz;
+}
+
+bool hog_hgb_sniff(const void *head, size_t len)
+{
+    return len >= 8 && memcmp(head, HOG_HGB_MAGIC, 8) == 0;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+static const unsigned char zeros[HOG_HGB_ALIGN];
+
+struct plan {
+    uint64_t first_row, rows, nnz;
+};
+
+static bool wr(FILE *f, const void *p, size_t n)
+{
+    return n == 0 || fwrite(p, 1, n, f) == n;
+}
+
+hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
+                                uint64_t src_size, int64_t src_mtime,
+                                uint64_t target, hog_err *err)
+{
+    const struct hog_csr *m = &d->m;
+    /* Plan the chunks: runs of whole rows of at most `target` payload bytes
+     * (a row bigger than that gets a chunk of its own). */
+    uint64_t cap = 16, n = 0;
+    struct plan *pl = malloc(cap * sizeof *pl);
+    if (!pl)
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+    uint64_t max_rows = 0;
+    for (uint64_t i = 0; i < m->rows;) {
+        uint64_t r = 0, z = 0;
+        while (i + r < m->rows) {
+            uint64_t rz = m->off[i + r + 1] - m->off[i + r];
+            if (r > 0 && payload_bytes(r + 1, z + rz) > target)
+                break;
+            z += rz;
+            r++;
+        }
+        if (n == cap) {
+            struct plan *q = realloc(pl, 2 * cap * sizeof *pl);
+            if (!q) {
+                free(pl);
+                return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+            }
+            pl = q, cap *= 2;
+        }
+        pl[n++] = (struct plan){ i, r, z };
+        max_rows = r > max_rows ? r : max_rows;
+        i += r;
+    }
+    uint64_t table_bytes = ALIGN_UP(n * TABLE_ENTRY);
+    unsigned char *table = calloc(1, table_bytes ? table_bytes : 1);
+    uint64_t *loc = malloc((max_rows + 1) * sizeof *loc);
+    unsigned char *hdr = calloc(1, HDR_SIZE);
+    if (!table || !loc || !hdr) {
+        free(pl), free(table), free(loc), free(hdr);
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+    }
+    uint64_t pos = HDR_SIZE + table_bytes;
+    for (uint64_t k = 0; k < n; k++) {
+        unsigned char *e = table + k * TABLE_ENTRY;
+        put64(e, pos);
+        put64(e + 8, pl[k].first_row);
+        put64(e + 16, pl[k].rows);
+        put64(e + 24, pl[k].nnz);
+        pos += ALIGN_UP(HOG_HGB_CHUNK_HEADER + payload_bytes(pl[k].rows, pl[k].nnz));
+    }
+    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
+    put32(hdr + H_VERSION, HOG_HGB_VERSION);
+    put32(hdr + H_HDRSIZE, HDR_SIZE);
+    put64(hdr + H_ROWS, m->rows);
+    put64(hdr + H_FEATURES, d->n_features);
+    put64(hdr + H_NNZ, m->nnz);
+    put64(hdr + H_CHUNKS, n);
+    put64(hdr + H_SRC_SIZE, src_size);
+    put64(hdr + H_SRC_MTIME, (uint64_t)src_mtime);
+    put32(hdr + H_LABELS, (uint32_t)d->labels);
+    memcpy(hdr + H_LABEL_POS, &d->label_pos, 8);
+    memcpy(hdr + H_LABEL_NEG, &d->label_neg, 8);
+    put64(hdr + H_NPOS, d->n_pos);
+    put64(hdr + H_TARGET, target);
+    put64(hdr + H_FILE_SIZE, pos);
+    put64(hdr + H_TABLE_OFF, HDR_SIZE);
+    put64(hdr + H_TABLE_BYTES, table_bytes);
+    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, table_bytes));
+    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
+
+    char tmp[4096];
+    FILE *f;
+    hog_status st = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    if (st != HOG_OK)
+        goto out;
+    bool ok = wr(f, hdr, HDR_SIZE) && wr(f, table, table_bytes);
+    for (uint64_t k = 0; k < n && ok; k++) {
+        uint64_t r = pl[k].rows, z = pl[k].nnz, a = m->off[pl[k].first_row];
+        for (uint64_t i = 0; i <= r; i++)
+            loc[i] = m->off[pl[k].first_row + i] - a;
+        const float *y = m->y + pl[k].first_row;
+        const uint32_t *idx = m->idx + a;
+        const float *val = m->val + a;
+        uint64_t pay = payload_bytes(r, z);
+        uint64_t pad = ALIGN_UP(HOG_HGB_CHUNK_HEADER + pay) - HOG_HGB_CHUNK_HEADER - pay;
+        uint32_t c = hog_crc32c(0, loc, (r + 1) * 8);
+        c = hog_crc32c(c, y, r * 4);
+        c = hog_crc32c(c, idx, z * 4);
+        c = hog_crc32c(c, val, z * 4);
+        c = hog_crc32c(c, zeros, pad);
+        unsigned char ch[HOG_HGB_CHUNK_HEADER] = { 0 };
+        memcpy(ch + C_MAGIC, HOG_HGB_CHUNK_MAGIC, 4);
+        put64(ch + C_INDEX, k);
+        put64(ch + C_FIRST_ROW, pl[k].first_row);
+        put64(ch + C_ROWS, r);
+        put64(ch + C_NNZ, z);
+        put64(ch + C_PAYLOAD, pay);
+        put32(ch + C_PAYLOAD_CRC, c);
+        put32(ch + C_CRC, hog_crc32c(0, ch, C_CRC));
+        ok = wr(f, ch, sizeof ch) && wr(f, loc, (r + 1) * 8) &&
+             wr(f, y, r * 4) && wr(f, idx, z * 4) && wr(f, val, z * 4) &&
+             wr(f, zeros, pad);
+    }
+    if (!ok) {
+        int e = errno;
+        hog_tmpfile_abort(f, tmp);
+        st = hog_errf(err, HOG_EIO, "%s: write failed: %s (nothing written)",
+                      path, strerror(e));
+        goto out;
+    }
+    st = hog_tmpfile_commit(f, tmp, path, err);
+out:
+    free(pl), free(table), free(loc), free(hdr);
+    return st;
+}
+
+hog_status hog_hgb_save(const hog_data *d, const char *path, uint64_t src_size,
+                        int64_t src_mtime, hog_err *err)
+{
+    return hog_hgb_save_chunked(d, path, src_size, src_mtime,
+                                HOG_HGB_CHUNK_TARGET, err);
+}
+
+/* ---- reading the header and the table ------------------------------------------ */
+
+static bool pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t k = pread(fd, p, len, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += k, len -= (size_t)k, off += (uint64_t)k;
+    }
+    return true;
+}
+
+/* preadv until every byte of iov[0..n) is filled (iov is consumed). */
+static bool preadv_full(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    while (n > 0) {
+        int batch = n < IOV_MAX ? n : IOV_MAX;
+        ssize_t k = preadv(fd, iov, batch, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        off += (uint64_t)k;
+        size_t left = (size_t)k;
+        while (n > 0 && left >= iov->iov_len) {
+            left -= iov->iov_len;
+            iov++, n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + left;
+            iov->iov_len -= left;
+        }
+    }
+    return true;
+}
+
+/* The chunk whose bytes end past `size` (the first cut one). */
+static uint64_t cut_chunk(const struct hog_hgb_info *in, uint64_t size)
+{
+    for (uint64_t k = 0; k < in->n_chunks; k++)
+        if (in->chunks[k].offset + in->chunks[k].bytes > size)
+            return k;
+    return in->n_chunks;
+}
+
+static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
+                            hog_err *err)
+{
+    memset(in, 0, sizeof *in);
+    in->fd = -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot stat: %s", name, strerror(errno));
+    uint64_t size = (uint64_t)sb.st_size;
+    unsigned char hdr[HDR_SIZE];
+    size_t got = size < HDR_SIZE ? (size_t)size : HDR_SIZE;
+    if (!pread_full(fd, hdr, got, 0))
+        return hog_errf(err, HOG_EIO, "%s: cannot read: %s", name,
+                        errno ? strerror(errno) : "short read");
+    if (!hog_hgb_sniff(hdr, got))
+        return hog_errf(err, HOG_EFORMAT, "%s: not a .hgb file (bad magic)", name);
+    if (got < 12)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: truncated .hgb header (%llu bytes)", name,
+                        (unsigned long long)size);
+    uint32_t ver = get32(hdr + H_VERSION);
+    if (ver > HOG_HGB_VERSION)
+        return hog_errf(err, HOG_EFORMAT,
+                        "%s: .hgb format version %u is newer than this hogtrain reads (%u)",
+                        name, ver, HOG_HGB_VERSION);
+    if (got < HDR_SIZE)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: truncated .hgb header (%llu bytes of %u)", name,
+                        (unsigned long long)size, HDR_SIZE);
+    if (hog_crc32c(0, hdr, H_CRC) != get32(hdr + H_CRC))
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: .hgb header checksum mismatch (offset 0)", name);
+    if (ver == 0 || get32(hdr + H_HDRSIZE) != HDR_SIZE)
+        return hog_errf(err, HOG_EFORMAT,
+                        "%s: .hgb version %u with header size %u is not readable",
+                        name, ver, get32(hdr + H_HDRSIZE));
+    in->version = ver;
+    in->rows = get64(hdr + H_ROWS);
+    in->n_features = get64(hdr + H_FEATURES);
+    in->nnz = get64(hdr + H_NNZ);
+    in->n_chunks = get64(hdr + H_CHUNKS);
+    in->src_size = get64(hdr + H_SRC_SIZE);
+    in->src_mtime = (int64_t)get64(hdr + H_SRC_MTIME);
+    uint32_t lk = get32(hdr + H_LABELS);
+    memcpy(&in->label_pos, hdr + H_LABEL_POS, 8);
+    memcpy(&in->label_neg, hdr + H_LABEL_NEG, 8);
+    in->n_pos = get64(hdr + H_NPOS);
+    in->file_size = get64(hdr + H_FILE_SIZE);
+    uint64_t toff = get64(hdr + H_TABLE_OFF), tbytes = get64(hdr + H_TABLE_BYTES);
+    /* Every declared size is checked against the file before use. */
+    if (lk > HOG_LABELS_REAL || toff != HDR_SIZE ||
+        in->n_chunks > in->file_size / HOG_HGB_ALIGN ||
+        tbytes != ALIGN_UP(in->n_chunks * TABLE_ENTRY) ||
+        in->file_size < HDR_SIZE + tbytes ||
+        in->n_features > (uint64_t)HOG_MAX_FEATURE_INDEX + 1)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: inconsistent .hgb header (offset 0)", name);
+    in->labels = (enum hog_label_kind)lk;
+    if (size < HDR_SIZE + tbytes)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: truncated: the chunk table at offset %u ends past "
+                        "the end of the file (%llu bytes of %llu)",
+                        name, HDR_SIZE, (unsigned long long)size,
+                        (unsigned long long)in->file_size);
+    unsigned char *tab = malloc(tbytes ? tbytes : 1);
+    in->chunks = calloc(in->n_chunks ? in->n_chunks : 1, sizeof *in->chunks);
+    if (!tab || !in->chunks) {
+        free(tab);
+        hog_hgb_info_close(in);
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+    }
+    hog_status st = HOG_OK;
+    if (!pread_full(fd, tab, tbytes, toff)) {
+        st = hog_errf(err, HOG_EIO, "%s: cannot read the chunk table", name);
+        goto fail;
+    }
+    if (hog_crc32c(0, tab, tbytes) != get32(hdr + H_TABLE_CRC)) {
+        st = hog_errf(err, HOG_ECORRUPT,
+                      "%s: chunk table checksum mismatch (offset %u)", name, HDR_SIZE);
+        goto fail;
+    }
+    uint64_t pos = HDR_SIZE + tbytes, row = 0, nz = 0, maxb = 0;
+    for (uint64_t k = 0; k < in->n_chunks; k++) {
+        const unsigned char *e = tab + k * TABLE_ENTRY;
+        struct hog_hgb_chunk *c = &in->chunks[k];
+        c->offset = get64(e);
+        c->first_row = get64(e + 8);
+        c->rows = get64(e + 16);
+        c->nnz = get64(e + 24);
+        c->first_nnz = nz;
+        uint64_t limit = in->file_size / 4;
+        if (c->offset != pos || c->first_row != row || c->rows == 0 ||
+            c->rows > limit || c->nnz > limit) {
+            st = hog_errf(err, HOG_ECORRUPT,
+                          "%s: chunk table entry %llu is inconsistent (offset %u)",
+                          name, (unsigned long long)k, HDR_SIZE);
+            goto fail;
+        }
+        c->bytes = ALIGN_UP(HOG_HGB_CHUNK_HEADER + payload_bytes(c->rows, c->nnz));
+        maxb = c->bytes > maxb ? c->bytes : maxb;
+        pos += c->bytes, row += c->rows, nz += c->nnz;
+        if (pos > in->file_size) {
+            st = hog_errf(err, HOG_ECORRUPT,
+                          "%s: chunk %llu ends past the declared file size",
+                          name, (unsigned long long)k);
+            goto fail;
+        }
+    }
+    if (pos != in->file_size || row != in->rows || nz != in->nnz) {
+        st = hog_errf(err, HOG_ECORRUPT,
+                      "%s: chunk table does not add up to the header's sizes",
+                      name);
+        goto fail;
+    }
+    in->max_chunk_bytes = maxb;
+    if (size < in->file_size) {
+        uint64_t k = cut_chunk(in, size);
+        st = hog_errf(err, HOG_ECORRUPT,
+                      "%s: truncated in chunk %llu at offset %llu (%llu bytes, "
+                      "the header says %llu)",
+                      name, (unsigned long long)k,
+                      (unsigned long long)in->chunks[k].offset,
+                      (unsigned long long)size, (unsigned long long)in->file_size);
+        goto fail;
+    }
+    if (size > in->file_size) {
+        st = hog_errf(err, HOG_ECORRUPT,
+                      "%s: %llu unexpected bytes after the last chunk (offset %llu)",
+                      name, (unsigned long long)(size - in->file_size),
+                      (unsigned long long)in->file_size);
+        goto fail;
+    }
+    free(tab);
+    return HOG_OK;
+fail:
+    free(tab);
+    hog_hgb_info_close(in);
+    return st;
+}
+
+hog_status hog_hgb_open_info(const char *path, struct hog_hgb_info *info,
+                             hog_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        memset(info, 0, sizeof *info);
+        info->fd = -1;
+        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    hog_status st = read_info(fd, path, info, err);
+    if (st != HOG_OK) {
+        close(fd);
+        return st;
+    }
+    info->fd = fd;
+    return HOG_OK;
+}
+
+void hog_hgb_info_close(struct hog_hgb_info *info)
+{
+    if (info->fd >= 0)
+        close(info->fd);
+    info->fd = -1;
+    free(info->chunks);
+    info->chunks = NULL;
+}
+
+/* ---- checking a chunk ------------------------------------------------------------ */
+
+static hog_status check_chunk_header(const struct hog_hgb_info *in, uint64_t k,
+                                     const unsigned char *ch, const char *name,
+                                     uint32_t *payload_crc, hog_err *err)
+{
+    const struct hog_hgb_chunk *c = &in->chunks[k];
+    if (memcmp(ch + C_MAGIC, HOG_HGB_CHUNK_MAGIC, 4) != 0 ||
+        hog_crc32c(0, ch, C_CRC) != get32(ch + C_CRC) ||
+        get64(ch + C_INDEX) != k || get64(ch + C_FIRST_ROW) != c->first_row ||
+        get64(ch + C_ROWS) != c->rows || get64(ch + C_NNZ) != c->nnz ||
+        get64(ch + C_PAYLOAD) != payload_bytes(c->rows, c->nnz))
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: chunk %llu at offset %llu: bad chunk header", name,
+                        (unsigned long long)k, (unsigned long long)c->offset);
+    *payload_crc = get32(ch + C_PAYLOAD_CRC);
+    return HOG_OK;
+}
+
+static hog_status chunk_bad(const struct hog_hgb_info *in, uint64_t k,
+                            const char *name, const char *what, hog_err *err)
+{
+    return hog_errf(err, HOG_ECORRUPT, "%s: chunk %llu at offset %llu: %s", name,
+                    (unsigned long long)k,
+                    (unsigned long long)in->chunks[k].offset, what);
+}
+
+static bool idx_in_range(const uint32_t *idx, uint64_t n, uint64_t nf)
+{
+    uint32_t mx = 0;
+    for (uint64_t i = 0; i < n; i++)
+        mx = idx[i] > mx ? idx[i] : mx;
+    return n == 0 || (uint64_t)mx < nf;
+}
+
+hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
+                                const void *buf, const char *name,
+                                struct hog_csr *m, hog_err *err)
+{
+    if (k >= in->n_chunks)
+        return hog_errf(err, HOG_EINVAL, "%s: no chunk %llu", name,
+                        (unsigned long long)k);
+    const struct hog_hgb_chunk *c = &in->chunks[k];
+    const unsigned char *b = buf;
+    uint32_t want = 0;
+    hog_status st = check_chunk_header(in, k, b, name, &want, err);
+    if (st != HOG_OK)
+        return st;
+    if (hog_crc32c(0, b + HOG_HGB_CHUNK_HEADER, c->bytes - HOG_HGB_CHUNK_HEADER) != want)
+        return chunk_bad(in, k, name, "checksum mismatch", err);
+    const unsigned char *p = b + HOG_HGB_CHUNK_HEADER;
+    const uint64_t *off = (const uint64_t *)p;
+    const float *y = (const float *)(p + 8 * (c->rows + 1));
+    const uint32_t *idx = (const uint32_t *)(p + 12 * c->rows + 8);
+    const float *val = (const float *)(p + 12 * c->rows + 8 + 4 * c->nnz);
+    if (off[0] != 0 || off[c->rows] != c->nnz)
+        return chunk_bad(in, k, name, "bad row offsets", err);
+    for (uint64_t i = 0; i < c->rows; i++)
+        if (off[i + 1] < off[i])
+            return chunk_bad(in, k, name, "bad row offsets", err);
+    if (!idx_in_range(idx, c->nnz, in->n_features))
+        return chunk_bad(in, k, name, "feature index beyond the header's count", err);
+    *m = (struct hog_csr){ c->rows, c->nnz, off, y, idx, val };
+    return HOG_OK;
+}
+
+/* ---- loading the whole file -------------------------------------------------------- */
+
+struct loader {
+    const struct hog_hgb_info *in;
+    const char *name;
+    uint64_t k0, k1;          /* chunks [k0, k1) */
+    uint64_t *off;            /* final arrays */
+    float *y, *val;
+    uint32_t *idx;
+    hog_status status;
+    uint64_t err_chunk;
+    hog_err err;
+} __attribute__((aligned(HOG_CACHELINE)));
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Faults in the pages of [p, p + n) in one system call: first-touch page
+ * faults, one per 4 KiB, are otherwise the largest cost of a load (about a
+ * third more throughput here). Older kernels refuse it: harmless. */
+static void populate(void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+    madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+}
+
+static hog_status load_chunk(struct loader *L, uint64_t k, unsigned char *pad)
+{
+    const struct hog_hgb_info *in = L->in;
+    const struct hog_hgb_chunk *c = &in->chunks[k];
+    unsigned char ch[HOG_HGB_CHUNK_HEADER];
+    uint64_t off0;
+    uint64_t padn = c->bytes - HOG_HGB_CHUNK_HEADER - payload_bytes(c->rows, c->nnz);
+    uint64_t *doff = L->off + c->first_row + 1; /* entries 1..rows */
+    float *dy = L->y + c->first_row;
+    uint32_t *didx = L->idx + c->first_nnz;
+    float *dval = L->val + c->first_nnz;
+    struct iovec iov[7] = {
+        { ch, sizeof ch },       { &off0, 8 },           { doff, 8 * c->rows },
+        { dy, 4 * c->rows },     { didx, 4 * c->nnz },   { dval, 4 * c->nnz },
+        { pad, padn },
+    };
+    for (int i = 2; i < 6; i++)
+        populate(iov[i].iov_base, iov[i].iov_len);
+    if (!preadv_full(in->fd, iov, 7, c->offset))
+        return hog_errf(&L->err, errno ? HOG_EIO : HOG_ECORRUPT,
+                        "%s: chunk %llu at offset %llu: cannot read: %s", L->name,
+                        (unsigned long long)k, (unsigned long long)c->offset,
+                        errno ? strerror(errno) : "file shrank");
+    uint32_t want = 0;
+    hog_status st = check_chunk_header(in, k, ch, L->name, &want, &L->err);
+    if (st != HOG_OK)
+        return st;
+    uint32_t crc = hog_crc32c(0, &off0, 8);
+    crc = hog_crc32c(crc, doff, 8 * c->rows);
+    crc = hog_crc32c(crc, dy, 4 * c->rows);
+    crc = hog_crc32c(crc, didx, 4 * c->nnz);
+    crc = hog_crc32c(crc, dval, 4 * c->nnz);
+    crc = hog_crc32c(crc, pad, padn);
+    if (crc != want)
+        return chunk_bad(in, k, L->name, "checksum mismatch", &L->err);
+    /* Local offsets to global ones, checking they are monotone. */
+    uint64_t prev = off0, base = c->first_nnz;
+    bool ok = off0 == 0;
+    for (uint64_t i = 0; i < c->rows; i++) {
+        uint64_t v = doff[i];
+        ok &= v >= prev;
+        prev = v;
+        doff[i] = v + base;
+    }
+    if (!ok || prev != c->nnz)
+        return chunk_bad(in, k, L->name, "bad row offsets", &L->err);
+    if (!idx_in_range(didx, c->nnz, in->n_features))
+        return chunk_bad(in, k, L->name, "feature index beyond the header's count",
+                         &L->err);
+    return HOG_OK;
+}
+
+static void *loader_run(void *arg)
+{
+    struct loader *L = arg;
+    unsigned char pad[HOG_HGB_ALIGN];
+    L->status = HOG_OK;
+    for (uint64_t k = L->k0; k < L->k1; k++) {
+        hog_status st = load_chunk(L, k, pad);
+        if (st != HOG_OK) {
+            L->status = st;
+            L->err_chunk = k;
+            break;
+        }
+    }
+    return NULL;
+}
+
+hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
+                        hog_data **out, hog_err *err)
+{
+    struct hog_hgb_info in;
+    hog_status st = hog_hgb_open_info(path, &in, err);
+    if (st != HOG_OK)
+        return st;
+    uint64_t rows = in.rows, nnz = in.nnz;
+    /* One anonymous mapping for the four arrays (sizes are bounded by the
+     * file size, checked by hog_hgb_open_info). */
+    size_t a_off = A64((rows + 1) * 8), a_y = A64(rows * 4), a_nz = A64(nnz * 4);
+    size_t total = a_off + a_y + 2 * a_nz;
+    unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+        hog_hgb_info_close(&in);
+        return hog_errf(err, HOG_ENOMEM,
+                        "%s: out of memory for %llu rows and %llu nonzeros", path,
+                        (unsigned long long)rows, (unsigned long long)nnz);
+    }
+    uint64_t *off = (uint64_t *)base;
+    float *y = (float *)(base + a_off);
+    uint32_t *idx = (uint32_t *)(base + a_off + a_y);
+    float *val = (float *)(base + a_off + a_y + a_nz);
+    off[0] = 0;
+    /* All CPUs by default, but at least 8 MiB per thread; a count asked
+     * for is used as given (up to one thread per chunk). */
+    unsigned t = o && o->threads ? o->threads : hog_online_cpus();
+    uint64_t per = 8u << 20;
+    if (!(o && o->threads) && t > in.file_size / per + 1)
+        t = (unsigned)(in.file_size / per + 1);
+    if (t > in.n_chunks)
+        t = in.n_chunks ? (unsigned)in.n_chunks : 1;
+    struct loader *L = aligned_alloc(HOG_CACHELINE, t * sizeof *L);
+    pthread_t *th = calloc(t, sizeof *th);
+    if (!L || !th) {
+        free(L), free(th);
+        munmap(base, total);
+        hog_hgb_info_close(&in);
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+    }
+    /* Contiguous runs of chunks of about equal bytes per thread. */
+    uint64_t k = 0, acc = 0, data = in.file_size;
+    for (unsigned i = 0; i < t; i++) {
+        L[i] = (struct loader){ .in = &in, .name = path, .k0 = k, .off = off,
+                                .y = y, .idx = idx, .val = val };
+        uint64_t goal = data / t * (i + 1);
+        while (k < in.n_chunks && (i + 1 == t || acc < goal))
+            acc += in.chunks[k++].bytes;
+        L[i].k1 = k;
+    }
+    unsigned started = 1;
+    for (unsigned i = 1; i < t; i++, started++)
+        if (pthread_create(&th[i], NULL, loader_run, &L[i]) != 0)
+            break;
+    for (unsigned i = started; i < t; i++)
+        loader_run(&L[i]);
+    loader_run(&L[0]);
+    for (unsigned i = 1; i < started; i++)
+        pthread_join(th[i], NULL);
+    st = HOG_OK;
+    for (unsigned i = 0; i < t; i++)
+        if (L[i].status != HOG_OK) { /* the lowest chunk index wins */
+            st = L[i].status;
+            if (err)
+                *err = L[i].err;
+            break;
+        }
+    free(L), free(th);
+    hog_data *d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;
+    if (st == HOG_OK && !d)
+        st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+    if (st != HOG_OK) {
+        munmap(base, total);
+        hog_hgb_info_close(&in);
+        return st;
+    }
+    /* Every index was checked against the header's count, which is kept
+     * (it may exceed the largest index: a count asked for at save time). */
+    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
+    d->n_features = o && o->n_features > in.n_features ? o->n_features : in.n_features;
+    d->mem[0] = base;
+    d->mem_len[0] = total;
+    hog_data_scan_labels(d);
+    if ((d->labels != in.labels || d->n_pos != in.n_pos ||
+                         (d->labels == HOG_LABELS_BINARY &&
+                          (d->label_pos != in.label_pos ||
+                           d->label_neg != in.label_neg)))) {
+        hog_data_free(d);
+        st = hog_errf(err, HOG_ECORRUPT,
+                      "%s: the labels disagree with the header's label summary",
+                      path);
+    }
+    hog_hgb_info_close(&in);
+    if (st == HOG_OK)
+        *out = d;
+    return st;
+}

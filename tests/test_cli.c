@@ -1,0 +1,432 @@
+/* The hogtrain command, run as a user runs it: exit codes, messages, files
+ * written, and agreement with liblinear-predict. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+#define OUT_MAX (1 << 16)
+
+static char out[OUT_MAX];
+
+/* Runs "hogtrain ARGS" (stdout and stderr together into out). */
+#define HT(...) th_run(out, sizeof out, "'%s' " __VA_ARGS__)
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The number after key in text ("test accuracy 84.95%" -> 84.95); NaN when
+ * key is absent. */
+static double number_after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+static long count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long n = 0;
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Percentage of the most common label in a LIBSVM file: what always
+ * guessing that label scores. */
+static double majority_pct(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char line[1 << 16];
+    long pos = 0, n = 0;
+    while (fgets(line, sizeof line, f)) {
+        pos += strtod(line, NULL) > 0;
+        n++;
+    }
+    fclose(f);
+    cr_assert_gt(n, 0);
+    double p = 100.0 * (double)pos / (double)n;
+    return p > 50 ? p : 100 - p;
+}
+
+/* No "NAME.tmp.PID" left in dir. */
+static void assert_no_temporaries(const char *dir)
+{
+    char ls[4096];
+    th_run(ls, sizeof ls, "ls -A '%s'", dir);
+    cr_assert_null(strstr(ls, ".tmp."), "temporary file left in %s:\n%s", dir,
+                   ls);
+}
+
+/* A classification problem split into train (first 8000 rows) and test
+ * (last 2000) from one generated file, so both share the planted model. */
+static void make_split(const char *dir, char *train, char *test, size_t len)
+{
+    snprintf(train, len, "%s/train.svm", dir);
+    snprintf(test, len, "%s/test.svm", dir);
+    int rc = HT("gen --rows 10000 --features 2000 --nnz 20 --noise 0.02 "
+                "--seed 11 -o '%s/all.svm' -q", th_bin(), dir);
+    cr_assert_eq(rc, 0, "gen failed: %s", out);
+    rc = th_run(out, sizeof out,
+                "head -n 8000 '%s/all.svm' > '%s' && tail -n 2000 '%s/all.svm' > '%s'",
+                dir, train, dir, test);
+    cr_assert_eq(rc, 0);
+}
+
+Test(cli, version)
+{
+    int rc = HT("--version", th_bin());
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(out, "hogtrain 0.1.0\n");
+}
+
+Test(cli, help_exits_zero)
+{
+    cr_assert_eq(HT("--help", th_bin()), 0);
+    cr_assert_not_null(strstr(out, "usage: hogtrain"));
+    static const char *subs[] = { "train", "predict", "convert", "gen", "info" };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        cr_assert_eq(HT("%s --help", th_bin(), subs[i]), 0, "%s --help", subs[i]);
+        char want[64];
+        snprintf(want, sizeof want, "usage: hogtrain %s", subs[i]);
+        cr_assert_not_null(strstr(out, want), "%s --help said:\n%s", subs[i], out);
+    }
+    cr_assert_eq(HT("train --help", th_bin()), 0);
+    cr_assert_not_null(strstr(out, "--epochs"));
+    cr_assert_not_null(strstr(out, "--model-format"));
+}
+
+Test(cli, usage_errors_exit_2)
+{
+    static const char *bad[] = {
+        "",                                  /* no command */
+        "frobnicate",                        /* unknown command */
+        "train",                             /* missing TRAIN */
+        "train --bogus x.svm",               /* unknown flag */
+        "train -Z x.svm",                    /* unknown short flag */
+        "train x.svm --epochs",              /* missing argument */
+        "train x.svm -t",                    /* missing argument */
+        "train --epochs 1x x.svm",           /* trailing junk */
+        "train --epochs -3 x.svm",           /* negative */
+        "train --epochs 0 x.svm",            /* zero epochs */
+        "train --epochs 99999999999999999999 x.svm", /* overflow */
+        "train --threads 1.5 x.svm",
+        "train --eta abc x.svm",
+        "train --eta 0 x.svm",
+        "train --l2 -1 x.svm",
+        "train --l1 nan x.svm",
+        "train --bias inf x.svm",
+        "train --loss cubic x.svm",
+        "train --schedule sometimes x.svm",
+        "train --algo quantum x.svm",
+        "train --update atomic --algo serial x.svm", /* conflicting */
+        "train --model-format liblinear x.svm",      /* needs -o */
+        "train --model-format svmlight -o m x.svm",
+        "train -o a.hgm -o b.hgm x.svm",             /* given twice */
+        "train x.svm y.svm",                         /* two TRAIN files */
+        "predict m.hgm",                             /* missing DATA */
+        "predict m.hgm d.svm extra",
+        "convert in.svm",                            /* missing OUT */
+        "gen --rows 10x",
+        "gen --rows 0",
+        "gen --nnz 0",
+        "gen --noise 1.5",                           /* flip probability */
+        "gen --features 10 --nnz 11",
+        "gen stray",
+        "info",                                      /* missing FILE */
+        "train x.svm -o x.svm",                      /* output over input */
+        "train x.svm -t y.svm --json y.svm",
+        "train x.svm -o m --json m",
+        "predict m.hgm d.svm -o d.svm",
+        "convert d.svm d.svm",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = HT("%s", th_bin(), bad[i]);
+        cr_assert_eq(rc, 2, "'hogtrain %s' exited %d, not 2:\n%s", bad[i], rc, out);
+        cr_assert_not_null(strstr(out, "usage"), "'hogtrain %s' printed no usage:\n%s",
+                           bad[i], out);
+    }
+}
+
+Test(cli, malformed_data_is_an_error_with_file_and_line)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    static const char text[] = "1 1:0.5 3:1\n-1 2:abc\n1 1:1\n";
+    const char *bad = th_write(dir, "bad.svm", text, sizeof text - 1);
+    int rc = HT("train '%s' -o '%s/m.hgm'", th_bin(), bad, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert_not_null(strstr(out, "hogtrain: "), "%s", out);
+    cr_assert_not_null(strstr(out, "bad.svm:2:"), "no file:line in:\n%s", out);
+    char model[1100];
+    snprintf(model, sizeof model, "%s/m.hgm", dir);
+    cr_assert(!exists(model), "a model was written from bad data");
+    /* The same through info and predict. */
+    cr_assert_eq(HT("info '%s'", th_bin(), bad), 1);
+    cr_assert_not_null(strstr(out, "bad.svm:2:"), "%s", out);
+    /* A missing file is a runtime error too, not a usage error. */
+    cr_assert_eq(HT("train '%s/nonexistent.svm'", th_bin(), dir), 1);
+    cr_assert_not_null(strstr(out, "nonexistent.svm"), "%s", out);
+}
+
+Test(cli, gen_is_deterministic)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    const char *g = "gen --rows 3000 --features 500 --nnz 12 --zipf 1.1";
+    cr_assert_eq(HT("%s --seed 7 -o '%s/a.svm'", th_bin(), g, dir), 0, "%s", out);
+    cr_assert_eq(HT("%s --seed 7 > '%s/b.svm'", th_bin(), g, dir), 0, "%s", out);
+    cr_assert_eq(HT("%s --seed 8 -o '%s/c.svm' -q", th_bin(), g, dir), 0, "%s", out);
+    cr_assert_eq(th_run(out, sizeof out, "cmp '%s/a.svm' '%s/b.svm'", dir, dir), 0,
+                 "same seed, different bytes: %s", out);
+    cr_assert_neq(th_run(out, sizeof out, "cmp -s '%s/a.svm' '%s/c.svm'", dir, dir), 0,
+                  "different seeds gave the same bytes");
+    char a[1100];
+    snprintf(a, sizeof a, "%s/a.svm", dir);
+    cr_assert_eq(count_lines(a), 3000);
+    assert_no_temporaries(dir);
+    /* Regression targets are real numbers, still one row per line. */
+    cr_assert_eq(HT("gen --rows 100 --features 50 --nnz 5 --regression --seed 1 -q"
+                    " -o '%s/r.svm'", th_bin(), dir), 0, "%s", out);
+    snprintf(a, sizeof a, "%s/r.svm", dir);
+    cr_assert_eq(count_lines(a), 100);
+}
+
+Test(cli, train_then_predict_on_generated_data)
+{
+    char dir[1024], train[1100], test[1100], model[1100], pred[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    snprintf(model, sizeof model, "%s/m.hgm", dir);
+    snprintf(pred, sizeof pred, "%s/pred.txt", dir);
+
+    int rc = HT("train '%s' -t '%s' -o '%s' --epochs 5", th_bin(), train, test, model);
+    cr_assert_eq(rc, 0, "train failed:\n%s", out);
+    cr_assert(exists(model));
+    cr_assert_not_null(strstr(out, "loaded train.svm: 8000 rows"), "%s", out);
+    cr_assert_not_null(strstr(out, "epoch 5/5"), "%s", out);
+    cr_assert_not_null(strstr(out, "done: 5 epochs in "), "%s", out);
+    cr_assert_not_null(strstr(out, "model written to"), "%s", out);
+    double train_acc = number_after(out, "test accuracy ");
+    double chance = majority_pct(test);
+    cr_assert(train_acc > chance + 5, "test accuracy %.2f%% vs chance %.2f%%:\n%s",
+              train_acc, chance, out);
+
+    rc = HT("predict '%s' '%s' -o '%s'", th_bin(), model, test, pred);
+    cr_assert_eq(rc, 0, "predict failed:\n%s", out);
+    double acc = number_after(out, "accuracy ");
+    cr_assert(acc > chance + 5, "predict accuracy %.2f%% vs chance %.2f%%", acc, chance);
+    cr_assert(fabs(acc - train_acc) < 0.01, "predict says %.2f%%, train said %.2f%%",
+              acc, train_acc);
+    cr_assert_eq(count_lines(pred), 2000);
+    /* Labels in the data's own values. */
+    cr_assert_eq(th_run(out, sizeof out, "grep -cv '^-\\{0,1\\}1$' '%s'", pred), 1,
+                 "a prediction is not +1/-1: %s", out);
+    /* To standard output, and scores instead of labels. */
+    rc = th_run(out, sizeof out, "'%s' predict -q '%s' '%s' | cmp - '%s'", th_bin(),
+                model, test, pred);
+    cr_assert_eq(rc, 0, "stdout differs from -o: %s", out);
+    rc = th_run(out, sizeof out,
+                "'%s' predict -q --scores '%s' '%s' | awk '{print ($1 > 0) ? 1 : -1}' "
+                "| cmp - '%s'", th_bin(), model, test, pred);
+    cr_assert_eq(rc, 0, "the signs of --scores disagree with the labels: %s", out);
+    /* info describes the model. */
+    cr_assert_eq(HT("info '%s'", th_bin(), model), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "logistic"), "%s", out);
+    cr_assert_eq(number_after(out, "features "), 2000.0, "%s", out);
+    assert_no_temporaries(dir);
+}
+
+Test(cli, serial_training_is_deterministic)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(HT("train -q --algo serial --seed 5 --epochs 2 '%s' -o '%s/m%d.hgm'",
+                        th_bin(), train, dir, i), 0, "%s", out);
+    cr_assert_eq(out[0], '\0', "--quiet printed: %s", out);
+    cr_assert_eq(th_run(out, sizeof out, "cmp '%s/m0.hgm' '%s/m1.hgm'", dir, dir), 0,
+                 "two serial runs with one seed differ: %s", out);
+}
+
+Test(cli, json_report_is_valid_json)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    /* A file name that needs escaping in JSON. */
+    cr_assert_eq(th_run(out, sizeof out, "cp '%s' '%s/we\"ird\\name.svm'", train, dir), 0);
+    int rc = HT("train -q --epochs 3 '%s/we\"ird\\name.svm' -t '%s' --json '%s/r.json'",
+                th_bin(), dir, test, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "python3 -m json.tool '%s/r.json' > /dev/null", dir);
+    cr_assert_eq(rc, 0, "not valid JSON: %s", out);
+    rc = th_run(out, sizeof out,
+                "python3 -c 'import json,sys; d = json.load(open(sys.argv[1]));"
+                " assert len(d[\"epochs\"]) == 3, d[\"epochs\"];"
+                " assert d[\"data\"][\"train\"][\"rows\"] == 8000;"
+                " assert d[\"data\"][\"test\"][\"rows\"] == 2000;"
+                " assert d[\"data\"][\"train\"][\"path\"].endswith(\"we\\\"ird\\\\name.svm\"), d[\"data\"];"
+                " assert d[\"options\"][\"epochs\"] == 3;"
+                " assert 0.5 < d[\"epochs\"][-1][\"test_accuracy\"] <= 1;"
+                " assert d[\"timings\"][\"train_seconds\"] >= 0' '%s/r.json'",
+                dir);
+    cr_assert_eq(rc, 0, "unexpected report: %s", out);
+    assert_no_temporaries(dir);
+}
+
+Test(cli, liblinear_export_agrees_with_liblinear_predict)
+{
+    if (th_run(out, sizeof out, "command -v liblinear-predict") != 0)
+        cr_skip_test("liblinear-predict not installed (Debian: liblinear-tools)");
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    int rc = HT("train -q --epochs 3 --seed 2 '%s' -o '%s/m.txt' --model-format liblinear",
+                th_bin(), train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = HT("train -q --epochs 3 --seed 2 '%s' -o '%s/m.hgm'", th_bin(), train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "liblinear-predict '%s' '%s/m.txt' '%s/ll.txt'", test, dir,
+                dir);
+    cr_assert_eq(rc, 0, "liblinear-predict failed: %s", out);
+    double ll_acc = number_after(out, "Accuracy = ");
+    /* hogtrain reads the LIBLINEAR model too, and its own .hgm gives the
+     * same labels. */
+    cr_assert_eq(HT("predict '%s/m.txt' '%s' -o '%s/h1.txt'", th_bin(), dir, test, dir), 0,
+                 "%s", out);
+    double h_acc = number_after(out, "accuracy ");
+    cr_assert_eq(HT("predict -q '%s/m.hgm' '%s' -o '%s/h2.txt'", th_bin(), dir, test, dir), 0,
+                 "%s", out);
+    cr_assert_eq(th_run(out, sizeof out, "cmp '%s/ll.txt' '%s/h1.txt'", dir, dir), 0,
+                 "liblinear-predict and hogtrain predict disagree: %s", out);
+    cr_assert_eq(th_run(out, sizeof out, "cmp '%s/ll.txt' '%s/h2.txt'", dir, dir), 0,
+                 "liblinear-predict and the .hgm model disagree: %s", out);
+    cr_assert(fabs(ll_acc - h_acc) < 0.01, "accuracy %.4f vs %.4f", ll_acc, h_acc);
+}
+
+Test(cli, a9a_test_accuracy)
+{
+    TH_DATA_OR_SKIP(train, "a9a");
+    TH_DATA_OR_SKIP(test, "a9a.t");
+    /* adagrad: on a9a's 0/1 features the default invscaling steps wander
+     * (77-83% test accuracy over seeds); adagrad stays at 84.6-85.1%. */
+    int rc = HT("train --schedule adagrad '%s' -t '%s'", th_bin(), train, test);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "loaded a9a: 32561 rows, 123 features, 451592 nonzeros"),
+                       "%s", out);
+    double acc = number_after(out, "test accuracy ");
+    cr_assert(acc >= 84.0, "a9a test accuracy %.2f%% < 84%%:\n%s", acc, out);
+}
+
+/* The lines of `info` that describe the contents, not the file. */
+static void info_counts(const char *path, char *buf, size_t len)
+{
+    int rc = HT("info '%s'", th_bin(), path);
+    cr_assert_eq(rc, 0, "info %s: %s", path, out);
+    size_t n = 0;
+    buf[0] = 0;
+    static const char *keys[] = { "rows ", "features ", "nonzeros ", "density ", "labels " };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *p = strstr(out, keys[i]);
+        cr_assert_not_null(p, "info %s has no '%s':\n%s", path, keys[i], out);
+        int k = (int)strcspn(p, "\n");
+        n += (size_t)snprintf(buf + n, len - n, "%.*s\n", k, p);
+        cr_assert_lt(n, len);
+    }
+}
+
+Test(cli, convert_then_info_shows_the_same_counts)
+{
+    char dir[1024], text[1100], hgb[1100], a[4096], b[4096];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    snprintf(text, sizeof text, "%s/d.svm", dir);
+    snprintf(hgb, sizeof hgb, "%s/d.hgb", dir);
+    cr_assert_eq(HT("gen -q --rows 5000 --features 3000 --nnz 15 --seed 4 -o '%s'",
+                    th_bin(), text), 0, "%s", out);
+    cr_assert_eq(HT("convert '%s' '%s'", th_bin(), text, hgb), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "5000 rows"), "%s", out);
+    info_counts(text, a, sizeof a);
+    info_counts(hgb, b, sizeof b);
+    cr_assert_str_eq(a, b);
+    cr_assert_eq(HT("info '%s'", th_bin(), hgb), 0);
+    cr_assert_not_null(strstr(out, ".hgb"), "%s", out);
+    /* Predictions from the cache equal those from the text. */
+    cr_assert_eq(HT("train -q --epochs 1 '%s' -o '%s/m.hgm'", th_bin(), text, dir), 0,
+                 "%s", out);
+    int rc = th_run(out, sizeof out,
+                    "'%s' predict -q '%s/m.hgm' '%s' > '%s/p1' && "
+                    "'%s' predict -q '%s/m.hgm' '%s' > '%s/p2' && cmp '%s/p1' '%s/p2'",
+                    th_bin(), dir, text, dir, th_bin(), dir, hgb, dir, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+}
+
+Test(cli, regression_reports_rmse)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    cr_assert_eq(HT("gen -q --regression --rows 4000 --features 200 --nnz 10 --noise 0.1"
+                    " --seed 3 -o '%s/r.svm'", th_bin(), dir), 0, "%s", out);
+    int rc = HT("train --loss squared --epochs 5 '%s/r.svm' -o '%s/r.hgm'", th_bin(), dir,
+                dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "train RMSE"), "%s", out);
+    double rmse = number_after(out, "train RMSE ");
+    cr_assert(isfinite(rmse) && rmse >= 0, "%s", out);
+    rc = HT("predict '%s/r.hgm' '%s/r.svm' -o '%s/p.txt'", th_bin(), dir, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "RMSE "), "%s", out);
+}
+
+Test(cli, failed_writes_fail_cleanly)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    /* Into a folder that does not exist: caught before training. */
+    int rc = HT("train '%s' -o '%s/no/such/dir/m.hgm'", th_bin(), train, dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "hogtrain: "), "%s", out);
+    cr_assert_not_null(strstr(out, "no/such/dir/m.hgm"), "%s", out);
+    cr_assert_null(strstr(out, "epoch 1/"), "trained before failing: %s", out);
+    rc = HT("gen -o '%s/no/such.svm'", th_bin(), dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    rc = HT("train -q '%s' --json '%s/no/r.json'", th_bin(), train, dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    /* Onto an existing folder: the rename fails after the write. */
+    cr_assert_eq(th_run(out, sizeof out, "mkdir '%s/sub'", dir), 0);
+    rc = HT("gen --rows 100 -o '%s/sub'", th_bin(), dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    assert_no_temporaries(dir);
+    /* A write that fails half way (file size limit): no partial file and no
+     * temporary left, for the generator and for the model writer. */
+    char lim[1100];
+    snprintf(lim, sizeof lim, "%s/lim", dir);
+    cr_assert_eq(th_run(out, sizeof out, "mkdir '%s'", lim), 0);
+    rc = th_run(out, sizeof out,
+                "ulimit -f 16; trap '' XFSZ; exec '%s' gen --rows 20000 --features 1000 "
+                "-o '%s/big.svm'", th_bin(), lim);
+    cr_assert_eq(rc, 1, "gen past the size limit exited %d: %s", rc, out);
+    cr_assert_not_null(strstr(out, "hogtrain: "), "%s", out);
+    rc = th_run(out, sizeof out,
+                "'%s' gen -q --rows 2000 --features 100000 --nnz 50 -o '%s/wide.svm' && "
+                "ulimit -f 16; trap '' XFSZ; exec '%s' train -q --epochs 1 '%s/wide.svm' "
+                "-o '%s/m.hgm'", th_bin(), dir, th_bin(), dir, lim);
+    cr_assert_eq(rc, 1, "writing a model past the size limit exited %d: %s", rc, out);
+    cr_assert_not_null(strstr(out, "hogtrain: "), "%s", out);
+    cr_assert_eq(th_run(out, sizeof out, "ls -A '%s'", lim), 0);
+    cr_assert_str_eq(out, "", "left behind in %s: %s", lim, out);
+}

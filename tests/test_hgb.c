@@ -1,0 +1,313 @@
+/* The .hgb binary cache: text -> .hgb -> data is identical; every flipped
+ * byte and every truncation is detected; versions and magic; the
+ * chunk-by-chunk reading API. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "io/io.h"
+
+/* th_data() returns a dangling pointer for files stored uncompressed
+ * (heart_scale): look those up here first. */
+static const char *data_path(const char *name)
+{
+    static char buf[8][1024];
+    static int next;
+    const char *root = getenv("HOGTRAIN_DATA");
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", root && *root ? root : "../shared/data", name);
+    struct stat sb;
+    if (stat(p, &sb) == 0)
+        return p;
+    return th_data(name);
+}
+#define DATA_OR_SKIP(var, name)                                               \
+    const char *var = data_path(name);                                        \
+    if (!var)                                                                 \
+        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
+                     "skipping", name)
+
+static void assert_same(const hog_data *a, const hog_data *b, const char *what)
+{
+    cr_assert_eq(a->m.rows, b->m.rows, "%s: rows", what);
+    cr_assert_eq(a->m.nnz, b->m.nnz, "%s: nnz", what);
+    cr_assert_eq(a->n_features, b->n_features, "%s: features", what);
+    cr_assert(memcmp(a->m.off, b->m.off, (a->m.rows + 1) * 8) == 0, "%s: off", what);
+    cr_assert(memcmp(a->m.y, b->m.y, a->m.rows * 4) == 0, "%s: labels", what);
+    cr_assert(memcmp(a->m.idx, b->m.idx, a->m.nnz * 4) == 0, "%s: idx", what);
+    cr_assert(memcmp(a->m.val, b->m.val, a->m.nnz * 4) == 0, "%s: val", what);
+    cr_assert_eq(a->labels, b->labels, "%s: label kind", what);
+    cr_assert_eq(a->label_pos, b->label_pos, "%s", what);
+    cr_assert_eq(a->label_neg, b->label_neg, "%s", what);
+    cr_assert_eq(a->n_pos, b->n_pos, "%s", what);
+}
+
+static hog_data *load(const char *path, unsigned threads)
+{
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = threads;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+Test(hgb, text_to_hgb_to_data_is_identical, .timeout = 60)
+{
+    static const char *names[] = { "heart_scale", "a9a", "abalone_scale",
+                                   "rcv1_vw_small.train", "reuters_moneyfx.trn" };
+    char dir[512];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        DATA_OR_SKIP(path, names[i]);
+        hog_data *d = load(path, 1);
+        char out[1024];
+        snprintf(out, sizeof out, "%s/%s.hgb", dir, names[i]);
+        static const uint64_t targets[] = { HOG_HGB_CHUNK_TARGET, 5000, 100000 };
+        for (size_t t = 0; t < 3; t++) {
+            hog_err err;
+            cr_assert_eq(hog_hgb_save_chunked(d, out, 123, -7, targets[t], &err),
+                         HOG_OK, "%s", err.msg);
+            for (unsigned th = 1; th <= 3; th++) {
+                hog_data *e = load(out, th);
+                assert_same(d, e, names[i]);
+                hog_data_free(e);
+            }
+            struct hog_hgb_info in;
+            cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK, "%s", err.msg);
+            cr_assert_eq(in.src_size, 123);
+            cr_assert_eq(in.src_mtime, -7);
+            cr_assert_eq(in.rows, d->m.rows);
+            cr_assert_eq(in.nnz, d->m.nnz);
+            cr_assert_eq(in.n_features, d->n_features);
+            cr_assert_eq(in.version, HOG_HGB_VERSION);
+            if (targets[t] == 5000)
+                cr_assert_gt(in.n_chunks, 2);
+            hog_hgb_info_close(&in);
+        }
+        /* n_features from the options still wins when larger. */
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.n_features = d->n_features + 10;
+        hog_data *e;
+        hog_err err;
+        cr_assert_eq(hog_data_load(out, &o, &e, &err), HOG_OK);
+        cr_assert_eq(e->n_features, d->n_features + 10);
+        hog_data_free(e);
+        /* The public writer. */
+        cr_assert_eq(hog_data_save_hgb(d, out, &err), HOG_OK);
+        e = load(out, 0);
+        assert_same(d, e, names[i]);
+        hog_data_free(e);
+        hog_data_free(d);
+        unlink(out);
+    }
+}
+
+Test(hgb, chunk_by_chunk_reading)
+{
+    DATA_OR_SKIP(path, "heart_scale");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/h.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save_chunked(d, out, 0, 0, 3000, &err), HOG_OK);
+    struct hog_hgb_info in;
+    cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK, "%s", err.msg);
+    cr_assert_gt(in.n_chunks, 5);
+    void *buf = aligned_alloc(HOG_HGB_ALIGN, in.max_chunk_bytes);
+    uint64_t row = 0;
+    for (uint64_t k = 0; k < in.n_chunks; k++) {
+        const struct hog_hgb_chunk *c = &in.chunks[k];
+        cr_assert_eq(c->offset % HOG_HGB_ALIGN, 0);
+        cr_assert_eq(c->bytes % HOG_HGB_ALIGN, 0);
+        cr_assert_eq(c->first_row, row);
+        cr_assert_eq(pread(in.fd, buf, c->bytes, (off_t)c->offset), (ssize_t)c->bytes);
+        struct hog_csr m;
+        cr_assert_eq(hog_hgb_chunk_verify(&in, k, buf, out, &m, &err), HOG_OK, "%s",
+                     err.msg);
+        cr_assert_eq(m.rows, c->rows);
+        cr_assert_eq(m.off[0], 0);
+        for (uint64_t i = 0; i < m.rows; i++) {
+            struct hog_row a = hog_csr_row(&m, i), b = hog_csr_row(&d->m, row + i);
+            cr_assert_eq(a.nnz, b.nnz);
+            cr_assert_eq(a.y, b.y);
+            cr_assert(memcmp(a.idx, b.idx, a.nnz * 4) == 0);
+            cr_assert(memcmp(a.val, b.val, a.nnz * 4) == 0);
+        }
+        /* A flipped payload byte in the buffer is caught, naming the chunk. */
+        ((unsigned char *)buf)[c->bytes - 1] ^= 0x40;
+        cr_assert_eq(hog_hgb_chunk_verify(&in, k, buf, out, &m, &err), HOG_ECORRUPT);
+        char want[64];
+        snprintf(want, sizeof want, "chunk %llu at offset %llu", (unsigned long long)k,
+                 (unsigned long long)c->offset);
+        cr_assert(strstr(err.msg, want) != NULL, "%s", err.msg);
+        row += c->rows;
+    }
+    cr_assert_eq(row, d->m.rows);
+    free(buf);
+    hog_hgb_info_close(&in);
+    hog_data_free(d);
+}
+
+/* A small multi-chunk file from heart_scale. */
+static void small_hgb(char *out, size_t outlen, hog_data **d)
+{
+    const char *path = data_path("heart_scale");
+    if (!path)
+        cr_skip_test("heart_scale not found under HOGTRAIN_DATA; skipping");
+    *d = load(path, 1);
+    char dir[512];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, outlen, "%s/small.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save_chunked(*d, out, 1, 2, 3000, &err), HOG_OK);
+}
+
+Test(hgb, every_flipped_byte_is_detected, .timeout = 60)
+{
+    char out[1024];
+    hog_data *d;
+    small_hgb(out, sizeof out, &d);
+    int fd = open(out, O_RDWR);
+    struct stat sb;
+    fstat(fd, &sb);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = 1;
+    for (off_t i = 0; i < sb.st_size; i++) {
+        unsigned char b, f;
+        cr_assert_eq(pread(fd, &b, 1, i), 1);
+        f = b ^ (unsigned char)(1u << (i % 8));
+        cr_assert_eq(pwrite(fd, &f, 1, i), 1);
+        hog_data *e = NULL;
+        hog_err err;
+        hog_status st = hog_hgb_load(out, &o, &e, &err);
+        cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT,
+                  "byte %lld flipped: status %s", (long long)i, hog_status_str(st));
+        cr_assert_eq(pwrite(fd, &b, 1, i), 1);
+    }
+    close(fd);
+    hog_data *e = load(out, 1); /* restored: loads again */
+    assert_same(d, e, "restored");
+    hog_data_free(e);
+    hog_data_free(d);
+}
+
+Test(hgb, every_truncation_is_detected, .timeout = 60)
+{
+    char out[1024];
+    hog_data *d;
+    small_hgb(out, sizeof out, &d);
+    int fd = open(out, O_RDWR);
+    struct stat sb;
+    fstat(fd, &sb);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    for (off_t len = sb.st_size - 1; len >= 0; len--) {
+        cr_assert_eq(ftruncate(fd, len), 0);
+        hog_data *e = NULL;
+        hog_err err;
+        hog_status st = hog_hgb_load(out, &o, &e, &err);
+        cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT,
+                  "truncated to %lld: status %s", (long long)len, hog_status_str(st));
+        if (len > 4096 * 2 && len % 4096 == 100)
+            cr_assert(strstr(err.msg, "truncated in chunk") != NULL, "%s", err.msg);
+    }
+    close(fd);
+    hog_data_free(d);
+}
+
+Test(hgb, extra_bytes_newer_version_and_bad_magic)
+{
+    char out[1024];
+    hog_data *d;
+    small_hgb(out, sizeof out, &d);
+    hog_data_free(d);
+    hog_err err;
+    hog_data *e;
+    /* Trailing garbage. */
+    FILE *f = fopen(out, "ab");
+    fputs("x", f);
+    fclose(f);
+    cr_assert_eq(hog_hgb_load(out, NULL, &e, &err), HOG_ECORRUPT);
+    cr_assert(strstr(err.msg, "unexpected bytes") != NULL, "%s", err.msg);
+    struct stat sb;
+    stat(out, &sb);
+    cr_assert_eq(truncate(out, sb.st_size - 1), 0);
+    /* A newer version is named, whatever else the header holds. */
+    int fd = open(out, O_RDWR);
+    uint32_t v = 7;
+    cr_assert_eq(pwrite(fd, &v, 4, 8), 4);
+    cr_assert_eq(hog_data_load(out, NULL, &e, &err), HOG_EFORMAT);
+    char want[1200];
+    snprintf(want, sizeof want,
+             "%s: .hgb format version 7 is newer than this hogtrain reads (1)", out);
+    cr_assert_str_eq(err.msg, want);
+    v = 1;
+    cr_assert_eq(pwrite(fd, &v, 4, 8), 4);
+    /* Bad magic. */
+    cr_assert_eq(pwrite(fd, "HOGDATX", 7, 0), 7);
+    close(fd);
+    cr_assert_eq(hog_hgb_load(out, NULL, &e, &err), HOG_EFORMAT);
+    cr_assert(strstr(err.msg, "bad magic") != NULL, "%s", err.msg);
+}
+
+Test(hgb, sniff)
+{
+    cr_assert(hog_hgb_sniff("HOGDATA\0rest", 12));
+    cr_assert(!hog_hgb_sniff("HOGDATA", 7));
+    cr_assert(!hog_hgb_sniff("1 1:1\n-1 2:1\n", 12));
+}
+
+/* Many small chunks loaded by 1..8 threads give the same data; with two
+ * damaged chunks the error names the first, whatever the thread count. */
+Test(threads, hgb_parallel_load_equals_serial, .timeout = 60)
+{
+    DATA_OR_SKIP(path, "rcv1_vw_small.train");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/r.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save_chunked(d, out, 0, 0, 20000, &err), HOG_OK);
+    static const unsigned counts[] = { 1, 2, 3, 4, 8 };
+    for (size_t i = 0; i < 5; i++) {
+        hog_data *e = load(out, counts[i]);
+        assert_same(d, e, "parallel load");
+        hog_data_free(e);
+    }
+    struct hog_hgb_info in;
+    cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK);
+    cr_assert_gt(in.n_chunks, 20);
+    uint64_t o2 = in.chunks[2].offset, o9 = in.chunks[9].offset;
+    hog_hgb_info_close(&in);
+    int fd = open(out, O_RDWR);
+    unsigned char b;
+    cr_assert_eq(pread(fd, &b, 1, (off_t)o9 + 100), 1);
+    b ^= 1;
+    cr_assert_eq(pwrite(fd, &b, 1, (off_t)o9 + 100), 1);
+    cr_assert_eq(pread(fd, &b, 1, (off_t)o2 + 500), 1);
+    b ^= 1;
+    cr_assert_eq(pwrite(fd, &b, 1, (off_t)o2 + 500), 1);
+    close(fd);
+    char want[64];
+    snprintf(want, sizeof want, "chunk 2 at offset %llu: checksum mismatch",
+             (unsigned long long)o2);
+    for (size_t i = 0; i < 5; i++) {
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.threads = counts[i];
+        hog_data *e;
+        cr_assert_eq(hog_data_load(out, &o, &e, &err), HOG_ECORRUPT);
+        cr_assert(strstr(err.msg, want) != NULL, "%u threads: %s", counts[i], err.msg);
+    }
+    hog_data_free(d);
+}
