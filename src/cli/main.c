@@ -16,6 +16,7 @@ static const struct subcommand commands[] = {
     { "convert", hog_cli_convert, "convert LIBSVM text to the .hgb binary cache" },
     { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
     { "info", hog_cli_info, "describe a data or model file" },
+    { "objective", hog_cli_objective, "the primal objective of a model on data" },
     /* TODO(integrator): when the pool branch is merged, include
      * "cli/topo.h" above and add
      * { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
