@@ -251,7 +251,7 @@ Test(coordinate, dcd_hinge_reaches_liblinear_s3_on_a9a, .timeout = 60)
 Test(coordinate, dcd_hinge_reaches_liblinear_s3_on_news20, .timeout = 60)
 {
     dcd_vs_liblinear("news20.binary.train.svm", HOG_LOSS_HINGE, 3, 1.0,
-                     "0.001", 0.01);
+                     "0.01", 0.01);
 }
 
 Test(coordinate, dcd_sqhinge_reaches_liblinear_s1_on_news20, .timeout = 60)
@@ -527,7 +527,10 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
             char what[160];
             snprintf(what, sizeof what, "%s, %u workers, update %d", name,
                      nts[t], (int)ups[u]);
-            assert_close(v, ref, 1e-3, what);
+            /* Wild loses adds on frequent features: PASSCoDe-Wild solves a
+             * nearby problem (docs/COORDINATE.md). */
+            assert_close(v, ref, ups[u] == HOG_UPDATE_NONE ? 1e-2 : 1e-3,
+                         what);
             hog_model_free(m);
         }
     hog_data_free(d);

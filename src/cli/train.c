@@ -117,6 +117,7 @@ static void help(FILE *f)
             "      --update U         how hogwild threads write shared weights: none\n"
             "                         (lock-free), atomic, striped or mutex (default %s);\n"
             "                         dcd: none (wild, PASSCoDe-Wild) or atomic\n"
+            "                         (PASSCoDe-Atomic, dcd's default)\n"
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
@@ -279,6 +280,9 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    hog_cli_algo_name(a->o.algo));
     if (coord && !seen[OPT_EPOCHS])
         a->o.epochs = COORD_EPOCHS;
+    /* dcd's exact mode unless wild is asked for. */
+    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
+        a->o.update = HOG_UPDATE_ATOMIC;
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
