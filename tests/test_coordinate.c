@@ -292,6 +292,36 @@ Test(coordinate, scd_l1_logistic_reaches_liblinear_s6_on_reuters, .timeout = 60)
     hog_data_free(d);
 }
 
+Test(coordinate, scd_ridge_reaches_liblinear_s11_on_abalone, .timeout = 60)
+{
+    /* -s 11 -p 0 minimises 1/2 |w|^2 + C sum (y - w.x)^2; our squared loss
+     * is half of that, so l2 = 1 / (2 C n). */
+    LIBLINEAR_OR_SKIP();
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    hog_data *d = load(path);
+    double C = 0.1, l2 = 1.0 / (2 * C * (double)hog_data_rows(d));
+    hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 0, l2, 1,
+                                  1e-6);
+    hog_model *mine = train_ok(d, &o);
+    char dir[512], mp[700], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(mp, sizeof mp, "%s/svr.model", dir);
+    cr_assert_eq(th_run(out, sizeof out,
+                        "liblinear-train -s 11 -p 0 -c %g -e 0.00001 -B 1 "
+                        "-q '%s' '%s'",
+                        C, path, mp),
+                 0, "%s", out);
+    hog_model *theirs = NULL;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_model_load(mp, &theirs, &err), HOG_OK, "%s", err.msg);
+    double a = objective(mine, d, HOG_LOSS_SQUARED, 0, l2);
+    double b = objective(theirs, d, HOG_LOSS_SQUARED, 0, l2);
+    assert_close(a, b, 1e-3, "abalone_scale, scd ridge vs -s 11 -p 0");
+    hog_model_free(mine);
+    hog_model_free(theirs);
+    hog_data_free(d);
+}
+
 /* ---- lambda <-> C ----------------------------------------------------------------- */
 
 Test(coordinate, liblinear_objective_is_ours_over_l2_at_c_n, .timeout = 60)

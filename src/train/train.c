@@ -94,7 +94,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if ((unsigned)o->schedule > HOG_SCHED_ADAGRAD)
         return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
                         (int)o->schedule);
-    if (o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
+    /* The coordinate methods take no step size. */
+    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
+    if (stepped && o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
