@@ -4,6 +4,8 @@
 # same files, parse time included on both sides.
 #
 #   bench/coordinate.sh [OUT.csv]      (after make; needs liblinear-train)
+#   ONLY=reuters bench/coordinate.sh   only the pairs whose "data -s S algo"
+#                                      line matches the regular expression
 #
 # For each pair (data, LIBLINEAR -s S, hogtrain --algo A --loss L, C):
 #   1. reference: liblinear-train with a tight -e; its model's objective F*
@@ -67,6 +69,7 @@ echo "data,liblinear,algo,loss,C,threads,update,target,liblinear_e,liblinear_s,h
 
 pair() { # name solver algo loss C reg update tight_e tight_tol
     local name=$1 s=$2 algo=$3 loss=$4 C=$5 reg=$6 upd=$7 te=$8 tt=$9
+    [[ -z "${ONLY:-}" || "$name -s $s $algo $upd" =~ $ONLY ]] || return 0
     local f; f=$(data "$name")
     local n; n=$(wc -l < "$f")
     local lam; lam=$(python3 -c "print(1.0 / ($C * $n))")
