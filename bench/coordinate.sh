@@ -18,7 +18,8 @@
 #      time is load_seconds + the training seconds up to the first epoch
 #      whose objective reaches T (the per-epoch metrics the command
 #      computes for its report are not counted: LIBLINEAR computes none).
-#      Best of 3. Also the wall time of the whole command, metrics and all.
+#      Best of 3. Also the wall time of that whole tight-tolerance run,
+#      past the target and with the per-epoch metrics.
 #   4. the machine's parallel capacity: the 1-thread hogtrain run alone,
 #      then 2 copies at once on private data; capacity = 2 t1 / t2copies
 #      (2.0 on two idle cores). The 2-thread target is
@@ -65,7 +66,7 @@ else:
 EOF
 }
 
-echo "data,liblinear,algo,loss,C,threads,update,target,liblinear_e,liblinear_s,hogtrain_s,hogtrain_epochs,hogtrain_wall_s,speedup,capacity,target_speedup" > "$OUT"
+echo "data,liblinear,algo,loss,C,threads,update,target,liblinear_e,liblinear_s,hogtrain_s,hogtrain_epochs,hogtrain_tight_run_wall_s,speedup,capacity,target_speedup" > "$OUT"
 
 pair() { # name solver algo loss C reg update tight_e tight_tol
     local name=$1 s=$2 algo=$3 loss=$4 C=$5 reg=$6 upd=$7 te=$8 tt=$9
