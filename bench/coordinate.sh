@@ -130,3 +130,17 @@ pair a9a                       7  dcd  logistic 1  l2  atomic 0.0001   0.0001
 pair reuters_moneyfx.trn       6  scd  logistic 1  l1  -      0.0001   0.0001
 pair news20.binary.train.svm   6  scd  logistic 1  l1  -      0.0001   0.0001
 echo "results in $OUT" >&2
+# The table for docs/BENCHMARKS_COORDINATE.md.
+python3 - "$OUT" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("| data | LIBLINEAR | hogtrain | threads | LIBLINEAR -e | LIBLINEAR s | hogtrain s (epochs) | speedup | capacity | target | met |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+for r in rows:
+    algo = f"{r['algo']} {r['loss']}" + (f" --update {r['update']}" if r['update'] != '-' else "")
+    sp, tg = float(r['speedup']), float(r['target_speedup'])
+    met = "yes" if sp >= tg else "no"
+    print(f"| {r['data']} | {r['liblinear']} -c {r['C']} | {algo} | {r['threads']} | {r['liblinear_e']} | "
+          f"{float(r['liblinear_s']):.2f} | {float(r['hogtrain_s']):.2f} ({r['hogtrain_epochs']}) | {sp:.2f}x | "
+          f"{float(r['capacity']):.2f} | {tg:.2f}x | {met} |")
+EOF

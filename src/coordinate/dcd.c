@@ -89,9 +89,8 @@ struct dcd {
     struct dcd_thread *th;
 };
 
-static inline double row_dot(const struct dcd *s, struct hog_row r, uint64_t i)
+static inline double row_dot(const struct dcd *s, struct hog_row r)
 {
-    (void)i;
     double d = 0.0;
     for (uint32_t k = 0; k < r.nnz; k++)
         d += hog_d_load(&s->w[r.idx[k]]) * r.val[k];
@@ -137,7 +136,7 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
         uint64_t i = s->act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
-        double G = yi * row_dot(s, r, i) - 1.0 + D * a;
+        double G = yi * row_dot(s, r) - 1.0 + D * a;
         double PG = 0.0;
         if (a == 0.0) {
             if (s->shrink && G > pmax_old)
@@ -185,7 +184,7 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
         uint64_t i = s->act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i];
-        double a = s->qd[i], b = yi * row_dot(s, r, i);
+        double a = s->qd[i], b = yi * row_dot(s, r);
         double *z1 = &s->alpha[i], *z2 = &s->calpha[i];
         double sign = 1.0;
         if (0.5 * a * (*z2 - *z1) + b < 0) {
@@ -236,7 +235,7 @@ static double duality_gap(const struct dcd *s)
     for (uint64_t i = 0; i < s->n; i++) {
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
-        loss += hog_loss_value(s->loss, yi, row_dot(s, r, i));
+        loss += hog_loss_value(s->loss, yi, row_dot(s, r));
         double c = a * yi;
         if (c != 0.0) {
             for (uint32_t k = 0; k < r.nnz; k++)
