@@ -20,10 +20,11 @@
 #      computes for its report are not counted: LIBLINEAR computes none).
 #      Best of 3. Also the wall time of that whole tight-tolerance run,
 #      past the target and with the per-epoch metrics.
-#   4. the machine's parallel capacity: the 1-thread hogtrain run alone,
-#      then 2 copies at once on private data; capacity = 2 t1 / t2copies
-#      (2.0 on two idle cores). The 2-thread target is
-#      1.5 x capacity / 2 times LIBLINEAR's speed.
+#   4. the machine's parallel capacity: the 1-thread hogtrain run alone
+#      (best of 3), then 2 copies at once, each on its own copy of the file;
+#      capacity = 2 t1 / t2copies (2.0 on two idle cores). The 2-thread
+#      target is 1.5 x capacity / 2 times LIBLINEAR's speed; 1 thread's,
+#      1x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${HOGTRAIN_BIN:-build/hogtrain}
@@ -89,10 +90,25 @@ pair() { # name solver algo loss C reg update tight_e tight_tol
         fi
     done
     local regopt; regopt=$([ "$reg" = l1 ] && echo "--l1 $lam --l2 0" || echo "--l2 $lam")
-    local updopt=""; [ "$upd" != "-" ] && updopt="--update $upd"
-    local t1=""
-    for t in 1 2; do
-        local best=nan ep=nan wbest=nan
+    local ups; IFS=, read -ra ups <<< "$upd"
+    local updopt0=""; [ "${ups[0]}" != "-" ] && updopt0="--update ${ups[0]}"
+    # Parallel capacity: the 1-thread run alone, then two at once, each on
+    # its own copy of the file.
+    cp "$f" "$TMP/copy.svm"
+    local c0 c1 alone cap tgt
+    alone=$(best3 "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$f")
+    c0=$(now)
+    "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$f" &
+    "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$TMP/copy.svm" &
+    wait; c1=$(now)
+    cap=$(python3 -c "print(2 * $alone / ($c1 - $c0))")
+    local configs=("1:${ups[0]}") u
+    for u in "${ups[@]}"; do configs+=("2:$u"); done
+    local cfg t
+    for cfg in "${configs[@]}"; do
+        t=${cfg%%:*}; u=${cfg#*:}
+        local updopt=""; [ "$u" != "-" ] && updopt="--update $u"
+        local best=nan ep=nan wbest=nan r
         for r in 1 2 3; do
             local w0 w1; w0=$(now)
             "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads $t $updopt \
@@ -103,30 +119,19 @@ pair() { # name solver algo loss C reg update tight_e tight_tol
             [ "$best" = "$sec" ] && ep=$epn
             wbest=$(python3 -c "import math; a=float('$wbest'); b=$w1-$w0; print(b if math.isnan(a) or b < a else a)")
         done
-        [ $t = 1 ] && t1=$best
-        local cap=1 tgt=1
-        if [ $t = 2 ]; then
-            # Parallel capacity: two 1-thread runs at once, each on its own copy.
-            cp "$f" "$TMP/copy.svm"
-            local c0 c1; c0=$(now)
-            "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt --tol "$tt" "$f" &
-            "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt --tol "$tt" "$TMP/copy.svm" &
-            wait; c1=$(now)
-            local alone; alone=$(wall "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt --tol "$tt" "$f")
-            cap=$(python3 -c "print(2 * $alone / ($c1 - $c0))")
-            tgt=$(python3 -c "print(1.5 * $cap / 2)")
-        fi
+        tgt=$([ "$t" = 1 ] && echo 1 || python3 -c "print(1.5 * $cap / 2)")
         local sp; sp=$(python3 -c "print(float('$ll_s') / float('$best'))")
-        echo "$name,-s $s,$algo,$loss,$C,$t,$upd,$target,$ll_e,$ll_s,$best,$ep,$wbest,$sp,$cap,$tgt" | tee -a "$OUT"
+        echo "$name,-s $s,$algo,$loss,$C,$t,$u,$target,$ll_e,$ll_s,$best,$ep,$wbest,$sp,$cap,$tgt" | tee -a "$OUT"
     done
 }
 
-#    data                      s  algo loss     C  reg upd    tight_e  tight_tol
-pair news20.binary.train.svm   3  dcd  hinge    1  l2  atomic 0.001    0.001
-pair news20.binary.train.svm   3  dcd  hinge    1  l2  none   0.001    0.001
-pair news20.binary.train.svm   1  dcd  sqhinge  1  l2  atomic 0.0001   0.0001
-pair news20.binary.train.svm   7  dcd  logistic 1  l2  atomic 0.0001   0.0001
-pair a9a                       7  dcd  logistic 1  l2  atomic 0.0001   0.0001
+# upd: the update modes; 1 thread runs the first (atomic with one worker
+# is plain adds), 2 threads each.
+#    data                      s  algo loss     C  reg upd          tight_e  tight_tol
+pair news20.binary.train.svm   3  dcd  hinge    1  l2  atomic,none  0.001    0.001
+pair news20.binary.train.svm   1  dcd  sqhinge  1  l2  atomic,none  0.0001   0.0001
+pair news20.binary.train.svm   7  dcd  logistic 1  l2  atomic,none  0.0001   0.0001
+pair a9a                       7  dcd  logistic 1  l2  atomic,none  0.0001   0.0001
 pair reuters_moneyfx.trn       6  scd  logistic 1  l1  -      0.0001   0.0001
 pair news20.binary.train.svm   6  scd  logistic 1  l1  -      0.0001   0.0001
 echo "results in $OUT" >&2

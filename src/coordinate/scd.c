@@ -60,7 +60,8 @@
 
 struct scd_thread {
     _Alignas(HOG_CACHELINE) double vsum, vmax;
-    double f0; /* logistic: sum of the losses at m0 over the worker's rows */
+    double f0;    /* logistic: sum of the losses at m0 over the worker's rows */
+    double cvsum; /* logistic: violation of the worker's last inner cycle */
     uint64_t kept;
 };
 
@@ -86,6 +87,7 @@ struct scd {
     uint64_t active;
     double m_old;           /* shrinking margin: last epoch's max violation / n */
     unsigned epoch;
+    bool more;              /* logistic: another inner cycle (worker 0 decides) */
     struct scd_thread *th;
 };
 
@@ -95,8 +97,8 @@ static inline double soft(double u, double t)
 }
 
 /* One coordinate; returns false when it leaves the active set. */
-static inline bool update(struct scd *s, uint64_t j, double *vsum,
-                          double *vmax)
+static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
+                          double *vsum, double *vmax)
 {
     uint64_t a = s->c.off[j], b = s->c.off[j + 1];
     const uint32_t *row = s->c.row;
@@ -124,7 +126,7 @@ static inline bool update(struct scd *s, uint64_t j, double *vsum,
 
     double viol;
     if (wj == 0.0) {
-        if (s->shrink && fabs(g) < s->l1 - s->m_old)
+        if (may_shrink && s->shrink && fabs(g) < s->l1 - s->m_old)
             return false;
         viol = fabs(g) > s->l1 ? fabs(g) - s->l1 : 0.0;
     } else {
@@ -222,10 +224,17 @@ static void logistic_line_search(struct scd *s, double f0)
     }
 }
 
+/* Logistic: more coordinate cycles over the nonzero weights on the same
+ * quadratic model while the cycle's violation is above a tenth of the
+ * first cycle's, up to this many (newGLMNET's adaptive inner loop,
+ * simplified). */
+#define SCD_INNER_CYCLES 8
+
 static void scd_job(void *arg, unsigned tid, unsigned nt)
 {
     struct scd *s = arg;
-    if (s->loss == HOG_LOSS_LOGISTIC) {
+    bool logistic = s->loss == HOG_LOSS_LOGISTIC;
+    if (logistic) {
         logistic_model(s, tid, nt);
         hog_pool_barrier(s->pool);
     }
@@ -234,7 +243,7 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
     double vsum = 0.0, vmax = 0.0;
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t j = s->act[t];
-        if (update(s, j, &vsum, &vmax))
+        if (update(s, j, true, &vsum, &vmax))
             s->act[lo + kept++] = j;
         /* Progress from worker 0 only: the hooks are not thread-safe. */
         if (tid == 0 && ((t - lo) & 1023) == 1023)
@@ -243,6 +252,32 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
     s->th[tid].vsum = vsum;
     s->th[tid].vmax = vmax;
     s->th[tid].kept = kept;
+    if (!logistic)
+        return;
+    double cyc = vsum;
+    for (int c = 1; c < SCD_INNER_CYCLES; c++) {
+        s->th[tid].cvsum = cyc;
+        hog_pool_barrier(s->pool);
+        if (tid == 0) {
+            double first = 0.0, last = 0.0;
+            for (unsigned t = 0; t < nt; t++) {
+                first += s->th[t].vsum;
+                last += s->th[t].cvsum;
+            }
+            s->more = c == 1 ? first > 0 : last > 0.1 * first;
+        }
+        hog_pool_barrier(s->pool);
+        if (!s->more)
+            break;
+        double vm = 0.0;
+        cyc = 0.0;
+        /* Inner cycles refine the nonzero weights only; a zero weight
+         * gets its chance in the next epoch's first cycle (on news20 the
+         * full cycles over 377k mostly-zero columns cost 8x). */
+        for (uint64_t t = lo; t < lo + kept; t++)
+            if (hog_d_load(&s->w[s->act[t]]) != 0.0)
+                update(s, s->act[t], false, &cyc, &vm);
+    }
 }
 
 static void scd_free(struct scd *s)
