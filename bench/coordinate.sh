@@ -128,8 +128,8 @@ pair() { # name solver algo loss C reg update tight_e tight_tol
 # upd: the update modes; 1 thread runs the first (atomic with one worker
 # is plain adds), 2 threads each.
 #    data                      s  algo loss     C  reg upd          tight_e  tight_tol
-pair news20.binary.train.svm   3  dcd  hinge    1  l2  atomic,none  0.001    0.001
-pair news20.binary.train.svm   1  dcd  sqhinge  1  l2  atomic,none  0.0001   0.0001
+pair news20.binary.train.svm   3  dcd  hinge    1  l2  atomic,none  0.01     0.01
+pair news20.binary.train.svm   1  dcd  sqhinge  1  l2  atomic,none  0.0001   0.001
 pair news20.binary.train.svm   7  dcd  logistic 1  l2  atomic,none  0.0001   0.0001
 pair a9a                       7  dcd  logistic 1  l2  atomic,none  0.0001   0.0001
 pair reuters_moneyfx.trn       6  scd  logistic 1  l1  -      0.0001   0.0001
