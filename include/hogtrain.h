@@ -131,6 +131,10 @@ typedef struct hog_epoch_stats {
     double seconds;          /* training time of this epoch (metrics excluded) */
     double total_seconds;    /* training time so far */
     double rows_per_s, nnz_per_s;
+    /* Coordinate descent (--algo scd, dcd); NaN or 0 elsewhere. */
+    double gap;              /* relative duality gap (P - D) / P, dcd */
+    uint64_t aux_bytes;      /* memory the algorithm holds beside the data
+                                (the column copy of scd, dual variables) */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -175,6 +179,11 @@ typedef struct hog_train_opts {
     hog_average_fn average;
     void *average_ctx;
     uint64_t average_blocks;
+    /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
+     * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
+     * scd: the L1 norm of the minimum-norm subgradient relative to the
+     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+    double tol;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

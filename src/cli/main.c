@@ -18,6 +18,7 @@ static const struct subcommand commands[] = {
     { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
     { "info", hog_cli_info, "describe a data or model file" },
     { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
+    { "objective", hog_cli_objective, "the primal objective of a model on data" },
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

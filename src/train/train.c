@@ -13,6 +13,7 @@
 #include "core/loss.h"
 #include "core/metrics.h"
 #include "gpu/gpu.h"
+#include "coordinate/coordinate.h"
 #include "hogwild/hogwild.h"
 
 #include <math.h>
@@ -28,8 +29,8 @@ static const struct {
     [HOG_ALGO_SERIAL] = { "serial", hog_serial_train },
     [HOG_ALGO_HOGWILD] = { "Hogwild!", NULL },
     [HOG_ALGO_CYCLADES] = { "Cyclades", NULL },
-    [HOG_ALGO_SCD] = { "stochastic coordinate descent", NULL },
-    [HOG_ALGO_DCD] = { "dual coordinate descent", NULL },
+    [HOG_ALGO_SCD] = { "stochastic coordinate descent", hog_scd_train },
+    [HOG_ALGO_DCD] = { "dual coordinate descent", hog_dcd_train },
 };
 #define N_ALGOS (sizeof algos / sizeof algos[0])
 
@@ -74,6 +75,7 @@ void hog_train_opts_init(hog_train_opts *o)
     o->threads = 0;
     o->algo = HOG_ALGO_SERIAL;
     o->update = HOG_UPDATE_NONE;
+    o->tol = 0.01;
     hog_train_opts_defaults_for_loss(o);
 }
 
@@ -96,7 +98,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if ((unsigned)o->schedule > HOG_SCHED_ADAGRAD)
         return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
                         (int)o->schedule);
-    if (o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
+    /* The coordinate methods take no step size. */
+    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
+    if (stepped && o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
@@ -126,6 +130,15 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (o->average && o->average_blocks == 0)
         return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
                         "block per epoch");
+    if (!finite_nonneg(o->tol))
+        return hog_errf(err, HOG_EINVAL,
+                        "the tolerance must be zero or positive, not %g",
+                        o->tol);
+    if (o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD) {
+        hog_status st = hog_coord_validate(o, err);
+        if (st != HOG_OK)
+            return st;
+    }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -192,6 +205,8 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.rows_per_s = seconds > 0 ? (double)d->m.rows / seconds : NAN;
     s.nnz_per_s = seconds > 0 ? (double)d->m.nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
+    s.gap = f->gap;
+    s.aux_bytes = f->aux_bytes;
 
     struct hog_metrics m;
     hog_status st = hog_metrics_eval(f->model, d, &m, err);
@@ -262,7 +277,7 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { train, &o, m, epoch_end, tick, &c };
+    struct hog_fit f = { train, &o, m, epoch_end, tick, &c, NAN, 0 };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
     if (st != HOG_OK) {
