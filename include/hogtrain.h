@@ -139,6 +139,10 @@ typedef struct hog_epoch_stats {
     double total_seconds;    /* training time so far */
     double rows_per_s, nnz_per_s;
     uint64_t replica_syncs;  /* Hogwild! replicas: averagings so far */
+    /* Coordinate descent (--algo scd, dcd); NaN or 0 elsewhere. */
+    double gap;              /* relative duality gap (P - D) / P, dcd */
+    uint64_t aux_bytes;      /* memory the algorithm holds beside the data
+                                (the column copy of scd, dual variables) */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -235,6 +239,11 @@ typedef struct hog_train_opts {
                               the same row order bit for bit */
     uint64_t hot_degree;   /* 0 = chosen with the batch size */
     hog_cyclades_stats *cyclades_stats; /* out: filled when not NULL */
+    /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
+     * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
+     * scd: the L1 norm of the minimum-norm subgradient relative to the
+     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+    double tol;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

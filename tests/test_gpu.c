@@ -662,7 +662,8 @@ static hog_status gpu_fit(const hog_data *d, const hog_train_opts *o,
     hog_status st = hog_model_new(d->n_features, o->loss, o->bias, &m, err);
     if (st != HOG_OK)
         return st;
-    struct hog_fit f = { d, o, m, fit_epoch_end, fit_tick, NULL, 0 };
+    struct hog_fit f = { .train = d, .o = o, .model = m,
+                         .epoch_end = fit_epoch_end, .tick = fit_tick };
     st = hog_gpu_train_opts(&f, g, err);
     if (st == HOG_OK)
         memcpy(w, m->w, n_weights(d, o) * sizeof *w);

@@ -25,7 +25,7 @@ if [ -f "$DATA/a9a.xz" ]; then
             --update "$u" --threads 2 --epochs 1 --quiet
     done
     check "hogwild-replicas" "$HOG" train "$T/a9a" --algo hogwild \
-        --threads 2 --replicas thread --epochs 1 --quiet
+        --threads 2 --replicas core --epochs 1 --quiet
     check "cyclades" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo cyclades \
         --threads 2 --epochs 1 --quiet
 else

@@ -35,6 +35,7 @@ int hog_cli_convert(int argc, char **argv);
 int hog_cli_gen(int argc, char **argv);
 int hog_cli_info(int argc, char **argv);
 int hog_cli_bench(int argc, char **argv);
+int hog_cli_objective(int argc, char **argv);
 
 /* ---- usage and errors (util.c) -------------------------------------------- */
 

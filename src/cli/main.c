@@ -19,6 +19,7 @@ static const struct subcommand commands[] = {
     { "info", hog_cli_info, "describe a data or model file" },
     { "bench", hog_cli_bench, "benchmark Hogwild! and the locked update modes" },
     { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
+    { "objective", hog_cli_objective, "the primal objective of a model on data" },
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

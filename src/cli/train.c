@@ -52,6 +52,7 @@ enum {
     OPT_REPARTITION,
     OPT_DETERMINISTIC,
     OPT_HOT,
+    OPT_TOL,
 };
 
 static const struct option longopts[] = {
@@ -101,6 +102,7 @@ static const struct option longopts[] = {
     { "repartition", no_argument, NULL, OPT_REPARTITION },
     { "deterministic", no_argument, NULL, OPT_DETERMINISTIC },
     { "hot", required_argument, NULL, OPT_HOT },
+    { "tol", required_argument, NULL, OPT_TOL },
     { NULL, 0, NULL, 0 },
 };
 
@@ -111,6 +113,10 @@ static const struct hog_cli_cmd cmd = {
     "hogtrain train [options] TRAIN [-t TEST] [-o MODEL]",
     help,
 };
+
+/* Coordinate descent stops on --tol; --epochs is then only a cap
+ * (LIBLINEAR's default iteration limit). */
+#define COORD_EPOCHS 1000u
 
 /* The library's default step size for a loss. */
 static double eta_for(hog_loss l)
@@ -157,13 +163,18 @@ static void help(FILE *f)
             "      --schedule S       constant, invscaling or adagrad (default %s)\n"
             "      --power X          exponent of the invscaling schedule (default %g)\n"
             "      --seed N           random seed (default %llu)\n"
+            "      --tol X            scd, dcd: stop once LIBLINEAR's -e criterion is\n"
+            "                         below X; 0 runs every epoch (default %g; with\n"
+            "                         scd or dcd --epochs defaults to %u)\n"
             "\n"
             "parallelism:\n"
             "      --algo A           serial (deterministic), hogwild, cyclades, scd\n"
             "                         or dcd (default %s)\n"
             "      --threads N        worker threads; 0 = all allowed cores (default %u)\n"
             "      --update U         how hogwild threads write shared weights: none\n"
-            "                         (lock-free), atomic, striped or mutex (default %s)\n"
+            "                         (lock-free), atomic, striped or mutex (default %s);\n"
+            "                         dcd: none (wild, PASSCoDe-Wild) or atomic\n"
+            "                         (PASSCoDe-Atomic, dcd's default)\n"
             "      --bind SPEC        where hogwild threads run: compact, scatter, none,\n"
             "                         cpus:LIST, numa:LIST or socket:LIST, optionally\n"
             "                         +no_smt, +oversubscribe (default compact; see\n"
@@ -232,7 +243,8 @@ static void help(FILE *f)
             cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
-            (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
+            (unsigned long long)d.seed, d.tol, COORD_EPOCHS,
+            hog_cli_algo_name(d.algo), d.threads,
             hog_cli_update_name(d.update), (unsigned long long)d.sync_every,
             HOG_GPU_DEFAULT_BATCH);
 }
@@ -499,6 +511,12 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            optarg);
             }
             break;
+        case OPT_TOL:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
+                return hog_cli_usage_error(&cmd, "--tol: '%s' is not a "
+                                           "number >= 0", optarg);
+            a->o.tol = x;
+            break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
                 a->fmt = HOG_MODEL_HGM;
@@ -602,9 +620,11 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_SCHEDULE])
         a->o.schedule = sched;
     /* Options that only make sense together. */
-    if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD)
+    bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
+    if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD &&
+        a->o.algo != HOG_ALGO_DCD)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
-                                   "only (this run uses --algo %s)",
+                                   "and dcd only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
     bool gpus = hog_gpu_requested(&a->o);
     if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
@@ -650,6 +670,15 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    "--hot apply to --algo cyclades only "
                                    "(this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
+    if (seen[OPT_TOL] && !coord)
+        return hog_cli_usage_error(&cmd, "--tol applies to --algo scd and "
+                                   "dcd only (this run uses --algo %s)",
+                                   hog_cli_algo_name(a->o.algo));
+    if (coord && !seen[OPT_EPOCHS])
+        a->o.epochs = COORD_EPOCHS;
+    /* dcd's exact mode unless wild is asked for. */
+    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
+        a->o.update = HOG_UPDATE_ATOMIC;
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -733,6 +762,7 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_str(&j, "replicas", hog_cli_replicas_name(o->replicas));
         hog_json_u64(&j, "sync_every", o->sync_every);
     }
+    hog_json_num(&j, "tol", o->tol);
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     if (hog_gpu_requested(o)) {
         hog_json_str(&j, "gpus", o->gpus);
@@ -799,6 +829,8 @@ static void write_json(FILE *f, const struct train_report *r)
             hog_json_num(&j, "test_rmse", s->test_rmse);
         }
         hog_json_u64(&j, "nonzero_weights", s->nonzero_weights);
+        hog_json_num(&j, "gap", s->gap);
+        hog_json_u64(&j, "aux_bytes", s->aux_bytes);
         hog_json_num(&j, "seconds", s->seconds);
         hog_json_num(&j, "total_seconds", s->total_seconds);
         hog_json_num(&j, "rows_per_s", s->rows_per_s);
@@ -903,6 +935,12 @@ static void print_summary(const struct train_report *r)
             fprintf(stderr, ", %s RMSE %.4f", set, rmse);
         else if (!p->regression && isfinite(acc))
             fprintf(stderr, ", %s accuracy %.2f%%", set, 100.0 * acc);
+    }
+    if (p->hist_len && p->hist[p->hist_len - 1].aux_bytes) {
+        char b[32];
+        fprintf(stderr, ", %s held beside the data",
+                hog_cli_bytes(b, sizeof b,
+                              (double)p->hist[p->hist_len - 1].aux_bytes));
     }
     if (r->a->model)
         fprintf(stderr, ", model written to %s", r->a->model);

@@ -27,6 +27,10 @@ struct hog_fit {
                  uint64_t total);
     void *ctx; /* the front door's */
     uint64_t replica_syncs; /* set by algorithms with model replicas */
+    /* Set by an algorithm before epoch_end when it has them (coordinate
+     * descent); the front door starts them at NaN and 0. */
+    double gap;         /* relative duality gap of the epoch's weights */
+    uint64_t aux_bytes; /* memory held beside the data */
 };
 
 /* Scale-out: the number of blocks per epoch after which the algorithm
