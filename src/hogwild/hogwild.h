@@ -15,5 +15,9 @@
  * hog_rng stream 0 seeded with o->seed; zero initial weights.
  * Deterministic given the seed. */
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err);
+/* Serial SGD over f->stream: rows in the streamed order of
+ * hog_stream_order_init (io.h) with the stream's window; with a window of
+ * the whole file, the same steps as hog_serial_train, bit for bit. */
+hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err);
 
 #endif

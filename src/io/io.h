@@ -83,6 +83,98 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
                                 const void *buf, const char *name,
                                 struct hog_csr *m, hog_err *err);
 
+/* ---- streamer (stream.c, stream_uring.c, stream_pread.c) ------------------ */
+
+/* Reads .hgb chunks into a ring of aligned buffers, a queue of reads in
+ * flight, and hands them out in the order they were queued, each checked
+ * (CRC, header, offsets) as it arrives. Two backends behind one interface:
+ * io_uring, and a pread reader thread used when io_uring cannot be set up.
+ * One consumer thread calls push/next/release; docs/STREAMING.md. */
+
+struct hog_stream_opts {
+    uint64_t mem_budget;   /* ring bytes, at least two chunks (0: 256 MiB) */
+    hog_io_backend io;     /* HOG_IO_AUTO falls back on pread with a notice */
+    int direct;            /* -1 auto, 0 off, 1 on (on: refused -> buffered) */
+    unsigned max_slots;    /* at most this many buffers (0: no limit) */
+    unsigned row_bytes;    /* the consumer's memory per row of a window (its
+                              row order): counted in the budget */
+    hog_log_fn log;        /* the fallback notice; NULL: stderr */
+    void *log_ctx;
+};
+void hog_stream_opts_init(struct hog_stream_opts *o);
+
+typedef struct hog_stream hog_stream;
+
+/* A chunk handed out by hog_stream_next: m views it inside the ring (local
+ * row offsets); valid until hog_stream_release(s, c->slot). */
+struct hog_stream_chunk {
+    uint64_t k;      /* chunk index in the file */
+    unsigned slot;   /* ring buffer holding it */
+    struct hog_csr m;
+};
+
+/* Opens path (a .hgb file; its header and chunk table are checked) and sets
+ * up the ring and a backend. Test seam: HOGTRAIN_TEST_URING_FAIL=EPERM,
+ * ENOSYS or ENOMEM in the environment makes the io_uring setup fail with
+ * that error, as a seccomp filter, an old kernel or the memlock limit would. */
+hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
+                           hog_stream **out, hog_err *err);
+void hog_stream_close(hog_stream *s);
+
+const struct hog_hgb_info *hog_stream_info(const hog_stream *s);
+unsigned hog_stream_slots(const hog_stream *s);
+/* Chunks a consumer should hold at once (a shuffling window): every chunk
+ * when the ring holds the whole file, else half the ring, so that the other
+ * half reads ahead. */
+unsigned hog_stream_window(const hog_stream *s);
+/* Fills the backend, fallback, direct, slots, ring_bytes, bytes_read and
+ * read_wait_s fields of st. */
+void hog_stream_get_stats(const hog_stream *s, hog_stream_stats *st);
+
+/* Queues chunks seq[0..n) to be read in that order after those queued
+ * before (reads start at once into free buffers: queue the next epoch
+ * early to prefetch it). Checks first that the file is still whole: a file
+ * removed or shrunk since it was opened is an error. */
+hog_status hog_stream_push(hog_stream *s, const uint64_t *seq, uint64_t n,
+                           hog_err *err);
+/* Waits for the next queued chunk, checks it and hands it out. An error
+ * names the chunk and its offset (a read error, a file that shrank, a
+ * checksum mismatch). HOG_EINVAL when nothing is queued or every buffer is
+ * held by the caller. */
+hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
+                           hog_err *err);
+/* Gives a buffer back; its slot is refilled with the next queued chunk. */
+void hog_stream_release(hog_stream *s, unsigned slot);
+
+/* The shuffled row order of a streamed run (docs/STREAMING.md). */
+struct hog_stream_order {
+    const struct hog_hgb_info *in;
+    uint64_t window;        /* chunks per window (n_chunks: one window) */
+    struct hog_rng chunk_rng, row_rng;
+    uint64_t *chunks;       /* n_chunks: the chunk order, reshuffled each epoch */
+    uint32_t *rows;         /* rows of the largest window */
+    uint64_t rows_cap;
+};
+/* window >= n_chunks: one window over the file, whose row order is the
+ * in-memory serial trainer's (one permutation of all rows from hog_rng
+ * stream 0 of seed, reshuffled each epoch). Otherwise each epoch reshuffles
+ * the chunk order (stream 1), cuts it into windows, and shuffles the rows
+ * of each window afresh (stream 0). */
+hog_status hog_stream_order_init(struct hog_stream_order *o,
+                                 const struct hog_hgb_info *in,
+                                 uint64_t window, uint64_t seed, hog_err *err);
+void hog_stream_order_free(struct hog_stream_order *o);
+/* The next epoch's chunk sequence (n_chunks entries, into o->chunks). */
+const uint64_t *hog_stream_order_epoch(struct hog_stream_order *o);
+/* The row order of window w of the sequence last returned: positions into
+ * the concatenated rows of its chunks (in sequence order); *n rows. */
+const uint32_t *hog_stream_order_window(struct hog_stream_order *o,
+                                        const uint64_t *seq, uint64_t w,
+                                        uint64_t *n);
+/* Most rows a window can hold: 4 bytes of order each (counted in budgets). */
+uint64_t hog_stream_window_rows_max(const struct hog_hgb_info *in,
+                                    uint64_t window);
+
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
