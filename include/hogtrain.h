@@ -111,6 +111,13 @@ typedef enum hog_update {
     HOG_UPDATE_MUTEX     /* one lock around each row's update */
 } hog_update;
 
+/* Model replicas of Hogwild! (DimmWitted, Zhang and Ré, VLDB 2014). */
+typedef enum hog_replicas {
+    HOG_REPLICAS_SHARED = 0, /* one model shared by every thread */
+    HOG_REPLICAS_NODE,       /* one model per NUMA node, averaged */
+    HOG_REPLICAS_CORE        /* one model per thread, averaged */
+} hog_replicas;
+
 /* Metrics of one epoch. Fields that do not apply are NaN. */
 typedef struct hog_epoch_stats {
     unsigned epoch;          /* 1-based */
@@ -125,6 +132,7 @@ typedef struct hog_epoch_stats {
     double seconds;          /* training time of this epoch (metrics excluded) */
     double total_seconds;    /* training time so far */
     double rows_per_s, nnz_per_s;
+    uint64_t replica_syncs;  /* Hogwild! replicas: averagings so far */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -170,6 +178,14 @@ typedef struct hog_train_opts {
     hog_update update;
     hog_progress_fn progress;
     void *progress_ctx;
+    /* Hogwild! (algo HOG_ALGO_HOGWILD); the serial trainer ignores them. */
+    const char *bind;       /* binding policy, docs/POOL.md (NULL: compact) */
+    int no_smt;             /* at most one thread per core */
+    int oversubscribe;      /* allow more threads than usable CPUs */
+    hog_replicas replicas;  /* HOG_REPLICAS_SHARED by default */
+    uint64_t sync_every;    /* replicas: average after about this many rows
+                               (default 65536); 0 = never during training,
+                               the model is the replicas' average */
     /* Out-of-core training (hog_train_stream); ignored by hog_train. */
     uint64_t mem_budget;    /* bytes for the ring of chunk buffers (0: 256 MiB) */
     hog_io_backend io;      /* HOG_IO_AUTO: io_uring, else pread */

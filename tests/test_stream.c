@@ -615,3 +615,81 @@ Test(stream, command_explains_what_cannot_stream)
     rc = th_run(out, sizeof out, "%s train --stream --io floppy %s", th_bin(), f);
     cr_assert_eq(rc, 2, "%s", out);
 }
+
+/* ---- Hogwild! ------------------------------------------------------------------------- */
+
+Test(threads, streamed_hogwild_one_thread_whole_file_equals_serial)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *f = make_file(dir, "d.hgb", 20000, 1 << 16, 17);
+    hog_update modes[] = { HOG_UPDATE_NONE, HOG_UPDATE_STRIPED };
+    for (int i = 0; i < 2; i++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.epochs = 2;
+        o.l1 = 1e-5;
+        hog_model *a = train_mem(f, &o);
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = 1;
+        o.update = modes[i];
+        o.oversubscribe = 1;
+        hog_stream_stats ss;
+        hog_model *b = train_stream(f, &o, &ss);
+        cr_assert_eq(ss.window, ss.slots);
+        assert_same_weights(a, b, "hogwild, 1 thread");
+        hog_model_free(a);
+        hog_model_free(b);
+    }
+}
+
+/* Two threads, windows of a few chunks: Hogwild! races, so the weights are
+ * not the serial ones, but the model must be as good. */
+Test(threads, streamed_hogwild_two_threads_learns_like_in_memory)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *f = make_file(dir, "d.hgb", 40000, 1 << 15, 19);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(f, NULL, &d, &err), HOG_OK, "%s", err.msg);
+    struct hog_hgb_info in;
+    cr_assert_eq(hog_hgb_open_info(f, &in, &err), HOG_OK, "%s", err.msg);
+    uint64_t chunk = in.max_chunk_bytes;
+    hog_hgb_info_close(&in);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 3;
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    hog_model *a;
+    cr_assert_eq(hog_train(d, NULL, &o, &a, &err), HOG_OK, "%s", err.msg);
+    o.mem_budget = 8 * chunk + chunk / 2;
+    hog_io_backend ios[] = { HOG_IO_AUTO, HOG_IO_PREAD };
+    for (int i = 0; i < 2; i++) {
+        o.io = ios[i];
+        hog_stream_stats ss;
+        hog_model *b = train_stream(f, &o, &ss);
+        cr_assert_eq(ss.window, 4, "window %u", ss.window);
+        double la = 0, lb = 0;
+        for (uint64_t r = 0; r < d->m.rows; r++) {
+            struct hog_row row = hog_csr_row(&d->m, r);
+            double ma = hog_model_bias(a), mb = hog_model_bias(b);
+            for (uint32_t k = 0; k < row.nnz; k++) {
+                ma += hog_model_weights(a)[row.idx[k]] * row.val[k];
+                mb += hog_model_weights(b)[row.idx[k]] * row.val[k];
+            }
+            la += (ma > 0) == (row.y > 0);
+            lb += (mb > 0) == (row.y > 0);
+        }
+        la /= (double)d->m.rows;
+        lb /= (double)d->m.rows;
+        cr_assert_gt(la, 0.7, "in-memory accuracy %g", la);
+        cr_assert_gt(lb, la - 0.02, "streamed accuracy %g vs in-memory %g", lb,
+                     la);
+        hog_model_free(b);
+    }
+    hog_model_free(a);
+    hog_data_free(d);
+}

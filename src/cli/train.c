@@ -23,6 +23,11 @@ enum {
     OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
+    OPT_BIND,
+    OPT_NO_SMT,
+    OPT_OVERSUBSCRIBE,
+    OPT_REPLICAS,
+    OPT_SYNC_EVERY,
     OPT_STREAM,
     OPT_MEM_BUDGET,
     OPT_IO,
@@ -49,6 +54,11 @@ static const struct option longopts[] = {
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "no-smt", no_argument, NULL, OPT_NO_SMT },
+    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
+    { "replicas", required_argument, NULL, OPT_REPLICAS },
+    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
     { "stream", no_argument, NULL, OPT_STREAM },
     { "mem-budget", required_argument, NULL, OPT_MEM_BUDGET },
     { "io", required_argument, NULL, OPT_IO },
@@ -116,6 +126,16 @@ static void help(FILE *f)
             "      --threads N        worker threads; 0 = all allowed cores (default %u)\n"
             "      --update U         how hogwild threads write shared weights: none\n"
             "                         (lock-free), atomic, striped or mutex (default %s)\n"
+            "      --bind SPEC        where hogwild threads run: compact, scatter, none,\n"
+            "                         cpus:LIST, numa:LIST or socket:LIST, optionally\n"
+            "                         +no_smt, +oversubscribe (default compact; see\n"
+            "                         docs/POOL.md)\n"
+            "      --no-smt           at most one hogwild thread per core\n"
+            "      --oversubscribe    allow more threads than usable CPUs\n"
+            "      --replicas R       shared (one model, default), node (one per NUMA\n"
+            "                         node) or core (one per thread), averaged\n"
+            "      --sync-every N     rows between replica averagings; 0 = average\n"
+            "                         only the final model of each epoch (default %llu)\n"
             "\n"
             "out of core (TRAIN a .hgb file; docs/STREAMING.md):\n"
             "      --stream           read TRAIN from disk a chunk at a time while\n"
@@ -134,7 +154,7 @@ static void help(FILE *f)
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
-            hog_cli_update_name(d.update));
+            hog_cli_update_name(d.update), (unsigned long long)d.sync_every);
 }
 
 struct train_args {
@@ -243,6 +263,22 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "mutex)", optarg);
             a->o.update = (hog_update)e;
             break;
+        case OPT_BIND: a->o.bind = optarg; break;
+        case OPT_NO_SMT: a->o.no_smt = 1; break;
+        case OPT_OVERSUBSCRIBE: a->o.oversubscribe = 1; break;
+        case OPT_REPLICAS:
+            if ((e = hog_cli_replicas_parse(optarg)) < 0)
+                return hog_cli_usage_error(&cmd, "--replicas: unknown replica "
+                                           "mode '%s' (shared, node, core)",
+                                           optarg);
+            a->o.replicas = (hog_replicas)e;
+            break;
+        case OPT_SYNC_EVERY:
+            if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
+                                           "number of rows", optarg);
+            a->o.sync_every = u;
+            break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
                 a->fmt = HOG_MODEL_HGM;
@@ -302,6 +338,18 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
                                    "only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
+    static const int hogwild_only[] = { OPT_BIND, OPT_NO_SMT,
+                                        OPT_OVERSUBSCRIBE, OPT_REPLICAS,
+                                        OPT_SYNC_EVERY };
+    for (size_t i = 0; i < sizeof hogwild_only / sizeof *hogwild_only; i++)
+        if (seen[hogwild_only[i]] && a->o.algo != HOG_ALGO_HOGWILD)
+            return hog_cli_usage_error(&cmd, "--%s applies to --algo hogwild "
+                                       "only",
+                                       hog_cli_opt_name(longopts,
+                                                        hogwild_only[i]));
+    if (seen[OPT_SYNC_EVERY] && a->o.replicas == HOG_REPLICAS_SHARED)
+        return hog_cli_usage_error(&cmd, "--sync-every needs --replicas node "
+                                   "or core");
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -384,6 +432,13 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_u64(&j, "cpus_online", hog_online_cpus());
     hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
     hog_json_str(&j, "update", hog_cli_update_name(o->update));
+    if (o->algo == HOG_ALGO_HOGWILD) {
+        hog_json_str(&j, "bind", o->bind ? o->bind : "compact");
+        hog_json_bool(&j, "no_smt", o->no_smt != 0);
+        hog_json_bool(&j, "oversubscribe", o->oversubscribe != 0);
+        hog_json_str(&j, "replicas", hog_cli_replicas_name(o->replicas));
+        hog_json_u64(&j, "sync_every", o->sync_every);
+    }
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     hog_json_str(&j, "model", r->a->model);
     hog_json_str(&j, "model_format",
@@ -419,6 +474,8 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_num(&j, "total_seconds", s->total_seconds);
         hog_json_num(&j, "rows_per_s", s->rows_per_s);
         hog_json_num(&j, "nnz_per_s", s->nnz_per_s);
+        if (o->algo == HOG_ALGO_HOGWILD && o->replicas != HOG_REPLICAS_SHARED)
+            hog_json_u64(&j, "replica_syncs", s->replica_syncs);
         hog_json_close_obj(&j);
     }
     hog_json_close_arr(&j);

@@ -24,6 +24,7 @@ struct hog_fit {
     void (*tick)(struct hog_fit *f, unsigned epoch, uint64_t done,
                  uint64_t total);
     void *ctx; /* the front door's */
+    uint64_t replica_syncs; /* set by algorithms with model replicas */
     /* Streamed training (hog_train_stream): the chunks come from here and
      * train holds only the file's header (rows, features, labels; no
      * arrays). NULL for in-memory training. */

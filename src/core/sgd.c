@@ -66,6 +66,8 @@
 #include "core/sparse.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,24 +223,45 @@ static inline void stamp_store(const struct hog_sgd *s, uint64_t j, uint32_t v)
 
 /* ---- the row step ----------------------------------------------------------- */
 
+/* The atomic mode installs each new weight with a compare-and-swap on the
+ * value it was computed from and recomputes on failure, so no racing update
+ * is lost; the other modes store (relaxed) and accept the loss (none) or
+ * exclude racers by locks (striped, mutex). The value computed is the same
+ * expression either way: one thread gets bit-identical weights. */
+static ALWAYS_INLINE bool w_install(const struct hog_sgd *s, uint64_t j,
+                                    float *old, float v, bool cas)
+{
+    if (!cas) {
+        hog_w_store_relaxed(s->w, j, v);
+        return true;
+    }
+    return atomic_compare_exchange_weak_explicit(
+        &s->w[j], old, v, memory_order_relaxed, memory_order_relaxed);
+}
+
 /* Pass 1 for one coordinate: bring w[j] to step t, return it. */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool reg, bool l1)
+                                 bool ada, bool reg, bool l1, bool cas)
 {
     float v = hog_w_load_relaxed(s->w, j);
     if (!reg)
         return v;
-    uint32_t k = stamp_load(s, j);
-    if (k >= t)
-        return v;
-    v = ada ? catch_up_adagrad(
-                  s, v, atomic_load_explicit(&s->g2[j], memory_order_relaxed),
-                  t - k)
-            : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
-    hog_w_store_relaxed(s->w, j, v);
-    stamp_store(s, j, t);
-    return v;
+    for (;;) {
+        uint32_t k = stamp_load(s, j);
+        if (k >= t)
+            return v;
+        float nv = ada ? catch_up_adagrad(
+                             s, v,
+                             atomic_load_explicit(&s->g2[j],
+                                                  memory_order_relaxed),
+                             t - k)
+                       : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
+        if (w_install(s, j, &v, nv, cas)) {
+            stamp_store(s, j, t);
+            return nv;
+        }
+    }
 }
 
 /* Pass 2 for one coordinate: the step t with loss gradient gj = d x_j
@@ -246,7 +269,7 @@ static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
 static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double gj, double eta,
                                  double shrink, double thr, bool ada, bool reg,
-                                 bool l1)
+                                 bool l1, bool cas)
 {
     if (ada) {
         double g2 = (double)atomic_load_explicit(&s->g2[j],
@@ -257,25 +280,29 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
         shrink = 1.0 - fmin(1.0, eta * s->l2);
         thr = eta * s->l1;
     }
-    double v = hog_w_load_relaxed(s->w, j);
+    float v = hog_w_load_relaxed(s->w, j);
     if (reg) {
         uint32_t k = stamp_load(s, j);
         if (k <= t) {
-            double u = shrink * v - eta * gj;
-            hog_w_store_relaxed(s->w, j,
-                                l1 ? soft_threshold(u, thr) : (float)u);
+            for (;;) {
+                double u = shrink * (double)v - eta * gj;
+                if (w_install(s, j, &v,
+                              l1 ? soft_threshold(u, thr) : (float)u, cas))
+                    break;
+            }
             stamp_store(s, j, t + 1);
             return;
         }
         /* A thread further ahead regularized this weight past step t. */
     }
-    hog_w_store_relaxed(s->w, j, (float)(v - eta * gj));
+    while (!w_install(s, j, &v, (float)((double)v - eta * gj), cas))
+        ;
 }
 
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       struct hog_row r, double y, uint32_t t,
                                       hog_loss loss, bool ada, bool reg,
-                                      bool l1)
+                                      bool l1, bool cas)
 {
     double qt_inv = 0, ct = 0;
     if (reg && !ada) {
@@ -284,11 +311,12 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     }
     double m = 0.0;
     for (uint32_t k = 0; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1) *
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1, cas) *
              r.val[k];
     const bool has_bias = s->bias != 0.0;
     if (has_bias)
-        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1) *
+        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1,
+                           cas) *
              s->bias;
 
     double d = hog_loss_deriv(loss, y, m);
@@ -301,17 +329,119 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
         thr = eta * s->l1;
     }
     for (uint32_t k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1);
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1,
+               cas);
     if (has_bias)
         update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada, reg,
-               l1);
+               l1, cas);
     return m;
 }
 
+/* ---- locks of the striped and mutex modes ----------------------------------- */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* A test-and-test-and-set spinlock that yields the CPU after a while (a
+ * holder preempted on an oversubscribed machine must get to run). */
+static inline void spin_lock(atomic_uint *l)
+{
+    for (unsigned spins = 0;;) {
+        /* acquire: pairs with the release in spin_unlock(), so the previous
+         * holder's weight stores are visible to this holder */
+        if (!atomic_exchange_explicit(l, 1u, memory_order_acquire))
+            return;
+        while (atomic_load_explicit(l, memory_order_relaxed))
+            if (++spins % 256 == 0)
+                sched_yield();
+            else
+                cpu_relax();
+    }
+}
+
+static inline void spin_unlock(atomic_uint *l)
+{
+    /* release: pairs with the acquire in spin_lock() */
+    atomic_store_explicit(l, 0u, memory_order_release);
+}
+
+/* The row's stripes, each once, in ascending order (the indices ascend and
+ * the bias weight comes last). */
+static void lock_row(const struct hog_sgd *s, const struct hog_sgd_locks *l,
+                     struct hog_row r, bool lock)
+{
+    if (l->mode == HOG_UPDATE_MUTEX) {
+        if (lock)
+            pthread_mutex_lock(l->mutex);
+        else
+            pthread_mutex_unlock(l->mutex);
+        return;
+    }
+    uint64_t last = UINT64_MAX;
+    for (uint32_t k = 0; k <= r.nnz; k++) {
+        uint64_t j = k < r.nnz ? r.idx[k] : s->n_features;
+        if (k == r.nnz && s->bias == 0.0)
+            break;
+        uint64_t st = j >> HOG_SGD_STRIPE_SHIFT;
+        if (st == last)
+            continue;
+        last = st;
+        if (lock)
+            spin_lock(&l->stripe[st]);
+        else
+            spin_unlock(&l->stripe[st]);
+    }
+}
+
+hog_status hog_sgd_locks_init(struct hog_sgd_locks *l, hog_update mode,
+                              const struct hog_sgd *s, hog_err *err)
+{
+    memset(l, 0, sizeof *l);
+    if (mode == HOG_UPDATE_STRIPED) {
+        l->n_stripes = (s->n_weights >> HOG_SGD_STRIPE_SHIFT) + 1;
+        l->stripe = calloc(l->n_stripes, sizeof *l->stripe);
+        if (!l->stripe)
+            return hog_errf(err, HOG_ENOMEM,
+                            "out of memory for %llu stripe locks",
+                            (unsigned long long)l->n_stripes);
+    } else if (mode == HOG_UPDATE_MUTEX) {
+        pthread_mutex_t *m = malloc(sizeof *m);
+        if (!m)
+            return hog_errf(err, HOG_ENOMEM, "out of memory for a mutex");
+        pthread_mutex_init(m, NULL);
+        l->mutex = m;
+    } else {
+        mode = HOG_UPDATE_NONE;
+    }
+    l->mode = mode;
+    return HOG_OK;
+}
+
+void hog_sgd_locks_free(struct hog_sgd_locks *l)
+{
+    if (l->mutex) {
+        pthread_mutex_destroy(l->mutex);
+        free(l->mutex);
+    }
+    free(l->stripe);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- the loops ---------------------------------------------------------------- */
+
+/* l is NULL unless the mode locks (a test per row, outside the row's loops). */
 static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
-                                   uint32_t t, uint32_t stride, hog_loss loss,
-                                   bool ada, bool reg, bool l1)
+                                   uint32_t t, uint32_t stride,
+                                   const struct hog_sgd_locks *l,
+                                   hog_loss loss, bool ada, bool reg, bool l1,
+                                   bool cas)
 {
     const struct hog_csr *m = &d->m;
     const double pos = s->label_pos;
@@ -320,51 +450,75 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
                                             : -1.0;
-        step_impl(s, r, y, t, loss, ada, reg, l1);
+        if (HOG_UNLIKELY(l != NULL)) {
+            lock_row(s, l, r, true);
+            step_impl(s, r, y, t, loss, ada, reg, l1, cas);
+            lock_row(s, l, r, false);
+        } else {
+            step_impl(s, r, y, t, loss, ada, reg, l1, cas);
+        }
     }
 }
 
-/* One specialised loop per (loss, AdaGrad or not, regularization kind). */
+/* One specialised loop per (loss, AdaGrad or not, regularization kind,
+ * compare-and-swap or not). */
 typedef void run_fn(const struct hog_sgd *, const hog_data *,
-                    const uint64_t *, uint64_t, uint32_t, uint32_t);
+                    const uint64_t *, uint64_t, uint32_t, uint32_t,
+                    const struct hog_sgd_locks *);
 
-#define RUN_VARIANT(LOSS, ADA, REG, L1)                                       \
-    static void run_##LOSS##_##ADA##REG##L1(                                  \
+#define RUN_VARIANT(LOSS, ADA, REG, L1, CAS)                                  \
+    static void run_##LOSS##_##ADA##REG##L1##CAS(                             \
         const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
-        uint64_t count, uint32_t t, uint32_t stride)                          \
+        uint64_t count, uint32_t t, uint32_t stride,                          \
+        const struct hog_sgd_locks *l)                                        \
     {                                                                         \
-        run_impl(s, d, order, count, t, stride, HOG_LOSS_##LOSS, ADA, REG,    \
-                 L1);                                                         \
+        run_impl(s, d, order, count, t, stride, l, HOG_LOSS_##LOSS, ADA, REG, \
+                 L1, CAS);                                                    \
     }
-#define RUN_VARIANTS(LOSS)                                                    \
-    RUN_VARIANT(LOSS, 0, 0, 0)                                                \
-    RUN_VARIANT(LOSS, 0, 1, 0)                                                \
-    RUN_VARIANT(LOSS, 0, 1, 1)                                                \
-    RUN_VARIANT(LOSS, 1, 0, 0)                                                \
-    RUN_VARIANT(LOSS, 1, 1, 0)                                                \
-    RUN_VARIANT(LOSS, 1, 1, 1)
+#define RUN_VARIANTS2(LOSS, CAS)                                              \
+    RUN_VARIANT(LOSS, 0, 0, 0, CAS)                                           \
+    RUN_VARIANT(LOSS, 0, 1, 0, CAS)                                           \
+    RUN_VARIANT(LOSS, 0, 1, 1, CAS)                                           \
+    RUN_VARIANT(LOSS, 1, 0, 0, CAS)                                           \
+    RUN_VARIANT(LOSS, 1, 1, 0, CAS)                                           \
+    RUN_VARIANT(LOSS, 1, 1, 1, CAS)
+#define RUN_VARIANTS(LOSS) RUN_VARIANTS2(LOSS, 0) RUN_VARIANTS2(LOSS, 1)
 RUN_VARIANTS(LOGISTIC)
 RUN_VARIANTS(HINGE)
 RUN_VARIANTS(SQHINGE)
 RUN_VARIANTS(SQUARED)
 
 #define RUN_ROW(LOSS)                                                         \
-    { run_##LOSS##_000, run_##LOSS##_010, run_##LOSS##_011,                   \
-      run_##LOSS##_100, run_##LOSS##_110, run_##LOSS##_111 }
-static run_fn *const run_table[4][6] = {
+    { run_##LOSS##_0000, run_##LOSS##_0100, run_##LOSS##_0110,                \
+      run_##LOSS##_1000, run_##LOSS##_1100, run_##LOSS##_1110,                \
+      run_##LOSS##_0001, run_##LOSS##_0101, run_##LOSS##_0111,                \
+      run_##LOSS##_1001, run_##LOSS##_1101, run_##LOSS##_1111 }
+static run_fn *const run_table[4][12] = {
     [HOG_LOSS_LOGISTIC] = RUN_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = RUN_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = RUN_ROW(SQHINGE),
     [HOG_LOSS_SQUARED] = RUN_ROW(SQUARED),
 };
 
+void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count, uint32_t t_first,
+                      uint32_t t_stride, hog_update mode,
+                      const struct hog_sgd_locks *l)
+{
+    int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
+    int ada = s->schedule == HOG_SCHED_ADAGRAD;
+    int cas = mode == HOG_UPDATE_ATOMIC;
+    bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
+    run_table[s->loss][6 * cas + 3 * ada + reg](s, d, order, count, t_first,
+                                                 t_stride, locked ? l : NULL);
+}
+
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
-    int ada = s->schedule == HOG_SCHED_ADAGRAD;
-    run_table[s->loss][3 * ada + reg](s, d, order, count, t_first, t_stride);
+    hog_sgd_run_mode(s, d, order, count, t_first, t_stride, HOG_UPDATE_NONE,
+                     NULL);
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
@@ -372,7 +526,7 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 {
     bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
-    return step_impl(s, r, y, t, s->loss, ada, reg, l1);
+    return step_impl(s, r, y, t, s->loss, ada, reg, l1, false);
 }
 
 /* ---- segment end -------------------------------------------------------------- */

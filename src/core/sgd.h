@@ -90,6 +90,37 @@ void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride);
 
+/* Locks of the locked update modes (the baselines Hogwild! is measured
+ * against). striped: one spinlock per stripe of HOG_SGD_STRIPE_SHIFT-aligned
+ * weights (16 floats: one cache line), a row takes its stripes in ascending
+ * feature order, so two rows never wait on each other in a cycle (the
+ * Hogwild! paper's AIG). mutex: one pthread mutex held around each row's
+ * whole update (the paper's round robin, RR). */
+#define HOG_SGD_STRIPE_SHIFT 4
+struct hog_sgd_locks {
+    hog_update mode;          /* HOG_UPDATE_STRIPED or HOG_UPDATE_MUTEX */
+    uint64_t n_stripes;
+    atomic_uint *stripe;      /* 0 free, 1 held */
+    void *mutex;              /* pthread_mutex_t */
+};
+
+/* Sets up the locks mode needs to guard s's weights (nothing for none and
+ * atomic: then l->mode is HOG_UPDATE_NONE). */
+hog_status hog_sgd_locks_init(struct hog_sgd_locks *l, hog_update mode,
+                              const struct hog_sgd *s, hog_err *err);
+void hog_sgd_locks_free(struct hog_sgd_locks *l);
+
+/* hog_sgd_run() with the update applied under mode: none (relaxed loads and
+ * stores, the same as hog_sgd_run), atomic (each weight's new value is
+ * installed by compare-and-swap on the value it was computed from), striped
+ * and mutex (the row's update under l's locks; l from hog_sgd_locks_init
+ * with the same mode). The arithmetic is the same in every mode: with one
+ * thread all four give bit-identical weights. */
+void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count, uint32_t t_first,
+                      uint32_t t_stride, hog_update mode,
+                      const struct hog_sgd_locks *l);
+
 /* One step on one row with target y (+1/-1, or the raw target for the
  * squared loss); returns the margin before the step. */
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,

@@ -13,6 +13,7 @@
 #include "io/io.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
@@ -66,49 +67,6 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 
 /* ---- streamed ---------------------------------------------------------------- */
 
-/* The chunks of the window in hand and where each one's rows start in the
- * window's concatenated row numbering. */
-struct window {
-    struct hog_stream_chunk *c;
-    uint64_t *first; /* n + 1 entries */
-    uint64_t n;
-};
-
-static void window_release(hog_stream *st, struct window *w)
-{
-    for (uint64_t j = 0; j < w->n; j++)
-        hog_stream_release(st, w->c[j].slot);
-    w->n = 0;
-}
-
-static hog_status window_take(hog_stream *st, struct window *w, uint64_t n,
-                              hog_err *err)
-{
-    w->first[0] = 0;
-    for (uint64_t j = 0; j < n; j++) {
-        hog_status s = hog_stream_next(st, &w->c[j], err);
-        w->n = j + 1; /* held even on error: its buffer is released */
-        if (s != HOG_OK)
-            return s;
-        w->first[j + 1] = w->first[j] + w->c[j].m.rows;
-    }
-    return HOG_OK;
-}
-
-/* Row p of the window's numbering. */
-static inline struct hog_row window_row(const struct window *w, uint32_t p)
-{
-    uint64_t lo = 0, hi = w->n - 1;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi + 1) / 2;
-        if (w->first[mid] <= p)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return hog_csr_row(&w->c[lo].m, p - w->first[lo]);
-}
-
 hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
@@ -122,13 +80,11 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     if (rc != HOG_OK)
         return rc;
     struct hog_stream_order ord;
-    struct window w = { calloc(W, sizeof *w.c), calloc(W + 1, sizeof *w.first), 0 };
-    if ((rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
+    struct hog_stream_win w;
+    memset(&ord, 0, sizeof ord);
+    if ((rc = hog_stream_win_init(&w, W, err)) != HOG_OK ||
+        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
         goto out;
-    if (!w.c || !w.first) {
-        rc = hog_errf(err, HOG_ENOMEM, "out of memory");
-        goto out;
-    }
     const bool squared = o->loss == HOG_LOSS_SQUARED;
     const double pos = f->train->label_pos;
 
@@ -154,9 +110,9 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
                 &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len;) {
                 if (wpos == wlen) { /* the next window of chunks */
-                    window_release(st, &w);
+                    hog_stream_win_release(st, &w);
                     uint64_t k = nc - win * W < W ? nc - win * W : W;
-                    if ((rc = window_take(st, &w, k, err)) != HOG_OK)
+                    if ((rc = hog_stream_win_take(st, &w, k, err)) != HOG_OK)
                         break;
                     rows = hog_stream_order_window(&ord, seq, win, &wlen);
                     wpos = 0;
@@ -166,7 +122,9 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
                 blk = blk < wlen - wpos ? blk : wlen - wpos;
                 blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
                 for (uint64_t b = 0; b < blk; b++) {
-                    struct hog_row r = window_row(&w, rows[wpos + b]);
+                    uint32_t p = rows[wpos + b];
+                    uint64_t j = hog_stream_win_chunk(&w, p);
+                    struct hog_row r = hog_csr_row(&w.c[j].m, p - w.first[j]);
                     double y = squared ? (double)r.y
                                : (double)r.y == pos ? 1.0 : -1.0;
                     hog_sgd_step(&s, r, y, i + (uint32_t)b);
@@ -181,7 +139,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
             t_global += len;
             done += len;
         }
-        window_release(st, &w);
+        hog_stream_win_release(st, &w);
         if (rc != HOG_OK)
             break;
         seq = next_seq;
@@ -189,9 +147,8 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
         rc = f->epoch_end(f, epoch, hog_now() - t0, err);
     }
 out:
-    window_release(st, &w);
-    free(w.c);
-    free(w.first);
+    hog_stream_win_release(st, &w);
+    hog_stream_win_free(&w);
     hog_stream_order_free(&ord);
     hog_sgd_free(&s);
     return rc;

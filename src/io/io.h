@@ -146,6 +146,37 @@ hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
 /* Gives a buffer back; its slot is refilled with the next queued chunk. */
 void hog_stream_release(hog_stream *s, unsigned slot);
 
+/* The chunks a consumer holds at once, numbered as one run of rows. */
+struct hog_stream_win {
+    struct hog_stream_chunk *c; /* n chunks, in queue order */
+    uint64_t *first;            /* n + 1: window row number of each's first row */
+    hog_data *d;                /* n: each chunk as a hog_data (m only), for
+                                   kernels that take one */
+    uint64_t n, cap;
+};
+hog_status hog_stream_win_init(struct hog_stream_win *w, uint64_t cap,
+                               hog_err *err);
+void hog_stream_win_free(struct hog_stream_win *w);
+/* Takes the next n (<= cap) queued chunks; on error the chunks taken so
+ * far are still held (hog_stream_win_release gives them back). */
+hog_status hog_stream_win_take(hog_stream *s, struct hog_stream_win *w,
+                               uint64_t n, hog_err *err);
+void hog_stream_win_release(hog_stream *s, struct hog_stream_win *w);
+/* The chunk holding window row p. */
+static inline uint64_t hog_stream_win_chunk(const struct hog_stream_win *w,
+                                            uint64_t p)
+{
+    uint64_t lo = 0, hi = w->n - 1;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi + 1) / 2;
+        if (w->first[mid] <= p)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 /* The shuffled row order of a streamed run (docs/STREAMING.md). */
 struct hog_stream_order {
     const struct hog_hgb_info *in;

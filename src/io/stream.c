@@ -347,6 +347,59 @@ void hog_stream_release(hog_stream *s, unsigned slot)
     }
 }
 
+/* ---- windows ------------------------------------------------------------------------ */
+
+hog_status hog_stream_win_init(struct hog_stream_win *w, uint64_t cap,
+                               hog_err *err)
+{
+    memset(w, 0, sizeof *w);
+    w->cap = cap ? cap : 1;
+    w->c = calloc(w->cap, sizeof *w->c);
+    w->first = calloc(w->cap + 1, sizeof *w->first);
+    w->d = calloc(w->cap, sizeof *w->d);
+    if (!w->c || !w->first || !w->d) {
+        hog_stream_win_free(w);
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    }
+    return HOG_OK;
+}
+
+void hog_stream_win_free(struct hog_stream_win *w)
+{
+    free(w->c);
+    free(w->first);
+    free(w->d);
+    memset(w, 0, sizeof *w);
+}
+
+hog_status hog_stream_win_take(hog_stream *s, struct hog_stream_win *w,
+                               uint64_t n, hog_err *err)
+{
+    w->first[0] = 0;
+    w->n = 0;
+    for (uint64_t j = 0; j < n && j < w->cap; j++) {
+        hog_status st = hog_stream_next(s, &w->c[j], err);
+        w->n = j + 1; /* held even on error: released with the rest */
+        if (st != HOG_OK)
+            return st;
+        w->first[j + 1] = w->first[j] + w->c[j].m.rows;
+        memset(&w->d[j], 0, sizeof w->d[j]);
+        w->d[j].m = w->c[j].m;
+        w->d[j].n_features = s->in.n_features;
+        w->d[j].labels = s->in.labels;
+        w->d[j].label_pos = s->in.label_pos;
+        w->d[j].label_neg = s->in.label_neg;
+    }
+    return HOG_OK;
+}
+
+void hog_stream_win_release(hog_stream *s, struct hog_stream_win *w)
+{
+    for (uint64_t j = 0; j < w->n; j++)
+        hog_stream_release(s, w->c[j].slot);
+    w->n = 0;
+}
+
 /* ---- the order of a streamed run ------------------------------------------------ */
 
 uint64_t hog_stream_window_rows_max(const struct hog_hgb_info *in,

@@ -27,7 +27,7 @@ static const struct {
     algo_fn *stream; /* out of core; NULL: needs the data in memory */
 } algos[] = {
     [HOG_ALGO_SERIAL] = { "serial", hog_serial_train, hog_serial_train_stream },
-    [HOG_ALGO_HOGWILD] = { "Hogwild!", NULL, NULL },
+    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream },
     [HOG_ALGO_CYCLADES] = { "Cyclades", NULL, NULL },
     [HOG_ALGO_SCD] = { "stochastic coordinate descent", NULL, NULL },
     [HOG_ALGO_DCD] = { "dual coordinate descent", NULL, NULL },
@@ -72,6 +72,8 @@ void hog_train_opts_init(hog_train_opts *o)
     o->threads = 0;
     o->algo = HOG_ALGO_SERIAL;
     o->update = HOG_UPDATE_NONE;
+    o->replicas = HOG_REPLICAS_SHARED;
+    o->sync_every = 65536;
     o->direct = -1;
     hog_train_opts_defaults_for_loss(o);
 }
@@ -116,6 +118,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if ((unsigned)o->update > HOG_UPDATE_MUTEX)
         return hog_errf(err, HOG_EINVAL, "unknown update mode %d",
                         (int)o->update);
+    if ((unsigned)o->replicas > HOG_REPLICAS_CORE)
+        return hog_errf(err, HOG_EINVAL, "unknown replica mode %d",
+                        (int)o->replicas);
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -174,6 +179,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.rows_per_s = seconds > 0 ? (double)d->m.rows / seconds : NAN;
     s.nnz_per_s = seconds > 0 ? (double)d->m.nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
+    s.replica_syncs = f->replica_syncs;
 
     struct hog_metrics m;
     hog_status st;
@@ -290,7 +296,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     if ((st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
         (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
         struct front c = { test, 0.0, hog_now() + 0.1 };
-        struct hog_fit f = { &hd, &o, m, epoch_end, tick, &c, stream };
+        struct hog_fit f = { &hd, &o, m, epoch_end, tick, &c, 0, stream };
         st = algos[o.algo].stream(&f, err);
     }
     if (o.stream_stats) {
@@ -341,7 +347,7 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { train, &o, m, epoch_end, tick, &c, NULL };
+    struct hog_fit f = { train, &o, m, epoch_end, tick, &c, 0, NULL };
     st = algos[o.algo].run(&f, err);
     if (st != HOG_OK) {
         hog_model_free(m);
