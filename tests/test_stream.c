@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -691,5 +692,148 @@ Test(threads, streamed_hogwild_two_threads_learns_like_in_memory)
         hog_model_free(b);
     }
     hog_model_free(a);
+    hog_data_free(d);
+}
+
+/* ---- streaming conversion --------------------------------------------------------------- */
+
+static void assert_same_data(const hog_data *a, const hog_data *b)
+{
+    cr_assert_eq(a->m.rows, b->m.rows);
+    cr_assert_eq(a->m.nnz, b->m.nnz);
+    cr_assert_eq(a->n_features, b->n_features);
+    cr_assert(memcmp(a->m.off, b->m.off, (a->m.rows + 1) * 8) == 0);
+    cr_assert(memcmp(a->m.y, b->m.y, a->m.rows * 4) == 0);
+    cr_assert(memcmp(a->m.idx, b->m.idx, a->m.nnz * 4) == 0);
+    cr_assert(memcmp(a->m.val, b->m.val, a->m.nnz * 4) == 0);
+    cr_assert_eq(a->labels, b->labels);
+    cr_assert_eq(a->label_pos, b->label_pos);
+    cr_assert_eq(a->label_neg, b->label_neg);
+    cr_assert_eq(a->n_pos, b->n_pos);
+}
+
+/* Converted in windows of `window` bytes, the .hgb loads to the same data
+ * as the text loaded whole (and passes every check of the .hgb reader). */
+static void convert_check(const char *txt, const char *dir, size_t window,
+                          uint64_t target)
+{
+    char out[1100];
+    snprintf(out, sizeof out, "%s/c.hgb", dir);
+    hog_err err;
+    struct hog_convert_stats cs;
+    memset(&cs, 0, sizeof cs);
+    cr_assert_eq(hog_svm_to_hgb_stream(txt, out, NULL, window, target, &cs, &err),
+                 HOG_OK, "%s", err.msg);
+    hog_data *a, *b;
+    cr_assert_eq(hog_data_load(txt, NULL, &a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_load(out, NULL, &b, &err), HOG_OK, "%s", err.msg);
+    assert_same_data(a, b);
+    cr_assert_eq(cs.rows, a->m.rows);
+    hog_data_free(a);
+    hog_data_free(b);
+}
+
+Test(stream, convert_in_windows_equals_whole_load)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    /* comments, blank lines, CRLF, one label value per window, no final
+     * newline */
+    static const char text[] =
+        "# a comment\n"
+        "1 1:0.5 3:1\n"
+        "\n"
+        "1 2:1\r\n"
+        "-1 4:2.5 7:1 9:-1 # trailing\n"
+        "-1\n"
+        "1 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1\n"
+        "-1 12:3";
+    const char *t = th_write(dir, "t.svm", text, sizeof text - 1);
+    for (size_t w = 4096; w <= 8192; w += 4096)
+        convert_check(t, dir, w, 64);
+    /* many windows and chunks over a bigger generated file */
+    char big[1100];
+    snprintf(big, sizeof big, "%s/g.svm", dir);
+    char out[8192];
+    cr_assert_eq(th_run(out, sizeof out, "%s gen -q --rows 20000 --features "
+                        "5000 --nnz 10 -o %s", th_bin(), big), 0, "%s", out);
+    convert_check(big, dir, 4096, 1 << 14);
+    convert_check(big, dir, 100000, 0);
+}
+
+Test(stream, convert_real_data_in_windows)
+{
+    TH_DATA_OR_SKIP(p, "a9a");
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    convert_check(p, dir, 1 << 16, 1 << 16);
+}
+
+Test(stream, convert_error_lines_count_from_the_start_of_the_file)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    size_t n = 0, cap = 1 << 20;
+    char *text = malloc(cap);
+    for (int i = 1; i <= 5000; i++)
+        n += (size_t)snprintf(text + n, cap - n, "%d 1:%d 2:0.5\n",
+                              i % 2 ? 1 : -1, i);
+    n += (size_t)snprintf(text + n, cap - n, "1 3:1 2:1\n"); /* line 5001 */
+    const char *t = th_write(dir, "bad.svm", text, n);
+    free(text);
+    char out[1100];
+    snprintf(out, sizeof out, "%s/o.hgb", dir);
+    hog_err err;
+    struct hog_convert_stats cs;
+    memset(&cs, 0, sizeof cs);
+    cr_assert_eq(hog_svm_to_hgb_stream(t, out, NULL, 4096, 0, &cs, &err),
+                 HOG_EPARSE);
+    char want[1200];
+    snprintf(want, sizeof want, "%s:5001: ", t);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    cr_assert_gt(cs.windows, 10, "the error is in a late window");
+    struct stat sb;
+    cr_assert_neq(stat(out, &sb), 0, "no output left behind");
+}
+
+Test(stream, convert_runs_in_bounded_memory, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    char txt[1100], hgb[1100];
+    snprintf(txt, sizeof txt, "%s/big.svm", dir);
+    snprintf(hgb, sizeof hgb, "%s/big.hgb", dir);
+    FILE *f = fopen(txt, "w");
+    cr_assert(f);
+    static char line[256];
+    for (int i = 0; i < 1000000; i++) {
+        int k = snprintf(line, sizeof line,
+                         "%d 1:0.25 %d:1 %d:0.5 %d:2 %d:1.5 %d:1 %d:0.75\n",
+                         i % 3 ? 1 : -1, 2 + i % 97, 100 + i % 89, 200 + i % 83,
+                         300 + i % 79, 400 + i % 73, 500 + i % 71);
+        fwrite(line, 1, (size_t)k, f);
+    }
+    fclose(f);
+    struct stat sb;
+    cr_assert_eq(stat(txt, &sb), 0);
+    cr_assert_gt(sb.st_size, 48 << 20);
+    char out[8192];
+    int rc = th_run(out, sizeof out, "%s convert -q --window 4M %s %s", th_bin(),
+                    txt, hgb);
+    cr_assert_eq(rc, 0, "%s", out);
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    uint64_t peak = (uint64_t)ru.ru_maxrss * 1024;
+    cr_log_info("converted %lld MiB of text with 4 MiB windows: peak RSS %llu MiB",
+                (long long)(sb.st_size >> 20), (unsigned long long)(peak >> 20));
+    /* A few windows and a constant, well under the text (a whole-file
+     * conversion holds the text and its parse: over twice the file). */
+    cr_assert_lt(peak, (4u << 22) + (24u << 20), "peak RSS %llu",
+                 (unsigned long long)peak);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(hgb, NULL, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(d->m.rows, 1000000);
+    cr_assert_eq(d->m.nnz, 7000000);
     hog_data_free(d);
 }

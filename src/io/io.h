@@ -206,6 +206,23 @@ const uint32_t *hog_stream_order_window(struct hog_stream_order *o,
 uint64_t hog_stream_window_rows_max(const struct hog_hgb_info *in,
                                     uint64_t window);
 
+/* ---- streaming conversion (stream_convert.c) -------------------------------- */
+
+struct hog_convert_stats {
+    uint64_t rows, nnz, n_features, chunks;
+    uint64_t windows;      /* text windows parsed */
+    uint64_t window_bytes; /* the window buffer (grown for very long lines) */
+};
+/* LIBSVM text at in ("-": standard input) to .hgb at out in bounded memory:
+ * the text is parsed in windows of `window` bytes cut at newlines (error
+ * lines numbered in the whole file), each appended as chunks of about
+ * chunk_target payload bytes (0: HOG_HGB_CHUNK_TARGET); header and table
+ * written last; temporary name, then rename. cs may be NULL. */
+hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
+                                 const hog_load_opts *o, size_t window,
+                                 uint64_t chunk_target,
+                                 struct hog_convert_stats *cs, hog_err *err);
+
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
