@@ -494,7 +494,8 @@ static void write_json(FILE *f, const struct train_report *r)
         else
             hog_json_null(&j, "fallback_reason");
         hog_json_bool(&j, "direct", ss->direct != 0);
-        hog_json_u64(&j, "mem_budget", o->mem_budget);
+        hog_json_u64(&j, "mem_budget", o->mem_budget ? o->mem_budget
+                                                     : HOG_STREAM_DEFAULT_BUDGET);
         hog_json_u64(&j, "slots", ss->slots);
         hog_json_u64(&j, "window_chunks", ss->window);
         hog_json_u64(&j, "ring_bytes", ss->ring_bytes);

@@ -91,8 +91,10 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
  * io_uring, and a pread reader thread used when io_uring cannot be set up.
  * One consumer thread calls push/next/release; docs/STREAMING.md. */
 
+#define HOG_STREAM_DEFAULT_BUDGET (UINT64_C(256) << 20)
+
 struct hog_stream_opts {
-    uint64_t mem_budget;   /* ring bytes, at least two chunks (0: 256 MiB) */
+    uint64_t mem_budget;   /* ring bytes, at least two chunks (0: the default) */
     hog_io_backend io;     /* HOG_IO_AUTO falls back on pread with a notice */
     int direct;            /* -1 auto, 0 off, 1 on (on: refused -> buffered) */
     unsigned max_slots;    /* at most this many buffers (0: no limit) */
@@ -127,8 +129,7 @@ unsigned hog_stream_slots(const hog_stream *s);
  * when the ring holds the whole file, else half the ring, so that the other
  * half reads ahead. */
 unsigned hog_stream_window(const hog_stream *s);
-/* Fills the backend, fallback, direct, slots, ring_bytes, bytes_read and
- * read_wait_s fields of st. */
+/* Fills every field of st. */
 void hog_stream_get_stats(const hog_stream *s, hog_stream_stats *st);
 
 /* Queues chunks seq[0..n) to be read in that order after those queued

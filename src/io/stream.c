@@ -33,7 +33,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_BUDGET (UINT64_C(256) << 20)
 
 void hog_stream_opts_init(struct hog_stream_opts *o)
 {
@@ -68,6 +67,7 @@ void hog_stream_get_stats(const hog_stream *s, hog_stream_stats *st)
     snprintf(st->fallback, sizeof st->fallback, "%s", s->fallback);
     st->direct = s->direct;
     st->slots = s->nslots;
+    st->window = s->window;
     st->ring_bytes = s->ring_bytes;
     st->bytes_read = s->bytes_read;
     st->read_wait_s = s->read_wait_s;
@@ -147,7 +147,7 @@ hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
 
     /* The ring: as many buffers of the largest chunk as the budget holds,
      * no more than there are chunks. */
-    uint64_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
+    uint64_t budget = o->mem_budget ? o->mem_budget : HOG_STREAM_DEFAULT_BUDGET;
     s->slot_bytes = in->max_chunk_bytes ? in->max_chunk_bytes : HOG_HGB_ALIGN;
     uint64_t k = budget / s->slot_bytes;
     if (k > in->n_chunks)
@@ -167,7 +167,7 @@ hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
             break;
         k--;
     }
-    if (k < 2 && in->n_chunks >= 2) {
+    if (k < 1 || (k < 2 && in->n_chunks >= 2)) {
         st = hog_errf(err, HOG_EINVAL,
                       "%s: a memory budget of %llu bytes holds fewer than two "
                       "chunks of %llu bytes; give at least %llu",

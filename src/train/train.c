@@ -299,10 +299,8 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
         struct hog_fit f = { &hd, &o, m, epoch_end, tick, &c, 0, stream };
         st = algos[o.algo].stream(&f, err);
     }
-    if (o.stream_stats) {
+    if (o.stream_stats)
         hog_stream_get_stats(stream, o.stream_stats);
-        o.stream_stats->window = hog_stream_window(stream);
-    }
     hog_stream_close(stream);
     if (st != HOG_OK) {
         hog_model_free(m);
