@@ -145,8 +145,8 @@ static void help(FILE *f)
             "                         (default 256M)\n"
             "      --io B             uring or pread (default: io_uring, pread when\n"
             "                         the kernel refuses it)\n"
-            "      --direct W         O_DIRECT reads: auto (when the file would not\n"
-            "                         stay in the page cache), on or off\n"
+            "      --direct W         O_DIRECT reads: auto (when the file is over\n"
+            "                         half the machine's memory), on or off\n"
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",

@@ -85,8 +85,6 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     if ((rc = hog_stream_win_init(&w, W, err)) != HOG_OK ||
         (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
         goto out;
-    const bool squared = o->loss == HOG_LOSS_SQUARED;
-    const double pos = f->train->label_pos;
 
     const uint64_t *seq = hog_stream_order_epoch(&ord);
     if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
@@ -122,12 +120,12 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
                 blk = blk < wlen - wpos ? blk : wlen - wpos;
                 blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
                 for (uint64_t b = 0; b < blk; b++) {
+                    /* one row through the specialised kernel, with its
+                     * chunk as the data */
                     uint32_t p = rows[wpos + b];
                     uint64_t j = hog_stream_win_chunk(&w, p);
-                    struct hog_row r = hog_csr_row(&w.c[j].m, p - w.first[j]);
-                    double y = squared ? (double)r.y
-                               : (double)r.y == pos ? 1.0 : -1.0;
-                    hog_sgd_step(&s, r, y, i + (uint32_t)b);
+                    uint64_t r = p - w.first[j];
+                    hog_sgd_run(&s, &w.d[j], &r, 1, i + (uint32_t)b, 1);
                 }
                 i += (uint32_t)blk;
                 wpos += blk;

@@ -75,11 +75,11 @@ void hog_stream_get_stats(const hog_stream *s, hog_stream_stats *st)
 
 /* ---- opening ------------------------------------------------------------------ */
 
-/* The file would not stay in the page cache: more than half the memory the
- * system has available. */
+/* The file would not stay in the page cache next to everything else:
+ * more than half the machine's memory. */
 static bool too_big_for_cache(uint64_t bytes)
 {
-    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || psz <= 0)
         return false;
     return bytes > (uint64_t)pages * (uint64_t)psz / 2;
@@ -167,13 +167,19 @@ hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
             break;
         k--;
     }
-    if (k < 1 || (k < 2 && in->n_chunks >= 2)) {
+    if (in->n_chunks == 0) {
+        st = hog_errf(err, HOG_EINVAL, "%s: no rows to stream", path);
+        goto fail;
+    }
+    unsigned need = in->n_chunks >= 2 ? 2 : 1;
+    if (k < need) {
         st = hog_errf(err, HOG_EINVAL,
-                      "%s: a memory budget of %llu bytes holds fewer than two "
-                      "chunks of %llu bytes; give at least %llu",
+                      "%s: a memory budget of %llu bytes holds fewer than %s "
+                      "of %llu bytes; give at least %llu",
                       path, (unsigned long long)budget,
+                      need == 2 ? "two chunks" : "one chunk",
                       (unsigned long long)s->slot_bytes,
-                      (unsigned long long)(2 * s->slot_bytes));
+                      (unsigned long long)(need * s->slot_bytes));
         goto fail;
     }
     s->nslots = k ? (unsigned)k : 1;
