@@ -315,18 +315,11 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                      hog_err *err)
 {
     *out = NULL;
-    if (!user || user->size == 0 || user->size > sizeof(hog_train_opts))
-        return hog_errf(err, HOG_EINVAL,
-                        "the training options were not set up with "
-                        "hog_train_opts_init()");
-    /* A caller built against an older, shorter struct gets the defaults of
-     * the fields it does not know. */
     hog_train_opts o;
-    hog_train_opts_init(&o);
-    memcpy(&o, user, user->size);
-    o.size = sizeof o;
-    hog_status st = hog_train_validate(&o, train, err);
+    hog_status st = take_opts(user, &o, err);
     if (st != HOG_OK)
+        return st;
+    if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
     if (!algos[o.algo].run)
         return hog_errf(err, HOG_ENOTSUP,
@@ -334,15 +327,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                         algos[o.algo].name);
 
     hog_model *m;
-    st = hog_model_new(train->n_features, o.loss, o.bias, &m, err);
-    if (st != HOG_OK)
+    if ((st = new_model(train, &o, &m, err)) != HOG_OK)
         return st;
-    m->l1 = o.l1;
-    m->l2 = o.l2;
-    m->labels = hog_loss_is_classification(o.loss) ? HOG_LABELS_BINARY
-                                                   : train->labels;
-    m->label_pos = train->label_pos;
-    m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { train, &o, m, epoch_end, tick, &c, 0, NULL };
