@@ -837,3 +837,17 @@ Test(stream, convert_runs_in_bounded_memory, .timeout = 60)
     cr_assert_eq(d->m.nnz, 7000000);
     hog_data_free(d);
 }
+
+Test(stream, forced_uring_backend_is_used_where_the_kernel_allows)
+{
+    URING_OR_SKIP();
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *f = make_file(dir, "d.hgb", 20000, 1 << 15, 5);
+    char out[8192];
+    int rc = th_run(out, sizeof out, "%s train --epochs 2 --stream --io uring "
+                    "--direct on --mem-budget 1M %s", th_bin(), f);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "streamed with io_uring (O_DIRECT)"), "%s", out);
+    cr_assert_null(strstr(out, "unavailable"), "%s", out);
+}
