@@ -183,6 +183,27 @@ typedef struct hog_cyclades_stats {
     double all_components, all_largest_share;
     uint64_t all_largest_rows;
 } hog_cyclades_stats;
+/* How a streamed run reads the .hgb file. */
+typedef enum hog_io_backend {
+    HOG_IO_AUTO = 0, /* io_uring, falling back on pread with a one-line notice */
+    HOG_IO_URING,    /* io_uring or an error */
+    HOG_IO_PREAD     /* a reader thread with pread */
+} hog_io_backend;
+
+/* A one-line notice from the library ("io_uring unavailable: ..."). */
+typedef void (*hog_log_fn)(void *ctx, const char *line);
+
+/* What a streamed run did (hog_train_opts.stream_stats). */
+typedef struct hog_stream_stats {
+    char backend[16];        /* "io_uring" or "pread" */
+    char fallback[256];      /* why io_uring was not used ("" when it was) */
+    int direct;              /* 1: the file was read with O_DIRECT */
+    unsigned slots;          /* chunk buffers in the ring */
+    unsigned window;         /* chunks shuffled together */
+    uint64_t ring_bytes;     /* memory of the ring */
+    uint64_t bytes_read;     /* over all epochs */
+    double read_wait_s;      /* time the trainer waited for a chunk */
+} hog_stream_stats;
 
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
@@ -244,6 +265,14 @@ typedef struct hog_train_opts {
      * scd: the L1 norm of the minimum-norm subgradient relative to the
      * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
     double tol;
+    /* Out-of-core training (hog_train_stream); ignored by hog_train. */
+    uint64_t mem_budget;    /* bytes for the ring of chunk buffers (0: 256 MiB) */
+    hog_io_backend io;      /* HOG_IO_AUTO: io_uring, else pread */
+    int direct;             /* O_DIRECT: -1 when the file would not stay in the
+                               page cache (default), 0 never, 1 always */
+    hog_log_fn log;         /* one-line notices (the io fallback); NULL: stderr */
+    void *log_ctx;
+    hog_stream_stats *stream_stats; /* filled after streamed training if set */
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);
@@ -255,6 +284,16 @@ typedef struct hog_model hog_model;
 HOG_API hog_status hog_train(const hog_data *train, const hog_data *test,
                              const hog_train_opts *o, hog_model **out,
                              hog_err *err);
+
+/* Trains on a .hgb file streamed from disk a chunk at a time: memory is the
+ * model plus o->mem_budget plus a small constant, whatever the file's size.
+ * Rows are shuffled within a window of chunks (docs/STREAMING.md); when the
+ * whole file fits the budget, the serial trainer's order and model equal
+ * hog_train's bit for bit. Serial and Hogwild! only; training-set metrics
+ * are not computed (they would need a second pass), test metrics are. */
+HOG_API hog_status hog_train_stream(const char *path, const hog_data *test,
+                                    const hog_train_opts *o, hog_model **out,
+                                    hog_err *err);
 
 typedef enum hog_model_format {
     HOG_MODEL_HGM = 0,   /* hogtrain's binary model */

@@ -31,5 +31,18 @@ if [ -f "$DATA/a9a.xz" ]; then
 else
     echo "tsan: real data a9a not found under $DATA; threaded runs skipped"
 fi
+# Streamed training (docs/STREAMING.md): the pread reader threads and the
+# pool over a ring of chunk buffers; generated data, several chunks.
+if "$HOG" gen -q --rows 60000 --features 20000 --nnz 20 -o "$T/stream.svm" &&
+   "$HOG" convert -q "$T/stream.svm" "$T/stream.hgb"; then
+    for io in pread auto; do   # auto: io_uring where the kernel allows it
+        check "stream-serial-$io" "$HOG" train "$T/stream.hgb" --stream \
+            $([ "$io" = pread ] && echo --io pread) --mem-budget 9M --epochs 2 --quiet
+        check "stream-hogwild-$io" "$HOG" train "$T/stream.hgb" --stream \
+            $([ "$io" = pread ] && echo --io pread) --mem-budget 9M --algo hogwild --threads 2 --epochs 2 --quiet
+    done
+else
+    echo "tsan: could not make the streaming data; streamed runs skipped"
+fi
 echo "tsan: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -76,6 +76,9 @@ const char *hog_cli_opt_name(const struct option *lo, int ch);
 bool hog_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Whole string, finite; in [min, max]. */
 bool hog_parse_double(const char *s, double min, double max, double *out);
+/* A size in bytes: digits and an optional K, M, G or T (powers of 1024),
+ * optionally followed by B or iB: "512M", "2GiB", "4096". */
+bool hog_cli_parse_size(const char *s, uint64_t *out);
 
 /* ---- names of enums (util.c) ---------------------------------------------- */
 

@@ -1,19 +1,22 @@
 /* hogtrain convert: LIBSVM text to the .hgb binary cache, which loads
  * without parsing. The cache records the source's size and modification
- * time, so that a stale cache can be told from a fresh one. */
+ * time, so that a stale cache can be told from a fresh one. The text is
+ * parsed in windows (hog_svm_to_hgb_stream), so that a file larger than
+ * memory converts in bounded memory. */
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_ZERO_BASED = 256, OPT_THREADS };
+enum { OPT_ZERO_BASED = 256, OPT_THREADS, OPT_WINDOW };
 
 static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "threads", required_argument, NULL, OPT_THREADS },
+    { "window", required_argument, NULL, OPT_WINDOW },
     { NULL, 0, NULL, 0 },
 };
 
@@ -36,6 +39,8 @@ static void help(FILE *f)
             "\n"
             "      --zero-based    feature indices in the text start at 0\n"
             "      --threads N     parser threads; 0 = all cores (default 0)\n"
+            "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
+            "                      memory use is a few windows, whatever IN's size\n"
             "  -q, --quiet         print nothing but errors\n"
             "\n"
             "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
@@ -48,6 +53,7 @@ int hog_cli_convert(int argc, char **argv)
     hog_load_opts lo;
     hog_load_opts_init(&lo);
     bool quiet = false;
+    size_t window = 32u << 20;
     int ch, rc;
     uint64_t u;
     optind = 1;
@@ -69,6 +75,12 @@ int hog_cli_convert(int argc, char **argv)
                                            "thread count (0 to 65536)", optarg);
             lo.threads = (unsigned)u;
             break;
+        case OPT_WINDOW:
+            if (!hog_cli_parse_size(optarg, &u) || u < 4096 || u > (UINT64_C(1) << 40))
+                return hog_cli_usage_error(&cmd, "--window: '%s' is not a size "
+                                           "of at least 4K (e.g. 64M)", optarg);
+            window = (size_t)u;
+            break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
@@ -87,22 +99,12 @@ int hog_cli_convert(int argc, char **argv)
 
     hog_err err = { { 0 } };
     hog_status s;
-    hog_data *d = NULL;
-    struct stat st = { 0 };
     if ((s = hog_cli_check_writable(out, &err)) != HOG_OK)
-        goto fail;
-    /* The source's identity before reading it: a file changed while being
-     * read then looks stale, never fresh. */
-    if (strcmp(in, "-") != 0 && stat(in, &st) != 0) {
-        s = hog_errf(&err, HOG_EIO, "%s: %s", in, strerror(errno));
-        goto fail;
-    }
-    if ((s = hog_cli_load(in, &lo, quiet, &d, NULL, &err)) != HOG_OK)
-        goto fail;
+        return hog_cli_fail_status(s, &err);
     double t = hog_now();
-    if ((s = hog_hgb_save(d, out, (uint64_t)st.st_size, (int64_t)st.st_mtime,
-                          &err)) != HOG_OK)
-        goto fail;
+    struct hog_convert_stats cs = { 0 };
+    if ((s = hog_svm_to_hgb_stream(in, out, &lo, window, 0, &cs, &err)) != HOG_OK)
+        return hog_cli_fail_status(s, &err);
     t = hog_now() - t;
     if (!quiet) {
         struct stat so;
@@ -111,13 +113,9 @@ int hog_cli_convert(int argc, char **argv)
             hog_cli_bytes(sz, sizeof sz, (double)so.st_size);
         fprintf(stderr, "wrote %s: %llu rows, %llu features, %llu nonzeros, "
                         "%s in %.2f s\n",
-                out, (unsigned long long)hog_data_rows(d),
-                (unsigned long long)hog_data_features(d),
-                (unsigned long long)hog_data_nnz(d), sz, t);
+                out, (unsigned long long)cs.rows,
+                (unsigned long long)cs.n_features,
+                (unsigned long long)cs.nnz, sz, t);
     }
-    hog_data_free(d);
     return HOG_EXIT_OK;
-fail:
-    hog_data_free(d);
-    return hog_cli_fail_status(s, &err);
 }

@@ -94,17 +94,20 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
 {
     FILE *f = p->f;
     char r[32];
-    fprintf(f, "epoch %u/%u: objective %.6g | train", s->epoch, epochs,
-            s->objective);
-    if (p->regression) {
+    fprintf(f, "epoch %u/%u:", s->epoch, epochs);
+    if (!isfinite(s->objective)) {
+        /* Streamed training: no pass over the training set for metrics. */
+    } else if (p->regression) {
+        fprintf(f, " objective %.6g | train", s->objective);
         put_num(f, "RMSE", s->train_rmse);
     } else {
+        fprintf(f, " objective %.6g | train", s->objective);
         put_num(f, "loss", s->train_loss);
         put_pct(f, "acc", s->train_accuracy);
         put_num(f, "AUC", s->train_auc);
     }
     if (s->has_test) {
-        fputs(" | test", f);
+        fputs(isfinite(s->objective) ? " | test" : " test", f);
         if (p->regression) {
             put_num(f, "RMSE", s->test_rmse);
         } else {
@@ -114,7 +117,9 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
     }
     if (isfinite(s->gap))
         fprintf(f, " | gap %.3g", s->gap);
-    fprintf(f, " | %s rows/s | %.2f s\n", hog_cli_si(r, sizeof r, s->rows_per_s),
+    fprintf(f, "%s%s rows/s | %.2f s\n",
+            isfinite(s->objective) || s->has_test || isfinite(s->gap) ? " | " : " ",
+            hog_cli_si(r, sizeof r, s->rows_per_s),
             s->seconds);
     fflush(f);
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum {
     OPT_SEED = 256,
@@ -53,6 +54,10 @@ enum {
     OPT_DETERMINISTIC,
     OPT_HOT,
     OPT_TOL,
+    OPT_STREAM,
+    OPT_MEM_BUDGET,
+    OPT_IO,
+    OPT_DIRECT,
 };
 
 static const struct option longopts[] = {
@@ -103,6 +108,10 @@ static const struct option longopts[] = {
     { "deterministic", no_argument, NULL, OPT_DETERMINISTIC },
     { "hot", required_argument, NULL, OPT_HOT },
     { "tol", required_argument, NULL, OPT_TOL },
+    { "stream", no_argument, NULL, OPT_STREAM },
+    { "mem-budget", required_argument, NULL, OPT_MEM_BUDGET },
+    { "io", required_argument, NULL, OPT_IO },
+    { "direct", required_argument, NULL, OPT_DIRECT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -238,6 +247,17 @@ static void help(FILE *f)
             "      --net-backend B    tcp (default) or mpi (default under mpirun,\n"
             "                         where the build has MPI)\n"
             "\n"
+            "out of core (TRAIN a .hgb file; docs/STREAMING.md):\n"
+            "      --stream           read TRAIN from disk a chunk at a time while\n"
+            "                         training (serial or hogwild); rows are shuffled\n"
+            "                         within a window of chunks; no train metrics\n"
+            "      --mem-budget SIZE  memory for chunk buffers, e.g. 512M or 2G\n"
+            "                         (default 256M)\n"
+            "      --io B             uring or pread (default: io_uring, pread when\n"
+            "                         the kernel refuses it)\n"
+            "      --direct W         O_DIRECT reads: auto (when the file is over\n"
+            "                         half the machine's memory), on or off\n"
+            "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
             cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
@@ -268,6 +288,7 @@ struct train_args {
     const char *train, *test, *model, *json;
     hog_model_format fmt;
     bool quiet;
+    bool stream;
 };
 
 /* The scale-out options after getopt: environment fallbacks, backend,
@@ -600,6 +621,33 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "backend '%s' (tcp, mpi)", optarg);
             backend = optarg;
             break;
+        case OPT_STREAM: a->stream = true; break;
+        case OPT_MEM_BUDGET:
+            if (!hog_cli_parse_size(optarg, &u) || u == 0)
+                return hog_cli_usage_error(&cmd, "--mem-budget: '%s' is not a "
+                                           "size (e.g. 64M, 2G)", optarg);
+            a->o.mem_budget = u;
+            break;
+        case OPT_IO:
+            if (strcmp(optarg, "uring") == 0 || strcmp(optarg, "io_uring") == 0)
+                a->o.io = HOG_IO_URING;
+            else if (strcmp(optarg, "pread") == 0)
+                a->o.io = HOG_IO_PREAD;
+            else
+                return hog_cli_usage_error(&cmd, "--io: unknown backend '%s' "
+                                           "(uring, pread)", optarg);
+            break;
+        case OPT_DIRECT:
+            if (strcmp(optarg, "auto") == 0)
+                a->o.direct = -1;
+            else if (strcmp(optarg, "on") == 0)
+                a->o.direct = 1;
+            else if (strcmp(optarg, "off") == 0)
+                a->o.direct = 0;
+            else
+                return hog_cli_usage_error(&cmd, "--direct: '%s' is not auto, "
+                                           "on or off", optarg);
+            break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
@@ -688,6 +736,14 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--algo serial runs one thread; "
                                    "--threads %u conflicts with it",
                                    a->o.threads);
+    if (!a->stream && (seen[OPT_MEM_BUDGET] || seen[OPT_IO] || seen[OPT_DIRECT]))
+        return hog_cli_usage_error(&cmd, "--%s applies to --stream only",
+                                   seen[OPT_MEM_BUDGET] ? "mem-budget"
+                                   : seen[OPT_IO]       ? "io"
+                                                        : "direct");
+    if (a->stream && strcmp(a->train, "-") == 0)
+        return hog_cli_usage_error(&cmd, "--stream reads a .hgb file, not "
+                                   "standard input");
     const char *outs[] = { a->model, a->json };
     const char *ins[] = { a->train, a->test };
     for (int i = 0; i < 2; i++)
@@ -726,6 +782,7 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
 struct train_report {
     const struct train_args *a;
     const hog_data *train, *test;
+    const hog_stream_stats *stream; /* --stream */
     double load_train_s, load_test_s, train_s, save_s, total_s;
     const struct hog_progress *p;
     const hog_model *m;
@@ -874,6 +931,34 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_obj(&j, "model");
     hog_json_u64(&j, "features", hog_model_features(r->m));
     hog_json_num(&j, "bias_weight", hog_model_bias(r->m));
+    hog_json_close_obj(&j);
+
+    if (r->stream) {
+        const hog_stream_stats *ss = r->stream;
+        hog_json_obj(&j, "stream");
+        hog_json_str(&j, "backend", ss->backend);
+        if (ss->fallback[0])
+            hog_json_str(&j, "fallback_reason", ss->fallback);
+        else
+            hog_json_null(&j, "fallback_reason");
+        hog_json_bool(&j, "direct", ss->direct != 0);
+        hog_json_u64(&j, "mem_budget", o->mem_budget ? o->mem_budget
+                                                     : HOG_STREAM_DEFAULT_BUDGET);
+        hog_json_u64(&j, "slots", ss->slots);
+        hog_json_u64(&j, "window_chunks", ss->window);
+        hog_json_u64(&j, "ring_bytes", ss->ring_bytes);
+        hog_json_u64(&j, "bytes_read", ss->bytes_read);
+        hog_json_num(&j, "read_wait_seconds", ss->read_wait_s);
+        hog_json_close_obj(&j);
+    } else {
+        hog_json_null(&j, "stream");
+    }
+    struct rusage ru;
+    hog_json_obj(&j, "memory");
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        hog_json_u64(&j, "peak_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
+    else
+        hog_json_null(&j, "peak_rss_bytes");
     hog_json_close_obj(&j);
 
     hog_json_obj(&j, "timings");
@@ -1051,6 +1136,33 @@ static hog_status net_setup(struct train_args *a, hog_data **train,
     return HOG_OK;
 }
 
+static void quiet_log(void *ctx, const char *line)
+{
+    (void)ctx, (void)line;
+}
+
+/* The .hgb header of a file to stream, as a hog_data without arrays. */
+static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
+{
+    struct hog_hgb_info in;
+    hog_status s = hog_hgb_open_info(path, &in, err);
+    if (s == HOG_EFORMAT)
+        return hog_errf(err, s, "%s: --stream reads a .hgb file; make one "
+                        "with: hogtrain convert %s %s.hgb", path, path, path);
+    if (s != HOG_OK)
+        return s;
+    memset(d, 0, sizeof *d);
+    d->m.rows = in.rows;
+    d->m.nnz = in.nnz;
+    d->n_features = in.n_features;
+    d->labels = in.labels;
+    d->label_pos = in.label_pos;
+    d->label_neg = in.label_neg;
+    d->n_pos = in.n_pos;
+    hog_hgb_info_close(&in);
+    return HOG_OK;
+}
+
 int hog_cli_train(int argc, char **argv)
 {
     struct train_args a = { 0 };
@@ -1074,18 +1186,47 @@ int hog_cli_train(int argc, char **argv)
         (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
         goto fail;
 
-    if ((s = hog_cli_load(a.train, &a.lo, a.quiet, &train, &r.load_train_s,
-                          &err)) != HOG_OK)
-        goto fail;
-    if (a.net.on && (s = net_setup(&a, &train, &net, &avg, &err)) != HOG_OK)
-        goto fail;
+    hog_data hdr; /* --stream: the file's header, no arrays */
+    hog_stream_stats ss;
+    if (a.stream) {
+        double t = hog_now();
+        if ((s = stream_header(a.train, &hdr, &err)) != HOG_OK)
+            goto fail;
+        r.load_train_s = hog_now() - t;
+        r.train = &hdr;
+        memset(&ss, 0, sizeof ss);
+        a.o.stream_stats = &ss;
+        r.stream = &ss;
+        if (a.quiet)
+            a.o.log = quiet_log;
+        if (!a.quiet)
+            fprintf(stderr, "streaming %s: %llu rows, %llu features, %llu "
+                            "nonzeros\n", hog_cli_basename(a.train),
+                    (unsigned long long)hdr.m.rows,
+                    (unsigned long long)hdr.n_features,
+                    (unsigned long long)hdr.m.nnz);
+    } else {
+        if ((s = hog_cli_load(a.train, &a.lo, a.quiet, &train, &r.load_train_s,
+                              &err)) != HOG_OK)
+            goto fail;
+        r.train = train;
+    }
+    if (a.net.on) {
+        if (a.stream) {
+            s = hog_errf(&err, HOG_ENOTSUP, "--stream does not combine with "
+                         "--world yet: each rank loads its shard");
+            goto fail;
+        }
+        if ((s = net_setup(&a, &train, &net, &avg, &err)) != HOG_OK)
+            goto fail;
+        r.train = train;
+    }
     r.net = net;
     r.avg = avg;
-    r.train = train;
     if (a.test) {
         /* The test set lives in the training set's feature space. */
         hog_load_opts tl = a.lo;
-        tl.n_features = hog_data_features(train);
+        tl.n_features = hog_data_features(r.train);
         if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, &r.load_test_s,
                               &err)) != HOG_OK)
             goto fail;
@@ -1101,7 +1242,16 @@ int hog_cli_train(int argc, char **argv)
         r.cyc = &cyc;
     }
     p.t0 = p.epoch_t0 = hog_now();
-    s = hog_train(train, test, &a.o, &m, &err);
+    s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)
+                 : hog_train(train, test, &a.o, &m, &err);
+    if (s == HOG_OK && a.stream && !a.quiet)
+        fprintf(stderr, "streamed with %s%s: %u buffers of %s, %s read, "
+                        "%.2f s waiting for reads\n",
+                ss.backend, ss.direct ? " (O_DIRECT)" : "", ss.slots,
+                hog_cli_bytes((char[32]){ 0 }, 32,
+                              ss.slots ? (double)ss.ring_bytes / ss.slots : 0),
+                hog_cli_bytes((char[32]){ 0 }, 32, (double)ss.bytes_read),
+                ss.read_wait_s);
     r.train_s = hog_now() - p.t0;
     hog_progress_clear(&p);
     if (s != HOG_OK)

@@ -31,6 +31,10 @@ struct hog_fit {
      * descent); the front door starts them at NaN and 0. */
     double gap;         /* relative duality gap of the epoch's weights */
     uint64_t aux_bytes; /* memory held beside the data */
+    /* Streamed training (hog_train_stream): the chunks come from here and
+     * train holds only the file's header (rows, features, labels; no
+     * arrays). NULL for in-memory training. */
+    struct hog_stream *stream;
 };
 
 /* Scale-out: the number of blocks per epoch after which the algorithm

@@ -270,8 +270,9 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
 
 /* ---- set-up ------------------------------------------------------------------- */
 
-static hog_status make_pool(const hog_train_opts *o, struct hog_topo **topo,
-                            struct hog_pool **pool, hog_err *err)
+hog_status hog_hogwild_make_pool(const hog_train_opts *o,
+                                 struct hog_topo **topo,
+                                 struct hog_pool **pool, hog_err *err)
 {
     struct hog_bind b;
     struct hog_plan *plan = NULL;
@@ -338,7 +339,7 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     struct hog_topo *topo = NULL;
     struct hogwild h = { .f = f, .d = d, .mode = o->update };
 
-    hog_status st = make_pool(o, &topo, &h.pool, err);
+    hog_status st = hog_hogwild_make_pool(o, &topo, &h.pool, err);
     if (st != HOG_OK)
         goto out;
     unsigned T = h.nthreads = hog_pool_size(h.pool);

@@ -15,11 +15,26 @@
  * hog_rng stream 0 seeded with o->seed; zero initial weights.
  * Deterministic given the seed. */
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err);
+/* Serial SGD over f->stream: rows in the streamed order of
+ * hog_stream_order_init (io.h) with the stream's window; with a window of
+ * the whole file, the same steps as hog_serial_train, bit for bit. */
+hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err);
 
 /* Hogwild! (Niu, Recht, Ré, Wright 2011) and its locked baselines on a
  * pinned thread pool, with optional model replicas (hogwild.c). With one
  * thread and shared weights the model is bit-identical to
  * hog_serial_train's in every update mode. */
 hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err);
+/* Hogwild! over f->stream (hogwild_stream.c): each window of chunks is
+ * trained by all threads on one shared model while the next one is read.
+ * Update modes as hog_hogwild_train; replicas are refused. */
+hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err);
+
+struct hog_topo;
+struct hog_pool;
+/* The pool o asks for (binding, SMT, oversubscription, threads). */
+hog_status hog_hogwild_make_pool(const hog_train_opts *o,
+                                 struct hog_topo **topo,
+                                 struct hog_pool **pool, hog_err *err);
 
 #endif

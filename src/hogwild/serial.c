@@ -10,8 +10,10 @@
 #include "hogwild/hogwild.h"
 
 #include "core/sgd.h"
+#include "io/io.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Replaces the weights (all current: a segment just ended) by the average
  * across processes; the model's array is the staging buffer. */
@@ -87,4 +89,91 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     free(order);
     hog_sgd_free(&s);
     return st;
+}
+
+/* ---- streamed ---------------------------------------------------------------- */
+
+hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
+{
+    const hog_train_opts *o = f->o;
+    hog_stream *st = f->stream;
+    const struct hog_hgb_info *in = hog_stream_info(st);
+    const uint64_t n = in->rows, nc = in->n_chunks;
+    const uint64_t W = hog_stream_window(st);
+
+    struct hog_sgd s;
+    hog_status rc = hog_sgd_init(&s, o, f->train, err);
+    if (rc != HOG_OK)
+        return rc;
+    struct hog_stream_order ord;
+    struct hog_stream_win w;
+    memset(&ord, 0, sizeof ord);
+    if ((rc = hog_stream_win_init(&w, W, err)) != HOG_OK ||
+        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
+        goto out;
+
+    const uint64_t *seq = hog_stream_order_epoch(&ord);
+    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
+        goto out;
+    uint64_t t_global = 0;
+    for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
+        double t0 = hog_now();
+        /* The next epoch's chunks go in the queue now: its first reads
+         * start as soon as this epoch's last buffers come back. */
+        const uint64_t *next_seq = NULL;
+        if (epoch < o->epochs) {
+            next_seq = hog_stream_order_epoch(&ord);
+            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
+                break;
+        }
+        uint64_t win = 0, wlen = 0, wpos = 0, done = 0;
+        const uint32_t *rows = NULL;
+        while (done < n && rc == HOG_OK) {
+            uint64_t left = n - done;
+            uint32_t len = hog_sgd_segment_begin(
+                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+            for (uint32_t i = 0; i < len;) {
+                if (wpos == wlen) { /* the next window of chunks */
+                    hog_stream_win_release(st, &w);
+                    uint64_t k = nc - win * W < W ? nc - win * W : W;
+                    if ((rc = hog_stream_win_take(st, &w, k, err)) != HOG_OK)
+                        break;
+                    rows = hog_stream_order_window(&ord, seq, win, &wlen);
+                    wpos = 0;
+                    win++;
+                }
+                uint64_t blk = len - i;
+                blk = blk < wlen - wpos ? blk : wlen - wpos;
+                blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
+                for (uint64_t b = 0; b < blk; b++) {
+                    /* one row through the specialised kernel, with its
+                     * chunk as the data */
+                    uint32_t p = rows[wpos + b];
+                    uint64_t j = hog_stream_win_chunk(&w, p);
+                    uint64_t r = p - w.first[j];
+                    hog_sgd_run(&s, &w.d[j], &r, 1, i + (uint32_t)b, 1);
+                }
+                i += (uint32_t)blk;
+                wpos += blk;
+                f->tick(f, epoch, done + i, n);
+            }
+            if (rc != HOG_OK)
+                break;
+            hog_sgd_segment_end(&s, len);
+            t_global += len;
+            done += len;
+        }
+        hog_stream_win_release(st, &w);
+        if (rc != HOG_OK)
+            break;
+        seq = next_seq;
+        hog_sgd_copy_weights(&s, f->model->w);
+        rc = f->epoch_end(f, epoch, hog_now() - t0, err);
+    }
+out:
+    hog_stream_win_release(st, &w);
+    hog_stream_win_free(&w);
+    hog_stream_order_free(&ord);
+    hog_sgd_free(&s);
+    return rc;
 }

@@ -84,6 +84,147 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
                                 const void *buf, const char *name,
                                 struct hog_csr *m, hog_err *err);
 
+/* ---- streamer (stream.c, stream_uring.c, stream_pread.c) ------------------ */
+
+/* Reads .hgb chunks into a ring of aligned buffers, a queue of reads in
+ * flight, and hands them out in the order they were queued, each checked
+ * (CRC, header, offsets) as it arrives. Two backends behind one interface:
+ * io_uring, and a pread reader thread used when io_uring cannot be set up.
+ * One consumer thread calls push/next/release; docs/STREAMING.md. */
+
+#define HOG_STREAM_DEFAULT_BUDGET (UINT64_C(256) << 20)
+
+struct hog_stream_opts {
+    uint64_t mem_budget;   /* ring bytes, at least two chunks (0: the default) */
+    hog_io_backend io;     /* HOG_IO_AUTO falls back on pread with a notice */
+    int direct;            /* -1 auto, 0 off, 1 on (on: refused -> buffered) */
+    unsigned max_slots;    /* at most this many buffers (0: no limit) */
+    unsigned row_bytes;    /* the consumer's memory per row of a window (its
+                              row order): counted in the budget */
+    hog_log_fn log;        /* the fallback notice; NULL: stderr */
+    void *log_ctx;
+};
+void hog_stream_opts_init(struct hog_stream_opts *o);
+
+typedef struct hog_stream hog_stream;
+
+/* A chunk handed out by hog_stream_next: m views it inside the ring (local
+ * row offsets); valid until hog_stream_release(s, c->slot). */
+struct hog_stream_chunk {
+    uint64_t k;      /* chunk index in the file */
+    unsigned slot;   /* ring buffer holding it */
+    struct hog_csr m;
+};
+
+/* Opens path (a .hgb file; its header and chunk table are checked) and sets
+ * up the ring and a backend. Test seam: HOGTRAIN_TEST_URING_FAIL=EPERM,
+ * ENOSYS or ENOMEM in the environment makes the io_uring setup fail with
+ * that error, as a seccomp filter, an old kernel or the memlock limit would. */
+hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
+                           hog_stream **out, hog_err *err);
+void hog_stream_close(hog_stream *s);
+
+const struct hog_hgb_info *hog_stream_info(const hog_stream *s);
+unsigned hog_stream_slots(const hog_stream *s);
+/* Chunks a consumer should hold at once (a shuffling window): every chunk
+ * when the ring holds the whole file, else half the ring, so that the other
+ * half reads ahead. */
+unsigned hog_stream_window(const hog_stream *s);
+/* Fills every field of st. */
+void hog_stream_get_stats(const hog_stream *s, hog_stream_stats *st);
+
+/* Queues chunks seq[0..n) to be read in that order after those queued
+ * before (reads start at once into free buffers: queue the next epoch
+ * early to prefetch it). Checks first that the file is still whole: a file
+ * removed or shrunk since it was opened is an error. */
+hog_status hog_stream_push(hog_stream *s, const uint64_t *seq, uint64_t n,
+                           hog_err *err);
+/* Waits for the next queued chunk, checks it and hands it out. An error
+ * names the chunk and its offset (a read error, a file that shrank, a
+ * checksum mismatch). HOG_EINVAL when nothing is queued or every buffer is
+ * held by the caller. */
+hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
+                           hog_err *err);
+/* Gives a buffer back; its slot is refilled with the next queued chunk. */
+void hog_stream_release(hog_stream *s, unsigned slot);
+
+/* The chunks a consumer holds at once, numbered as one run of rows. */
+struct hog_stream_win {
+    struct hog_stream_chunk *c; /* n chunks, in queue order */
+    uint64_t *first;            /* n + 1: window row number of each's first row */
+    hog_data *d;                /* n: each chunk as a hog_data (m only), for
+                                   kernels that take one */
+    uint64_t n, cap;
+};
+hog_status hog_stream_win_init(struct hog_stream_win *w, uint64_t cap,
+                               hog_err *err);
+void hog_stream_win_free(struct hog_stream_win *w);
+/* Takes the next n (<= cap) queued chunks; on error the chunks taken so
+ * far are still held (hog_stream_win_release gives them back). */
+hog_status hog_stream_win_take(hog_stream *s, struct hog_stream_win *w,
+                               uint64_t n, hog_err *err);
+void hog_stream_win_release(hog_stream *s, struct hog_stream_win *w);
+/* The chunk holding window row p. */
+static inline uint64_t hog_stream_win_chunk(const struct hog_stream_win *w,
+                                            uint64_t p)
+{
+    uint64_t lo = 0, hi = w->n - 1;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi + 1) / 2;
+        if (w->first[mid] <= p)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The shuffled row order of a streamed run (docs/STREAMING.md). */
+struct hog_stream_order {
+    const struct hog_hgb_info *in;
+    uint64_t window;        /* chunks per window (n_chunks: one window) */
+    struct hog_rng chunk_rng, row_rng;
+    uint64_t *chunks;       /* n_chunks: the chunk order, reshuffled each epoch */
+    uint32_t *rows;         /* rows of the largest window */
+    uint64_t rows_cap;
+};
+/* window >= n_chunks: one window over the file, whose row order is the
+ * in-memory serial trainer's (one permutation of all rows from hog_rng
+ * stream 0 of seed, reshuffled each epoch). Otherwise each epoch reshuffles
+ * the chunk order (stream 1), cuts it into windows, and shuffles the rows
+ * of each window afresh (stream 0). */
+hog_status hog_stream_order_init(struct hog_stream_order *o,
+                                 const struct hog_hgb_info *in,
+                                 uint64_t window, uint64_t seed, hog_err *err);
+void hog_stream_order_free(struct hog_stream_order *o);
+/* The next epoch's chunk sequence (n_chunks entries, into o->chunks). */
+const uint64_t *hog_stream_order_epoch(struct hog_stream_order *o);
+/* The row order of window w of the sequence last returned: positions into
+ * the concatenated rows of its chunks (in sequence order); *n rows. */
+const uint32_t *hog_stream_order_window(struct hog_stream_order *o,
+                                        const uint64_t *seq, uint64_t w,
+                                        uint64_t *n);
+/* Most rows a window can hold: 4 bytes of order each (counted in budgets). */
+uint64_t hog_stream_window_rows_max(const struct hog_hgb_info *in,
+                                    uint64_t window);
+
+/* ---- streaming conversion (stream_convert.c) -------------------------------- */
+
+struct hog_convert_stats {
+    uint64_t rows, nnz, n_features, chunks;
+    uint64_t windows;      /* text windows parsed */
+    uint64_t window_bytes; /* the window buffer (grown for very long lines) */
+};
+/* LIBSVM text at in ("-": standard input) to .hgb at out in bounded memory:
+ * the text is parsed in windows of `window` bytes cut at newlines (error
+ * lines numbered in the whole file), each appended as chunks of about
+ * chunk_target payload bytes (0: HOG_HGB_CHUNK_TARGET); header and table
+ * written last; temporary name, then rename. cs may be NULL. */
+hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
+                                 const hog_load_opts *o, size_t window,
+                                 uint64_t chunk_target,
+                                 struct hog_convert_stats *cs, hog_err *err);
+
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"

@@ -16,6 +16,7 @@
 #include "gpu/gpu.h"
 #include "coordinate/coordinate.h"
 #include "hogwild/hogwild.h"
+#include "io/io.h"
 
 #include <math.h>
 #include <string.h>
@@ -26,12 +27,13 @@ typedef hog_status algo_fn(struct hog_fit *f, hog_err *err);
 static const struct {
     const char *name;
     algo_fn *run;
+    algo_fn *stream; /* out of core; NULL: needs the data in memory */
 } algos[] = {
-    [HOG_ALGO_SERIAL] = { "serial", hog_serial_train },
-    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train },
-    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train },
-    [HOG_ALGO_SCD] = { "stochastic coordinate descent", hog_scd_train },
-    [HOG_ALGO_DCD] = { "dual coordinate descent", hog_dcd_train },
+    [HOG_ALGO_SERIAL] = { "serial", hog_serial_train, hog_serial_train_stream },
+    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream },
+    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train, NULL },
+    [HOG_ALGO_SCD] = { "stochastic coordinate descent", hog_scd_train, NULL },
+    [HOG_ALGO_DCD] = { "dual coordinate descent", hog_dcd_train, NULL },
 };
 #define N_ALGOS (sizeof algos / sizeof algos[0])
 
@@ -80,6 +82,7 @@ void hog_train_opts_init(hog_train_opts *o)
     o->sync_every = 65536;
     o->hot = 1;
     o->tol = 0.01;
+    o->direct = -1;
     hog_train_opts_defaults_for_loss(o);
 }
 
@@ -217,14 +220,22 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.aux_bytes = f->aux_bytes;
 
     struct hog_metrics m;
-    hog_status st = hog_metrics_eval(f->model, d, &m, err);
-    if (st != HOG_OK)
-        return st;
-    s.objective = m.loss + hog_model_regularizer(f->model);
-    s.train_loss = m.loss;
-    s.train_accuracy = m.accuracy;
-    s.train_auc = m.auc;
-    s.train_rmse = m.rmse;
+    hog_status st;
+    if (f->stream) {
+        /* Streamed: the training set is not in memory; its metrics would
+         * cost a second pass over the disk each epoch. */
+        s.objective = s.train_loss = s.train_accuracy = s.train_auc =
+            s.train_rmse = NAN;
+    } else {
+        st = hog_metrics_eval(f->model, d, &m, err);
+        if (st != HOG_OK)
+            return st;
+        s.objective = m.loss + hog_model_regularizer(f->model);
+        s.train_loss = m.loss;
+        s.train_accuracy = m.accuracy;
+        s.train_auc = m.auc;
+        s.train_rmse = m.rmse;
+    }
     s.test_loss = s.test_accuracy = s.test_auc = s.test_rmse = NAN;
     if (c->test) {
         st = hog_metrics_eval(f->model, c->test, &m, err);
@@ -243,23 +254,116 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
 
 /* ---- the front door ------------------------------------------------------------- */
 
+/* The options the caller gave, completed with the defaults of the fields
+ * an older, shorter struct does not have. */
+static hog_status take_opts(const hog_train_opts *user, hog_train_opts *o,
+                            hog_err *err)
+{
+    if (!user || user->size == 0 || user->size > sizeof(hog_train_opts))
+        return hog_errf(err, HOG_EINVAL,
+                        "the training options were not set up with "
+                        "hog_train_opts_init()");
+    hog_train_opts_init(o);
+    memcpy(o, user, user->size);
+    o->size = sizeof *o;
+    return HOG_OK;
+}
+
+/* The model for train's features and labels, options recorded. */
+static hog_status new_model(const hog_data *train, const hog_train_opts *o,
+                            hog_model **out, hog_err *err)
+{
+    hog_model *m;
+    hog_status st = hog_model_new(train->n_features, o->loss, o->bias, &m, err);
+    if (st != HOG_OK)
+        return st;
+    m->l1 = o->l1;
+    m->l2 = o->l2;
+    m->labels = hog_loss_is_classification(o->loss) ? HOG_LABELS_BINARY
+                                                    : train->labels;
+    m->label_pos = train->label_pos;
+    m->label_neg = train->label_neg;
+    *out = m;
+    return HOG_OK;
+}
+
+hog_status hog_train_stream(const char *path, const hog_data *test,
+                            const hog_train_opts *user, hog_model **out,
+                            hog_err *err)
+{
+    *out = NULL;
+    hog_train_opts o;
+    hog_status st = take_opts(user, &o, err);
+    if (st != HOG_OK)
+        return st;
+    if (!path)
+        return hog_errf(err, HOG_EINVAL, "no training file");
+    if ((unsigned)o.algo < N_ALGOS && !algos[o.algo].stream)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "the %s trainer needs the data in memory and cannot "
+                        "stream it; drop --stream (or use serial or hogwild)",
+                        algos[o.algo].name);
+    if (hog_gpu_requested(&o) || o.average)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "streamed training runs on this machine's CPUs in "
+                        "one process; drop --stream, or --gpus / --world");
+    if ((unsigned)o.io > HOG_IO_PREAD)
+        return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
+
+    struct hog_stream_opts so;
+    hog_stream_opts_init(&so);
+    so.mem_budget = o.mem_budget;
+    so.io = o.io;
+    so.direct = o.direct;
+    so.log = o.log;
+    so.log_ctx = o.log_ctx;
+    so.row_bytes = 4; /* the window's row order */
+    hog_stream *stream;
+    if ((st = hog_stream_open(path, &so, &stream, err)) != HOG_OK)
+        return st;
+    const struct hog_hgb_info *in = hog_stream_info(stream);
+
+    /* The data as the header describes it; no arrays. */
+    hog_data hd;
+    memset(&hd, 0, sizeof hd);
+    hd.m.rows = in->rows;
+    hd.m.nnz = in->nnz;
+    hd.n_features = in->n_features;
+    hd.labels = in->labels;
+    hd.label_pos = in->label_pos;
+    hd.label_neg = in->label_neg;
+    hd.n_pos = in->n_pos;
+
+    hog_model *m = NULL;
+    if ((st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
+        (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
+        struct front c = { test, 0.0, hog_now() + 0.1 };
+        struct hog_fit f = { .train = &hd, .o = &o, .model = m,
+                             .epoch_end = epoch_end, .tick = tick, .ctx = &c,
+                             .gap = NAN, .stream = stream };
+        st = algos[o.algo].stream(&f, err);
+    }
+    if (o.stream_stats)
+        hog_stream_get_stats(stream, o.stream_stats);
+    hog_stream_close(stream);
+    if (st != HOG_OK) {
+        hog_model_free(m);
+        return st;
+    }
+    *out = m;
+    return HOG_OK;
+}
+
 hog_status hog_train(const hog_data *train, const hog_data *test,
                      const hog_train_opts *user, hog_model **out,
                      hog_err *err)
 {
     *out = NULL;
-    if (!user || user->size == 0 || user->size > sizeof(hog_train_opts))
-        return hog_errf(err, HOG_EINVAL,
-                        "the training options were not set up with "
-                        "hog_train_opts_init()");
-    /* A caller built against an older, shorter struct gets the defaults of
-     * the fields it does not know. */
     hog_train_opts o;
-    hog_train_opts_init(&o);
-    memcpy(&o, user, user->size);
-    o.size = sizeof o;
-    hog_status st = hog_train_validate(&o, train, err);
+    hog_status st = take_opts(user, &o, err);
     if (st != HOG_OK)
+        return st;
+    if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
     const bool gpu = hog_gpu_requested(&o);
     if (!gpu && !algos[o.algo].run)
@@ -274,15 +378,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                         gpu ? "GPU" : algos[o.algo].name);
 
     hog_model *m;
-    st = hog_model_new(train->n_features, o.loss, o.bias, &m, err);
-    if (st != HOG_OK)
+    if ((st = new_model(train, &o, &m, err)) != HOG_OK)
         return st;
-    m->l1 = o.l1;
-    m->l2 = o.l2;
-    m->labels = hog_loss_is_classification(o.loss) ? HOG_LABELS_BINARY
-                                                   : train->labels;
-    m->label_pos = train->label_pos;
-    m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { .train = train, .o = &o, .model = m,

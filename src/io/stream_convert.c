@@ -1,0 +1,447 @@
+/*
+ * Streaming conversion: LIBSVM text of any size to .hgb in bounded memory.
+ *
+ * The text is read in windows of a few tens of MB, each cut after its last
+ * newline and parsed by hog_parse_svm (parallel), with error lines shifted
+ * to the file's own numbering. Each window's rows are appended to the
+ * output as chunks; the label summary and the feature count are merged
+ * across windows exactly as hog_data_scan_labels would find them on the
+ * whole data, so that the result reads like a .hgb written from memory.
+ *
+ * The .hgb header and chunk table come first in the file but are known
+ * last. The writer leaves room for the largest table the input could need
+ * (a hole: no disk space), writes the chunks after it, then closes the gap
+ * with fallocate(FALLOC_FL_COLLAPSE_RANGE) (or, where the filesystem cannot,
+ * by moving the chunks down in 8 MiB steps) and writes the table and the
+ * header. All under a temporary name, renamed at the end.
+ *
+ * The chunk encoding is the one of src/io/hgb.c and docs/FORMATS.md; the
+ * tests read every file this writes back through hgb.c's checks.
+ */
+#include "io/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HDR_SIZE 4096u
+#define TABLE_ENTRY 32u
+#define ALIGN_UP(x) (((x) + (uint64_t)HOG_HGB_ALIGN - 1) & ~(uint64_t)(HOG_HGB_ALIGN - 1))
+
+/* Header and chunk header field offsets: docs/FORMATS.md. */
+enum {
+    H_MAGIC = 0, H_VERSION = 8, H_HDRSIZE = 12, H_ROWS = 16, H_FEATURES = 24,
+    H_NNZ = 32, H_CHUNKS = 40, H_SRC_SIZE = 48, H_SRC_MTIME = 56,
+    H_LABELS = 64, H_LABEL_POS = 72, H_LABEL_NEG = 80, H_NPOS = 88,
+    H_TARGET = 96, H_FILE_SIZE = 104, H_TABLE_OFF = 112, H_TABLE_BYTES = 120,
+    H_TABLE_CRC = 128, H_CRC = HDR_SIZE - 4
+};
+enum {
+    C_MAGIC = 0, C_INDEX = 8, C_FIRST_ROW = 16, C_ROWS = 24, C_NNZ = 32,
+    C_PAYLOAD = 40, C_PAYLOAD_CRC = 48, C_CRC = 60
+};
+
+static inline void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static inline uint64_t payload_bytes(uint64_t rows, uint64_t nnz)
+{
+    return 8 * (rows + 1) + 4 * rows + 8 * nnz;
+}
+
+struct entry {
+    uint64_t offset, first_row, rows, nnz;
+};
+
+struct writer {
+    const char *path;
+    char tmp[4200];
+    FILE *f;
+    int fd;
+    uint64_t target;
+    uint64_t reserve;   /* table bytes left room for */
+    uint64_t pos;       /* where the next chunk goes */
+    struct entry *tab;
+    uint64_t n, cap;
+    uint64_t rows, nnz, n_features;
+    unsigned char *stage; /* one chunk, built before its write */
+    uint64_t stage_cap;
+    /* label summary, as hog_data_scan_labels finds it */
+    double a, b;
+    uint64_t na, nb;
+    bool real;
+};
+
+static hog_status wfail(struct writer *w, hog_err *err, const char *what)
+{
+    return hog_errf(err, HOG_EIO, "%s: %s: %s", w->path, what, strerror(errno));
+}
+
+static bool pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t k = pwrite(fd, p, len, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += k, len -= (size_t)k, off += (uint64_t)k;
+    }
+    return true;
+}
+
+static void scan_labels(struct writer *w, const float *y, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        double v = y[i];
+        if (isnan(w->a) || v == w->a)
+            w->a = v, w->na++;
+        else if (isnan(w->b) || v == w->b)
+            w->b = v, w->nb++;
+        else
+            w->real = true;
+    }
+}
+
+/* Appends rows [r0, r0 + r) of m as one chunk. */
+static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
+                            uint64_t r0, uint64_t r, hog_err *err)
+{
+    uint64_t a = m->off[r0], z = m->off[r0 + r] - a;
+    uint64_t pay = payload_bytes(r, z);
+    uint64_t bytes = ALIGN_UP(HOG_HGB_CHUNK_HEADER + pay);
+    if (bytes > w->stage_cap) {
+        free(w->stage);
+        w->stage = aligned_alloc(HOG_HGB_ALIGN, bytes);
+        w->stage_cap = w->stage ? bytes : 0;
+        if (!w->stage)
+            return hog_errf(err, HOG_ENOMEM, "%s: out of memory", w->path);
+    }
+    if (w->n == w->cap) {
+        uint64_t nc = w->cap ? 2 * w->cap : 256;
+        struct entry *t = realloc(w->tab, nc * sizeof *t);
+        if (!t)
+            return hog_errf(err, HOG_ENOMEM, "%s: out of memory", w->path);
+        w->tab = t, w->cap = nc;
+    }
+    if (ALIGN_UP((w->n + 1) * TABLE_ENTRY) > w->reserve)
+        return hog_errf(err, HOG_ERANGE, "%s: more chunks than the table "
+                        "room left for them (%llu)", w->path,
+                        (unsigned long long)(w->reserve / TABLE_ENTRY));
+    unsigned char *ch = w->stage, *p = ch + HOG_HGB_CHUNK_HEADER;
+    uint64_t *loc = (uint64_t *)p;
+    for (uint64_t i = 0; i <= r; i++)
+        loc[i] = m->off[r0 + i] - a;
+    memcpy(p + 8 * (r + 1), m->y + r0, 4 * r);
+    memcpy(p + 12 * r + 8, m->idx + a, 4 * z);
+    memcpy(p + 12 * r + 8 + 4 * z, m->val + a, 4 * z);
+    memset(p + pay, 0, bytes - HOG_HGB_CHUNK_HEADER - pay);
+    memset(ch, 0, HOG_HGB_CHUNK_HEADER);
+    memcpy(ch + C_MAGIC, HOG_HGB_CHUNK_MAGIC, 4);
+    put64(ch + C_INDEX, w->n);
+    put64(ch + C_FIRST_ROW, w->rows);
+    put64(ch + C_ROWS, r);
+    put64(ch + C_NNZ, z);
+    put64(ch + C_PAYLOAD, pay);
+    put32(ch + C_PAYLOAD_CRC, hog_crc32c(0, p, bytes - HOG_HGB_CHUNK_HEADER));
+    put32(ch + C_CRC, hog_crc32c(0, ch, C_CRC));
+    if (!pwrite_full(w->fd, ch, bytes, w->pos))
+        return wfail(w, err, "write failed");
+    w->tab[w->n++] = (struct entry){ w->pos, w->rows, r, z };
+    w->pos += bytes;
+    w->rows += r;
+    w->nnz += z;
+    return HOG_OK;
+}
+
+/* Appends every row of d as chunks of about w->target payload bytes (the
+ * plan of hog_hgb_save_chunked: a row bigger than that is a chunk alone). */
+static hog_status put_data(struct writer *w, const hog_data *d, hog_err *err)
+{
+    const struct hog_csr *m = &d->m;
+    for (uint64_t i = 0; i < m->rows;) {
+        uint64_t r = 0, z = 0;
+        while (i + r < m->rows) {
+            uint64_t rz = m->off[i + r + 1] - m->off[i + r];
+            if (r > 0 && payload_bytes(r + 1, z + rz) > w->target)
+                break;
+            z += rz;
+            r++;
+        }
+        hog_status st = put_chunk(w, m, i, r, err);
+        if (st != HOG_OK)
+            return st;
+        i += r;
+    }
+    if (d->n_features > w->n_features)
+        w->n_features = d->n_features;
+    scan_labels(w, m->y, m->rows);
+    return HOG_OK;
+}
+
+/* Moves [from, from + len) down to `to` (to < from), ascending. */
+static bool move_down(int fd, uint64_t to, uint64_t from, uint64_t len)
+{
+    size_t step = 8u << 20;
+    unsigned char *buf = malloc(step);
+    if (!buf)
+        return false;
+    bool ok = true;
+    for (uint64_t done = 0; done < len && ok;) {
+        size_t n = len - done < step ? (size_t)(len - done) : step;
+        ssize_t k = pread(fd, buf, n, (off_t)(from + done));
+        ok = k == (ssize_t)n && pwrite_full(fd, buf, n, to + done);
+        done += n;
+    }
+    free(buf);
+    return ok;
+}
+
+static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
+                         hog_err *err)
+{
+    uint64_t tbytes = ALIGN_UP(w->n * TABLE_ENTRY);
+    uint64_t gap = w->reserve - tbytes, body = w->pos - (HDR_SIZE + w->reserve);
+    if (gap > 0) {
+        if (fallocate(w->fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)(HDR_SIZE + tbytes),
+                      (off_t)gap) != 0) {
+            /* Not on this filesystem (or the gap reaches the end). */
+            if (!move_down(w->fd, HDR_SIZE + tbytes, HDR_SIZE + w->reserve, body) ||
+                ftruncate(w->fd, (off_t)(HDR_SIZE + tbytes + body)) != 0)
+                return wfail(w, err, "cannot close the table's gap");
+        }
+        for (uint64_t k = 0; k < w->n; k++)
+            w->tab[k].offset -= gap;
+    }
+    uint64_t file_size = HDR_SIZE + tbytes + body;
+    unsigned char *table = calloc(1, tbytes ? tbytes : 1);
+    unsigned char *hdr = calloc(1, HDR_SIZE);
+    if (!table || !hdr) {
+        free(table), free(hdr);
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", w->path);
+    }
+    for (uint64_t k = 0; k < w->n; k++) {
+        unsigned char *e = table + k * TABLE_ENTRY;
+        put64(e, w->tab[k].offset);
+        put64(e + 8, w->tab[k].first_row);
+        put64(e + 16, w->tab[k].rows);
+        put64(e + 24, w->tab[k].nnz);
+    }
+    /* The label summary of hog_data_scan_labels over all rows. */
+    enum hog_label_kind lk;
+    double pos, neg;
+    uint64_t npos = 0;
+    if (w->real || isnan(w->b)) {
+        if (!w->real && !isnan(w->a) && (w->a == 1.0 || w->a == -1.0 || w->a == 0.0)) {
+            lk = HOG_LABELS_BINARY;
+            pos = w->a > 0 ? w->a : 1.0;
+            neg = w->a > 0 ? -1.0 : w->a;
+            npos = w->a > 0 ? w->na : 0;
+        } else {
+            lk = HOG_LABELS_REAL, pos = 1.0, neg = -1.0;
+        }
+    } else {
+        lk = HOG_LABELS_BINARY;
+        pos = w->a > w->b ? w->a : w->b;
+        neg = w->a > w->b ? w->b : w->a;
+        npos = w->a > w->b ? w->na : w->nb;
+    }
+    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
+    put32(hdr + H_VERSION, HOG_HGB_VERSION);
+    put32(hdr + H_HDRSIZE, HDR_SIZE);
+    put64(hdr + H_ROWS, w->rows);
+    put64(hdr + H_FEATURES, w->n_features);
+    put64(hdr + H_NNZ, w->nnz);
+    put64(hdr + H_CHUNKS, w->n);
+    put64(hdr + H_SRC_SIZE, src_size);
+    put64(hdr + H_SRC_MTIME, (uint64_t)src_mtime);
+    put32(hdr + H_LABELS, (uint32_t)lk);
+    memcpy(hdr + H_LABEL_POS, &pos, 8);
+    memcpy(hdr + H_LABEL_NEG, &neg, 8);
+    put64(hdr + H_NPOS, npos);
+    put64(hdr + H_TARGET, w->target);
+    put64(hdr + H_FILE_SIZE, file_size);
+    put64(hdr + H_TABLE_OFF, HDR_SIZE);
+    put64(hdr + H_TABLE_BYTES, tbytes);
+    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, tbytes));
+    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
+    bool ok = pwrite_full(w->fd, table, tbytes, HDR_SIZE) &&
+              pwrite_full(w->fd, hdr, HDR_SIZE, 0);
+    free(table), free(hdr);
+    if (!ok)
+        return wfail(w, err, "write failed");
+    return HOG_OK;
+}
+
+/* ---- reading the text in windows ------------------------------------------------------ */
+
+/* "name:LINE: reason" from the parser, with LINE shifted by `base`. */
+static void shift_line(hog_err *err, const char *name, uint64_t base)
+{
+    if (!err || base == 0)
+        return;
+    size_t nl = strlen(name);
+    const char *m = err->msg;
+    if (strncmp(m, name, nl) != 0 || m[nl] != ':' || m[nl + 1] < '0' ||
+        m[nl + 1] > '9')
+        return;
+    char *end;
+    unsigned long long line = strtoull(m + nl + 1, &end, 10);
+    if (*end != ':')
+        return;
+    char rest[HOG_ERR_MAX];
+    snprintf(rest, sizeof rest, "%s", end);
+    hog_errf(err, HOG_EPARSE, "%s:%llu%s", name, line + base, rest);
+}
+
+static uint64_t count_lines(const char *p, size_t n)
+{
+    uint64_t c = 0;
+    for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+        c++;
+    return c;
+}
+
+hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
+                                 const hog_load_opts *o, size_t window,
+                                 uint64_t chunk_target, struct hog_convert_stats *cs,
+                                 hog_err *err)
+{
+    hog_load_opts def;
+    if (!o) {
+        hog_load_opts_init(&def);
+        o = &def;
+    }
+    if (window < 4096)
+        window = 4096;
+    if (chunk_target == 0)
+        chunk_target = HOG_HGB_CHUNK_TARGET;
+    bool is_stdin = strcmp(in, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : in;
+    int ifd = is_stdin ? STDIN_FILENO : open(in, O_RDONLY | O_CLOEXEC);
+    if (ifd < 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", in, strerror(errno));
+    struct stat sb;
+    uint64_t src_size = 0;
+    int64_t src_mtime = 0;
+    bool sized = fstat(ifd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (sized && !is_stdin) {
+        src_size = (uint64_t)sb.st_size;
+        src_mtime = (int64_t)sb.st_mtime;
+    }
+
+    struct writer w;
+    memset(&w, 0, sizeof w);
+    w.path = out;
+    w.target = chunk_target;
+    w.a = w.b = NAN;
+    w.n_features = o->n_features;
+    /* Room for the table: a window's chunks are at most its payload over
+     * the target plus one, and a text byte makes at most 10 payload bytes
+     * (an empty row "1\n": 2 bytes of text, 20 of payload). Unknown size
+     * (a pipe): room for 2^21 chunks, 8 TiB at 4 MiB each. */
+    uint64_t most = sized ? (10 * src_size) / chunk_target + src_size / window + 16
+                          : UINT64_C(1) << 21;
+    w.reserve = ALIGN_UP(most * TABLE_ENTRY);
+    w.pos = HDR_SIZE + w.reserve;
+    char *buf = NULL;
+    hog_status st = hog_tmpfile_open(out, w.tmp, sizeof w.tmp, &w.f, err);
+    if (st != HOG_OK)
+        goto done;
+    w.fd = fileno(w.f);
+    size_t cap = window, len = 0;
+    buf = malloc(cap);
+    if (!buf) {
+        st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+        goto done;
+    }
+    uint64_t line_base = 0, text = 0;
+    bool eof = false, first = true;
+    while (!eof || len > 0) {
+        /* Fill the window. */
+        while (!eof && len < cap) {
+            ssize_t k = read(ifd, buf + len, cap - len);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
+                              strerror(errno));
+                goto done;
+            }
+            if (k == 0)
+                eof = true;
+            len += (size_t)k;
+            text += (uint64_t)k;
+        }
+        if (first && len >= 8 && hog_hgb_sniff(buf, len)) {
+            st = hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name);
+            goto done;
+        }
+        first = false;
+        /* Cut after the last newline; a line longer than the window grows it. */
+        size_t cut = len;
+        if (!eof) {
+            const char *nl = memrchr(buf, '\n', len);
+            if (!nl) {
+                char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+                if (!nb) {
+                    st = hog_errf(err, HOG_ENOMEM, "%s:%llu: a line longer than "
+                                  "memory allows", name,
+                                  (unsigned long long)line_base + 1);
+                    goto done;
+                }
+                buf = nb, cap *= 2;
+                continue;
+            }
+            cut = (size_t)(nl - buf) + 1;
+        }
+        hog_data *d = NULL;
+        st = hog_parse_svm(buf, cut, name, o, &d, err);
+        if (st == HOG_EPARSE && err && strstr(err->msg, ": no rows (only blank")) {
+            st = HOG_OK; /* a window of comments; the whole file is checked below */
+        } else if (st != HOG_OK) {
+            shift_line(err, name, line_base);
+            goto done;
+        } else {
+            st = put_data(&w, d, err);
+            hog_data_free(d);
+            if (st != HOG_OK)
+                goto done;
+        }
+        line_base += count_lines(buf, cut);
+        memmove(buf, buf + cut, len - cut);
+        len -= cut;
+        if (cs)
+            cs->windows++;
+    }
+    if (w.rows == 0) {
+        st = hog_errf(err, HOG_EPARSE, text ? "%s: no rows (only blank lines "
+                      "and comments)" : "%s: empty file, no rows", name);
+        goto done;
+    }
+    if ((st = finish(&w, src_size, src_mtime, err)) != HOG_OK)
+        goto done;
+    st = hog_tmpfile_commit(w.f, w.tmp, out, err);
+    w.f = NULL;
+    if (st == HOG_OK && cs) {
+        cs->rows = w.rows;
+        cs->nnz = w.nnz;
+        cs->n_features = w.n_features;
+        cs->chunks = w.n;
+        cs->window_bytes = cap;
+    }
+done:
+    if (w.f)
+        hog_tmpfile_abort(w.f, w.tmp);
+    if (!is_stdin)
+        close(ifd);
+    free(buf);
+    free(w.tab);
+    free(w.stage);
+    return st;
+}
