@@ -158,6 +158,56 @@ tsan:
 	HOGTRAIN_DATA=$(HOGTRAIN_DATA) TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	  sh tests/tsan.sh build-tsan $(TSAN_SRC:tests/%.c=%)
 
+# ---- hardening: fuzzing and sanitizers (docs/RELIABILITY.md) --------------
+#   make fuzz       libFuzzer harnesses fuzz/fuzz_*.c with ASan+UBSan (clang)
+#   make fuzz-ci    replay the seed corpora, then fuzz each harness FUZZ_TIME s
+#   make fuzz-run   the same with FUZZ_TIME=1800 (the long runs)
+#   make asan       the whole Criterion suite under AddressSanitizer
+#   make ubsan      the whole Criterion suite under UndefinedBehaviorSanitizer
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+FUZZ_JOBS ?= 2
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+DEB_PKGS  += clang libclang-rt-14-dev
+.PHONY: fuzz fuzz-ci fuzz-run asan ubsan clean-harden
+
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(STATIC)
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -fsanitize=fuzzer -o $@ $< $(STATIC) $(LDLIBS_ALL)
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	  $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
+
+fuzz-ci: fuzz
+	sh fuzz/run.sh build-fuzz/fuzz $(FUZZ_TIME) $(FUZZ_JOBS) $(FUZZ_SRC:fuzz/%.c=%)
+
+fuzz-run: fuzz
+	sh fuzz/run.sh build-fuzz/fuzz $(if $(filter command line,$(origin FUZZ_TIME)),$(FUZZ_TIME),1800) \
+	  $(FUZZ_JOBS) $(FUZZ_SRC:fuzz/%.c=%)
+
+# Criterion runs under ASan as it is (it forks a child per test; LSan checks
+# each child at its exit). The command the CLI tests spawn is the ASan one.
+SAN_ENV = ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
+          UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
+asan ubsan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),-fsanitize=address,-fsanitize=undefined -fno-sanitize-recover=undefined)" \
+	  LDFLAGS="$(if $(filter asan,$@),-fsanitize=address,-fsanitize=undefined)" \
+	  build-$@/hogtrain build-$@/hogtrain-tests
+	@mkdir -p build-$@/testdata
+	$(SAN_ENV) HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
+	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests $(TEST_ARGS)
+
+clean: clean-harden
+clean-harden:
+	rm -rf build-fuzz build-asan build-ubsan
+# ---- end hardening ----------------------------------------------------------
+
 # ---- demo, bench ----------------------------------------------------------
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	$(call msg,CC,$<)
