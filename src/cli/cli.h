@@ -161,4 +161,9 @@ void hog_progress_clear(struct hog_progress *p);
 void hog_progress_table(const struct hog_progress *p, FILE *f);
 void hog_progress_free(struct hog_progress *p);
 
+/* SIGINT/SIGTERM while training (signals.c): the first sets the flag
+ * returned (for hog_train_opts.cancel), a second exits at once. */
+const volatile sig_atomic_t *hog_cli_signals_install(void);
+void hog_cli_signals_restore(void);
+
 #endif

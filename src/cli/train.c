@@ -22,6 +22,9 @@ enum {
     OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
+    OPT_CHECKPOINT, /* checkpoints: docs/RELIABILITY.md */
+    OPT_CHECKPOINT_EVERY,
+    OPT_RESUME,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +47,9 @@ static const struct option longopts[] = {
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+    { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
+    { "resume", required_argument, NULL, OPT_RESUME },
     { NULL, 0, NULL, 0 },
 };
 
@@ -84,6 +90,12 @@ static void help(FILE *f)
             "                         and timings to FILE as JSON\n"
             "      --zero-based       feature indices in the text start at 0\n"
             "  -q, --quiet            print nothing but errors\n"
+            "      --checkpoint FILE  write the model and its training state to\n"
+            "                         FILE (atomically) during training\n"
+            "      --checkpoint-every N  every N epochs (default 1), or every N\n"
+            "                         rows with a suffix r (50000r)\n"
+            "      --resume FILE      continue from a checkpoint; with the same data\n"
+            "                         and options the model equals an uninterrupted run\n"
             "\n"
             "model:\n"
             "      --loss L           logistic, hinge, sqhinge or squared (default %s)\n"
@@ -154,6 +166,27 @@ static int parse(int argc, char **argv, struct train_args *a)
         case 'q': a->quiet = true; break;
         case OPT_JSON: a->json = optarg; break;
         case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
+        case OPT_CHECKPOINT: a->o.checkpoint = optarg; break;
+        case OPT_RESUME: a->o.resume = optarg; break;
+        case OPT_CHECKPOINT_EVERY: {
+            size_t l = strlen(optarg);
+            bool rows = l > 1 && optarg[l - 1] == 'r';
+            char num[32];
+            if (l - rows >= sizeof num)
+                return hog_cli_usage_error(&cmd, "--checkpoint-every: '%s' "
+                                           "is too long", optarg);
+            memcpy(num, optarg, l - rows);
+            num[l - rows] = 0;
+            if (!hog_parse_u64(num, 1, rows ? UINT64_MAX : 1000000, &u))
+                return hog_cli_usage_error(&cmd, "--checkpoint-every: '%s' is "
+                                           "not N epochs or Nr rows (N >= 1)",
+                                           optarg);
+            if (rows)
+                a->o.checkpoint_rows = u;
+            else
+                a->o.checkpoint_epochs = (unsigned)u;
+            break;
+        }
         case OPT_SEED:
             if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
                 return hog_cli_usage_error(&cmd, "--seed: '%s' is not a "
@@ -257,6 +290,23 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
+    if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
+        return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
+                                   "--checkpoint FILE");
+    if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL)
+        return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
+                                   "with --algo serial only so far");
+    if (a->o.checkpoint && a->model &&
+        hog_cli_same_file(a->o.checkpoint, a->model))
+        return hog_cli_usage_error(&cmd, "--checkpoint and -o name the same "
+                                   "file");
+    for (int k = 0; k < 2 && a->o.checkpoint; k++) {
+        const char *in = k ? a->test : a->train;
+        if (hog_cli_same_file(a->o.checkpoint, in))
+            return hog_cli_usage_error(&cmd, "--checkpoint %s would "
+                                       "overwrite the input %s",
+                                       a->o.checkpoint, in);
+    }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(&cmd, "--model-format needs -o MODEL");
     if (seen[OPT_THREADS] && a->o.algo == HOG_ALGO_SERIAL && a->o.threads > 1)
@@ -431,6 +481,8 @@ int hog_cli_train(int argc, char **argv)
 
     /* Fail before the work, not after it, when an output cannot be made. */
     if ((a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
+        (a.o.checkpoint &&
+         (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
         (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
         goto fail;
 
@@ -451,7 +503,9 @@ int hog_cli_train(int argc, char **argv)
     a.o.progress = hog_progress_cb;
     a.o.progress_ctx = &p;
     p.t0 = p.epoch_t0 = hog_now();
+    a.o.cancel = hog_cli_signals_install();
     s = hog_train(train, test, &a.o, &m, &err);
+    hog_cli_signals_restore();
     r.train_s = hog_now() - p.t0;
     hog_progress_clear(&p);
     if (s != HOG_OK)

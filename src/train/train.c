@@ -9,6 +9,8 @@
  */
 #include "train/train.h"
 
+#include "train/checkpoint.h"
+
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
@@ -234,8 +236,13 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     m->label_neg = train->label_neg;
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { train, &o, m, epoch_end, tick, &c };
-    st = algos[o.algo].run(&f, err);
+    struct hog_fit f = { .train = train, .o = &o, .model = m,
+                         .epoch_end = epoch_end, .tick = tick, .ctx = &c };
+    struct hog_ckpt_ctx ck;
+    st = hog_train_ckpt_begin(&f, &ck, err);
+    if (st == HOG_OK)
+        st = algos[o.algo].run(&f, err);
+    hog_train_ckpt_end(&ck);
     if (st != HOG_OK) {
         hog_model_free(m);
         return st;
