@@ -166,4 +166,8 @@ void hog_progress_free(struct hog_progress *p);
 const volatile sig_atomic_t *hog_cli_signals_install(void);
 void hog_cli_signals_restore(void);
 
+/* Appends to err's "out of memory" the size the data at path needs, the
+ * ulimit -v in force, and the remedy (memory.c). */
+void hog_cli_explain_memory(const char *path, hog_err *err);
+
 #endif
