@@ -163,3 +163,46 @@ Test(reliability, data_over_the_address_space_limit_says_what_to_do,
     cr_assert(strstr(out, "needs about") && strstr(out, "--stream"), "%s",
               out);
 }
+
+/* .hgb: huge sizes in a header whose CRC is right are refused against the
+ * file's size before anything is allocated (tests/test_hgb.c flips and
+ * truncates every byte; here the CRC is made to agree). */
+Test(reliability, hgb_huge_declared_sizes_refused_before_allocating)
+{
+    char dir[1024], path[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *svm = th_write(dir, "s.svm", "1 1:1 3:2\n-1 2:1\n", 17);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = 1;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(svm, &o, &d, &err), HOG_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/s.hgb", dir);
+    cr_assert_eq(hog_hgb_save(d, path, 0, 0, &err), HOG_OK, "%s", err.msg);
+    hog_data_free(d);
+    size_t len;
+    unsigned char *orig = slurp(path, &len);
+    /* rows, n_features, nnz, n_chunks, file_size, table bytes */
+    static const unsigned fields[] = { 16, 24, 32, 40, 104, 120 };
+    static const uint64_t values[] = { UINT64_C(1) << 60, UINT64_MAX,
+                                       UINT64_C(1) << 33 };
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            unsigned char *b = malloc(len);
+            memcpy(b, orig, len);
+            memcpy(b + fields[f], &values[v], 8);
+            uint32_t crc = hog_crc32c(0, b, 4092);
+            memcpy(b + 4092, &crc, 4);
+            FILE *fp = fopen(path, "wb");
+            cr_assert(fp && fwrite(b, 1, len, fp) == len);
+            fclose(fp);
+            free(b);
+            hog_status st = hog_hgb_load(path, &o, &d, &err);
+            cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT ||
+                          st == HOG_ERANGE,
+                      "field at %u = %llu: status %d (%s)", fields[f],
+                      (unsigned long long)values[v], (int)st, err.msg);
+        }
+    free(orig);
+}
