@@ -197,10 +197,13 @@ fuzz-run: fuzz
 SAN_ENV = ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
           LSAN_OPTIONS="suppressions=$(abspath tests/lsan.supp)" \
           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
+ASAN_FLAGS  := -fsanitize=address
+UBSAN_FLAGS := -fsanitize=undefined,float-cast-overflow \
+               -fno-sanitize-recover=undefined,float-cast-overflow
 asan ubsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= \
-	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),-fsanitize=address,-fsanitize=undefined -fno-sanitize-recover=undefined)" \
-	  LDFLAGS="$(if $(filter asan,$@),-fsanitize=address,-fsanitize=undefined)" \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
+	  LDFLAGS="$(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
 	  build-$@/hogtrain build-$@/hogtrain-tests
 	@mkdir -p build-$@/testdata
 	$(SAN_ENV) HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
