@@ -12,26 +12,6 @@
 #include "helpers.h"
 #include "io/io.h"
 
-/* th_data() returns a dangling pointer for files stored uncompressed
- * (heart_scale): look those up here first. */
-static const char *data_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    const char *root = getenv("HOGTRAIN_DATA");
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", root && *root ? root : "../shared/data", name);
-    struct stat sb;
-    if (stat(p, &sb) == 0)
-        return p;
-    return th_data(name);
-}
-#define DATA_OR_SKIP(var, name)                                               \
-    const char *var = data_path(name);                                        \
-    if (!var)                                                                 \
-        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
-                     "skipping", name)
-
 static void assert_same(const hog_data *a, const hog_data *b, const char *what)
 {
     cr_assert_eq(a->m.rows, b->m.rows, "%s: rows", what);
@@ -65,7 +45,7 @@ Test(hgb, text_to_hgb_to_data_is_identical, .timeout = 60)
     char dir[512];
     cr_assert(th_tmpdir(dir, sizeof dir));
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        DATA_OR_SKIP(path, names[i]);
+        TH_DATA_OR_SKIP(path, names[i]);
         hog_data *d = load(path, 1);
         char out[1024];
         snprintf(out, sizeof out, "%s/%s.hgb", dir, names[i]);
@@ -112,7 +92,7 @@ Test(hgb, text_to_hgb_to_data_is_identical, .timeout = 60)
 
 Test(hgb, chunk_by_chunk_reading)
 {
-    DATA_OR_SKIP(path, "heart_scale");
+    TH_DATA_OR_SKIP(path, "heart_scale");
     hog_data *d = load(path, 1);
     char dir[512], out[1024];
     cr_assert(th_tmpdir(dir, sizeof dir));
@@ -160,7 +140,7 @@ Test(hgb, chunk_by_chunk_reading)
 /* A small multi-chunk file from heart_scale. */
 static void small_hgb(char *out, size_t outlen, hog_data **d)
 {
-    const char *path = data_path("heart_scale");
+    const char *path = th_data("heart_scale");
     if (!path)
         cr_skip_test("heart_scale not found under HOGTRAIN_DATA; skipping");
     *d = load(path, 1);
@@ -271,7 +251,7 @@ Test(hgb, sniff)
  * damaged chunks the error names the first, whatever the thread count. */
 Test(threads, hgb_parallel_load_equals_serial, .timeout = 60)
 {
-    DATA_OR_SKIP(path, "rcv1_vw_small.train");
+    TH_DATA_OR_SKIP(path, "rcv1_vw_small.train");
     hog_data *d = load(path, 1);
     char dir[512], out[1024];
     cr_assert(th_tmpdir(dir, sizeof dir));

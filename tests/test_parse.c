@@ -11,26 +11,6 @@
 #include "helpers.h"
 #include "io/io.h"
 
-/* th_data() returns a dangling pointer for files stored uncompressed
- * (heart_scale): look those up here first. */
-static const char *data_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    const char *root = getenv("HOGTRAIN_DATA");
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", root && *root ? root : "../shared/data", name);
-    struct stat sb;
-    if (stat(p, &sb) == 0)
-        return p;
-    return th_data(name);
-}
-#define DATA_OR_SKIP(var, name)                                               \
-    const char *var = data_path(name);                                        \
-    if (!var)                                                                 \
-        cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "       \
-                     "skipping", name)
-
 static hog_data *parse_n(const char *text, size_t len, unsigned slices,
                          int zero_based, hog_status want, hog_err *err)
 {
@@ -423,7 +403,7 @@ static const struct real reals[] = {
 Test(parse, real_files_match_the_data_readme_and_strtof, .timeout = 60)
 {
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         hog_load_opts o;
         hog_load_opts_init(&o);
         hog_data *d;
@@ -470,7 +450,7 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
 {
     static const unsigned counts[] = { 2, 3, 4, 8 };
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
-        DATA_OR_SKIP(path, reals[i].name);
+        TH_DATA_OR_SKIP(path, reals[i].name);
         size_t len;
         char *text = slurp(path, &len);
         hog_load_opts o;
@@ -537,4 +517,66 @@ Test(parse, exact_halfway_values_round_to_even)
         cr_assert_eq(memcmp(&d->m.val[2 * i + 1], &neg, 4), 0, "-%s", toks[i]);
     }
     hog_data_free(d);
+}
+
+/* Mutated text never crashes, and any slice count gives the serial
+ * result: the same data, or the same error at the same line. */
+Test(threads, mutated_inputs_parse_alike_in_parallel, .timeout = 60)
+{
+    static const char alphabet[] = "0123456789:.eE+-# \t\r\n\nqid:nan\0x";
+    struct hog_rng r;
+    hog_rng_seed(&r, 99, 0);
+    char base[2048];
+    size_t blen = 0;
+    for (int i = 0; i < 40; i++)
+        blen += (size_t)sprintf(base + blen, "%s %d:%d.5 %d:1e-%d\n", i % 3 ? "-1" : "+1",
+                                i % 5 + 1, i, i % 5 + 7, i % 4);
+    char buf[4096];
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, base, blen);
+        size_t len = blen;
+        int muts = 1 + (int)hog_rng_below(&r, 4);
+        for (int k = 0; k < muts; k++) {
+            size_t at = (size_t)hog_rng_below(&r, len);
+            char c = alphabet[hog_rng_below(&r, sizeof alphabet - 1)];
+            switch (hog_rng_below(&r, 3)) {
+            case 0: buf[at] = c; break;
+            case 1: memmove(buf + at + 1, buf + at, len - at); buf[at] = c; len++; break;
+            default: memmove(buf + at, buf + at + 1, len - at - 1); len--; break;
+            }
+        }
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        o.zero_based = it % 2;
+        hog_data *a = NULL, *b = NULL;
+        hog_err ea, eb;
+        hog_status sa = hog_parse_svm_slices(buf, len, "t.svm", &o, 1, &a, &ea);
+        hog_status sb = hog_parse_svm_slices(buf, len, "t.svm", &o, 2 + it % 5, &b, &eb);
+        cr_assert_eq(sa, sb, "iteration %d: %s vs %s", it, hog_status_str(sa),
+                     hog_status_str(sb));
+        if (sa == HOG_OK) {
+            assert_same(a, b, "mutated");
+        } else {
+            cr_assert_str_eq(ea.msg, eb.msg);
+            cr_assert(strncmp(ea.msg, "t.svm:", 6) == 0, "%s", ea.msg);
+        }
+        hog_data_free(a);
+        hog_data_free(b);
+    }
+}
+
+Test(parse, fixture_files_load_alike)
+{
+    hog_data *a, *b;
+    hog_err err;
+    cr_assert_eq(hog_data_load("tests/data/canonical.svm", NULL, &a, &err), HOG_OK, "%s",
+                 err.msg);
+    cr_assert_eq(hog_data_load("tests/data/variants.svm", NULL, &b, &err), HOG_OK, "%s",
+                 err.msg);
+    assert_same(a, b, "tests/data/variants.svm");
+    hog_data *c = parse_ok(canon, 0);
+    assert_same(a, c, "tests/data/canonical.svm");
+    hog_data_free(a);
+    hog_data_free(b);
+    hog_data_free(c);
 }

@@ -38,7 +38,7 @@ hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
      * rank of their run. */
     double rank_sum = 0.0;
     for (uint64_t i = 0; i < n;) {
-        uint64_t j = i, p = 0;
+        uint64_t j = i + 1, p = a[i].pos; /* NaN equals nothing */
         while (j < n && a[j].s == a[i].s)
             p += a[j++].pos;
         rank_sum += (double)p * (0.5 * (double)(i + 1 + j));

@@ -11,9 +11,9 @@
  *     w <- S_{b_t}( (1 - a_t) w - eta_t d x ),   a_t = eta_t l2,  b_t = eta_t l1
  *
  * for EVERY weight, where S_b(v) = sign(v) max(0, |v| - b) is the proximal
- * map of b|.|_1 (soft threshold; the "truncated gradient" of Langford et al.
- * 2009 and the SGD-L1 of Tsuruoka et al. 2009 are its cousins). This is the
- * dense, eager update; its cost is O(features) per step.
+ * map of b|.|_1 (soft threshold; cf. the truncated gradient of Langford, Li
+ * and Zhang 2009 and Tsuruoka, Tsujii and Ananiadou 2009). This is the dense,
+ * eager update; its cost is O(features) per step.
  *
  * Lazy form, O(nnz of the row) per step. A weight that is not in rows
  * k..t-1 only sees u -> max(0, (1 - a_s) u - b_s) on u = |w| (sign kept).
@@ -29,41 +29,50 @@
  *     P = q_k / q_t,   Q = (c_t - c_k) / q_t,
  *     |w_t| = max(0, |w_k| q_k - (c_t - c_k)) / q_t.
  *
- * So each weight carries a timestamp (the first segment step whose
- * regularization it lacks); a step first brings the row's weights up to
- * date, then applies the step above to them only, which makes the lazy
- * weights EQUAL the eager ones (up to float rounding). The schedules
- * constant and inverse scaling depend on t only, so the prefixes of a whole
- * segment are computed up front (O(1) per step). A segment ends at the end
- * of an epoch, after HOG_SGD_SEG_MAX steps, or before 1/q would underflow
- * below HOG_SGD_PREFIX_MIN; hog_sgd_segment_end() then brings every weight
- * up to date (O(features)) and the stamps restart at 0.
+ * The step sizes of the shared schedules (constant, inverse scaling) depend
+ * on t only, so the prefixes of a whole segment are computed up front, O(1)
+ * per step. Three ways to keep the weights, by regularization:
+ *
+ *   none     w[j] = w_j.
+ *   scaled   l2 only: w[j] = w_j q_t. Untouched, w_j q_t does not change
+ *            (P = q_k / q_t), so no timestamps: the margin is
+ *            (sum w[j] x_j) / q_t and the step is the plain sparse axpy
+ *            w[j] -= eta_t d x_j q_{t+1}.
+ *   stamped  l1, or AdaGrad: w[j] holds w_j as of segment step stamp[j]
+ *            (the first step whose regularization it lacks); a step first
+ *            brings the row's weights to t with the formula above, then
+ *            applies the step to them only.
+ *
+ * Each makes the lazy weights EQUAL the eager ones up to float rounding
+ * (tests/test_sgd.c checks it against an eager trainer). A segment ends at
+ * the end of an epoch, after HOG_SGD_SEG_MAX steps, or before q would pass
+ * 1/HOG_SGD_PREFIX_MIN; hog_sgd_segment_end() then brings every weight to
+ * the segment's end (O(features)) and the next one starts at q = 1.
  *
  * AdaGrad (Duchi, Hazan, Singer 2011): eta_{t,j} = eta / sqrt(eps + G_j),
  * G_j the sum of the squared loss gradients of coordinate j (the
  * regularizer's gradient is not accumulated). Between two touches G_j is
- * constant, so the prefixes are closed forms with a = min(1, eta_j l2),
- * b = eta_j l1 and k untouched steps: P = (1 - a)^k,
- * Q = b (1 - (1 - a)^k) / a (b k when a = 0). The clamp a <= 1 keeps the
- * composition valid where a young coordinate's step is large; the eager
- * reference in tests/test_sgd.c applies the same clamp.
+ * constant, so with a = min(1, eta_j l2), b = eta_j l1 and k untouched steps
+ * P = (1 - a)^k and Q = b (1 - (1 - a)^k) / a (b k when a = 0). The clamp
+ * a <= 1 keeps the composition valid where a young coordinate's step is
+ * large; the eager reference in the tests applies the same clamp.
  *
  * Several threads (Hogwild!). The kernel takes the step number t and reads
  * and writes weights, accumulators and stamps with relaxed atomics. A thread
  * works in its own virtual time (e.g. t = k T + thread for its k-th row, all
  * within the segment); the prefixes hold every step of the segment, so any
- * t may run at any moment. A stamp >= t means the weight is already current
- * (another thread ran further ahead): no catch-up, and the step adds its
- * gradient without shrinking again. A stamp only grows within a segment
- * (the update stores max(stamp, t + 1)). Two threads that catch up one
- * weight at once may shrink it twice and a racing store may lose an update:
- * the same lost-update noise Hogwild! accepts for the gradient itself.
- * hog_sgd_segment_end() must run with no step in flight.
+ * t may run at any moment. Scaled weights need nothing more. Stamped: a
+ * stamp >= t means the weight is already current (a thread ran further
+ * ahead): no catch-up, and the step adds its gradient without shrinking
+ * again; a stamp only grows within a segment (the update stores
+ * max(stamp, t + 1)). Two threads that catch up one weight at once may
+ * shrink it twice, and a racing store may lose an update: the same noise
+ * Hogwild! accepts for the gradient itself. hog_sgd_segment_end() must run
+ * with no step in flight.
  */
 #include "core/sgd.h"
 
 #include "core/loss.h"
-#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,21 +95,24 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
     s->n_features = train->n_features;
     s->n_weights = train->n_features + (o->bias != 0.0);
     s->rows = train->m.rows ? train->m.rows : 1;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
+    s->reg = s->l1 > 0 || (ada && s->l2 > 0) ? HOG_SGD_REG_STAMPED
+             : s->l2 > 0                     ? HOG_SGD_REG_SCALED
+                                             : HOG_SGD_REG_NONE;
     s->seg_cap = s->rows < HOG_SGD_SEG_MAX ? (uint32_t)s->rows
                                            : HOG_SGD_SEG_MAX;
-    if (s->schedule == HOG_SCHED_ADAGRAD)
+    if (ada)
         s->seg_cap = UINT32_MAX - 1;
 
     size_t nw = s->n_weights ? s->n_weights : 1;
-    bool reg = s->l1 > 0 || s->l2 > 0;
     bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
-    if (ok && reg)
+    if (ok && s->reg == HOG_SGD_REG_STAMPED)
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
-    if (ok && s->schedule == HOG_SCHED_ADAGRAD)
+    if (ok && ada)
         ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
-    if (ok && s->schedule != HOG_SCHED_ADAGRAD) {
+    if (ok && !ada) {
         ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
-        if (ok && reg)
+        if (ok && s->reg != HOG_SGD_REG_NONE)
             ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
                                   sizeof *s->pre)) != NULL;
     }
@@ -164,6 +176,36 @@ uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
     return s->seg_len;
 }
 
+/* ---- shared state, relaxed (see above) ------------------------------------ */
+
+static ALWAYS_INLINE _Atomic float *w_at(const struct hog_sgd *s, uint64_t j)
+{
+    return &s->w[j];
+}
+
+static ALWAYS_INLINE _Atomic uint32_t *stamp_at(const struct hog_sgd *s,
+                                                uint64_t j)
+{
+    return &s->stamp[j];
+}
+
+static inline float ld(_Atomic float *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st(_Atomic float *p, float v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+static inline uint32_t ld_u32(_Atomic uint32_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
 /* ---- per-coordinate maps ---------------------------------------------------- */
 
 static inline float soft_threshold(double u, double b)
@@ -175,182 +217,274 @@ static inline float soft_threshold(double u, double b)
     return 0.0f;
 }
 
-/* Weight v with stamp k brought to step t (prefix schedules); qt_inv and ct
- * are 1/q_t and c_t. */
+/* Stamped weight v of stamp k brought to step t (shared schedules, l1 > 0);
+ * qt_inv and ct are 1/q_t and c_t. */
 static ALWAYS_INLINE float catch_up_prefix(const struct hog_sgd_prefix *pre,
                                            float v, uint32_t k, double qt_inv,
-                                           double ct, bool l1)
+                                           double ct)
 {
+    if (v == 0.0f)
+        return 0.0f;
     struct hog_sgd_prefix pk = pre[k];
-    if (!l1)
-        return (float)((double)v * pk.q * qt_inv);
     double u = fabs((double)v) * pk.q - (ct - pk.c);
     return u > 0 ? (float)copysign(u * qt_inv, (double)v) : 0.0f;
 }
 
-/* AdaGrad: k regularization steps at the coordinate's constant rate. */
+/* exp(x) for x <= 0, inline: x = n ln2 + f with |f| <= ln2/2, e^f by its
+ * Taylor polynomial of degree 8 (relative error < 3e-10, far below the
+ * float weights' 6e-8), 2^n through the exponent bits. A libm call here
+ * would stall the pipeline on every rare feature's catch-up. */
+static ALWAYS_INLINE double exp_nonpos(double x)
+{
+    if (x < -700.0)
+        return 0.0;
+    double n = __builtin_rint(x * 1.4426950408889634);
+    double f = (x - n * 0.6931471803691238) - n * 1.9082149292705877e-10;
+    double p = 1.0 / 40320;
+    p = p * f + 1.0 / 5040;
+    p = p * f + 1.0 / 720;
+    p = p * f + 1.0 / 120;
+    p = p * f + 1.0 / 24;
+    p = p * f + 1.0 / 6;
+    p = p * f + 0.5;
+    p = p * f + 1.0;
+    p = p * f + 1.0;
+    uint64_t bits = (uint64_t)((int64_t)n + 1023) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+/* log(x) for 0 < x < 1, inline: x = 2^e m with m in [sqrt(1/2), sqrt(2)),
+ * log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172, by its series to
+ * s^11 (relative error < 1e-10). */
+static ALWAYS_INLINE double log_unit(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int64_t e = (int64_t)((bits >> 52) & 0x7FF) - 1023;
+    bits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    if (m > 1.4142135623730951) {
+        m *= 0.5;
+        e += 1;
+    }
+    double sv = (m - 1.0) / (m + 1.0), s2 = sv * sv;
+    double p = 1.0 / 11;
+    p = p * s2 + 1.0 / 9;
+    p = p * s2 + 1.0 / 7;
+    p = p * s2 + 1.0 / 5;
+    p = p * s2 + 1.0 / 3;
+    p = p * s2 + 1.0;
+    return (double)e * 0.6931471805599453 + 2.0 * sv * p;
+}
+
+/* (1 - a)^k for 0 <= a <= 1: k = 1 directly, else exp(k log(1 - a)) with
+ * log(1 - a) from its series where a is small (relative error < a^3 / 4),
+ * where 1 - a would lose a's digits. */
+static ALWAYS_INLINE double shrink_pow(double a, uint32_t k)
+{
+    if (k == 1)
+        return 1.0 - a;
+    if (a >= 1.0)
+        return 0.0;
+    double lg = a < 1e-3 ? -a * (1.0 + a * (0.5 + a * (1.0 / 3.0)))
+                         : log_unit(1.0 - a);
+    return exp_nonpos((double)k * lg);
+}
+
+/* AdaGrad's rate of a coordinate whose squared gradients sum to g2, in
+ * float: the rate is stored nowhere, so the catch-up recomputes it, and
+ * float's square root and division cost half of double's. */
+static ALWAYS_INLINE double adagrad_eta(const struct hog_sgd *s, float g2)
+{
+    return (float)s->eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
+}
+
+/* AdaGrad: k regularization steps of coordinate j at its constant rate. */
 static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
-                                            float g2, uint32_t k)
+                                            uint64_t j, uint32_t k, bool l1)
 {
     if (v == 0.0f)
         return 0.0f;
-    double eta = s->eta / sqrt(HOG_ADAGRAD_EPS + (double)g2);
-    double a = fmin(1.0, eta * s->l2), b = eta * s->l1;
-    double p, q;
-    if (a > 0) {
-        double lg = (double)k * log1p(-a); /* -inf when a == 1: p = 0 */
-        p = exp(lg);
-        q = b * -expm1(lg) / a;
-    } else {
-        p = 1.0;
-        q = b * (double)k;
+    double eta = adagrad_eta(s, ld(&s->g2[j]));
+    double a = eta * s->l2;
+    a = a < 1.0 ? a : 1.0;
+    double p = a > 0 ? shrink_pow(a, k) : 1.0;
+    double u = p * fabs((double)v);
+    if (l1) {
+        /* Q = b (1 - p) / a, by its series where 1 - p would cancel */
+        double ka = (double)k * a;
+        double q = ka < 1e-4 ? (double)k * (1.0 - 0.5 * (ka - a))
+                             : (1.0 - p) / a;
+        u -= eta * s->l1 * q;
     }
-    double u = p * fabs((double)v) - q;
     return u > 0 ? (float)copysign(u, (double)v) : 0.0f;
-}
-
-static inline uint32_t stamp_load(const struct hog_sgd *s, uint64_t j)
-{
-    return atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
-}
-
-static inline void stamp_store(const struct hog_sgd *s, uint64_t j, uint32_t v)
-{
-    atomic_store_explicit(&s->stamp[j], v, memory_order_relaxed);
 }
 
 /* ---- the row step ----------------------------------------------------------- */
 
-/* Pass 1 for one coordinate: bring w[j] to step t, return it. */
+/* Pass 1 for one coordinate: w[j] as of step t (stamped), or as stored. */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool reg, bool l1)
+                                 bool ada, bool stamped, bool l1)
 {
-    float v = hog_w_load_relaxed(s->w, j);
-    if (!reg)
+    _Atomic float *wp = w_at(s, j);
+    float v = ld(wp);
+    if (!stamped)
         return v;
-    uint32_t k = stamp_load(s, j);
+    _Atomic uint32_t *sp = stamp_at(s, j);
+    uint32_t k = ld_u32(sp);
     if (k >= t)
         return v;
-    v = ada ? catch_up_adagrad(
-                  s, v, atomic_load_explicit(&s->g2[j], memory_order_relaxed),
-                  t - k)
-            : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
-    hog_w_store_relaxed(s->w, j, v);
-    stamp_store(s, j, t);
+    v = ada ? catch_up_adagrad(s, v, j, t - k, l1)
+            : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+    st(wp, v);
+    st_u32(sp, t);
     return v;
 }
 
-/* Pass 2 for one coordinate: the step t with loss gradient gj = d x_j
- * (prefix schedules: eta, shrink = 1 - eta l2, thr = eta l1). */
+/* Pass 2 for one coordinate: step t with loss gradient gj = d x_j. Shared
+ * schedules pass eta, shrink = 1 - eta l2 and thr = eta l1 (scaled: eta
+ * already times q_{t+1}, shrink unused). */
 static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double gj, double eta,
-                                 double shrink, double thr, bool ada, bool reg,
-                                 bool l1)
+                                 double shrink, double thr, bool ada,
+                                 bool stamped, bool l1)
 {
     if (ada) {
-        double g2 = (double)atomic_load_explicit(&s->g2[j],
-                                                 memory_order_relaxed) +
-                    gj * gj;
-        atomic_store_explicit(&s->g2[j], (float)g2, memory_order_relaxed);
-        eta = s->eta / sqrt(HOG_ADAGRAD_EPS + g2);
-        shrink = 1.0 - fmin(1.0, eta * s->l2);
+        float g2 = (float)((double)ld(&s->g2[j]) + gj * gj);
+        st(&s->g2[j], g2);
+        eta = adagrad_eta(s, g2);
+        double a = eta * s->l2;
+        shrink = 1.0 - (a < 1.0 ? a : 1.0);
         thr = eta * s->l1;
     }
-    double v = hog_w_load_relaxed(s->w, j);
-    if (reg) {
-        uint32_t k = stamp_load(s, j);
-        if (k <= t) {
+    _Atomic float *wp = w_at(s, j);
+    double v = ld(wp);
+    if (stamped) {
+        _Atomic uint32_t *sp = stamp_at(s, j);
+        if (ld_u32(sp) <= t) {
             double u = shrink * v - eta * gj;
-            hog_w_store_relaxed(s->w, j,
-                                l1 ? soft_threshold(u, thr) : (float)u);
-            stamp_store(s, j, t + 1);
+            st(wp, l1 ? soft_threshold(u, thr) : (float)u);
+            st_u32(sp, t + 1);
             return;
         }
         /* A thread further ahead regularized this weight past step t. */
     }
-    hog_w_store_relaxed(s->w, j, (float)(v - eta * gj));
+    st(wp, (float)(v - eta * gj));
 }
 
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       struct hog_row r, double y, uint32_t t,
-                                      hog_loss loss, bool ada, bool reg,
-                                      bool l1)
+                                      hog_loss loss, bool ada,
+                                      enum hog_sgd_reg reg, bool l1)
 {
+    const bool stamped = reg == HOG_SGD_REG_STAMPED;
+    const bool scaled = reg == HOG_SGD_REG_SCALED;
     double qt_inv = 0, ct = 0;
-    if (reg && !ada) {
+    if (reg != HOG_SGD_REG_NONE && !ada) {
         qt_inv = 1.0 / s->pre[t].q;
         ct = s->pre[t].c;
     }
+    /* Long rows miss the cache on most weights; prefetching a few entries
+     * ahead keeps several misses in flight despite the catch-up's
+     * branches and calls. */
+    enum { PF = 16 };
     double m = 0.0;
-    for (uint32_t k = 0; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, reg, l1) *
+    uint32_t k = 0;
+    if (r.nnz > PF)
+        for (; k < r.nnz - PF; k++) {
+            uint32_t jp = r.idx[k + PF];
+            __builtin_prefetch(w_at(s, jp), 1);
+            if (stamped)
+                __builtin_prefetch(stamp_at(s, jp), 1);
+            if (ada)
+                __builtin_prefetch(&s->g2[jp], 1);
+            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+                 r.val[k];
+        }
+    for (; k < r.nnz; k++)
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
              r.val[k];
     const bool has_bias = s->bias != 0.0;
     if (has_bias)
-        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, reg, l1) *
+        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, stamped,
+                           l1) *
              s->bias;
+    if (scaled)
+        m *= qt_inv;
 
     double d = hog_loss_deriv(loss, y, m);
     if (d == 0.0)
-        return m; /* step t's shrink stays pending in the stamps */
+        return m; /* step t's shrink stays pending (stamps, or q) */
     double eta = 0, shrink = 1, thr = 0;
     if (!ada) {
         eta = s->seg_eta[t];
         shrink = 1.0 - eta * s->l2;
         thr = eta * s->l1;
+        if (scaled)
+            eta *= s->pre[t + 1].q;
     }
-    for (uint32_t k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, reg, l1);
-    if (has_bias)
-        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada, reg,
+    for (k = 0; k < r.nnz; k++)
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, stamped,
                l1);
+    if (has_bias)
+        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada,
+               stamped, l1);
     return m;
 }
 
 static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
                                    uint32_t t, uint32_t stride, hog_loss loss,
-                                   bool ada, bool reg, bool l1)
+                                   bool ada, enum hog_sgd_reg reg, bool l1)
 {
-    const struct hog_csr *m = &d->m;
-    const double pos = s->label_pos;
+    /* A private copy whose address never escapes: the compiler then knows
+     * that the weight stores do not change the array pointers, and keeps
+     * them in registers. */
+    const struct hog_sgd sc = *s;
+    const struct hog_csr m = d->m;
+    const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
-        struct hog_row r = hog_csr_row(m, order[i]);
+        struct hog_row r = hog_csr_row(&m, order[i]);
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
                                             : -1.0;
-        step_impl(s, r, y, t, loss, ada, reg, l1);
+        step_impl(&sc, r, y, t, loss, ada, reg, l1);
     }
 }
 
-/* One specialised loop per (loss, AdaGrad or not, regularization kind). */
+/* One specialised loop per loss and regularization kind:
+ * 0 none, 1 scaled (l2), 2 stamped l1, 3 AdaGrad, 4 AdaGrad stamped l2,
+ * 5 AdaGrad stamped l1. */
 typedef void run_fn(const struct hog_sgd *, const hog_data *,
                     const uint64_t *, uint64_t, uint32_t, uint32_t);
 
-#define RUN_VARIANT(LOSS, ADA, REG, L1)                                       \
-    static void run_##LOSS##_##ADA##REG##L1(                                  \
-        const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
-        uint64_t count, uint32_t t, uint32_t stride)                          \
+#define RUN_VARIANT(LOSS, K, ADA, REG, L1)                                    \
+    static void run_##LOSS##_##K(const struct hog_sgd *s, const hog_data *d,  \
+                                 const uint64_t *order, uint64_t count,       \
+                                 uint32_t t, uint32_t stride)                 \
     {                                                                         \
-        run_impl(s, d, order, count, t, stride, HOG_LOSS_##LOSS, ADA, REG,    \
-                 L1);                                                         \
+        run_impl(s, d, order, count, t, stride, HOG_LOSS_##LOSS, ADA,         \
+                 HOG_SGD_REG_##REG, L1);                                      \
     }
 #define RUN_VARIANTS(LOSS)                                                    \
-    RUN_VARIANT(LOSS, 0, 0, 0)                                                \
-    RUN_VARIANT(LOSS, 0, 1, 0)                                                \
-    RUN_VARIANT(LOSS, 0, 1, 1)                                                \
-    RUN_VARIANT(LOSS, 1, 0, 0)                                                \
-    RUN_VARIANT(LOSS, 1, 1, 0)                                                \
-    RUN_VARIANT(LOSS, 1, 1, 1)
+    RUN_VARIANT(LOSS, 0, false, NONE, false)                                  \
+    RUN_VARIANT(LOSS, 1, false, SCALED, false)                                \
+    RUN_VARIANT(LOSS, 2, false, STAMPED, true)                                \
+    RUN_VARIANT(LOSS, 3, true, NONE, false)                                   \
+    RUN_VARIANT(LOSS, 4, true, STAMPED, false)                                \
+    RUN_VARIANT(LOSS, 5, true, STAMPED, true)
 RUN_VARIANTS(LOGISTIC)
 RUN_VARIANTS(HINGE)
 RUN_VARIANTS(SQHINGE)
 RUN_VARIANTS(SQUARED)
 
 #define RUN_ROW(LOSS)                                                         \
-    { run_##LOSS##_000, run_##LOSS##_010, run_##LOSS##_011,                   \
-      run_##LOSS##_100, run_##LOSS##_110, run_##LOSS##_111 }
+    { run_##LOSS##_0, run_##LOSS##_1, run_##LOSS##_2,                         \
+      run_##LOSS##_3, run_##LOSS##_4, run_##LOSS##_5 }
 static run_fn *const run_table[4][6] = {
     [HOG_LOSS_LOGISTIC] = RUN_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = RUN_ROW(HINGE),
@@ -358,21 +492,25 @@ static run_fn *const run_table[4][6] = {
     [HOG_LOSS_SQUARED] = RUN_ROW(SQUARED),
 };
 
+static int variant(const struct hog_sgd *s)
+{
+    if (s->schedule == HOG_SCHED_ADAGRAD)
+        return s->l1 > 0 ? 5 : s->l2 > 0 ? 4 : 3;
+    return (int)s->reg; /* none 0, scaled 1, stamped (l1) 2 */
+}
+
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    int reg = s->l1 > 0 ? 2 : s->l2 > 0 ? 1 : 0;
-    int ada = s->schedule == HOG_SCHED_ADAGRAD;
-    run_table[s->loss][3 * ada + reg](s, d, order, count, t_first, t_stride);
+    run_table[s->loss][variant(s)](s, d, order, count, t_first, t_stride);
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t)
 {
-    bool reg = s->l1 > 0 || s->l2 > 0, l1 = s->l1 > 0;
-    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
-    return step_impl(s, r, y, t, s->loss, ada, reg, l1);
+    return step_impl(s, r, y, t, s->loss, s->schedule == HOG_SCHED_ADAGRAD,
+                     s->reg, s->l1 > 0);
 }
 
 /* ---- segment end -------------------------------------------------------------- */
@@ -380,8 +518,14 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
                             uint32_t len)
 {
-    if (!s->stamp)
+    if (s->reg == HOG_SGD_REG_NONE)
         return;
+    if (s->reg == HOG_SGD_REG_SCALED) {
+        double qinv = 1.0 / s->pre[len].q;
+        for (uint64_t j = lo; j < hi; j++)
+            st(&s->w[j], (float)((double)ld(&s->w[j]) * qinv));
+        return;
+    }
     bool ada = s->schedule == HOG_SCHED_ADAGRAD, l1 = s->l1 > 0;
     double qt_inv = 0, ct = 0;
     if (!ada) {
@@ -389,17 +533,16 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
         ct = s->pre[len].c;
     }
     for (uint64_t j = lo; j < hi; j++) {
-        uint32_t k = stamp_load(s, j);
+        _Atomic float *wp = w_at(s, j);
+        _Atomic uint32_t *sp = stamp_at(s, j);
+        uint32_t k = ld_u32(sp);
         if (k < len) {
-            float v = hog_w_load_relaxed(s->w, j);
-            v = ada ? catch_up_adagrad(s, v,
-                                       atomic_load_explicit(
-                                           &s->g2[j], memory_order_relaxed),
-                                       len - k)
-                    : catch_up_prefix(s->pre, v, k, qt_inv, ct, l1);
-            hog_w_store_relaxed(s->w, j, v);
+            float v = ld(wp);
+            v = ada ? catch_up_adagrad(s, v, j, len - k, l1)
+                    : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+            st(wp, v);
         }
-        stamp_store(s, j, 0);
+        st_u32(sp, 0);
     }
 }
 
@@ -411,5 +554,5 @@ void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
     for (uint64_t j = 0; j < s->n_weights; j++)
-        out[j] = hog_w_load_relaxed(s->w, j);
+        out[j] = ld(&s->w[j]);
 }

@@ -24,9 +24,10 @@
 #include "core/core.h"
 
 #define HOG_ADAGRAD_EPS 1e-8
-/* A segment ends early when the product of the shrink factors falls below
- * this, so that 1/product stays far from overflow. */
-#define HOG_SGD_PREFIX_MIN 1e-200
+/* A segment ends early when the product of the shrink factors would fall
+ * below this: 1/product scales the weights stored as float (l2 only), so it
+ * must stay far from float's 3.4e38. */
+#define HOG_SGD_PREFIX_MIN 1e-20
 /* At most this many steps per segment: bounds the prefix arrays to
  * 2^20 * 24 bytes = 24 MiB, for one O(features) catch-up every 2^20 steps. */
 #define HOG_SGD_SEG_MAX (UINT32_C(1) << 20)
@@ -35,6 +36,15 @@
  * c = sum_{r<s} b_r * q_{r+1}, where a_r = eta_r l2 and b_r = eta_r l1. */
 struct hog_sgd_prefix {
     double q, c;
+};
+
+/* How the regularization is kept up to date (sgd.c has the maths). */
+enum hog_sgd_reg {
+    HOG_SGD_REG_NONE = 0, /* l1 = l2 = 0: w holds the weights */
+    HOG_SGD_REG_SCALED,   /* l2 only, shared schedule: during a segment w[j]
+                             holds w_j q_t, constant between touches */
+    HOG_SGD_REG_STAMPED   /* l1, or AdaGrad with l2: w[j] holds w_j as of
+                             segment step stamp[j] */
 };
 
 struct hog_sgd {
@@ -46,18 +56,20 @@ struct hog_sgd {
     uint64_t n_features;  /* the bias weight, if any, is w[n_features] */
     uint64_t n_weights;   /* n_features + (bias != 0) */
     uint64_t rows;        /* n in the schedule eta / (1 + t/n)^power */
+    enum hog_sgd_reg reg;
 
     /* shared, written by the kernel (relaxed) */
-    _Atomic float *w;
+    _Atomic float *w;         /* the weights (scaled: w_j q_t in a segment) */
     _Atomic float *g2;        /* AdaGrad: sum of squared loss gradients */
-    _Atomic uint32_t *stamp;  /* w[j] holds the regularization of segment
-                                 steps < stamp[j]; NULL without l1 and l2 */
+    _Atomic uint32_t *stamp;  /* HOG_SGD_REG_STAMPED only: w[j] holds the
+                                 regularization of segment steps < stamp[j] */
 
     /* the segment, written by segment_begin/end only */
     uint64_t seg_t0;          /* global step number of segment step 0 */
     uint32_t seg_len;
     uint32_t seg_cap;         /* most steps segment_begin gives */
-    struct hog_sgd_prefix *pre; /* seg_cap + 1 entries (not for AdaGrad) */
+    struct hog_sgd_prefix *pre; /* seg_cap + 1 entries (shared schedules
+                                   with l1 or l2) */
     double *seg_eta;            /* eta of each segment step (not for AdaGrad) */
 };
 
@@ -95,7 +107,7 @@ void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t);
 
-/* Copies the weights out (call after segment_end). */
+/* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 
 #endif

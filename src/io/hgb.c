@@ -308,10 +308,10 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     uint64_t toff = get64(hdr + H_TABLE_OFF), tbytes = get64(hdr + H_TABLE_BYTES);
     /* Every declared size is checked against the file before use. */
     if (lk > HOG_LABELS_REAL || toff != HDR_SIZE ||
+        in->file_size > (UINT64_C(1) << 56) || /* no size sum can overflow */
         in->n_chunks > in->file_size / HOG_HGB_ALIGN ||
         tbytes != ALIGN_UP(in->n_chunks * TABLE_ENTRY) ||
-        in->file_size < HDR_SIZE + tbytes ||
-        in->n_features > (uint64_t)HOG_MAX_FEATURE_INDEX + 1)
+        in->file_size < HDR_SIZE + tbytes)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;

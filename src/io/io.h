@@ -76,9 +76,10 @@ hog_status hog_hgb_open_info(const char *path, struct hog_hgb_info *info,
                              hog_err *err);
 void hog_hgb_info_close(struct hog_hgb_info *info);
 /* Checks chunk k read whole into buf (info->chunks[k].bytes bytes from its
- * offset): header, CRC of payload and padding, row offsets. On success m
- * views the chunk inside buf, with local offsets (m->off[0] == 0). name is
- * used in messages. */
+ * offset; buf aligned to at least 8 bytes, HOG_HGB_ALIGN for O_DIRECT):
+ * header, CRC of payload and padding, row offsets, indices below
+ * n_features. On success m views the chunk inside buf, with local offsets
+ * (m->off[0] == 0). name is used in messages. */
 hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
                                 const void *buf, const char *name,
                                 struct hog_csr *m, hog_err *err);

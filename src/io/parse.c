@@ -4,8 +4,9 @@
  *     label [qid:N] idx:val idx:val ... [# comment]
  *
  * The buffer is cut into one slice per thread at line boundaries; each
- * thread parses its slice into its own growable arrays, counting lines, and
- * the slices are then copied in file order into one CSR. An error names the
+ * thread parses its slice into its own growable arrays, counting lines;
+ * slice 0's arrays then grow to the whole set and the other slices are
+ * copied in after it, in file order and in parallel. An error names the
  * global line: slice k starts at 1 + the newlines of slices 0..k-1, which
  * all finished (only the first failing slice matters: its line is the
  * smallest).
@@ -16,13 +17,17 @@
  * with one appended (no fixed-size line buffer anywhere).
  *
  * Numbers are parsed by hand: a decimal mantissa of up to 19 significant
- * digits and a power of ten. When the mantissa is at most 2^53 and the
- * power at most 22 in magnitude, one IEEE multiplication or division gives
- * the correctly rounded double (Clinger's fast path); rounding that double
- * to float equals rounding the exact decimal to float unless the double
- * sits exactly halfway between two floats, in which case, and in every
- * other case, strtof decides. Values and labels are thus stored as float,
- * rounded once from the exact decimal, bit-identical to strtof.
+ * digits and a power of ten 10^e. When the mantissa is at most 2^53 and
+ * |e| <= 22 (Clinger's fast path), m * 10^e for e >= 0 is one correctly
+ * rounded IEEE multiplication; for e < 0, m * (10^-k rounded) lands within
+ * 2 double ulps of the exact value, which rounds to the same float unless
+ * it is within a few ulps of a point halfway between two floats: then the
+ * correctly rounded division m / 10^k is used. Rounding a correctly
+ * rounded double to float equals rounding the exact decimal unless the
+ * double sits exactly halfway; that case, subnormal or overflowing values
+ * and every other shape (over 19 digits, larger exponents) go to strtof.
+ * Values and labels are thus stored as float, rounded once from the exact
+ * decimal, bit-identical to strtof.
  */
 #include "io/io.h"
 
@@ -147,7 +152,8 @@ static inline uint32_t from_half(double d)
 
 /* Parses a decimal number at *pp into *out; on success *pp is just past it
  * and the next byte is a delimiter. */
-static inline enum num_res parse_float(const char **pp, float *out)
+static inline __attribute__((always_inline)) enum num_res
+parse_float(const char **pp, float *out)
 {
     const char *p = *pp, *start = p;
     bool neg = false;
@@ -558,25 +564,22 @@ static void slice_free(struct slice *s)
 }
 
 /* Runs fn on every slice: slices 1.. on new threads, slice 0 here. */
-static hog_status run_all(struct slice *sl, unsigned n, void *(*fn)(void *),
-                          hog_err *err)
+/* Runs fn on every slice: slices 1.. on new threads, slice 0 here; any
+ * slice whose thread cannot start runs here too. */
+static void run_all(struct slice *sl, unsigned n, void *(*fn)(void *))
 {
     pthread_t *th = n > 1 ? calloc(n, sizeof *th) : NULL;
-    if (n > 1 && !th)
-        return hog_errf(err, HOG_ENOMEM, "out of memory for parser threads");
     unsigned started = 1;
-    hog_status st = HOG_OK;
-    for (unsigned i = 1; i < n; i++, started++)
+    for (unsigned i = 1; th && i < n; i++, started++)
         if (pthread_create(&th[i], NULL, fn, &sl[i]) != 0)
             break;
-    /* Slices whose thread did not start run here. */
     for (unsigned i = started; i < n; i++)
         fn(&sl[i]);
-    fn(&sl[0]);
+    if (n > 0)
+        fn(&sl[0]);
     for (unsigned i = 1; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);
-    return st;
 }
 
 hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
@@ -613,7 +616,8 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         sl[i].zero_based = o && o->zero_based;
         at = cut;
     }
-    hog_status st = run_all(sl, nslices, slice_run, err);
+    run_all(sl, nslices, slice_run);
+    hog_status st = HOG_OK;
     uint64_t lines = 0, rows = 0, nnz = 0;
     for (unsigned i = 0; i < nslices && st == HOG_OK; i++) {
         if (sl[i].status != HOG_OK) {
@@ -653,12 +657,29 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         free(sl);
         return hog_data_wrap(rows, nnz, off, y, idx, val, nf_min, out, err);
     }
-    off = malloc((rows + 1) * sizeof *off);
-    y = malloc(rows * sizeof *y);
-    idx = malloc((nnz ? nnz : 1) * sizeof *idx);
-    val = malloc((nnz ? nnz : 1) * sizeof *val);
-    if (!off || !y || !idx || !val) {
-        free(off), free(y), free(idx), free(val);
+    /* Slice 0's arrays grow to the whole set (realloc of a large block
+     * remaps rather than copies); the other slices are copied in after it,
+     * in parallel. */
+    struct slice *s0 = &sl[0];
+    bool ok = true;
+    void *q;
+    if ((q = realloc(s0->off, (rows + 1) * sizeof *off)))
+        s0->off = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->y, rows * sizeof *y)))
+        s0->y = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->idx, (nnz ? nnz : 1) * sizeof *idx)))
+        s0->idx = q;
+    else
+        ok = false;
+    if (ok && (q = realloc(s0->val, (nnz ? nnz : 1) * sizeof *val)))
+        s0->val = q;
+    else
+        ok = false;
+    if (!ok) {
         for (unsigned i = 0; i < nslices; i++)
             slice_free(&sl[i]);
         free(sl);
@@ -666,12 +687,13 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                         "%s: out of memory for %llu rows and %llu nonzeros",
                         name, (unsigned long long)rows, (unsigned long long)nnz);
     }
-    off[0] = 0;
-    for (unsigned i = 0; i < nslices; i++) {
+    off = s0->off, y = s0->y, idx = s0->idx, val = s0->val;
+    s0->off = NULL, s0->y = NULL, s0->idx = NULL, s0->val = NULL;
+    for (unsigned i = 1; i < nslices; i++) {
         sl[i].dst_off = off, sl[i].dst_y = y;
         sl[i].dst_idx = idx, sl[i].dst_val = val;
     }
-    run_all(sl, nslices, slice_copy, err);
+    run_all(sl + 1, nslices - 1, slice_copy);
     for (unsigned i = 0; i < nslices; i++)
         slice_free(&sl[i]);
     free(sl);
