@@ -43,13 +43,18 @@ hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
 {
     uint64_t nw = s->n_weights;
     size_t bytes = (nw ? nw : 1) * sizeof(float);
-    bool mid = seg_pos > 0 && s->stamp;
+    /* inside a segment with regularization, w holds lazy (stamped) or
+     * scaled weights: those go into w_raw, and a copy brought current
+     * into w */
+    bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
     st->n_weights = nw;
     st->w = malloc(bytes);
     st->w_raw = mid ? malloc(bytes) : NULL;
-    st->stamp = mid ? malloc(bytes) : NULL;
+    st->stamp = stamps ? malloc(bytes) : NULL;
     st->g2 = s->g2 ? malloc(bytes) : NULL;
-    if (!st->w || (mid && (!st->w_raw || !st->stamp)) || (s->g2 && !st->g2)) {
+    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
+        (s->g2 && !st->g2)) {
         hog_train_state_free(st);
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for a checkpoint of %llu weights",
@@ -62,13 +67,13 @@ hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
         return HOG_OK;
     }
     copy_out(s->w, st->w_raw, nw);
-    for (uint64_t j = 0; j < nw; j++)
+    for (uint64_t j = 0; stamps && j < nw; j++)
         st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
     /* bring a copy current: catch up in place, read, put the lazy state back */
     hog_sgd_catch_up_range(s, 0, nw, seg_pos);
     copy_out(s->w, st->w, nw);
     copy_in(s->w, st->w_raw, nw);
-    for (uint64_t j = 0; j < nw; j++)
+    for (uint64_t j = 0; stamps && j < nw; j++)
         atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
     return HOG_OK;
 }
@@ -89,15 +94,16 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                         "the checkpoint %s AdaGrad sums but this training %s",
                         st->g2 ? "holds" : "lacks", s->g2 ? "needs them"
                                                           : "uses none");
-    bool mid = st->seg_pos > 0 && s->stamp;
-    if (mid != (st->w_raw && st->stamp))
+    bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    if (mid != !!st->w_raw || stamps != !!st->stamp)
         return hog_errf(err, HOG_EINVAL,
                         "the checkpoint's regularization state does not "
                         "match these options (l1, l2)");
     if (s->g2)
         copy_in(s->g2, st->g2, nw);
     copy_in(s->w, mid ? st->w_raw : st->w, nw);
-    if (mid)
+    if (stamps)
         for (uint64_t j = 0; j < nw; j++) {
             if (st->stamp[j] > st->seg_pos)
                 return hog_errf(err, HOG_EINVAL,
