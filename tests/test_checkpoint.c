@@ -20,6 +20,7 @@
 #include "io/io.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -601,4 +602,44 @@ Test(checkpoint, cli_usage)
     rc = th_run(out, sizeof out, "'%s' train x --checkpoint c "
                 "--checkpoint-every 0r", th_bin());
     cr_assert_eq(rc, 2, "%s", out);
+}
+
+/* The weights a checkpoint holds are the model: at an epoch's end they are
+ * the model the run returns; inside a segment (l1: stamped, l2: scaled) they
+ * are the lazy ones brought current, which differ from the stored lazy
+ * ones. */
+Test(checkpoint, checkpoint_weights_are_the_model)
+{
+    char dir[1024], ck[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    for (int k = 0; k < 2; k++) {
+        hog_train_opts o;
+        opts_for(&configs[k], 2, &o); /* l2 only (scaled); l1 + l2 */
+        o.checkpoint = ck;
+        hog_model *m = train_or_die(d, &o);
+        struct hog_ckpt c;
+        hog_err err;
+        cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(c.st.epoch, 2);
+        cr_assert_null(c.st.w_raw);
+        cr_assert(memcmp(c.st.w, m->w, c.st.n_weights * 4) == 0);
+        hog_ckpt_free(&c);
+        hog_model_free(m);
+
+        o.checkpoint_epochs = 0;
+        o.checkpoint_rows = 1234; /* the last one at row 2436 of epoch 2 */
+        hog_model_free(train_or_die(d, &o));
+        cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(c.st.pos, 4 * 1234 - 2500);
+        cr_assert_not_null(c.st.w_raw);
+        cr_assert(memcmp(c.st.w, c.st.w_raw, c.st.n_weights * 4) != 0,
+                  "%s: the lazy weights were stored as the model",
+                  configs[k].name);
+        for (uint64_t j = 0; j < c.st.n_weights; j++)
+            cr_assert(fabsf(c.st.w[j]) < 100.0f);
+        hog_ckpt_free(&c);
+    }
+    hog_data_free(d);
 }
