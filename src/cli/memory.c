@@ -2,11 +2,21 @@
  * Data that does not fit in memory (docs/RELIABILITY.md): the loader's
  * "out of memory" becomes a sentence with the size the data needs, the
  * address-space limit when one is set (ulimit -v), and the remedy.
+ *
+ * And one hang that is not ours: OpenBLAS starts a pool of threads when it
+ * is loaded, each of which maps a 128 MiB buffer and, when the mapping
+ * fails, retries forever (blas_memory_alloc); exit then waits for them.
+ * hogtrain calls BLAS only from its own threads, on ranges it partitions
+ * itself, so under a finite RLIMIT_AS the command runs with one OpenBLAS
+ * thread. The pool starts before main(), so the variable takes effect
+ * through a re-execution, done once (the variable is then set).
  */
 #include "cli/cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -45,4 +55,15 @@ void hog_cli_explain_memory(const char *path, hog_err *err)
              err->msg, mib(need), how, lim, conv);
     if (n > 0 && (size_t)n < sizeof err->msg)
         memcpy(err->msg, msg, (size_t)n + 1);
+}
+
+void hog_cli_blas_threads(char **argv)
+{
+    struct rlimit rl;
+    if (getenv("OPENBLAS_NUM_THREADS") || getrlimit(RLIMIT_AS, &rl) != 0 ||
+        rl.rlim_cur == RLIM_INFINITY)
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv); /* returns only on failure: go on */
 }
