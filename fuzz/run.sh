@@ -2,14 +2,16 @@
 # make fuzz-ci / fuzz-run: for each harness, replay its seed corpus
 # (fuzz/corpus/<name>, which also holds every past finding as a regression
 # input), then fuzz it for SECONDS, JOBS harnesses at a time. New inputs go
-# to build-fuzz/corpus/<name>, never into the repository. Any crash, leak,
+# to $FUZZ_OUT/corpus/<name>, never into the repository. Any crash, leak,
 # sanitizer report, timeout (10 s per input) or RSS over 2 GiB fails.
 #   sh fuzz/run.sh BINDIR SECONDS JOBS NAME...
+# FUZZ_OUT (default build-fuzz) is where corpus/ and logs/ go.
 set -u
+O=${FUZZ_OUT:-build-fuzz}
 if [ "$1" = --one ]; then
     B=$2 SECS=$3 n=$4
-    L=build-fuzz/logs/$n
-    mkdir -p "build-fuzz/corpus/$n" "$L"
+    L=$O/logs/$n
+    mkdir -p "$O/corpus/$n" "$L"
     rm -f "$L/status"
     if ! "$B/$n" -runs=0 -rss_limit_mb=2048 -timeout=10 "fuzz/corpus/$n" \
             >"$L/replay.log" 2>&1; then
@@ -18,7 +20,7 @@ if [ "$1" = --one ]; then
     fi
     if ! "$B/$n" -max_total_time="$SECS" -rss_limit_mb=2048 -timeout=10 \
             -max_len=65536 -print_final_stats=1 -artifact_prefix="$L/" \
-            "build-fuzz/corpus/$n" "fuzz/corpus/$n" >"$L/fuzz.log" 2>&1; then
+            "$O/corpus/$n" "fuzz/corpus/$n" >"$L/fuzz.log" 2>&1; then
         echo "fuzz: FAIL $n: finding (log $L/fuzz.log, reproducer in $L/)"
         tail -n 40 "$L/fuzz.log"; exit 1
     fi
