@@ -53,15 +53,19 @@ GPU_CU   := $(sort $(wildcard src/gpu/*.cu))
 GPU_C    := $(filter-out src/gpu/nocuda.c,$(wildcard src/gpu/*.c))
 else
 GPU_CU   :=
-GPU_C    := $(wildcard src/gpu/nocuda.c)
+GPU_C    := $(wildcard src/gpu/*.c)
 endif
 LIB_SRC += $(GPU_C)
+# The library remembers whether it was built with CUDA, so that switching
+# (make NVCC=, then make) relinks it instead of keeping the other kind.
+GPU_MODE  := $(BUILD)/gpu-mode
+GPU_MODE_NOW := $(if $(GPU_CU),cuda,nocuda)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 ifneq ($(GPU_CU),)
-LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
 STATIC := $(BUILD)/libhogtrain.a
@@ -69,7 +73,7 @@ SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
 BIN    := $(BUILD)/hogtrain
 TESTS  := $(BUILD)/hogtrain-tests
 
-.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean
+.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean FORCE
 all: check-deps $(STATIC) $(SHARED) $(BIN)
 
 # ---- dependencies --------------------------------------------------------
@@ -105,17 +109,22 @@ $(BUILD)/src/%.o: src/%.c
 $(BUILD)/src/%.cu.o: src/%.cu
 	$(call msg,NVCC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O3 -std=c++17 -Iinclude -Isrc -Xcompiler -fPIC,-fvisibility=hidden \
+	$(Q)$(NVCC) -O3 -std=c++17 -lineinfo -Iinclude -Isrc $(CFLAGS_PKG) \
+	  -Xcompiler -fPIC,-fvisibility=hidden,-Wall $(if $(CI),-Werror all-warnings,) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
 
-$(STATIC): $(LIB_OBJ)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+$(GPU_MODE): FORCE
+	@mkdir -p $(dir $@)
+	@echo $(GPU_MODE_NOW) | cmp -s - $@ 2>/dev/null || echo $(GPU_MODE_NOW) > $@
 
-$(SHARED): $(LIB_OBJ)
+$(STATIC): $(LIB_OBJ) $(GPU_MODE)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJ)
+
+$(SHARED): $(LIB_OBJ) $(GPU_MODE)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libhogtrain.so.$(SONAME_MAJOR) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) -shared -Wl,-soname,libhogtrain.so.$(SONAME_MAJOR) -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
 	$(Q)ln -sf libhogtrain.so.$(VERSION) $(BUILD)/libhogtrain.so.$(SONAME_MAJOR)
 	$(Q)ln -sf libhogtrain.so.$(SONAME_MAJOR) $(BUILD)/libhogtrain.so
 

@@ -112,6 +112,12 @@ typedef enum hog_update {
     HOG_UPDATE_MUTEX     /* one lock around each row's update */
 } hog_update;
 
+/* What each GPU replica runs (when hog_train_opts.gpus asks for GPUs). */
+typedef enum hog_gpu_step {
+    HOG_GPU_STEP_MINIBATCH = 0, /* cuSPARSE X_B w and X_B^T g, then the update */
+    HOG_GPU_STEP_HOGWILD        /* a warp per row, atomic adds into the replica */
+} hog_gpu_step;
+
 /* Metrics of one epoch. Fields that do not apply are NaN. */
 typedef struct hog_epoch_stats {
     unsigned epoch;          /* 1-based */
@@ -149,6 +155,13 @@ typedef struct hog_train_opts {
     hog_update update;
     hog_progress_fn progress;
     void *progress_ctx;
+    /* GPUs: NULL or "none" trains on the CPU; "all", or a list of CUDA
+     * device numbers ("0,2", after CUDA_VISIBLE_DEVICES; a number twice is
+     * two replicas on one GPU). See docs/GPU.md. */
+    const char *gpus;
+    hog_gpu_step gpu_step;
+    uint32_t gpu_batch;     /* rows per replica per step (0 = the default) */
+    uint64_t sync_every;    /* rows per replica between averages (0 = default) */
     /* Checkpoints (docs/RELIABILITY.md; the serial trainer): the model and
      * its training state written atomically to checkpoint after every
      * checkpoint_epochs-th epoch and/or every checkpoint_rows rows (steps).

@@ -1,5 +1,6 @@
 /* `hogtrain topo`: what the machine looks like and where threads would run. */
 #include "cli/topo.h"
+#include "gpu/gpu.h"
 #include "pool/pool.h"
 
 #include <errno.h>
@@ -20,7 +21,8 @@ static void help(FILE *f)
     fputs(usage_text, f);
     fputs("\n"
           "Prints the machine (sockets, NUMA nodes, cores, PUs, the PUs this\n"
-          "process may use) and the plan that places worker threads on it.\n"
+          "process may use), the plan that places worker threads on it, and\n"
+          "the CUDA devices (PCI bus id, memory, NUMA node).\n"
           "\n"
           "  -b, --bind SPEC      compact (default), scatter, none, cpus:LIST,\n"
           "                       numa:LIST, socket:LIST, plus +no_smt or\n"
@@ -106,6 +108,28 @@ static void print_report(const struct hog_topo *t, const struct hog_plan *p,
     }
 }
 
+/* The CUDA devices: PCI bus id, memory, NUMA node; or why there are none. */
+static void print_gpus(void)
+{
+    struct hog_gpu_info g[HOG_GPU_MAX];
+    unsigned n = 0;
+    hog_err err = { { 0 } };
+    if (hog_gpu_list(g, HOG_GPU_MAX, &n, &err) != HOG_OK) {
+        printf("\nGPUs        none: %s\n", err.msg);
+        return;
+    }
+    printf("\nGPUs        %u\n", n);
+    printf("\n   GPU  PCI bus id        memory (free)          NUMA  name\n");
+    for (unsigned i = 0; i < n && i < HOG_GPU_MAX; i++) {
+        printf("%6d  %-16s %7.1f GiB (%7.1f GiB)", g[i].index, g[i].pci,
+               (double)g[i].mem_total / (1u << 30),
+               (double)g[i].mem_free / (1u << 30));
+        print_index(g[i].numa, 6);
+        printf("  %s (sm_%d%d, %d SMs)\n", g[i].name, g[i].cc_major,
+               g[i].cc_minor, g[i].sms);
+    }
+}
+
 int hog_cli_topo(int argc, char **argv)
 {
     enum { OPT_NO_SMT = 256, OPT_OVERSUB, OPT_SYNTHETIC, OPT_XML, OPT_ALLOWED };
@@ -183,6 +207,8 @@ int hog_cli_topo(int argc, char **argv)
     else
         snprintf(source, sizeof source, "this machine");
     print_report(t, p, source, &b);
+    if (!synthetic && !xml)
+        print_gpus();
     hog_plan_free(p);
     hog_topo_free(t);
     if (fflush(stdout) != 0 || ferror(stdout)) {

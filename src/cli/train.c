@@ -1,5 +1,6 @@
 /* hogtrain train: load, train with progress, report, write the model. */
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -22,6 +23,10 @@ enum {
     OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
+    OPT_GPUS,
+    OPT_GPU_STEP,
+    OPT_GPU_BATCH,
+    OPT_SYNC_EVERY,
     OPT_CHECKPOINT, /* checkpoints: docs/RELIABILITY.md */
     OPT_CHECKPOINT_EVERY,
     OPT_RESUME,
@@ -47,6 +52,10 @@ static const struct option longopts[] = {
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "gpus", required_argument, NULL, OPT_GPUS },
+    { "gpu-step", required_argument, NULL, OPT_GPU_STEP },
+    { "gpu-batch", required_argument, NULL, OPT_GPU_BATCH },
+    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
     { "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
     { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
     { "resume", required_argument, NULL, OPT_RESUME },
@@ -120,13 +129,24 @@ static void help(FILE *f)
             "      --update U         how hogwild threads write shared weights: none\n"
             "                         (lock-free), atomic, striped or mutex (default %s)\n"
             "\n"
+            "GPUs (see docs/GPU.md):\n"
+            "      --gpus G           all, none (default) or device numbers like 0,1\n"
+            "                         (after CUDA_VISIBLE_DEVICES; a number twice is\n"
+            "                         two replicas on that GPU)\n"
+            "      --gpu-step S       minibatch (cuSPARSE, deterministic; default) or\n"
+            "                         hogwild (a warp per row, atomic adds)\n"
+            "      --gpu-batch N      rows per replica per step (default %u)\n"
+            "      --sync-every N     rows per replica between replica averages\n"
+            "                         (default %u)\n"
+            "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
             cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
-            hog_cli_update_name(d.update));
+            hog_cli_update_name(d.update), HOG_GPU_DEFAULT_BATCH,
+            HOG_GPU_DEFAULT_SYNC);
 }
 
 struct train_args {
@@ -255,6 +275,37 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "mutex)", optarg);
             a->o.update = (hog_update)e;
             break;
+        case OPT_GPUS: {
+            struct hog_gpu_spec gs;
+            hog_err e2 = { { 0 } };
+            if (hog_gpu_spec_parse(optarg, &gs, &e2) != HOG_OK)
+                return hog_cli_usage_error(&cmd, "%s", e2.msg);
+            a->o.gpus = optarg;
+            break;
+        }
+        case OPT_GPU_STEP:
+            if (strcmp(optarg, "minibatch") == 0)
+                a->o.gpu_step = HOG_GPU_STEP_MINIBATCH;
+            else if (strcmp(optarg, "hogwild") == 0)
+                a->o.gpu_step = HOG_GPU_STEP_HOGWILD;
+            else
+                return hog_cli_usage_error(&cmd, "--gpu-step: unknown step "
+                                           "'%s' (minibatch, hogwild)",
+                                           optarg);
+            break;
+        case OPT_GPU_BATCH:
+            if (!hog_parse_u64(optarg, 1, UINT64_C(1) << 30, &u))
+                return hog_cli_usage_error(&cmd, "--gpu-batch: '%s' is not a "
+                                           "number of rows (1 to 2^30)",
+                                           optarg);
+            a->o.gpu_batch = (uint32_t)u;
+            break;
+        case OPT_SYNC_EVERY:
+            if (!hog_parse_u64(optarg, 1, UINT64_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
+                                           "number of rows >= 1", optarg);
+            a->o.sync_every = u;
+            break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
                 a->fmt = HOG_MODEL_HGM;
@@ -287,6 +338,17 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
                                    "only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
+    bool gpus = hog_gpu_requested(&a->o);
+    if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH] ||
+                  seen[OPT_SYNC_EVERY]))
+        return hog_cli_usage_error(&cmd, "--%s applies to GPU training only "
+                                   "(add --gpus)",
+                                   seen[OPT_GPU_STEP]    ? "gpu-step"
+                                   : seen[OPT_GPU_BATCH] ? "gpu-batch"
+                                                         : "sync-every");
+    if (gpus && seen[OPT_ALGO])
+        return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
+                                   "does not combine with --algo");
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -378,6 +440,18 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
     hog_json_str(&j, "update", hog_cli_update_name(o->update));
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
+    if (hog_gpu_requested(o)) {
+        hog_json_str(&j, "gpus", o->gpus);
+        hog_json_str(&j, "gpu_step", o->gpu_step == HOG_GPU_STEP_HOGWILD
+                                         ? "hogwild"
+                                         : "minibatch");
+        hog_json_u64(&j, "gpu_batch",
+                     o->gpu_batch ? o->gpu_batch : HOG_GPU_DEFAULT_BATCH);
+        hog_json_u64(&j, "sync_every",
+                     o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC);
+    } else {
+        hog_json_null(&j, "gpus");
+    }
     hog_json_str(&j, "model", r->a->model);
     hog_json_str(&j, "model_format",
                  r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");

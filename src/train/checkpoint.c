@@ -8,6 +8,8 @@
  */
 #include "train/checkpoint.h"
 
+#include "gpu/gpu.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -140,7 +142,7 @@ hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
     f->save = save;
     if (!o->checkpoint && !o->resume)
         return HOG_OK;
-    if (o->algo != HOG_ALGO_SERIAL)
+    if (o->algo != HOG_ALGO_SERIAL || hog_gpu_requested(o))
         return hog_errf(err, HOG_ENOTSUP,
                         "checkpoints are written by the serial trainer only "
                         "so far");

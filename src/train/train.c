@@ -14,6 +14,7 @@
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
+#include "gpu/gpu.h"
 #include "hogwild/hogwild.h"
 
 #include <math.h>
@@ -118,6 +119,12 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if ((unsigned)o->update > HOG_UPDATE_MUTEX)
         return hog_errf(err, HOG_EINVAL, "unknown update mode %d",
                         (int)o->update);
+    if (hog_gpu_requested(o)) {
+        struct hog_gpu_opts g;
+        hog_status st = hog_gpu_opts_from(o, &g, err);
+        if (st != HOG_OK)
+            return st;
+    }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -230,7 +237,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     hog_status st = hog_train_validate(&o, train, err);
     if (st != HOG_OK)
         return st;
-    if (!algos[o.algo].run)
+    const bool gpu = hog_gpu_requested(&o);
+    if (!gpu && !algos[o.algo].run)
         return hog_errf(err, HOG_ENOTSUP,
                         "the %s trainer is not built yet; use the serial one",
                         algos[o.algo].name);
@@ -249,10 +257,11 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { .train = train, .o = &o, .model = m,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c };
+    /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     struct hog_ckpt_ctx ck;
     st = hog_train_ckpt_begin(&f, &ck, err);
     if (st == HOG_OK)
-        st = algos[o.algo].run(&f, err);
+        st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
     hog_train_ckpt_end(&ck);
     if (st != HOG_OK) {
         hog_model_free(m);

@@ -1,0 +1,128 @@
+#!/bin/sh
+# bench/gpu_check.sh: everything the GPU issue leaves to a machine with a
+# CUDA device, in one run of at most 8 minutes. Prints what goes into
+# docs/BENCHMARKS.md (the "GPU bench" section) and docs/GPU.md.
+#
+#   1. the device, driver and toolkit
+#   2. the build with nvcc (sm_90 + PTX; CUDA_ARCH=NN to change)
+#   3. the GPU tests (suites gpu and gpu_device)
+#   4. the GPU bench (bench/gpu_bench.c): copy bandwidth, nonzeros/s of each
+#      step kind, bytes moved per epoch as a fraction of the copy
+#      bandwidth, and CPU Hogwild! on all cores on the same data; on
+#      news20.binary (when carried) and on `hogtrain gen` data
+#   5. compute-sanitizer memcheck and racecheck on the small GPU tests,
+#      with the time that is left
+#
+# The device machine has no ../shared and no network. news20.binary rides
+# along compressed in .gpudata/ (gitignored), passed with the device tool's
+# carry:
+#
+#   mkdir -p .gpudata
+#   cp ../shared/data/news20.binary.train.svm.xz \
+#      ../shared/data/news20.binary.test.svm.xz .gpudata/     # 25 MB
+#   run: command "sh bench/gpu_check.sh", carry [".gpudata"], timeout 540
+#
+# Without .gpudata the tests use synthetic stand-ins and the bench runs on
+# generated data only. Exit status: 0 when everything ran and passed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+START=$(date +%s)
+BUDGET=${GPU_CHECK_BUDGET:-470}   # seconds, under the 8-minute limit
+FAIL=0
+export PATH="/usr/local/cuda/bin:$PATH"
+JOBS=$(nproc 2>/dev/null || echo 4)
+DATA="$ROOT/.gpudata"
+WORK="$ROOT/build/gpucheck"
+mkdir -p "$WORK"
+
+elapsed() { echo $(( $(date +%s) - START )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+step() { printf '\n## %s  (t = %ss)\n\n' "$*" "$(elapsed)"; }
+fail() { echo "FAILED: $*"; FAIL=1; }
+
+step "device"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,driver_version \
+  --format=csv 2>&1 || echo "(nvidia-smi not available)"
+nvidia-smi topo -m 2>/dev/null | head -20
+nvcc --version 2>&1 | tail -2
+echo "CPUs: $JOBS; CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-(unset)}"
+missing=""
+for p in hwloc liburing openblas criterion; do
+  pkg-config --exists $p 2>/dev/null || missing="$missing $p"
+done
+[ -n "$missing" ] && echo "missing development packages:$missing (the build needs them)"
+
+step "build (nvcc, CI=1: warnings are errors)"
+if ! make -j"$JOBS" CI=1 all build/hogtrain-tests build/bench/gpu_bench \
+     >"$WORK/build.log" 2>&1; then
+  tail -40 "$WORK/build.log"
+  echo "FAILED: build"; exit 1
+fi
+echo "nvcc units compiled by this run: $(grep -c NVCC "$WORK/build.log")"
+ls -la build/hogtrain build/libhogtrain.so.* | sed 's/^/  /'
+./build/hogtrain topo | sed -n '/^GPUs/,$p'
+
+# The tests read news20.binary from .gpudata (decompressed once under build/).
+TEST_ENV="HOGTRAIN_BIN=$ROOT/build/hogtrain HOGTRAIN_DATA=$DATA HOGTRAIN_TEST_TMP=$ROOT/build/testdata"
+mkdir -p build/testdata
+
+step "GPU tests"
+env $TEST_ENV timeout $(( $(left) > 200 ? 200 : $(left) )) \
+  build/hogtrain-tests --filter='gpu*/*' --verbose >"$WORK/tests.log" 2>&1 \
+  || fail "GPU tests"
+grep -E '^\[(PASS|FAIL|SKIP|CRASH|----|====)' "$WORK/tests.log" \
+  | grep -v -e 'Test is disabled' -e 'Criterion v' -e 'Running [0-9]'
+
+if ./build/hogtrain topo | grep -q '^GPUs        none'; then
+  echo "no usable CUDA device: the sanitizer runs and the bench need one"
+  step "done in $(elapsed) s: NO DEVICE"
+  exit 1
+fi
+
+step "GPU bench: news20.binary"
+if [ -f "$DATA/news20.binary.train.svm.xz" ] && [ "$(left)" -gt 30 ]; then
+  for f in news20.binary.train.svm news20.binary.test.svm; do
+    [ -f "$WORK/$f" ] || xz -dc "$DATA/$f.xz" >"$WORK/$f"
+  done
+  timeout $(( $(left) > 150 ? 150 : $(left) )) build/bench/gpu_bench \
+    "$WORK/news20.binary.train.svm" "$WORK/news20.binary.test.svm" 3 \
+    || fail "gpu_bench news20.binary"
+else
+  echo "skipped: no .gpudata/news20.binary.train.svm.xz (see the header), or out of time"
+fi
+
+step "GPU bench: hogtrain gen, 1M rows, 1M features, 64 nonzeros a row"
+if [ "$(left)" -gt 150 ]; then
+  [ -f "$WORK/gen.svm" ] || ./build/hogtrain gen -q --rows 1000000 \
+    --features 1000000 --nnz 64 --seed 1 -o "$WORK/gen.svm"
+  timeout $(( $(left) - 60 )) build/bench/gpu_bench "$WORK/gen.svm" - 3 \
+    || fail "gpu_bench gen"
+else
+  echo "skipped: $(left) s left"
+fi
+
+step "compute-sanitizer"
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)
+SMALL='gpu_device/@(minibatch_is_deterministic|streamed_equals_resident|two_replicas_one_gpu_equal_one_replica)'
+if [ -x "$SAN" ]; then
+  "$SAN" --version 2>&1 | head -1
+  for tool in memcheck racecheck; do
+    [ "$(left)" -lt 100 ] && { echo "skipped $tool: out of time"; continue; }
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    if env $TEST_ENV timeout $(( $(left) - 10 )) "$SAN" --tool $tool $extra \
+         --target-processes all --error-exitcode 99 \
+         build/hogtrain-tests --filter="$SMALL" -j1 --verbose \
+         >"$WORK/san-$tool.log" 2>&1; then
+      grep -E '^\[(PASS|FAIL|SKIP|CRASH)' "$WORK/san-$tool.log" | grep -v disabled
+      echo "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$WORK/san-$tool.log" | sort | uniq -c | tr '\n' ' ')"
+    else
+      fail "$tool"; grep -v '^\[SKIP\].*disabled' "$WORK/san-$tool.log" | tail -40
+    fi
+  done
+else
+  echo "compute-sanitizer not found: memcheck and racecheck NOT run"
+fi
+
+step "done in $(elapsed) s: $( [ $FAIL = 0 ] && echo all passed || echo SOME FAILED)"
+exit $FAIL

@@ -1,0 +1,897 @@
+/* gpu: --gpus parsing, the plan, the CPU reference of the minibatch step
+ * (against a plain eager SGD, and two averaged replicas against one with
+ * twice the batch), the sentences of a build or machine without CUDA; and,
+ * where a device is present (suite gpu_device), the GPU steps against the
+ * reference and the CPU trainers. Without a device the gpu_device tests
+ * skip with "no CUDA device: <why>". */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/loss.h"
+#include "core/metrics.h"
+#include "gpu/cuda.h"
+#include "gpu/gpu.h"
+#include "helpers.h"
+#include "io/io.h"
+
+/* ---- data and helpers ------------------------------------------------------------- */
+
+/* A random sparse problem labelled by a planted model: ±1 labels, or real
+ * targets. */
+static hog_data *synth(uint64_t rows, uint64_t nf, double density,
+                       bool regression, uint64_t seed)
+{
+    struct hog_rng r;
+    hog_rng_seed(&r, seed, 9);
+    uint64_t *off = malloc((rows + 1) * sizeof *off);
+    float *y = malloc(rows * sizeof *y);
+    uint32_t *idx = malloc(rows * nf * sizeof *idx);
+    float *val = malloc(rows * nf * sizeof *val);
+    double *wt = malloc(nf * sizeof *wt);
+    cr_assert(off && y && idx && val && wt);
+    for (uint64_t j = 0; j < nf; j++)
+        wt[j] = j % 3 ? hog_rng_normal(&r) : 0.0;
+    uint64_t nnz = 0;
+    off[0] = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        double m = -0.2;
+        for (uint64_t j = 0; j < nf; j++) {
+            if (hog_rng_uniform(&r) >= density)
+                continue;
+            float v = (float)hog_rng_normal(&r);
+            idx[nnz] = (uint32_t)j;
+            val[nnz++] = v;
+            m += wt[j] * v;
+        }
+        off[i + 1] = nnz;
+        double noise = 0.3 * hog_rng_normal(&r);
+        y[i] = regression ? (float)(m + noise) : (m + noise > 0 ? 1.0f : -1.0f);
+    }
+    free(wt);
+    hog_data *d;
+    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, NULL),
+                 HOG_OK);
+    return d;
+}
+
+static hog_train_opts opts(hog_loss loss, hog_schedule sched, double l1,
+                           double l2, unsigned epochs)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = loss;
+    o.schedule = sched;
+    o.eta = loss == HOG_LOSS_SQUARED ? 0.02 : 0.2;
+    o.l1 = l1;
+    o.l2 = l2;
+    o.bias = 1.0;
+    o.epochs = epochs;
+    o.seed = 7;
+    return o;
+}
+
+static uint64_t n_weights(const hog_data *d, const hog_train_opts *o)
+{
+    return d->n_features + (o->bias != 0.0);
+}
+
+/* |a - b| <= rel * max(|b|, floor * max_j |b_j|) for every weight; returns
+ * the largest ratio of the difference to its bound. */
+static double worst_ratio(const float *a, const float *b, uint64_t n,
+                          double rel, double floor_frac)
+{
+    double big = 0, worst = 0;
+    for (uint64_t j = 0; j < n; j++)
+        big = fmax(big, fabs((double)b[j]));
+    for (uint64_t j = 0; j < n; j++) {
+        double bound = rel * fmax(fabs((double)b[j]), floor_frac * big);
+        double diff = fabs((double)a[j] - (double)b[j]);
+        double r = bound > 0 ? diff / bound : (diff > 0 ? INFINITY : 0);
+        worst = fmax(worst, r);
+    }
+    return worst;
+}
+
+/* ---- --gpus ------------------------------------------------------------------------ */
+
+Test(gpu, spec_parse)
+{
+    struct hog_gpu_spec s;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_gpu_spec_parse(NULL, &s, &err), HOG_OK);
+    cr_assert(!s.all && s.n == 0);
+    cr_assert_eq(hog_gpu_spec_parse("none", &s, &err), HOG_OK);
+    cr_assert(!s.all && s.n == 0);
+    cr_assert_eq(hog_gpu_spec_parse("all", &s, &err), HOG_OK);
+    cr_assert(s.all);
+    cr_assert_eq(hog_gpu_spec_parse("0,3,1", &s, &err), HOG_OK);
+    cr_assert(!s.all && s.n == 3 && s.dev[0] == 0 && s.dev[1] == 3 &&
+              s.dev[2] == 1);
+    cr_assert_eq(hog_gpu_spec_parse("2,2", &s, &err), HOG_OK);
+    cr_assert(s.n == 2 && s.dev[0] == 2 && s.dev[1] == 2);
+
+    const char *bad[] = { "0,", ",1", "x", "0,,1", "1024", "-1", "0 1",
+                          "All", "0;1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = '\0';
+        cr_assert_eq(hog_gpu_spec_parse(bad[i], &s, &err), HOG_EINVAL, "%s",
+                     bad[i]);
+        cr_assert(strstr(err.msg, "--gpus"), "%s: %s", bad[i], err.msg);
+    }
+    char many[400] = "0";
+    for (int i = 1; i <= HOG_GPU_MAX; i++)
+        strcat(many, ",0");
+    cr_assert_eq(hog_gpu_spec_parse(many, &s, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "at most"), "%s", err.msg);
+}
+
+Test(gpu, opts_checked_before_any_device)
+{
+    hog_data *d = synth(50, 10, 0.3, false, 1);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_ADAGRAD, 0, 1e-3, 1);
+    o.gpus = "0";
+    o.gpu_step = HOG_GPU_STEP_HOGWILD;
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "adagrad"), "%s", err.msg);
+    o.gpus = "0,x";
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--gpus"), "%s", err.msg);
+    hog_data_free(d);
+}
+
+/* ---- the plan ------------------------------------------------------------------------ */
+
+Test(gpu, plan_covers_every_row_once)
+{
+    const uint64_t ns[] = { 1, 7, 64, 1000 };
+    const unsigned Rs[] = { 1, 2, 3 };
+    const uint32_t Bs[] = { 1, 5, 64 };
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t c = 0; c < 3; c++) {
+                struct hog_gpu_plan p;
+                cr_assert_eq(hog_gpu_plan_make(ns[a], Rs[b], Bs[c], 3, &p,
+                                               NULL),
+                             HOG_OK);
+                unsigned char *seen = calloc(ns[a], 1);
+                uint64_t count = 0;
+                for (uint64_t k = 0; k < p.rounds; k++)
+                    for (unsigned r = 0; r < p.R; r++) {
+                        uint64_t lo, hi;
+                        hog_gpu_plan_part(&p, k, r, &lo, &hi);
+                        cr_assert_leq(hi - lo, Bs[c]);
+                        for (uint64_t x = lo; x < hi; x++) {
+                            cr_assert_lt(p.perm[x], ns[a]);
+                            cr_assert_eq(seen[p.perm[x]]++, 0);
+                            count++;
+                        }
+                    }
+                cr_assert_eq(count, ns[a]);
+                /* Every round but the last is full. */
+                cr_assert_eq(p.rounds,
+                             (ns[a] + Rs[b] * Bs[c] - 1) / (Rs[b] * Bs[c]));
+                free(seen);
+                hog_gpu_plan_free(&p);
+            }
+}
+
+/* ---- the CPU reference ------------------------------------------------------------------- */
+
+static double eta_of(const hog_train_opts *o, uint64_t t, uint64_t n)
+{
+    if (o->schedule != HOG_SCHED_INVSCALING)
+        return o->eta;
+    if (o->l2 > 0)
+        return o->eta / (1.0 + o->eta * o->l2 * (double)t);
+    return o->eta / pow(1.0 + (double)t / (double)n, o->power);
+}
+
+static double soft_d(double u, double b)
+{
+    return u > b ? u - b : u < -b ? u + b : 0.0;
+}
+
+/* Plain eager SGD, one row a step, every weight regularized every step, in
+ * double, over the plan's order with R = 1 and B = 1. */
+static double *eager(const hog_data *d, const hog_train_opts *o)
+{
+    uint64_t n = d->m.rows, nf = d->n_features, nw = n_weights(d, o);
+    double *w = calloc(nw, sizeof *w), *G = calloc(nw, sizeof *G);
+    double *g = calloc(nw, sizeof *g);
+    uint64_t *order = malloc(n * sizeof *order);
+    struct hog_gpu_plan p;
+    cr_assert_eq(hog_gpu_plan_make(n, 1, 1, o->seed, &p, NULL), HOG_OK);
+    for (uint64_t k = 0; k < n; k++)
+        order[k] = k;
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t t = 0;
+    for (unsigned e = 0; e < o->epochs; e++) {
+        hog_shuffle_u64(&rng, order, n);
+        for (uint64_t i = 0; i < n; i++, t++) {
+            struct hog_row r = hog_csr_row(&d->m, p.perm[order[i]]);
+            double y = o->loss == HOG_LOSS_SQUARED ? r.y
+                       : hog_label_positive(d, r.y) ? 1.0
+                                                    : -1.0;
+            double m = w[nf] * o->bias;
+            for (uint32_t k = 0; k < r.nnz; k++)
+                m += w[r.idx[k]] * r.val[k];
+            double dl = hog_loss_deriv(o->loss, y, m);
+            memset(g, 0, nw * sizeof *g);
+            for (uint32_t k = 0; k < r.nnz; k++)
+                g[r.idx[k]] = dl * r.val[k];
+            g[nf] = dl * o->bias;
+            double eta = eta_of(o, t, n);
+            for (uint64_t j = 0; j < nw; j++) {
+                double ej = eta, a;
+                if (o->schedule == HOG_SCHED_ADAGRAD) {
+                    G[j] += g[j] * g[j];
+                    ej = eta / sqrt(1e-8 + G[j]);
+                    a = fmin(1.0, ej * o->l2);
+                } else {
+                    a = ej * o->l2;
+                }
+                w[j] = soft_d((1.0 - a) * w[j] - ej * g[j], ej * o->l1);
+            }
+        }
+    }
+    hog_gpu_plan_free(&p);
+    free(order);
+    free(G);
+    free(g);
+    return w;
+}
+
+static void ref_batch1_vs_eager(hog_loss loss, hog_schedule sched, double l1,
+                                double l2)
+{
+    hog_data *d = synth(300, 30, 0.25, loss == HOG_LOSS_SQUARED, 11);
+    hog_train_opts o = opts(loss, sched, l1, l2, 2);
+    uint64_t nw = n_weights(d, &o);
+    float *w = malloc(nw * sizeof *w);
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 1, 1, w, &err), HOG_OK, "%s",
+                 err.msg);
+    double *e = eager(d, &o);
+    uint64_t nonzero = 0;
+    for (uint64_t j = 0; j < nw; j++) {
+        nonzero += e[j] != 0.0;
+        cr_assert(fabs(w[j] - e[j]) <= 1e-4 * fmax(1e-2, fabs(e[j])),
+                  "%s, schedule %d, l1 %g, l2 %g: weight %llu: reference "
+                  "%.9g, eager %.9g",
+                  hog_loss_name(loss), (int)sched, l1, l2,
+                  (unsigned long long)j, w[j], e[j]);
+    }
+    cr_assert_gt(nonzero, nw / 3, "the problem trains to zeros: no test");
+    free(e);
+    free(w);
+    hog_data_free(d);
+}
+
+Test(gpu, reference_batch_1_is_plain_sgd)
+{
+    const hog_loss losses[] = { HOG_LOSS_LOGISTIC, HOG_LOSS_HINGE,
+                                HOG_LOSS_SQHINGE, HOG_LOSS_SQUARED };
+    const hog_schedule scheds[] = { HOG_SCHED_CONSTANT, HOG_SCHED_INVSCALING,
+                                    HOG_SCHED_ADAGRAD };
+    for (int l = 0; l < 4; l++)
+        for (int s = 0; s < 3; s++) {
+            ref_batch1_vs_eager(losses[l], scheds[s], 0, 1e-3);
+            ref_batch1_vs_eager(losses[l], scheds[s], 1e-3, 1e-3);
+        }
+    ref_batch1_vs_eager(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 0);
+}
+
+/* Averaging two replicas after every round is one step with both batches
+ * (l1 = 0: the step is then linear in w and g). */
+Test(gpu, reference_two_replicas_equal_one_with_twice_the_batch)
+{
+    hog_data *d = synth(320, 40, 0.2, false, 5); /* 320 = 10 rounds of 32 */
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 1e-3,
+                            3);
+    uint64_t nw = n_weights(d, &o);
+    float *two = malloc(nw * sizeof *two), *one = malloc(nw * sizeof *one);
+    float *lazy = malloc(nw * sizeof *lazy);
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 2, 16, 1, two, NULL), HOG_OK);
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 32, 1, one, NULL), HOG_OK);
+    double r = worst_ratio(two, one, nw, 1e-5, 1e-3);
+    cr_assert_leq(r, 1.0, "two replicas differ from one: %g of the bound", r);
+    /* Averaging less often is another algorithm: the test can fail. */
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 2, 16, 4, lazy, NULL), HOG_OK);
+    cr_assert_gt(worst_ratio(lazy, one, nw, 1e-5, 1e-3), 10.0);
+    free(two);
+    free(one);
+    free(lazy);
+    hog_data_free(d);
+}
+
+Test(gpu, reference_learns)
+{
+    hog_data *d = synth(2000, 50, 0.2, false, 3);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 1e-4,
+                            10);
+    o.eta = 1.0;
+    uint64_t nw = n_weights(d, &o);
+    float *w = malloc(nw * sizeof *w);
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 2, 16, 4, w, NULL), HOG_OK);
+    uint64_t right = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double m = w[d->n_features];
+        for (uint32_t k = 0; k < r.nnz; k++)
+            m += w[r.idx[k]] * r.val[k];
+        right += (m > 0) == hog_label_positive(d, r.y);
+    }
+    cr_assert_gt((double)right / d->m.rows, 0.85, "accuracy %.3f",
+                 (double)right / d->m.rows);
+    free(w);
+    hog_data_free(d);
+}
+
+/* ---- shards: the upload layout, checked and stepped on the CPU ---------------------------- */
+
+static void *alloc_plain(size_t n) { return malloc(n); }
+
+/* Every batch of replica q's shard holds its plan rows (bias column
+ * appended, labels mapped), and its compact transpose holds the same
+ * entries, columns increasing, rows increasing within a column. */
+static void check_shard(const hog_data *d, const hog_train_opts *o,
+                        const struct hog_gpu_plan *p, unsigned q,
+                        const struct hog_cuda_shard *s)
+{
+    const bool bias = o->bias != 0;
+    cr_assert_eq(s->nbatch, p->rounds);
+    for (uint64_t k = 0; k < s->nbatch; k++) {
+        const struct hog_cuda_batch *b = &s->b[k];
+        uint64_t lo, hi;
+        hog_gpu_plan_part(p, k, q, &lo, &hi);
+        cr_assert_eq(b->rows, hi - lo);
+        const int32_t *roff = s->roff + b->at_off;
+        const int32_t *col = s->col + b->at_nnz;
+        const float *val = s->val + b->at_nnz;
+        cr_assert_eq(roff[0], 0);
+        for (uint32_t i = 0; i < b->rows; i++) {
+            struct hog_row r = hog_csr_row(&d->m, p->perm[lo + i]);
+            cr_assert_eq((uint32_t)(roff[i + 1] - roff[i]), r.nnz + bias);
+            for (uint32_t j = 0; j < r.nnz; j++) {
+                cr_assert_eq((uint32_t)col[roff[i] + j], r.idx[j]);
+                cr_assert_eq(val[roff[i] + j], r.val[j]);
+            }
+            if (bias) {
+                cr_assert_eq((uint64_t)col[roff[i + 1] - 1], d->n_features);
+                cr_assert_eq(val[roff[i + 1] - 1], (float)o->bias);
+            }
+            float y = s->y[b->at_row + i];
+            cr_assert_eq(y, hog_label_positive(d, r.y) ? 1.0f : -1.0f);
+        }
+        cr_assert_eq((uint32_t)roff[b->rows], b->nnz);
+        cr_assert_leq(b->rows, s->max_rows);
+        cr_assert_leq(b->nnz, s->max_nnz);
+
+        /* The transpose: rebuild the CSR entries from it. */
+        const int32_t *tcol = s->tcol + b->at_uniq;
+        const int32_t *toff = s->toff + b->at_toff;
+        const int32_t *trow = s->trow + b->at_nnz;
+        const float *tval = s->tval + b->at_nnz;
+        cr_assert_eq(toff[0], 0);
+        cr_assert_eq((uint32_t)toff[b->uniq], b->nnz);
+        uint64_t matched = 0;
+        for (uint32_t u = 0; u < b->uniq; u++) {
+            if (u)
+                cr_assert_lt(tcol[u - 1], tcol[u]);
+            cr_assert_lt(toff[u], toff[u + 1], "an empty transpose row");
+            for (int32_t x = toff[u]; x < toff[u + 1]; x++) {
+                if (x > toff[u])
+                    cr_assert_lt(trow[x - 1], trow[x]);
+                int32_t i = trow[x];
+                cr_assert(i >= 0 && (uint32_t)i < b->rows);
+                /* Find column tcol[u] in row i. */
+                bool found = false;
+                for (int32_t e = roff[i]; e < roff[i + 1]; e++)
+                    if (col[e] == tcol[u]) {
+                        cr_assert_eq(val[e], tval[x]);
+                        found = true;
+                    }
+                cr_assert(found, "batch %llu: transpose entry (%d, %d) is "
+                          "not in the CSR", (unsigned long long)k, i, tcol[u]);
+                matched++;
+            }
+        }
+        cr_assert_eq(matched, b->nnz);
+    }
+}
+
+Test(gpu, shard_layout_matches_the_plan)
+{
+    hog_data *d = synth(203, 37, 0.2, false, 12);
+    for (int bias = 0; bias < 2; bias++) {
+        hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0, 0, 1);
+        o.bias = bias ? 2.5 : 0;
+        struct hog_gpu_plan p;
+        cr_assert_eq(hog_gpu_plan_make(d->m.rows, 3, 16, o.seed, &p, NULL),
+                     HOG_OK);
+        for (unsigned q = 0; q < 3; q++) {
+            struct hog_cuda_shard s;
+            memset(&s, 0, sizeof s);
+            hog_err err = { { 0 } };
+            cr_assert_eq(hog_gpu_shard_build(d, &o, &p, q, true, alloc_plain,
+                                             &s, &err),
+                         HOG_OK, "%s", err.msg);
+            check_shard(d, &o, &p, q, &s);
+            hog_gpu_shard_free(&s, free);
+        }
+        hog_gpu_plan_free(&p);
+    }
+    hog_data_free(d);
+}
+
+/* The GPU minibatch step emulated on the shard's arrays, kernel by kernel
+ * (SpMV over the batch, derivatives, SpMV over the transpose, scatter,
+ * dense update): it must give the reference's weights, so the layout the
+ * device reads carries the right rows, columns and values. */
+static void emulate_minibatch(const hog_data *d, const hog_train_opts *o,
+                              uint32_t B, float *w)
+{
+    struct hog_gpu_plan p;
+    cr_assert_eq(hog_gpu_plan_make(d->m.rows, 1, B, o->seed, &p, NULL),
+                 HOG_OK);
+    struct hog_cuda_shard s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(hog_gpu_shard_build(d, o, &p, 0, true, alloc_plain, &s, NULL),
+                 HOG_OK);
+    uint64_t nw = n_weights(d, o);
+    float *margin = malloc(s.max_rows * sizeof *margin);
+    float *dv = malloc(s.max_rows * sizeof *dv);
+    float *gc = malloc((s.max_uniq + 1) * sizeof *gc);
+    float *gdense = calloc(nw, sizeof *gdense), *g2 = calloc(nw, sizeof *g2);
+    uint64_t *order = malloc(p.rounds * sizeof *order);
+    memset(w, 0, nw * sizeof *w);
+    for (uint64_t k = 0; k < p.rounds; k++)
+        order[k] = k;
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t done = 0;
+    for (unsigned e = 0; e < o->epochs; e++) {
+        hog_shuffle_u64(&rng, order, p.rounds);
+        for (uint64_t i = 0; i < p.rounds; i++, done++) {
+            const struct hog_cuda_batch *b = &s.b[order[i]];
+            double eta = hog_gpu_eta_at(o, done * B, p.n);
+            const int32_t *roff = s.roff + b->at_off, *col = s.col + b->at_nnz;
+            const float *val = s.val + b->at_nnz, *y = s.y + b->at_row;
+            for (uint32_t r = 0; r < b->rows; r++) {
+                double m = 0;
+                for (int32_t x = roff[r]; x < roff[r + 1]; x++)
+                    m += (double)w[col[x]] * val[x];
+                margin[r] = (float)m;
+                dv[r] = (float)(hog_loss_deriv(o->loss, y[r], margin[r]) /
+                                b->rows);
+            }
+            const int32_t *tcol = s.tcol + b->at_uniq;
+            const int32_t *toff = s.toff + b->at_toff;
+            const int32_t *trow = s.trow + b->at_nnz;
+            const float *tval = s.tval + b->at_nnz;
+            for (uint32_t u = 0; u < b->uniq; u++) {
+                double g = 0;
+                for (int32_t x = toff[u]; x < toff[u + 1]; x++)
+                    g += (double)dv[trow[x]] * tval[x];
+                gc[u] = (float)g;
+                gdense[tcol[u]] = gc[u];
+            }
+            for (uint64_t j = 0; j < nw; j++) {
+                double gj = gdense[j], ej = eta, a;
+                gdense[j] = 0;
+                if (o->schedule == HOG_SCHED_ADAGRAD) {
+                    double G = (double)g2[j] + gj * gj;
+                    g2[j] = (float)G;
+                    ej = eta / sqrt(1e-8 + G);
+                    a = fmin(1.0, ej * o->l2);
+                } else {
+                    a = ej * o->l2;
+                }
+                w[j] = (float)soft_d((1.0 - a) * w[j] - ej * gj, ej * o->l1);
+            }
+        }
+    }
+    free(margin);
+    free(dv);
+    free(gc);
+    free(gdense);
+    free(g2);
+    free(order);
+    hog_gpu_shard_free(&s, free);
+    hog_gpu_plan_free(&p);
+}
+
+Test(gpu, emulated_device_step_on_the_shard_equals_the_reference)
+{
+    hog_data *d = synth(500, 60, 0.15, false, 13);
+    const hog_schedule scheds[] = { HOG_SCHED_CONSTANT, HOG_SCHED_INVSCALING,
+                                    HOG_SCHED_ADAGRAD };
+    for (int i = 0; i < 3; i++) {
+        hog_train_opts o = opts(HOG_LOSS_LOGISTIC, scheds[i], 1e-4, 1e-3, 2);
+        uint64_t nw = n_weights(d, &o);
+        float *em = malloc(nw * sizeof *em), *ref = malloc(nw * sizeof *ref);
+        emulate_minibatch(d, &o, 24, em);
+        cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 24, 1, ref, NULL), HOG_OK);
+        double r = worst_ratio(em, ref, nw, 1e-5, 1e-3);
+        cr_assert_leq(r, 1.0, "schedule %d: %g of the bound", (int)scheds[i],
+                      r);
+        free(em);
+        free(ref);
+    }
+    hog_data_free(d);
+}
+
+Test(gpu, hogwild_shrink_is_m_steps_at_once)
+{
+    const double l1s[] = { 0, 1e-3, 0.05 }, l2s[] = { 0, 1e-3, 0.2 };
+    const uint64_t ms[] = { 1, 7, 300 };
+    const double ws[] = { 0.9, -0.35, 0.004, 0 };
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            for (int t = 0; t < 3; t++)
+                for (int v = 0; v < 4; v++) {
+                    double eta = 0.3, P, Q, w = ws[v];
+                    hog_gpu_shrink_pq(eta, l1s[i], l2s[k], ms[t], &P, &Q);
+                    for (uint64_t s = 0; s < ms[t]; s++)
+                        w = soft_d((1 - eta * l2s[k]) * w, eta * l1s[i]);
+                    double u = P * fabs(ws[v]) - Q;
+                    double once = u > 0 ? copysign(u, ws[v]) : 0;
+                    cr_assert(fabs(once - w) <= 1e-12 + 1e-9 * fabs(w),
+                              "l1 %g l2 %g m %llu w %g: %.15g vs %.15g",
+                              l1s[i], l2s[k], (unsigned long long)ms[t],
+                              ws[v], once, w);
+                }
+}
+
+/* ---- without a device -------------------------------------------------------------------- */
+
+/* True when this build and machine have a CUDA device; else the reason. */
+static bool have_device(hog_err *err)
+{
+    struct hog_gpu_info g[1];
+    unsigned n = 0;
+    return hog_gpu_list(g, 1, &n, err) == HOG_OK && n > 0;
+}
+
+static bool no_cuda_sentence(const char *msg)
+{
+    return strstr(msg, "no CUDA device") ||
+           strstr(msg, "hogtrain was built without CUDA");
+}
+
+Test(gpu, without_device_a_sentence_and_enotsup)
+{
+    hog_err err = { { 0 } };
+    if (have_device(&err))
+        cr_skip_test("a CUDA device is present; the no-device path is "
+                     "checked on machines without one");
+    cr_assert(no_cuda_sentence(err.msg), "%s", err.msg);
+    cr_assert_eq(hog_gpu_built(), strstr(err.msg, "without CUDA") == NULL);
+
+    hog_data *d = synth(40, 8, 0.3, false, 2);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0, 1e-3, 1);
+    const char *specs[] = { "all", "0", "0,0" };
+    for (int i = 0; i < 3; i++) {
+        o.gpus = specs[i];
+        hog_model *m = NULL;
+        err.msg[0] = '\0';
+        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP, "%s",
+                     specs[i]);
+        cr_assert_null(m);
+        cr_assert(no_cuda_sentence(err.msg), "%s", err.msg);
+    }
+    double bps = 1;
+    cr_assert_eq(hog_gpu_copy_bandwidth(0, 1 << 20, &bps, &err), HOG_ENOTSUP);
+    cr_assert_eq(bps, 0.0);
+    hog_data_free(d);
+}
+
+Test(gpu, command_without_device)
+{
+    hog_err err = { { 0 } };
+    if (have_device(&err))
+        cr_skip_test("a CUDA device is present");
+    char dir[512], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    const char *f = th_write(dir, "t.svm", "1 1:1 2:0.5\n-1 2:1\n1 1:2\n",
+                             25);
+    int rc = th_run(out, sizeof out, "'%s' train -q --gpus all '%s'",
+                    th_bin(), f);
+    cr_assert_eq(rc, 1, "rc %d: %s", rc, out);
+    cr_assert(no_cuda_sentence(out), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train -q --gpus none '%s'", th_bin(),
+                f);
+    cr_assert_eq(rc, 0, "rc %d: %s", rc, out);
+    rc = th_run(out, sizeof out, "'%s' topo", th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "GPUs        none: ") && no_cuda_sentence(out),
+              "%s", out);
+}
+
+Test(gpu, command_usage_errors)
+{
+    char dir[512], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    const char *f = th_write(dir, "t.svm", "1 1:1\n-1 2:1\n", 13);
+    const char *bad[] = { "--gpus 0,x", "--gpus all --gpu-step sgd",
+                          "--gpu-batch 8", "--sync-every 9",
+                          "--gpus all --gpu-batch 0",
+                          "--gpus all --algo hogwild" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = th_run(out, sizeof out, "'%s' train -q %s '%s'", th_bin(),
+                        bad[i], f);
+        cr_assert_eq(rc, 2, "%s: rc %d: %s", bad[i], rc, out);
+    }
+}
+
+/* ---- with a device (suite gpu_device) ------------------------------------------------------ */
+
+#define NEED_DEVICE()                                                         \
+    do {                                                                      \
+        hog_err e_ = { { 0 } };                                               \
+        if (!have_device(&e_))                                                \
+            cr_skip_test("%s%s",                                              \
+                         strstr(e_.msg, "no CUDA device") ? ""                \
+                                                          : "no CUDA device: ",\
+                         e_.msg);                                             \
+    } while (0)
+
+static hog_status fit_epoch_end(struct hog_fit *f, unsigned epoch,
+                                double seconds, hog_err *err)
+{
+    return HOG_OK;
+}
+
+static void fit_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
+                     uint64_t total)
+{
+}
+
+/* GPU training with explicit GPU options; the weights into w. */
+static hog_status gpu_fit(const hog_data *d, const hog_train_opts *o,
+                          const struct hog_gpu_opts *g, float *w,
+                          hog_err *err)
+{
+    hog_model *m;
+    hog_status st = hog_model_new(d->n_features, o->loss, o->bias, &m, err);
+    if (st != HOG_OK)
+        return st;
+    struct hog_fit f = { .train = d, .o = o, .model = m,
+                         .epoch_end = fit_epoch_end, .tick = fit_tick };
+    st = hog_gpu_train_opts(&f, g, err);
+    if (st == HOG_OK)
+        memcpy(w, m->w, n_weights(d, o) * sizeof *w);
+    hog_model_free(m);
+    return st;
+}
+
+static struct hog_gpu_opts gopts(hog_gpu_step step, unsigned replicas,
+                                 uint32_t batch, uint64_t sync_every)
+{
+    struct hog_gpu_opts g;
+    memset(&g, 0, sizeof g);
+    g.spec.n = replicas;
+    for (unsigned i = 0; i < replicas; i++)
+        g.spec.dev[i] = 0;
+    g.step = step;
+    g.batch = batch;
+    g.sync_every = sync_every;
+    g.quiet = true;
+    return g;
+}
+
+/* news20.binary when it is there (the issue's check), else a synthetic
+ * stand-in so that the test still runs. */
+static hog_data *news20_or_synth(const char *name, const hog_data *like)
+{
+    const char *path = th_data(name);
+    if (!path)
+        return like ? NULL : synth(4000, 2000, 0.01, false, 21);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    if (like)
+        lo.n_features = like->n_features;
+    hog_data *d;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+static void minibatch_vs_reference(hog_schedule sched, double l1, double l2)
+{
+    hog_data *d = news20_or_synth("news20.binary.train.svm", NULL);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, sched, l1, l2, 1);
+    uint64_t nw = n_weights(d, &o);
+    float *gw = malloc(nw * sizeof *gw), *cw = malloc(nw * sizeof *cw);
+    hog_err err = { { 0 } };
+    struct hog_gpu_opts g = gopts(HOG_GPU_STEP_MINIBATCH, 1, 256, 1 << 20);
+    cr_assert_eq(gpu_fit(d, &o, &g, gw, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 256, 1, cw, &err), HOG_OK);
+    double r = worst_ratio(gw, cw, nw, 1e-5, 1e-3);
+    cr_assert_leq(r, 1.0,
+                  "schedule %d, l1 %g, l2 %g: GPU minibatch differs from the "
+                  "CPU reference by %g of 1e-5 relative",
+                  (int)sched, l1, l2, r);
+    free(gw);
+    free(cw);
+    hog_data_free(d);
+}
+
+Test(gpu_device, minibatch_equals_cpu_reference, .timeout = 120)
+{
+    NEED_DEVICE();
+    minibatch_vs_reference(HOG_SCHED_INVSCALING, 0, 1e-5);
+    minibatch_vs_reference(HOG_SCHED_CONSTANT, 1e-6, 1e-5);
+    minibatch_vs_reference(HOG_SCHED_ADAGRAD, 0, 0);
+    minibatch_vs_reference(HOG_SCHED_CONSTANT, 0, 0); /* the sparse update */
+}
+
+Test(gpu_device, minibatch_is_deterministic, .timeout = 60)
+{
+    NEED_DEVICE();
+    hog_data *d = synth(3000, 500, 0.05, false, 4);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 1e-4,
+                            2);
+    uint64_t nw = n_weights(d, &o);
+    float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
+    struct hog_gpu_opts g = gopts(HOG_GPU_STEP_MINIBATCH, 1, 64, 1 << 20);
+    hog_err err = { { 0 } };
+    cr_assert_eq(gpu_fit(d, &o, &g, a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(gpu_fit(d, &o, &g, b, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(a, b, nw * sizeof *a), 0);
+    free(a);
+    free(b);
+    hog_data_free(d);
+}
+
+Test(gpu_device, streamed_equals_resident, .timeout = 60)
+{
+    NEED_DEVICE();
+    hog_data *d = synth(3000, 500, 0.05, false, 6);
+    hog_train_opts o = opts(HOG_LOSS_HINGE, HOG_SCHED_CONSTANT, 1e-5, 1e-4,
+                            2);
+    uint64_t nw = n_weights(d, &o);
+    float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
+    struct hog_gpu_opts g = gopts(HOG_GPU_STEP_MINIBATCH, 1, 100, 1 << 20);
+    hog_err err = { { 0 } };
+    cr_assert_eq(gpu_fit(d, &o, &g, a, &err), HOG_OK, "%s", err.msg);
+    g.force_stream = true;
+    cr_assert_eq(gpu_fit(d, &o, &g, b, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(a, b, nw * sizeof *a), 0,
+                 "streamed batches train another model");
+    free(a);
+    free(b);
+    hog_data_free(d);
+}
+
+/* Two replicas on one GPU averaged every round equal one replica with
+ * their two batches (and the CPU reference of two replicas). */
+Test(gpu_device, two_replicas_one_gpu_equal_one_replica, .timeout = 60)
+{
+    NEED_DEVICE();
+    hog_data *d = synth(4096, 800, 0.03, false, 8); /* 32 rounds of 128 */
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 1e-4,
+                            2);
+    uint64_t nw = n_weights(d, &o);
+    float *two = malloc(nw * sizeof *two), *one = malloc(nw * sizeof *one);
+    float *ref = malloc(nw * sizeof *ref);
+    hog_err err = { { 0 } };
+    struct hog_gpu_opts g2 = gopts(HOG_GPU_STEP_MINIBATCH, 2, 64, 1);
+    struct hog_gpu_opts g1 = gopts(HOG_GPU_STEP_MINIBATCH, 1, 128, 1);
+    cr_assert_eq(gpu_fit(d, &o, &g2, two, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(gpu_fit(d, &o, &g1, one, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_gpu_ref_train(d, &o, 2, 64, 1, ref, &err), HOG_OK);
+    double r1 = worst_ratio(two, one, nw, 1e-5, 1e-3);
+    double r2 = worst_ratio(two, ref, nw, 1e-5, 1e-3);
+    cr_assert_leq(r1, 1.0, "two replicas vs one: %g of the bound", r1);
+    cr_assert_leq(r2, 1.0, "two replicas vs the reference: %g", r2);
+    free(two);
+    free(one);
+    free(ref);
+    hog_data_free(d);
+}
+
+static double accuracy(const float *w, const hog_data *d, double bias)
+{
+    uint64_t right = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double m = bias != 0 ? w[d->n_features] * bias : 0;
+        for (uint32_t k = 0; k < r.nnz; k++)
+            m += w[r.idx[k]] * r.val[k];
+        right += (m > 0) == hog_label_positive(d, r.y);
+    }
+    return (double)right / (double)d->m.rows;
+}
+
+Test(gpu_device, hogwild_step_reaches_cpu_hogwild_accuracy, .timeout = 180)
+{
+    NEED_DEVICE();
+    hog_data *tr = news20_or_synth("news20.binary.train.svm", NULL);
+    hog_data *te = news20_or_synth("news20.binary.test.svm", tr);
+    if (!te)
+        te = tr;
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0, 1e-5,
+                            5);
+    o.eta = 0.5;
+    uint64_t nw = n_weights(tr, &o);
+    float *gw = malloc(nw * sizeof *gw);
+    hog_err err = { { 0 } };
+    struct hog_gpu_opts g = gopts(HOG_GPU_STEP_HOGWILD, 1, 256, 1 << 20);
+    cr_assert_eq(gpu_fit(tr, &o, &g, gw, &err), HOG_OK, "%s", err.msg);
+    double gacc = accuracy(gw, te, o.bias);
+
+    /* CPU Hogwild! on every core; the serial trainer where this build has
+     * no Hogwild! yet. */
+    o.algo = HOG_ALGO_HOGWILD;
+    hog_model *m = NULL;
+    hog_status st = hog_train(tr, NULL, &o, &m, &err);
+    if (st == HOG_ENOTSUP) {
+        o.algo = HOG_ALGO_SERIAL;
+        st = hog_train(tr, NULL, &o, &m, &err);
+    }
+    cr_assert_eq(st, HOG_OK, "%s", err.msg);
+    double cacc = accuracy(hog_model_weights(m), te, o.bias);
+    cr_assert_geq(gacc, cacc - 0.005,
+                  "GPU hogwild step %.2f%%, CPU %s %.2f%%", 100 * gacc,
+                  o.algo == HOG_ALGO_HOGWILD ? "Hogwild!" : "serial SGD",
+                  100 * cacc);
+    hog_model_free(m);
+    free(gw);
+    if (te != tr)
+        hog_data_free(te);
+    hog_data_free(tr);
+}
+
+Test(gpu_device, topo_lists_gpus, .timeout = 60)
+{
+    NEED_DEVICE();
+    struct hog_gpu_info g[HOG_GPU_MAX];
+    unsigned n = 0;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_gpu_list(g, HOG_GPU_MAX, &n, &err), HOG_OK, "%s",
+                 err.msg);
+    cr_assert_gt(n, 0);
+    cr_assert_gt(g[0].mem_total, 0);
+    cr_assert(strchr(g[0].pci, ':'), "%s", g[0].pci);
+    char out[8192];
+    int rc = th_run(out, sizeof out, "'%s' topo", th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, g[0].pci), "%s", out);
+    double bps = 0;
+    cr_assert_eq(hog_gpu_copy_bandwidth(0, 64 << 20, &bps, &err), HOG_OK,
+                 "%s", err.msg);
+    cr_assert_gt(bps, 1e9);
+}
+
+Test(gpu_device, command_trains_on_gpu, .timeout = 60)
+{
+    NEED_DEVICE();
+    char dir[512], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    char path[600];
+    snprintf(path, sizeof path, "%s/g.svm", dir);
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen -q --rows 5000 --features 2000 -o '%s'",
+                    th_bin(), path);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *steps[] = { "minibatch", "hogwild" };
+    for (int i = 0; i < 2; i++) {
+        rc = th_run(out, sizeof out,
+                    "'%s' train --gpus 0,0 --gpu-step %s --epochs 2 -o "
+                    "'%s/m%d.hgm' '%s'",
+                    th_bin(), steps[i], dir, i, path);
+        cr_assert_eq(rc, 0, "%s: %s", steps[i], out);
+        cr_assert(strstr(out, "accuracy"), "%s", out);
+    }
+    rc = th_run(out, sizeof out, "'%s' train -q --gpus 999 '%s'", th_bin(),
+                path);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "device 999"), "%s", out);
+}
