@@ -61,6 +61,21 @@ LIB_SRC += $(GPU_C)
 GPU_MODE  := $(BUILD)/gpu-mode
 GPU_MODE_NOW := $(if $(GPU_CU),cuda,nocuda)
 
+# ---- MPI (scale-out backend) ----------------------------------------------
+# src/net/mpi.c where mpicc is found (Debian: libopenmpi-dev), else the
+# plain-C src/net/nompi.c that answers "built without MPI".
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(strip $(MPICC)),)
+MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
+LIB_SRC    := $(filter-out src/net/nompi.c,$(LIB_SRC))
+LDLIBS_ALL += $(MPI_LIBS)
+$(BUILD)/src/net/mpi.o: CFLAGS_PKG += $(MPI_CFLAGS)
+else
+LIB_SRC    := $(filter-out src/net/mpi.c,$(LIB_SRC))
+endif
+# ---- end MPI ----------------------------------------------------------------
+
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)

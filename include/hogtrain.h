@@ -140,6 +140,13 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
                                 uint64_t done, uint64_t total,
                                 const hog_epoch_stats *stats);
 
+/* Scale-out: combines the weights of every process (docs/SCALEOUT.md).
+ * w holds n current weights (the bias weight last); the callback replaces
+ * them with the combined model, the same on every process. A status other
+ * than HOG_OK stops training with err's message. */
+typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
+                                     hog_err *err);
+
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
     hog_loss loss;
@@ -162,6 +169,13 @@ typedef struct hog_train_opts {
     hog_gpu_step gpu_step;
     uint32_t gpu_batch;     /* rows per replica per step (0 = the default) */
     uint64_t sync_every;    /* rows per replica between averages (0 = default) */
+    /* Scale-out (the serial trainer): when average is not NULL, each epoch
+     * is cut into average_blocks blocks of rows, block k ending after row
+     * floor(k * rows / average_blocks), and average() is called after each
+     * block. Every process makes the same number of calls. */
+    hog_average_fn average;
+    void *average_ctx;
+    uint64_t average_blocks;
     /* Checkpoints (docs/RELIABILITY.md; the serial trainer): the model and
      * its training state written atomically to checkpoint after every
      * checkpoint_epochs-th epoch and/or every checkpoint_rows rows (steps).

@@ -1,6 +1,7 @@
 /* hogtrain train: load, train with progress, report, write the model. */
 #include "cli/cli.h"
 #include "gpu/gpu.h"
+#include "net/net.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -27,8 +28,23 @@ enum {
     OPT_GPU_STEP,
     OPT_GPU_BATCH,
     OPT_SYNC_EVERY,
-    OPT_CHECKPOINT, /* checkpoints: docs/RELIABILITY.md */
-    OPT_CHECKPOINT_EVERY,
+    /* scale-out */
+    OPT_WORLD,
+    OPT_RANK,
+    OPT_COORDINATOR,
+    OPT_SECRET_FILE,
+    OPT_INSECURE,
+    OPT_JOB,
+    OPT_CONNECT_TIMEOUT,
+    OPT_NET_TIMEOUT,
+    OPT_SYNC,
+    OPT_BMUF_MOMENTUM,
+    OPT_BMUF_LR,
+    OPT_BMUF_NESTEROV,
+    OPT_SHARD,
+    OPT_CHECKPOINT,
+    OPT_NET_BACKEND,
+    OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
     OPT_RESUME,
 };
 
@@ -56,7 +72,21 @@ static const struct option longopts[] = {
     { "gpu-step", required_argument, NULL, OPT_GPU_STEP },
     { "gpu-batch", required_argument, NULL, OPT_GPU_BATCH },
     { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
+    { "world", required_argument, NULL, OPT_WORLD },
+    { "rank", required_argument, NULL, OPT_RANK },
+    { "coordinator", required_argument, NULL, OPT_COORDINATOR },
+    { "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+    { "insecure", no_argument, NULL, OPT_INSECURE },
+    { "job", required_argument, NULL, OPT_JOB },
+    { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+    { "net-timeout", required_argument, NULL, OPT_NET_TIMEOUT },
+    { "sync", required_argument, NULL, OPT_SYNC },
+    { "bmuf-momentum", required_argument, NULL, OPT_BMUF_MOMENTUM },
+    { "bmuf-lr", required_argument, NULL, OPT_BMUF_LR },
+    { "bmuf-nesterov", required_argument, NULL, OPT_BMUF_NESTEROV },
+    { "shard", required_argument, NULL, OPT_SHARD },
     { "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+    { "net-backend", required_argument, NULL, OPT_NET_BACKEND },
     { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
     { "resume", required_argument, NULL, OPT_RESUME },
     { NULL, 0, NULL, 0 },
@@ -139,6 +169,31 @@ static void help(FILE *f)
             "      --sync-every N     rows per replica between replica averages\n"
             "                         (default %u)\n"
             "\n"
+            "scale-out (one process per machine, models averaged; docs/SCALEOUT.md):\n"
+            "      --world N          number of processes (or HOGTRAIN_WORLD)\n"
+            "      --rank R           this process, 0 .. N-1 (or HOGTRAIN_RANK)\n"
+            "      --coordinator H:P  rank 0 listens there, the others connect\n"
+            "                         (or HOGTRAIN_COORDINATOR)\n"
+            "      --secret-file F    shared secret every rank must hold; without\n"
+            "                         one the coordinator must be a loopback address\n"
+            "      --insecure         allow other addresses without a secret\n"
+            "      --job ID           job id all ranks name (default hogtrain)\n"
+            "      --connect-timeout S  give up the rendezvous after S s (default 60)\n"
+            "      --net-timeout S    a peer silent for S s is an error (default 60)\n"
+            "      --sync M           ma (model averaging, default) or bmuf (block\n"
+            "                         momentum, Chen and Huo 2016)\n"
+            "      --sync-every N     with --world: rows per rank between averagings\n"
+            "                         (default 10000)\n"
+            "      --bmuf-momentum X  block momentum in [0, 1) (default 1 - 1/N)\n"
+            "      --bmuf-lr X        block learning rate > 0 (default 1)\n"
+            "      --bmuf-nesterov B  1: Nesterov block momentum (default), 0: classic\n"
+            "      --shard S          train on part of TRAIN: stride (every N-th row\n"
+            "                         from row R) or range (the R-th of N pieces)\n"
+            "      --checkpoint FILE  with --world: rank 0 writes the averaged model after\n"
+            "                         each epoch, and at most once a second between\n"
+            "      --net-backend B    tcp (default) or mpi (default under mpirun,\n"
+            "                         where the build has MPI)\n"
+            "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
             cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
@@ -149,13 +204,94 @@ static void help(FILE *f)
             HOG_GPU_DEFAULT_SYNC);
 }
 
+/* Scale-out settings. */
+struct net_args {
+    bool on;                  /* averaging across processes */
+    bool mpi;
+    struct hog_net_opts no;
+    const char *secret_file;
+    struct hog_avg_opts ao;
+    uint64_t sync_every;
+    bool shard;
+    enum hog_shard_mode shard_mode;
+};
+
 struct train_args {
+    struct net_args net;
     hog_train_opts o;
     hog_load_opts lo;
     const char *train, *test, *model, *json;
     hog_model_format fmt;
     bool quiet;
 };
+
+/* The scale-out options after getopt: environment fallbacks, backend,
+ * consistency. Returns -1 to go on, or an exit status. */
+static int parse_net(struct train_args *a, const unsigned char *seen,
+                     const char *backend)
+{
+    struct net_args *na = &a->net;
+    uint64_t u;
+    const char *env;
+    if (!seen[OPT_WORLD] && (env = getenv("HOGTRAIN_WORLD")) && *env) {
+        if (!hog_parse_u64(env, 1, HOG_NET_MAX_WORLD, &u))
+            return hog_cli_usage_error(&cmd, "HOGTRAIN_WORLD='%s' is not a "
+                                       "number of processes", env);
+        na->no.world = (unsigned)u;
+    }
+    if (!seen[OPT_RANK] && (env = getenv("HOGTRAIN_RANK")) && *env) {
+        if (!hog_parse_u64(env, 0, HOG_NET_MAX_WORLD - 1, &u))
+            return hog_cli_usage_error(&cmd, "HOGTRAIN_RANK='%s' is not a "
+                                       "rank", env);
+        na->no.rank = (unsigned)u;
+    }
+    if (!seen[OPT_COORDINATOR] && (env = getenv("HOGTRAIN_COORDINATOR")) &&
+        *env)
+        na->no.coordinator = env;
+    bool want_mpi = backend ? strcmp(backend, "mpi") == 0
+                            : na->no.world <= 1 && hog_net_under_mpirun() &&
+                                  hog_net_have_mpi();
+    na->mpi = want_mpi;
+    na->on = want_mpi || na->no.world > 1;
+    static const int net_only[] = {
+        OPT_RANK, OPT_COORDINATOR, OPT_SECRET_FILE, OPT_INSECURE, OPT_JOB,
+        OPT_CONNECT_TIMEOUT, OPT_NET_TIMEOUT, OPT_SYNC,
+        OPT_BMUF_MOMENTUM, OPT_BMUF_LR, OPT_BMUF_NESTEROV, OPT_SHARD,
+    };
+    if (!na->on) {
+        for (size_t i = 0; i < sizeof net_only / sizeof net_only[0]; i++)
+            if (seen[net_only[i]])
+                return hog_cli_usage_error(
+                    &cmd, "--%s needs several processes: --world N (or "
+                    "HOGTRAIN_WORLD), or mpirun with an MPI build",
+                    hog_cli_opt_name(longopts, net_only[i]));
+        return -1;
+    }
+    if (!want_mpi) {
+        if (na->no.rank >= na->no.world)
+            return hog_cli_usage_error(&cmd, "rank %u is not below the world "
+                                       "size %u", na->no.rank, na->no.world);
+        if (!na->no.coordinator)
+            return hog_cli_usage_error(&cmd, "--world %u needs --coordinator "
+                                       "HOST:PORT (or HOGTRAIN_COORDINATOR)",
+                                       na->no.world);
+    }
+    bool bmuf = na->ao.mode == HOG_AVG_BMUF;
+    if (!bmuf && (seen[OPT_BMUF_MOMENTUM] || seen[OPT_BMUF_LR] ||
+                  seen[OPT_BMUF_NESTEROV]))
+        return hog_cli_usage_error(&cmd, "the --bmuf-* options apply to "
+                                   "--sync bmuf only");
+    if (hog_gpu_requested(&a->o))
+        return hog_cli_usage_error(&cmd, "model averaging across processes "
+                                   "runs with --algo serial for now, not "
+                                   "with --gpus");
+    if (a->o.algo != HOG_ALGO_SERIAL)
+        return hog_cli_usage_error(&cmd, "model averaging across processes "
+                                   "runs with --algo serial for now, not "
+                                   "with --algo %s",
+                                   hog_cli_algo_name(a->o.algo));
+    return -1;
+}
 
 /* Parses argv into a; returns -1 to go on, or an exit status. */
 static int parse(int argc, char **argv, struct train_args *a)
@@ -169,6 +305,11 @@ static int parse(int argc, char **argv, struct train_args *a)
     double x, eta = 0;
     int e;
     hog_schedule sched = HOG_SCHED_CONSTANT;
+    struct net_args *na = &a->net;
+    hog_net_opts_init(&na->no);
+    hog_avg_opts_init(&na->ao);
+    na->sync_every = 10000;
+    const char *backend = NULL;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:o:qh", longopts, NULL)) != -1) {
@@ -186,7 +327,9 @@ static int parse(int argc, char **argv, struct train_args *a)
         case 'q': a->quiet = true; break;
         case OPT_JSON: a->json = optarg; break;
         case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
-        case OPT_CHECKPOINT: a->o.checkpoint = optarg; break;
+        case OPT_CHECKPOINT: /* which one: after parse_net() */
+            a->o.checkpoint = na->ao.checkpoint = optarg;
+            break;
         case OPT_RESUME: a->o.resume = optarg; break;
         case OPT_CHECKPOINT_EVERY: {
             size_t l = strlen(optarg);
@@ -301,10 +444,13 @@ static int parse(int argc, char **argv, struct train_args *a)
             a->o.gpu_batch = (uint32_t)u;
             break;
         case OPT_SYNC_EVERY:
+            /* Rows between averagings: of GPU replicas (--gpus), of the
+             * processes (--world, mpirun). */
             if (!hog_parse_u64(optarg, 1, UINT64_MAX, &u))
                 return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
                                            "number of rows >= 1", optarg);
             a->o.sync_every = u;
+            na->sync_every = u;
             break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
@@ -316,9 +462,96 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "format '%s' (hgm, liblinear)",
                                            optarg);
             break;
+        case OPT_WORLD:
+        case OPT_RANK:
+            if (!hog_parse_u64(optarg, ch == OPT_WORLD ? 1 : 0,
+                               HOG_NET_MAX_WORLD - (ch == OPT_RANK), &u))
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a %s "
+                                           "(%s to %u)", name, optarg,
+                                           ch == OPT_WORLD ? "number of "
+                                           "processes" : "rank",
+                                           ch == OPT_WORLD ? "1" : "0",
+                                           HOG_NET_MAX_WORLD -
+                                               (ch == OPT_RANK));
+            *(ch == OPT_WORLD ? &na->no.world : &na->no.rank) = (unsigned)u;
+            break;
+        case OPT_COORDINATOR: na->no.coordinator = optarg; break;
+        case OPT_SECRET_FILE: na->secret_file = optarg; break;
+        case OPT_INSECURE: na->no.insecure = 1; break;
+        case OPT_JOB:
+            if (strlen(optarg) > 255)
+                return hog_cli_usage_error(&cmd, "--job: at most 255 bytes");
+            na->no.job = optarg;
+            break;
+        case OPT_CONNECT_TIMEOUT:
+        case OPT_NET_TIMEOUT:
+            if (!hog_parse_double(optarg, 0.0, 1e6, &x) || x == 0.0)
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a number "
+                                           "of seconds > 0", name, optarg);
+            *(ch == OPT_NET_TIMEOUT ? &na->no.timeout
+                                    : &na->no.connect_timeout) = x;
+            break;
+        case OPT_SYNC:
+            if (strcmp(optarg, "ma") == 0)
+                na->ao.mode = HOG_AVG_MA;
+            else if (strcmp(optarg, "bmuf") == 0)
+                na->ao.mode = HOG_AVG_BMUF;
+            else
+                return hog_cli_usage_error(&cmd, "--sync: unknown method '%s' "
+                                           "(ma, bmuf)", optarg);
+            break;
+        case OPT_BMUF_MOMENTUM:
+            if (!hog_parse_double(optarg, 0.0, 1.0, &x) || x >= 1.0)
+                return hog_cli_usage_error(&cmd, "--bmuf-momentum: '%s' is not "
+                                           "in [0, 1)", optarg);
+            na->ao.momentum = x;
+            break;
+        case OPT_BMUF_LR:
+            if (!hog_parse_double(optarg, 0.0, 1e6, &x) || x == 0.0)
+                return hog_cli_usage_error(&cmd, "--bmuf-lr: '%s' is not a "
+                                           "number > 0", optarg);
+            na->ao.block_lr = x;
+            break;
+        case OPT_BMUF_NESTEROV:
+            if (!hog_parse_u64(optarg, 0, 1, &u))
+                return hog_cli_usage_error(&cmd, "--bmuf-nesterov: '%s' is not "
+                                           "0 or 1", optarg);
+            na->ao.nesterov = (int)u;
+            break;
+        case OPT_SHARD:
+            if (strcmp(optarg, "stride") == 0)
+                na->shard_mode = HOG_SHARD_STRIDE;
+            else if (strcmp(optarg, "range") == 0)
+                na->shard_mode = HOG_SHARD_RANGE;
+            else
+                return hog_cli_usage_error(&cmd, "--shard: unknown mode '%s' "
+                                           "(stride, range)", optarg);
+            na->shard = true;
+            break;
+        case OPT_NET_BACKEND:
+            if (strcmp(optarg, "tcp") != 0 && strcmp(optarg, "mpi") != 0)
+                return hog_cli_usage_error(&cmd, "--net-backend: unknown "
+                                           "backend '%s' (tcp, mpi)", optarg);
+            backend = optarg;
+            break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
+    }
+    /* --checkpoint: with several processes rank 0 writes the averaged
+     * model (src/net); in one process, the model and its training state
+     * (docs/RELIABILITY.md) */
+    if ((rc = parse_net(a, seen, backend)) >= 0)
+        return rc;
+    if (a->net.on) {
+        a->o.checkpoint = NULL;
+        if (seen[OPT_CHECKPOINT_EVERY] || seen[OPT_RESUME])
+            return hog_cli_usage_error(&cmd, "--%s works in one process "
+                                       "only so far (not with --world or "
+                                       "mpirun)", seen[OPT_RESUME]
+                                       ? "resume" : "checkpoint-every");
+    } else {
+        a->net.ao.checkpoint = NULL;
     }
     if (optind >= argc)
         return hog_cli_usage_error(&cmd, "missing the TRAIN file");
@@ -339,13 +572,15 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    "only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
     bool gpus = hog_gpu_requested(&a->o);
-    if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH] ||
-                  seen[OPT_SYNC_EVERY]))
+    if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
         return hog_cli_usage_error(&cmd, "--%s applies to GPU training only "
                                    "(add --gpus)",
-                                   seen[OPT_GPU_STEP]    ? "gpu-step"
-                                   : seen[OPT_GPU_BATCH] ? "gpu-batch"
-                                                         : "sync-every");
+                                   seen[OPT_GPU_STEP] ? "gpu-step"
+                                                      : "gpu-batch");
+    if (!gpus && !a->net.on && seen[OPT_SYNC_EVERY])
+        return hog_cli_usage_error(&cmd, "--sync-every applies to GPU "
+                                   "replicas (--gpus) or to several "
+                                   "processes (--world N, mpirun)");
     if (gpus && seen[OPT_ALGO])
         return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
                                    "does not combine with --algo");
@@ -416,6 +651,8 @@ struct train_report {
     double load_train_s, load_test_s, train_s, save_s, total_s;
     const struct hog_progress *p;
     const hog_model *m;
+    const hog_net *net;        /* scale-out, or NULL */
+    const struct hog_avg *avg;
 };
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -456,6 +693,29 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "model_format",
                  r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");
     hog_json_close_obj(&j);
+
+    if (r->net) {
+        const struct net_args *na = &r->a->net;
+        hog_json_obj(&j, "scale_out");
+        hog_json_str(&j, "backend", hog_net_backend(r->net));
+        hog_json_u64(&j, "world", hog_net_world(r->net));
+        hog_json_u64(&j, "rank", hog_net_rank(r->net));
+        hog_json_str(&j, "sync", na->ao.mode == HOG_AVG_BMUF ? "bmuf" : "ma");
+        hog_json_u64(&j, "sync_every", na->sync_every);
+        hog_json_u64(&j, "averagings_per_epoch", o->average_blocks);
+        hog_json_u64(&j, "averagings", hog_avg_count(r->avg));
+        if (na->ao.mode == HOG_AVG_BMUF) {
+            hog_json_num(&j, "bmuf_momentum",
+                         na->ao.momentum < 0
+                             ? 1.0 - 1.0 / hog_net_world(r->net)
+                             : na->ao.momentum);
+            hog_json_num(&j, "bmuf_lr", na->ao.block_lr);
+            hog_json_bool(&j, "bmuf_nesterov", na->ao.nesterov != 0);
+        }
+        hog_json_str(&j, "shard", !na->shard ? NULL
+                     : na->shard_mode == HOG_SHARD_RANGE ? "range" : "stride");
+        hog_json_close_obj(&j);
+    }
 
     hog_json_obj(&j, "data");
     json_data(&j, "train", r->a->train, r->train, r->load_train_s);
@@ -537,6 +797,110 @@ static void print_summary(const struct train_report *r)
     fputc('\n', stderr);
 }
 
+/* What the ranks must agree on, hashed: the same options everywhere. */
+static uint64_t options_digest(const struct train_args *a)
+{
+    const hog_train_opts *o = &a->o;
+    const struct net_args *na = &a->net;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf,
+                     "%d %a %a %a %a %d %a %u %d | %d %llu %a %a %d %d %d",
+                     (int)o->loss, o->l1, o->l2, o->eta, o->power,
+                     (int)o->schedule, o->bias, o->epochs, (int)o->algo,
+                     (int)na->ao.mode, (unsigned long long)na->sync_every,
+                     na->ao.momentum, na->ao.block_lr, na->ao.nesterov,
+                     (int)na->shard, (int)na->shard_mode);
+    unsigned char d[32];
+    hog_sha256(buf, (size_t)n, d);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | d[i];
+    return v;
+}
+
+/* Scale-out: joins the group, takes this rank's shard, agrees on the
+ * feature count and the number of averagings per epoch, and hooks the
+ * averaging into the training options. */
+static hog_status net_setup(struct train_args *a, hog_data **train,
+                            hog_net **net, struct hog_avg **avg,
+                            hog_err *err)
+{
+    struct net_args *na = &a->net;
+    unsigned char *secret = NULL;
+    hog_status s;
+    if (na->secret_file) {
+        size_t len;
+        if ((s = hog_net_read_secret(na->secret_file, &secret, &len, err)) !=
+            HOG_OK)
+            return s;
+        na->no.secret = secret;
+        na->no.secret_len = len;
+    }
+    na->no.log = stderr;
+    na->no.verbose = !a->quiet;
+    s = na->mpi ? hog_net_open_mpi(&na->no, net, err)
+                : hog_net_open_tcp(&na->no, net, err);
+    free(secret);
+    na->no.secret = NULL;
+    if (s != HOG_OK)
+        return s;
+    unsigned rank = hog_net_rank(*net), world = hog_net_world(*net);
+    if (na->shard) {
+        hog_data *part;
+        if ((s = hog_net_shard(*train, rank, world, na->shard_mode, &part,
+                               err)) != HOG_OK)
+            return s;
+        hog_data_free(*train);
+        *train = part;
+    }
+    uint64_t dg = options_digest(a);
+    uint64_t v[4] = { (*train)->n_features, (*train)->m.rows, dg, ~dg };
+    if ((s = hog_net_allreduce_max(*net, v, 4, err)) != HOG_OK)
+        return s;
+    if (v[2] != dg || v[3] != ~dg)
+        return hog_errf(err, HOG_EINVAL, "rank %u: the ranks were started "
+                        "with different training options (loss, step, "
+                        "epochs, --sync...); give every rank the same", rank);
+    /* Shards whose largest index differs still share one feature space. */
+    (*train)->n_features = v[0];
+    uint64_t blocks = (v[1] + na->sync_every - 1) / na->sync_every;
+    a->o.average = hog_avg_step;
+    a->o.average_blocks = blocks ? blocks : 1;
+
+    hog_model *like = NULL;
+    if (na->ao.checkpoint) {
+        if ((s = hog_model_new(v[0], a->o.loss, a->o.bias, &like, err)) !=
+            HOG_OK)
+            return s;
+        like->l1 = a->o.l1;
+        like->l2 = a->o.l2;
+        like->labels = (*train)->labels;
+        like->label_pos = (*train)->label_pos;
+        like->label_neg = (*train)->label_neg;
+        if (a->o.loss != HOG_LOSS_SQUARED)
+            like->labels = HOG_LABELS_BINARY;
+        na->ao.like = like;
+        na->ao.epoch_blocks = a->o.average_blocks;
+    }
+    s = hog_avg_create(*net, &na->ao, avg, err);
+    hog_model_free(like);
+    na->ao.like = NULL;
+    if (s != HOG_OK)
+        return s;
+    a->o.average_ctx = *avg;
+    if (!a->quiet)
+        fprintf(stderr, "rank %u of %u (%s): %llu rows, %llu features, "
+                "%s every %llu rows (%llu per epoch)\n", rank, world,
+                hog_net_backend(*net),
+                (unsigned long long)(*train)->m.rows,
+                (unsigned long long)v[0],
+                na->ao.mode == HOG_AVG_BMUF ? "BMUF" : "averaging",
+                (unsigned long long)(((*train)->m.rows + a->o.average_blocks -
+                                      1) / a->o.average_blocks),
+                (unsigned long long)a->o.average_blocks);
+    return HOG_OK;
+}
+
 int hog_cli_train(int argc, char **argv)
 {
     struct train_args a = { 0 };
@@ -549,6 +913,8 @@ int hog_cli_train(int argc, char **argv)
     hog_status s = HOG_OK;
     hog_data *train = NULL, *test = NULL;
     hog_model *m = NULL;
+    hog_net *net = NULL;
+    struct hog_avg *avg = NULL;
     struct hog_progress p;
     struct train_report r = { .a = &a, .p = &p };
     hog_progress_init(&p, stderr, a.quiet, a.o.loss == HOG_LOSS_SQUARED);
@@ -563,6 +929,10 @@ int hog_cli_train(int argc, char **argv)
     if ((s = hog_cli_load(a.train, &a.lo, a.quiet, &train, &r.load_train_s,
                           &err)) != HOG_OK)
         goto fail;
+    if (a.net.on && (s = net_setup(&a, &train, &net, &avg, &err)) != HOG_OK)
+        goto fail;
+    r.net = net;
+    r.avg = avg;
     r.train = train;
     if (a.test) {
         /* The test set lives in the training set's feature space. */
@@ -609,6 +979,8 @@ int hog_cli_train(int argc, char **argv)
 fail:
     rc = hog_cli_fail_status(s, &err);
 out:
+    hog_avg_free(avg);
+    hog_net_close(net);
     hog_model_free(m);
     hog_data_free(test);
     hog_data_free(train);

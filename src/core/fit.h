@@ -67,4 +67,20 @@ static inline bool hog_fit_cancelled(const struct hog_fit *f)
     return f->o->cancel && *f->o->cancel;
 }
 
+/* Scale-out: the number of blocks per epoch after which the algorithm
+ * calls hog_fit_average() (0: no averaging). Block k of an epoch of n rows
+ * ends after row floor(k n / blocks); every weight must be current (all
+ * lazy updates applied) when the call is made, and the algorithm continues
+ * from the weights the call leaves in w. */
+static inline uint64_t hog_fit_average_blocks(const struct hog_fit *f)
+{
+    return f->o->average ? f->o->average_blocks : 0;
+}
+
+static inline hog_status hog_fit_average(struct hog_fit *f, float *w,
+                                         uint64_t n, hog_err *err)
+{
+    return f->o->average(f->o->average_ctx, w, n, err);
+}
+
 #endif

@@ -39,6 +39,20 @@ static hog_status checkpoint(struct hog_fit *f, struct hog_sgd *s,
     return r == HOG_OK && cancel ? HOG_EINTR : r;
 }
 
+/* Replaces the weights (all current: a segment just ended) by the average
+ * across processes; the model's array is the staging buffer. */
+static hog_status average(struct hog_fit *f, struct hog_sgd *s, hog_err *err)
+{
+    float *w = f->model->w;
+    hog_sgd_copy_weights(s, w);
+    hog_status st = hog_fit_average(f, w, s->n_weights, err);
+    if (st != HOG_OK)
+        return st;
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        atomic_store_explicit(&s->w[j], w[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
     const hog_data *d = f->train;
@@ -63,6 +77,10 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     struct hog_rng rng;
     hog_rng_seed(&rng, o->seed, 0);
 
+    /* Scale-out: the epoch in `blocks` blocks, the model averaged across
+     * processes after each (one block and no averaging when alone). */
+    uint64_t blocks = hog_fit_average_blocks(f);
+    uint64_t nb = blocks ? blocks : 1;
     uint64_t t_global = 0;
     unsigned first = 1;
     if (r) { /* the permutations up to the checkpoint's epoch, from the seed */
@@ -87,39 +105,47 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
         uint64_t done = in_seg ? r->pos - r->seg_pos : 0;
         if (!in_seg)
             hog_shuffle_u64(&rng, order, n);
-        while (done < n && st == HOG_OK) {
-            uint64_t left = n - done;
-            uint32_t want = in_seg ? r->seg_want
-                                   : left < UINT32_MAX ? (uint32_t)left
-                                                       : UINT32_MAX;
-            uint32_t len = hog_sgd_segment_begin(&s, t_global, want), i = 0;
-            if (in_seg) {
-                in_seg = false;
-                i = r->seg_pos;
-                if (r->seg_t0 != t_global || i > len || len > left)
-                    st = hog_errf(err, HOG_EINVAL, "bad checkpoint: its "
-                                  "segment does not fit these options");
-                else
-                    st = hog_sgd_state_restore(&s, r, err);
+        for (uint64_t k = 1; k <= nb && st == HOG_OK; k++) {
+            uint64_t stop = (uint64_t)((unsigned __int128)n * k / nb);
+            if (in_seg && stop <= done)
+                continue; /* a block finished before the checkpoint */
+            while (done < stop && st == HOG_OK) {
+                uint64_t left = stop - done;
+                uint32_t want = in_seg ? r->seg_want
+                                       : left < UINT32_MAX ? (uint32_t)left
+                                                           : UINT32_MAX;
+                uint32_t len = hog_sgd_segment_begin(&s, t_global, want);
+                uint32_t i = 0;
+                if (in_seg) {
+                    in_seg = false;
+                    i = r->seg_pos;
+                    if (r->seg_t0 != t_global || i > len || len > left)
+                        st = hog_errf(err, HOG_EINVAL, "bad checkpoint: its "
+                                      "segment does not fit these options");
+                    else
+                        st = hog_sgd_state_restore(&s, r, err);
+                }
+                while (i < len && st == HOG_OK) {
+                    uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
+                                                           : HOG_SGD_BLOCK;
+                    uint64_t to_ck = every - (t_global + i) % every;
+                    if (to_ck < blk)
+                        blk = (uint32_t)to_ck;
+                    hog_sgd_run(&s, d, order + done + i, blk, i, 1);
+                    i += blk;
+                    f->tick(f, epoch, done + i, n);
+                    if ((t_global + i) % every == 0 || hog_fit_cancelled(f))
+                        st = checkpoint(f, &s, &rng, epoch, done + i,
+                                        t_global + i, want, i, err);
+                }
+                if (st != HOG_OK)
+                    break;
+                hog_sgd_segment_end(&s, len);
+                t_global += len;
+                done += len;
             }
-            while (i < len && st == HOG_OK) {
-                uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
-                                                       : HOG_SGD_BLOCK;
-                uint64_t to_ck = every - (t_global + i) % every;
-                if (to_ck < blk)
-                    blk = (uint32_t)to_ck;
-                hog_sgd_run(&s, d, order + done + i, blk, i, 1);
-                i += blk;
-                f->tick(f, epoch, done + i, n);
-                if ((t_global + i) % every == 0 || hog_fit_cancelled(f))
-                    st = checkpoint(f, &s, &rng, epoch, done + i, t_global + i,
-                                    want, i, err);
-            }
-            if (st != HOG_OK)
-                break;
-            hog_sgd_segment_end(&s, len);
-            t_global += len;
-            done += len;
+            if (blocks && st == HOG_OK)
+                st = average(f, &s, err);
         }
         if (st != HOG_OK)
             break;

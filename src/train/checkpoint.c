@@ -142,6 +142,11 @@ hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
     f->save = save;
     if (!o->checkpoint && !o->resume)
         return HOG_OK;
+    if (o->average)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "checkpoints of the training state are written in "
+                        "one process only so far (not with averaging "
+                        "across processes)");
     if (o->algo != HOG_ALGO_SERIAL || hog_gpu_requested(o))
         return hog_errf(err, HOG_ENOTSUP,
                         "checkpoints are written by the serial trainer only "

@@ -125,6 +125,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         if (st != HOG_OK)
             return st;
     }
+    if (o->average && o->average_blocks == 0)
+        return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
+                        "block per epoch");
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -242,6 +245,12 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
         return hog_errf(err, HOG_ENOTSUP,
                         "the %s trainer is not built yet; use the serial one",
                         algos[o.algo].name);
+
+    if (o.average && (gpu || o.algo != HOG_ALGO_SERIAL))
+        return hog_errf(err, HOG_ENOTSUP,
+                        "the %s trainer does not take part in model "
+                        "averaging across processes yet; use --algo serial",
+                        gpu ? "GPU" : algos[o.algo].name);
 
     hog_model *m;
     st = hog_model_new(train->n_features, o.loss, o.bias, &m, err);

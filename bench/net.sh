@@ -1,0 +1,87 @@
+#!/bin/sh
+# Scale-out benchmarks (docs/BENCHMARKS_NET.md):
+#  1. all-reduce of 1, 16 and 256 MB with 2, 3 and 4 ranks on loopback:
+#     algorithm bandwidth as a fraction of a plain point-to-point TCP
+#     transfer measured in the same run, and MPI_Allreduce of the same
+#     sizes (when mpirun and an MPI build are there);
+#  2. time to accuracy on news20.binary: 1 process on all rows against 3
+#     processes on a third each (MA and BMUF).
+# CSV under BUILD/bench/, Markdown tables on stdout.
+#   sh bench/net.sh [BUILD]      (make bench-progs first)
+set -eu
+BUILD=${1:-build}
+OUT=$BUILD/bench
+DATA=${HOGTRAIN_DATA:-../shared/data}
+BIN=$BUILD/hogtrain
+mkdir -p "$OUT"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- 1. all-reduce bandwidth ------------------------------------------------
+CSV=$OUT/net_allreduce.csv
+"$OUT/net_bench" tcp 1 16 256 > "$CSV"
+if command -v mpirun >/dev/null 2>&1; then
+    for np in 2 3 4; do
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo \
+        OMPI_MCA_oob_tcp_if_include=lo \
+            mpirun --oversubscribe -np $np "$OUT/net_bench" mpi 1 16 256 \
+            >> "$CSV" 2>/dev/null || echo "(MPI run with $np ranks failed)"
+    done
+fi
+python3 - "$CSV" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), fieldnames=None))
+p2p = {r['bytes']: float(r['algbw_GBps']) for r in rows if r['backend'] == 'p2p'}
+print("\n| size | ranks | TCP ring GB/s | fraction of p2p | MPI_Allreduce GB/s | fraction of p2p |")
+print("|---:|---:|---:|---:|---:|---:|")
+for b in sorted(p2p, key=int):
+    print(f"| {int(b) >> 20} MB | p2p | {p2p[b]:.3f} | 1 | | |")
+    for w in ('2', '3', '4'):
+        t = [r for r in rows if r['backend'] == 'tcp' and r['bytes'] == b and r['ranks'] == w]
+        m = [r for r in rows if r['backend'] == 'mpi' and r['bytes'] == b and r['ranks'] == w]
+        tb = float(t[0]['algbw_GBps']) if t else float('nan')
+        mb = float(m[0]['algbw_GBps']) if m else float('nan')
+        print(f"| {int(b) >> 20} MB | {w} | {tb:.3f} | {tb / p2p[b]:.2f} | "
+              f"{mb:.3f} | {mb / p2p[b]:.2f} |")
+PY
+
+# ---- 2. time to accuracy ----------------------------------------------------
+T=$OUT/net_tta
+mkdir -p "$T"
+for f in news20.binary.train.svm news20.binary.test.svm; do
+    [ -f "$T/$f" ] || xz -dc "$DATA/$f.xz" > "$T/$f"
+done
+TR=$T/news20.binary.train.svm
+TE=$T/news20.binary.test.svm
+EP=10
+"$BIN" train -q --epochs $EP "$TR" -t "$TE" --json "$T/single.json"
+run3() { # name, options...
+    name=$1; shift
+    port=$((20000 + $$ % 20000))
+    for r in 0 1 2; do
+        "$BIN" train -q --world 3 --rank $r --coordinator 127.0.0.1:$port \
+            --shard stride --epochs $EP "$@" "$TR" -t "$TE" \
+            --json "$T/$name.$r.json" &
+    done
+    wait
+}
+run3 ma --sync ma --eta 1.5 --sync-every 4000
+run3 bmuf --sync bmuf --sync-every 1000
+python3 - "$T" <<'PY'
+import json, sys
+d = sys.argv[1]
+def load(p):
+    j = json.load(open(p))
+    return [(e['total_seconds'], 100 * e['test_accuracy']) for e in j['epochs']]
+runs = {'1 process': load(f"{d}/single.json"),
+        '3 processes, MA': load(f"{d}/ma.0.json"),
+        '3 processes, BMUF': load(f"{d}/bmuf.0.json")}
+best = max(a for _, a in runs['1 process'])
+target = best - 0.5
+print(f"\ntime to {target:.2f}% test accuracy (the single process's best minus 0.5 points):\n")
+print("| run | epochs | final test accuracy | training s | s to target |")
+print("|---|---:|---:|---:|---:|")
+for k, v in runs.items():
+    hit = next((t for t, a in v if a >= target), float('nan'))
+    print(f"| {k} | {len(v)} | {v[-1][1]:.2f}% | {v[-1][0]:.2f} | {hit:.2f} |")
+PY
