@@ -216,7 +216,9 @@ fuzz-run: fuzz
 
 # Criterion runs under ASan as it is (it forks a child per test; LSan checks
 # each child at its exit; tests/lsan.supp names the runner's own leak). The
-# command the CLI tests spawn is the ASan one. No -Werror here: -O1 brings
+# command the CLI tests spawn is the ASan one. The tests under mpirun
+# (net/mpi_*) run in a second pass without leak checks: Open MPI's plugins
+# leak at exit from code unloaded by then, which no suppression can name. No -Werror here: -O1 brings
 # maybe-uninitialized false positives that -O3 does not.
 SAN_ENV = ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
           LSAN_OPTIONS="suppressions=$(abspath tests/lsan.supp)" \
@@ -231,7 +233,11 @@ asan ubsan:
 	  build-$@/hogtrain build-$@/hogtrain-tests
 	@mkdir -p build-$@/testdata
 	$(SAN_ENV) HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
-	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests $(TEST_ARGS)
+	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests \
+	  $(or $(TEST_ARGS),$(if $(filter asan,$@),--filter='!(net/mpi_*)'))
+	$(if $(TEST_ARGS)$(filter ubsan,$@),,$(SAN_ENV) ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:exitcode=66" \
+	  HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
+	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests --filter='net/mpi_*')
 
 clean: clean-harden
 clean-harden:
