@@ -118,6 +118,13 @@ typedef enum hog_gpu_step {
     HOG_GPU_STEP_HOGWILD        /* a warp per row, atomic adds into the replica */
 } hog_gpu_step;
 
+/* Model replicas of Hogwild! (DimmWitted, Zhang and Ré, VLDB 2014). */
+typedef enum hog_replicas {
+    HOG_REPLICAS_SHARED = 0, /* one model shared by every thread */
+    HOG_REPLICAS_NODE,       /* one model per NUMA node, averaged */
+    HOG_REPLICAS_CORE        /* one model per thread, averaged */
+} hog_replicas;
+
 /* Metrics of one epoch. Fields that do not apply are NaN. */
 typedef struct hog_epoch_stats {
     unsigned epoch;          /* 1-based */
@@ -132,6 +139,11 @@ typedef struct hog_epoch_stats {
     double seconds;          /* training time of this epoch (metrics excluded) */
     double total_seconds;    /* training time so far */
     double rows_per_s, nnz_per_s;
+    uint64_t replica_syncs;  /* Hogwild! replicas: averagings so far */
+    /* Coordinate descent (--algo scd, dcd); NaN or 0 elsewhere. */
+    double gap;              /* relative duality gap (P - D) / P, dcd */
+    uint64_t aux_bytes;      /* memory the algorithm holds beside the data
+                                (the column copy of scd, dual variables) */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -146,6 +158,32 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
  * than HOG_OK stops training with err's message. */
 typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
                                      hog_err *err);
+
+/* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
+ * training when hog_train_opts.cyclades_stats points here. Component
+ * statistics are over every batch of every partition; the _all_ ones are
+ * those of the first partition's first 16 batches with every feature, the
+ * bias included, in the conflict graph (what the rows would give without
+ * hot features). */
+typedef struct hog_cyclades_stats {
+    unsigned threads;
+    uint64_t batch_size;       /* rows per batch */
+    uint64_t batches;          /* per epoch */
+    uint64_t hot_degree;       /* features in more rows than this are hot */
+    uint64_t hot_features;     /* hot features, the bias not counted */
+    int bias_hot;              /* the bias is hot */
+    double hot_nnz_share;      /* share of the nonzeros on hot features */
+    unsigned partitions;       /* times the rows were partitioned */
+    double setup_seconds;      /* degrees, hot set, cold/hot split (once) */
+    double partition_seconds;  /* union-find and allocation, all partitions */
+    double train_seconds;      /* everything, setup and partitions included */
+    double components;         /* mean components per batch */
+    uint64_t largest_rows;     /* rows in the largest component of any batch */
+    double largest_share;      /* mean share of a batch's rows in its largest */
+    double imbalance;          /* mean of (busiest thread's work / mean work) */
+    double all_components, all_largest_share;
+    uint64_t all_largest_rows;
+} hog_cyclades_stats;
 
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
@@ -168,7 +206,6 @@ typedef struct hog_train_opts {
     const char *gpus;
     hog_gpu_step gpu_step;
     uint32_t gpu_batch;     /* rows per replica per step (0 = the default) */
-    uint64_t sync_every;    /* rows per replica between averages (0 = default) */
     /* Scale-out (the serial trainer): when average is not NULL, each epoch
      * is cut into average_blocks blocks of rows, block k ending after row
      * floor(k * rows / average_blocks), and average() is called after each
@@ -176,6 +213,38 @@ typedef struct hog_train_opts {
     hog_average_fn average;
     void *average_ctx;
     uint64_t average_blocks;
+
+    /* Hogwild! (algo HOG_ALGO_HOGWILD); the serial trainer ignores them. */
+    const char *bind;       /* binding policy, docs/POOL.md (NULL: compact) */
+    int no_smt;             /* at most one thread per core */
+    int oversubscribe;      /* allow more threads than usable CPUs */
+    hog_replicas replicas;  /* HOG_REPLICAS_SHARED by default */
+    /* Model averaging, one meaning for every trainer that averages: rows
+     * per replica (Hogwild! replicas node/core, GPU replicas) or per
+     * process (scale-out: the command turns `--sync-every`, default 10000
+     * there, into average_blocks) between averagings. Default 65536. 0: Hogwild!
+     * replicas never average during training (each epoch's model is the
+     * replicas' average); the GPU trainer takes 0 as its default, 65536. */
+    uint64_t sync_every;
+
+    /* Cyclades (--algo cyclades; docs/CYCLADES.md). */
+    uint64_t batch_size;   /* rows per batch; 0 = chosen from the data */
+    int repartition;       /* 1: a fresh permutation and partition every
+                              epoch (the serial trainer's row order); 0: one
+                              partition, its batches visited in a new order
+                              each epoch (default) */
+    int hot;               /* 1 (default): the bias and the features in more
+                              than hot_degree rows leave the conflict graph
+                              and take one step per batch; 0: every feature
+                              stays, and the model equals serial SGD's over
+                              the same row order bit for bit */
+    uint64_t hot_degree;   /* 0 = chosen with the batch size */
+    hog_cyclades_stats *cyclades_stats; /* out: filled when not NULL */
+    /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
+     * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
+     * scd: the L1 norm of the minimum-norm subgradient relative to the
+     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+    double tol;
     /* Checkpoints (docs/RELIABILITY.md; the serial trainer): the model and
      * its training state written atomically to checkpoint after every
      * checkpoint_epochs-th epoch and/or every checkpoint_rows rows (steps).

@@ -96,7 +96,8 @@ Test(cli, help_exits_zero)
 {
     cr_assert_eq(HT("--help", th_bin()), 0);
     cr_assert_not_null(strstr(out, "usage: hogtrain"));
-    static const char *subs[] = { "train", "predict", "convert", "gen", "info", "topo" };
+    static const char *subs[] = { "train", "predict", "convert", "gen", "info",
+                                  "bench", "topo" };
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         cr_assert_eq(HT("%s --help", th_bin(), subs[i]), 0, "%s --help", subs[i]);
         char want[64];

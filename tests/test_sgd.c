@@ -273,7 +273,7 @@ static void l2big(hog_train_opts *o)
 }
 static void epochs0(hog_train_opts *o) { o->epochs = 0; }
 static void badloss(hog_train_opts *o) { o->loss = (hog_loss)9; }
-static void hogwild(hog_train_opts *o) { o->algo = HOG_ALGO_HOGWILD; }
+static void badreplicas(hog_train_opts *o) { o->replicas = (hog_replicas)9; }
 static void size0(hog_train_opts *o) { o->size = 0; }
 
 Test(sgd, bad_options_are_refused_with_a_sentence)
@@ -287,7 +287,7 @@ Test(sgd, bad_options_are_refused_with_a_sentence)
         { eta0, HOG_EINVAL, "eta" },     { eta_nan, HOG_EINVAL, "eta" },
         { l1neg, HOG_EINVAL, "l1" },     { l2big, HOG_EINVAL, "l2" },
         { epochs0, HOG_EINVAL, "epochs" }, { badloss, HOG_EINVAL, "loss" },
-        { hogwild, HOG_ENOTSUP, "not built" },
+        { badreplicas, HOG_EINVAL, "replica" },
         { size0, HOG_EINVAL, "hog_train_opts_init" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

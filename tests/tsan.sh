@@ -18,13 +18,16 @@ for p in "$@"; do check "$p" "$B/tests/$p"; done
 if [ -f "$DATA/a9a.xz" ]; then
     [ -f "$T/a9a" ] || xz -dc "$DATA/a9a.xz" >"$T/a9a"
     [ -f "$T/a9a.t" ] || xz -dc "$DATA/a9a.t.xz" >"$T/a9a.t"
-    # Each threaded algorithm the command knows; the list grows with them.
-    if "$HOG" train "$T/a9a" --algo hogwild --epochs 1 --quiet 2>&1 | grep -q "not built"; then
-        echo "tsan: this build has no Hogwild! trainer; its runs skipped"
-    else for u in none atomic striped mutex; do
+    # Each threaded algorithm the command knows: Hogwild! in every update
+    # mode and with replicas, Cyclades on two threads.
+    for u in none atomic striped mutex; do
         check "hogwild-$u" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo hogwild \
             --update "$u" --threads 2 --epochs 1 --quiet
-    done; fi
+    done
+    check "hogwild-replicas" "$HOG" train "$T/a9a" --algo hogwild \
+        --threads 2 --replicas core --epochs 1 --quiet
+    check "cyclades" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo cyclades \
+        --threads 2 --epochs 1 --quiet
 else
     echo "tsan: real data a9a not found under $DATA; threaded runs skipped"
 fi

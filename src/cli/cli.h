@@ -34,6 +34,8 @@ int hog_cli_predict(int argc, char **argv);
 int hog_cli_convert(int argc, char **argv);
 int hog_cli_gen(int argc, char **argv);
 int hog_cli_info(int argc, char **argv);
+int hog_cli_bench(int argc, char **argv);
+int hog_cli_objective(int argc, char **argv);
 
 /* ---- usage and errors (util.c) -------------------------------------------- */
 
@@ -86,6 +88,8 @@ const char *hog_cli_loss_name(hog_loss l);
 const char *hog_cli_schedule_name(hog_schedule s);
 const char *hog_cli_algo_name(hog_algo a);
 const char *hog_cli_update_name(hog_update u);
+int hog_cli_replicas_parse(const char *s);
+const char *hog_cli_replicas_name(hog_replicas r);
 
 /* ---- files and formatting (util.c) ------------------------------------------ */
 

@@ -17,7 +17,9 @@ static const struct subcommand commands[] = {
     { "convert", hog_cli_convert, "convert LIBSVM text to the .hgb binary cache" },
     { "gen", hog_cli_gen, "generate synthetic sparse data (LIBSVM text)" },
     { "info", hog_cli_info, "describe a data or model file" },
+    { "bench", hog_cli_bench, "benchmark Hogwild! and the locked update modes" },
     { "topo", hog_cli_topo, "show the cores, NUMA nodes and thread placement" },
+    { "objective", hog_cli_objective, "the primal objective of a model on data" },
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -112,6 +112,8 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
             put_num(f, "AUC", s->test_auc);
         }
     }
+    if (isfinite(s->gap))
+        fprintf(f, " | gap %.3g", s->gap);
     fprintf(f, " | %s rows/s | %.2f s\n", hog_cli_si(r, sizeof r, s->rows_per_s),
             s->seconds);
     fflush(f);

@@ -44,6 +44,15 @@ enum {
     OPT_SHARD,
     OPT_CHECKPOINT,
     OPT_NET_BACKEND,
+    OPT_BIND,
+    OPT_NO_SMT,
+    OPT_OVERSUBSCRIBE,
+    OPT_REPLICAS,
+    OPT_BATCH_SIZE,
+    OPT_REPARTITION,
+    OPT_DETERMINISTIC,
+    OPT_HOT,
+    OPT_TOL,
     OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
     OPT_RESUME,
 };
@@ -87,6 +96,15 @@ static const struct option longopts[] = {
     { "shard", required_argument, NULL, OPT_SHARD },
     { "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
     { "net-backend", required_argument, NULL, OPT_NET_BACKEND },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "no-smt", no_argument, NULL, OPT_NO_SMT },
+    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
+    { "replicas", required_argument, NULL, OPT_REPLICAS },
+    { "batch-size", required_argument, NULL, OPT_BATCH_SIZE },
+    { "repartition", no_argument, NULL, OPT_REPARTITION },
+    { "deterministic", no_argument, NULL, OPT_DETERMINISTIC },
+    { "hot", required_argument, NULL, OPT_HOT },
+    { "tol", required_argument, NULL, OPT_TOL },
     { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
     { "resume", required_argument, NULL, OPT_RESUME },
     { NULL, 0, NULL, 0 },
@@ -99,6 +117,10 @@ static const struct hog_cli_cmd cmd = {
     "hogtrain train [options] TRAIN [-t TEST] [-o MODEL]",
     help,
 };
+
+/* Coordinate descent stops on --tol; --epochs is then only a cap
+ * (LIBLINEAR's default iteration limit). */
+#define COORD_EPOCHS 1000u
 
 /* The library's default step size for a loss. */
 static double eta_for(hog_loss l)
@@ -151,13 +173,45 @@ static void help(FILE *f)
             "      --schedule S       constant, invscaling or adagrad (default %s)\n"
             "      --power X          exponent of the invscaling schedule (default %g)\n"
             "      --seed N           random seed (default %llu)\n"
+            "      --tol X            scd, dcd: stop once LIBLINEAR's -e criterion is\n"
+            "                         below X; 0 runs every epoch (default %g; with\n"
+            "                         scd or dcd --epochs defaults to %u)\n"
             "\n"
             "parallelism:\n"
             "      --algo A           serial (deterministic), hogwild, cyclades, scd\n"
             "                         or dcd (default %s)\n"
             "      --threads N        worker threads; 0 = all allowed cores (default %u)\n"
             "      --update U         how hogwild threads write shared weights: none\n"
-            "                         (lock-free), atomic, striped or mutex (default %s)\n"
+            "                         (lock-free), atomic, striped or mutex (default %s);\n"
+            "                         dcd: none (wild, PASSCoDe-Wild) or atomic\n"
+            "                         (PASSCoDe-Atomic, dcd's default)\n"
+            "      --bind SPEC        where hogwild threads run: compact, scatter, none,\n"
+            "                         cpus:LIST, numa:LIST or socket:LIST, optionally\n"
+            "                         +no_smt, +oversubscribe (default compact; see\n"
+            "                         docs/POOL.md)\n"
+            "      --no-smt           at most one hogwild thread per core\n"
+            "      --oversubscribe    allow more threads than usable CPUs\n"
+            "      --replicas R       shared (one model, default), node (one per NUMA\n"
+            "                         node) or core (one per thread), averaged\n"
+            "      --sync-every N     rows per replica (--replicas node or core, or\n"
+            "                         --gpus) or per process (--world) between model\n"
+            "                         averagings (default %llu; 10000 with --world);\n"
+            "                         0, with --replicas only: never during training,\n"
+            "                         each epoch's model is the replicas' average\n"
+            "      --deterministic    the same as --algo cyclades: the model is the\n"
+            "                         same bit for bit at every thread count\n"
+            "\n"
+            "cyclades (docs/CYCLADES.md):\n"
+            "      --batch-size N     rows per batch (default: from the data)\n"
+            "      --repartition      a fresh row permutation and partition every\n"
+            "                         epoch (the serial trainer's order) instead of\n"
+            "                         one partition whose batches are reshuffled\n"
+            "      --hot H            features that leave the conflict graph and step\n"
+            "                         once per batch: auto (default: the bias and the\n"
+            "                         features in more rows than the batch size\n"
+            "                         allows), off (none: the model equals serial SGD\n"
+            "                         over the same row order), or a degree D (the\n"
+            "                         bias and the features in more than D rows)\n"
             "\n"
             "GPUs (see docs/GPU.md):\n"
             "      --gpus G           all, none (default) or device numbers like 0,1\n"
@@ -166,8 +220,8 @@ static void help(FILE *f)
             "      --gpu-step S       minibatch (cuSPARSE, deterministic; default) or\n"
             "                         hogwild (a warp per row, atomic adds)\n"
             "      --gpu-batch N      rows per replica per step (default %u)\n"
-            "      --sync-every N     rows per replica between replica averages\n"
-            "                         (default %u)\n"
+            "      --sync-every N     also sets the rows per GPU replica between\n"
+            "                         averages (see parallelism)\n"
             "\n"
             "scale-out (one process per machine, models averaged; docs/SCALEOUT.md):\n"
             "      --world N          number of processes (or HOGTRAIN_WORLD)\n"
@@ -182,8 +236,8 @@ static void help(FILE *f)
             "      --net-timeout S    a peer silent for S s is an error (default 60)\n"
             "      --sync M           ma (model averaging, default) or bmuf (block\n"
             "                         momentum, Chen and Huo 2016)\n"
-            "      --sync-every N     with --world: rows per rank between averagings\n"
-            "                         (default 10000)\n"
+            "      --sync-every N     rows per rank between averagings (default\n"
+            "                         10000 here; see parallelism)\n"
             "      --bmuf-momentum X  block momentum in [0, 1) (default 1 - 1/N)\n"
             "      --bmuf-lr X        block learning rate > 0 (default 1)\n"
             "      --bmuf-nesterov B  1: Nesterov block momentum (default), 0: classic\n"
@@ -199,9 +253,10 @@ static void help(FILE *f)
             cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
-            (unsigned long long)d.seed, hog_cli_algo_name(d.algo), d.threads,
-            hog_cli_update_name(d.update), HOG_GPU_DEFAULT_BATCH,
-            HOG_GPU_DEFAULT_SYNC);
+            (unsigned long long)d.seed, d.tol, COORD_EPOCHS,
+            hog_cli_algo_name(d.algo), d.threads,
+            hog_cli_update_name(d.update), (unsigned long long)d.sync_every,
+            HOG_GPU_DEFAULT_BATCH);
 }
 
 /* Scale-out settings. */
@@ -444,13 +499,55 @@ static int parse(int argc, char **argv, struct train_args *a)
             a->o.gpu_batch = (uint32_t)u;
             break;
         case OPT_SYNC_EVERY:
-            /* Rows between averagings: of GPU replicas (--gpus), of the
-             * processes (--world, mpirun). */
-            if (!hog_parse_u64(optarg, 1, UINT64_MAX, &u))
+            /* Rows per replica (Hogwild! --replicas, GPU replicas --gpus)
+             * or per process (--world, mpirun) between averagings: one
+             * meaning, one field; 0 (Hogwild! replicas only, checked
+             * below) never averages during training. */
+            if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
                 return hog_cli_usage_error(&cmd, "--sync-every: '%s' is not a "
-                                           "number of rows >= 1", optarg);
+                                           "number of rows", optarg);
             a->o.sync_every = u;
             na->sync_every = u;
+            break;
+        case OPT_BIND: a->o.bind = optarg; break;
+        case OPT_NO_SMT: a->o.no_smt = 1; break;
+        case OPT_OVERSUBSCRIBE: a->o.oversubscribe = 1; break;
+        case OPT_REPLICAS:
+            if ((e = hog_cli_replicas_parse(optarg)) < 0)
+                return hog_cli_usage_error(&cmd, "--replicas: unknown replica "
+                                           "mode '%s' (shared, node, core)",
+                                           optarg);
+            a->o.replicas = (hog_replicas)e;
+            break;
+        case OPT_BATCH_SIZE:
+            if (!hog_parse_u64(optarg, 1, UINT32_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--batch-size: '%s' is not a "
+                                           "number of rows (1 to %u)", optarg,
+                                           UINT32_MAX);
+            a->o.batch_size = u;
+            break;
+        case OPT_REPARTITION: a->o.repartition = 1; break;
+        case OPT_DETERMINISTIC: break;
+        case OPT_HOT:
+            if (strcmp(optarg, "auto") == 0) {
+                a->o.hot = 1;
+                a->o.hot_degree = 0;
+            } else if (strcmp(optarg, "off") == 0) {
+                a->o.hot = 0;
+            } else if (hog_parse_u64(optarg, 1, UINT64_MAX, &u)) {
+                a->o.hot = 1;
+                a->o.hot_degree = u;
+            } else {
+                return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, "
+                                           "off or a number of rows >= 1",
+                                           optarg);
+            }
+            break;
+        case OPT_TOL:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
+                return hog_cli_usage_error(&cmd, "--tol: '%s' is not a "
+                                           "number >= 0", optarg);
+            a->o.tol = x;
             break;
         case OPT_MODEL_FORMAT:
             if (strcmp(optarg, "hgm") == 0)
@@ -567,9 +664,11 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_SCHEDULE])
         a->o.schedule = sched;
     /* Options that only make sense together. */
-    if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD)
+    bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
+    if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD &&
+        a->o.algo != HOG_ALGO_DCD)
         return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
-                                   "only (this run uses --algo %s)",
+                                   "and dcd only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
     bool gpus = hog_gpu_requested(&a->o);
     if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
@@ -577,13 +676,53 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    "(add --gpus)",
                                    seen[OPT_GPU_STEP] ? "gpu-step"
                                                       : "gpu-batch");
-    if (!gpus && !a->net.on && seen[OPT_SYNC_EVERY])
-        return hog_cli_usage_error(&cmd, "--sync-every applies to GPU "
-                                   "replicas (--gpus) or to several "
-                                   "processes (--world N, mpirun)");
     if (gpus && seen[OPT_ALGO])
         return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
                                    "does not combine with --algo");
+    static const int hogwild_only[] = { OPT_BIND, OPT_NO_SMT,
+                                        OPT_OVERSUBSCRIBE, OPT_REPLICAS };
+    for (size_t i = 0; i < sizeof hogwild_only / sizeof *hogwild_only; i++)
+        if (seen[hogwild_only[i]] && a->o.algo != HOG_ALGO_HOGWILD)
+            return hog_cli_usage_error(&cmd, "--%s applies to --algo hogwild "
+                                       "only",
+                                       hog_cli_opt_name(longopts,
+                                                        hogwild_only[i]));
+    /* --sync-every: rows per replica or process between averagings, for
+     * whatever averages: Hogwild! replicas, GPU replicas, processes. */
+    bool cpu_replicas = a->o.algo == HOG_ALGO_HOGWILD &&
+                        a->o.replicas != HOG_REPLICAS_SHARED;
+    if (seen[OPT_SYNC_EVERY] && !cpu_replicas && !gpus && !a->net.on)
+        return hog_cli_usage_error(&cmd, "--sync-every applies to model "
+                                   "replicas (--algo hogwild --replicas node "
+                                   "or core, or --gpus) or to several "
+                                   "processes (--world N, mpirun)");
+    if (seen[OPT_SYNC_EVERY] && a->o.sync_every == 0 && (gpus || a->net.on))
+        return hog_cli_usage_error(&cmd, "--sync-every 0 (never average "
+                                   "during training) applies to Hogwild! "
+                                   "replicas only; GPU replicas and processes "
+                                   "need a number of rows >= 1");
+    if (seen[OPT_DETERMINISTIC]) {
+        if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
+            return hog_cli_usage_error(&cmd, "--deterministic selects --algo "
+                                       "cyclades; it conflicts with --algo %s",
+                                       hog_cli_algo_name(a->o.algo));
+        a->o.algo = HOG_ALGO_CYCLADES;
+    }
+    if ((seen[OPT_BATCH_SIZE] || seen[OPT_REPARTITION] || seen[OPT_HOT]) &&
+        a->o.algo != HOG_ALGO_CYCLADES)
+        return hog_cli_usage_error(&cmd, "--batch-size, --repartition and "
+                                   "--hot apply to --algo cyclades only "
+                                   "(this run uses --algo %s)",
+                                   hog_cli_algo_name(a->o.algo));
+    if (seen[OPT_TOL] && !coord)
+        return hog_cli_usage_error(&cmd, "--tol applies to --algo scd and "
+                                   "dcd only (this run uses --algo %s)",
+                                   hog_cli_algo_name(a->o.algo));
+    if (coord && !seen[OPT_EPOCHS])
+        a->o.epochs = COORD_EPOCHS;
+    /* dcd's exact mode unless wild is asked for. */
+    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
+        a->o.update = HOG_UPDATE_ATOMIC;
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
@@ -653,6 +792,7 @@ struct train_report {
     const hog_model *m;
     const hog_net *net;        /* scale-out, or NULL */
     const struct hog_avg *avg;
+    const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
 };
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -676,6 +816,14 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_u64(&j, "cpus_online", hog_online_cpus());
     hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
     hog_json_str(&j, "update", hog_cli_update_name(o->update));
+    if (o->algo == HOG_ALGO_HOGWILD) {
+        hog_json_str(&j, "bind", o->bind ? o->bind : "compact");
+        hog_json_bool(&j, "no_smt", o->no_smt != 0);
+        hog_json_bool(&j, "oversubscribe", o->oversubscribe != 0);
+        hog_json_str(&j, "replicas", hog_cli_replicas_name(o->replicas));
+        hog_json_u64(&j, "sync_every", o->sync_every);
+    }
+    hog_json_num(&j, "tol", o->tol);
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     if (hog_gpu_requested(o)) {
         hog_json_str(&j, "gpus", o->gpus);
@@ -742,13 +890,47 @@ static void write_json(FILE *f, const struct train_report *r)
             hog_json_num(&j, "test_rmse", s->test_rmse);
         }
         hog_json_u64(&j, "nonzero_weights", s->nonzero_weights);
+        hog_json_num(&j, "gap", s->gap);
+        hog_json_u64(&j, "aux_bytes", s->aux_bytes);
         hog_json_num(&j, "seconds", s->seconds);
         hog_json_num(&j, "total_seconds", s->total_seconds);
         hog_json_num(&j, "rows_per_s", s->rows_per_s);
         hog_json_num(&j, "nnz_per_s", s->nnz_per_s);
+        if (o->algo == HOG_ALGO_HOGWILD && o->replicas != HOG_REPLICAS_SHARED)
+            hog_json_u64(&j, "replica_syncs", s->replica_syncs);
         hog_json_close_obj(&j);
     }
     hog_json_close_arr(&j);
+
+    if (r->cyc) {
+        const hog_cyclades_stats *c = r->cyc;
+        hog_json_obj(&j, "cyclades");
+        hog_json_u64(&j, "threads", c->threads);
+        hog_json_u64(&j, "batch_size", c->batch_size);
+        hog_json_u64(&j, "batches_per_epoch", c->batches);
+        hog_json_bool(&j, "repartition", o->repartition != 0);
+        hog_json_bool(&j, "hot", o->hot != 0);
+        hog_json_u64(&j, "hot_degree", c->hot_degree);
+        hog_json_u64(&j, "hot_features", c->hot_features);
+        hog_json_bool(&j, "bias_hot", c->bias_hot != 0);
+        hog_json_num(&j, "hot_nnz_share", c->hot_nnz_share);
+        hog_json_u64(&j, "partitions", c->partitions);
+        hog_json_num(&j, "setup_seconds", c->setup_seconds);
+        hog_json_num(&j, "partition_seconds", c->partition_seconds);
+        hog_json_num(&j, "train_seconds", c->train_seconds);
+        hog_json_obj(&j, "components");
+        hog_json_num(&j, "per_batch", c->components);
+        hog_json_u64(&j, "largest_rows", c->largest_rows);
+        hog_json_num(&j, "largest_share", c->largest_share);
+        hog_json_num(&j, "thread_imbalance", c->imbalance);
+        hog_json_close_obj(&j);
+        hog_json_obj(&j, "components_every_feature");
+        hog_json_num(&j, "per_batch", c->all_components);
+        hog_json_u64(&j, "largest_rows", c->all_largest_rows);
+        hog_json_num(&j, "largest_share", c->all_largest_share);
+        hog_json_close_obj(&j);
+        hog_json_close_obj(&j);
+    }
 
     hog_json_obj(&j, "model");
     hog_json_u64(&j, "features", hog_model_features(r->m));
@@ -776,6 +958,29 @@ static hog_status save_json(const struct train_report *r, hog_err *err)
     return hog_tmpfile_commit(f, tmp, r->a->json, err);
 }
 
+/* Two lines on how Cyclades cut the batches. */
+static void print_cyclades(const hog_cyclades_stats *c)
+{
+    fprintf(stderr,
+            "cyclades: %u threads, %llu batches of %llu rows, %llu hot "
+            "features%s (degree > %llu, %.1f%% of nonzeros); partition "
+            "%.3f s (%u times), setup %.3f s\n",
+            c->threads, (unsigned long long)c->batches,
+            (unsigned long long)c->batch_size,
+            (unsigned long long)c->hot_features,
+            c->bias_hot ? " and the bias" : "",
+            (unsigned long long)c->hot_degree, 100.0 * c->hot_nnz_share,
+            c->partition_seconds, c->partitions, c->setup_seconds);
+    fprintf(stderr,
+            "cyclades: components per batch %.1f, largest %llu rows (mean "
+            "share %.1f%%), thread imbalance %.2f; with every feature: %.1f "
+            "per batch, largest %llu rows (%.1f%%)\n",
+            c->components, (unsigned long long)c->largest_rows,
+            100.0 * c->largest_share, c->imbalance, c->all_components,
+            (unsigned long long)c->all_largest_rows,
+            100.0 * c->all_largest_share);
+}
+
 /* "done: 10 epochs in 3.21 s, test accuracy 84.95%, model written to m.hgm" */
 static void print_summary(const struct train_report *r)
 {
@@ -791,6 +996,12 @@ static void print_summary(const struct train_report *r)
             fprintf(stderr, ", %s RMSE %.4f", set, rmse);
         else if (!p->regression && isfinite(acc))
             fprintf(stderr, ", %s accuracy %.2f%%", set, 100.0 * acc);
+    }
+    if (p->hist_len && p->hist[p->hist_len - 1].aux_bytes) {
+        char b[32];
+        fprintf(stderr, ", %s held beside the data",
+                hog_cli_bytes(b, sizeof b,
+                              (double)p->hist[p->hist_len - 1].aux_bytes));
     }
     if (r->a->model)
         fprintf(stderr, ", model written to %s", r->a->model);
@@ -946,6 +1157,12 @@ int hog_cli_train(int argc, char **argv)
 
     a.o.progress = hog_progress_cb;
     a.o.progress_ctx = &p;
+    hog_cyclades_stats cyc;
+    memset(&cyc, 0, sizeof cyc);
+    if (a.o.algo == HOG_ALGO_CYCLADES) {
+        a.o.cyclades_stats = &cyc;
+        r.cyc = &cyc;
+    }
     p.t0 = p.epoch_t0 = hog_now();
     a.o.cancel = hog_cli_signals_install();
     s = hog_train(train, test, &a.o, &m, &err);
@@ -962,6 +1179,8 @@ int hog_cli_train(int argc, char **argv)
     if (!a.quiet) {
         fputc('\n', stderr);
         hog_progress_table(&p, stderr);
+        if (r.cyc)
+            print_cyclades(r.cyc);
     }
     if (a.model) {
         double t = hog_now();

@@ -116,6 +116,7 @@ static const char *const algo_names[] = { "serial", "hogwild", "cyclades",
                                           "scd", "dcd" };
 static const char *const update_names[] = { "none", "atomic", "striped",
                                             "mutex" };
+static const char *const replicas_names[] = { "shared", "node", "core" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -140,6 +141,8 @@ const char *hog_cli_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss
 const char *hog_cli_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
 const char *hog_cli_algo_name(hog_algo a) { return name_of(algo_names, N_OF(algo_names), (int)a); }
 const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
+int hog_cli_replicas_parse(const char *s) { return name_find(replicas_names, N_OF(replicas_names), s); }
+const char *hog_cli_replicas_name(hog_replicas r) { return name_of(replicas_names, N_OF(replicas_names), (int)r); }
 
 /* ---- files and formatting --------------------------------------------------------- */
 

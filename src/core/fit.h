@@ -18,7 +18,9 @@ struct hog_fit {
 
     /* After each epoch, with model->w holding the epoch's weights and
      * seconds the epoch's training time. Computes the metrics (untimed) and
-     * reports progress; a status other than HOG_OK stops training. */
+     * reports progress; a status other than HOG_OK stops training. Called
+     * by one thread at a time, not necessarily the caller of hog_train (a
+     * pool worker, while the other workers wait). */
     hog_status (*epoch_end)(struct hog_fit *f, unsigned epoch, double seconds,
                             hog_err *err);
     /* Within an epoch, as often as the algorithm likes (every few thousand
@@ -26,6 +28,11 @@ struct hog_fit {
     void (*tick)(struct hog_fit *f, unsigned epoch, uint64_t done,
                  uint64_t total);
     void *ctx; /* the front door's */
+    uint64_t replica_syncs; /* set by algorithms with model replicas */
+    /* Set by an algorithm before epoch_end when it has them (coordinate
+     * descent); the front door starts them at NaN and 0. */
+    double gap;         /* relative duality gap of the epoch's weights */
+    uint64_t aux_bytes; /* memory held beside the data */
 
     /* Checkpoints and interruption (src/train/checkpoint.c). An algorithm
      * that supports them: starts from *resume when it is not NULL; calls

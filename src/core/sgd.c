@@ -39,9 +39,17 @@
  *            (sum w[j] x_j) / q_t and the step is the plain sparse axpy
  *            w[j] -= eta_t d x_j q_{t+1}.
  *   stamped  l1, or AdaGrad: w[j] holds w_j as of segment step stamp[j]
- *            (the first step whose regularization it lacks); a step first
- *            brings the row's weights to t with the formula above, then
- *            applies the step to them only.
+ *            (the first step whose regularization it lacks); a step reads
+ *            the row's weights brought to t with the formula above (for
+ *            the margin; nothing is stored), then stores for each of them
+ *            the catch-up and the step in one write. A row whose loss has
+ *            zero derivative writes nothing: its shrink stays pending in
+ *            the stamps (or, scaled, in q).
+ *
+ * The true weight is w[j] in the none and stamped kinds once caught up,
+ * and w[j] / q_t in the scaled kind during a segment; after
+ * hog_sgd_segment_end() every kind holds the true weights, which is when
+ * Hogwild!'s replicas are averaged and models copied out.
  *
  * Each makes the lazy weights EQUAL the eager ones up to float rounding
  * (tests/test_sgd.c checks it against an eager trainer). A segment ends at
@@ -69,12 +77,27 @@
  * shrink it twice, and a racing store may lose an update: the same noise
  * Hogwild! accepts for the gradient itself. hog_sgd_segment_end() must run
  * with no step in flight.
+ *
+ * Update modes (hog_sgd_run_mode; the baselines Hogwild! is measured
+ * against): none stores relaxed; atomic installs each weight by a
+ * compare-and-swap on the value it was computed from (on the stored, scaled
+ * value in the scaled kind: every thread shares q_t, so that is exact);
+ * striped and mutex hold locks around the row. All kinds run in all modes,
+ * and with one thread every mode is the serial run bit for bit.
+ *
+ * Cyclades (hog_sgd_split_step, hog_sgd_apply_many): the same row step with
+ * an extra margin term from weights the caller steps itself, read in place
+ * in stored units (the kernel divides them by q_t with the rest of the
+ * margin), and single-weight steps at a given t. With no extra term it is
+ * the row step bit for bit.
  */
 #include "core/sgd.h"
 
 #include "core/loss.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,14 +324,15 @@ static ALWAYS_INLINE double adagrad_eta(const struct hog_sgd *s, float g2)
 {
     return (float)s->eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
 }
-
-/* AdaGrad: k regularization steps of coordinate j at its constant rate. */
-static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
-                                            uint64_t j, uint32_t k, bool l1)
+/* AdaGrad: k regularization steps of a coordinate whose squared gradients
+ * sum to g2, at its constant rate. */
+static ALWAYS_INLINE float catch_up_adagrad_g2(const struct hog_sgd *s,
+                                               float v, float g2, uint32_t k,
+                                               bool l1)
 {
     if (v == 0.0f)
         return 0.0f;
-    double eta = adagrad_eta(s, ld(&s->g2[j]));
+    double eta = adagrad_eta(s, g2);
     double a = eta * s->l2;
     a = a < 1.0 ? a : 1.0;
     double p = a > 0 ? shrink_pow(a, k) : 1.0;
@@ -323,63 +347,148 @@ static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
     return u > 0 ? (float)copysign(u, (double)v) : 0.0f;
 }
 
+/* The same, reading coordinate j's accumulator. */
+static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
+                                            uint64_t j, uint32_t k, bool l1)
+{
+    return catch_up_adagrad_g2(s, v, ld(&s->g2[j]), k, l1);
+}
+
+/* Stamped w[j] = v with stamp k < t brought to step t. */
+static ALWAYS_INLINE float
+catch_up_adagrad_or_prefix(const struct hog_sgd *s, float v, uint64_t j,
+                           uint32_t k, uint32_t t, double qt_inv, double ct,
+                           bool ada, bool l1)
+{
+    return ada ? catch_up_adagrad(s, v, j, t - k, l1)
+               : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+}
+
 /* ---- the row step ----------------------------------------------------------- */
 
-/* Pass 1 for one coordinate: w[j] as of step t (stamped), or as stored. */
+/* The atomic mode installs each new weight with a compare-and-swap on the
+ * value it was computed from and recomputes on failure, so no racing update
+ * is lost; the other modes store (relaxed) and accept the loss (none) or
+ * exclude racers by locks (striped, mutex). The value computed is the same
+ * expression either way: one thread gets bit-identical weights in every
+ * mode. A CAS on a scaled weight (l2 only: w[j] = w_j q_t) is as good as on
+ * a plain one: the representation is shared by all threads, and the value
+ * installed was computed from the value compared. */
+static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
+                                    bool cas)
+{
+    if (!cas) {
+        st(wp, v);
+        return true;
+    }
+    return atomic_compare_exchange_weak_explicit(wp, old, v,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
+/* Stamped weight v of coordinate j with stamp k < t brought to step t;
+ * g2 is AdaGrad's accumulator over the untouched steps. */
+static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, float v,
+                                    float g2, uint32_t k, uint32_t t,
+                                    double qt_inv, double ct, bool ada,
+                                    bool l1)
+{
+    return ada ? catch_up_adagrad_g2(s, v, g2, t - k, l1)
+               : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+}
+
+/* What pass 1 saw of a stamped weight: the stored value v with stamp k,
+ * and c, v brought to step t. Pass 2 reuses c when the weight still holds
+ * v and k (always with one thread; another thread's write in between makes
+ * it recompute), so AdaGrad's catch-up (a log and an exp) runs once. */
+struct seen {
+    float v, c;
+    uint32_t k;
+};
+/* Rows up to this long keep pass 1's catch-ups on the stack; the entries
+ * past it are caught up again in pass 2. */
+#define SEEN_MAX 256
+
+/* Pass 1 for one coordinate: w[j] as of step t (stamped), or as stored
+ * (scaled: w_j q_t). Nothing is stored in shared memory: the catch-up goes
+ * to update() through *sn (when not NULL) and stays pending in the stamp
+ * when the row has no gradient (the margin pass writes no shared cache
+ * line). */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool stamped, bool l1)
+                                 bool ada, bool stamped, bool l1,
+                                 struct seen *sn)
 {
-    _Atomic float *wp = w_at(s, j);
-    float v = ld(wp);
+    float v = ld(w_at(s, j));
     if (!stamped)
         return v;
-    _Atomic uint32_t *sp = stamp_at(s, j);
-    uint32_t k = ld_u32(sp);
-    if (k >= t)
-        return v;
-    v = ada ? catch_up_adagrad(s, v, j, t - k, l1)
-            : catch_up_prefix(s->pre, v, k, qt_inv, ct);
-    st(wp, v);
-    st_u32(sp, t);
-    return v;
+    uint32_t k = ld_u32(stamp_at(s, j));
+    float c = k >= t ? v
+                     : catch_up_adagrad_or_prefix(s, v, j, k, t, qt_inv, ct,
+                                                  ada, l1);
+    if (sn)
+        *sn = (struct seen){ v, c, k };
+    return c;
 }
 
 /* Pass 2 for one coordinate: step t with loss gradient gj = d x_j. Shared
  * schedules pass eta, shrink = 1 - eta l2 and thr = eta l1 (scaled: eta
- * already times q_{t+1}, shrink unused). */
+ * already times q_{t+1}, shrink unused). Stamped: the catch-up, shrink,
+ * step and threshold in one store. */
 static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
                                  uint32_t t, double gj, double eta,
-                                 double shrink, double thr, bool ada,
-                                 bool stamped, bool l1)
+                                 double shrink, double thr, double qt_inv,
+                                 double ct, bool ada, bool stamped, bool l1,
+                                 bool cas, const struct seen *sn)
 {
+    _Atomic float *wp = w_at(s, j);
+    float v = ld(wp);
+    uint32_t k = stamped ? ld_u32(stamp_at(s, j)) : 0;
+    /* the catch-up uses the accumulator of the untouched steps */
+    float g2_old = ada ? ld(&s->g2[j]) : 0.0f;
     if (ada) {
-        float g2 = (float)((double)ld(&s->g2[j]) + gj * gj);
+        float g2 = (float)((double)g2_old + gj * gj);
         st(&s->g2[j], g2);
         eta = adagrad_eta(s, g2);
         double a = eta * s->l2;
         shrink = 1.0 - (a < 1.0 ? a : 1.0);
         thr = eta * s->l1;
     }
-    _Atomic float *wp = w_at(s, j);
-    double v = ld(wp);
-    if (stamped) {
-        _Atomic uint32_t *sp = stamp_at(s, j);
-        if (ld_u32(sp) <= t) {
-            double u = shrink * v - eta * gj;
-            st(wp, l1 ? soft_threshold(u, thr) : (float)u);
-            st_u32(sp, t + 1);
+    for (;;) {
+        /* k > t: a thread further ahead regularized this weight past step
+         * t; the gradient alone. */
+        bool regstep = stamped && k <= t;
+        float nv;
+        if (regstep) {
+            float c = k == t ? v
+                      : sn && sn->k == k && memcmp(&sn->v, &v, sizeof v) == 0
+                          ? sn->c /* pass 1's, from the same v and k */
+                          : catch_up(s, v, g2_old, k, t, qt_inv, ct, ada, l1);
+            double u = shrink * (double)c - eta * gj;
+            nv = l1 ? soft_threshold(u, thr) : (float)u;
+        } else {
+            nv = (float)((double)v - eta * gj);
+        }
+        if (w_install(wp, &v, nv, cas)) {
+            if (regstep)
+                st_u32(stamp_at(s, j), t + 1);
             return;
         }
-        /* A thread further ahead regularized this weight past step t. */
+        /* CAS lost to another thread: v is now its value; and its stamp */
+        if (stamped)
+            k = ld_u32(stamp_at(s, j));
     }
-    st(wp, (float)(v - eta * gj));
 }
 
+/* The row step, also Cyclades' split step: m_extra (stored units) joins the
+ * margin and the bias weight takes part only if with_bias; the run loops
+ * pass 0 and true, constants the compiler folds away. Returns the margin;
+ * *dout gets the loss derivative (0: nothing was written). */
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       struct hog_row r, double y, uint32_t t,
-                                      hog_loss loss, bool ada,
-                                      enum hog_sgd_reg reg, bool l1)
+                                      double m_extra, bool with_bias,
+                                      double *dout, hog_loss loss, bool ada,
+                                      enum hog_sgd_reg reg, bool l1, bool cas)
 {
     const bool stamped = reg == HOG_SGD_REG_STAMPED;
     const bool scaled = reg == HOG_SGD_REG_SCALED;
@@ -392,7 +501,9 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
      * ahead keeps several misses in flight despite the catch-up's
      * branches and calls. */
     enum { PF = 16 };
-    double m = 0.0;
+    struct seen sn[stamped ? SEEN_MAX + 1 : 1], sb;
+#define SEEN(k) (stamped && (k) < SEEN_MAX ? &sn[k] : NULL)
+    double m = m_extra;
     uint32_t k = 0;
     if (r.nnz > PF)
         for (; k < r.nnz - PF; k++) {
@@ -402,21 +513,24 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                 __builtin_prefetch(stamp_at(s, jp), 1);
             if (ada)
                 __builtin_prefetch(&s->g2[jp], 1);
-            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
+                               SEEN(k)) *
                  r.val[k];
         }
     for (; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1) *
+        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
+                           SEEN(k)) *
              r.val[k];
-    const bool has_bias = s->bias != 0.0;
+    const bool has_bias = with_bias && s->bias != 0.0;
     if (has_bias)
         m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, stamped,
-                           l1) *
+                           l1, stamped ? &sb : NULL) *
              s->bias;
     if (scaled)
-        m *= qt_inv;
+        m *= qt_inv; /* stored w_j q_t -> w_j, for m_extra's part too */
 
     double d = hog_loss_deriv(loss, y, m);
+    *dout = d;
     if (d == 0.0)
         return m; /* step t's shrink stays pending (stamps, or q) */
     double eta = 0, shrink = 1, thr = 0;
@@ -428,18 +542,120 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
             eta *= s->pre[t + 1].q;
     }
     for (k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, ada, stamped,
-               l1);
+        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, qt_inv, ct,
+               ada, stamped, l1, cas, SEEN(k));
     if (has_bias)
-        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, ada,
-               stamped, l1);
+        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, qt_inv,
+               ct, ada, stamped, l1, cas, stamped ? &sb : NULL);
+#undef SEEN
     return m;
 }
 
+/* ---- locks of the striped and mutex modes ----------------------------------- */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* A test-and-test-and-set spinlock that yields the CPU after a while (a
+ * holder preempted on an oversubscribed machine must get to run). */
+static inline void spin_lock(atomic_uint *l)
+{
+    for (unsigned spins = 0;;) {
+        /* acquire: pairs with the release in spin_unlock(), so the previous
+         * holder's weight stores are visible to this holder */
+        if (!atomic_exchange_explicit(l, 1u, memory_order_acquire))
+            return;
+        while (atomic_load_explicit(l, memory_order_relaxed))
+            if (++spins % 256 == 0)
+                sched_yield();
+            else
+                cpu_relax();
+    }
+}
+
+static inline void spin_unlock(atomic_uint *l)
+{
+    /* release: pairs with the acquire in spin_lock() */
+    atomic_store_explicit(l, 0u, memory_order_release);
+}
+
+/* The row's stripes, each once, in ascending order (the indices ascend and
+ * the bias weight comes last). */
+static void lock_row(const struct hog_sgd *s, const struct hog_sgd_locks *l,
+                     struct hog_row r, bool lock)
+{
+    if (l->mode == HOG_UPDATE_MUTEX) {
+        if (lock)
+            pthread_mutex_lock(l->mutex);
+        else
+            pthread_mutex_unlock(l->mutex);
+        return;
+    }
+    uint64_t last = UINT64_MAX;
+    for (uint32_t k = 0; k <= r.nnz; k++) {
+        uint64_t j = k < r.nnz ? r.idx[k] : s->n_features;
+        if (k == r.nnz && s->bias == 0.0)
+            break;
+        uint64_t sj = j >> HOG_SGD_STRIPE_SHIFT;
+        if (sj == last)
+            continue;
+        last = sj;
+        if (lock)
+            spin_lock(&l->stripe[sj]);
+        else
+            spin_unlock(&l->stripe[sj]);
+    }
+}
+
+hog_status hog_sgd_locks_init(struct hog_sgd_locks *l, hog_update mode,
+                              const struct hog_sgd *s, hog_err *err)
+{
+    memset(l, 0, sizeof *l);
+    if (mode == HOG_UPDATE_STRIPED) {
+        l->n_stripes = (s->n_weights >> HOG_SGD_STRIPE_SHIFT) + 1;
+        l->stripe = calloc(l->n_stripes, sizeof *l->stripe);
+        if (!l->stripe)
+            return hog_errf(err, HOG_ENOMEM,
+                            "out of memory for %llu stripe locks",
+                            (unsigned long long)l->n_stripes);
+    } else if (mode == HOG_UPDATE_MUTEX) {
+        pthread_mutex_t *m = malloc(sizeof *m);
+        if (!m)
+            return hog_errf(err, HOG_ENOMEM, "out of memory for a mutex");
+        pthread_mutex_init(m, NULL);
+        l->mutex = m;
+    } else {
+        mode = HOG_UPDATE_NONE;
+    }
+    l->mode = mode;
+    return HOG_OK;
+}
+
+void hog_sgd_locks_free(struct hog_sgd_locks *l)
+{
+    if (l->mutex) {
+        pthread_mutex_destroy(l->mutex);
+        free(l->mutex);
+    }
+    free(l->stripe);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- the loops ---------------------------------------------------------------- */
+
+/* l is NULL unless the mode locks (a test per row, outside the row's loops). */
 static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
-                                   uint32_t t, uint32_t stride, hog_loss loss,
-                                   bool ada, enum hog_sgd_reg reg, bool l1)
+                                   uint32_t t, uint32_t stride,
+                                   const struct hog_sgd_locks *l,
+                                   hog_loss loss, bool ada,
+                                   enum hog_sgd_reg reg, bool l1, bool cas)
 {
     /* A private copy whose address never escapes: the compiler then knows
      * that the weight stores do not change the array pointers, and keeps
@@ -448,44 +664,69 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
     const struct hog_csr m = d->m;
     const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
+        /* Rows come in random order: fetch the offsets two rows ahead and
+         * the first lines of the next row while this one computes. */
+        if (HOG_LIKELY(i + 2 < count))
+            __builtin_prefetch(&m.off[order[i + 2]]);
+        if (HOG_LIKELY(i + 1 < count)) {
+            uint64_t nx = m.off[order[i + 1]];
+            __builtin_prefetch(m.idx + nx);
+            __builtin_prefetch(m.val + nx);
+            __builtin_prefetch(&m.y[order[i + 1]]);
+        }
         struct hog_row r = hog_csr_row(&m, order[i]);
         double y = loss == HOG_LOSS_SQUARED ? (double)r.y
                    : (double)r.y == pos     ? 1.0
                                             : -1.0;
-        step_impl(&sc, r, y, t, loss, ada, reg, l1);
+        double dv;
+        if (HOG_UNLIKELY(l != NULL)) {
+            lock_row(&sc, l, r, true);
+            step_impl(&sc, r, y, t, 0.0, true, &dv, loss, ada, reg, l1, cas);
+            lock_row(&sc, l, r, false);
+        } else {
+            step_impl(&sc, r, y, t, 0.0, true, &dv, loss, ada, reg, l1, cas);
+        }
     }
 }
 
-/* One specialised loop per loss and regularization kind:
+/* One specialised loop per loss, regularization kind and update (relaxed
+ * store or compare-and-swap). Kinds, variant() below:
  * 0 none, 1 scaled (l2), 2 stamped l1, 3 AdaGrad, 4 AdaGrad stamped l2,
- * 5 AdaGrad stamped l1. */
+ * 5 AdaGrad stamped l1. Every kind runs in every update mode: the scaled
+ * kind needs no stamps, so its CAS is one per weight like the none kind's,
+ * and the locks exclude racers whatever the representation. */
 typedef void run_fn(const struct hog_sgd *, const hog_data *,
-                    const uint64_t *, uint64_t, uint32_t, uint32_t);
+                    const uint64_t *, uint64_t, uint32_t, uint32_t,
+                    const struct hog_sgd_locks *);
 
-#define RUN_VARIANT(LOSS, K, ADA, REG, L1)                                    \
-    static void run_##LOSS##_##K(const struct hog_sgd *s, const hog_data *d,  \
-                                 const uint64_t *order, uint64_t count,       \
-                                 uint32_t t, uint32_t stride)                 \
+#define RUN_VARIANT(LOSS, K, ADA, REG, L1, CAS)                               \
+    static void run_##LOSS##_##K##_##CAS(                                     \
+        const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
+        uint64_t count, uint32_t t, uint32_t stride,                          \
+        const struct hog_sgd_locks *l)                                        \
     {                                                                         \
-        run_impl(s, d, order, count, t, stride, HOG_LOSS_##LOSS, ADA,         \
-                 HOG_SGD_REG_##REG, L1);                                      \
+        run_impl(s, d, order, count, t, stride, l, HOG_LOSS_##LOSS, ADA,      \
+                 HOG_SGD_REG_##REG, L1, CAS);                                 \
     }
-#define RUN_VARIANTS(LOSS)                                                    \
-    RUN_VARIANT(LOSS, 0, false, NONE, false)                                  \
-    RUN_VARIANT(LOSS, 1, false, SCALED, false)                                \
-    RUN_VARIANT(LOSS, 2, false, STAMPED, true)                                \
-    RUN_VARIANT(LOSS, 3, true, NONE, false)                                   \
-    RUN_VARIANT(LOSS, 4, true, STAMPED, false)                                \
-    RUN_VARIANT(LOSS, 5, true, STAMPED, true)
+#define RUN_VARIANTS2(LOSS, CAS)                                              \
+    RUN_VARIANT(LOSS, 0, false, NONE, false, CAS)                             \
+    RUN_VARIANT(LOSS, 1, false, SCALED, false, CAS)                           \
+    RUN_VARIANT(LOSS, 2, false, STAMPED, true, CAS)                           \
+    RUN_VARIANT(LOSS, 3, true, NONE, false, CAS)                              \
+    RUN_VARIANT(LOSS, 4, true, STAMPED, false, CAS)                           \
+    RUN_VARIANT(LOSS, 5, true, STAMPED, true, CAS)
+#define RUN_VARIANTS(LOSS) RUN_VARIANTS2(LOSS, 0) RUN_VARIANTS2(LOSS, 1)
 RUN_VARIANTS(LOGISTIC)
 RUN_VARIANTS(HINGE)
 RUN_VARIANTS(SQHINGE)
 RUN_VARIANTS(SQUARED)
 
 #define RUN_ROW(LOSS)                                                         \
-    { run_##LOSS##_0, run_##LOSS##_1, run_##LOSS##_2,                         \
-      run_##LOSS##_3, run_##LOSS##_4, run_##LOSS##_5 }
-static run_fn *const run_table[4][6] = {
+    { run_##LOSS##_0_0, run_##LOSS##_1_0, run_##LOSS##_2_0,                   \
+      run_##LOSS##_3_0, run_##LOSS##_4_0, run_##LOSS##_5_0,                   \
+      run_##LOSS##_0_1, run_##LOSS##_1_1, run_##LOSS##_2_1,                   \
+      run_##LOSS##_3_1, run_##LOSS##_4_1, run_##LOSS##_5_1 }
+static run_fn *const run_table[4][12] = {
     [HOG_LOSS_LOGISTIC] = RUN_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = RUN_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = RUN_ROW(SQHINGE),
@@ -499,18 +740,32 @@ static int variant(const struct hog_sgd *s)
     return (int)s->reg; /* none 0, scaled 1, stamped (l1) 2 */
 }
 
+void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count, uint32_t t_first,
+                      uint32_t t_stride, hog_update mode,
+                      const struct hog_sgd_locks *l)
+{
+    int cas = mode == HOG_UPDATE_ATOMIC;
+    bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
+    run_table[s->loss][6 * cas + variant(s)](s, d, order, count, t_first,
+                                              t_stride, locked ? l : NULL);
+}
+
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    run_table[s->loss][variant(s)](s, d, order, count, t_first, t_stride);
+    run_table[s->loss][variant(s)](s, d, order, count, t_first, t_stride,
+                                   NULL);
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t)
 {
-    return step_impl(s, r, y, t, s->loss, s->schedule == HOG_SCHED_ADAGRAD,
-                     s->reg, s->l1 > 0);
+    double dv;
+    return step_impl(s, r, y, t, 0.0, true, &dv, s->loss,
+                     s->schedule == HOG_SCHED_ADAGRAD, s->reg, s->l1 > 0,
+                     false);
 }
 
 /* ---- segment end -------------------------------------------------------------- */
@@ -555,4 +810,101 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
     for (uint64_t j = 0; j < s->n_weights; j++)
         out[j] = ld(&s->w[j]);
+}
+
+/* ---- Cyclades: steps with some weights kept apart ------------------------------ */
+
+/* step_impl itself with m_extra and with_bias free: m_extra = 0 with the
+ * bias is hog_sgd_step's arithmetic, bit for bit. The scaled kind divides
+ * m_extra by q_t with the rest of the margin (it is in stored units: the
+ * caller reads the hot weights in place), and hog_sgd_apply moves a stored
+ * value by eta_t g q_{t+1}, so Cyclades' hot weights stay in the same
+ * representation as every other weight and segment_end fixes them all. */
+#define SPLIT_VARIANT(LOSS, K, ADA, REG, L1)                                  \
+    static double split_##LOSS##_##K(const struct hog_sgd *s,                 \
+                                     struct hog_row r, double y, uint32_t t,  \
+                                     double m_extra, bool with_bias)          \
+    {                                                                         \
+        double dv;                                                            \
+        step_impl(s, r, y, t, m_extra, with_bias, &dv, HOG_LOSS_##LOSS, ADA,  \
+                  HOG_SGD_REG_##REG, L1, false);                              \
+        return dv;                                                            \
+    }
+#define SPLIT_VARIANTS(LOSS)                                                  \
+    SPLIT_VARIANT(LOSS, 0, false, NONE, false)                                \
+    SPLIT_VARIANT(LOSS, 1, false, SCALED, false)                              \
+    SPLIT_VARIANT(LOSS, 2, false, STAMPED, true)                              \
+    SPLIT_VARIANT(LOSS, 3, true, NONE, false)                                 \
+    SPLIT_VARIANT(LOSS, 4, true, STAMPED, false)                              \
+    SPLIT_VARIANT(LOSS, 5, true, STAMPED, true)
+SPLIT_VARIANTS(LOGISTIC)
+SPLIT_VARIANTS(HINGE)
+SPLIT_VARIANTS(SQHINGE)
+SPLIT_VARIANTS(SQUARED)
+
+#define SPLIT_ROW(LOSS)                                                       \
+    { split_##LOSS##_0, split_##LOSS##_1, split_##LOSS##_2,                   \
+      split_##LOSS##_3, split_##LOSS##_4, split_##LOSS##_5 }
+static hog_sgd_split_fn *const split_table[4][6] = {
+    [HOG_LOSS_LOGISTIC] = SPLIT_ROW(LOGISTIC),
+    [HOG_LOSS_HINGE] = SPLIT_ROW(HINGE),
+    [HOG_LOSS_SQHINGE] = SPLIT_ROW(SQHINGE),
+    [HOG_LOSS_SQUARED] = SPLIT_ROW(SQUARED),
+};
+
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
+{
+    return split_table[s->loss][variant(s)];
+}
+
+/* update() catches the weight up to step t itself (stamped). */
+static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
+                                     const uint32_t *j, const double *g,
+                                     uint64_t count, uint32_t t, bool ada,
+                                     enum hog_sgd_reg reg, bool l1)
+{
+    double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
+    if (!ada) {
+        if (reg != HOG_SGD_REG_NONE) {
+            qt_inv = 1.0 / s->pre[t].q;
+            ct = s->pre[t].c;
+        }
+        eta = s->seg_eta[t];
+        shrink = 1.0 - eta * s->l2;
+        thr = eta * s->l1;
+        if (reg == HOG_SGD_REG_SCALED)
+            eta *= s->pre[t + 1].q;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        update(s, j[i], t, g[i], eta, shrink, thr, qt_inv, ct, ada,
+               reg == HOG_SGD_REG_STAMPED, l1, false, NULL);
+}
+
+#define APPLY_VARIANT(K, ADA, REG, L1)                                        \
+    static void apply_##K(const struct hog_sgd *s, const uint32_t *j,         \
+                          const double *g, uint64_t count, uint32_t t)        \
+    {                                                                         \
+        apply_impl(s, j, g, count, t, ADA, HOG_SGD_REG_##REG, L1);            \
+    }
+APPLY_VARIANT(0, false, NONE, false)
+APPLY_VARIANT(1, false, SCALED, false)
+APPLY_VARIANT(2, false, STAMPED, true)
+APPLY_VARIANT(3, true, NONE, false)
+APPLY_VARIANT(4, true, STAMPED, false)
+APPLY_VARIANT(5, true, STAMPED, true)
+
+void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
+                        const double *g, uint64_t count, uint32_t t)
+{
+    static void (*const table[6])(const struct hog_sgd *, const uint32_t *,
+                                  const double *, uint64_t, uint32_t) = {
+        apply_0, apply_1, apply_2, apply_3, apply_4, apply_5
+    };
+    table[variant(s)](s, j, g, count, t);
+}
+
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g)
+{
+    uint32_t jj = (uint32_t)j;
+    hog_sgd_apply_many(s, &jj, &g, 1, t);
 }

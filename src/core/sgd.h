@@ -102,6 +102,37 @@ void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride);
 
+/* Locks of the locked update modes (the baselines Hogwild! is measured
+ * against). striped: one spinlock per stripe of HOG_SGD_STRIPE_SHIFT-aligned
+ * weights (16 floats: one cache line), a row takes its stripes in ascending
+ * feature order, so two rows never wait on each other in a cycle (the
+ * Hogwild! paper's AIG). mutex: one pthread mutex held around each row's
+ * whole update (the paper's round robin, RR). */
+#define HOG_SGD_STRIPE_SHIFT 4
+struct hog_sgd_locks {
+    hog_update mode;          /* HOG_UPDATE_STRIPED or HOG_UPDATE_MUTEX */
+    uint64_t n_stripes;
+    atomic_uint *stripe;      /* 0 free, 1 held */
+    void *mutex;              /* pthread_mutex_t */
+};
+
+/* Sets up the locks mode needs to guard s's weights (nothing for none and
+ * atomic: then l->mode is HOG_UPDATE_NONE). */
+hog_status hog_sgd_locks_init(struct hog_sgd_locks *l, hog_update mode,
+                              const struct hog_sgd *s, hog_err *err);
+void hog_sgd_locks_free(struct hog_sgd_locks *l);
+
+/* hog_sgd_run() with the update applied under mode: none (relaxed loads and
+ * stores, the same as hog_sgd_run), atomic (each weight's new value is
+ * installed by compare-and-swap on the value it was computed from), striped
+ * and mutex (the row's update under l's locks; l from hog_sgd_locks_init
+ * with the same mode). The arithmetic is the same in every mode: with one
+ * thread all four give bit-identical weights. */
+void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count, uint32_t t_first,
+                      uint32_t t_stride, hog_update mode,
+                      const struct hog_sgd_locks *l);
+
 /* One step on one row with target y (+1/-1, or the raw target for the
  * squared loss); returns the margin before the step. */
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
@@ -109,5 +140,31 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
+
+/* ---- Cyclades: steps with some weights kept apart (src/cyclades) ------------ */
+
+/* One step on row r at segment step t whose margin gets m_extra added (the
+ * contribution of weights the caller keeps and updates itself), with the
+ * bias weight left out unless with_bias. m_extra is in STORED units: the
+ * sum of the raw values w[j] (hog_w_load_relaxed) times x_j, exactly as the
+ * kernel sums the row's own weights; in the scaled mode (l2 only) the
+ * kernel divides the whole margin, m_extra included, by q_t, so the caller
+ * never needs to know the representation. Returns the loss derivative d at
+ * the margin (0: no step). With m_extra = 0 and with_bias = (bias != 0) it
+ * is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
+ * function once with hog_sgd_split_step(). */
+typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
+                                double y, uint32_t t, double m_extra,
+                                bool with_bias);
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
+
+/* Step t's update of weight j alone, with loss gradient g (d x_j, the TRUE
+ * gradient): the pending regularization, then the step as in hog_sgd_step
+ * (scaled mode: the stored value moves by eta_t g q_{t+1}). */
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g);
+/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j < 2^32),
+ * specialised. */
+void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
+                        const double *g, uint64_t count, uint32_t t);
 
 #endif

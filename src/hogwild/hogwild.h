@@ -16,6 +16,11 @@
  * Deterministic given the seed. */
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err);
 
+/* Hogwild! (Niu, Recht, Ré, Wright 2011) and its locked baselines on a
+ * pinned thread pool, with optional model replicas (hogwild.c). With one
+ * thread and shared weights the model is bit-identical to
+ * hog_serial_train's in every update mode. */
+hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err);
 /* Checkpoint state of an SGD trainer (sgd_state.c). capture fills st
  * (arrays malloc'd; hog_train_state_free) from s at step seg_pos of the
  * open segment (0: at a segment boundary), leaving s as it was; restore

@@ -1,7 +1,7 @@
 /*
  * Model files: hogtrain's binary .hgm and LIBLINEAR's text model.
  *
- * .hgm (all integers and floats little-endian; see docs/FORMATS_MODEL.md):
+ * .hgm (all integers and floats little-endian; see docs/FORMATS.md):
  *
  *     offset size
  *          0    8  magic "HOGMODL\0"

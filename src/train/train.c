@@ -14,7 +14,9 @@
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
+#include "cyclades/cyclades.h"
 #include "gpu/gpu.h"
+#include "coordinate/coordinate.h"
 #include "hogwild/hogwild.h"
 
 #include <math.h>
@@ -28,10 +30,10 @@ static const struct {
     algo_fn *run;
 } algos[] = {
     [HOG_ALGO_SERIAL] = { "serial", hog_serial_train },
-    [HOG_ALGO_HOGWILD] = { "Hogwild!", NULL },
-    [HOG_ALGO_CYCLADES] = { "Cyclades", NULL },
-    [HOG_ALGO_SCD] = { "stochastic coordinate descent", NULL },
-    [HOG_ALGO_DCD] = { "dual coordinate descent", NULL },
+    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train },
+    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train },
+    [HOG_ALGO_SCD] = { "stochastic coordinate descent", hog_scd_train },
+    [HOG_ALGO_DCD] = { "dual coordinate descent", hog_dcd_train },
 };
 #define N_ALGOS (sizeof algos / sizeof algos[0])
 
@@ -76,6 +78,10 @@ void hog_train_opts_init(hog_train_opts *o)
     o->threads = 0;
     o->algo = HOG_ALGO_SERIAL;
     o->update = HOG_UPDATE_NONE;
+    o->replicas = HOG_REPLICAS_SHARED;
+    o->sync_every = 65536;
+    o->hot = 1;
+    o->tol = 0.01;
     hog_train_opts_defaults_for_loss(o);
 }
 
@@ -98,7 +104,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if ((unsigned)o->schedule > HOG_SCHED_ADAGRAD)
         return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
                         (int)o->schedule);
-    if (o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
+    /* The coordinate methods take no step size. */
+    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
+    if (stepped && o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
@@ -128,6 +136,18 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (o->average && o->average_blocks == 0)
         return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
                         "block per epoch");
+    if ((unsigned)o->replicas > HOG_REPLICAS_CORE)
+        return hog_errf(err, HOG_EINVAL, "unknown replica mode %d",
+                        (int)o->replicas);
+    if (!finite_nonneg(o->tol))
+        return hog_errf(err, HOG_EINVAL,
+                        "the tolerance must be zero or positive, not %g",
+                        o->tol);
+    if (o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD) {
+        hog_status st = hog_coord_validate(o, err);
+        if (st != HOG_OK)
+            return st;
+    }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
@@ -194,6 +214,9 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.rows_per_s = seconds > 0 ? (double)d->m.rows / seconds : NAN;
     s.nnz_per_s = seconds > 0 ? (double)d->m.nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
+    s.replica_syncs = f->replica_syncs;
+    s.gap = f->gap;
+    s.aux_bytes = f->aux_bytes;
 
     struct hog_metrics m;
     hog_status st = hog_metrics_eval(f->model, d, &m, err);
@@ -265,7 +288,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { .train = train, .o = &o, .model = m,
-                         .epoch_end = epoch_end, .tick = tick, .ctx = &c };
+                         .epoch_end = epoch_end, .tick = tick, .ctx = &c,
+                         .replica_syncs = 0, .gap = NAN, .aux_bytes = 0 };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     struct hog_ckpt_ctx ck;
     st = hog_train_ckpt_begin(&f, &ck, err);

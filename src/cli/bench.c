@@ -1,0 +1,831 @@
+/* hogtrain bench: Hogwild! and the locked update modes over a grid of
+ * thread counts, on one loaded copy of the data, next to the machine's own
+ * parallel capacity.
+ *
+ * Every cell is the median of --repeat runs. Besides the grid it runs:
+ *   serial   the serial trainer: the baseline of "x serial" and the target
+ *            objective of "to objective";
+ *   control  T threads that share nothing: each runs the same SGD on its own
+ *            private model over its own rows (hogwild with one replica per
+ *            thread, never averaged). Its speedup is what this machine gives
+ *            a perfectly parallel SGD at T threads; a mode's parallel
+ *            efficiency is its speedup divided by the control's;
+ *   stream   one thread summing the indices and values of the data's arrays:
+ *            the memory system's pace for one core, the ceiling of any pass.
+ */
+#include "cli/cli.h"
+#include "train/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    OPT_THREADS = 256,
+    OPT_UPDATE,
+    OPT_ALGO,
+    OPT_REPLICAS,
+    OPT_EPOCHS,
+    OPT_REPEAT,
+    OPT_CSV,
+    OPT_PLOT,
+    OPT_LOSS,
+    OPT_L1,
+    OPT_L2,
+    OPT_ETA,
+    OPT_SCHEDULE,
+    OPT_BIAS,
+    OPT_SEED,
+    OPT_BIND,
+    OPT_SYNC_EVERY,
+    OPT_OVERSUBSCRIBE,
+    OPT_NO_SMT,
+    OPT_ZERO_BASED,
+};
+
+static const struct option longopts[] = {
+    { "test", required_argument, NULL, 't' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { "update", required_argument, NULL, OPT_UPDATE },
+    { "algo", required_argument, NULL, OPT_ALGO },
+    { "replicas", required_argument, NULL, OPT_REPLICAS },
+    { "epochs", required_argument, NULL, OPT_EPOCHS },
+    { "repeat", required_argument, NULL, OPT_REPEAT },
+    { "csv", required_argument, NULL, OPT_CSV },
+    { "plot", required_argument, NULL, OPT_PLOT },
+    { "loss", required_argument, NULL, OPT_LOSS },
+    { "l1", required_argument, NULL, OPT_L1 },
+    { "l2", required_argument, NULL, OPT_L2 },
+    { "eta", required_argument, NULL, OPT_ETA },
+    { "schedule", required_argument, NULL, OPT_SCHEDULE },
+    { "bias", required_argument, NULL, OPT_BIAS },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
+    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
+    { "no-smt", no_argument, NULL, OPT_NO_SMT },
+    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { NULL, 0, NULL, 0 },
+};
+
+static void help(FILE *f);
+
+static const struct hog_cli_cmd cmd = {
+    "bench",
+    "hogtrain bench DATA [-t TEST] [--threads 1,2,4] [--update none,atomic,...]\n"
+    "                      [--algo hogwild] [--replicas shared,...] [--epochs N]\n"
+    "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
+    help,
+};
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: %s\n"
+            "\n"
+            "Trains on DATA over a grid of thread counts, update modes and replica\n"
+            "modes (one loaded copy of the data), and prints a table: nonzeros/s,\n"
+            "speedup over 1 thread of the same mode and over serial SGD, the\n"
+            "machine's own parallel capacity at that thread count (the control:\n"
+            "threads that share nothing), parallel efficiency (speedup / control\n"
+            "speedup), seconds to reach the serial run's final objective (within\n"
+            "0.1%%) and the final test metric. Each cell is the median of K runs.\n"
+            "\n"
+            "grid:\n"
+            "      --threads LIST     thread counts, e.g. 1,2,4 (default 1 and powers\n"
+            "                         of two up to the online CPUs)\n"
+            "      --update LIST      none,atomic,striped,mutex (default all four)\n"
+            "      --algo LIST        hogwild (serial always runs as the baseline)\n"
+            "      --replicas LIST    shared,node,core (default shared)\n"
+            "      --epochs N         epochs per run (default 10)\n"
+            "      --repeat K         runs per cell; the median is reported (default 3)\n"
+            "\n"
+            "output:\n"
+            "  -t, --test FILE        the test set of the metric column\n"
+            "      --csv FILE         also write the table as CSV\n"
+            "      --plot FILE        draw speedup and time to objective against\n"
+            "                         threads with gnuplot (.png or .svg); without\n"
+            "                         gnuplot, says so and writes the CSV alone\n"
+            "  -q, --quiet            no progress lines\n"
+            "\n"
+            "training (as in hogtrain train): --loss, --l1, --l2, --eta, --schedule,\n"
+            "--bias, --seed, --bind, --no-smt, --oversubscribe, --sync-every,\n"
+            "--zero-based.\n",
+            cmd.usage);
+}
+
+#define MAX_LIST 32
+
+struct bench_args {
+    hog_train_opts o;
+    hog_load_opts lo;
+    const char *data, *test, *csv, *plot;
+    unsigned threads[MAX_LIST], nthreads;
+    hog_update update[MAX_LIST];
+    unsigned nupdate;
+    hog_replicas replicas[MAX_LIST];
+    unsigned nreplicas;
+    unsigned repeat;
+    bool quiet;
+};
+
+/* Splits a comma list; parse returns -1 for a bad item. */
+static int parse_list(const char *opt, const char *s, int (*parse)(const char *),
+                      int *out, unsigned *n)
+{
+    char buf[1024];
+    if (strlen(s) >= sizeof buf)
+        return hog_cli_usage_error(&cmd, "--%s: list too long", opt);
+    strcpy(buf, s);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int v = parse(tok);
+        if (v < 0)
+            return hog_cli_usage_error(&cmd, "--%s: bad item '%s' in '%s'",
+                                       opt, tok, s);
+        if (*n == MAX_LIST)
+            return hog_cli_usage_error(&cmd, "--%s: more than %d items", opt,
+                                       MAX_LIST);
+        for (unsigned i = 0; i < *n; i++)
+            if (out[i] == v)
+                return hog_cli_usage_error(&cmd, "--%s: '%s' given twice",
+                                           opt, tok);
+        out[(*n)++] = v;
+    }
+    if (*n == 0)
+        return hog_cli_usage_error(&cmd, "--%s: empty list", opt);
+    return -1;
+}
+
+static int parse_threads_item(const char *s)
+{
+    uint64_t u;
+    return hog_parse_u64(s, 1, 4096, &u) ? (int)u : -1;
+}
+
+static int parse_algo_item(const char *s)
+{
+    int a = hog_cli_algo_parse(s);
+    return a == HOG_ALGO_HOGWILD || a == HOG_ALGO_SERIAL ? a : -1;
+}
+
+static int parse(int argc, char **argv, struct bench_args *a)
+{
+    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
+    hog_train_opts_init(&a->o);
+    hog_load_opts_init(&a->lo);
+    a->o.epochs = 10;
+    a->repeat = 3;
+    int ch, rc = HOG_EXIT_USAGE, e, tmp[MAX_LIST];
+    unsigned n;
+    uint64_t u;
+    double x, eta = 0;
+    hog_schedule sched = HOG_SCHED_CONSTANT;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:qh", longopts, NULL)) != -1) {
+        if (ch == '?' || ch == ':')
+            return hog_cli_bad_option(&cmd, ch, argv);
+        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
+            return rc;
+        const char *name = hog_cli_opt_name(longopts, ch);
+        switch (ch) {
+        case 'h': help(stdout); return HOG_EXIT_OK;
+        case 't': a->test = optarg; break;
+        case 'q': a->quiet = true; break;
+        case OPT_CSV: a->csv = optarg; break;
+        case OPT_PLOT: a->plot = optarg; break;
+        case OPT_BIND: a->o.bind = optarg; break;
+        case OPT_OVERSUBSCRIBE: a->o.oversubscribe = 1; break;
+        case OPT_NO_SMT: a->o.no_smt = 1; break;
+        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
+        case OPT_THREADS:
+            if ((rc = parse_list(name, optarg, parse_threads_item, tmp, &n)) >= 0)
+                return rc;
+            for (unsigned i = 0; i < n; i++)
+                a->threads[i] = (unsigned)tmp[i];
+            a->nthreads = n;
+            break;
+        case OPT_UPDATE:
+            if ((rc = parse_list(name, optarg, hog_cli_update_parse, tmp, &n)) >= 0)
+                return rc;
+            for (unsigned i = 0; i < n; i++)
+                a->update[i] = (hog_update)tmp[i];
+            a->nupdate = n;
+            break;
+        case OPT_REPLICAS:
+            if ((rc = parse_list(name, optarg, hog_cli_replicas_parse, tmp, &n)) >= 0)
+                return rc;
+            for (unsigned i = 0; i < n; i++)
+                a->replicas[i] = (hog_replicas)tmp[i];
+            a->nreplicas = n;
+            break;
+        case OPT_ALGO:
+            /* hogwild is the grid; serial always runs as the baseline */
+            if ((rc = parse_list(name, optarg, parse_algo_item, tmp, &n)) >= 0)
+                return rc;
+            break;
+        case OPT_EPOCHS:
+        case OPT_REPEAT:
+            if (!hog_parse_u64(optarg, 1, 1000000, &u))
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a count "
+                                           "(1 to 1000000)", name, optarg);
+            *(ch == OPT_EPOCHS ? &a->o.epochs : &a->repeat) = (unsigned)u;
+            break;
+        case OPT_SEED:
+        case OPT_SYNC_EVERY:
+            if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
+                                           "non-negative integer", name, optarg);
+            *(ch == OPT_SEED ? &a->o.seed : &a->o.sync_every) = u;
+            break;
+        case OPT_L1:
+        case OPT_L2:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
+                                           "number >= 0", name, optarg);
+            *(ch == OPT_L1 ? &a->o.l1 : &a->o.l2) = x;
+            break;
+        case OPT_ETA:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
+                return hog_cli_usage_error(&cmd, "--eta: '%s' is not a step "
+                                           "size > 0", optarg);
+            eta = x;
+            break;
+        case OPT_BIAS:
+            if (!hog_parse_double(optarg, -HUGE_VAL, HUGE_VAL, &x))
+                return hog_cli_usage_error(&cmd, "--bias: '%s' is not a "
+                                           "number", optarg);
+            a->o.bias = x;
+            break;
+        case OPT_LOSS:
+            if ((e = hog_cli_loss_parse(optarg)) < 0)
+                return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
+                                           "(logistic, hinge, sqhinge, squared)",
+                                           optarg);
+            a->o.loss = (hog_loss)e;
+            break;
+        case OPT_SCHEDULE:
+            if ((e = hog_cli_schedule_parse(optarg)) < 0)
+                return hog_cli_usage_error(&cmd, "--schedule: unknown schedule "
+                                           "'%s' (constant, invscaling, adagrad)",
+                                           optarg);
+            sched = (hog_schedule)e;
+            break;
+        default:
+            return hog_cli_bad_option(&cmd, '?', argv);
+        }
+    }
+    if (optind >= argc)
+        return hog_cli_usage_error(&cmd, "missing the DATA file");
+    if (argc - optind > 1)
+        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
+                                   argv[optind + 1]);
+    a->data = argv[optind];
+    hog_train_opts_defaults_for_loss(&a->o);
+    if (seen[OPT_ETA])
+        a->o.eta = eta;
+    if (seen[OPT_SCHEDULE])
+        a->o.schedule = sched;
+    if (!a->nthreads) {
+        unsigned cpus = hog_online_cpus();
+        for (unsigned t = 1; t <= cpus && a->nthreads < MAX_LIST; t *= 2)
+            a->threads[a->nthreads++] = t;
+        if (a->threads[a->nthreads - 1] != cpus && a->nthreads < MAX_LIST)
+            a->threads[a->nthreads++] = cpus;
+    }
+    if (!a->nupdate)
+        for (int u2 = 0; u2 <= HOG_UPDATE_MUTEX; u2++)
+            a->update[a->nupdate++] = (hog_update)u2;
+    if (!a->nreplicas)
+        a->replicas[a->nreplicas++] = HOG_REPLICAS_SHARED;
+    for (const char **p = (const char *[]){ a->csv, a->plot, NULL }; *p; p++) {
+        if (!*p)
+            break;
+        if (hog_cli_same_file(*p, a->data) ||
+            (a->test && hog_cli_same_file(*p, a->test)))
+            return hog_cli_usage_error(&cmd, "%s would overwrite an input", *p);
+    }
+    if (a->plot) {
+        const char *dot = strrchr(a->plot, '.');
+        if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+            return hog_cli_usage_error(&cmd, "--plot: '%s' must end in .png or "
+                                       ".svg", a->plot);
+    }
+    return -1;
+}
+
+/* ---- one run ------------------------------------------------------------------ */
+
+#define MAX_EPOCHS_KEPT 100000
+
+struct run_log {
+    unsigned n, cap;
+    hog_epoch_stats *e;
+    bool oom;
+    /* progress on stderr */
+    bool quiet;
+    const char *label;
+};
+
+static void on_progress(void *ctx, unsigned epoch, unsigned epochs,
+                        uint64_t done, uint64_t total,
+                        const hog_epoch_stats *s)
+{
+    struct run_log *l = ctx;
+    if (!s)
+        return;
+    if (l->n == l->cap) {
+        unsigned cap = l->cap ? 2 * l->cap : 16;
+        hog_epoch_stats *e = realloc(l->e, cap * sizeof *e);
+        if (!e) {
+            l->oom = true;
+            return;
+        }
+        l->e = e;
+        l->cap = cap;
+    }
+    l->e[l->n++] = *s;
+    if (!l->quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r  %-32s epoch %u/%u ", l->label, epoch, epochs);
+}
+
+struct result {
+    double nnz_s;     /* nonzeros per second of training */
+    double objective; /* final */
+    double metric;    /* test (else train) accuracy %, or RMSE */
+    double to_obj;    /* seconds to the target objective; INFINITY: never */
+    double seconds;
+    uint64_t syncs;
+};
+
+static hog_status run_once(const hog_data *d, const hog_data *test,
+                           const hog_train_opts *o, double target,
+                           const char *label, bool quiet, struct result *r,
+                           hog_err *err)
+{
+    struct run_log l = { .quiet = quiet, .label = label };
+    hog_train_opts x = *o;
+    x.progress = on_progress;
+    x.progress_ctx = &l;
+    hog_model *m = NULL;
+    hog_status s = hog_train(d, test, &x, &m, err);
+    hog_model_free(m);
+    if (s == HOG_OK && (l.oom || l.n == 0))
+        s = hog_errf(err, HOG_ENOMEM, "out of memory for the epoch log");
+    if (s != HOG_OK) {
+        free(l.e);
+        return s;
+    }
+    const hog_epoch_stats *last = &l.e[l.n - 1];
+    r->seconds = last->total_seconds;
+    r->nnz_s = (double)hog_data_nnz(d) * l.n / last->total_seconds;
+    r->objective = last->objective;
+    bool reg = o->loss == HOG_LOSS_SQUARED;
+    r->metric = last->has_test
+                    ? (reg ? last->test_rmse : 100.0 * last->test_accuracy)
+                    : (reg ? last->train_rmse : 100.0 * last->train_accuracy);
+    if (isnan(target)) /* the baseline: its own final objective */
+        target = last->objective;
+    r->to_obj = INFINITY;
+    for (unsigned i = 0; i < l.n; i++)
+        if (l.e[i].objective <= target * (1.0 + 1e-3)) {
+            r->to_obj = l.e[i].total_seconds;
+            break;
+        }
+    r->syncs = last->replica_syncs;
+    free(l.e);
+    return HOG_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The median of each field over k results (infinities sort last). */
+static struct result median_of(const struct result *rs, unsigned k)
+{
+    double(*v)[4] = malloc(k * sizeof *v);
+    struct result m = { 0 };
+    if (!v)
+        return m;
+    double *col = (double *)v;
+    for (unsigned i = 0; i < k; i++) {
+        col[0 * k + i] = rs[i].nnz_s;
+        col[1 * k + i] = rs[i].objective;
+        col[2 * k + i] = rs[i].metric;
+        col[3 * k + i] = rs[i].to_obj;
+    }
+    m.nnz_s = median(col, k);
+    m.objective = median(col + k, k);
+    m.metric = median(col + 2 * k, k);
+    m.to_obj = median(col + 3 * k, k);
+    free(v);
+    m.syncs = rs[k - 1].syncs;
+    for (unsigned i = 0; i < k; i++)
+        m.seconds += rs[i].seconds / k;
+    return m;
+}
+
+/* ---- the grid --------------------------------------------------------------------- */
+
+struct cell {
+    const char *algo;       /* "serial", "control", "hogwild" */
+    hog_update update;
+    hog_replicas replicas;
+    unsigned threads;
+    struct result r;        /* the median of runs[] */
+    struct result *runs;    /* repeat of them */
+    double speedup1;        /* over 1 thread of the same row kind */
+    double speedup_serial;
+    double control;         /* the control's speedup at this thread count */
+    double efficiency;      /* speedup1 / control */
+};
+
+/* Run `rep` of cell c. */
+static hog_status run_cell(const struct bench_args *a, const hog_data *d,
+                           const hog_data *test, struct cell *c, unsigned rep,
+                           double target, hog_err *err)
+{
+    hog_train_opts o = a->o;
+    char label[96];
+    if (strcmp(c->algo, "serial") == 0) {
+        o.algo = HOG_ALGO_SERIAL;
+        o.threads = 0;
+        snprintf(label, sizeof label, "serial");
+    } else {
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = c->threads;
+        o.update = c->update;
+        o.replicas = c->replicas;
+        if (strcmp(c->algo, "control") == 0)
+            o.sync_every = 0; /* private models, never averaged */
+        snprintf(label, sizeof label, "%s %s %s %u", c->algo,
+                 hog_cli_update_name(c->update),
+                 hog_cli_replicas_name(c->replicas), c->threads);
+    }
+    return run_once(d, test, &o, target, label, a->quiet, &c->runs[rep], err);
+}
+
+/* Nonzeros per second of one thread summing idx and val over the arrays. */
+static double stream_rate(const hog_data *d, unsigned repeat)
+{
+    const struct hog_csr *m = &d->m;
+    double v[64];
+    unsigned k = repeat < 64 ? repeat : 64;
+    volatile double sink = 0;
+    for (unsigned r = 0; r < k; r++) {
+        uint64_t passes = 0;
+        double t0 = hog_now(), t;
+        do {
+            uint64_t si = 0;
+            double sv = 0;
+            for (uint64_t i = m->off[0]; i < m->off[m->rows]; i++) {
+                si += m->idx[i];
+                sv += m->val[i];
+            }
+            sink += (double)si + sv;
+            passes++;
+        } while ((t = hog_now() - t0) < 0.3);
+        v[r] = (double)m->nnz * passes / t;
+    }
+    (void)sink;
+    return median(v, k);
+}
+
+static double load_avg(void)
+{
+    double l[1];
+    return getloadavg(l, 1) == 1 ? l[0] : NAN;
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+static const char *fmt_num(char *buf, size_t len, double v, const char *f)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, f, v);
+    return buf;
+}
+
+static void print_table(FILE *f, const struct cell *c, unsigned n,
+                        bool regression, bool test)
+{
+    fprintf(f, "%-8s %-8s %-8s %7s %10s %8s %8s %8s %6s %12s %9s\n", "algo",
+            "update", "replicas", "threads", "nnz/s", "x 1thr", "x serial",
+            "control", "eff", "to obj (s)",
+            regression ? (test ? "test RMSE" : "train RMSE")
+                       : (test ? "test acc" : "train acc"));
+    for (unsigned i = 0; i < n; i++) {
+        char b[7][32];
+        bool serial = strcmp(c[i].algo, "serial") == 0;
+        fprintf(f, "%-8s %-8s %-8s %7u %10s %8s %8s %8s %6s %12s %9s\n",
+                c[i].algo, serial ? "-" : hog_cli_update_name(c[i].update),
+                serial ? "-" : hog_cli_replicas_name(c[i].replicas),
+                c[i].threads, hog_cli_si(b[0], 32, c[i].r.nnz_s),
+                fmt_num(b[1], 32, c[i].speedup1, "%.2f"),
+                fmt_num(b[2], 32, c[i].speedup_serial, "%.2f"),
+                fmt_num(b[3], 32, c[i].control, "%.2f"),
+                fmt_num(b[4], 32, c[i].efficiency, "%.2f"),
+                isfinite(c[i].r.to_obj)
+                    ? fmt_num(b[5], 32, c[i].r.to_obj, "%.3f")
+                    : "not reached",
+                regression ? fmt_num(b[6], 32, c[i].r.metric, "%.4f")
+                           : fmt_num(b[6], 32, c[i].r.metric, "%.2f%%"));
+    }
+}
+
+static void write_csv(FILE *f, const struct cell *c, unsigned n)
+{
+    fprintf(f, "algo,update,replicas,threads,nnz_per_s,speedup_1thread,"
+               "speedup_serial,control_speedup,efficiency,seconds_to_objective,"
+               "objective,test_metric,train_seconds,replica_syncs\n");
+    for (unsigned i = 0; i < n; i++) {
+        const struct cell *x = &c[i];
+        fprintf(f, "%s,%s,%s,%u,%.6g,%.4f,%.4f,%.4f,%.4f,", x->algo,
+                hog_cli_update_name(x->update),
+                hog_cli_replicas_name(x->replicas), x->threads, x->r.nnz_s,
+                x->speedup1, x->speedup_serial, x->control, x->efficiency);
+        if (isfinite(x->r.to_obj))
+            fprintf(f, "%.4f", x->r.to_obj);
+        fprintf(f, ",%.8g,%.6g,%.4f,%llu\n", x->r.objective, x->r.metric,
+                x->r.seconds, (unsigned long long)x->r.syncs);
+    }
+}
+
+static hog_status save_csv(const char *path, const struct cell *c, unsigned n,
+                           hog_err *err)
+{
+    char tmp[4200];
+    FILE *f;
+    hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    if (s != HOG_OK)
+        return s;
+    write_csv(f, c, n);
+    return hog_tmpfile_commit(f, tmp, path, err);
+}
+
+static bool have_gnuplot(void)
+{
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* One data block per series: threads, speedup, seconds to objective. */
+static void plot_series(FILE *g, const char *name, const struct cell *c,
+                        unsigned n, const char *algo, hog_update u,
+                        hog_replicas r)
+{
+    fprintf(g, "$%s << EOD\n", name);
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(c[i].algo, algo) == 0 && c[i].update == u &&
+            c[i].replicas == r)
+            fprintf(g, "%u %g %g\n", c[i].threads,
+                    isfinite(c[i].speedup1) ? c[i].speedup1 : 0.0 / 0.0,
+                    isfinite(c[i].r.to_obj) ? c[i].r.to_obj : 0.0 / 0.0);
+    fprintf(g, "EOD\n");
+}
+
+static hog_status draw_plot(const struct bench_args *a, const struct cell *c,
+                            unsigned n, const char *title, hog_err *err)
+{
+    bool svg = strcmp(strrchr(a->plot, '.'), ".svg") == 0;
+    const char *term = svg ? "svg size 1000,420 dynamic"
+                           : "pngcairo size 1000,420";
+    if (!svg && system("gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1") != 0)
+        term = "png size 1000,420";
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", a->plot, (int)getpid());
+    FILE *g = popen("gnuplot", "w");
+    if (!g)
+        return hog_errf(err, HOG_EIO, "cannot run gnuplot: %s",
+                        strerror(errno));
+    fprintf(g, "set terminal %s\nset output '%s'\n", term, tmp);
+    fprintf(g, "set datafile missing NaN\n");
+    char names[64][32];
+    char titles[64][64];
+    unsigned ns = 0;
+    plot_series(g, "control", c, n, "control", HOG_UPDATE_NONE,
+                HOG_REPLICAS_CORE);
+    for (unsigned ri = 0; ri < a->nreplicas; ri++)
+        for (unsigned ui = 0; ui < a->nupdate && ns < 64; ui++) {
+            snprintf(names[ns], 32, "s%u", ns);
+            snprintf(titles[ns], 64, "%s%s%s",
+                     hog_cli_update_name(a->update[ui]),
+                     a->nreplicas > 1 ? ", " : "",
+                     a->nreplicas > 1 ? hog_cli_replicas_name(a->replicas[ri])
+                                      : "");
+            plot_series(g, names[ns], c, n, "hogwild", a->update[ui],
+                        a->replicas[ri]);
+            ns++;
+        }
+    unsigned tmax = 1;
+    for (unsigned i = 0; i < a->nthreads; i++)
+        if (a->threads[i] > tmax)
+            tmax = a->threads[i];
+    fprintf(g, "set multiplot layout 1,2 title '%s'\n", title);
+    fprintf(g, "set key top left\nset grid\nset xlabel 'threads'\n"
+               "set xrange [0.8:%u]\nset xtics 1\n", tmax + 0u);
+    fprintf(g, "set ylabel 'speedup over 1 thread'\nset yrange [0:*]\n");
+    fprintf(g, "plot x title 'ideal' dt 2 lc 'gray', $control using 1:2 "
+               "with linespoints title 'control (no sharing)' lw 2 lc 'black'");
+    for (unsigned s = 0; s < ns; s++)
+        fprintf(g, ", $%s using 1:2 with linespoints title '%s'", names[s],
+                titles[s]);
+    fprintf(g, "\nset ylabel 'seconds to the serial objective'\n"
+               "set logscale y\nset yrange [*:*]\n");
+    fprintf(g, "plot $%s using 1:3 with linespoints title '%s'",
+            ns ? names[0] : "control", ns ? titles[0] : "control");
+    for (unsigned s = 1; s < ns; s++)
+        fprintf(g, ", $%s using 1:3 with linespoints title '%s'", names[s],
+                titles[s]);
+    fprintf(g, "\nunset multiplot\nset output\n");
+    int rc = pclose(g);
+    if (rc != 0) {
+        unlink(tmp);
+        return hog_errf(err, HOG_EIO, "gnuplot failed (status %d) drawing %s",
+                        rc, a->plot);
+    }
+    if (rename(tmp, a->plot) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return hog_errf(err, HOG_EIO, "%s: %s", a->plot, strerror(e));
+    }
+    return HOG_OK;
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+int hog_cli_bench(int argc, char **argv)
+{
+    struct bench_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    hog_err err = { { 0 } };
+    hog_status s = HOG_OK;
+    hog_data *d = NULL, *test = NULL;
+    struct cell *cells = NULL;
+    const char *csv = a.csv;
+    char csv_buf[4200];
+    bool plot = a.plot != NULL;
+    if (plot && !have_gnuplot()) {
+        if (!csv) {
+            snprintf(csv_buf, sizeof csv_buf, "%.*s.csv",
+                     (int)(strrchr(a.plot, '.') - a.plot), a.plot);
+            csv = csv_buf;
+        }
+        fprintf(stderr, "hogtrain bench: gnuplot is not installed; no plot, "
+                        "writing the CSV alone to %s\n", csv);
+        plot = false;
+    }
+    if ((csv && (s = hog_cli_check_writable(csv, &err)) != HOG_OK) ||
+        (plot && (s = hog_cli_check_writable(a.plot, &err)) != HOG_OK))
+        goto fail;
+    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+        goto fail;
+    if (a.test) {
+        hog_load_opts tl = a.lo;
+        tl.n_features = hog_data_features(d);
+        if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, NULL, &err)) !=
+            HOG_OK)
+            goto fail;
+    }
+
+    /* serial, the controls, then the grid */
+    unsigned ncells = 1 + a.nthreads * (1 + a.nupdate * a.nreplicas);
+    cells = calloc(ncells, sizeof *cells);
+    if (!cells) {
+        s = hog_errf(&err, HOG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    unsigned n = 0;
+    cells[n++] = (struct cell){ .algo = "serial", .threads = 1 };
+    for (unsigned ti = 0; ti < a.nthreads; ti++)
+        cells[n++] = (struct cell){ .algo = "control",
+                                    .update = HOG_UPDATE_NONE,
+                                    .replicas = HOG_REPLICAS_CORE,
+                                    .threads = a.threads[ti] };
+    for (unsigned ri = 0; ri < a.nreplicas; ri++)
+        for (unsigned ui = 0; ui < a.nupdate; ui++)
+            for (unsigned ti = 0; ti < a.nthreads; ti++)
+                cells[n++] = (struct cell){ .algo = "hogwild",
+                                            .update = a.update[ui],
+                                            .replicas = a.replicas[ri],
+                                            .threads = a.threads[ti] };
+    double load0 = load_avg();
+    double t_start = hog_now();
+    if (!a.quiet)
+        fprintf(stderr, "bench: %u cells x %u runs of %u epochs; load average "
+                        "%.2f on %u CPUs\n",
+                n, a.repeat, a.o.epochs, load0, hog_online_cpus());
+    /* Repeats round-robin over the cells, so that a busy spell of a shared
+     * machine slows every cell alike. The serial run is deterministic: its
+     * first objective is the target of all. */
+    struct result *runs = calloc((size_t)n * a.repeat, sizeof *runs);
+    if (!runs) {
+        s = hog_errf(&err, HOG_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (unsigned i = 0; i < n; i++)
+        cells[i].runs = runs + (size_t)i * a.repeat;
+    double target = NAN;
+    for (unsigned r = 0; r < a.repeat; r++)
+        for (unsigned i = 0; i < n; i++) {
+            s = run_cell(&a, d, test, &cells[i], r, target, &err);
+            if (s != HOG_OK) {
+                free(runs);
+                goto fail;
+            }
+            if (i == 0 && r == 0)
+                target = cells[0].runs[0].objective;
+        }
+    for (unsigned i = 0; i < n; i++)
+        cells[i].r = median_of(cells[i].runs, a.repeat);
+    free(runs);
+    double stream = stream_rate(d, a.repeat);
+    if (!a.quiet && isatty(STDERR_FILENO))
+        fputs("\r\033[K", stderr);
+
+    /* speedups: over 1 thread of the same kind, over serial; the control */
+    for (unsigned i = 0; i < n; i++) {
+        struct cell *c = &cells[i];
+        c->speedup1 = c->speedup_serial = c->control = c->efficiency = NAN;
+        c->speedup_serial = c->r.nnz_s / cells[0].r.nnz_s;
+        if (i == 0)
+            continue;
+        for (unsigned j = 1; j < n; j++)
+            if (cells[j].threads == 1 && strcmp(cells[j].algo, c->algo) == 0 &&
+                cells[j].update == c->update &&
+                cells[j].replicas == c->replicas)
+                c->speedup1 = c->r.nnz_s / cells[j].r.nnz_s;
+        for (unsigned j = 1; j <= a.nthreads; j++)
+            if (cells[j].threads == c->threads)
+                c->control = cells[j].speedup1;
+        c->efficiency = c->speedup1 / c->control;
+    }
+
+    bool regression = a.o.loss == HOG_LOSS_SQUARED;
+    printf("hogtrain bench: %s, %llu rows, %llu features, %llu nonzeros; "
+           "%s loss, %u epochs, median of %u\n",
+           hog_cli_basename(a.data), (unsigned long long)hog_data_rows(d),
+           (unsigned long long)hog_data_features(d),
+           (unsigned long long)hog_data_nnz(d), hog_cli_loss_name(a.o.loss),
+           a.o.epochs, a.repeat);
+    print_table(stdout, cells, n, regression, test != NULL);
+    char b1[32], b2[32];
+    printf("\nstream (1 thread summing indices and values): %s nnz/s\n",
+           hog_cli_si(b1, 32, stream));
+    for (unsigned i = 1; i < n; i++)
+        if (strcmp(cells[i].algo, "hogwild") == 0 &&
+            cells[i].update == HOG_UPDATE_NONE &&
+            cells[i].replicas == HOG_REPLICAS_SHARED) {
+            double per = cells[i].r.nnz_s / cells[i].threads;
+            printf("Hogwild! at %u thread%s: %s nnz/s per thread = %.0f%% of "
+                   "the stream\n",
+                   cells[i].threads, cells[i].threads == 1 ? "" : "s",
+                   hog_cli_si(b2, 32, per), 100.0 * per / stream);
+        }
+    printf("control: each thread trains its own private model on its own rows "
+           "(nothing shared); eff = x 1thr / control\n");
+    printf("to obj: seconds until the objective is within 0.1%% of the serial "
+           "run's final %.6g\n", target);
+    printf("load average %.2f before, %.2f after, %u CPUs online; %.0f s\n",
+           load0, load_avg(), hog_online_cpus(), hog_now() - t_start);
+    fflush(stdout);
+
+    if (csv && (s = save_csv(csv, cells, n, &err)) != HOG_OK)
+        goto fail;
+    if (plot) {
+        char title[256];
+        snprintf(title, sizeof title, "%s, %s loss, %u epochs",
+                 hog_cli_basename(a.data), hog_cli_loss_name(a.o.loss),
+                 a.o.epochs);
+        if ((s = draw_plot(&a, cells, n, title, &err)) != HOG_OK)
+            goto fail;
+    }
+    rc = HOG_EXIT_OK;
+    goto out;
+fail:
+    rc = hog_cli_fail_status(s, &err);
+out:
+    free(cells);
+    hog_data_free(test);
+    hog_data_free(d);
+    return rc;
+}

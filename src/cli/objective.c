@@ -1,0 +1,218 @@
+/* hogtrain objective: the primal objective of a model (hogtrain's .hgm or
+ * a LIBLINEAR text model) on a data set, for a given loss and
+ * regularization, so that two solvers can be compared on one problem. */
+#include "cli/cli.h"
+#include "coordinate/coordinate.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { OPT_LOSS = 256, OPT_L1, OPT_L2, OPT_C, OPT_REG, OPT_ZERO_BASED,
+       OPT_THREADS };
+
+static const struct option longopts[] = {
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "loss", required_argument, NULL, OPT_LOSS },
+    { "l1", required_argument, NULL, OPT_L1 },
+    { "l2", required_argument, NULL, OPT_L2 },
+    { "C", required_argument, NULL, OPT_C },
+    { "reg", required_argument, NULL, OPT_REG },
+    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { NULL, 0, NULL, 0 },
+};
+
+static void help(FILE *f);
+
+static const struct hog_cli_cmd cmd = {
+    "objective",
+    "hogtrain objective [options] MODEL DATA",
+    help,
+};
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: %s\n"
+            "\n"
+            "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
+            "\n"
+            "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
+            "\n"
+            "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
+            "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
+            "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
+            "\n"
+            "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
+            "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
+            "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
+            "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
+            "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
+            "  --zero-based  feature indices in the text start at 0\n"
+            "  --threads N   parser threads; 0 = all cores (default 0)\n"
+            "  -q, --quiet   print nothing on standard error\n"
+            "\n"
+            "Standard output: one 'name value' per line: objective, mean_loss,\n"
+            "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
+            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+            cmd.usage);
+}
+
+struct objective_args {
+    const char *model, *data;
+    bool quiet, have_loss, have_l1, have_l2, have_c, have_reg;
+    hog_loss loss;
+    double l1, l2, C;
+    bool reg_l1;
+    hog_load_opts lo;
+};
+
+static int parse(int argc, char **argv, struct objective_args *a)
+{
+    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
+    hog_load_opts_init(&a->lo);
+    int ch, rc, e;
+    uint64_t u;
+    double x;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+        if (ch == '?' || ch == ':')
+            return hog_cli_bad_option(&cmd, ch, argv);
+        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
+            return rc;
+        switch (ch) {
+        case 'h':
+            help(stdout);
+            return HOG_EXIT_OK;
+        case 'q': a->quiet = true; break;
+        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
+        case OPT_THREADS:
+            if (!hog_parse_u64(optarg, 0, 65536, &u))
+                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
+                                           "thread count (0 to 65536)", optarg);
+            a->lo.threads = (unsigned)u;
+            break;
+        case OPT_LOSS:
+            if ((e = hog_cli_loss_parse(optarg)) < 0)
+                return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
+                                           "(logistic, hinge, sqhinge, squared)",
+                                           optarg);
+            a->loss = (hog_loss)e;
+            a->have_loss = true;
+            break;
+        case OPT_L1:
+        case OPT_L2:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
+                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
+                                           "number >= 0",
+                                           ch == OPT_L1 ? "l1" : "l2", optarg);
+            if (ch == OPT_L1)
+                a->l1 = x, a->have_l1 = true;
+            else
+                a->l2 = x, a->have_l2 = true;
+            break;
+        case OPT_C:
+            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
+                return hog_cli_usage_error(&cmd, "--C: '%s' is not a number "
+                                           "> 0", optarg);
+            a->C = x;
+            a->have_c = true;
+            break;
+        case OPT_REG:
+            if (strcmp(optarg, "l1") && strcmp(optarg, "l2"))
+                return hog_cli_usage_error(&cmd, "--reg: '%s' is neither l1 "
+                                           "nor l2", optarg);
+            a->reg_l1 = strcmp(optarg, "l1") == 0;
+            a->have_reg = true;
+            break;
+        default:
+            return hog_cli_bad_option(&cmd, '?', argv);
+        }
+    }
+    if (argc - optind < 2)
+        return hog_cli_usage_error(&cmd, "missing the %s", argc - optind
+                                   ? "DATA file" : "MODEL and DATA files");
+    if (argc - optind > 2)
+        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
+                                   argv[optind + 2]);
+    if (a->have_c && (a->have_l1 || a->have_l2))
+        return hog_cli_usage_error(&cmd, "--C sets l1 or l2; give either "
+                                   "--C or --l1/--l2");
+    if (a->have_reg && !a->have_c)
+        return hog_cli_usage_error(&cmd, "--reg says what --C sets; it "
+                                   "needs --C");
+    a->model = argv[optind];
+    a->data = argv[optind + 1];
+    return -1;
+}
+
+int hog_cli_objective(int argc, char **argv)
+{
+    struct objective_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    hog_err err = { { 0 } };
+    hog_status s;
+    hog_model *m = NULL;
+    hog_data *d = NULL;
+    if ((s = hog_model_load(a.model, &m, &err)) != HOG_OK)
+        goto fail;
+    /* The data lives in the model's feature space at least. */
+    a.lo.n_features = hog_model_features(m);
+    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+        goto fail;
+
+    hog_loss loss = a.have_loss ? a.loss : m->loss;
+    double l1 = m->l1, l2 = m->l2;
+    if (a.have_c) {
+        /* LIBLINEAR models mark their kind with NaN ("regularized,
+         * strength unknown"). */
+        bool reg_l1 = a.have_reg ? a.reg_l1
+                                 : (isnan(m->l1) || (m->l1 > 0 && !(m->l2 > 0)));
+        double lam = 1.0 / (a.C * (double)hog_data_rows(d));
+        l1 = reg_l1 ? lam : 0.0;
+        l2 = reg_l1 ? 0.0 : lam;
+    } else {
+        if (a.have_l1)
+            l1 = a.l1;
+        if (a.have_l2)
+            l2 = a.l2;
+        /* A LIBLINEAR model's other strength is zero once one is given. */
+        if (a.have_l1 && !a.have_l2 && isnan(l2))
+            l2 = 0.0;
+        if (a.have_l2 && !a.have_l1 && isnan(l1))
+            l1 = 0.0;
+    }
+    if (isnan(l1) || isnan(l2)) {
+        hog_model_free(m);
+        hog_data_free(d);
+        return hog_cli_usage_error(&cmd, "%s does not record its "
+                                   "regularization strength (a LIBLINEAR "
+                                   "model); give --C or --l1/--l2", a.model);
+    }
+    struct hog_objective ob;
+    if ((s = hog_objective_eval(m, d, loss, l1, l2, &ob, &err)) != HOG_OK)
+        goto fail;
+    printf("objective %.12g\n", ob.value);
+    printf("mean_loss %.12g\n", ob.mean_loss);
+    printf("regularizer %.12g\n", ob.reg);
+    printf("loss %s\n", hog_cli_loss_name(loss));
+    printf("l1 %.12g\n", l1);
+    printf("l2 %.12g\n", l2);
+    printf("C %.12g\n", ob.C);
+    printf("liblinear_objective %.12g\n", ob.liblinear);
+    printf("nonzero_weights %llu\n", (unsigned long long)ob.nonzeros);
+    printf("rows %llu\n", (unsigned long long)hog_data_rows(d));
+    rc = HOG_EXIT_OK;
+    goto out;
+fail:
+    rc = hog_cli_fail_status(s, &err);
+out:
+    hog_model_free(m);
+    hog_data_free(d);
+    return rc;
+}

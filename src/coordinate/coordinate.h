@@ -1,0 +1,129 @@
+/*
+ * coordinate: stochastic coordinate descent, primal (scd.c, over columns)
+ * and dual (dcd.c, over rows), run asynchronously on the pinned pool.
+ *
+ * Both solve the front door's objective
+ *
+ *     F(w) = (1/n) sum_i loss(y_i, w.x_i) + l2/2 |w|^2 + l1 |w|_1
+ *
+ * (the bias a weight like the others when opts.bias != 0). Dividing by
+ * l2 (dcd) gives LIBLINEAR's  1/2 |w|^2 + C sum_i loss  with C = 1/(l2 n);
+ * dividing by l1 (scd, L1) gives  |w|_1 + C sum_i loss  with C = 1/(l1 n).
+ * docs/COORDINATE.md has the mapping and the stopping rules.
+ *
+ * The shared vectors (dcd's w, scd's w and margins) are doubles touched
+ * only through the relaxed atomics below.
+ */
+#ifndef HOG_COORDINATE_H
+#define HOG_COORDINATE_H
+
+#include "core/fit.h"
+#include "pool/pool.h"
+
+#include <stdatomic.h>
+
+/* Checks the options that matter to scd and dcd (loss, regularization,
+ * update mode): HOG_EINVAL with a sentence when they do not fit. */
+hog_status hog_coord_validate(const hog_train_opts *o, hog_err *err);
+
+/* Primal stochastic coordinate descent (shotgun-parallel): squared loss
+ * (Lasso, ridge, elastic net) and logistic loss with L1 and/or L2. */
+hog_status hog_scd_train(struct hog_fit *f, hog_err *err);
+
+/* Dual coordinate descent (PASSCoDe-parallel): hinge, squared hinge and
+ * logistic loss with L2 (l2 > 0, l1 = 0). */
+hog_status hog_dcd_train(struct hog_fit *f, hog_err *err);
+
+/* ---- the objective of any model -------------------------------------------- */
+
+/* F(w) of model m on d for the given loss and strengths (the model's own
+ * weights and bias), and the same objective in LIBLINEAR's scale:
+ *   l1 = 0, l2 > 0:  1/2 |w|^2 + C sum loss, C = 1/(l2 n), = F / l2;
+ *   l2 = 0, l1 > 0:  |w|_1 + C sum loss,     C = 1/(l1 n), = F / l1;
+ * NaN (and C NaN) otherwise. */
+struct hog_objective {
+    double value;      /* F(w) */
+    double mean_loss;  /* (1/n) sum loss */
+    double reg;        /* l2/2 |w|^2 + l1 |w|_1 */
+    double C;          /* LIBLINEAR's C for this problem */
+    double liblinear;  /* the objective LIBLINEAR reports and minimises */
+    uint64_t nonzeros; /* weights that are not zero, the bias included */
+};
+hog_status hog_objective_eval(const hog_model *m, const hog_data *d,
+                              hog_loss loss, double l1, double l2,
+                              struct hog_objective *out, hog_err *err);
+
+/* ---- column access ------------------------------------------------------- */
+
+/* Compressed sparse columns beside a CSR: column j holds the rows that
+ * have feature j, in increasing row order. With a bias, column n_features
+ * is the constant bias column (every row, value bias). */
+struct hog_csc {
+    uint64_t rows, cols, nnz;
+    uint64_t *off;  /* cols + 1 */
+    uint32_t *row;  /* nnz */
+    float *val;     /* nnz */
+    size_t bytes;   /* memory of off, row and val */
+};
+
+/* Transposes m (n_features columns, plus the bias column when bias != 0)
+ * on the pool's workers: each counts its block of rows per column, the
+ * counts are turned into per-worker write positions, and each scatters its
+ * block, so the result does not depend on the number of workers.
+ * HOG_ERANGE when the rows do not fit 32-bit row ids. */
+hog_status hog_csc_build(struct hog_pool *p, const struct hog_csr *m,
+                         uint64_t n_features, double bias,
+                         struct hog_csc *out, hog_err *err);
+void hog_csc_free(struct hog_csc *c);
+
+/* ---- the pool a coordinate method runs on ---------------------------------- */
+
+struct hog_coord_env {
+    struct hog_topo *topo;
+    struct hog_plan *plan;
+    struct hog_pool *pool;
+    unsigned threads;
+};
+
+/* threads 0: one per allowed core; more than the cores: oversubscribed. */
+hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
+                              hog_err *err);
+void hog_coord_env_close(struct hog_coord_env *e);
+
+/* Slice [lo, hi) of n items for worker tid of nt. */
+static inline void hog_coord_slice(uint64_t n, unsigned tid, unsigned nt,
+                                   uint64_t *lo, uint64_t *hi)
+{
+    *lo = n * tid / nt;
+    *hi = n * (tid + 1) / nt;
+}
+
+/* ---- shared doubles -------------------------------------------------------- */
+
+static inline double hog_d_load(const _Atomic double *p)
+{
+    return atomic_load_explicit((_Atomic double *)p, memory_order_relaxed);
+}
+
+static inline void hog_d_store(_Atomic double *p, double v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/* A lost update is possible (another writer between the load and store). */
+static inline void hog_d_add_wild(_Atomic double *p, double d)
+{
+    hog_d_store(p, hog_d_load(p) + d);
+}
+
+/* Never loses an update: a compare-and-swap loop. Relaxed, since nothing
+ * else is published through it; the pool's barrier orders the epochs. */
+static inline void hog_d_add_cas(_Atomic double *p, double d)
+{
+    double old = hog_d_load(p);
+    while (!atomic_compare_exchange_weak_explicit(
+        p, &old, old + d, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+#endif

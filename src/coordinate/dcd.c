@@ -1,0 +1,418 @@
+/*
+ * Dual coordinate descent for L2-regularized linear classifiers, run
+ * asynchronously on the pool.
+ *
+ * With C = 1 / (l2 n), minimising the front door's objective
+ * (1/n) sum loss(y_i w.x_i) + l2/2 |w|^2 is minimising LIBLINEAR's primal
+ * P(w) = 1/2 |w|^2 + C sum_i loss(y_i w.x_i), whose dual is
+ *
+ *   hinge, squared hinge (Hsieh, Chang, Lin, Keerthi, Sundararajan,
+ *   ICML 2008; LIBLINEAR -s 3, -s 1):
+ *     min_a  1/2 a'Qa + 1/2 D sum a_i^2 - sum a_i,   0 <= a_i <= U,
+ *     Q_ij = y_i y_j x_i.x_j;  hinge: U = C, D = 0;  sq. hinge: U = inf,
+ *     D = 1/(2C);
+ *   logistic (Yu, Huang, Lin, MLJ 2011; LIBLINEAR -s 7):
+ *     min_a  1/2 a'Qa + sum a_i log a_i + (C - a_i) log(C - a_i),
+ *     0 < a_i < C,
+ *
+ * with w = sum_i a_i y_i x_i kept current. One coordinate step on row i:
+ *   hinge/sq. hinge: G = y_i w.x_i - 1 + D a_i;
+ *                    a_i <- min(max(a_i - G / (|x_i|^2 + D), 0), U);
+ *   logistic: a few Newton steps on the one-variable problem in a_i (or in
+ *             C - a_i, whichever is farther from its bound), as LIBLINEAR;
+ * then w += (a_i' - a_i) y_i x_i. Each epoch visits the active rows in a
+ * fresh seeded permutation. Shrinking (hinge losses): a row whose a_i sits
+ * at a bound with a gradient pushing it outwards by more than last epoch's
+ * largest violation leaves the active set; when the active set has
+ * converged, every row comes back for a last check (LIBLINEAR).
+ *
+ * Parallel (PASSCoDe, Hsieh, Yu, Dhillon, ICML 2015): each worker takes a
+ * slice of the epoch's permutation, so a_i has one writer per epoch, while
+ * all workers read and update the shared w without locks:
+ *   --update atomic  every w_j += d x_ij is a compare-and-swap add, so w
+ *                    stays exactly sum a_i y_i x_i (PASSCoDe-Atomic);
+ *   --update none    ("wild") relaxed load + store: concurrent adds to one
+ *                    w_j may lose one, and w drifts from sum a_i y_i x_i;
+ *                    the w the workers saw is the one returned, which the
+ *                    paper shows is the right one to predict with
+ *                    (PASSCoDe-Wild, a backward-error argument). The bias
+ *                    weight is the exception: every row adds to it, so two
+ *                    workers would collide on it all the time (on
+ *                    reuters_moneyfx a wild bias left a relative gap of
+ *                    2.5); its adds are always compare-and-swap. Frequent
+ *                    features still collide: wild ends within about 1e-2
+ *                    of the optimum where atomic reaches it.
+ * With one worker both are the serial algorithm and deterministic given
+ * the seed.
+ *
+ * Stopping: LIBLINEAR's -e rule, tol: hinge losses stop when the spread of
+ * the projected gradient over all rows, max PG - min PG, is <= tol;
+ * logistic when the largest |gradient| is < tol. Also after `epochs`.
+ * When someone listens to the progress, the relative duality gap
+ * (P(w) - D(a)) / P(w) is computed after each epoch, untimed, with
+ * D's w recomputed from a (so that it is a true bound under --update none).
+ */
+#include "coordinate/coordinate.h"
+
+#include "core/loss.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dcd_thread {
+    _Alignas(HOG_CACHELINE) double pgmax, pgmin, gmax;
+    uint64_t kept;
+    uint64_t newton;
+};
+
+struct dcd {
+    struct hog_fit *f;
+    struct hog_pool *pool;
+    const struct hog_csr *m;
+    uint64_t n, nf;
+    double bias;
+    hog_loss loss;
+    bool cas;             /* --update atomic */
+    double C, U, D;       /* bound and diagonal (hinge losses) */
+    _Atomic double *w;    /* nf + (bias != 0) */
+    double *alpha;        /* a_i */
+    double *calpha;       /* C - a_i (logistic, kept apart for precision) */
+    double *qd;           /* |x_i|^2 (+ bias^2) + D */
+    signed char *y;       /* +1 / -1 */
+    uint64_t *act;        /* the active rows; the first `active` count */
+    uint64_t active;
+    double pgmax_old, pgmin_old; /* shrinking thresholds */
+    bool shrink;
+    double innereps;      /* logistic: Newton accuracy of the sub-problem */
+    unsigned epoch;
+    struct dcd_thread *th;
+};
+
+static inline double row_dot(const struct dcd *s, struct hog_row r)
+{
+    double d = 0.0;
+    for (uint32_t k = 0; k < r.nnz; k++)
+        d += hog_d_load(&s->w[r.idx[k]]) * r.val[k];
+    if (s->bias != 0.0)
+        d += hog_d_load(&s->w[s->nf]) * s->bias;
+    return d;
+}
+
+static inline void row_axpy(const struct dcd *s, double a, struct hog_row r)
+{
+    if (s->cas) {
+        for (uint32_t k = 0; k < r.nnz; k++)
+            hog_d_add_cas(&s->w[r.idx[k]], a * r.val[k]);
+        if (s->bias != 0.0)
+            hog_d_add_cas(&s->w[s->nf], a * s->bias);
+    } else {
+        for (uint32_t k = 0; k < r.nnz; k++)
+            hog_d_add_wild(&s->w[r.idx[k]], a * r.val[k]);
+        if (s->bias != 0.0)
+            hog_d_add_cas(&s->w[s->nf], a * s->bias);
+    }
+}
+
+/* Progress from worker 0 only: the hooks are not thread-safe, and the
+ * caller of hog_pool_run() only waits. */
+static inline void maybe_tick(const struct dcd *s, unsigned tid, unsigned nt,
+                              uint64_t done_here)
+{
+    if (tid == 0 && (done_here & 4095) == 4095)
+        s->f->tick(s->f, s->epoch, done_here * nt, s->active);
+}
+
+static void svm_job(void *arg, unsigned tid, unsigned nt)
+{
+    struct dcd *s = arg;
+    uint64_t lo, hi;
+    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    double pgmax = -INFINITY, pgmin = INFINITY;
+    const double U = s->U, D = s->D;
+    const double pmax_old = s->pgmax_old, pmin_old = s->pgmin_old;
+    uint64_t kept = 0;
+    for (uint64_t t = lo; t < hi; t++) {
+        uint64_t i = s->act[t];
+        struct hog_row r = hog_csr_row(s->m, i);
+        double yi = s->y[i], a = s->alpha[i];
+        double G = yi * row_dot(s, r) - 1.0 + D * a;
+        double PG = 0.0;
+        if (a == 0.0) {
+            if (s->shrink && G > pmax_old)
+                continue; /* at 0 and pushed below it: shrink */
+            if (G < 0)
+                PG = G;
+        } else if (a == U) {
+            if (s->shrink && G < pmin_old)
+                continue; /* at C and pushed above it: shrink */
+            if (G > 0)
+                PG = G;
+        } else {
+            PG = G;
+        }
+        s->act[lo + kept++] = i;
+        pgmax = PG > pgmax ? PG : pgmax;
+        pgmin = PG < pgmin ? PG : pgmin;
+        if (fabs(PG) > 1e-12) {
+            double an = a - G / s->qd[i];
+            an = an < 0.0 ? 0.0 : an > U ? U : an;
+            s->alpha[i] = an;
+            row_axpy(s, (an - a) * yi, r);
+        }
+        maybe_tick(s, tid, nt, t - lo);
+    }
+    s->th[tid].pgmax = pgmax;
+    s->th[tid].pgmin = pgmin;
+    s->th[tid].kept = kept;
+}
+
+/* LIBLINEAR's solve_l2r_lr_dual step: minimise over z in (0, C)
+ *   g(z) = z log z + (C - z) log(C - z) + a/2 (z - z0)^2 + sign b (z - z0)
+ * where z is a_i or C - a_i, whichever the sign of the gradient moves
+ * away from its bound. */
+static void lr_job(void *arg, unsigned tid, unsigned nt)
+{
+    struct dcd *s = arg;
+    uint64_t lo, hi;
+    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    const double C = s->C, innereps = s->innereps;
+    const int max_inner = 100;
+    double gmax = 0.0;
+    uint64_t newton = 0;
+    for (uint64_t t = lo; t < hi; t++) {
+        uint64_t i = s->act[t];
+        struct hog_row r = hog_csr_row(s->m, i);
+        double yi = s->y[i];
+        double a = s->qd[i], b = yi * row_dot(s, r);
+        double *z1 = &s->alpha[i], *z2 = &s->calpha[i];
+        double sign = 1.0;
+        if (0.5 * a * (*z2 - *z1) + b < 0) {
+            double *tmp = z1;
+            z1 = z2, z2 = tmp;
+            sign = -1.0;
+        }
+        double z0 = *z1, z = z0;
+        if (C - z < 0.5 * C)
+            z = 0.1 * z;
+        double gp = a * (z - z0) + sign * b + log(z / (C - z));
+        gmax = fabs(gp) > gmax ? fabs(gp) : gmax;
+        int inner = 0;
+        while (inner <= max_inner && fabs(gp) >= innereps) {
+            double gpp = a + C / (C - z) / z;
+            double tz = z - gp / gpp;
+            z = tz <= 0 ? z * 0.1 : tz;
+            gp = a * (z - z0) + sign * b + log(z / (C - z));
+            inner++;
+        }
+        newton += (uint64_t)inner;
+        if (inner > 0) {
+            *z1 = z;
+            *z2 = C - z;
+            row_axpy(s, sign * (z - z0) * yi, r);
+        }
+        maybe_tick(s, tid, nt, t - lo);
+    }
+    s->th[tid].gmax = gmax;
+    s->th[tid].newton = newton;
+    s->th[tid].kept = hi - lo;
+}
+
+/* x log(x / C), 0 at x = 0. */
+static double xlogx_c(double x, double C)
+{
+    return x > 0 ? x * log(x / C) : 0.0;
+}
+
+/* (P(w) - D(a)) / P(w), in LIBLINEAR's scale; -1 when out of memory. */
+static double duality_gap(const struct dcd *s)
+{
+    uint64_t nw = s->nf + (s->bias != 0.0);
+    double *wa = calloc(nw, sizeof *wa);
+    if (!wa)
+        return -1.0;
+    double loss = 0.0, sum_a = 0.0, sum_a2 = 0.0, ent = 0.0;
+    for (uint64_t i = 0; i < s->n; i++) {
+        struct hog_row r = hog_csr_row(s->m, i);
+        double yi = s->y[i], a = s->alpha[i];
+        loss += hog_loss_value(s->loss, yi, row_dot(s, r));
+        double c = a * yi;
+        if (c != 0.0) {
+            for (uint32_t k = 0; k < r.nnz; k++)
+                wa[r.idx[k]] += c * r.val[k];
+            if (s->bias != 0.0)
+                wa[s->nf] += c * s->bias;
+        }
+        sum_a += a;
+        sum_a2 += a * a;
+        if (s->loss == HOG_LOSS_LOGISTIC)
+            ent += xlogx_c(a, s->C) + xlogx_c(s->calpha[i], s->C);
+    }
+    double w2 = 0.0, wa2 = 0.0;
+    for (uint64_t j = 0; j < nw; j++) {
+        double v = hog_d_load(&s->w[j]);
+        w2 += v * v;
+        wa2 += wa[j] * wa[j];
+    }
+    free(wa);
+    double P = 0.5 * w2 + s->C * loss, D;
+    switch (s->loss) {
+    case HOG_LOSS_HINGE: D = sum_a - 0.5 * wa2; break;
+    case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2 * s->D / 2; break;
+    default: D = -0.5 * wa2 - ent; break;
+    }
+    return P > 0 ? (P - D) / P : 0.0;
+}
+
+static void dcd_free(struct dcd *s)
+{
+    free((void *)s->w);
+    free(s->alpha);
+    free(s->calpha);
+    free(s->qd);
+    free(s->y);
+    free(s->act);
+    free(s->th);
+}
+
+hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
+{
+    double t_setup = hog_now();
+    const hog_data *d = f->train;
+    const hog_train_opts *o = f->o;
+    struct dcd s;
+    memset(&s, 0, sizeof s);
+    s.f = f;
+    s.m = &d->m;
+    s.n = d->m.rows;
+    s.nf = d->n_features;
+    s.bias = o->bias;
+    s.loss = o->loss;
+    s.C = 1.0 / (o->l2 * (double)s.n);
+    s.U = o->loss == HOG_LOSS_HINGE ? s.C : INFINITY;
+    s.D = o->loss == HOG_LOSS_SQHINGE ? 1.0 / (2.0 * s.C) : 0.0;
+    s.shrink = o->loss != HOG_LOSS_LOGISTIC && o->tol > 0;
+    s.pgmax_old = INFINITY;
+    s.pgmin_old = -INFINITY;
+    s.innereps = 1e-2;
+    const double innereps_min = o->tol > 0 && o->tol < 1e-8 ? o->tol : 1e-8;
+
+    struct hog_coord_env env;
+    hog_status st = hog_coord_env_open(o->threads, &env, err);
+    if (st != HOG_OK)
+        return st;
+    s.pool = env.pool;
+    /* One worker has no one to race with: plain adds, the same answer. */
+    s.cas = o->update == HOG_UPDATE_ATOMIC && env.threads > 1;
+    uint64_t nw = s.nf + (s.bias != 0.0);
+    s.w = calloc(nw ? nw : 1, sizeof *s.w);
+    s.alpha = malloc(s.n * sizeof *s.alpha);
+    s.calpha = s.loss == HOG_LOSS_LOGISTIC ? malloc(s.n * sizeof *s.calpha)
+                                           : NULL;
+    s.qd = malloc(s.n * sizeof *s.qd);
+    s.y = malloc(s.n);
+    s.act = malloc(s.n * sizeof *s.act);
+    s.th = aligned_alloc(HOG_CACHELINE, env.threads * sizeof *s.th);
+    if (!s.w || !s.alpha || !s.qd || !s.y || !s.act || !s.th ||
+        (s.loss == HOG_LOSS_LOGISTIC && !s.calpha)) {
+        st = hog_errf(err, HOG_ENOMEM,
+                      "out of memory for the dual variables of %llu rows",
+                      (unsigned long long)s.n);
+        goto out;
+    }
+    size_t aux = nw * sizeof *s.w + s.n * (2 * sizeof(double) + 1 +
+                                           sizeof(uint64_t));
+    if (s.calpha)
+        aux += s.n * sizeof(double);
+    f->aux_bytes = aux;
+
+    for (uint64_t i = 0; i < s.n; i++) {
+        struct hog_row r = hog_csr_row(s.m, i);
+        double q = s.bias * s.bias;
+        for (uint32_t k = 0; k < r.nnz; k++)
+            q += (double)r.val[k] * r.val[k];
+        s.y[i] = hog_label_positive(d, r.y) ? 1 : -1;
+        s.act[i] = i;
+        if (s.loss == HOG_LOSS_LOGISTIC) {
+            /* LIBLINEAR's start: a small a_i inside (0, C). */
+            double a0 = 0.001 * s.C < 1e-8 ? 0.001 * s.C : 1e-8;
+            s.alpha[i] = a0;
+            s.calpha[i] = s.C - a0;
+            s.qd[i] = q;
+            row_axpy(&s, a0 * s.y[i], r);
+        } else {
+            s.alpha[i] = 0.0;
+            s.qd[i] = q + s.D;
+        }
+    }
+    s.active = s.n;
+
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    t_setup = hog_now() - t_setup;
+    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
+        double t0 = hog_now();
+        s.epoch = epoch;
+        hog_shuffle_u64(&rng, s.act, s.active);
+        hog_pool_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
+                     &s);
+        /* Gather the rows each worker kept, in worker order. */
+        uint64_t kept = 0, newton = 0;
+        double pgmax = -INFINITY, pgmin = INFINITY, gmax = 0.0;
+        for (unsigned t = 0; t < env.threads; t++) {
+            uint64_t lo, hi;
+            hog_coord_slice(s.active, t, env.threads, &lo, &hi);
+            if (lo != kept)
+                memmove(s.act + kept, s.act + lo,
+                        s.th[t].kept * sizeof *s.act);
+            kept += s.th[t].kept;
+            pgmax = s.th[t].pgmax > pgmax ? s.th[t].pgmax : pgmax;
+            pgmin = s.th[t].pgmin < pgmin ? s.th[t].pgmin : pgmin;
+            gmax = s.th[t].gmax > gmax ? s.th[t].gmax : gmax;
+            newton += s.th[t].newton;
+        }
+        s.active = kept;
+
+        bool stop = false;
+        if (s.loss == HOG_LOSS_LOGISTIC) {
+            stop = gmax < o->tol;
+            if (newton <= s.n / 10)
+                s.innereps = 0.1 * s.innereps > innereps_min
+                                 ? 0.1 * s.innereps
+                                 : innereps_min;
+        } else if (pgmax - pgmin <= o->tol) {
+            if (s.active == s.n) {
+                stop = true;
+            } else { /* the active set converged: check every row again */
+                s.active = s.n;
+                for (uint64_t i = 0; i < s.n; i++)
+                    s.act[i] = i;
+                s.pgmax_old = INFINITY;
+                s.pgmin_old = -INFINITY;
+            }
+        } else {
+            s.pgmax_old = pgmax <= 0 ? INFINITY : pgmax;
+            s.pgmin_old = pgmin >= 0 ? -INFINITY : pgmin;
+        }
+
+        double secs = hog_now() - t0 + (epoch == 1 ? t_setup : 0.0);
+        for (uint64_t j = 0; j < nw; j++)
+            f->model->w[j] = (float)hog_d_load(&s.w[j]);
+        if (o->progress) {
+            double g = duality_gap(&s);
+            if (g < -0.5) {
+                st = hog_errf(err, HOG_ENOMEM,
+                              "out of memory for the duality gap");
+                goto out;
+            }
+            f->gap = g;
+        }
+        st = f->epoch_end(f, epoch, secs, err);
+        if (st != HOG_OK || stop)
+            break;
+    }
+out:
+    hog_coord_env_close(&env);
+    dcd_free(&s);
+    return st;
+}

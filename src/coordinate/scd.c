@@ -1,0 +1,423 @@
+/*
+ * Primal stochastic coordinate descent over columns, shotgun-parallel.
+ *
+ * Minimises F(w) = (1/n) sum_i loss(y_i, m_i) + l2/2 |w|^2 + l1 |w|_1,
+ * m = X w (the bias a column of constant value), for the squared loss
+ * (ridge, Lasso, elastic net) and the logistic loss (L1 and/or L2), with
+ * the margins m kept current. Coordinate j, with column x_j:
+ *
+ *   g = (1/n) sum_i x_ij loss'(m_i) + l2 w_j
+ *   h = (1/n) sum_i x_ij^2 + l2
+ *   z = soft(w_j - g / h, l1 / h),  soft(u, t) = sign(u) max(|u| - t, 0)
+ *
+ * the exact minimiser along w_j for the squared loss; then w_j += d and
+ * m_i += d x_ij down the column, d = z - w_j. Each epoch visits the active
+ * columns in a fresh seeded permutation (Shalev-Shwartz & Tewari, ICML
+ * 2009).
+ *
+ * Logistic: an exp() per nonzero per step (what CDN, LIBLINEAR's L1 solver
+ * before 1.8, pays) cost 4x more per epoch on news20 than this. At the start of
+ * each epoch the loss is replaced by its second-order model around the
+ * epoch's margins m0 (n exp()s: loss'(m0_i), loss''(m0_i)); the epoch runs
+ * the steps above on that model,
+ *
+ *   g = (1/n) sum_i x_ij (loss'(m0_i) + loss''(m0_i) (m_i - m0_i)) + l2 w_j
+ *   h = (1/n) sum_i x_ij^2 loss''(m0_i) + l2
+ *
+ * and ends with an Armijo line search on F along the epoch's whole step
+ * (newGLMNET with one coordinate cycle per Newton step: Yuan, Ho, Lin,
+ * JMLR 2012; LIBLINEAR -s 6).
+ *
+ * Shrinking (L1): a zero weight whose |g| is below l1 by more than the
+ * largest violation of the last epoch (divided by n) leaves the active set
+ * for the rest of the round; when the active set has converged, every
+ * column comes back for a check (LIBLINEAR -s 5/6). The active set is
+ * solved to 0.1, then 0.01, ... (never below tol) between full checks.
+ * Stopping: the L1 norm of the minimum-norm subgradient, relative to the
+ * first epoch's, below tol on a full pass over the columns (LIBLINEAR's
+ * -e for -s 5/6); or after `epochs`.
+ *
+ * Parallel (Bradley, Kyrola, Bickson, Guestrin, "Parallel coordinate
+ * descent for L1-regularized loss minimization", ICML 2011): the workers
+ * take slices of the epoch's permutation of columns and update their
+ * coordinates at the same time, reading margins the others are changing.
+ * Each w_j has one writer per epoch. The margins are another matter, and
+ * this is why the adds to m_i are compare-and-swap atomics where Hogwild!
+ * uses plain relaxed stores: two columns that share row i both add to m_i,
+ * and m_i is not a free variable but the cached value of w.x_i. Hogwild!
+ * losing a write to w_j loses one stochastic step, which later steps
+ * correct; losing an add to m_i would leave m_i != w.x_i for good, and
+ * every later step would descend a wrong objective. With one worker the
+ * adds are plain and the run is deterministic given the seed.
+ */
+#include "coordinate/coordinate.h"
+
+#include "core/loss.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct scd_thread {
+    _Alignas(HOG_CACHELINE) double vsum, vmax;
+    double f0;    /* logistic: sum of the losses at m0 over the worker's rows */
+    double cvsum; /* logistic: violation of the worker's last inner cycle */
+    uint64_t kept;
+};
+
+struct scd {
+    struct hog_fit *f;
+    struct hog_pool *pool;
+    struct hog_csc c;
+    uint64_t n, cols;
+    hog_loss loss;
+    double l1, l2, inv_n;
+    bool cas;               /* more than one worker */
+    bool shrink;
+    _Atomic double *w;      /* cols */
+    _Atomic double *mar;    /* n: w.x_i */
+    double *y;              /* n: +1/-1, or the target */
+    double *colsq;          /* cols: |x_j|^2 */
+    /* logistic: the epoch's quadratic model around (w0, m0) */
+    double *w0;             /* cols */
+    double *m0;             /* n */
+    double *lp;             /* n: loss'(m0_i) = -y_i sigma(-y_i m0_i) */
+    double *dd;             /* n: loss''(m0_i) */
+    uint64_t *act;          /* the active columns */
+    uint64_t active;
+    double m_old;           /* shrinking margin: last epoch's max violation / n */
+    unsigned epoch;
+    bool more;              /* logistic: another inner cycle (worker 0 decides) */
+    struct scd_thread *th;
+};
+
+static inline double soft(double u, double t)
+{
+    return u > t ? u - t : u < -t ? u + t : 0.0;
+}
+
+/* One coordinate; returns false when it leaves the active set. */
+static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
+                          double *vsum, double *vmax)
+{
+    uint64_t a = s->c.off[j], b = s->c.off[j + 1];
+    const uint32_t *row = s->c.row;
+    const float *val = s->c.val;
+    double wj = hog_d_load(&s->w[j]);
+    double g = 0.0, h = 0.0;
+    if (s->loss == HOG_LOSS_SQUARED) {
+        for (uint64_t k = a; k < b; k++) {
+            uint32_t i = row[k];
+            g += val[k] * (hog_d_load(&s->mar[i]) - s->y[i]);
+        }
+        h = s->colsq[j];
+    } else { /* the quadratic model of the epoch: no exp() here */
+        for (uint64_t k = a; k < b; k++) {
+            uint32_t i = row[k];
+            double v = val[k];
+            g += v * (s->lp[i] + s->dd[i] * (hog_d_load(&s->mar[i]) -
+                                             s->m0[i]));
+            h += v * v * s->dd[i];
+        }
+        h += 1e-12 * (double)s->n; /* LIBLINEAR's nu: h > 0 */
+    }
+    g = g * s->inv_n + s->l2 * wj;
+    h = h * s->inv_n + s->l2;
+
+    double viol;
+    if (wj == 0.0) {
+        if (may_shrink && s->shrink && fabs(g) < s->l1 - s->m_old)
+            return false;
+        viol = fabs(g) > s->l1 ? fabs(g) - s->l1 : 0.0;
+    } else {
+        viol = fabs(g + (wj > 0 ? s->l1 : -s->l1));
+    }
+    *vsum += viol;
+    *vmax = viol > *vmax ? viol : *vmax;
+    if (!(h > 1e-12))
+        return true; /* an empty column without l2: nothing to learn */
+
+    double d = soft(wj - g / h, s->l1 / h) - wj;
+    if (d == 0.0)
+        return true;
+    hog_d_store(&s->w[j], wj + d);
+    if (s->cas) {
+        for (uint64_t k = a; k < b; k++)
+            hog_d_add_cas(&s->mar[row[k]], d * val[k]);
+    } else {
+        for (uint64_t k = a; k < b; k++)
+            hog_d_add_wild(&s->mar[row[k]], d * val[k]);
+    }
+    return true;
+}
+
+/* Logistic: the quadratic model of the epoch, around the weights and
+ * margins it starts from, on the worker's rows and columns. */
+static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
+{
+    uint64_t r0, r1, c0, c1;
+    hog_coord_slice(s->n, tid, nt, &r0, &r1);
+    double f = 0.0;
+    for (uint64_t i = r0; i < r1; i++) {
+        double m = hog_d_load(&s->mar[i]), z = s->y[i] * m;
+        double p = hog_sigmoid_neg(z);
+        s->m0[i] = m;
+        s->lp[i] = -s->y[i] * p;
+        s->dd[i] = p * (1.0 - p);
+        f += hog_log1pexp_neg(z);
+    }
+    hog_coord_slice(s->cols, tid, nt, &c0, &c1);
+    for (uint64_t j = c0; j < c1; j++)
+        s->w0[j] = hog_d_load(&s->w[j]);
+    s->th[tid].f0 = f;
+}
+
+/* Logistic, after the epoch: Armijo backtracking on F along the epoch's
+ * step (w0, m0) -> (w, m): F(w0 + t D) - F(w0) <= sigma t delta, delta the
+ * directional derivative plus the change of l1 |w|_1 (Tseng and Yun; the
+ * line search of newGLMNET). Takes the step, a part of it, or none. */
+static void logistic_line_search(struct scd *s, double f0)
+{
+    const double sigma = 0.01;
+    double n1w0 = 0, n2w0 = 0, n1w = 0, dl2 = 0, dloss = 0;
+    for (uint64_t j = 0; j < s->cols; j++) {
+        double a = s->w0[j], b = hog_d_load(&s->w[j]);
+        n1w0 += fabs(a);
+        n2w0 += a * a;
+        n1w += fabs(b);
+        dl2 += a * (b - a);
+    }
+    for (uint64_t i = 0; i < s->n; i++)
+        dloss += s->lp[i] * (hog_d_load(&s->mar[i]) - s->m0[i]);
+    double F0 = f0 * s->inv_n + 0.5 * s->l2 * n2w0 + s->l1 * n1w0;
+    double delta = dloss * s->inv_n + s->l2 * dl2 + s->l1 * (n1w - n1w0);
+    double t = 1.0;
+    bool ok = false;
+    for (int ls = 0; ls < 30 && delta < 0; ls++, t *= 0.5) {
+        double loss = 0, n1 = 0, n2 = 0;
+        for (uint64_t i = 0; i < s->n; i++) {
+            double m0 = s->m0[i], m = hog_d_load(&s->mar[i]);
+            loss += hog_log1pexp_neg(s->y[i] * (m0 + t * (m - m0)));
+        }
+        for (uint64_t j = 0; j < s->cols; j++) {
+            double a = s->w0[j], v = a + t * (hog_d_load(&s->w[j]) - a);
+            n1 += fabs(v);
+            n2 += v * v;
+        }
+        double F = loss * s->inv_n + 0.5 * s->l2 * n2 + s->l1 * n1;
+        if (F - F0 <= sigma * t * delta) {
+            ok = true;
+            break;
+        }
+    }
+    if (ok && t == 1.0)
+        return;
+    if (!ok)
+        t = 0.0; /* no descent: back to where the epoch started */
+    for (uint64_t j = 0; j < s->cols; j++) {
+        double a = s->w0[j];
+        hog_d_store(&s->w[j], a + t * (hog_d_load(&s->w[j]) - a));
+    }
+    for (uint64_t i = 0; i < s->n; i++) {
+        double m0 = s->m0[i];
+        hog_d_store(&s->mar[i], m0 + t * (hog_d_load(&s->mar[i]) - m0));
+    }
+}
+
+/* Logistic: more coordinate cycles over the nonzero weights on the same
+ * quadratic model while the cycle's violation is above a tenth of the
+ * first cycle's, up to this many (newGLMNET's adaptive inner loop,
+ * simplified). */
+#define SCD_INNER_CYCLES 8
+
+static void scd_job(void *arg, unsigned tid, unsigned nt)
+{
+    struct scd *s = arg;
+    bool logistic = s->loss == HOG_LOSS_LOGISTIC;
+    if (logistic) {
+        logistic_model(s, tid, nt);
+        hog_pool_barrier(s->pool);
+    }
+    uint64_t lo, hi, kept = 0;
+    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    double vsum = 0.0, vmax = 0.0;
+    for (uint64_t t = lo; t < hi; t++) {
+        uint64_t j = s->act[t];
+        if (update(s, j, true, &vsum, &vmax))
+            s->act[lo + kept++] = j;
+        /* Progress from worker 0 only: the hooks are not thread-safe. */
+        if (tid == 0 && ((t - lo) & 1023) == 1023)
+            s->f->tick(s->f, s->epoch, (t - lo) * nt, s->active);
+    }
+    s->th[tid].vsum = vsum;
+    s->th[tid].vmax = vmax;
+    s->th[tid].kept = kept;
+    if (!logistic)
+        return;
+    double cyc = vsum;
+    for (int c = 1; c < SCD_INNER_CYCLES; c++) {
+        s->th[tid].cvsum = cyc;
+        hog_pool_barrier(s->pool);
+        if (tid == 0) {
+            double first = 0.0, last = 0.0;
+            for (unsigned t = 0; t < nt; t++) {
+                first += s->th[t].vsum;
+                last += s->th[t].cvsum;
+            }
+            s->more = c == 1 ? first > 0 : last > 0.1 * first;
+        }
+        hog_pool_barrier(s->pool);
+        if (!s->more)
+            break;
+        double vm = 0.0;
+        cyc = 0.0;
+        /* Inner cycles refine the nonzero weights only; a zero weight
+         * gets its chance in the next epoch's first cycle (on news20 the
+         * full cycles over 377k mostly-zero columns cost 8x). */
+        for (uint64_t t = lo; t < lo + kept; t++)
+            if (hog_d_load(&s->w[s->act[t]]) != 0.0)
+                update(s, s->act[t], false, &cyc, &vm);
+    }
+}
+
+static void scd_free(struct scd *s)
+{
+    hog_csc_free(&s->c);
+    free((void *)s->w);
+    free((void *)s->mar);
+    free(s->y);
+    free(s->colsq);
+    free(s->w0);
+    free(s->m0);
+    free(s->lp);
+    free(s->dd);
+    free(s->act);
+    free(s->th);
+}
+
+hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
+{
+    double t_setup = hog_now();
+    const hog_data *d = f->train;
+    const hog_train_opts *o = f->o;
+    struct scd s;
+    memset(&s, 0, sizeof s);
+    s.f = f;
+    s.n = d->m.rows;
+    s.loss = o->loss;
+    s.l1 = o->l1;
+    s.l2 = o->l2;
+    s.inv_n = 1.0 / (double)s.n;
+    s.shrink = o->l1 > 0 && o->tol > 0;
+    s.m_old = INFINITY; /* no shrinking before a first full epoch */
+
+    struct hog_coord_env env;
+    hog_status st = hog_coord_env_open(o->threads, &env, err);
+    if (st != HOG_OK)
+        return st;
+    s.cas = env.threads > 1;
+    s.pool = env.pool;
+    st = hog_csc_build(env.pool, &d->m, d->n_features, o->bias, &s.c, err);
+    if (st != HOG_OK)
+        goto out;
+    s.cols = s.c.cols;
+    s.w = calloc(s.cols ? s.cols : 1, sizeof *s.w);
+    s.mar = calloc(s.n, sizeof *s.mar);
+    s.y = malloc(s.n * sizeof *s.y);
+    s.colsq = malloc((s.cols ? s.cols : 1) * sizeof *s.colsq);
+    s.act = malloc((s.cols ? s.cols : 1) * sizeof *s.act);
+    s.th = aligned_alloc(HOG_CACHELINE, env.threads * sizeof *s.th);
+    if (s.loss == HOG_LOSS_LOGISTIC) {
+        s.w0 = malloc((s.cols ? s.cols : 1) * sizeof *s.w0);
+        s.m0 = malloc(s.n * sizeof *s.m0);
+        s.lp = malloc(s.n * sizeof *s.lp);
+        s.dd = malloc(s.n * sizeof *s.dd);
+    }
+    if (!s.w || !s.mar || !s.y || !s.colsq || !s.act || !s.th ||
+        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.dd))) {
+        st = hog_errf(err, HOG_ENOMEM,
+                      "out of memory for coordinate descent over %llu "
+                      "columns and %llu rows",
+                      (unsigned long long)s.cols, (unsigned long long)s.n);
+        goto out;
+    }
+    f->aux_bytes = s.c.bytes + s.cols * (2 * sizeof(double) +
+                                         sizeof(uint64_t)) +
+                   s.n * 2 * sizeof(double);
+    if (s.loss == HOG_LOSS_LOGISTIC)
+        f->aux_bytes += s.cols * sizeof(double) + s.n * 3 * sizeof(double);
+    bool cls = hog_loss_is_classification(s.loss);
+    for (uint64_t i = 0; i < s.n; i++)
+        s.y[i] = cls ? (hog_label_positive(d, d->m.y[i]) ? 1.0 : -1.0)
+                     : (double)d->m.y[i];
+    for (uint64_t j = 0; j < s.cols; j++) {
+        double q = 0.0;
+        for (uint64_t k = s.c.off[j]; k < s.c.off[j + 1]; k++)
+            q += (double)s.c.val[k] * s.c.val[k];
+        s.colsq[j] = q;
+        s.act[j] = j;
+    }
+    s.active = s.cols;
+
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    double vnorm0 = -1.0;
+    double inner = o->tol > 0.1 ? o->tol : 0.1; /* the active set's tolerance */
+    t_setup = hog_now() - t_setup;
+    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
+        double t0 = hog_now();
+        s.epoch = epoch;
+        hog_shuffle_u64(&rng, s.act, s.active);
+        hog_pool_run(env.pool, scd_job, &s);
+        uint64_t kept = 0;
+        double vsum = 0.0, vmax = 0.0, f0 = 0.0;
+        for (unsigned t = 0; t < env.threads; t++) {
+            uint64_t lo, hi;
+            hog_coord_slice(s.active, t, env.threads, &lo, &hi);
+            if (lo != kept)
+                memmove(s.act + kept, s.act + lo,
+                        s.th[t].kept * sizeof *s.act);
+            kept += s.th[t].kept;
+            vsum += s.th[t].vsum;
+            vmax = s.th[t].vmax > vmax ? s.th[t].vmax : vmax;
+            f0 += s.th[t].f0;
+        }
+        s.active = kept;
+        if (s.loss == HOG_LOSS_LOGISTIC)
+            logistic_line_search(&s, f0);
+        if (vnorm0 < 0)
+            vnorm0 = vsum;
+
+        /* The active set is solved to a looser tolerance first, tightened
+         * tenfold at each full check: a column shrunk early waits for the
+         * next full check, and LIBLINEAR's single tolerance made it wait
+         * 20 epochs on reuters_moneyfx while the rest had converged. */
+        bool stop = false;
+        if (vsum <= inner * vnorm0) {
+            if (s.active == s.cols && vsum <= o->tol * vnorm0) {
+                stop = true;
+            } else if (s.active < s.cols) { /* check every column */
+                s.active = s.cols;
+                for (uint64_t j = 0; j < s.cols; j++)
+                    s.act[j] = j;
+                s.m_old = INFINITY;
+            } else {
+                s.m_old = vmax * s.inv_n;
+            }
+            inner = inner * 0.1 > o->tol ? inner * 0.1 : o->tol;
+        } else {
+            s.m_old = vmax * s.inv_n;
+        }
+
+        double secs = hog_now() - t0 + (epoch == 1 ? t_setup : 0.0);
+        for (uint64_t j = 0; j < s.cols; j++)
+            f->model->w[j] = (float)hog_d_load(&s.w[j]);
+        st = f->epoch_end(f, epoch, secs, err);
+        if (st != HOG_OK || stop)
+            break;
+    }
+out:
+    hog_coord_env_close(&env);
+    scd_free(&s);
+    return st;
+}

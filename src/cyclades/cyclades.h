@@ -1,0 +1,27 @@
+/*
+ * cyclades: conflict-free parallel SGD (Pan et al., NIPS 2016) whose model
+ * does not depend on the number of threads. Each batch of rows is cut into
+ * the connected components of its row-feature conflict graph; threads take
+ * whole components, so no two touch one weight. The bias and the most
+ * frequent features ("hot") leave the graph and take one step per batch,
+ * summed in row order. docs/CYCLADES.md has the rules and what they do to
+ * serial equivalence.
+ */
+#ifndef HOG_CYCLADES_H
+#define HOG_CYCLADES_H
+
+#include "core/fit.h"
+
+/* Trains with o->threads threads (0: one per allowed core). The model is
+ * the same bit for bit for every thread count. With o->hot == 0 it is the
+ * model of serial SGD over hog_cyclades_train_reference()'s row order, and
+ * with o->repartition also that of hog_serial_train(). */
+hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err);
+
+/* The serial reference of hog_cyclades_train with o->hot == 0: the rows in
+ * the order Cyclades visits them (its permutations, batches and batch
+ * order), run one at a time through the plain kernel (hog_sgd_run) as the
+ * serial trainer runs them. HOG_EINVAL with o->hot != 0. For tests. */
+hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * Hogwild! and the locked update modes, on a pool of pinned threads.
+ *
+ * Objective and update: those of the serial trainer (serial.c, and the
+ * kernel in src/core/sgd.c): proximal SGD steps on
+ *
+ *     (1/n) sum_i loss(y_i, w.x_i) + l2/2 |w|^2 + l1 |w|_1.
+ *
+ * Hogwild! (Niu, Recht, Ré, Wright, NIPS 2011): T threads run those steps at
+ * once on ONE weight vector, with no locks: every load and store of a weight
+ * is a relaxed atomic, a racing store may overwrite another thread's update
+ * (a lost update), and with sparse rows that rarely touch the same weights
+ * the method still converges at nearly the serial rate per step.
+ *
+ * Work and time. Thread p of T owns the shard of rows i with i mod T = p
+ * (so that a file sorted by label still gives every thread both classes) and
+ * shuffles it every epoch with its own RNG stream p of the seed; serial SGD
+ * shuffles all rows with stream 0, so one thread replays the serial run
+ * exactly. Thread p's k-th row of the epoch is step p + k T of a virtual
+ * interleaved clock, the step numbers the kernel's schedule and lazy
+ * regularization use: with T threads the epoch still has n steps, each with
+ * its step size and shrink, as in serial SGD.
+ *
+ * Lazy regularization under races. The kernel keeps per weight a stamp, the
+ * first step whose shrink the weight lacks, and before a step brings the
+ * row's weights forward to that step in closed form (sgd.c). Threads run
+ * their steps out of virtual order, so a weight may already be stamped past
+ * the step at hand (a thread further ahead caught it up): then the shrink is
+ * not applied again and only the gradient is added; stamps only grow within
+ * a segment. Two threads that catch up one weight at once may both shrink
+ * it, and a racing store may drop a catch-up or a gradient: each is one
+ * more lost update of the kind Hogwild! already accepts, bounded by one
+ * step's shrink or gradient, never a torn or stale-forever value. At the end
+ * of each segment (an epoch, or less) all threads stop at a barrier and
+ * bring every weight up to date, so no weight ever misses regularization
+ * for longer than a segment and the model written after each epoch is the
+ * exact lazy-equals-eager state.
+ *
+ * Update modes (--update), the baselines of the paper; the arithmetic and
+ * the random streams are the same in all, so the differences are the cost
+ * of synchronisation alone: none (Hogwild!), atomic (each weight installed
+ * by compare-and-swap, retried on conflict: no update is lost), striped
+ * (spinlocks over 16-weight stripes, a row's stripes taken in ascending
+ * order: the paper's AIG), mutex (one lock around each row's whole update:
+ * the paper's round robin).
+ *
+ * Model replicas (--replicas; DimmWitted, Zhang and Ré, VLDB 2014): node
+ * and core give each NUMA node, or each thread, its own model; the threads
+ * of a replica run Hogwild! on it with their own interleaved clock, and
+ * every sync_every rows all replicas are brought up to date and replaced by
+ * their average (OpenBLAS saxpy/sscal/scopy, each thread over a slice of
+ * the weights). sync_every = 0 never averages during training: the model is
+ * the replicas' average after each epoch (one-shot averaging, Zinkevich et
+ * al., NIPS 2010); with core replicas that is also the bench's control of
+ * threads that share nothing.
+ */
+#include "hogwild/hogwild.h"
+
+#include "core/sgd.h"
+#include "core/sparse.h"
+#include "pool/pool.h"
+
+#include <cblas.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Level-1 OpenBLAS calls on at most this many floats stay on the calling
+ * thread (OpenBLAS threads axpy only above 10000 elements), so that our
+ * workers never start OpenBLAS's own threads. */
+#define BLAS_CHUNK 8192
+
+/* One model: the shared one, or a replica. Written between barriers by its
+ * leader (its first thread) only; read by its threads after the barrier. */
+struct replica {
+    alignas(HOG_CACHELINE) struct hog_sgd s;
+    struct hog_sgd_locks locks;
+    unsigned nthreads;  /* threads training it */
+    unsigned leader;    /* the first of them */
+    uint64_t rows;      /* rows per epoch: the sum of its threads' shards */
+    uint64_t t;         /* global step at which its next segment starts */
+    uint64_t pos;       /* its epoch step at which its segment starts */
+    uint64_t block_end; /* its epoch step at which the sync block ends */
+    uint32_t len;       /* the running segment's length; 0: block done */
+};
+
+/* Per thread, one cache line of its own (plus the shard it points to). */
+struct worker {
+    alignas(HOG_CACHELINE) struct hog_rng rng;
+    uint64_t *shard; /* its rows, shuffled each epoch */
+    uint64_t n;
+    size_t shard_bytes;
+    unsigned replica; /* which model it trains */
+    unsigned local;   /* its index among the replica's threads */
+};
+
+struct hogwild {
+    struct hog_fit *f;
+    const hog_data *d;
+    struct hog_pool *pool;
+    hog_update mode;
+    unsigned nthreads, nrep;
+    struct replica *rep;
+    struct worker *w;
+    uint64_t n_weights;
+    unsigned blocks;  /* sync blocks per epoch (1 without averaging) */
+    bool average;     /* replicas averaged during training */
+    unsigned epoch;
+    uint64_t syncs;   /* averagings so far (written by thread 0) */
+    hog_status st;    /* of the last epoch_end (written by thread 0) */
+    hog_err *err;
+};
+
+/* [lo, hi) = part i of k of [0, n). */
+static void slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
+                  uint64_t *hi)
+{
+    *lo = n * i / k;
+    *hi = n * (i + 1) / k;
+}
+
+/* The thread's rows of its replica's running segment: replica steps
+ * [pos, pos + len); the thread's k-th row is replica step local + k * nt. */
+static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
+                        struct replica *rp)
+{
+    uint64_t nt = rp->nthreads, p = me->local, a = rp->pos, e = a + rp->len;
+    uint64_t k0 = a <= p ? 0 : (a - p + nt - 1) / nt;
+    uint64_t k1 = e <= p ? 0 : (e - p + nt - 1) / nt;
+    if (k1 > me->n)
+        k1 = me->n;
+    uint32_t t = (uint32_t)(p + k0 * nt - a);
+    for (uint64_t k = k0; k < k1;) {
+        uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
+        hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t, (uint32_t)nt,
+                         h->mode, &rp->locks);
+        k += blk;
+        t += (uint32_t)(blk * nt);
+        if (tid == 0) {
+            /* the progress of thread 0's replica, scaled to all rows */
+            uint64_t done = (a + (k - k0) * nt) * h->d->m.rows / rp->rows;
+            h->f->tick(h->f, h->epoch, done, h->d->m.rows);
+        }
+    }
+}
+
+/* Replaces w[lo, hi) of every replica by their average. No step runs. */
+static void average_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
+{
+    const float inv = 1.0f / (float)h->nrep;
+    bool ada = h->rep[0].s.g2 != NULL;
+    for (int g = 0; g < 1 + ada; g++) {
+        for (uint64_t a = lo; a < hi; a += BLAS_CHUNK) {
+            int n = (int)(hi - a < BLAS_CHUNK ? hi - a : BLAS_CHUNK);
+            /* Between barriers the weights are private to this thread's
+             * slice, so plain float access is safe (same layout). */
+#define VEC(r) ((float *)(g ? h->rep[r].s.g2 : h->rep[r].s.w) + a)
+            float *w0 = VEC(0);
+            for (unsigned r = 1; r < h->nrep; r++)
+                cblas_saxpy(n, 1.0f, VEC(r), 1, w0, 1);
+            cblas_sscal(n, inv, w0, 1);
+            for (unsigned r = 1; r < h->nrep; r++)
+                cblas_scopy(n, w0, 1, VEC(r), 1);
+#undef VEC
+        }
+    }
+}
+
+/* The epoch's model into f->model->w[lo, hi): the shared weights, or the
+ * replicas' average (already equal after an averaging). */
+static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
+{
+    float *m = h->f->model->w;
+    if (h->nrep == 1 || h->average) {
+        for (uint64_t j = lo; j < hi; j++)
+            m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
+        return;
+    }
+    const float inv = 1.0f / (float)h->nrep;
+    for (uint64_t a = lo; a < hi; a += BLAS_CHUNK) {
+        int n = (int)(hi - a < BLAS_CHUNK ? hi - a : BLAS_CHUNK);
+        cblas_scopy(n, (const float *)h->rep[0].s.w + a, 1, m + a, 1);
+        for (unsigned r = 1; r < h->nrep; r++)
+            cblas_saxpy(n, 1.0f, (const float *)h->rep[r].s.w + a, 1, m + a,
+                        1);
+        cblas_sscal(n, inv, m + a, 1);
+    }
+}
+
+/* One epoch, on every worker. Every thread passes the same barriers. */
+static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
+{
+    struct worker *me = &h->w[tid];
+    struct replica *rp = &h->rep[me->replica];
+    uint64_t lo, hi;
+
+    hog_shuffle_u64(&me->rng, me->shard, me->n);
+    for (unsigned b = 0; b < h->blocks; b++) {
+        if (tid == rp->leader)
+            rp->block_end = rp->rows * (b + 1) / h->blocks;
+        for (;;) {
+            if (tid == rp->leader) {
+                uint64_t left = rp->block_end - rp->pos;
+                rp->len = left == 0 ? 0
+                          : hog_sgd_segment_begin(
+                                &rp->s, rp->t,
+                                left < UINT32_MAX ? (uint32_t)left
+                                                  : UINT32_MAX);
+            }
+            hog_pool_barrier(h->pool);
+            bool more = false;
+            for (unsigned r = 0; r < h->nrep; r++)
+                more |= h->rep[r].len != 0;
+            if (!more)
+                break;
+            if (rp->len)
+                run_segment(h, tid, me, rp);
+            hog_pool_barrier(h->pool);
+            /* every weight of the replica up to date; threads share it */
+            slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
+            if (rp->len)
+                hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+            hog_pool_barrier(h->pool);
+            if (tid == rp->leader) {
+                rp->t += rp->len;
+                rp->pos += rp->len;
+            }
+        }
+        if (h->average) {
+            slice(h->n_weights, tid, nthreads, &lo, &hi);
+            average_slice(h, lo, hi);
+            if (tid == 0)
+                h->syncs++;
+        }
+        /* nobody writes a replica's len again before all have read it */
+        hog_pool_barrier(h->pool);
+    }
+    slice(h->n_weights, tid, nthreads, &lo, &hi);
+    model_slice(h, lo, hi);
+}
+
+/* All epochs in one job: the workers stay up between epochs (a barrier,
+ * not a wake-up from the pool, and none at all with one thread), and thread
+ * 0 times each epoch and runs the front door's epoch_end (metrics, progress)
+ * while the others wait. */
+static void train_job(void *arg, unsigned tid, unsigned nthreads)
+{
+    struct hogwild *h = arg;
+    for (unsigned epoch = 1; epoch <= h->f->o->epochs; epoch++) {
+        double t0 = 0;
+        if (tid == 0) {
+            for (unsigned r = 0; r < h->nrep; r++)
+                h->rep[r].pos = 0;
+            h->epoch = epoch;
+            t0 = hog_now();
+        }
+        hog_pool_barrier(h->pool);
+        epoch_body(h, tid, nthreads);
+        hog_pool_barrier(h->pool); /* the model of the epoch is complete */
+        if (tid == 0) {
+            double secs = hog_now() - t0;
+            h->f->replica_syncs = h->syncs;
+            h->st = h->f->epoch_end(h->f, epoch, secs, h->err);
+        }
+        hog_pool_barrier(h->pool);
+        if (h->st != HOG_OK)
+            break;
+    }
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+static hog_status make_pool(const hog_train_opts *o, struct hog_topo **topo,
+                            struct hog_pool **pool, hog_err *err)
+{
+    struct hog_bind b;
+    struct hog_plan *plan = NULL;
+    hog_status st = hog_bind_parse(o->bind, &b, err);
+    if (st != HOG_OK)
+        return st;
+    b.no_smt |= o->no_smt != 0;
+    b.oversubscribe |= o->oversubscribe != 0;
+    if ((st = hog_topo_load(topo, NULL, NULL, NULL, err)) != HOG_OK)
+        return st;
+    if ((st = hog_topo_plan(*topo, &b, o->threads, &plan, err)) == HOG_OK)
+        st = hog_pool_create(plan, pool, err);
+    hog_plan_free(plan);
+    return st;
+}
+
+/* Which replica each thread trains; returns the number of replicas. */
+static unsigned map_replicas(struct hogwild *h, hog_replicas mode)
+{
+    unsigned T = h->nthreads, R = 0;
+    for (unsigned p = 0; p < T; p++) {
+        unsigned r = p;
+        if (mode == HOG_REPLICAS_SHARED) {
+            r = 0;
+        } else if (mode == HOG_REPLICAS_NODE) {
+            /* threads of one NUMA node share a replica (unpinned: one) */
+            int node = hog_pool_place(h->pool, p)->numa;
+            for (r = 0; r < p; r++)
+                if (hog_pool_place(h->pool, r)->numa == node)
+                    break;
+            if (r < p)
+                r = h->w[r].replica;
+            else
+                r = R;
+        }
+        h->w[p].replica = r;
+        if (r + 1 > R)
+            R = r + 1;
+    }
+    return R;
+}
+
+static void destroy(struct hogwild *h)
+{
+    if (h->w)
+        for (unsigned p = 0; p < h->nthreads; p++)
+            if (h->w[p].shard)
+                hog_pool_free_local(h->pool, h->w[p].shard,
+                                    h->w[p].shard_bytes);
+    if (h->rep)
+        for (unsigned r = 0; r < h->nrep; r++) {
+            hog_sgd_locks_free(&h->rep[r].locks);
+            hog_sgd_free(&h->rep[r].s);
+        }
+    free(h->rep);
+    free(h->w);
+}
+
+hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
+{
+    const hog_train_opts *o = f->o;
+    const hog_data *d = f->train;
+    uint64_t n = d->m.rows;
+    struct hog_topo *topo = NULL;
+    struct hogwild h = { .f = f, .d = d, .mode = o->update };
+
+    hog_status st = make_pool(o, &topo, &h.pool, err);
+    if (st != HOG_OK)
+        goto out;
+    unsigned T = h.nthreads = hog_pool_size(h.pool);
+    h.w = aligned_alloc(HOG_CACHELINE, T * sizeof *h.w);
+    if (!h.w)
+        goto oom;
+    memset(h.w, 0, T * sizeof *h.w);
+    h.nrep = map_replicas(&h, o->replicas);
+    h.rep = aligned_alloc(HOG_CACHELINE, h.nrep * sizeof *h.rep);
+    if (!h.rep)
+        goto oom;
+    memset(h.rep, 0, h.nrep * sizeof *h.rep);
+
+    /* Shards: thread p gets rows p, p + T, p + 2T, ... */
+    for (unsigned p = 0; p < T; p++) {
+        struct worker *w = &h.w[p];
+        struct replica *rp = &h.rep[w->replica];
+        w->n = n > p ? (n - p + T - 1) / T : 0;
+        w->shard_bytes = (w->n ? w->n : 1) * sizeof *w->shard;
+        w->shard = hog_pool_alloc_local(h.pool, p, w->shard_bytes);
+        if (!w->shard)
+            goto oom;
+        for (uint64_t k = 0; k < w->n; k++)
+            w->shard[k] = p + k * T;
+        hog_rng_seed(&w->rng, o->seed, p);
+        if (rp->nthreads++ == 0)
+            rp->leader = p;
+        w->local = rp->nthreads - 1;
+        rp->rows += w->n;
+    }
+    for (unsigned r = 0; r < h.nrep; r++) {
+        if ((st = hog_sgd_init(&h.rep[r].s, o, d, err)) != HOG_OK)
+            goto out;
+        if ((st = hog_sgd_locks_init(&h.rep[r].locks, o->update,
+                                     &h.rep[r].s, err)) != HOG_OK)
+            goto out;
+    }
+    h.n_weights = h.rep[0].s.n_weights;
+    h.average = h.nrep > 1 && o->sync_every > 0;
+    uint64_t blocks = h.average ? (n + o->sync_every - 1) / o->sync_every : 1;
+    h.blocks = blocks > n ? (unsigned)n : (unsigned)blocks;
+    if (h.blocks < 1)
+        h.blocks = 1;
+
+    h.err = err;
+    h.st = HOG_OK;
+    hog_pool_run(h.pool, train_job, &h);
+    st = h.st;
+    goto out;
+oom:
+    st = hog_errf(err, HOG_ENOMEM, "out of memory for %u Hogwild! threads",
+                  h.nthreads);
+out:
+    destroy(&h);
+    hog_pool_destroy(h.pool);
+    hog_topo_free(topo);
+    return st;
+}

@@ -1,0 +1,378 @@
+/* hogwild: Hogwild! and the locked update modes against the serial trainer
+ * (bit-identical with one thread; test accuracy within 0.5 points with 1, 2
+ * and 4 threads on real sparse data), model replicas, options. Suite
+ * `threads`: these tests start threads (make tsan runs the same scenarios
+ * through tests/tsan_hogwild.c, since Criterion cannot start under TSan). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/metrics.h"
+#include "helpers.h"
+
+static const hog_update modes[] = { HOG_UPDATE_NONE, HOG_UPDATE_ATOMIC,
+                                    HOG_UPDATE_STRIPED, HOG_UPDATE_MUTEX };
+static const char *const mode_names[] = { "none", "atomic", "striped",
+                                          "mutex" };
+
+static hog_data *load(const char *path)
+{
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+static hog_data *load_test(const char *path, const hog_data *train)
+{
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    lo.n_features = hog_data_features(train);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+static hog_model *train(const hog_data *d, const hog_train_opts *o)
+{
+    hog_model *m;
+    hog_err err;
+    hog_status s = hog_train(d, NULL, o, &m, &err);
+    cr_assert_eq(s, HOG_OK, "%s", err.msg);
+    return m;
+}
+
+static double accuracy(const hog_model *m, const hog_data *test)
+{
+    struct hog_metrics r;
+    hog_err err;
+    cr_assert_eq(hog_metrics_eval(m, test, &r, &err), HOG_OK, "%s", err.msg);
+    return 100.0 * r.accuracy;
+}
+
+static bool same_weights(const hog_model *a, const hog_model *b)
+{
+    uint64_t n = hog_model_features(a) + (hog_model_bias(a) != 0.0 ? 1 : 0);
+    return hog_model_features(a) == hog_model_features(b) &&
+           memcmp(hog_model_weights(a), hog_model_weights(b),
+                  n * sizeof(float)) == 0;
+}
+
+/* With one thread every mode replays the serial run bit for bit. */
+static void bit_identical(const char *name, hog_train_opts o)
+{
+    TH_DATA_OR_SKIP(path, name);
+    hog_data *d = load(path);
+    o.algo = HOG_ALGO_SERIAL;
+    hog_model *ref = train(d, &o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    for (size_t i = 0; i < 4; i++) {
+        o.update = modes[i];
+        hog_model *m = train(d, &o);
+        cr_expect(same_weights(ref, m),
+                  "%s, --update %s, 1 thread: weights differ from serial",
+                  name, mode_names[i]);
+        hog_model_free(m);
+    }
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+Test(threads, one_thread_bit_identical_l1_l2)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.l1 = 1e-5;
+    o.l2 = 1e-4;
+    o.epochs = 2;
+    o.seed = 7;
+    bit_identical("reuters_moneyfx.trn", o);
+}
+
+Test(threads, one_thread_bit_identical_adagrad_hinge)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_HINGE;
+    o.schedule = HOG_SCHED_ADAGRAD;
+    o.eta = 0.1;
+    o.l1 = 1e-6;
+    o.epochs = 2;
+    bit_identical("a9a", o);
+}
+
+/* The kernel's other kinds: l2 only with a shared schedule keeps the
+ * weights scaled by the running shrink factor (no stamps; the CAS and the
+ * locks then work on scaled values), and no regularization at all. */
+Test(threads, one_thread_bit_identical_scaled_l2_and_plain)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.schedule = HOG_SCHED_INVSCALING;
+    o.eta = 0.5;
+    o.l1 = 0;
+    o.l2 = 1e-4;
+    o.epochs = 2;
+    bit_identical("reuters_moneyfx.trn", o);
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.05;
+    o.l2 = 0;
+    o.loss = HOG_LOSS_SQHINGE;
+    bit_identical("reuters_moneyfx.trn", o);
+}
+
+/* Test accuracy of every mode with 1, 2 and 4 threads (4 oversubscribes a
+ * small machine) within 0.5 points of the serial trainer's. Settings where
+ * SGD's final iterate is stable across seeds (within about 0.2 points), so
+ * that the test measures the parallel method, not the seed. */
+static void accuracy_close(const char *trn, const char *tst, hog_train_opts o,
+                           hog_update mode)
+{
+    TH_DATA_OR_SKIP(ptrain, trn);
+    TH_DATA_OR_SKIP(ptest, tst);
+    hog_data *d = load(ptrain), *t = load_test(ptest, d);
+    o.algo = HOG_ALGO_SERIAL;
+    hog_model *ref = train(d, &o);
+    double base = accuracy(ref, t);
+    hog_model_free(ref);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.update = mode;
+    o.oversubscribe = 1;
+    static const unsigned threads[] = { 1, 2, 4 };
+    for (size_t i = 0; i < 3; i++) {
+        o.threads = threads[i];
+        hog_model *m = train(d, &o);
+        double acc = accuracy(m, t);
+        cr_expect(fabs(acc - base) <= 0.5,
+                  "%s, --update %s, %u threads: test accuracy %.2f%%, serial "
+                  "%.2f%%",
+                  trn, mode_names[mode], threads[i], acc, base);
+        hog_model_free(m);
+    }
+    hog_data_free(t);
+    hog_data_free(d);
+}
+
+/* Logistic with AdaGrad (per-coordinate steps, lazy L2 in closed form). */
+static hog_train_opts adagrad_opts(double eta, unsigned epochs)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.schedule = HOG_SCHED_ADAGRAD;
+    o.eta = eta;
+    o.epochs = epochs;
+    return o;
+}
+
+/* The Hogwild! paper's SVM: hinge loss, shared step schedule, lazy L2
+ * through the segment prefixes. */
+static hog_train_opts svm_opts(void)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_HINGE;
+    o.eta = 0.05;
+    o.epochs = 5;
+    return o;
+}
+
+#define ACCURACY_TESTS(MODE, M)                                               \
+    Test(threads, news20_accuracy_##MODE, .timeout = 60)                      \
+    {                                                                         \
+        accuracy_close("news20.binary.train.svm", "news20.binary.test.svm",  \
+                       adagrad_opts(0.5, 5), M);                                     \
+    }                                                                         \
+    Test(threads, a9a_accuracy_##MODE, .timeout = 60)                         \
+    {                                                                         \
+        accuracy_close("a9a", "a9a.t", adagrad_opts(0.1, 4), M);                    \
+    }                                                                         \
+    Test(threads, reuters_accuracy_##MODE, .timeout = 60)                     \
+    {                                                                         \
+        accuracy_close("reuters_moneyfx.trn", "reuters_moneyfx.tst",          \
+                       svm_opts(), M);                                        \
+    }
+ACCURACY_TESTS(none, HOG_UPDATE_NONE)
+ACCURACY_TESTS(atomic, HOG_UPDATE_ATOMIC)
+ACCURACY_TESTS(striped, HOG_UPDATE_STRIPED)
+ACCURACY_TESTS(mutex, HOG_UPDATE_MUTEX)
+
+/* Replicas: averaged as often as asked, and still a good model. */
+struct syncs {
+    uint64_t last;
+    unsigned epochs;
+};
+
+static void count_syncs(void *ctx, unsigned epoch, unsigned epochs,
+                        uint64_t done, uint64_t total,
+                        const hog_epoch_stats *s)
+{
+    struct syncs *c = ctx;
+    if (s) {
+        c->last = s->replica_syncs;
+        c->epochs++;
+    }
+}
+
+Test(threads, replicas_average_and_learn, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(ptrain, "a9a");
+    TH_DATA_OR_SKIP(ptest, "a9a.t");
+    hog_data *d = load(ptrain), *t = load_test(ptest, d);
+    hog_train_opts o = adagrad_opts(0.1, 3);
+    hog_model *ref = train(d, &o);
+    double base = accuracy(ref, t);
+    hog_model_free(ref);
+
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    uint64_t n = hog_data_rows(d);
+    const struct {
+        hog_replicas r;
+        uint64_t sync_every, want; /* averagings in 3 epochs */
+    } cases[] = {
+        { HOG_REPLICAS_CORE, 4096, 3 * ((n + 4095) / 4096) },
+        { HOG_REPLICAS_CORE, 0, 0 },
+        { HOG_REPLICAS_NODE, 4096, 0 }, /* one NUMA node here: one replica */
+        { HOG_REPLICAS_SHARED, 4096, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct syncs c = { 0, 0 };
+        o.replicas = cases[i].r;
+        o.sync_every = cases[i].sync_every;
+        o.progress = count_syncs;
+        o.progress_ctx = &c;
+        hog_model *m = train(d, &o);
+        double acc = accuracy(m, t);
+        cr_expect_eq(c.epochs, 3);
+        if (cases[i].r != HOG_REPLICAS_NODE)
+            cr_expect_eq(c.last, cases[i].want,
+                         "replicas %d, sync every %llu: %llu averagings, "
+                         "expected %llu",
+                         (int)cases[i].r,
+                         (unsigned long long)cases[i].sync_every,
+                         (unsigned long long)c.last,
+                         (unsigned long long)cases[i].want);
+        cr_expect(fabs(acc - base) <= 1.0,
+                  "replicas %d, sync every %llu: test accuracy %.2f%%, serial "
+                  "%.2f%%",
+                  (int)cases[i].r, (unsigned long long)cases[i].sync_every,
+                  acc, base);
+        hog_model_free(m);
+    }
+    hog_data_free(t);
+    hog_data_free(d);
+}
+
+/* More threads than rows: empty shards are fine. */
+Test(threads, more_threads_than_rows)
+{
+    uint64_t *off = malloc(4 * sizeof *off);
+    float *y = malloc(3 * sizeof *y);
+    uint32_t *idx = malloc(3 * sizeof *idx);
+    float *val = malloc(3 * sizeof *val);
+    cr_assert(off && y && idx && val);
+    for (int i = 0; i < 3; i++) {
+        off[i] = (uint64_t)i;
+        y[i] = i % 2 ? 1.0f : -1.0f;
+        idx[i] = (uint32_t)i;
+        val[i] = 1.0f;
+    }
+    off[3] = 3;
+    hog_data *d;
+    cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 0, &d, NULL), HOG_OK);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 5;
+    o.oversubscribe = 1;
+    for (int r = 0; r < 3; r++) {
+        o.replicas = (hog_replicas)r;
+        hog_model *m = train(d, &o);
+        const float *w = hog_model_weights(m);
+        cr_expect(w[0] < 0 && w[1] > 0 && w[2] < 0, "replicas %d", r);
+        hog_model_free(m);
+    }
+    hog_data_free(d);
+}
+
+Test(threads, bad_binding_is_an_error)
+{
+    TH_DATA_OR_SKIP(path, "reuters_moneyfx.trn");
+    hog_data *d = load(path);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.bind = "sideways";
+    hog_model *m;
+    hog_err err = { { 0 } };
+    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect(strstr(err.msg, "sideways") != NULL, "message: %s", err.msg);
+    o.bind = NULL;
+    o.replicas = (hog_replicas)7;
+    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    hog_data_free(d);
+}
+
+/* ---- hogtrain bench ------------------------------------------------------------ */
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+Test(bench, grid_table_csv_and_plot, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(ptrain, "reuters_moneyfx.trn");
+    TH_DATA_OR_SKIP(ptest, "reuters_moneyfx.tst");
+    char dir[512], out[16384];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out,
+                    "%s bench %s -t %s --threads 1,2 --update none,mutex "
+                    "--epochs 2 --repeat 1 --csv %s/b.csv --plot %s/b.svg "
+                    "--oversubscribe -q",
+                    th_bin(), ptrain, ptest, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* serial, the two controls, 2 modes x 2 thread counts */
+    cr_expect(strstr(out, "serial") && strstr(out, "control") &&
+                  strstr(out, "mutex") && strstr(out, "stream"),
+              "%s", out);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/b.csv", dir);
+    cr_expect_eq(count_lines(csv), 1 + 1 + 2 + 4);
+    char svg[600];
+    snprintf(svg, sizeof svg, "%s/b.svg", dir);
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0)
+        cr_expect_gt(count_lines(svg), 10, "no plot in %s: %s", svg, out);
+    else
+        cr_expect(strstr(out, "gnuplot is not installed"), "%s", out);
+}
+
+Test(bench, usage_errors)
+{
+    char out[4096];
+    cr_expect_eq(th_run(out, sizeof out, "%s bench", th_bin()), 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --threads 1,x", th_bin()),
+                 2);
+    cr_expect(strstr(out, "--threads"), "%s", out);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --update none,slow",
+                        th_bin()),
+                 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --plot p.gif", th_bin()),
+                 2);
+    cr_expect(strstr(out, ".png or .svg"), "%s", out);
+}
