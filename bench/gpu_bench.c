@@ -189,7 +189,8 @@ int main(int argc, char **argv)
         if (hog_model_new(tr->n_features, o.loss, o.bias, &m, &err) != HOG_OK)
             return 1;
         struct rec r = { 1e300, 0, 0 };
-        struct hog_fit f = { tr, &o, m, rec_epoch, no_tick, &r };
+        struct hog_fit f = { .train = tr, .o = &o, .model = m, .epoch_end = rec_epoch,
+                             .tick = no_tick, .ctx = &r };
         hog_status st = hog_gpu_train_opts(&f, &go, &err);
         const char *name =
             go.step == HOG_GPU_STEP_MINIBATCH ? "minibatch" : "hogwild";

@@ -12,6 +12,7 @@
 #ifndef HOGTRAIN_H
 #define HOGTRAIN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -273,6 +274,19 @@ typedef struct hog_train_opts {
     hog_log_fn log;         /* one-line notices (the io fallback); NULL: stderr */
     void *log_ctx;
     hog_stream_stats *stream_stats; /* filled after streamed training if set */
+    /* Checkpoints (docs/RELIABILITY.md; the serial trainer): the model and
+     * its training state written atomically to checkpoint after every
+     * checkpoint_epochs-th epoch and/or every checkpoint_rows rows (steps).
+     * resume continues from such a file: with the same data and options the
+     * result equals the uninterrupted run bit for bit. */
+    const char *checkpoint;
+    unsigned checkpoint_epochs;
+    uint64_t checkpoint_rows;
+    const char *resume;
+    /* Polled during training: once *cancel is non-zero, training finishes
+     * its current step, writes a checkpoint when one is configured, and
+     * returns HOG_EINTR. For a signal handler's flag; NULL: never. */
+    const volatile sig_atomic_t *cancel;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

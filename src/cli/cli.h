@@ -168,4 +168,18 @@ void hog_progress_clear(struct hog_progress *p);
 void hog_progress_table(const struct hog_progress *p, FILE *f);
 void hog_progress_free(struct hog_progress *p);
 
+/* SIGINT/SIGTERM while training (signals.c): the first sets the flag
+ * returned (for hog_train_opts.cancel), a second exits at once. */
+const volatile sig_atomic_t *hog_cli_signals_install(void);
+void hog_cli_signals_restore(void);
+
+/* Appends to err's "out of memory" the size the data at path needs, the
+ * ulimit -v in force, and the remedy (memory.c). */
+void hog_cli_explain_memory(const char *path, hog_err *err);
+
+/* Under an address-space limit (ulimit -v), re-executes the command with
+ * OPENBLAS_NUM_THREADS=1 unless it is set: an OpenBLAS pool thread that
+ * cannot map its buffer retries forever and exit waits for it (memory.c). */
+void hog_cli_blas_threads(char **argv);
+
 #endif

@@ -58,6 +58,8 @@ enum {
     OPT_MEM_BUDGET,
     OPT_IO,
     OPT_DIRECT,
+    OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
+    OPT_RESUME,
 };
 
 static const struct option longopts[] = {
@@ -112,6 +114,8 @@ static const struct option longopts[] = {
     { "mem-budget", required_argument, NULL, OPT_MEM_BUDGET },
     { "io", required_argument, NULL, OPT_IO },
     { "direct", required_argument, NULL, OPT_DIRECT },
+    { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
+    { "resume", required_argument, NULL, OPT_RESUME },
     { NULL, 0, NULL, 0 },
 };
 
@@ -156,6 +160,12 @@ static void help(FILE *f)
             "                         and timings to FILE as JSON\n"
             "      --zero-based       feature indices in the text start at 0\n"
             "  -q, --quiet            print nothing but errors\n"
+            "      --checkpoint FILE  write the model and its training state to\n"
+            "                         FILE (atomically) during training\n"
+            "      --checkpoint-every N  every N epochs (default 1), or every N\n"
+            "                         rows with a suffix r (50000r)\n"
+            "      --resume FILE      continue from a checkpoint; with the same data\n"
+            "                         and options the model equals an uninterrupted run\n"
             "\n"
             "model:\n"
             "      --loss L           logistic, hinge, sqhinge or squared (default %s)\n"
@@ -242,7 +252,7 @@ static void help(FILE *f)
             "      --bmuf-nesterov B  1: Nesterov block momentum (default), 0: classic\n"
             "      --shard S          train on part of TRAIN: stride (every N-th row\n"
             "                         from row R) or range (the R-th of N pieces)\n"
-            "      --checkpoint FILE  rank 0 writes the averaged model there after\n"
+            "      --checkpoint FILE  with --world: rank 0 writes the averaged model after\n"
             "                         each epoch, and at most once a second between\n"
             "      --net-backend B    tcp (default) or mpi (default under mpirun,\n"
             "                         where the build has MPI)\n"
@@ -323,7 +333,6 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
         OPT_RANK, OPT_COORDINATOR, OPT_SECRET_FILE, OPT_INSECURE, OPT_JOB,
         OPT_CONNECT_TIMEOUT, OPT_NET_TIMEOUT, OPT_SYNC,
         OPT_BMUF_MOMENTUM, OPT_BMUF_LR, OPT_BMUF_NESTEROV, OPT_SHARD,
-        OPT_CHECKPOINT,
     };
     if (!na->on) {
         for (size_t i = 0; i < sizeof net_only / sizeof net_only[0]; i++)
@@ -394,6 +403,29 @@ static int parse(int argc, char **argv, struct train_args *a)
         case 'q': a->quiet = true; break;
         case OPT_JSON: a->json = optarg; break;
         case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
+        case OPT_CHECKPOINT: /* which one: after parse_net() */
+            a->o.checkpoint = na->ao.checkpoint = optarg;
+            break;
+        case OPT_RESUME: a->o.resume = optarg; break;
+        case OPT_CHECKPOINT_EVERY: {
+            size_t l = strlen(optarg);
+            bool rows = l > 1 && optarg[l - 1] == 'r';
+            char num[32];
+            if (l - rows >= sizeof num)
+                return hog_cli_usage_error(&cmd, "--checkpoint-every: '%s' "
+                                           "is too long", optarg);
+            memcpy(num, optarg, l - rows);
+            num[l - rows] = 0;
+            if (!hog_parse_u64(num, 1, rows ? UINT64_MAX : 1000000, &u))
+                return hog_cli_usage_error(&cmd, "--checkpoint-every: '%s' is "
+                                           "not N epochs or Nr rows (N >= 1)",
+                                           optarg);
+            if (rows)
+                a->o.checkpoint_rows = u;
+            else
+                a->o.checkpoint_epochs = (unsigned)u;
+            break;
+        }
         case OPT_SEED:
             if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
                 return hog_cli_usage_error(&cmd, "--seed: '%s' is not a "
@@ -614,7 +646,6 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "(stride, range)", optarg);
             na->shard = true;
             break;
-        case OPT_CHECKPOINT: na->ao.checkpoint = optarg; break;
         case OPT_NET_BACKEND:
             if (strcmp(optarg, "tcp") != 0 && strcmp(optarg, "mpi") != 0)
                 return hog_cli_usage_error(&cmd, "--net-backend: unknown "
@@ -652,8 +683,21 @@ static int parse(int argc, char **argv, struct train_args *a)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
+    /* --checkpoint: with several processes rank 0 writes the averaged
+     * model (src/net); in one process, the model and its training state
+     * (docs/RELIABILITY.md) */
     if ((rc = parse_net(a, seen, backend)) >= 0)
         return rc;
+    if (a->net.on) {
+        a->o.checkpoint = NULL;
+        if (seen[OPT_CHECKPOINT_EVERY] || seen[OPT_RESUME])
+            return hog_cli_usage_error(&cmd, "--%s works in one process "
+                                       "only so far (not with --world or "
+                                       "mpirun)", seen[OPT_RESUME]
+                                       ? "resume" : "checkpoint-every");
+    } else {
+        a->net.ao.checkpoint = NULL;
+    }
     if (optind >= argc)
         return hog_cli_usage_error(&cmd, "missing the TRAIN file");
     if (argc - optind > 1)
@@ -730,6 +774,23 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(&cmd, "--power applies to --schedule "
                                    "invscaling only");
+    if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
+        return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
+                                   "--checkpoint FILE");
+    if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL)
+        return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
+                                   "with --algo serial only so far");
+    if (a->o.checkpoint && a->model &&
+        hog_cli_same_file(a->o.checkpoint, a->model))
+        return hog_cli_usage_error(&cmd, "--checkpoint and -o name the same "
+                                   "file");
+    for (int k = 0; k < 2 && a->o.checkpoint; k++) {
+        const char *in = k ? a->test : a->train;
+        if (hog_cli_same_file(a->o.checkpoint, in))
+            return hog_cli_usage_error(&cmd, "--checkpoint %s would "
+                                       "overwrite the input %s",
+                                       a->o.checkpoint, in);
+    }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(&cmd, "--model-format needs -o MODEL");
     if (seen[OPT_THREADS] && a->o.algo == HOG_ALGO_SERIAL && a->o.threads > 1)
@@ -1183,6 +1244,8 @@ int hog_cli_train(int argc, char **argv)
 
     /* Fail before the work, not after it, when an output cannot be made. */
     if ((a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
+        (a.o.checkpoint &&
+         (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
         (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
         goto fail;
 
@@ -1242,6 +1305,7 @@ int hog_cli_train(int argc, char **argv)
         r.cyc = &cyc;
     }
     p.t0 = p.epoch_t0 = hog_now();
+    a.o.cancel = hog_cli_signals_install();
     s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)
                  : hog_train(train, test, &a.o, &m, &err);
     if (s == HOG_OK && a.stream && !a.quiet)
@@ -1252,6 +1316,7 @@ int hog_cli_train(int argc, char **argv)
                               ss.slots ? (double)ss.ring_bytes / ss.slots : 0),
                 hog_cli_bytes((char[32]){ 0 }, 32, (double)ss.bytes_read),
                 ss.read_wait_s);
+    hog_cli_signals_restore();
     r.train_s = hog_now() - p.t0;
     hog_progress_clear(&p);
     if (s != HOG_OK)

@@ -9,6 +9,8 @@
 
 #include "core/core.h"
 
+struct hog_train_state;
+
 struct hog_fit {
     const hog_data *train;
     const hog_train_opts *o;  /* validated */
@@ -35,7 +37,46 @@ struct hog_fit {
      * train holds only the file's header (rows, features, labels; no
      * arrays). NULL for in-memory training. */
     struct hog_stream *stream;
+
+    /* Checkpoints and interruption (src/train/checkpoint.c). An algorithm
+     * that supports them: starts from *resume when it is not NULL; calls
+     * save() with its state every ckpt_rows steps (0: never; steps counted
+     * from the start of training, so the points do not depend on where a
+     * run was resumed), after every ckpt_epochs-th epoch (0: never), and
+     * when hog_fit_cancelled() turns true, after which it returns
+     * HOG_EINTR with the message save() left (save() does nothing when no
+     * checkpoint is configured). */
+    const struct hog_train_state *resume;
+    uint64_t ckpt_rows;
+    unsigned ckpt_epochs;
+    hog_status (*save)(struct hog_fit *f, const struct hog_train_state *s,
+                       bool cancelled, hog_err *err);
+    void *ckpt_ctx; /* the front door's */
 };
+
+/* Where an SGD-type trainer stands, exactly enough to continue bit for bit.
+ * A checkpoint may fall inside a lazy-regularization segment (sgd.h): then
+ * w_raw and stamp hold the lazy weights and their timestamps, and the
+ * segment is rebuilt by hog_sgd_segment_begin(seg_t0, seg_want). */
+struct hog_train_state {
+    uint64_t epoch;      /* 1-based epoch in progress (or just completed) */
+    uint64_t pos;        /* its rows done; == rows: the epoch is complete */
+    uint64_t t_global;   /* steps done since the start of training */
+    uint64_t seg_t0;     /* the open segment's first step (mid-segment) */
+    uint32_t seg_want;   /* the want it was begun with (mid-segment) */
+    uint32_t seg_pos;    /* its steps done; 0 at a segment boundary */
+    struct hog_rng rng;  /* after the shuffle of epoch `epoch` */
+    uint64_t n_weights;
+    float *w;            /* the weights brought current: the model */
+    float *w_raw;        /* mid-segment: the lazy weights; else NULL */
+    float *g2;           /* AdaGrad accumulators, else NULL */
+    uint32_t *stamp;     /* mid-segment with l1 or l2: timestamps; else NULL */
+};
+
+static inline bool hog_fit_cancelled(const struct hog_fit *f)
+{
+    return f->o->cancel && *f->o->cancel;
+}
 
 /* Scale-out: the number of blocks per epoch after which the algorithm
  * calls hog_fit_average() (0: no averaging). Block k of an epoch of n rows

@@ -36,5 +36,17 @@ struct hog_pool;
 hog_status hog_hogwild_make_pool(const hog_train_opts *o,
                                  struct hog_topo **topo,
                                  struct hog_pool **pool, hog_err *err);
+/* Checkpoint state of an SGD trainer (sgd_state.c). capture fills st
+ * (arrays malloc'd; hog_train_state_free) from s at step seg_pos of the
+ * open segment (0: at a segment boundary), leaving s as it was; restore
+ * puts st's weights, sums and timestamps into s, whose segment the caller
+ * has rebuilt with hog_sgd_segment_begin(st->seg_t0, st->seg_want). */
+struct hog_sgd;
+hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                 struct hog_train_state *st, hog_err *err);
+hog_status hog_sgd_state_restore(struct hog_sgd *s,
+                                 const struct hog_train_state *st,
+                                 hog_err *err);
+void hog_train_state_free(struct hog_train_state *st);
 
 #endif

@@ -6,6 +6,12 @@
  * fresh seeded permutation each epoch (Bottou, "Stochastic gradient descent
  * tricks", 2012). The update and the lazy regularization that keeps each
  * step O(nnz of the row) are in src/core/sgd.c.
+ *
+ * Checkpoints (fit.h) may fall on any step: the state is captured inside
+ * the open segment (sgd_state.c) and a resumed run replays the epochs'
+ * shuffles from the seed, rebuilds that segment and goes on, so it repeats
+ * the uninterrupted run bit for bit. Row checkpoints only split the
+ * kernel's blocks, which changes nothing in the arithmetic.
  */
 #include "hogwild/hogwild.h"
 
@@ -14,6 +20,25 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Captures the state at step seg_pos of the open segment and hands it to
+ * the front door. */
+static hog_status checkpoint(struct hog_fit *f, struct hog_sgd *s,
+                             const struct hog_rng *rng, unsigned epoch,
+                             uint64_t pos, uint64_t t_global, uint32_t want,
+                             uint32_t seg_pos, hog_err *err)
+{
+    bool cancel = hog_fit_cancelled(f);
+    struct hog_train_state st = { .epoch = epoch, .pos = pos,
+                                  .t_global = t_global, .seg_t0 = s->seg_t0,
+                                  .seg_want = want, .seg_pos = seg_pos,
+                                  .rng = *rng };
+    hog_status r = hog_sgd_state_capture(s, seg_pos, &st, err);
+    if (r == HOG_OK)
+        r = f->save(f, &st, cancel, err);
+    hog_train_state_free(&st);
+    return r == HOG_OK && cancel ? HOG_EINTR : r;
+}
 
 /* Replaces the weights (all current: a segment just ended) by the average
  * across processes; the model's array is the staging buffer. */
@@ -33,7 +58,9 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
+    const struct hog_train_state *r = f->resume;
     uint64_t n = d->m.rows;
+    uint64_t every = f->ckpt_rows ? f->ckpt_rows : UINT64_MAX;
 
     struct hog_sgd s;
     hog_status st = hog_sgd_init(&s, o, d, err);
@@ -56,35 +83,78 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     uint64_t blocks = hog_fit_average_blocks(f);
     uint64_t nb = blocks ? blocks : 1;
     uint64_t t_global = 0;
-    for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK; epoch++) {
+    unsigned first = 1;
+    if (r) { /* the permutations up to the checkpoint's epoch, from the seed */
+        for (uint64_t e = 1; e <= r->epoch; e++)
+            hog_shuffle_u64(&rng, order, n);
+        if (memcmp(&rng, &r->rng, sizeof rng) != 0)
+            st = hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
+                          "does not follow from this seed (different seed "
+                          "or data)");
+        else if (r->pos == n && r->seg_pos == 0) { /* a completed epoch */
+            st = hog_sgd_state_restore(&s, r, err);
+            hog_sgd_copy_weights(&s, f->model->w);
+        }
+        t_global = r->t_global - r->seg_pos;
+        first = (unsigned)(r->pos == n && r->seg_pos == 0 ? r->epoch + 1
+                                                           : r->epoch);
+    }
+
+    for (unsigned epoch = first; epoch <= o->epochs && st == HOG_OK; epoch++) {
         double t0 = hog_now();
-        hog_shuffle_u64(&rng, order, n);
-        uint64_t done = 0;
+        bool in_seg = r && epoch == r->epoch; /* resuming inside this epoch */
+        uint64_t done = in_seg ? r->pos - r->seg_pos : 0;
+        if (!in_seg)
+            hog_shuffle_u64(&rng, order, n);
         for (uint64_t k = 1; k <= nb && st == HOG_OK; k++) {
             uint64_t stop = (uint64_t)((unsigned __int128)n * k / nb);
-            while (done < stop) {
+            if (in_seg && stop <= done)
+                continue; /* a block finished before the checkpoint */
+            while (done < stop && st == HOG_OK) {
                 uint64_t left = stop - done;
-                uint32_t len = hog_sgd_segment_begin(
-                    &s, t_global,
-                    left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-                for (uint32_t i = 0; i < len;) {
+                uint32_t want = in_seg ? r->seg_want
+                                       : left < UINT32_MAX ? (uint32_t)left
+                                                           : UINT32_MAX;
+                uint32_t len = hog_sgd_segment_begin(&s, t_global, want);
+                uint32_t i = 0;
+                if (in_seg) {
+                    in_seg = false;
+                    i = r->seg_pos;
+                    if (r->seg_t0 != t_global || i > len || len > left)
+                        st = hog_errf(err, HOG_EINVAL, "bad checkpoint: its "
+                                      "segment does not fit these options");
+                    else
+                        st = hog_sgd_state_restore(&s, r, err);
+                }
+                while (i < len && st == HOG_OK) {
                     uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
                                                            : HOG_SGD_BLOCK;
+                    uint64_t to_ck = every - (t_global + i) % every;
+                    if (to_ck < blk)
+                        blk = (uint32_t)to_ck;
                     hog_sgd_run(&s, d, order + done + i, blk, i, 1);
                     i += blk;
                     f->tick(f, epoch, done + i, n);
+                    if ((t_global + i) % every == 0 || hog_fit_cancelled(f))
+                        st = checkpoint(f, &s, &rng, epoch, done + i,
+                                        t_global + i, want, i, err);
                 }
+                if (st != HOG_OK)
+                    break;
                 hog_sgd_segment_end(&s, len);
                 t_global += len;
                 done += len;
             }
-            if (blocks)
+            if (blocks && st == HOG_OK)
                 st = average(f, &s, err);
         }
         if (st != HOG_OK)
             break;
         hog_sgd_copy_weights(&s, f->model->w);
         st = f->epoch_end(f, epoch, hog_now() - t0, err);
+        if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
+                             hog_fit_cancelled(f)))
+            st = checkpoint(f, &s, &rng, epoch, n, t_global, 0, 0, err);
     }
     free(order);
     hog_sgd_free(&s);

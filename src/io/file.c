@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,11 +42,25 @@ static void fsync_dir_of(const char *path)
     }
 }
 
+/* Test seam (docs/RELIABILITY.md), not a feature: with the environment
+ * variable HOGTRAIN_TEST_ENOSPC=1 every commit fails as a full disk would;
+ * with HOGTRAIN_TEST_ENOSPC=replace only those that would replace an
+ * existing file (the second checkpoint of a run, say). */
+static int test_enospc(const char *path)
+{
+    const char *v = getenv("HOGTRAIN_TEST_ENOSPC");
+    if (!v || !*v)
+        return 0;
+    if (!strcmp(v, "replace"))
+        return access(path, F_OK) == 0 ? ENOSPC : 0;
+    return !strcmp(v, "1") ? ENOSPC : 0;
+}
+
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
                               hog_err *err)
 {
     int bad = ferror(f);
-    int e = bad ? EIO : 0;
+    int e = bad ? EIO : test_enospc(path);
     if (fflush(f) != 0 && !e)
         e = errno;
     if (!e && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS)

@@ -230,6 +230,35 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 #define HOG_HGM_MAGIC "HOGMODL\0"
 #define HOG_HGM_VERSION 1u
 
+/* ---- training checkpoints (checkpoint.c) --------------------------------- */
+
+#include "core/fit.h"
+
+#define HOG_CKPT_MAGIC "HOGCKPT\0"
+#define HOG_CKPT_VERSION 1u
+
+/* A checkpoint file: what it belongs to (checked on resume) and the state.
+ * Layout in docs/RELIABILITY.md; every byte is covered by a CRC32C. */
+struct hog_ckpt {
+    uint32_t algo, loss, schedule;
+    double eta, l1, l2, power, bias;
+    uint64_t seed;
+    uint64_t rows, nnz, n_features;
+    uint32_t data_crc;          /* hog_ckpt_data_crc() of the training set */
+    uint64_t ckpt_rows;         /* the cadence it was written with */
+    uint32_t ckpt_epochs;
+    struct hog_train_state st;  /* arrays owned (hog_ckpt_free) */
+};
+
+/* CRC32C over the rows, labels, indices and values of d. */
+uint32_t hog_ckpt_data_crc(const hog_data *d);
+hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
+                         hog_err *err);
+/* Reads and checks a checkpoint: magic, version (a newer one is refused
+ * with its number), CRCs, sizes against the file size before allocating. */
+hog_status hog_ckpt_load(const char *path, struct hog_ckpt *c, hog_err *err);
+void hog_ckpt_free(struct hog_ckpt *c);
+
 /* ---- synthetic data (gen.c) ----------------------------------------------- */
 
 struct hog_gen_opts {

@@ -9,6 +9,8 @@
  */
 #include "train/train.h"
 
+#include "train/checkpoint.h"
+
 #include "core/fit.h"
 #include "core/loss.h"
 #include "core/metrics.h"
@@ -307,6 +309,10 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
         return hog_errf(err, HOG_ENOTSUP,
                         "streamed training runs on this machine's CPUs in "
                         "one process; drop --stream, or --gpus / --world");
+    if (o.checkpoint || o.resume)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "streamed training does not write or resume "
+                        "checkpoints yet; drop --stream to use them");
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
 
@@ -386,7 +392,11 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0 };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
-    st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
+    struct hog_ckpt_ctx ck;
+    st = hog_train_ckpt_begin(&f, &ck, err);
+    if (st == HOG_OK)
+        st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
+    hog_train_ckpt_end(&ck);
     if (st != HOG_OK) {
         hog_model_free(m);
         return st;

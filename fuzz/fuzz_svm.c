@@ -1,0 +1,46 @@
+/*
+ * libFuzzer harness: the LIBSVM/SVMlight text parser (src/io/parse.c).
+ * The first byte picks the options (zero-based indices, a minimum feature
+ * count, one or three slices) so that the parallel slicing and its
+ * boundary hand-off are fuzzed as well as the serial path; the rest is the
+ * text. Any status is fine; a crash, a leak, undefined behaviour or a
+ * hang is a finding. A loaded set must be self-consistent.
+ */
+#include "fuzz_common.h"
+
+#include "io/io.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint8_t mode = data[0];
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.zero_based = mode & 1;
+    o.threads = 1;
+    o.n_features = (mode & 2) ? 1000 : 0;
+    unsigned slices = (mode & 4) ? 3 : 1;
+    hog_data *d = NULL;
+    hog_err err;
+    hog_status st = hog_parse_svm_slices((const char *)data + 1, size - 1,
+                                         "fuzz", &o, slices, &d, &err);
+    if (st == HOG_OK) {
+        /* the CSR the trainers will trust */
+        const struct hog_csr *m = &d->m;
+        if (m->off[0] != 0 || m->off[m->rows] != m->nnz)
+            abort();
+        for (uint64_t i = 0; i < m->rows; i++) {
+            if (m->off[i] > m->off[i + 1])
+                abort();
+            for (uint64_t k = m->off[i]; k < m->off[i + 1]; k++)
+                if (m->idx[k] >= d->n_features ||
+                    (k > m->off[i] && m->idx[k] <= m->idx[k - 1]))
+                    abort();
+        }
+        hog_data_free(d);
+    } else if (d) {
+        abort(); /* an error leaves no data behind */
+    }
+    return 0;
+}

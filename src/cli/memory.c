@@ -1,0 +1,69 @@
+/*
+ * Data that does not fit in memory (docs/RELIABILITY.md): the loader's
+ * "out of memory" becomes a sentence with the size the data needs, the
+ * address-space limit when one is set (ulimit -v), and the remedy.
+ *
+ * And one hang that is not ours: OpenBLAS starts a pool of threads when it
+ * is loaded, each of which maps a 128 MiB buffer and, when the mapping
+ * fails, retries forever (blas_memory_alloc); exit then waits for them.
+ * hogtrain calls BLAS only from its own threads, on ranges it partitions
+ * itself, so under a finite RLIMIT_AS the command runs with one OpenBLAS
+ * thread. The pool starts before main(), so the variable takes effect
+ * through a re-execution, done once (the variable is then set).
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+
+void hog_cli_explain_memory(const char *path, hog_err *err)
+{
+    uint64_t need = 0;
+    struct hog_hgb_info info;
+    hog_err e;
+    struct stat sb;
+    const char *how = "";
+    const char *conv = "";
+    if (hog_hgb_open_info(path, &info, &e) == HOG_OK) {
+        /* offsets, labels, indices and values in memory */
+        need = (info.rows + 1) * 8 + info.rows * 4 + info.nnz * 8;
+        hog_hgb_info_close(&info);
+    } else if (stat(path, &sb) == 0) {
+        /* the text mapped, plus its parsed rows (about as large again) */
+        need = 2 * (uint64_t)sb.st_size;
+        how = " (the text and its parsed rows)";
+        conv = "convert it to .hgb (hogtrain convert) and ";
+    } else {
+        return;
+    }
+    char lim[128] = "";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(lim, sizeof lim, ", but the address space is limited to "
+                 "%.0f MiB (ulimit -v)", mib((uint64_t)rl.rlim_cur));
+    char msg[HOG_ERR_MAX + 512];
+    int n = snprintf(msg, sizeof msg,
+             "%s: the data needs about %.0f MiB of memory%s%s; raise the "
+             "limit, or %strain with --stream, which reads it from disk a "
+             "chunk at a time",
+             err->msg, mib(need), how, lim, conv);
+    if (n > 0 && (size_t)n < sizeof err->msg)
+        memcpy(err->msg, msg, (size_t)n + 1);
+}
+
+void hog_cli_blas_threads(char **argv)
+{
+    struct rlimit rl;
+    if (getenv("OPENBLAS_NUM_THREADS") || getrlimit(RLIMIT_AS, &rl) != 0 ||
+        rl.rlim_cur == RLIM_INFINITY)
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv); /* returns only on failure: go on */
+}

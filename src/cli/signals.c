@@ -1,0 +1,46 @@
+/*
+ * SIGINT and SIGTERM during training (docs/RELIABILITY.md). The library
+ * keeps no global state: the command owns the flag, hands its address to
+ * hog_train (hog_train_opts.cancel) and the trainer polls it between
+ * blocks of rows, finishes the step it is in, writes a checkpoint when one
+ * is configured and returns HOG_EINTR. A second signal ends the process at
+ * once.
+ */
+#include "cli/cli.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_signal(int sig)
+{
+    if (cancel_flag) { /* the second one: no more waiting */
+        static const char msg[] = "hogtrain: interrupted again; exiting "
+                                  "at once\n";
+        ssize_t k = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)k;
+        _exit(128 + sig);
+    }
+    cancel_flag = sig;
+}
+
+const volatile sig_atomic_t *hog_cli_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    cancel_flag = 0;
+    return &cancel_flag;
+}
+
+void hog_cli_signals_restore(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}

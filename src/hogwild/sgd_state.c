@@ -1,0 +1,117 @@
+/*
+ * Capture and restore of the SGD state (src/core/sgd.h) for checkpoints,
+ * inside a lazy-regularization segment as well as between segments, so
+ * that a checkpoint may fall on any step and a resumed run repeats the
+ * uninterrupted one bit for bit: the segment is rebuilt by
+ * hog_sgd_segment_begin() with the same arguments (its prefixes depend on
+ * them only), the lazy weights and their timestamps are put back as they
+ * were, and the weights brought current go into the checkpoint as the
+ * model.
+ */
+#include "hogwild/hogwild.h"
+
+#include "core/sgd.h"
+#include "core/sparse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hog_train_state_free(struct hog_train_state *st)
+{
+    free(st->w);
+    free(st->w_raw);
+    free(st->g2);
+    free(st->stamp);
+    st->w = st->w_raw = st->g2 = NULL;
+    st->stamp = NULL;
+}
+
+static void copy_out(const _Atomic float *a, float *out, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
+}
+
+static void copy_in(_Atomic float *a, const float *in, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
+}
+
+hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                 struct hog_train_state *st, hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    size_t bytes = (nw ? nw : 1) * sizeof(float);
+    /* inside a segment with regularization, w holds lazy (stamped) or
+     * scaled weights: those go into w_raw, and a copy brought current
+     * into w */
+    bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    st->n_weights = nw;
+    st->w = malloc(bytes);
+    st->w_raw = mid ? malloc(bytes) : NULL;
+    st->stamp = stamps ? malloc(bytes) : NULL;
+    st->g2 = s->g2 ? malloc(bytes) : NULL;
+    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
+        (s->g2 && !st->g2)) {
+        hog_train_state_free(st);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a checkpoint of %llu weights",
+                        (unsigned long long)nw);
+    }
+    if (s->g2)
+        copy_out(s->g2, st->g2, nw);
+    if (!mid) { /* every weight is current */
+        copy_out(s->w, st->w, nw);
+        return HOG_OK;
+    }
+    copy_out(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+    /* bring a copy current: catch up in place, read, put the lazy state back */
+    hog_sgd_catch_up_range(s, 0, nw, seg_pos);
+    copy_out(s->w, st->w, nw);
+    copy_in(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
+hog_status hog_sgd_state_restore(struct hog_sgd *s,
+                                 const struct hog_train_state *st,
+                                 hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    if (st->n_weights != nw)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint holds %llu weights but this training "
+                        "has %llu (different data or bias)",
+                        (unsigned long long)st->n_weights,
+                        (unsigned long long)nw);
+    if (!st->g2 != !s->g2)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint %s AdaGrad sums but this training %s",
+                        st->g2 ? "holds" : "lacks", s->g2 ? "needs them"
+                                                          : "uses none");
+    bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    if (mid != !!st->w_raw || stamps != !!st->stamp)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint's regularization state does not "
+                        "match these options (l1, l2)");
+    if (s->g2)
+        copy_in(s->g2, st->g2, nw);
+    copy_in(s->w, mid ? st->w_raw : st->w, nw);
+    if (stamps)
+        for (uint64_t j = 0; j < nw; j++) {
+            if (st->stamp[j] > st->seg_pos)
+                return hog_errf(err, HOG_EINVAL,
+                                "bad checkpoint: weight %llu is stamped "
+                                "beyond its position",
+                                (unsigned long long)j);
+            atomic_store_explicit(&s->stamp[j], st->stamp[j],
+                                  memory_order_relaxed);
+        }
+    return HOG_OK;
+}

@@ -1,0 +1,179 @@
+/*
+ * Checkpoints, the front door's side: which run a checkpoint belongs to
+ * (options and a CRC of the data, so that resuming with anything else is
+ * refused with the difference named), when they are written (fit.h), and
+ * what the user is told: where an interrupted run stands, how to resume,
+ * and, when a checkpoint cannot be written (a full disk), that the previous
+ * one is intact.
+ */
+#include "train/checkpoint.h"
+
+#include "gpu/gpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void identity(const struct hog_fit *f, uint32_t data_crc,
+                     struct hog_ckpt *c)
+{
+    const hog_train_opts *o = f->o;
+    const hog_data *d = f->train;
+    c->algo = (uint32_t)o->algo;
+    c->loss = (uint32_t)o->loss;
+    c->schedule = (uint32_t)o->schedule;
+    c->eta = o->eta;
+    c->l1 = o->l1;
+    c->l2 = o->l2;
+    c->power = o->power;
+    c->bias = o->bias;
+    c->seed = o->seed;
+    c->rows = d->m.rows;
+    c->nnz = d->m.nnz;
+    c->n_features = d->n_features;
+    c->data_crc = data_crc;
+    c->ckpt_rows = f->ckpt_rows;
+    c->ckpt_epochs = f->ckpt_epochs;
+}
+
+/* Names the first difference between the checkpoint and this run. */
+static hog_status check_identity(const struct hog_fit *f,
+                                 const struct hog_ckpt *k, uint32_t data_crc,
+                                 hog_err *err)
+{
+    struct hog_ckpt c;
+    identity(f, data_crc, &c);
+    const char *p = f->o->resume;
+    char what[160] = "";
+#define DIFF_U(field, name)                                                   \
+    if (!what[0] && k->field != c.field)                                      \
+        snprintf(what, sizeof what, "%s %llu, not %llu", name,                \
+                 (unsigned long long)k->field, (unsigned long long)c.field);
+#define DIFF_D(field, name)                                                   \
+    if (!what[0] && memcmp(&k->field, &c.field, sizeof c.field) != 0)         \
+        snprintf(what, sizeof what, "%s = %.17g, not %.17g", name, k->field,  \
+                 c.field);
+    DIFF_U(algo, "algorithm number")
+    DIFF_U(loss, "loss number")
+    DIFF_U(schedule, "schedule number")
+    DIFF_D(eta, "eta")
+    DIFF_D(l1, "l1")
+    DIFF_D(l2, "l2")
+    DIFF_D(power, "power")
+    DIFF_D(bias, "bias")
+    DIFF_U(seed, "seed")
+    DIFF_U(rows, "training rows")
+    DIFF_U(nnz, "training nonzeros")
+    DIFF_U(n_features, "features")
+#undef DIFF_U
+#undef DIFF_D
+    if (what[0])
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: the checkpoint was written with %s; resume with "
+                        "the options and data it was written with",
+                        p, what);
+    if (k->data_crc != data_crc)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: the checkpoint was written for other training "
+                        "data (same size, different content)", p);
+    if (k->st.epoch > f->o->epochs)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: the checkpoint is at epoch %llu, beyond the %u "
+                        "epochs asked for", p,
+                        (unsigned long long)k->st.epoch, f->o->epochs);
+    return HOG_OK;
+}
+
+static void where(char *buf, size_t len, uint64_t epoch, uint64_t pos,
+                  uint64_t rows)
+{
+    if (pos >= rows)
+        snprintf(buf, len, "after epoch %llu", (unsigned long long)epoch);
+    else
+        snprintf(buf, len, "at row %llu of epoch %llu",
+                 (unsigned long long)pos, (unsigned long long)epoch);
+}
+
+static hog_status save(struct hog_fit *f, const struct hog_train_state *s,
+                       bool cancelled, hog_err *err)
+{
+    struct hog_ckpt_ctx *cx = f->ckpt_ctx;
+    const char *path = f->o->checkpoint;
+    uint64_t rows = f->train->m.rows;
+    char at[96];
+    where(at, sizeof at, s->epoch, s->pos, rows);
+    if (!path) {
+        if (cancelled)
+            hog_errf(err, HOG_EINTR,
+                     "training interrupted %s; no checkpoint was asked for "
+                     "(--checkpoint FILE keeps the work of a long run)", at);
+        return HOG_OK;
+    }
+    struct hog_ckpt c;
+    identity(f, cx->data_crc, &c);
+    c.st = *s;
+    hog_err e;
+    if (hog_ckpt_save(&c, path, &e) != HOG_OK) {
+        char prev[128];
+        if (cx->have_last)
+            where(prev, sizeof prev, cx->last_epoch, cx->last_pos, rows);
+        return hog_errf(err, HOG_EIO, "checkpoint %s not written: %s; %s%s%s",
+                        at, e.msg,
+                        cx->have_last ? "the previous checkpoint (" : "",
+                        cx->have_last ? prev : "no earlier checkpoint of this "
+                                               "run exists",
+                        cx->have_last ? ") is intact" : "");
+    }
+    cx->have_last = true;
+    cx->last_epoch = s->epoch;
+    cx->last_pos = s->pos;
+    if (cancelled)
+        hog_errf(err, HOG_EINTR,
+                 "training interrupted %s; checkpoint written to %s "
+                 "(continue with --resume %s)", at, path, path);
+    return HOG_OK;
+}
+
+hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
+                                hog_err *err)
+{
+    const hog_train_opts *o = f->o;
+    memset(cx, 0, sizeof *cx);
+    f->ckpt_ctx = cx;
+    f->save = save;
+    if (!o->checkpoint && !o->resume)
+        return HOG_OK;
+    if (o->average)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "checkpoints of the training state are written in "
+                        "one process only so far (not with averaging "
+                        "across processes)");
+    if (o->algo != HOG_ALGO_SERIAL || hog_gpu_requested(o))
+        return hog_errf(err, HOG_ENOTSUP,
+                        "checkpoints are written by the serial trainer only "
+                        "so far");
+    if (o->checkpoint) {
+        f->ckpt_rows = o->checkpoint_rows;
+        f->ckpt_epochs = o->checkpoint_epochs;
+        if (!f->ckpt_rows && !f->ckpt_epochs)
+            f->ckpt_epochs = 1;
+    }
+    cx->data_crc = hog_ckpt_data_crc(f->train);
+    if (!o->resume)
+        return HOG_OK;
+    hog_status st = hog_ckpt_load(o->resume, &cx->resume, err);
+    if (st != HOG_OK)
+        return st;
+    cx->loaded = true;
+    st = check_identity(f, &cx->resume, cx->data_crc, err);
+    if (st != HOG_OK)
+        return st;
+    f->resume = &cx->resume.st;
+    return HOG_OK;
+}
+
+void hog_train_ckpt_end(struct hog_ckpt_ctx *cx)
+{
+    if (cx->loaded)
+        hog_ckpt_free(&cx->resume);
+    cx->loaded = false;
+}

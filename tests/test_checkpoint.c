@@ -1,0 +1,645 @@
+/*
+ * Checkpoints and exact resume (docs/RELIABILITY.md).
+ *
+ * Library level: a run checkpointed at random rows and epochs, stopped, and
+ * resumed, gives the uninterrupted run's weights bit for bit, for each
+ * schedule and regularizer (including one whose lazy-regularization
+ * segments end inside epochs); a checkpoint file is untrusted input (every
+ * truncation and every flipped byte refused); a resume with other options
+ * or data is refused with the difference named.
+ *
+ * Command level: SIGKILL at random moments and resume; SIGINT and SIGTERM
+ * finish the step, write the checkpoint and exit 1 with a sentence; a
+ * second signal exits at once; a full disk during a checkpoint (the
+ * HOGTRAIN_TEST_ENOSPC seam in src/io/file.c) leaves the previous one
+ * loadable and says so.
+ */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include "io/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* ---- library level ---------------------------------------------------------- */
+
+static hog_data *gen_data(const char *dir, uint64_t rows, bool regression)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/gen%s.svm", dir, regression ? "r" : "");
+    struct hog_gen_opts g;
+    hog_gen_opts_init(&g);
+    g.rows = rows;
+    g.features = 400;
+    g.nnz_per_row = 8;
+    g.regression = regression;
+    g.threads = 1;
+    g.seed = 7;
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    hog_err err;
+    cr_assert_eq(hog_gen_write(&g, f, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(fclose(f), 0);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    lo.threads = 1;
+    hog_data *d;
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+struct config {
+    const char *name;
+    hog_loss loss;
+    hog_schedule sched;
+    double eta, l1, l2, bias;
+};
+
+static const struct config configs[] = {
+    { "logistic invscaling l2", HOG_LOSS_LOGISTIC, HOG_SCHED_INVSCALING, 0.5, 0, 1e-5, 1 },
+    { "hinge invscaling l1+l2", HOG_LOSS_HINGE, HOG_SCHED_INVSCALING, 0.1, 1e-4, 1e-4, 1 },
+    { "logistic adagrad l1+l2", HOG_LOSS_LOGISTIC, HOG_SCHED_ADAGRAD, 0.5, 1e-4, 1e-3, 0 },
+    /* eta l2 = 0.45: the shrink product underflows after ~800 steps, so
+     * segments end inside each epoch of 2500 rows */
+    { "logistic constant, short segments", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 1e-5, 0.9, 1 },
+    { "sqhinge no regularization", HOG_LOSS_SQHINGE, HOG_SCHED_CONSTANT, 0.05, 0, 0, 1 },
+    { "squared constant l1", HOG_LOSS_SQUARED, HOG_SCHED_CONSTANT, 0.01, 1e-3, 0, 1 },
+};
+
+static void opts_for(const struct config *c, unsigned epochs, hog_train_opts *o)
+{
+    hog_train_opts_init(o);
+    o->loss = c->loss;
+    o->schedule = c->sched;
+    o->eta = c->eta;
+    o->l1 = c->l1;
+    o->l2 = c->l2;
+    o->bias = c->bias;
+    o->epochs = epochs;
+    o->seed = 42;
+    o->threads = 1;
+}
+
+static hog_model *train_or_die(const hog_data *d, const hog_train_opts *o)
+{
+    hog_model *m;
+    hog_err err;
+    hog_status st = hog_train(d, NULL, o, &m, &err);
+    cr_assert_eq(st, HOG_OK, "%s", err.msg);
+    return m;
+}
+
+static void assert_same_model(const hog_model *a, const hog_model *b,
+                              const char *what)
+{
+    uint64_t n = a->n_features + (a->bias != 0);
+    cr_assert_eq(a->n_features, b->n_features);
+    cr_assert(memcmp(a->w, b->w, n * sizeof(float)) == 0,
+              "%s: the weights differ from the uninterrupted run", what);
+}
+
+Test(checkpoint, stopped_anywhere_and_resumed_equals_uninterrupted,
+     .timeout = 120)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *cls = gen_data(dir, 2500, false);
+    hog_data *reg = gen_data(dir, 2500, true);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    unsigned seed = 12345;
+    for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
+        const struct config *c = &configs[k];
+        const hog_data *d = c->loss == HOG_LOSS_SQUARED ? reg : cls;
+        hog_train_opts o;
+        opts_for(c, 3, &o);
+        hog_model *ref = train_or_die(d, &o);
+        for (int trial = 0; trial < 6; trial++) {
+            /* checkpoint every R rows (and maybe every epoch), stop after
+             * E1 epochs: the last checkpoint lies anywhere */
+            uint64_t R = 1 + (uint64_t)rand_r(&seed) % 6000;
+            unsigned E1 = 1 + (unsigned)rand_r(&seed) % 3;
+            unlink(ck);
+            hog_train_opts a;
+            opts_for(c, E1, &a);
+            a.checkpoint = ck;
+            a.checkpoint_rows = R;
+            a.checkpoint_epochs = (unsigned)(rand_r(&seed) % 2);
+            hog_model *part = train_or_die(d, &a);
+            if (E1 == 3) /* checkpoints do not change the run */
+                assert_same_model(ref, part, c->name);
+            hog_model_free(part);
+            if (!exists(ck)) { /* none due in E1 epochs */
+                cr_assert(R > E1 * 2500 && !a.checkpoint_epochs);
+                continue;
+            }
+            hog_train_opts b;
+            opts_for(c, 3, &b);
+            b.resume = ck;
+            hog_model *res = train_or_die(d, &b);
+            char what[256];
+            snprintf(what, sizeof what, "%s, every %llu rows, stopped after "
+                     "epoch %u", c->name, (unsigned long long)R, E1);
+            assert_same_model(ref, res, what);
+            hog_model_free(res);
+        }
+        hog_model_free(ref);
+    }
+    hog_data_free(cls);
+    hog_data_free(reg);
+}
+
+/* A cancel flag raised before training: the first block runs, the
+ * checkpoint is written, HOG_EINTR comes back with a sentence; resumed
+ * (also resuming a resumed run), the result equals the uninterrupted run. */
+Test(checkpoint, cancel_flag_stops_with_a_checkpoint)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_train_opts o;
+    opts_for(&configs[1], 2, &o);
+    hog_model *ref = train_or_die(d, &o);
+
+    volatile sig_atomic_t flag = 1;
+    hog_train_opts a = o;
+    a.checkpoint = ck;
+    a.checkpoint_rows = 1000;
+    a.cancel = &flag;
+    hog_model *m = NULL;
+    hog_err err;
+    for (int round = 0; round < 3; round++) {
+        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR);
+        cr_assert_null(m);
+        cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
+                  "message: %s", err.msg);
+        a.resume = ck; /* the next round resumes and is cancelled again */
+    }
+    flag = 0;
+    hog_model *res = train_or_die(d, &a);
+    assert_same_model(ref, res, "cancelled three times");
+    hog_model_free(res);
+
+    /* without a checkpoint: HOG_EINTR and a sentence that says so */
+    hog_train_opts b = o;
+    flag = 1;
+    b.cancel = &flag;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR);
+    cr_assert(strstr(err.msg, "no checkpoint"), "message: %s", err.msg);
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+Test(checkpoint, resume_with_other_options_or_data_is_refused)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 600, false);
+    hog_data *other = gen_data(dir, 601, false);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_train_opts o;
+    opts_for(&configs[0], 1, &o);
+    o.checkpoint = ck;
+    hog_model_free(train_or_die(d, &o));
+
+    hog_train_opts b;
+    opts_for(&configs[0], 2, &b);
+    b.resume = ck;
+    b.l2 = 2e-5;
+    hog_model *m;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "l2"), "message: %s", err.msg);
+    b.l2 = o.l2;
+    b.seed = 43;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "seed"), "message: %s", err.msg);
+    b.seed = o.seed;
+    cr_assert_eq(hog_train(other, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "rows"), "message: %s", err.msg);
+    b.epochs = 1;
+    hog_model_free(train_or_die(d, &b)); /* resuming a finished run: done */
+    b.resume = "/nonexistent/ck";
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EIO);
+    cr_assert(strstr(err.msg, "/nonexistent/ck"), "message: %s", err.msg);
+    hog_data_free(d);
+    hog_data_free(other);
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(*len);
+    cr_assert(fread(b, 1, *len, f) == *len);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const void *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    cr_assert(fwrite(b, 1, len, f) == len);
+    fclose(f);
+}
+
+/* A mid-segment AdaGrad checkpoint holds all four arrays. */
+static void small_checkpoint(const char *dir, char *ck, size_t cklen)
+{
+    char text[4096];
+    size_t n = 0;
+    for (int i = 0; i < 50; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d:1 %d:0.5\n",
+                              i % 3 ? 1 : -1, 1 + i % 10, 11 + i % 2);
+    const char *path = th_write(dir, "small.svm", text, n);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    lo.threads = 1;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    snprintf(ck, cklen, "%s/small.ck", dir);
+    hog_train_opts o;
+    opts_for(&configs[2], 1, &o);
+    o.checkpoint = ck;
+    o.checkpoint_rows = 37;
+    hog_model_free(train_or_die(d, &o));
+    hog_data_free(d);
+}
+
+Test(checkpoint, every_truncation_and_flipped_byte_is_refused, .timeout = 60)
+{
+    char dir[1024], ck[1200], bad[1300];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    small_checkpoint(dir, ck, sizeof ck);
+    snprintf(bad, sizeof bad, "%s/bad.ck", dir);
+    size_t len;
+    unsigned char *b = slurp(ck, &len);
+    struct hog_ckpt c;
+    hog_err err;
+    cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+    cr_assert(c.st.w && c.st.w_raw && c.st.g2 && c.st.stamp,
+              "the small checkpoint should be mid-segment with AdaGrad");
+    cr_assert_eq(len, 256 + 4 * 4 * c.st.n_weights);
+    hog_ckpt_free(&c);
+    for (size_t cut = 0; cut < len; cut++) {
+        spit(bad, b, cut);
+        hog_status st = hog_ckpt_load(bad, &c, &err);
+        cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT,
+                  "truncated at %zu: status %d", cut, (int)st);
+    }
+    for (size_t i = 0; i < len; i++) {
+        b[i] ^= 0x10;
+        spit(bad, b, len);
+        hog_status st = hog_ckpt_load(bad, &c, &err);
+        cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT,
+                  "byte %zu flipped: status %d", i, (int)st);
+        b[i] ^= 0x10;
+    }
+    /* a newer version is refused with its number, before its CRC */
+    uint32_t v = 9;
+    memcpy(b + 8, &v, 4);
+    spit(bad, b, len);
+    cr_assert_eq(hog_ckpt_load(bad, &c, &err), HOG_EFORMAT);
+    cr_assert(strstr(err.msg, "version 9 is newer"), "message: %s", err.msg);
+    free(b);
+}
+
+Test(checkpoint, huge_declared_size_is_refused_before_allocating)
+{
+    char dir[1024], ck[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    small_checkpoint(dir, ck, sizeof ck);
+    size_t len;
+    unsigned char *b = slurp(ck, &len);
+    uint64_t nw = UINT64_C(1) << 61; /* 2^61 weights: would be 8 EiB */
+    memcpy(b + 112, &nw, 8);
+    uint32_t crc = hog_crc32c(0, b, 252); /* a consistent header */
+    memcpy(b + 252, &crc, 4);
+    spit(ck, b, len);
+    struct hog_ckpt c;
+    hog_err err;
+    cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_ECORRUPT);
+    cr_assert(strstr(err.msg, "weights"), "message: %s", err.msg);
+    free(b);
+}
+
+/* ---- command level ------------------------------------------------------------- */
+
+struct cli_data {
+    char dir[1024];
+    char data[1200]; /* .hgb */
+    char ref[1200];  /* the uninterrupted run's model */
+    double secs;     /* how long the uninterrupted run took */
+};
+
+#define TRAIN_OPTS "--epochs 3 --l1 1e-6 --seed 5 -q"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void cli_setup(struct cli_data *c, unsigned rows)
+{
+    cr_assert(th_tmpdir(c->dir, sizeof c->dir));
+    char out[4096];
+    snprintf(c->data, sizeof c->data, "%s/d.hgb", c->dir);
+    snprintf(c->ref, sizeof c->ref, "%s/ref.hgm", c->dir);
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen --rows %u --features 20000 --nnz 20 -q -o "
+                    "'%s/d.svm' && '%s' convert -q '%s/d.svm' '%s'",
+                    th_bin(), rows, c->dir, th_bin(), c->dir, c->data);
+    cr_assert_eq(rc, 0, "%s", out);
+    double t = now_s();
+    rc = th_run(out, sizeof out, "'%s' train '%s' " TRAIN_OPTS " -o '%s'",
+                th_bin(), c->data, c->ref);
+    c->secs = now_s() - t;
+    cr_assert_eq(rc, 0, "%s", out);
+}
+
+/* Starts hogtrain train with extra arguments (a NULL-terminated list),
+ * stderr to errfile. */
+static pid_t spawn_train(const struct cli_data *c, const char *errfile,
+                         const char *const *extra)
+{
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = th_bin();
+    argv[n++] = "train";
+    argv[n++] = c->data;
+    argv[n++] = "--epochs";
+    argv[n++] = "3";
+    argv[n++] = "--l1";
+    argv[n++] = "1e-6";
+    argv[n++] = "--seed";
+    argv[n++] = "5";
+    argv[n++] = "-q";
+    for (; *extra && n < 31; extra++)
+        argv[n++] = *extra;
+    argv[n] = NULL;
+    pid_t p = fork();
+    cr_assert(p >= 0);
+    if (p == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            close(fd);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return p;
+}
+
+
+static void sleep_s(double s)
+{
+    struct timespec t = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    nanosleep(&t, NULL);
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    char out[4096];
+    int rc = th_run(out, sizeof out, "cmp '%s' '%s'", a, b);
+    cr_assert_eq(rc, 0, "%s and %s differ: %s", a, b, out);
+}
+
+Test(checkpoint, sigkill_at_random_moments_then_resume_is_bit_exact,
+     .timeout = 240)
+{
+    struct cli_data c;
+    cli_setup(&c, 120000);
+    char ck[1300], model[1300], errf[1300];
+    snprintf(ck, sizeof ck, "%s/ck", c.dir);
+    snprintf(model, sizeof model, "%s/m.hgm", c.dir);
+    snprintf(errf, sizeof errf, "%s/err", c.dir);
+    unsigned seed = (unsigned)time(NULL);
+    int kills = 0;
+    for (int attempt = 0; attempt < 12 && kills < 4; attempt++) {
+        /* resume when a checkpoint exists, else start from the beginning */
+        const char *extra[] = { "--checkpoint", ck, "--checkpoint-every",
+                                "7919r", "-o", model,
+                                exists(ck) ? "--resume" : NULL, ck, NULL };
+        pid_t p = spawn_train(&c, errf, extra);
+        double delay = c.secs * (0.1 + 0.8 * rand_r(&seed) / (double)RAND_MAX);
+        sleep_s(delay);
+        kill(p, SIGKILL);
+        int ws;
+        cr_assert_eq(waitpid(p, &ws, 0), p);
+        if (WIFSIGNALED(ws))
+            kills++;
+        else
+            cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                      "a run ended with status %d (seed %u)", ws, seed);
+    }
+    cr_assert(kills > 0, "no run was killed (seed %u)", seed);
+    const char *extra[] = { "--checkpoint", ck, "--checkpoint-every", "7919r",
+                            "-o", model, exists(ck) ? "--resume" : NULL, ck,
+                            NULL };
+    pid_t p = spawn_train(&c, errf, extra);
+    int ws;
+    cr_assert_eq(waitpid(p, &ws, 0), p);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the last run failed");
+    assert_same_file(c.ref, model);
+}
+
+/* Waits until path exists (the first checkpoint: training is under way). */
+static void wait_for(const char *path, pid_t p)
+{
+    for (int i = 0; i < 20000 && !exists(path); i++) {
+        int ws;
+        cr_assert_eq(waitpid(p, &ws, WNOHANG), 0,
+                     "hogtrain ended before its first checkpoint");
+        sleep_s(0.001);
+    }
+    cr_assert(exists(path), "no checkpoint after 20 s");
+}
+
+static char *read_text(const char *path)
+{
+    static char buf[8192];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+Test(checkpoint, sigint_and_sigterm_checkpoint_and_exit_1, .timeout = 240)
+{
+    struct cli_data c;
+    cli_setup(&c, 120000);
+    int sigs[] = { SIGINT, SIGTERM };
+    for (int k = 0; k < 2; k++) {
+        char ck[1300], model[1300], errf[1300];
+        snprintf(ck, sizeof ck, "%s/ck%d", c.dir, k);
+        snprintf(model, sizeof model, "%s/m%d.hgm", c.dir, k);
+        snprintf(errf, sizeof errf, "%s/err%d", c.dir, k);
+        const char *extra[] = { "--checkpoint", ck, "--checkpoint-every",
+                                "1", "-o", model, NULL };
+        pid_t p = spawn_train(&c, errf, extra);
+        wait_for(ck, p); /* after epoch 1 of 3 */
+        kill(p, sigs[k]);
+        int ws;
+        cr_assert_eq(waitpid(p, &ws, 0), p);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 1,
+                  "status %d; stderr: %s", ws, read_text(errf));
+        const char *msg = read_text(errf);
+        cr_assert(strstr(msg, "interrupted") && strstr(msg, "checkpoint "
+                                                        "written to"),
+                  "stderr: %s", msg);
+        cr_assert(!exists(model), "an interrupted run wrote its model");
+        const char *again[] = { "--resume", ck, "-o", model, NULL };
+        p = spawn_train(&c, errf, again);
+        cr_assert_eq(waitpid(p, &ws, 0), p);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "stderr: %s",
+                  read_text(errf));
+        assert_same_file(c.ref, model);
+    }
+}
+
+Test(checkpoint, second_signal_exits_at_once, .timeout = 120)
+{
+    struct cli_data c;
+    cli_setup(&c, 120000);
+    char ck[1300], errf[1300];
+    snprintf(ck, sizeof ck, "%s/ck", c.dir);
+    snprintf(errf, sizeof errf, "%s/err", c.dir);
+    const char *extra[] = { "--checkpoint", ck, "--checkpoint-every", "1",
+                            NULL };
+    pid_t p = spawn_train(&c, errf, extra);
+    wait_for(ck, p);
+    /* both pending when it wakes: the first sets the flag, the second
+     * finds it set and exits */
+    kill(p, SIGSTOP);
+    kill(p, SIGINT);
+    kill(p, SIGTERM);
+    kill(p, SIGCONT);
+    int ws;
+    cr_assert_eq(waitpid(p, &ws, 0), p);
+    cr_assert(WIFEXITED(ws) && (WEXITSTATUS(ws) == 130 ||
+                                WEXITSTATUS(ws) == 143),
+              "status %d; stderr: %s", ws, read_text(errf));
+    cr_assert(strstr(read_text(errf), "interrupted again"), "stderr: %s",
+              read_text(errf));
+}
+
+Test(checkpoint, full_disk_keeps_the_previous_checkpoint, .timeout = 120)
+{
+    struct cli_data c;
+    cli_setup(&c, 20000);
+    char ck[1300], model[1300], out[4096];
+    snprintf(ck, sizeof ck, "%s/ck", c.dir);
+    snprintf(model, sizeof model, "%s/m.hgm", c.dir);
+    /* the seam fails every commit that would replace a file: the first
+     * checkpoint is written, the second meets a "full disk" */
+    int rc = th_run(out, sizeof out,
+                    "HOGTRAIN_TEST_ENOSPC=replace '%s' train '%s' " TRAIN_OPTS
+                    " --checkpoint '%s' --checkpoint-every 1 -o '%s'",
+                    th_bin(), c.data, ck, model);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "No space left on device"), "%s", out);
+    cr_assert(strstr(out, "previous checkpoint (after epoch 1) is intact"),
+              "%s", out);
+    cr_assert(!exists(model));
+    rc = th_run(out, sizeof out, "ls -a '%s' | grep -c tmp", c.dir);
+    cr_assert_str_eq(out, "0\n", "temporary files left behind");
+    struct hog_ckpt k;
+    hog_err err;
+    cr_assert_eq(hog_ckpt_load(ck, &k, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(k.st.epoch, 1);
+    hog_ckpt_free(&k);
+    rc = th_run(out, sizeof out, "'%s' train '%s' " TRAIN_OPTS
+                " --resume '%s' -o '%s'", th_bin(), c.data, ck, model);
+    cr_assert_eq(rc, 0, "%s", out);
+    assert_same_file(c.ref, model);
+    /* every commit failing: the first checkpoint already, and it says so */
+    rc = th_run(out, sizeof out,
+                "HOGTRAIN_TEST_ENOSPC=1 '%s' train '%s' " TRAIN_OPTS
+                " --checkpoint '%s/ck2'", th_bin(), c.data, c.dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "no earlier checkpoint"), "%s", out);
+}
+
+Test(checkpoint, cli_usage)
+{
+    char out[4096];
+    int rc = th_run(out, sizeof out, "'%s' train x --checkpoint-every 5",
+                    th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "needs --checkpoint"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train x --checkpoint c "
+                "--checkpoint-every 5q", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train x --checkpoint c "
+                "--checkpoint-every 0r", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+}
+
+/* The weights a checkpoint holds are the model: at an epoch's end they are
+ * the model the run returns; inside a segment (l1: stamped, l2: scaled) they
+ * are the lazy ones brought current, which differ from the stored lazy
+ * ones. */
+Test(checkpoint, checkpoint_weights_are_the_model)
+{
+    char dir[1024], ck[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    for (int k = 0; k < 2; k++) {
+        hog_train_opts o;
+        opts_for(&configs[k], 2, &o); /* l2 only (scaled); l1 + l2 */
+        o.checkpoint = ck;
+        hog_model *m = train_or_die(d, &o);
+        struct hog_ckpt c;
+        hog_err err;
+        cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(c.st.epoch, 2);
+        cr_assert_null(c.st.w_raw);
+        cr_assert(memcmp(c.st.w, m->w, c.st.n_weights * 4) == 0);
+        hog_ckpt_free(&c);
+        hog_model_free(m);
+
+        o.checkpoint_epochs = 0;
+        o.checkpoint_rows = 1234; /* the last one at row 2436 of epoch 2 */
+        hog_model_free(train_or_die(d, &o));
+        cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(c.st.pos, 4 * 1234 - 2500);
+        cr_assert_not_null(c.st.w_raw);
+        cr_assert(memcmp(c.st.w, c.st.w_raw, c.st.n_weights * 4) != 0,
+                  "%s: the lazy weights were stored as the model",
+                  configs[k].name);
+        for (uint64_t j = 0; j < c.st.n_weights; j++)
+            cr_assert(fabsf(c.st.w[j]) < 100.0f);
+        hog_ckpt_free(&c);
+    }
+    hog_data_free(d);
+}

@@ -1,0 +1,221 @@
+/*
+ * Reliability checks that are not about one format (docs/RELIABILITY.md):
+ * every input in the fuzzing corpora (fuzz/corpus/, seeds and past
+ * findings) replayed through its loader in the ordinary test build (so
+ * that make asan and make ubsan replay them too, without libFuzzer), and
+ * data larger than the address-space limit.
+ */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include "io/io.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TH_ASAN 1
+#endif
+#endif
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(*len + 1);
+    cr_assert(b && fread(b, 1, *len, f) == *len);
+    fclose(f);
+    return b;
+}
+
+/* Calls fn on every file of fuzz/corpus/NAME; returns how many. */
+static unsigned each_input(const char *name,
+                           void (*fn)(const char *path, const unsigned char *b,
+                                      size_t len))
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "fuzz/corpus/%s", name);
+    DIR *d = opendir(dir);
+    if (!d)
+        cr_skip_test("%s not found (run the tests from the source tree)", dir);
+    unsigned n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t len;
+        unsigned char *b = slurp(path, &len);
+        fn(path, b, len);
+        free(b);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void svm_one(const char *path, const unsigned char *b, size_t len)
+{
+    if (len == 0)
+        return;
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.zero_based = b[0] & 1;
+    o.threads = 1;
+    o.n_features = (b[0] & 2) ? 1000 : 0;
+    hog_data *d = NULL;
+    hog_err err;
+    hog_status st = hog_parse_svm_slices((const char *)b + 1, len - 1, path,
+                                         &o, (b[0] & 4) ? 3 : 1, &d, &err);
+    cr_assert(st == HOG_OK || !d, "%s: data left behind on error", path);
+    if (st == HOG_OK)
+        cr_assert_eq(d->m.off[d->m.rows], d->m.nnz, "%s", path);
+    hog_data_free(d);
+}
+
+static void hgb_one(const char *path, const unsigned char *b, size_t len)
+{
+    (void)b, (void)len;
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = 1;
+    hog_data *d = NULL;
+    hog_err err;
+    if (hog_hgb_load(path, &o, &d, &err) == HOG_OK)
+        hog_data_free(d);
+    struct hog_hgb_info info;
+    if (hog_hgb_open_info(path, &info, &err) == HOG_OK)
+        hog_hgb_info_close(&info);
+}
+
+static void model_one(const char *path, const unsigned char *b, size_t len)
+{
+    (void)b, (void)len;
+    hog_model *m = NULL;
+    hog_err err;
+    if (hog_model_load(path, &m, &err) == HOG_OK)
+        hog_model_free(m);
+}
+
+static void ckpt_one(const char *path, const unsigned char *b, size_t len)
+{
+    (void)b, (void)len;
+    struct hog_ckpt c;
+    hog_err err;
+    if (hog_ckpt_load(path, &c, &err) == HOG_OK)
+        hog_ckpt_free(&c);
+}
+
+Test(reliability, fuzz_corpora_replay_without_a_crash)
+{
+    cr_assert_gt(each_input("fuzz_svm", svm_one), 0);
+    cr_assert_gt(each_input("fuzz_hgb", hgb_one), 0);
+    cr_assert_gt(each_input("fuzz_hgm", model_one), 0);
+    cr_assert_gt(each_input("fuzz_liblinear", model_one), 0);
+    cr_assert_gt(each_input("fuzz_ckpt", ckpt_one), 0);
+}
+
+/* Data that does not fit under ulimit -v: exit 1 and a sentence with the
+ * size needed and the remedy, not a crash. */
+Test(reliability, data_over_the_address_space_limit_says_what_to_do,
+     .timeout = 120)
+{
+#ifdef TH_ASAN
+    cr_skip_test("AddressSanitizer reserves terabytes of address space: "
+                 "ulimit -v cannot be tested under it");
+#endif
+    char dir[1024], out[4096];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen --rows 80000 --features 10000 --nnz 50 -q -o "
+                    "'%s/big.svm' && '%s' gen --rows 100 --features 100 "
+                    "--nnz 5 -q -o '%s/small.svm'",
+                    th_bin(), dir, th_bin(), dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* the smallest limit (to 10 MB) that lets a small set through: what
+     * the command itself needs (with CUDA's libraries mapped, hundreds of
+     * MB); the big set needs ~70 MB more */
+    unsigned lo = 0, hi = 30000;
+    while (th_run(out, sizeof out, "ulimit -v %u && '%s' train -q --epochs 1 "
+                  "'%s/small.svm'", hi, th_bin(), dir) != 0) {
+        cr_assert_lt(hi, 16000000, "small data fails under any limit: %s",
+                     out);
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 10000) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (th_run(out, sizeof out, "ulimit -v %u && '%s' train -q --epochs 1 "
+                   "'%s/small.svm'", mid, th_bin(), dir) == 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    unsigned lim = hi;
+    rc = th_run(out, sizeof out, "ulimit -v %u && '%s' train -q --epochs 1 "
+                "'%s/big.svm'", lim, th_bin(), dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "needs about") && strstr(out, "MiB") &&
+                  strstr(out, "ulimit -v") && strstr(out, "--stream"),
+              "%s", out);
+    rc = th_run(out, sizeof out, "'%s' convert -q '%s/big.svm' '%s/big.hgb' "
+                "&& ulimit -v %u && '%s' train -q --epochs 1 '%s/big.hgb'",
+                th_bin(), dir, dir, lim, th_bin(), dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "needs about") && strstr(out, "--stream"), "%s",
+              out);
+}
+
+/* .hgb: huge sizes in a header whose CRC is right are refused against the
+ * file's size before anything is allocated (tests/test_hgb.c flips and
+ * truncates every byte; here the CRC is made to agree). */
+Test(reliability, hgb_huge_declared_sizes_refused_before_allocating)
+{
+    char dir[1024], path[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *svm = th_write(dir, "s.svm", "1 1:1 3:2\n-1 2:1\n", 17);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = 1;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(svm, &o, &d, &err), HOG_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/s.hgb", dir);
+    cr_assert_eq(hog_hgb_save(d, path, 0, 0, &err), HOG_OK, "%s", err.msg);
+    hog_data_free(d);
+    size_t len;
+    unsigned char *orig = slurp(path, &len);
+    /* rows, nnz, n_chunks, file_size, table bytes (n_features is no size
+     * of the file: any value loads, and training refuses too many) */
+    static const unsigned fields[] = { 16, 32, 40, 104, 120 };
+    static const uint64_t values[] = { UINT64_C(1) << 60, UINT64_MAX,
+                                       UINT64_C(1) << 33 };
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            unsigned char *b = malloc(len);
+            memcpy(b, orig, len);
+            memcpy(b + fields[f], &values[v], 8);
+            uint32_t crc = hog_crc32c(0, b, 4092);
+            memcpy(b + 4092, &crc, 4);
+            FILE *fp = fopen(path, "wb");
+            cr_assert(fp && fwrite(b, 1, len, fp) == len);
+            fclose(fp);
+            free(b);
+            hog_status st = hog_hgb_load(path, &o, &d, &err);
+            cr_assert(st == HOG_ECORRUPT || st == HOG_EFORMAT ||
+                          st == HOG_ERANGE,
+                      "field at %u = %llu: status %d (%s)", fields[f],
+                      (unsigned long long)values[v], (int)st, err.msg);
+        }
+    free(orig);
+}
