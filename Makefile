@@ -175,7 +175,7 @@ $(BUILD)/tests/tsan_%: tests/tsan_%.c $(STATIC)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL)
 
 tsan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) \
+	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) NVCC= \
 	  CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	  build-tsan/hogtrain $(TSAN_SRC:tests/%.c=build-tsan/tests/%)
 	@mkdir -p build-tsan/testdata
@@ -227,7 +227,7 @@ ASAN_FLAGS  := -fsanitize=address
 UBSAN_FLAGS := -fsanitize=undefined,float-cast-overflow \
                -fno-sanitize-recover=undefined,float-cast-overflow
 asan ubsan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= \
+	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= NVCC= \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
 	  LDFLAGS="$(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
 	  build-$@/hogtrain build-$@/hogtrain-tests
