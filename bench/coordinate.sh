@@ -135,7 +135,7 @@ pair a9a                       7  dcd  logistic 1  l2  atomic,none  0.0001   0.0
 pair reuters_moneyfx.trn       6  scd  logistic 1  l1  -      0.0001   0.0001
 pair news20.binary.train.svm   6  scd  logistic 1  l1  -      0.0001   0.0001
 echo "results in $OUT" >&2
-# The table for docs/BENCHMARKS_COORDINATE.md.
+# The table for docs/BENCHMARKS.md.
 python3 - "$OUT" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Scale-out benchmarks (docs/BENCHMARKS_NET.md):
+# Scale-out benchmarks (docs/BENCHMARKS.md):
 #  1. all-reduce of 1, 16 and 256 MB with 2, 3 and 4 ranks on loopback:
 #     algorithm bandwidth as a fraction of a plain point-to-point TCP
 #     transfer measured in the same run, and MPI_Allreduce of the same

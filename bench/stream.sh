@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/stream.sh [BUILD] [WORKDIR]: the out-of-core benchmarks of
-# docs/BENCHMARKS_STREAM.md. Prints Markdown tables; CSV lines under WORKDIR.
+# docs/BENCHMARKS.md. Prints Markdown tables; CSV lines under WORKDIR.
 #
 #   1. training throughput from the page cache: in-memory against --stream,
 #      Hogwild! and serial, same file, same options, same run;
