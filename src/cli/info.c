@@ -239,7 +239,7 @@ int hog_cli_info(int argc, char **argv)
         const char *path = argv[i];
         hog_err err = { { 0 } };
         struct stat st;
-        enum kind k;
+        enum kind k = KIND_TEXT; /* set by sniff() */
         hog_status s;
         if (i > optind)
             putchar('\n');
