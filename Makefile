@@ -175,7 +175,7 @@ $(BUILD)/tests/tsan_%: tests/tsan_%.c $(STATIC)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL)
 
 tsan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) NVCC= \
+	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) NVCC= WERROR= \
 	  CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	  build-tsan/hogtrain $(TSAN_SRC:tests/%.c=build-tsan/tests/%)
 	@mkdir -p build-tsan/testdata
