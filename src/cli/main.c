@@ -30,7 +30,9 @@ static void usage(FILE *f)
           "       hogtrain --help | --version\n"
           "\n"
           "Trains sparse linear models (logistic regression, linear SVM, least\n"
-          "squares, Lasso) on LIBSVM data with serial SGD or lock-free Hogwild!.\n"
+          "squares, Lasso) on LIBSVM data: serial SGD, lock-free Hogwild!,\n"
+          "reproducible Cyclades, coordinate descent, out of core, on GPUs and\n"
+          "across machines.\n"
           "\n"
           "commands:\n",
           f);
