@@ -181,10 +181,10 @@ static int parse(int argc, char **argv, struct bench_args *a)
     hog_load_opts_init(&a->lo);
     a->o.epochs = 10;
     a->repeat = 3;
-    int ch, rc = HOG_EXIT_USAGE, e, tmp[MAX_LIST];
+    int ch, rc = HOG_EXIT_USAGE, tmp[MAX_LIST];
     unsigned n;
     uint64_t u;
-    double x, eta = 0;
+    double eta = 0;
     hog_schedule sched = HOG_SCHED_CONSTANT;
     optind = 1;
     opterr = 0;
@@ -194,6 +194,12 @@ static int parse(int argc, char **argv, struct bench_args *a)
         if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
             return rc;
         const char *name = hog_cli_opt_name(longopts, ch);
+        if ((rc = hog_cli_model_option(&cmd, name, optarg, &a->o, &eta,
+                                       &sched)) >= 0) {
+            if (rc != HOG_EXIT_OK)
+                return rc;
+            continue;
+        }
         switch (ch) {
         case 'h': help(stdout); return HOG_EXIT_OK;
         case 't': a->test = optarg; break;
@@ -243,39 +249,6 @@ static int parse(int argc, char **argv, struct bench_args *a)
                 return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
                                            "non-negative integer", name, optarg);
             *(ch == OPT_SEED ? &a->o.seed : &a->o.sync_every) = u;
-            break;
-        case OPT_L1:
-        case OPT_L2:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
-                                           "number >= 0", name, optarg);
-            *(ch == OPT_L1 ? &a->o.l1 : &a->o.l2) = x;
-            break;
-        case OPT_ETA:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
-                return hog_cli_usage_error(&cmd, "--eta: '%s' is not a step "
-                                           "size > 0", optarg);
-            eta = x;
-            break;
-        case OPT_BIAS:
-            if (!hog_parse_double(optarg, -HUGE_VAL, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--bias: '%s' is not a "
-                                           "number", optarg);
-            a->o.bias = x;
-            break;
-        case OPT_LOSS:
-            if ((e = hog_cli_loss_parse(optarg)) < 0)
-                return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
-                                           "(logistic, hinge, sqhinge, squared)",
-                                           optarg);
-            a->o.loss = (hog_loss)e;
-            break;
-        case OPT_SCHEDULE:
-            if ((e = hog_cli_schedule_parse(optarg)) < 0)
-                return hog_cli_usage_error(&cmd, "--schedule: unknown schedule "
-                                           "'%s' (constant, invscaling, adagrad)",
-                                           optarg);
-            sched = (hog_schedule)e;
             break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);

@@ -80,6 +80,15 @@ bool hog_parse_double(const char *s, double min, double max, double *out);
  * optionally followed by B or iB: "512M", "2GiB", "4096". */
 bool hog_cli_parse_size(const char *s, uint64_t *out);
 
+/* The model options train and bench share, by long name: --l1, --l2,
+ * --power, --eta, --bias, --loss, --schedule. Sets o's field, except eta
+ * and schedule, which go to *eta and *sched (they override the loss's
+ * defaults once every option is read). Returns -1 when name is none of
+ * them, HOG_EXIT_OK when it applied arg, else the usage error's status. */
+int hog_cli_model_option(const struct hog_cli_cmd *c, const char *name,
+                         const char *arg, hog_train_opts *o, double *eta,
+                         hog_schedule *sched);
+
 /* ---- names of enums (util.c) ---------------------------------------------- */
 
 /* -1 when the name is unknown. */

@@ -394,6 +394,12 @@ static int parse(int argc, char **argv, struct train_args *a)
         if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
             return rc;
         const char *name = hog_cli_opt_name(longopts, ch);
+        if ((rc = hog_cli_model_option(&cmd, name, optarg, &a->o, &eta,
+                                       &sched)) >= 0) {
+            if (rc != HOG_EXIT_OK)
+                return rc;
+            continue;
+        }
         switch (ch) {
         case 'h':
             help(stdout);
@@ -445,40 +451,6 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            "number of epochs (1 to 1000000)",
                                            optarg);
             a->o.epochs = (unsigned)u;
-            break;
-        case OPT_L1:
-        case OPT_L2:
-        case OPT_POWER:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
-                                           "number >= 0", name, optarg);
-            *(ch == OPT_L1 ? &a->o.l1 : ch == OPT_L2 ? &a->o.l2 : &a->o.power) = x;
-            break;
-        case OPT_ETA:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
-                return hog_cli_usage_error(&cmd, "--eta: '%s' is not a step "
-                                           "size > 0", optarg);
-            eta = x;
-            break;
-        case OPT_BIAS:
-            if (!hog_parse_double(optarg, -HUGE_VAL, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--bias: '%s' is not a "
-                                           "number", optarg);
-            a->o.bias = x;
-            break;
-        case OPT_LOSS:
-            if ((e = hog_cli_loss_parse(optarg)) < 0)
-                return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
-                                           "(logistic, hinge, sqhinge, squared)",
-                                           optarg);
-            a->o.loss = (hog_loss)e;
-            break;
-        case OPT_SCHEDULE:
-            if ((e = hog_cli_schedule_parse(optarg)) < 0)
-                return hog_cli_usage_error(&cmd, "--schedule: unknown schedule "
-                                           "'%s' (constant, invscaling, adagrad)",
-                                           optarg);
-            sched = (hog_schedule)e;
             break;
         case OPT_ALGO:
             if ((e = hog_cli_algo_parse(optarg)) < 0)

@@ -175,6 +175,44 @@ const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_O
 int hog_cli_replicas_parse(const char *s) { return name_find(replicas_names, N_OF(replicas_names), s); }
 const char *hog_cli_replicas_name(hog_replicas r) { return name_of(replicas_names, N_OF(replicas_names), (int)r); }
 
+int hog_cli_model_option(const struct hog_cli_cmd *c, const char *name,
+                         const char *arg, hog_train_opts *o, double *eta,
+                         hog_schedule *sched)
+{
+    double x;
+    int e;
+    if (strcmp(name, "l1") == 0 || strcmp(name, "l2") == 0 ||
+        strcmp(name, "power") == 0) {
+        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x))
+            return hog_cli_usage_error(c, "--%s: '%s' is not a number >= 0",
+                                       name, arg);
+        *(name[0] == 'p' ? &o->power : name[1] == '1' ? &o->l1 : &o->l2) = x;
+    } else if (strcmp(name, "eta") == 0) {
+        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x) || x == 0.0)
+            return hog_cli_usage_error(c, "--eta: '%s' is not a step size > 0",
+                                       arg);
+        *eta = x;
+    } else if (strcmp(name, "bias") == 0) {
+        if (!hog_parse_double(arg, -HUGE_VAL, HUGE_VAL, &x))
+            return hog_cli_usage_error(c, "--bias: '%s' is not a number", arg);
+        o->bias = x;
+    } else if (strcmp(name, "loss") == 0) {
+        if ((e = hog_cli_loss_parse(arg)) < 0)
+            return hog_cli_usage_error(c, "--loss: unknown loss '%s' "
+                                       "(logistic, hinge, sqhinge, squared)",
+                                       arg);
+        o->loss = (hog_loss)e;
+    } else if (strcmp(name, "schedule") == 0) {
+        if ((e = hog_cli_schedule_parse(arg)) < 0)
+            return hog_cli_usage_error(c, "--schedule: unknown schedule '%s' "
+                                       "(constant, invscaling, adagrad)", arg);
+        *sched = (hog_schedule)e;
+    } else {
+        return -1;
+    }
+    return HOG_EXIT_OK;
+}
+
 /* ---- files and formatting --------------------------------------------------------- */
 
 hog_status hog_cli_check_writable(const char *path, hog_err *err)
