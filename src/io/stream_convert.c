@@ -15,10 +15,10 @@
  * by moving the chunks down in 8 MiB steps) and writes the table and the
  * header. All under a temporary name, renamed at the end.
  *
- * The chunk encoding is the one of src/io/hgb.c and docs/FORMATS.md; the
+ * The layout is src/io/hgb_format.h's (docs/FORMATS.md); the
  * tests read every file this writes back through hgb.c's checks.
  */
-#include "io/io.h"
+#include "io/hgb_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,30 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HDR_SIZE 4096u
-#define TABLE_ENTRY 32u
-#define ALIGN_UP(x) (((x) + (uint64_t)HOG_HGB_ALIGN - 1) & ~(uint64_t)(HOG_HGB_ALIGN - 1))
-
-/* Header and chunk header field offsets: docs/FORMATS.md. */
-enum {
-    H_MAGIC = 0, H_VERSION = 8, H_HDRSIZE = 12, H_ROWS = 16, H_FEATURES = 24,
-    H_NNZ = 32, H_CHUNKS = 40, H_SRC_SIZE = 48, H_SRC_MTIME = 56,
-    H_LABELS = 64, H_LABEL_POS = 72, H_LABEL_NEG = 80, H_NPOS = 88,
-    H_TARGET = 96, H_FILE_SIZE = 104, H_TABLE_OFF = 112, H_TABLE_BYTES = 120,
-    H_TABLE_CRC = 128, H_CRC = HDR_SIZE - 4
-};
-enum {
-    C_MAGIC = 0, C_INDEX = 8, C_FIRST_ROW = 16, C_ROWS = 24, C_NNZ = 32,
-    C_PAYLOAD = 40, C_PAYLOAD_CRC = 48, C_CRC = 60
-};
-
-static inline void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-
-static inline uint64_t payload_bytes(uint64_t rows, uint64_t nnz)
-{
-    return 8 * (rows + 1) + 4 * rows + 8 * nnz;
-}
 
 struct entry {
     uint64_t offset, first_row, rows, nnz;
