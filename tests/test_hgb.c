@@ -229,7 +229,8 @@ Test(hgb, extra_bytes_newer_version_and_bad_magic)
     cr_assert_eq(hog_data_load(out, NULL, &e, &err), HOG_EFORMAT);
     char want[1200];
     snprintf(want, sizeof want,
-             "%s: .hgb format version 7 is newer than this hogtrain reads (1)", out);
+             "%s: .hgb format version 7 is newer than this hogtrain reads (%u)", out,
+             HOG_HGB_VERSION);
     cr_assert_str_eq(err.msg, want);
     v = 1;
     cr_assert_eq(pwrite(fd, &v, 4, 8), 4);

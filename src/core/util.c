@@ -60,10 +60,11 @@ static uint32_t crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t
-crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
+/* One stream: 8 bytes per crc32 instruction, whose 3-cycle latency makes
+ * this a third of what the unit can do. */
+__attribute__((target("sse4.2"))) static uint64_t
+crc32c_hw1(uint64_t c, const unsigned char *p, size_t len)
 {
-    uint64_t c = crc;
     while (len >= 8) {
         uint64_t v;
         __builtin_memcpy(&v, p, 8);
@@ -75,6 +76,71 @@ crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
     while (len--)
         c32 = __builtin_ia32_crc32qi(c32, *p++);
     return c32;
+}
+
+/*
+ * Three streams. Without the pre- and post-inversion the CRC state is
+ * linear over GF(2): the state after A||B||C, from s, is
+ *   Z_|C|(Z_|B|(crc(s, A)) ^ crc(0, B)) ^ crc(0, C)
+ * where Z_n(s) = crc(s, n zero bytes), itself linear in s and so four
+ * table look-ups (crc_shift: Z_n of each byte of s). With |A| = |B| = |C| =
+ * CRC_BLOCK the three crc32 chains are independent and run in parallel.
+ */
+#define CRC_BLOCK 2048
+static uint32_t crc_shift[4][256];
+static atomic_int crc_shift_ready;
+
+__attribute__((target("sse4.2"))) static void crc_shift_init(void)
+{
+    static const unsigned char zero[CRC_BLOCK];
+    uint32_t bit[32];
+    for (int i = 0; i < 32; i++)
+        bit[i] = (uint32_t)crc32c_hw1(UINT32_C(1) << i, zero, CRC_BLOCK);
+    for (int b = 0; b < 4; b++)
+        for (uint32_t v = 0; v < 256; v++) {
+            uint32_t z = 0;
+            for (int i = 0; i < 8; i++)
+                if (v >> i & 1)
+                    z ^= bit[8 * b + i];
+            crc_shift[b][v] = z;
+        }
+    /* release: publishes the table; pairs with the acquire below. */
+    atomic_store_explicit(&crc_shift_ready, 1, memory_order_release);
+}
+
+static inline uint32_t crc_zeros(uint32_t s)
+{
+    return crc_shift[0][s & 0xFF] ^ crc_shift[1][(s >> 8) & 0xFF] ^
+           crc_shift[2][(s >> 16) & 0xFF] ^ crc_shift[3][s >> 24];
+}
+
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
+{
+    if (len >= 3 * CRC_BLOCK) {
+        /* acquire: pairs with the release in crc_shift_init(); two threads
+         * may both build the table, with identical values. */
+        if (!atomic_load_explicit(&crc_shift_ready, memory_order_acquire))
+            crc_shift_init();
+        uint64_t c0 = crc;
+        while (len >= 3 * CRC_BLOCK) {
+            uint64_t c1 = 0, c2 = 0;
+            for (size_t i = 0; i < CRC_BLOCK; i += 8) {
+                uint64_t a, b, c;
+                __builtin_memcpy(&a, p + i, 8);
+                __builtin_memcpy(&b, p + CRC_BLOCK + i, 8);
+                __builtin_memcpy(&c, p + 2 * CRC_BLOCK + i, 8);
+                c0 = __builtin_ia32_crc32di(c0, a);
+                c1 = __builtin_ia32_crc32di(c1, b);
+                c2 = __builtin_ia32_crc32di(c2, c);
+            }
+            c0 = crc_zeros(crc_zeros((uint32_t)c0) ^ (uint32_t)c1) ^ (uint32_t)c2;
+            p += 3 * CRC_BLOCK;
+            len -= 3 * CRC_BLOCK;
+        }
+        crc = (uint32_t)c0;
+    }
+    return (uint32_t)crc32c_hw1(crc, p, len);
 }
 #endif
 
