@@ -201,7 +201,11 @@ static bool pread_full(int fd, void *buf, size_t len, uint64_t off)
 /* preadv until every byte of iov[0..n) is filled (iov is consumed). */
 static bool preadv_full(int fd, struct iovec *iov, int n, uint64_t off)
 {
-    while (n > 0) {
+    for (;;) {
+        while (n > 0 && iov->iov_len == 0)
+            iov++, n--;
+        if (n == 0)
+            break;
         int batch = n < IOV_MAX ? n : IOV_MAX;
         ssize_t k = preadv(fd, iov, batch, (off_t)off);
         if (k < 0 && errno == EINTR)
@@ -581,7 +585,7 @@ static bool fetch(int fd, struct seg *s, int n, uint64_t at)
             break;
         if (s[i].map && !map_pages(fd, s[i].p, s[i].len, pos))
             s[i].map = false; /* read it instead */
-        if (!s[i].map) {
+        if (!s[i].map && s[i].len > 0) {
             if (ni == 0)
                 rd = pos;
             iov[ni++] = (struct iovec){ s[i].p, s[i].len };
@@ -702,7 +706,8 @@ static void *loader_run(void *arg)
 }
 
 /* Whether mapping a version 2 file's pages fits the process's limit on
- * mappings: each chunk may split the arrays into four more. */
+ * mappings: each chunk may split the arrays into four more; half the
+ * limit is left to the rest of the process. */
 static bool maps_fit(uint64_t n_chunks)
 {
     long limit = 65530; /* the kernel's default vm.max_map_count */
@@ -712,7 +717,7 @@ static bool maps_fit(uint64_t n_chunks)
             limit = 65530;
         fclose(f);
     }
-    return n_chunks <= (uint64_t)(limit / 16);
+    return n_chunks <= (uint64_t)(limit / 8);
 }
 
 #define A4K(x) (((size_t)(x) + HOG_HGB_ALIGN - 1) & ~(size_t)(HOG_HGB_ALIGN - 1))
