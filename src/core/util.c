@@ -83,64 +83,85 @@ crc32c_hw1(uint64_t c, const unsigned char *p, size_t len)
  * linear over GF(2): the state after A||B||C, from s, is
  *   Z_|C|(Z_|B|(crc(s, A)) ^ crc(0, B)) ^ crc(0, C)
  * where Z_n(s) = crc(s, n zero bytes), itself linear in s and so four
- * table look-ups (crc_shift: Z_n of each byte of s). With |A| = |B| = |C| =
- * CRC_BLOCK the three crc32 chains are independent and run in parallel.
+ * table look-ups (one table per byte of s). With |A| = |B| = |C| the three
+ * crc32 chains are independent and run in parallel. Blocks of 8 KiB per
+ * stream (measured: shorter streams leave data from memory slower, longer
+ * gain nothing), then 1 KiB, then one stream for the last < 3 KiB.
  */
-#define CRC_BLOCK 2048
-static uint32_t crc_shift[4][256];
-static atomic_int crc_shift_ready;
+#define CRC_BIG 8192
+#define CRC_SMALL 1024
+static uint32_t crc_zeros_big[4][256], crc_zeros_small[4][256];
+static atomic_int crc_zeros_ready;
 
-__attribute__((target("sse4.2"))) static void crc_shift_init(void)
+__attribute__((target("sse4.2"))) static void
+crc_zeros_table(uint32_t t[4][256], size_t n)
 {
-    static const unsigned char zero[CRC_BLOCK];
+    static const unsigned char zero[CRC_BIG];
     uint32_t bit[32];
     for (int i = 0; i < 32; i++)
-        bit[i] = (uint32_t)crc32c_hw1(UINT32_C(1) << i, zero, CRC_BLOCK);
+        bit[i] = (uint32_t)crc32c_hw1(UINT32_C(1) << i, zero, n);
     for (int b = 0; b < 4; b++)
         for (uint32_t v = 0; v < 256; v++) {
             uint32_t z = 0;
             for (int i = 0; i < 8; i++)
                 if (v >> i & 1)
                     z ^= bit[8 * b + i];
-            crc_shift[b][v] = z;
+            t[b][v] = z;
         }
-    /* release: publishes the table; pairs with the acquire below. */
-    atomic_store_explicit(&crc_shift_ready, 1, memory_order_release);
 }
 
-static inline uint32_t crc_zeros(uint32_t s)
+static void crc_zeros_init(void)
 {
-    return crc_shift[0][s & 0xFF] ^ crc_shift[1][(s >> 8) & 0xFF] ^
-           crc_shift[2][(s >> 16) & 0xFF] ^ crc_shift[3][s >> 24];
+    crc_zeros_table(crc_zeros_big, CRC_BIG);
+    crc_zeros_table(crc_zeros_small, CRC_SMALL);
+    /* release: publishes the tables; pairs with the acquire below. */
+    atomic_store_explicit(&crc_zeros_ready, 1, memory_order_release);
+}
+
+static inline uint32_t crc_zeros(const uint32_t t[4][256], uint32_t s)
+{
+    return t[0][s & 0xFF] ^ t[1][(s >> 8) & 0xFF] ^ t[2][(s >> 16) & 0xFF] ^
+           t[3][s >> 24];
+}
+
+/* Runs of 3 blocks of `block` bytes from *p while they last. */
+__attribute__((target("sse4.2"), always_inline)) static inline uint64_t
+crc32c_3way(uint64_t c0, const unsigned char **pp, size_t *len, size_t block,
+            const uint32_t t[4][256])
+{
+    const unsigned char *p = *pp;
+    while (*len >= 3 * block) {
+        uint64_t c1 = 0, c2 = 0;
+        for (size_t i = 0; i < block; i += 8) {
+            uint64_t a, b, c;
+            __builtin_memcpy(&a, p + i, 8);
+            __builtin_memcpy(&b, p + block + i, 8);
+            __builtin_memcpy(&c, p + 2 * block + i, 8);
+            c0 = __builtin_ia32_crc32di(c0, a);
+            c1 = __builtin_ia32_crc32di(c1, b);
+            c2 = __builtin_ia32_crc32di(c2, c);
+        }
+        c0 = crc_zeros(t, crc_zeros(t, (uint32_t)c0) ^ (uint32_t)c1) ^ (uint32_t)c2;
+        p += 3 * block;
+        *len -= 3 * block;
+    }
+    *pp = p;
+    return c0;
 }
 
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
-    if (len >= 3 * CRC_BLOCK) {
-        /* acquire: pairs with the release in crc_shift_init(); two threads
-         * may both build the table, with identical values. */
-        if (!atomic_load_explicit(&crc_shift_ready, memory_order_acquire))
-            crc_shift_init();
-        uint64_t c0 = crc;
-        while (len >= 3 * CRC_BLOCK) {
-            uint64_t c1 = 0, c2 = 0;
-            for (size_t i = 0; i < CRC_BLOCK; i += 8) {
-                uint64_t a, b, c;
-                __builtin_memcpy(&a, p + i, 8);
-                __builtin_memcpy(&b, p + CRC_BLOCK + i, 8);
-                __builtin_memcpy(&c, p + 2 * CRC_BLOCK + i, 8);
-                c0 = __builtin_ia32_crc32di(c0, a);
-                c1 = __builtin_ia32_crc32di(c1, b);
-                c2 = __builtin_ia32_crc32di(c2, c);
-            }
-            c0 = crc_zeros(crc_zeros((uint32_t)c0) ^ (uint32_t)c1) ^ (uint32_t)c2;
-            p += 3 * CRC_BLOCK;
-            len -= 3 * CRC_BLOCK;
-        }
-        crc = (uint32_t)c0;
+    uint64_t c = crc;
+    if (len >= 3 * CRC_SMALL) {
+        /* acquire: pairs with the release in crc_zeros_init(); two threads
+         * may both build the tables, with identical values. */
+        if (!atomic_load_explicit(&crc_zeros_ready, memory_order_acquire))
+            crc_zeros_init();
+        c = crc32c_3way(c, &p, &len, CRC_BIG, crc_zeros_big);
+        c = crc32c_3way(c, &p, &len, CRC_SMALL, crc_zeros_small);
     }
-    return (uint32_t)crc32c_hw1(crc, p, len);
+    return (uint32_t)crc32c_hw1(c, p, len);
 }
 #endif
 
