@@ -744,11 +744,6 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
                         (unsigned long long)rows, (unsigned long long)nnz);
     }
     bool map = mode == HOG_HGB_MAP_AUTO && in.version >= 2 && maps_fit(in.n_chunks);
-#ifdef MADV_HUGEPAGE
-    /* 2 MiB pages for what is written here: a fault and a charge per 2 MiB
-     * instead of per 4 KiB. */
-    madvise(base, map ? a_off + a_y : total, MADV_HUGEPAGE);
-#endif
     uint64_t *off = (uint64_t *)base;
     float *y = (float *)(base + a_off);
     uint32_t *idx = (uint32_t *)(base + a_off + a_y);
