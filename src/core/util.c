@@ -1,6 +1,7 @@
 /* Clocks, CPU count and CRC32C. */
 #include "core.h"
 
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,7 +92,7 @@ crc32c_hw1(uint64_t c, const unsigned char *p, size_t len)
 #define CRC_BIG 8192
 #define CRC_SMALL 1024
 static uint32_t crc_zeros_big[4][256], crc_zeros_small[4][256];
-static atomic_int crc_zeros_ready;
+static pthread_once_t crc_zeros_once = PTHREAD_ONCE_INIT;
 
 __attribute__((target("sse4.2"))) static void
 crc_zeros_table(uint32_t t[4][256], size_t n)
@@ -114,8 +115,6 @@ static void crc_zeros_init(void)
 {
     crc_zeros_table(crc_zeros_big, CRC_BIG);
     crc_zeros_table(crc_zeros_small, CRC_SMALL);
-    /* release: publishes the tables; pairs with the acquire below. */
-    atomic_store_explicit(&crc_zeros_ready, 1, memory_order_release);
 }
 
 static inline uint32_t crc_zeros(const uint32_t t[4][256], uint32_t s)
@@ -154,10 +153,7 @@ crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
     uint64_t c = crc;
     if (len >= 3 * CRC_SMALL) {
-        /* acquire: pairs with the release in crc_zeros_init(); two threads
-         * may both build the tables, with identical values. */
-        if (!atomic_load_explicit(&crc_zeros_ready, memory_order_acquire))
-            crc_zeros_init();
+        pthread_once(&crc_zeros_once, crc_zeros_init);
         c = crc32c_3way(c, &p, &len, CRC_BIG, crc_zeros_big);
         c = crc32c_3way(c, &p, &len, CRC_SMALL, crc_zeros_small);
     }
