@@ -595,7 +595,9 @@ static bool fetch(int fd, struct seg *s, int n, uint64_t at)
     return true;
 }
 
-#define IDX_PIECE 16384 /* indices per CRC-then-range-check step (64 KiB) */
+/* Indices per CRC-then-range-check step: 72 KiB, three of the CRC's
+ * 3 x 8 KiB steps, small enough to stay in L2 between the two. */
+#define IDX_PIECE 18432
 
 static uint32_t max_u32(const uint32_t *v, uint64_t n, uint32_t mx)
 {
