@@ -5,9 +5,11 @@
  * docs/FORMATS.md; every byte of the file, padding included, is covered by
  * a CRC32C, so any single flipped byte is detected.
  *
- * Loading reads each chunk with one preadv straight into the final arrays
- * (row offsets, labels, indices, values), then checks its CRCs and rebases
- * its local row offsets: one copy, from the page cache into place.
+ * Loading puts each chunk straight into the final arrays (row offsets,
+ * labels, indices, values): in a version 2 file the whole pages of its
+ * indices and values are mapped from the file, the rest is read with
+ * preadv; then every byte goes through the chunk's CRC and the local row
+ * offsets are rebased (details above load_chunk).
  */
 #include "io/hgb_format.h"
 
