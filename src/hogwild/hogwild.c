@@ -92,6 +92,7 @@ struct worker {
     size_t shard_bytes;
     unsigned replica; /* which model it trains */
     unsigned local;   /* its index among the replica's threads */
+    struct hog_sgd view; /* --hot: the shared trainer on its own view */
 };
 
 struct hogwild {
@@ -109,6 +110,8 @@ struct hogwild {
     uint64_t syncs;   /* averagings so far (written by thread 0) */
     hog_status st;    /* of the last epoch_end (written by thread 0) */
     hog_err *err;
+    struct hog_hot *hot; /* --hot K > 0: hot-feature replicas (hot.c) */
+    uint64_t folds;      /* of the hot weights (written by thread 0) */
 };
 
 /* [lo, hi) = part i of k of [0, n). */
@@ -132,8 +135,12 @@ static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
     uint32_t t = (uint32_t)(p + k0 * nt - a);
     for (uint64_t k = k0; k < k1;) {
         uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
-        hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t, (uint32_t)nt,
-                         h->mode, &rp->locks);
+        if (h->hot)
+            hog_sgd_run_mode(&me->view, &h->hot->data, me->shard + k, blk, t,
+                             (uint32_t)nt, h->mode, &rp->locks);
+        else
+            hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t,
+                             (uint32_t)nt, h->mode, &rp->locks);
         k += blk;
         t += (uint32_t)(blk * nt);
         if (tid == 0) {
@@ -171,6 +178,10 @@ static void average_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 {
     float *m = h->f->model->w;
+    if (h->hot) {
+        hog_hot_model(h->hot, lo, hi, h->d->n_features, m);
+        return;
+    }
     if (h->nrep == 1 || h->average) {
         for (uint64_t j = lo; j < hi; j++)
             m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
@@ -213,13 +224,27 @@ static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                 more |= h->rep[r].len != 0;
             if (!more)
                 break;
+            if (h->hot) {
+                /* the segment's prefixes, seen through each view */
+                hog_hot_view(h->hot, &rp->s, tid, &me->view);
+            }
             if (rp->len)
                 run_segment(h, tid, me, rp);
             hog_pool_barrier(h->pool);
-            /* every weight of the replica up to date; threads share it */
-            slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
-            if (rp->len)
-                hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+            if (h->hot) {
+                /* every weight up to date, then the hot copies folded */
+                hog_hot_segment_end(h->hot, &me->view, tid, nthreads,
+                                    rp->len);
+                hog_pool_barrier(h->pool);
+                hog_hot_fold(h->hot, tid, nthreads);
+                if (tid == 0)
+                    h->folds++;
+            } else {
+                /* every weight of the replica up to date; threads share it */
+                slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
+                if (rp->len)
+                    hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+            }
             hog_pool_barrier(h->pool);
             if (tid == rp->leader) {
                 rp->t += rp->len;
@@ -329,6 +354,9 @@ static void destroy(struct hogwild *h)
         }
     free(h->rep);
     free(h->w);
+    if (h->hot)
+        hog_hot_free(h->hot);
+    free(h->hot);
 }
 
 hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
@@ -379,7 +407,24 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     }
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
-    uint64_t blocks = h.average ? (n + o->sync_every - 1) / o->sync_every : 1;
+    if (o->hot_count) {
+        if (h.nrep > 1 || o->update == HOG_UPDATE_STRIPED) {
+            st = hog_errf(err, HOG_EINVAL, "hot-feature replicas (--hot) "
+                          "run on one shared model with --update none, "
+                          "atomic or mutex, not with %s",
+                          h.nrep > 1 ? "model replicas"
+                                     : "striped locks (they need each "
+                                       "row's indices in ascending order)");
+            goto out;
+        }
+        if (!(h.hot = calloc(1, sizeof *h.hot)))
+            goto oom;
+        if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_count, T,
+                               err)) != HOG_OK)
+            goto out;
+    }
+    bool blocked = h.average || (h.hot && o->sync_every > 0);
+    uint64_t blocks = blocked ? (n + o->sync_every - 1) / o->sync_every : 1;
     h.blocks = blocks > n ? (unsigned)n : (unsigned)blocks;
     if (h.blocks < 1)
         h.blocks = 1;
@@ -388,6 +433,17 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     h.st = HOG_OK;
     hog_pool_run(h.pool, train_job, &h);
     st = h.st;
+    if (o->hot_stats) {
+        hog_hot_stats *hs = o->hot_stats;
+        memset(hs, 0, sizeof *hs);
+        if (h.hot) {
+            hs->hot_features = h.hot->k;
+            hs->bias_hot = h.hot->bias;
+            hs->hot_nnz_share = h.hot->nnz_share;
+            hs->setup_seconds = h.hot->setup_seconds;
+            hs->folds = h.folds;
+        }
+    }
     goto out;
 oom:
     st = hog_errf(err, HOG_ENOMEM, "out of memory for %u Hogwild! threads",
