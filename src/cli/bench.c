@@ -825,7 +825,7 @@ int hog_cli_bench(int argc, char **argv)
     for (unsigned i = 1; i < n; i++)
         if (strcmp(cells[i].algo, "hogwild") == 0 &&
             cells[i].update == HOG_UPDATE_NONE &&
-            cells[i].replicas == HOG_REPLICAS_SHARED) {
+            cells[i].replicas == HOG_REPLICAS_SHARED && !cells[i].hot) {
             double per = cells[i].r.nnz_s / cells[i].threads;
             printf("Hogwild! at %u thread%s: %s nnz/s per thread = %.0f%% of "
                    "the stream\n",

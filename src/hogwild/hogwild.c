@@ -230,12 +230,14 @@ static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
             }
             if (rp->len)
                 run_segment(h, tid, me, rp);
+            if (h->hot) /* its own weights: before the barrier */
+                hog_hot_catch_up_private(h->hot, &me->view, rp->len);
             hog_pool_barrier(h->pool);
             if (h->hot) {
-                /* every weight up to date, then the hot copies folded */
+                /* the cold weights up to date and the hot copies folded:
+                 * disjoint memory, no barrier between */
                 hog_hot_segment_end(h->hot, &me->view, tid, nthreads,
                                     rp->len);
-                hog_pool_barrier(h->pool);
                 hog_hot_fold(h->hot, tid, nthreads);
                 if (tid == 0)
                     h->folds++;

@@ -81,9 +81,13 @@ void hog_hot_free(struct hog_hot *h);
 /* out = master running on view v (call after each segment_begin). */
 void hog_hot_view(const struct hog_hot *h, const struct hog_sgd *master,
                   unsigned v, struct hog_sgd *out);
-/* Thread tid of T at the end of a segment of len steps: brings its private
- * weights and its share of the cold ones up to date. Then, after a barrier, hog_hot_fold() folds its share of the hot
- * weights back into every view. */
+/* At the end of a segment of len steps: each thread brings its private
+ * weights up to date (hog_hot_catch_up_private); after a barrier, thread
+ * tid of T brings its share of the cold weights up to date
+ * (hog_hot_segment_end) and folds its share of the hot weights back into
+ * every view (hog_hot_fold): the two touch disjoint memory. */
+void hog_hot_catch_up_private(struct hog_hot *h, struct hog_sgd *mine,
+                              uint32_t len);
 void hog_hot_segment_end(struct hog_hot *h, struct hog_sgd *mine,
                          unsigned tid, unsigned T, uint32_t len);
 void hog_hot_fold(struct hog_hot *h, unsigned tid, unsigned T);

@@ -254,14 +254,18 @@ static void slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
     *hi = n * (i + 1) / k;
 }
 
+void hog_hot_catch_up_private(struct hog_hot *h, struct hog_sgd *mine,
+                              uint32_t len)
+{
+    hog_sgd_catch_up_range(mine, h->head - h->k, h->head, len);
+    if (h->bias)
+        hog_sgd_catch_up_range(mine, h->n_features, h->n_features + 1, len);
+}
+
 void hog_hot_segment_end(struct hog_hot *h, struct hog_sgd *mine,
                          unsigned tid, unsigned T, uint32_t len)
 {
     uint64_t lo, hi;
-    /* this thread's private weights, all of them */
-    hog_sgd_catch_up_range(mine, h->head - h->k, h->head, len);
-    if (h->bias)
-        hog_sgd_catch_up_range(mine, h->n_features, h->n_features + 1, len);
     /* its share of the cold weights (one memory behind every view) */
     slice(h->cold, tid, T, &lo, &hi);
     hog_sgd_catch_up_range(mine, h->head + lo, h->head + hi, len);
