@@ -307,9 +307,14 @@ static void keep_state(struct hogwild *h, unsigned epoch)
 static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
 {
     struct hog_fit *f = h->f;
-    if (cut && !h->last.w) {
+    if (cut && !h->last.w) { /* no file: only where training stands */
         h->last.epoch = epoch - 1;
         h->last.pos = h->d->m.rows;
+    }
+    if (cut && h->last.epoch == 0) { /* no epoch done: the start */
+        h->last.epoch = 1;
+        h->last.pos = 0;
+        h->last.t_global = 0;
     }
     if (!cut) {
         bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
@@ -469,8 +474,11 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     hog_rng_seed(&st->rng, f->o->seed, 0);
     if (!r)
         return HOG_OK;
-    if (r->pos != n || r->seg_pos != 0 || r->n_weights != nw ||
-        r->t_global != r->epoch * n || (r->g2 == NULL) != (st->g2 == NULL))
+    /* after epoch E, or (a run cancelled in its first epoch) before 1 */
+    bool after = r->pos == n && r->t_global == r->epoch * n;
+    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
+    if ((!after && !start) || r->seg_pos != 0 || r->n_weights != nw ||
+        (r->g2 == NULL) != (st->g2 == NULL))
         return hog_errf(err, HOG_EINVAL, "Hogwild! resumes from checkpoints "
                         "written after a whole epoch (this one is at row "
                         "%llu of epoch %llu, or of another trainer)",
@@ -481,13 +489,14 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     if (st->g2)
         memcpy(st->g2, r->g2, bytes);
     st->epoch = r->epoch;
+    st->pos = r->pos;
     st->t_global = r->t_global;
     st->rng = r->rng;
     h->rep[0].t = r->t_global;
+    h->first = (unsigned)r->epoch + after;
     for (unsigned p = 0; p < h->nthreads; p++)
-        for (uint64_t e = 0; e < r->epoch; e++)
+        for (unsigned e = 1; e < h->first; e++)
             hog_shuffle_u64(&h->w[p].rng, h->w[p].shard, h->w[p].n);
-    h->first = (unsigned)r->epoch + 1;
     return HOG_OK;
 }
 
