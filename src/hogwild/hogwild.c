@@ -53,6 +53,17 @@
  * the replicas' average after each epoch (one-shot averaging, Zinkevich et
  * al., NIPS 2010); with core replicas that is also the bench's control of
  * threads that share nothing.
+ *
+ * Hot-feature replicas (--hot K, hot.c): the K most frequent features and
+ * the bias are kept per thread, the rest stays shared as above; each thread
+ * runs the kernel on a view whose cold part is the shared memory, and at
+ * every segment end the hot copies are averaged (the AdaGrad sums added).
+ * With one thread the model is plain Hogwild!'s bit for bit.
+ *
+ * Interruption and checkpoints: each thread polls the cancel flag before
+ * each block of rows; once one sees it, all skip the rest of the epoch and
+ * the last completed epoch's state is saved (fit.h). Checkpoints are taken
+ * after whole epochs and resumed by replaying each thread's shuffles.
  */
 #include "hogwild/hogwild.h"
 
