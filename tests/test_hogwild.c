@@ -362,6 +362,32 @@ Test(bench, grid_table_csv_and_plot, .timeout = 120)
         cr_expect(strstr(out, "gnuplot is not installed"), "%s", out);
 }
 
+/* --hot 0,auto: plain and hot-feature rows side by side, with the same
+ * control and efficiency columns; no hot rows with striped locks. */
+Test(bench, hot_rows_beside_plain, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(ptrain, "reuters_moneyfx.trn");
+    TH_DATA_OR_SKIP(ptest, "reuters_moneyfx.tst");
+    char dir[512], out[16384];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out,
+                    "%s bench %s -t %s --threads 1,2 --update none,striped "
+                    "--hot 0,auto --epochs 2 --repeat 1 --csv %s/h.csv "
+                    "--oversubscribe -q",
+                    th_bin(), ptrain, ptest, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "hot:auto") && strstr(out, "folded 2 times"),
+              "%s", out);
+    cr_expect(strstr(out, "striped  hot") == NULL, "%s", out);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/h.csv", dir);
+    /* header, serial, 2 controls, 2 modes x 2 threads plain, 2 hot */
+    cr_expect_eq(count_lines(csv), 1 + 1 + 2 + 4 + 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --hot 1,many", th_bin()),
+                 2);
+    cr_expect(strstr(out, "--hot"), "%s", out);
+}
+
 Test(bench, usage_errors)
 {
     char out[4096];

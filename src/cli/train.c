@@ -539,8 +539,9 @@ static int parse(int argc, char **argv, struct train_args *a)
                 a->o.hot_degree = u;
             } else if (!hog_parse_u64(optarg, 0, UINT32_MAX, &u)) {
                 return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, "
-                                           "off or a number of rows >= 1",
-                                           optarg);
+                                           "off or a number (hogwild: of "
+                                           "features; cyclades: a degree "
+                                           ">= 1)", optarg);
             }
             break;
         case OPT_TOL:
