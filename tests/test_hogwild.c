@@ -408,7 +408,9 @@ Test(bench, usage_errors)
 /* With one thread the fold gives back the thread's own copy, and the
  * remapped indices keep each row's order: hot mode is plain Hogwild! (so
  * the serial trainer) bit for bit, in every kernel kind and the update
- * modes it runs with, whatever K. */
+ * modes it runs with, whatever K, when it folds once per epoch (the
+ * default sync_every exceeds these sets' rows; a fold inside the epoch
+ * also ends a lazy-regularization segment, which changes the rounding). */
 static void hot_one_thread(const char *name, hog_train_opts o)
 {
     TH_DATA_OR_SKIP(path, name);

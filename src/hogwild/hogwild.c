@@ -58,7 +58,8 @@
  * the bias are kept per thread, the rest stays shared as above; each thread
  * runs the kernel on a view whose cold part is the shared memory, and at
  * every segment end the hot copies are averaged (the AdaGrad sums added).
- * With one thread the model is plain Hogwild!'s bit for bit.
+ * With one thread and one fold per epoch the model is plain Hogwild!'s bit
+ * for bit.
  *
  * Interruption and checkpoints: each thread polls the cancel flag before
  * each block of rows; once one sees it, all skip the rest of the epoch and

@@ -48,7 +48,9 @@
  * (Stich, ICLR 2019; DimmWitted's replicas, restricted to the features that
  * need them); the cold ones keep Hogwild!'s every-step sharing. With one
  * thread w_new = w_0 exactly (acc / 1), so the model equals plain
- * Hogwild!'s bit for bit.
+ * Hogwild!'s bit for bit when the folds fall at the epochs' ends (a fold
+ * inside an epoch also ends a lazy-regularization segment, which changes
+ * the rounding of the catch-ups, not the maths).
  *
  * Lazy regularization. Each view carries its own stamps for the private
  * weights (the cold stamps are shared like the cold weights). The prefixes
