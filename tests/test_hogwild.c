@@ -464,6 +464,35 @@ Test(threads, hot_one_thread_bit_identical, .timeout = 60)
     hot_one_thread("a9a", o);
 }
 
+/* Folds inside the epoch (every 4096 rows) end lazy-regularization
+ * segments there: one thread then equals plain Hogwild! up to the
+ * rounding of the catch-ups. */
+Test(threads, hot_one_thread_folding_inside_epochs)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path);
+    hog_train_opts o = adagrad_opts(0.1, 3);
+    o.l1 = 1e-6;
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    hog_model *ref = train(d, &o);
+    o.hot_count = HOG_HOT_AUTO;
+    o.sync_every = 4096;
+    hog_hot_stats hs;
+    o.hot_stats = &hs;
+    hog_model *m = train(d, &o);
+    cr_expect_eq(hs.folds, 3 * ((hog_data_rows(d) + 4095) / 4096));
+    const float *a = hog_model_weights(ref), *b = hog_model_weights(m);
+    double worst = 0;
+    for (uint64_t j = 0; j <= hog_model_features(m); j++)
+        worst = fmax(worst, fabs((double)a[j] - b[j]) /
+                                fmax(1e-3, fabs((double)a[j])));
+    cr_expect(worst < 1e-4, "largest relative difference %g", worst);
+    hog_model_free(m);
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
 /* Two rows, one feature, two threads with every weight private: thread 0
  * takes row 0 (x = 1, y = 1), thread 1 row 1 (x = 2, y = 3), squared loss
  * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies and adds
