@@ -119,9 +119,10 @@ static hog_status choose(struct hog_hot *h, const hog_data *d, uint64_t want,
         return hog_errf(err, HOG_ENOMEM, "out of memory for the degrees of "
                         "%llu features", (unsigned long long)nf);
     }
+    const uint64_t e0 = d->m.off[0], e1 = d->m.off[n];
     for (uint64_t j = 0; j < nf; j++)
         deg[j].j = (uint32_t)j;
-    for (uint64_t e = 0; e < d->m.nnz; e++)
+    for (uint64_t e = e0; e < e1; e++)
         deg[d->m.idx[e]].n++;
     qsort(deg, nf, sizeof *deg, by_degree);
     uint64_t k = 0;
@@ -142,7 +143,7 @@ static hog_status choose(struct hog_hot *h, const hog_data *d, uint64_t want,
     }
     free(deg);
     h->k = k;
-    h->nnz_share = d->m.nnz ? (double)hot_nnz / (double)d->m.nnz : 0.0;
+    h->nnz_share = e1 > e0 ? (double)hot_nnz / (double)(e1 - e0) : 0.0;
 
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE) / 4;
     h->head = round_up(k ? k : 1, page);
@@ -171,12 +172,14 @@ hog_status hog_hot_init(struct hog_hot *h, const hog_data *d,
     if (st != HOG_OK)
         return st;
 
-    uint32_t *idx = malloc((d->m.nnz ? d->m.nnz : 1) * sizeof *idx);
+    /* the rows' entries are [off[0], off[rows]) of the arrays */
+    const uint64_t e0 = d->m.off[0], e1 = d->m.off[d->m.rows];
+    uint32_t *idx = malloc((e1 ? e1 : 1) * sizeof *idx);
     if (!idx)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the remapped "
                         "indices of %llu nonzeros",
-                        (unsigned long long)d->m.nnz);
-    for (uint64_t e = 0; e < d->m.nnz; e++)
+                        (unsigned long long)(e1 - e0));
+    for (uint64_t e = e0; e < e1; e++)
         idx[e] = h->map[d->m.idx[e]];
     h->idx = idx;
     h->data = *d;
