@@ -118,7 +118,9 @@ void hog_plugin_load(const struct hog_plugin_spec *s, struct hog_plugin *p)
             s->what, s->file, s->env);
         return;
     }
-    static const char *const sub[] = { "", "/hogtrain", "/../lib/hogtrain" };
+    /* "/..": the programs in a build tree's subfolders (build/bench/). */
+    static const char *const sub[] = { "", "/hogtrain", "/../lib/hogtrain",
+                                       "/.." };
     char cand[PATH_MAX + 64];
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
         snprintf(cand, sizeof cand, "%s%s/%s", dir, sub[i], s->file);
@@ -127,7 +129,8 @@ void hog_plugin_load(const struct hog_plugin_spec *s, struct hog_plugin *p)
             return;
         }
     }
-    why(p, "%s not available: %s is neither in %s nor in its hogtrain/ or "
-           "../lib/hogtrain/; set %s to its path or reinstall hogtrain",
+    why(p, "%s not available: %s is neither in %s nor in its hogtrain/, "
+           "../lib/hogtrain/ or ../; set %s to its path or reinstall "
+           "hogtrain",
         s->what, s->file, dir, s->env);
 }

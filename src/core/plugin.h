@@ -33,7 +33,8 @@ struct hog_plugin {
 /* Searches, loads and checks the plugin: the path in $env when it is set
  * and not empty (alone), else file in the folder of the object holding
  * libhogtrain (the shared library, or the program linked with the static
- * one), that folder's hogtrain/, and ../lib/hogtrain/ beside it. Never
+ * one), that folder's hogtrain/, ../lib/hogtrain/ beside it (an install:
+ * bin/ and lib/), and its parent (a build tree's build/bench/). Never
  * unloads. Not thread-safe by itself: call it under pthread_once. */
 void hog_plugin_load(const struct hog_plugin_spec *s, struct hog_plugin *p);
 
