@@ -3,13 +3,15 @@
  * cannot start under TSan; see tests/tsan_pool.c). Threads make their first
  * GPU call at once: the plugin is looked for and loaded once
  * (pthread_once), and every thread reads the same sentence. The plugin
- * named is the C library, a real shared object without the table, so that
+ * named is the C library (found through gnu_get_libc_version, which no
+ * sanitizer intercepts), a real shared object without the table, so that
  * the whole path (dlopen, dlsym, the sentence) runs in every build.
  */
 #include "core/core.h"
 #include "gpu/gpu.h"
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +46,8 @@ static void *first_call(void *p)
 int main(void)
 {
     Dl_info info;
-    CHECK(dladdr((const void *)&snprintf, &info) && info.dli_fname);
+    CHECK(dladdr((const void *)&gnu_get_libc_version, &info) &&
+          info.dli_fname);
     CHECK(setenv("HOGTRAIN_CUDA_PLUGIN", info.dli_fname, 1) == 0);
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, NT);
