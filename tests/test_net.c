@@ -557,6 +557,14 @@ Test(net, train_bmuf_news20, .timeout = 120)
     three_ranks_news20("--sync bmuf --sync-every 1000");
 }
 
+/* Hogwild! inside each process: its threads stop at a barrier at every
+ * block's end while thread 0 averages across the processes. */
+Test(net, train_ma_hogwild_news20, .timeout = 120)
+{
+    three_ranks_news20("--sync ma --sync-every 4000 --eta 1.5 --algo hogwild "
+                       "--threads 2");
+}
+
 /* kill -9 of one rank in the middle: the others exit within the timeout
  * (+5 s) with a sentence naming it. */
 Test(net, kill_one_rank, .timeout = 60)
