@@ -606,7 +606,7 @@ Test(net, train_ma_hogwild_news20, .timeout = 120)
 
 /* kill -9 of one rank in the middle: the others exit within the timeout
  * (+5 s) with a sentence naming it. */
-Test(net, kill_one_rank, .timeout = 60)
+static void kill_one_rank(const char *algo)
 {
     TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
     char dir[512], logs[3][600], coord[64];
@@ -619,7 +619,7 @@ Test(net, kill_one_rank, .timeout = 60)
         pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
                        "--coordinator %s --shard stride --net-timeout %g "
                        "--connect-timeout 20 --sync-every 200 --epochs 1000 "
-                       "'%s'", th_bin(), r, coord, timeout, train);
+                       "%s '%s'", th_bin(), r, coord, timeout, algo, train);
     }
     /* Kill rank 1 once it trains (it has printed its epoch header). */
     cr_assert(wait_text(logs[0], "epoch", 30), "%s", slurp(logs[0]));
@@ -635,6 +635,15 @@ Test(net, kill_one_rank, .timeout = 60)
               slurp(logs[0]));
     cr_assert(strstr(slurp(logs[2]), "rank 1 (127.0.0.1:"), "%s",
               slurp(logs[2]));
+}
+
+Test(net, kill_one_rank, .timeout = 60) { kill_one_rank(""); }
+
+/* The same with Hogwild!: thread 0's failed averaging stops the others at
+ * their barrier, and the process exits with the sentence. */
+Test(net, kill_one_rank_hogwild, .timeout = 60)
+{
+    kill_one_rank("--algo hogwild --threads 2");
 }
 
 /* A rank that stops answering (SIGSTOP): the others time out, exit non-zero
