@@ -5,7 +5,8 @@
 #     transfer measured in the same run, and MPI_Allreduce of the same
 #     sizes (when mpirun and an MPI build are there);
 #  2. time to accuracy on news20.binary: 1 process on all rows against 3
-#     processes on a third each (MA and BMUF).
+#     processes on a third each (MA and BMUF with serial SGD inside, MA with
+#     Hogwild! on 2 threads inside).
 # CSV under BUILD/bench/, Markdown tables on stdout.
 #   sh bench/net.sh [BUILD]      (make bench-progs first)
 set -eu
@@ -32,6 +33,10 @@ python3 - "$CSV" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1]), fieldnames=None))
 p2p = {r['bytes']: float(r['algbw_GBps']) for r in rows if r['backend'] == 'p2p'}
+print("\nalgorithm bandwidth = vector bytes / seconds per all-reduce (float32 sums; not"
+      "\nbus bandwidth: a ring rank sends and receives 2 (N-1)/N of the vector, 1x at"
+      "\nN = 2); p2p = bytes / seconds of one plain TCP transfer between two processes,"
+      "\nmeasured in the same run; fraction = ring / p2p (target >= 0.5 at 256 MB)")
 print("\n| size | ranks | TCP ring GB/s | fraction of p2p | MPI_Allreduce GB/s | fraction of p2p |")
 print("|---:|---:|---:|---:|---:|---:|")
 for b in sorted(p2p, key=int):
@@ -67,6 +72,7 @@ run3() { # name, options...
 }
 run3 ma --sync ma --eta 1.5 --sync-every 4000
 run3 bmuf --sync bmuf --sync-every 1000
+run3 hogwild --sync ma --eta 1.5 --sync-every 4000 --algo hogwild --threads 2
 python3 - "$T" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -75,7 +81,8 @@ def load(p):
     return [(e['total_seconds'], 100 * e['test_accuracy']) for e in j['epochs']]
 runs = {'1 process': load(f"{d}/single.json"),
         '3 processes, MA': load(f"{d}/ma.0.json"),
-        '3 processes, BMUF': load(f"{d}/bmuf.0.json")}
+        '3 processes, BMUF': load(f"{d}/bmuf.0.json"),
+        '3 processes, MA, Hogwild! 2 threads each': load(f"{d}/hogwild.0.json")}
 best = max(a for _, a in runs['1 process'])
 target = best - 0.5
 print(f"\ntime to {target:.2f}% test accuracy (the single process's best minus 0.5 points):\n")

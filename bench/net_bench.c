@@ -211,7 +211,9 @@ int main(int argc, char **argv)
         double bw = (double)b / tp / 1e9;
         printf("p2p,2,%zu,%d,%.6f,%.3f,1\n", b, reps, tp, bw);
         fflush(stdout);
-        for (unsigned w = 2; w <= 4; w++) {
+        const char *mw = getenv("NET_BENCH_MAX_RANKS"); /* tuning */
+        unsigned maxw = mw ? (unsigned)atoi(mw) : 4;
+        for (unsigned w = 2; w <= maxw && w <= 16; w++) {
             double t = tcp_allreduce(w, b, reps);
             if (t < 0)
                 return 1;

@@ -1,14 +1,27 @@
 /*
- * libFuzzer harness: the TCP backend's frame decoder and the server side of
- * its handshake (src/net/tcp.c), fed from a socket pair whose other end
- * holds the input and is then shut for writing. tcp.c is included whole:
- * frame_recv() and serve() are static, and the harness must reach them
- * without changing the backend. Any status is fine (a hostile peer is
- * refused); a crash, a leak, undefined behaviour or a hang is a finding.
+ * libFuzzer harness: the TCP backend's frame decoder, the server side of
+ * its handshake, and the ring all-reduce's data frames (src/net/tcp.c), fed
+ * from a socket pair whose other end holds the input and is then shut for
+ * writing. tcp.c is included whole: frame_recv(), serve() and ring_run()
+ * are static, and the harness must reach them without changing the
+ * backend. Any status is fine (a hostile peer is refused); a crash, a leak,
+ * undefined behaviour or a hang is a finding.
+ *
+ * The same input is read three ways: as control frames; as the client's
+ * side of a handshake; and as the stream of data frames a ring predecessor
+ * sends during an all-reduce, where its first 4 bytes set up the ring:
+ *   byte 0: bits 0-1 world - 2 (3: 2), bits 5-7 rank mod world,
+ *           bit 2 reseal (every frame's CRC recomputed, so that the checks
+ *           behind the CRC are fuzzed too), bit 3 maximum of u64 instead of
+ *           the float sum, bit 4 through hog_avg_step with BMUF (the sum);
+ *   bytes 1-2: vector length (elements, < 2048), byte 3: chunk elements - 1
+ *           (below 64).
  */
 #include "fuzz_common.h"
 
 #include "../src/net/tcp.c"
+
+#include <stdlib.h>
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -31,6 +44,99 @@ static bool feed(const uint8_t *data, size_t size, int sv[2])
     }
     shutdown(sv[1], SHUT_WR);
     return true;
+}
+
+/* Recomputes the CRC of every frame of the stream s[0..n) in place. */
+static void reseal(unsigned char *s, size_t n)
+{
+    size_t p = 0;
+    while (n - p >= HDR) {
+        uint32_t len = get32(s + p + 12);
+        size_t have = n - p - HDR < len ? n - p - HDR : len;
+        uint32_t c = hog_crc32c(hog_crc32c(0, s + p, 16), s + p + HDR, have);
+        put32(s + p + 16, c);
+        if (have < len)
+            break;
+        p += HDR + len;
+    }
+}
+
+/* One all-reduce on a ring whose predecessor sends data[4..size). */
+static void ring_frames(const uint8_t *data, size_t size)
+{
+    unsigned world = 2 + (data[0] & 3) % 3;
+    unsigned rank = (data[0] >> 5) % world;
+    bool max = data[0] & 8, bmuf = !max && (data[0] & 16);
+    size_t len = (size_t)(data[1] | data[2] << 8) % 2048;
+    size_t elem = max ? 8 : 4;
+    size_t n = size - 4;
+    unsigned char *s = malloc(n ? n : 1);
+    if (!s)
+        abort();
+    memcpy(s, data + 4, n);
+    if (data[0] & 4)
+        reseal(s, n);
+
+    int in[2], out[2];
+    feed(s, n, in);
+    free(s);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) != 0)
+        abort();
+    int big = 1 << 20;
+    setsockopt(out[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+    setsockopt(out[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    set_nonblock(in[0]);
+    set_nonblock(out[0]);
+
+    struct tcp *t = calloc(1, sizeof *t);
+    if (!t)
+        abort();
+    t->base.ops = &tcp_ops;
+    t->base.world = world;
+    t->base.rank = rank;
+    t->prev_fd = in[0];
+    t->next_fd = out[0];
+    snprintf(t->prev_addr, sizeof t->prev_addr, "fuzz-prev");
+    snprintf(t->next_addr, sizeof t->next_addr, "fuzz-next");
+    t->timeout = 0.01;
+    t->chunk = (size_t)(1 + data[3] % 64) * elem;
+    t->protocol = HOG_NET_PROTOCOL;
+    t->tmp = malloc(t->chunk);
+    if (!t->tmp)
+        abort();
+
+    hog_err err;
+    void *v = calloc(len ? len : 1, elem);
+    if (!v)
+        abort();
+    for (size_t i = 0; i < len; i++) {
+        if (max)
+            ((uint64_t *)v)[i] = i * 0x9E3779B97F4A7C15u;
+        else
+            ((float *)v)[i] = (float)i * 0.25f;
+    }
+    if (bmuf) {
+        struct hog_avg_opts ao;
+        hog_avg_opts_init(&ao);
+        ao.mode = HOG_AVG_BMUF;
+        struct hog_avg *a;
+        if (hog_avg_create(&t->base, &ao, &a, &err) != HOG_OK)
+            abort();
+        /* twice: the second call on a broken group must refuse too */
+        for (int k = 0; k < 2; k++)
+            (void)hog_avg_step(a, v, len, &err);
+        hog_avg_free(a);
+    } else if (max) {
+        (void)hog_net_allreduce_max(&t->base, v, len, &err);
+    } else {
+        (void)hog_net_allreduce_sum(&t->base, v, len, &err);
+    }
+    free(v);
+    /* The successor's end first: a broken group's close drains its sockets
+     * until the peer's end (at most 0.5 s), which must come at once here. */
+    close(out[1]);
+    hog_net_close(&t->base);
+    close(in[1]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,5 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)serve(&a, sv[0], "fuzz-peer", &w, &rank, &port, NULL, NULL, &err);
     close(sv[0]);
     close(sv[1]);
+
+    if (size >= 4)
+        ring_frames(data, size);
     return 0;
 }

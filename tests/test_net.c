@@ -58,6 +58,45 @@ static void check_sha(const void *msg, size_t len, const char *want)
     cr_assert_str_eq(h, want);
 }
 
+/* CRC32C, one bit at a time: the reference for the checksum of every frame
+ * (hog_crc32c runs three interleaved hardware streams on long buffers). */
+static uint32_t crc32c_bitwise(uint32_t crc, const unsigned char *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+Test(net, crc32c_long_buffers)
+{
+    size_t max = 3 * 8192 * 2 + 3 * 256 + 100;
+    unsigned char *b = malloc(max + 8);
+    cr_assert_not_null(b);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < max + 8; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        b[i] = (unsigned char)x;
+    }
+    static const size_t lens[] = { 0, 1, 7, 8, 255, 256, 767, 768, 769, 1000,
+                                   24575, 24576, 24577, 3 * 8192 + 3 * 256,
+                                   49152 + 768 + 99 };
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+        for (size_t off = 0; off < 8; off += 3) {
+            size_t n = lens[k];
+            uint32_t want = crc32c_bitwise(0x12345678u, b + off, n);
+            cr_assert_eq(hog_crc32c(0x12345678u, b + off, n), want,
+                         "length %zu, offset %zu", n, off);
+            /* in two pieces */
+            uint32_t c = hog_crc32c(0x12345678u, b + off, n / 3);
+            cr_assert_eq(hog_crc32c(c, b + off + n / 3, n - n / 3), want);
+        }
+    free(b);
+}
+
 Test(net, sha256_fips_180_4)
 {
     check_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223"
@@ -557,9 +596,17 @@ Test(net, train_bmuf_news20, .timeout = 120)
     three_ranks_news20("--sync bmuf --sync-every 1000");
 }
 
+/* Hogwild! inside each process: its threads stop at a barrier at every
+ * block's end while thread 0 averages across the processes. */
+Test(net, train_ma_hogwild_news20, .timeout = 120)
+{
+    three_ranks_news20("--sync ma --sync-every 4000 --eta 1.5 --algo hogwild "
+                       "--threads 2");
+}
+
 /* kill -9 of one rank in the middle: the others exit within the timeout
  * (+5 s) with a sentence naming it. */
-Test(net, kill_one_rank, .timeout = 60)
+static void kill_one_rank(const char *algo)
 {
     TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
     char dir[512], logs[3][600], coord[64];
@@ -572,7 +619,7 @@ Test(net, kill_one_rank, .timeout = 60)
         pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
                        "--coordinator %s --shard stride --net-timeout %g "
                        "--connect-timeout 20 --sync-every 200 --epochs 1000 "
-                       "'%s'", th_bin(), r, coord, timeout, train);
+                       "%s '%s'", th_bin(), r, coord, timeout, algo, train);
     }
     /* Kill rank 1 once it trains (it has printed its epoch header). */
     cr_assert(wait_text(logs[0], "epoch", 30), "%s", slurp(logs[0]));
@@ -588,6 +635,15 @@ Test(net, kill_one_rank, .timeout = 60)
               slurp(logs[0]));
     cr_assert(strstr(slurp(logs[2]), "rank 1 (127.0.0.1:"), "%s",
               slurp(logs[2]));
+}
+
+Test(net, kill_one_rank, .timeout = 60) { kill_one_rank(""); }
+
+/* The same with Hogwild!: thread 0's failed averaging stops the others at
+ * their barrier, and the process exits with the sentence. */
+Test(net, kill_one_rank_hogwild, .timeout = 60)
+{
+    kill_one_rank("--algo hogwild --threads 2");
 }
 
 /* A rank that stops answering (SIGSTOP): the others time out, exit non-zero

@@ -118,6 +118,7 @@ struct hogwild {
     uint64_t n_weights;
     unsigned blocks;  /* sync blocks per epoch (1 without averaging) */
     bool average;     /* replicas averaged during training */
+    bool net;         /* averaged across processes at every block's end */
     unsigned epoch;
     uint64_t syncs;   /* averagings so far (written by thread 0) */
     hog_status st;    /* of the last epoch_end (written by thread 0) */
@@ -218,8 +219,35 @@ static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
     }
 }
 
-/* One epoch, on every worker. Every thread passes the same barriers. */
-static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
+/* Scale-out (fit.h): at a block's end every thread has stopped and every
+ * weight is current (replicas averaged). Thread 0 replaces the model by the
+ * average across processes while the others wait at the barrier; then each
+ * thread copies its slice of the result into every replica. False when the
+ * averaging failed (h->st), on every thread. */
+static bool net_average(struct hogwild *h, unsigned tid, unsigned nthreads)
+{
+    float *m = h->f->model->w; /* the staging buffer */
+    hog_pool_barrier(h->pool);
+    if (tid == 0) {
+        for (uint64_t j = 0; j < h->n_weights; j++)
+            m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
+        h->st = hog_fit_average(h->f, m, h->n_weights, h->err);
+    }
+    hog_pool_barrier(h->pool);
+    if (h->st != HOG_OK)
+        return false;
+    uint64_t lo, hi;
+    slice(h->n_weights, tid, nthreads, &lo, &hi);
+    for (unsigned r = 0; r < h->nrep; r++)
+        for (uint64_t j = lo; j < hi; j++)
+            atomic_store_explicit(&h->rep[r].s.w[j], m[j],
+                                  memory_order_relaxed);
+    return true;
+}
+
+/* One epoch, on every worker. Every thread passes the same barriers.
+ * False when averaging across processes failed (on every thread). */
+static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
 {
     struct worker *me = &h->w[tid];
     struct replica *rp = &h->rep[me->replica];
@@ -279,11 +307,14 @@ static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
             if (tid == 0)
                 h->syncs++;
         }
+        if (h->net && !net_average(h, tid, nthreads))
+            return false;
         /* nobody writes a replica's len again before all have read it */
         hog_pool_barrier(h->pool);
     }
     slice(h->n_weights, tid, nthreads, &lo, &hi);
     model_slice(h, lo, hi);
+    return true;
 }
 
 /* All epochs in one job: the workers stay up between epochs (a barrier,
@@ -351,7 +382,8 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
             t0 = hog_now();
         }
         hog_pool_barrier(h->pool);
-        epoch_body(h, tid, nthreads);
+        if (!epoch_body(h, tid, nthreads))
+            break;
         hog_pool_barrier(h->pool); /* the model of the epoch is complete */
         if (tid == 0) {
             double secs = hog_now() - t0;
@@ -581,6 +613,12 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     h.blocks = blocks > n ? (unsigned)n : (unsigned)blocks;
     if (h.blocks < 1)
         h.blocks = 1;
+    /* Across processes: exactly the agreed number of blocks, replicas
+     * averaged at each block's end first. */
+    if ((h.net = hog_fit_average_blocks(f) > 0)) {
+        h.average = h.nrep > 1;
+        h.blocks = (unsigned)hog_fit_average_blocks(f);
+    }
 
     if ((st = checkpoint_setup(&h, err)) != HOG_OK)
         goto out;

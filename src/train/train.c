@@ -377,11 +377,12 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                         "the %s trainer is not built yet; use the serial one",
                         algos[o.algo].name);
 
-    if (o.average && (gpu || o.algo != HOG_ALGO_SERIAL))
+    if (o.average && (gpu || (o.algo != HOG_ALGO_SERIAL &&
+                              o.algo != HOG_ALGO_HOGWILD)))
         return hog_errf(err, HOG_ENOTSUP,
                         "the %s trainer does not take part in model "
-                        "averaging across processes yet; use --algo serial",
-                        gpu ? "GPU" : algos[o.algo].name);
+                        "averaging across processes yet; use --algo serial "
+                        "or hogwild", gpu ? "GPU" : algos[o.algo].name);
 
     hog_model *m;
     if ((st = new_model(train, &o, &m, err)) != HOG_OK)
