@@ -30,6 +30,20 @@ if [ -f "$DATA/a9a.xz" ]; then
         --threads 2 --hot auto --sync-every 4096 --epochs 1 --quiet
     check "cyclades" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo cyclades \
         --threads 2 --epochs 1 --quiet
+    # Two processes averaging their Hogwild! models over loopback
+    # (docs/SCALEOUT.md): threads meet at the pool barrier, thread 0 averages.
+    port=$((20000 + $$ % 20000))
+    "$HOG" train "$T/a9a" --algo hogwild --threads 2 --world 2 --rank 1 \
+        --coordinator "127.0.0.1:$port" --shard stride --sync-every 2000 \
+        --epochs 1 --quiet >"$T/hogwild-world-1.log" 2>&1 &
+    peer=$!
+    check "hogwild-world" "$HOG" train "$T/a9a" --algo hogwild --threads 2 \
+        --world 2 --rank 0 --coordinator "127.0.0.1:$port" --shard stride \
+        --sync-every 2000 --epochs 1 --quiet
+    if ! wait "$peer"; then
+        fail=$((fail + 1)); echo "tsan: FAIL hogwild-world (rank 1)"
+        tail -n 40 "$T/hogwild-world-1.log"
+    fi
 else
     echo "tsan: real data a9a not found under $DATA; threaded runs skipped"
 fi
