@@ -287,6 +287,12 @@ typedef struct hog_train_opts {
      * its current step, writes a checkpoint when one is configured, and
      * returns HOG_EINTR. For a signal handler's flag; NULL: never. */
     const volatile sig_atomic_t *cancel;
+    /* scd and dcd: the full training-set metrics (accuracy, AUC; a pass
+     * over the data and a sort) after every metrics_every-th epoch and
+     * after the last; the other epochs report the objective and mean loss
+     * the solver keeps (accuracy and AUC NaN). 0 (default): after the last
+     * epoch only; 1: every epoch. Other algorithms: every epoch. */
+    unsigned metrics_every;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

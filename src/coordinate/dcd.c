@@ -354,7 +354,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         double t0 = hog_now();
         s.epoch = epoch;
         hog_shuffle_u64(&rng, s.act, s.active);
-        hog_pool_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
+        hog_coord_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
                      &s);
         /* Gather the rows each worker kept, in worker order. */
         uint64_t kept = 0, newton = 0;
