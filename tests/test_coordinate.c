@@ -5,6 +5,7 @@
  * objective. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,125 @@ Test(coordinate, scd_reports_nan_gap_and_column_memory)
     /* At least the column copy: values and row ids of every nonzero. */
     cr_assert_geq(v.aux, d->m.nnz * 8);
     hog_model_free(m);
+    hog_data_free(d);
+}
+
+/* Every epoch's stats, for the metrics_every tests. */
+struct hist {
+    unsigned n;
+    hog_epoch_stats s[64];
+};
+
+static void keep(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                 uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct hist *h = ctx;
+    if (s && h->n < 64)
+        h->s[h->n++] = *s;
+}
+
+/* The objective scd and dcd keep from their own state equals the front
+ * door's pass over the data (float weights: 1e-5), on every epoch; the
+ * accuracy and AUC come every metrics_every-th epoch and after the last. */
+Test(coordinate, metrics_every_and_the_solvers_own_objective)
+{
+    hog_data *d = random_csr(400, 50, 0.15, 12);
+    struct {
+        hog_algo algo;
+        hog_loss loss;
+        double l1, l2;
+    } cases[] = {
+        { HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 2e-3, 0 },
+        { HOG_ALGO_SCD, HOG_LOSS_SQUARED, 1e-3, 1e-3 },
+        { HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-2 },
+        { HOG_ALGO_DCD, HOG_LOSS_LOGISTIC, 0, 1e-2 },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hog_train_opts o = coord_opts(cases[k].algo, cases[k].loss,
+                                      cases[k].l1, cases[k].l2, 1, 0);
+        o.epochs = 7;
+        o.update = cases[k].algo == HOG_ALGO_DCD ? HOG_UPDATE_ATOMIC
+                                                 : HOG_UPDATE_NONE;
+        o.progress = keep;
+        struct hist full = { 0 }, cheap = { 0 }, every3 = { 0 };
+        o.metrics_every = 1;
+        o.progress_ctx = &full;
+        hog_model *a = train_ok(d, &o);
+        o.metrics_every = 0;
+        o.progress_ctx = &cheap;
+        hog_model *b = train_ok(d, &o);
+        o.metrics_every = 3;
+        o.progress_ctx = &every3;
+        hog_model *c = train_ok(d, &o);
+        cr_assert_eq(full.n, 7, "case %zu", k);
+        cr_assert_eq(cheap.n, 7, "case %zu", k);
+        cr_assert_eq(every3.n, 7, "case %zu", k);
+        bool reg = cases[k].loss == HOG_LOSS_SQUARED;
+        for (unsigned e = 0; e < 7; e++) {
+            double f = full.s[e].objective, g = cheap.s[e].objective;
+            cr_assert(isfinite(g) && fabs(f - g) <= 1e-5 * fabs(f),
+                      "case %zu epoch %u: kept %.10g, pass %.10g", k, e + 1,
+                      g, f);
+            cr_assert(fabs(full.s[e].train_loss - cheap.s[e].train_loss) <=
+                          1e-5 * fabs(full.s[e].train_loss),
+                      "case %zu epoch %u: loss", k, e + 1);
+            double acc_full = reg ? full.s[e].train_rmse
+                                  : full.s[e].train_accuracy;
+            cr_assert(isfinite(acc_full), "case %zu epoch %u", k, e + 1);
+            bool last = e == 6;
+            if (!reg) {
+                cr_assert_eq(isfinite(cheap.s[e].train_accuracy), last,
+                             "case %zu epoch %u: accuracy", k, e + 1);
+                cr_assert_eq(isfinite(cheap.s[e].train_auc), last,
+                             "case %zu epoch %u: AUC", k, e + 1);
+                cr_assert_eq(isfinite(every3.s[e].train_accuracy),
+                             last || (e + 1) % 3 == 0, "case %zu epoch %u",
+                             k, e + 1);
+            } else { /* RMSE from the kept loss on every epoch */
+                cr_assert(fabs(cheap.s[e].train_rmse - acc_full) <=
+                              1e-5 * acc_full,
+                          "case %zu epoch %u: RMSE", k, e + 1);
+            }
+        }
+        /* The metrics change what is reported, not what is trained. */
+        size_t nw = hog_data_features(d) + 1;
+        cr_assert(memcmp(a->w, b->w, nw * sizeof(float)) == 0, "case %zu", k);
+        cr_assert(memcmp(a->w, c->w, nw * sizeof(float)) == 0, "case %zu", k);
+        hog_model_free(a);
+        hog_model_free(b);
+        hog_model_free(c);
+    }
+    hog_data_free(d);
+}
+
+/* A raised cancel flag stops scd and dcd after the current epoch with
+ * HOG_EINTR and a sentence. */
+Test(coordinate, cancel_flag_stops_after_the_epoch)
+{
+    hog_data *d = random_csr(300, 30, 0.2, 5);
+    hog_algo algos[] = { HOG_ALGO_SCD, HOG_ALGO_DCD };
+    for (int k = 0; k < 2; k++) {
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            hog_train_opts o = coord_opts(
+                algos[k], HOG_LOSS_LOGISTIC, k == 0 ? 1e-3 : 0,
+                k == 0 ? 0 : 1e-3, threads, 0);
+            volatile sig_atomic_t flag = 1;
+            o.cancel = &flag;
+            struct hist h = { 0 };
+            o.progress = keep;
+            o.progress_ctx = &h;
+            hog_model *m = NULL;
+            hog_err err = { { 0 } };
+            hog_status s = hog_train(d, NULL, &o, &m, &err);
+            cr_assert_eq(s, HOG_EINTR, "algo %d, %u threads: %s", k, threads,
+                         err.msg);
+            cr_assert_null(m);
+            cr_assert_eq(h.n, 1, "algo %d: %u epochs ran", k, h.n);
+            cr_assert(strstr(err.msg, "interrupted after epoch 1"), "%s",
+                      err.msg);
+        }
+    }
     hog_data_free(d);
 }
 
