@@ -21,10 +21,11 @@
 #      are not counted: LIBLINEAR computes none). Best of 3 seeds. Also
 #      the wall time of that whole tight-tolerance run (past the target,
 #      process start and final metrics included), and for 1 thread the
-#      same with --metrics-every 1 (accuracy and AUC every epoch, the
-#      front door's pass over the data).
+#      same (one run) with --metrics-every 1 (accuracy and AUC every epoch,
+#      the front door's pass over the data).
 #   4. the machine's parallel capacity: the 1-thread hogtrain run alone
-#      (best of 3), then 2 copies at once, each on its own copy of the file;
+#      (the best wall of step 3's 3 runs), then 2 copies at once, each on
+#      its own copy of the file;
 #      capacity = 2 t1 / t2copies (2.0 on two idle cores). The 2-thread
 #      target is 1.5 x capacity / 2 times LIBLINEAR's speed; 1 thread's,
 #      1x.
@@ -50,10 +51,6 @@ now() { date +%s.%N; }
 wall() { # command... -> seconds
     local t0 t1; t0=$(now); "$@" >/dev/null 2>&1; t1=$(now)
     python3 -c "print($t1 - $t0)"
-}
-best3() { # command... -> best of 3 wall seconds
-    local a b c; a=$(wall "$@"); b=$(wall "$@"); c=$(wall "$@")
-    python3 -c "print(min($a, $b, $c))"
 }
 objective() { # model data C reg -> LIBLINEAR-scale objective
     "$BIN" objective -q --C "$3" --reg "$4" "$1" "$2" | awk '$1 == "liblinear_objective" { print $2 }'
@@ -100,17 +97,8 @@ pair() { # name solver algo loss C reg update tight_e tight_tol
     done
     local regopt; regopt=$([ "$reg" = l1 ] && echo "--l1 $lam --l2 0" || echo "--l2 $lam")
     local ups; IFS=, read -ra ups <<< "$upd"
-    local updopt0=""; [ "${ups[0]}" != "-" ] && updopt0="--update ${ups[0]}"
-    # Parallel capacity: the 1-thread run alone, then two at once, each on
-    # its own copy of the file.
     cp "$f" "$TMP/copy.svm"
-    local c0 c1 alone cap tgt
-    alone=$(best3 "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$f")
-    c0=$(now)
-    "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$f" &
-    "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt0 --tol "$tt" "$TMP/copy.svm" &
-    wait; c1=$(now)
-    cap=$(python3 -c "print(2 * $alone / ($c1 - $c0))")
+    local c0 c1 cap=nan tgt
     local configs=("1:${ups[0]}") u
     for u in "${ups[@]}"; do configs+=("2:$u"); done
     local cfg t
@@ -128,13 +116,24 @@ pair() { # name solver algo loss C reg update tight_e tight_tol
             [ "$best" = "$sec" ] && ep=$epn
             wbest=$(python3 -c "import math; a=float('$wbest'); b=$w1-$w0; print(b if math.isnan(a) or b < a else a)")
         done
+        if [ "$t" = 1 ]; then
+            # Parallel capacity: the 1-thread run alone (the best of the 3
+            # above), then two at once, each on its own copy of the file.
+            c0=$(now)
+            "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt \
+                --tol "$tt" --seed 1 --json "$TMP/c1.json" "$f" &
+            "$BIN" train -q --algo "$algo" --loss "$loss" $regopt --threads 1 $updopt \
+                --tol "$tt" --seed 1 --json "$TMP/c2.json" "$TMP/copy.svm" &
+            wait; c1=$(now)
+            cap=$(python3 -c "print(2 * $wbest / ($c1 - $c0))")
+        fi
         tgt=$([ "$t" = 1 ] && echo 1 || python3 -c "print(1.5 * $cap / 2)")
         local sp; sp=$(python3 -c "print(float('$ll_s') / float('$best'))")
         # What the full training metrics of every epoch (--metrics-every 1,
         # the front door's pass over the data with AUC) would add to the
         # tight run: 1 thread only.
         local wfull=nan
-        [ "$t" = 1 ] && wfull=$(best3 "$BIN" train -q --algo "$algo" --loss "$loss" $regopt \
+        [ "$t" = 1 ] && wfull=$(wall "$BIN" train -q --algo "$algo" --loss "$loss" $regopt \
             --threads 1 $updopt --tol "$tt" --metrics-every 1 --json "$TMP/jm.json" "$f")
         echo "$name,-s $s,$algo,$loss,$C,$t,$u,$target,$ll_e,$ll_s,$best,$ep,$wbest,$sp,$cap,$tgt,$wfull" | tee -a "$OUT"
     done

@@ -84,7 +84,9 @@ struct scd {
     double *w0;             /* cols */
     double *m0;             /* n */
     double *lp;             /* n: loss'(m0_i) = -y_i sigma(-y_i m0_i) */
-    double *dd;             /* n: loss''(m0_i) */
+    double *qd;             /* 2n, per row: loss'(m0_i) - loss''(m0_i) m0_i
+                               and loss''(m0_i), side by side so that a
+                               step's gradient reads one line per row */
     uint64_t *act;          /* the active columns */
     uint64_t active;
     double m_old;           /* shrinking margin: last epoch's max violation / n */
@@ -123,9 +125,9 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
         for (uint64_t k = a; k < b; k++) {
             uint32_t i = row[k];
             double v = val[k];
-            g += v * (s->lp[i] + s->dd[i] * (hog_d_load(&s->mar[i]) -
-                                             s->m0[i]));
-            h += v * v * s->dd[i];
+            double q = s->qd[2 * i], dd = s->qd[2 * i + 1];
+            g += v * (q + dd * hog_d_load(&s->mar[i]));
+            h += v * v * dd;
         }
         h += 1e-12 * (double)s->n; /* LIBLINEAR's nu: h > 0 */
     }
@@ -171,7 +173,8 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
         double p = hog_sigmoid_neg(z);
         s->m0[i] = m;
         s->lp[i] = -s->y[i] * p;
-        s->dd[i] = p * (1.0 - p);
+        s->qd[2 * i + 1] = p * (1.0 - p);
+        s->qd[2 * i] = s->lp[i] - p * (1.0 - p) * m;
         f += hog_log1pexp_neg(z);
     }
     hog_coord_slice(s->cols, tid, nt, &c0, &c1);
@@ -263,14 +266,17 @@ static double squared_objective(const struct scd *s, double *mean_loss)
 #define SCD_INNER_CYCLES 8
 
 /* Nonzeros per worker below which an epoch runs on one worker (the
- * caller, plain adds): shotgun's workers pay a barrier per inner cycle
- * and a compare-and-swap per margin they move, which only pays when each
- * has enough columns to read. After the first epochs L1's active set is a
- * few hundred columns (a full epoch of reuters_moneyfx is 348k nonzeros,
- * its active set 40k to 120k; news20's 3.8M and 280k to 400k): those
- * epochs run alone, the full checks of every column in parallel, where
- * most columns stay zero and cost no atomic. */
-#define SCD_PAR_NNZ 65536u
+ * caller, plain adds): shotgun's workers pay a pool wake-up, a barrier per
+ * inner cycle and a compare-and-swap per margin they move, which only pays
+ * when each has about a millisecond of columns to read (a few ns per
+ * nonzero). On an idle machine a barrier costs microseconds; on a busy one
+ * it can wait a scheduler slice for a descheduled peer, and with 64k per
+ * worker the parallel epochs of reuters_moneyfx took 2-4x the serial ones
+ * at load 12 on 2 cores. L1's active sets (reuters_moneyfx: 348k nonzeros
+ * for all columns, 40k-120k active; news20: 3.8M, 280k-400k) run alone;
+ * news20's full checks of every column, mostly zero weights that stay zero
+ * and cost no atomic, run on all workers. */
+#define SCD_PAR_NNZ 262144u
 
 /* Inner cycles refine the nonzero weights only; a zero weight gets its
  * chance in the next epoch's first cycle (on news20 the full cycles over
@@ -371,7 +377,7 @@ static void scd_free(struct scd *s)
     free(s->w0);
     free(s->m0);
     free(s->lp);
-    free(s->dd);
+    free(s->qd);
     free(s->act);
     free(s->th);
 }
@@ -411,10 +417,10 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         s.w0 = malloc((s.cols ? s.cols : 1) * sizeof *s.w0);
         s.m0 = malloc(s.n * sizeof *s.m0);
         s.lp = malloc(s.n * sizeof *s.lp);
-        s.dd = malloc(s.n * sizeof *s.dd);
+        s.qd = malloc(2 * s.n * sizeof *s.qd);
     }
     if (!s.w || !s.mar || !s.y || !s.colsq || !s.act || !s.th ||
-        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.dd))) {
+        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.qd))) {
         st = hog_errf(err, HOG_ENOMEM,
                       "out of memory for coordinate descent over %llu "
                       "columns and %llu rows",
@@ -425,7 +431,7 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
                                          sizeof(uint64_t)) +
                    s.n * 2 * sizeof(double);
     if (s.loss == HOG_LOSS_LOGISTIC)
-        f->aux_bytes += s.cols * sizeof(double) + s.n * 3 * sizeof(double);
+        f->aux_bytes += s.cols * sizeof(double) + s.n * 4 * sizeof(double);
     bool cls = hog_loss_is_classification(s.loss);
     for (uint64_t i = 0; i < s.n; i++)
         s.y[i] = cls ? (hog_label_positive(d, d->m.y[i]) ? 1.0 : -1.0)
