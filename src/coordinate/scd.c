@@ -399,7 +399,14 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     s.m_old = INFINITY; /* no shrinking before a first full epoch */
 
     struct hog_coord_env env;
-    hog_status st = hog_coord_env_open(o->threads, &env, err);
+    /* No epoch of a problem under 2 SCD_PAR_NNZ nonzeros in all could run
+     * in parallel: no pool for it (reuters_moneyfx, 348k), whatever
+     * --threads says. */
+    uint64_t all_nnz = d->m.nnz + (o->bias != 0.0 ? s.n : 0);
+    unsigned want = o->threads;
+    if (all_nnz < 2 * (uint64_t)SCD_PAR_NNZ)
+        want = 1;
+    hog_status st = hog_coord_env_open(want, &env, err);
     if (st != HOG_OK)
         return st;
     s.pool = env.pool;
