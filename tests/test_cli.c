@@ -431,3 +431,31 @@ Test(cli, failed_writes_fail_cleanly)
     cr_assert_eq(th_run(out, sizeof out, "ls -A '%s'", lim), 0);
     cr_assert_str_eq(out, "", "left behind in %s: %s", lim, out);
 }
+
+/* A version 2 .hgb is mapped from the file (src/io/hgb.c). When another
+ * program truncates it in place during training, the lost pages raise
+ * SIGBUS: the command says what happened and exits 1, no core dump. */
+Test(cli, truncated_mapped_data_is_a_sentence)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' gen -q --rows 100000 --nnz 40 -o g.svm && "
+                "'%s' convert -q g.svm g.hgb",
+                dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    /* Train for long; once the first epoch is reported the data is mapped
+     * and in use: cut the file to its header. */
+    rc = th_run(out, sizeof out, "cd '%s' && { timeout 120 '%s' train g.hgb --epochs 100000 "
+            "--threads 1 -o m.hgm 2> err & pid=$!; "
+            "for i in $(seq 600); do grep -q 'epoch 1/' err && break; "
+            "sleep 0.1; done; truncate -s 8192 g.hgb; wait $pid; "
+            "echo \"rc=$?\"; cat err; }",
+            dir, th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "rc=1\n"), "not exit status 1:\n%s", out);
+    cr_assert_not_null(strstr(out, "truncated or rewritten in place"), "%s",
+                       out);
+    char model[1100];
+    snprintf(model, sizeof model, "%s/m.hgm", dir);
+    cr_assert(!exists(model), "a model was written from lost data");
+}

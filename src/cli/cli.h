@@ -184,6 +184,9 @@ void hog_progress_free(struct hog_progress *p);
  * returned (for hog_train_opts.cancel), a second exits at once. */
 const volatile sig_atomic_t *hog_cli_signals_install(void);
 void hog_cli_signals_restore(void);
+/* SIGBUS (a mapped .hgb truncated by another program): a sentence and exit
+ * status 1 instead of a core dump. Installed once by main. */
+void hog_cli_sigbus_install(void);
 
 /* Appends to err's "out of memory" the size the data at path needs, the
  * ulimit -v in force, and the remedy (memory.c). */

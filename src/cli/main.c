@@ -47,6 +47,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     hog_cli_blas_threads(argv); /* memory.c: under ulimit -v, may re-exec */
+    hog_cli_sigbus_install();
     if (argc < 2) {
         fputs("hogtrain: no command given\n", stderr);
         usage(stderr);

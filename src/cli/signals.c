@@ -39,6 +39,32 @@ const volatile sig_atomic_t *hog_cli_signals_install(void)
     return &cancel_flag;
 }
 
+/* A version 2 .hgb is mapped, not copied (src/io/hgb.c): when another
+ * program truncates the file in place while hogtrain runs, touching the
+ * lost pages raises SIGBUS. Say so in a sentence instead of dumping core.
+ * Only async-signal-safe calls here. */
+static void on_sigbus(int sig)
+{
+    static const char msg[] =
+        "hogtrain: bus error: a memory-mapped input file (a .hgb data set) "
+        "was truncated or rewritten in place while in use; hogtrain never "
+        "writes its inputs, so another program changed it. Nothing was "
+        "saved after the last checkpoint; rerun on an unchanged file\n";
+    ssize_t k = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)k;
+    (void)sig;
+    _exit(HOG_EXIT_ERROR);
+}
+
+void hog_cli_sigbus_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
 void hog_cli_signals_restore(void)
 {
     signal(SIGINT, SIG_DFL);
