@@ -49,6 +49,13 @@
  * correct; losing an add to m_i would leave m_i != w.x_i for good, and
  * every later step would descend a wrong objective. With one worker the
  * adds are plain and the run is deterministic given the seed.
+ *
+ * Workers sit out small epochs (SCD_PAR_NNZ): an epoch, or a parallel
+ * epoch's inner cycles, with fewer nonzeros than that per worker runs on
+ * one thread with plain adds, and a problem too small for any parallel
+ * epoch opens no pool. The per-epoch objective comes from the line search
+ * (logistic) or the residuals (squared), so the front door need not make
+ * a pass over the data for it (fit.h).
  */
 #include "coordinate/coordinate.h"
 
