@@ -306,6 +306,12 @@ typedef struct hog_train_opts {
      * (at most HOG_HOT_AUTO_MAX of them). */
     uint64_t hot_count;
     hog_hot_stats *hot_stats; /* out: filled after training when not NULL */
+    /* scd and dcd: the full training-set metrics (accuracy, AUC; a pass
+     * over the data and a sort) after every metrics_every-th epoch and
+     * after the last; the other epochs report the objective and mean loss
+     * the solver keeps (accuracy and AUC NaN). 0 (default): after the last
+     * epoch only; 1: every epoch. Other algorithms: every epoch. */
+    unsigned metrics_every;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

@@ -5,6 +5,7 @@
  * objective. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,6 +496,125 @@ Test(coordinate, scd_reports_nan_gap_and_column_memory)
     hog_data_free(d);
 }
 
+/* Every epoch's stats, for the metrics_every tests. */
+struct hist {
+    unsigned n;
+    hog_epoch_stats s[64];
+};
+
+static void keep(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                 uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct hist *h = ctx;
+    if (s && h->n < 64)
+        h->s[h->n++] = *s;
+}
+
+/* The objective scd and dcd keep from their own state equals the front
+ * door's pass over the data (float weights: 1e-5), on every epoch; the
+ * accuracy and AUC come every metrics_every-th epoch and after the last. */
+Test(coordinate, metrics_every_and_the_solvers_own_objective)
+{
+    hog_data *d = random_csr(400, 50, 0.15, 12);
+    struct {
+        hog_algo algo;
+        hog_loss loss;
+        double l1, l2;
+    } cases[] = {
+        { HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 2e-3, 0 },
+        { HOG_ALGO_SCD, HOG_LOSS_SQUARED, 1e-3, 1e-3 },
+        { HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-2 },
+        { HOG_ALGO_DCD, HOG_LOSS_LOGISTIC, 0, 1e-2 },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hog_train_opts o = coord_opts(cases[k].algo, cases[k].loss,
+                                      cases[k].l1, cases[k].l2, 1, 0);
+        o.epochs = 7;
+        o.update = cases[k].algo == HOG_ALGO_DCD ? HOG_UPDATE_ATOMIC
+                                                 : HOG_UPDATE_NONE;
+        o.progress = keep;
+        struct hist full = { 0 }, cheap = { 0 }, every3 = { 0 };
+        o.metrics_every = 1;
+        o.progress_ctx = &full;
+        hog_model *a = train_ok(d, &o);
+        o.metrics_every = 0;
+        o.progress_ctx = &cheap;
+        hog_model *b = train_ok(d, &o);
+        o.metrics_every = 3;
+        o.progress_ctx = &every3;
+        hog_model *c = train_ok(d, &o);
+        cr_assert_eq(full.n, 7, "case %zu", k);
+        cr_assert_eq(cheap.n, 7, "case %zu", k);
+        cr_assert_eq(every3.n, 7, "case %zu", k);
+        bool reg = cases[k].loss == HOG_LOSS_SQUARED;
+        for (unsigned e = 0; e < 7; e++) {
+            double f = full.s[e].objective, g = cheap.s[e].objective;
+            cr_assert(isfinite(g) && fabs(f - g) <= 1e-5 * fabs(f),
+                      "case %zu epoch %u: kept %.10g, pass %.10g", k, e + 1,
+                      g, f);
+            cr_assert(fabs(full.s[e].train_loss - cheap.s[e].train_loss) <=
+                          1e-5 * fabs(full.s[e].train_loss),
+                      "case %zu epoch %u: loss", k, e + 1);
+            double acc_full = reg ? full.s[e].train_rmse
+                                  : full.s[e].train_accuracy;
+            cr_assert(isfinite(acc_full), "case %zu epoch %u", k, e + 1);
+            bool last = e == 6;
+            if (!reg) {
+                cr_assert_eq(isfinite(cheap.s[e].train_accuracy), last,
+                             "case %zu epoch %u: accuracy", k, e + 1);
+                cr_assert_eq(isfinite(cheap.s[e].train_auc), last,
+                             "case %zu epoch %u: AUC", k, e + 1);
+                cr_assert_eq(isfinite(every3.s[e].train_accuracy),
+                             last || (e + 1) % 3 == 0, "case %zu epoch %u",
+                             k, e + 1);
+            } else { /* RMSE from the kept loss on every epoch */
+                cr_assert(fabs(cheap.s[e].train_rmse - acc_full) <=
+                              1e-5 * acc_full,
+                          "case %zu epoch %u: RMSE", k, e + 1);
+            }
+        }
+        /* The metrics change what is reported, not what is trained. */
+        size_t nw = hog_data_features(d) + 1;
+        cr_assert(memcmp(a->w, b->w, nw * sizeof(float)) == 0, "case %zu", k);
+        cr_assert(memcmp(a->w, c->w, nw * sizeof(float)) == 0, "case %zu", k);
+        hog_model_free(a);
+        hog_model_free(b);
+        hog_model_free(c);
+    }
+    hog_data_free(d);
+}
+
+/* A raised cancel flag stops scd and dcd after the current epoch with
+ * HOG_EINTR and a sentence. */
+Test(coordinate, cancel_flag_stops_after_the_epoch)
+{
+    hog_data *d = random_csr(300, 30, 0.2, 5);
+    hog_algo algos[] = { HOG_ALGO_SCD, HOG_ALGO_DCD };
+    for (int k = 0; k < 2; k++) {
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            hog_train_opts o = coord_opts(
+                algos[k], HOG_LOSS_LOGISTIC, k == 0 ? 1e-3 : 0,
+                k == 0 ? 0 : 1e-3, threads, 0);
+            volatile sig_atomic_t flag = 1;
+            o.cancel = &flag;
+            struct hist h = { 0 };
+            o.progress = keep;
+            o.progress_ctx = &h;
+            hog_model *m = NULL;
+            hog_err err = { { 0 } };
+            hog_status s = hog_train(d, NULL, &o, &m, &err);
+            cr_assert_eq(s, HOG_EINTR, "algo %d, %u threads: %s", k, threads,
+                         err.msg);
+            cr_assert_null(m);
+            cr_assert_eq(h.n, 1, "algo %d: %u epochs ran", k, h.n);
+            cr_assert(strstr(err.msg, "interrupted after epoch 1"), "%s",
+                      err.msg);
+        }
+    }
+    hog_data_free(d);
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 Test(coordinate, cli_objective_and_tol, .timeout = 60)
@@ -530,6 +650,21 @@ Test(coordinate, cli_objective_and_tol, .timeout = 60)
     rc = th_run(out, sizeof out, "'%s' objective -q --reg l1 '%s/m.hgm' '%s'",
                 th_bin(), dir, path);
     cr_assert_eq(rc, 2, "%s", out);
+    /* --metrics-every: the coordinate methods only; recorded in --json,
+     * accuracy there on the K-th and last epochs, null on the others. */
+    rc = th_run(out, sizeof out, "'%s' train --metrics-every 2 '%s'", th_bin(),
+                path);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "--metrics-every applies"), "%s", out);
+    rc = th_run(out, sizeof out,
+                "'%s' train -q --algo scd --l1 0.0001 --l2 0 --tol 0 "
+                "--epochs 5 --metrics-every 2 --json '%s/r.json' '%s' && "
+                "python3 -c \"import json; j = json.load(open('%s/r.json')); "
+                "print(j['options']['metrics_every'], [e['train_accuracy'] is "
+                "not None for e in j['epochs']])\"",
+                th_bin(), dir, path, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "2 [False, True, False, True, True]"), "%s", out);
 }
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -580,4 +715,39 @@ Test(threads, coord_scd_workers_reach_the_serial_objective, .timeout = 120)
 {
     threads_reach("reuters_moneyfx.trn", HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1,
                   1.0, 1e-3);
+}
+
+/* Shotgun proper: an epoch runs on all workers only when each has 256k
+ * nonzeros of active columns (SCD_PAR_NNZ), which L1's small active sets on
+ * reuters_moneyfx do not reach. Here 40,000 rows x 100 dense-ish columns
+ * (1.2M nonzeros, every row in every worker's columns: compare-and-swap
+ * contention on every margin) keep 2 and 4 workers busy in every epoch. */
+Test(threads, coord_scd_shotgun_workers_reach_the_serial_objective,
+     .timeout = 120)
+{
+    hog_data *d = random_csr(40000, 100, 0.3, 21);
+    const hog_loss losses[] = { HOG_LOSS_LOGISTIC, HOG_LOSS_SQUARED };
+    for (int k = 0; k < 2; k++) {
+        double l1 = 1e-3;
+        hog_train_opts o = coord_opts(HOG_ALGO_SCD, losses[k], l1, 0, 1,
+                                      1e-4);
+        hog_model *one = train_ok(d, &o);
+        double ref = objective(one, d, losses[k], l1, 0);
+        for (unsigned nt = 2; nt <= 4; nt += 2) {
+            o.threads = nt;
+            hog_model *m = train_ok(d, &o);
+            char what[96];
+            snprintf(what, sizeof what, "generated, loss %d, %u workers",
+                     (int)losses[k], nt);
+            assert_close(objective(m, d, losses[k], l1, 0), ref, 1e-3, what);
+            /* Epochs run alone would repeat the one-worker run bit for
+             * bit (same permutation, same order of adds). */
+            cr_assert(memcmp(m->w, one->w, 101 * sizeof(float)) != 0,
+                      "%s: the one-worker model: no epoch ran in parallel",
+                      what);
+            hog_model_free(m);
+        }
+        hog_model_free(one);
+    }
+    hog_data_free(d);
 }

@@ -60,6 +60,7 @@ enum {
     OPT_DIRECT,
     OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
     OPT_RESUME,
+    OPT_METRICS_EVERY, /* scd, dcd: full training metrics every K epochs */
 };
 
 static const struct option longopts[] = {
@@ -116,6 +117,7 @@ static const struct option longopts[] = {
     { "direct", required_argument, NULL, OPT_DIRECT },
     { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
     { "resume", required_argument, NULL, OPT_RESUME },
+    { "metrics-every", required_argument, NULL, OPT_METRICS_EVERY },
     { NULL, 0, NULL, 0 },
 };
 
@@ -185,6 +187,10 @@ static void help(FILE *f)
             "      --tol X            scd, dcd: stop once LIBLINEAR's -e criterion is\n"
             "                         below X; 0 runs every epoch (default %g; with\n"
             "                         scd or dcd --epochs defaults to %u)\n"
+            "      --metrics-every K  scd, dcd: training accuracy and AUC (a pass\n"
+            "                         over the data) every K epochs and after the\n"
+            "                         last; other epochs report the objective the\n"
+            "                         solver keeps (default 0: after the last only)\n"
             "\n"
             "parallelism:\n"
             "      --algo A           serial (deterministic), hogwild, cyclades, scd\n"
@@ -544,6 +550,13 @@ static int parse(int argc, char **argv, struct train_args *a)
                                            ">= 1)", optarg);
             }
             break;
+        case OPT_METRICS_EVERY:
+            if (!hog_parse_u64(optarg, 0, 1000000, &u))
+                return hog_cli_usage_error(&cmd, "--metrics-every: '%s' is "
+                                           "not a number of epochs (0 to "
+                                           "1000000)", optarg);
+            a->o.metrics_every = (unsigned)u;
+            break;
         case OPT_TOL:
             if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
                 return hog_cli_usage_error(&cmd, "--tol: '%s' is not a "
@@ -763,6 +776,12 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--tol applies to --algo scd and "
                                    "dcd only (this run uses --algo %s)",
                                    hog_cli_algo_name(a->o.algo));
+    if (seen[OPT_METRICS_EVERY] && !coord)
+        return hog_cli_usage_error(&cmd, "--metrics-every applies to --algo "
+                                   "scd and dcd only (other algorithms "
+                                   "compute the metrics every epoch; this "
+                                   "run uses --algo %s)",
+                                   hog_cli_algo_name(a->o.algo));
     if (coord && !seen[OPT_EPOCHS])
         a->o.epochs = COORD_EPOCHS;
     /* dcd's exact mode unless wild is asked for. */
@@ -881,6 +900,7 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_u64(&j, "sync_every", o->sync_every);
     }
     hog_json_num(&j, "tol", o->tol);
+    hog_json_u64(&j, "metrics_every", o->metrics_every);
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     if (hog_gpu_requested(o)) {
         hog_json_str(&j, "gpus", o->gpus);

@@ -67,7 +67,7 @@ struct hog_csc {
 };
 
 /* Transposes m (n_features columns, plus the bias column when bias != 0)
- * on the pool's workers: each counts its block of rows per column, the
+ * on the pool's workers (p NULL: on the caller): each counts its block of rows per column, the
  * counts are turned into per-worker write positions, and each scatters its
  * block, so the result does not depend on the number of workers.
  * HOG_ERANGE when the rows do not fit 32-bit row ids. */
@@ -85,10 +85,21 @@ struct hog_coord_env {
     unsigned threads;
 };
 
-/* threads 0: one per allowed core; more than the cores: oversubscribed. */
+/* threads 0: one per allowed core; more than the cores: oversubscribed.
+ * threads 1: no pool at all (pool NULL; the jobs run on the caller, which
+ * saves the topology discovery, several milliseconds). */
 hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
                               hog_err *err);
 void hog_coord_env_close(struct hog_coord_env *e);
+
+/* fn(arg, tid, n) on every worker of p; with p NULL fn(arg, 0, 1) here. */
+static inline void hog_coord_run(struct hog_pool *p, hog_pool_fn fn, void *arg)
+{
+    if (p)
+        hog_pool_run(p, fn, arg);
+    else
+        fn(arg, 0, 1);
+}
 
 /* Slice [lo, hi) of n items for worker tid of nt. */
 static inline void hog_coord_slice(uint64_t n, unsigned tid, unsigned nt,

@@ -67,6 +67,10 @@ hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
                               hog_err *err)
 {
     memset(e, 0, sizeof *e);
+    if (threads == 1) {
+        e->threads = 1;
+        return HOG_OK;
+    }
     hog_status s = hog_topo_load(&e->topo, NULL, NULL, NULL, err);
     if (s != HOG_OK)
         return s;
@@ -117,20 +121,23 @@ static void transpose_job(void *arg, unsigned tid, unsigned nt)
     for (uint64_t k = m->off[r0]; k < m->off[r1]; k++)
         if (m->idx[k] < nf)
             cnt[m->idx[k]]++;
-    hog_pool_barrier(j->pool);
+    if (nt > 1)
+        hog_pool_barrier(j->pool);
 
     uint64_t tot = 0;
     for (uint64_t c = c0; c < c1; c++)
         for (unsigned t = 0; t < nt; t++)
             tot += j->cnt[(size_t)t * nf + c];
     j->block[tid + 1] = tot;
-    hog_pool_barrier(j->pool);
+    if (nt > 1)
+        hog_pool_barrier(j->pool);
     if (tid == 0) {
         j->block[0] = 0;
         for (unsigned t = 0; t < nt; t++)
             j->block[t + 1] += j->block[t];
     }
-    hog_pool_barrier(j->pool);
+    if (nt > 1)
+        hog_pool_barrier(j->pool);
     uint64_t pos = j->block[tid];
     for (uint64_t c = c0; c < c1; c++) {
         j->c->off[c] = pos;
@@ -141,7 +148,8 @@ static void transpose_job(void *arg, unsigned tid, unsigned nt)
             pos += len;
         }
     }
-    hog_pool_barrier(j->pool);
+    if (nt > 1)
+        hog_pool_barrier(j->pool);
 
     uint64_t *off = j->c->off;
     uint32_t *row = j->c->row;
@@ -166,7 +174,7 @@ hog_status hog_csc_build(struct hog_pool *p, const struct hog_csr *m,
         return hog_errf(err, HOG_ERANGE,
                         "%llu rows: the column copy stores 32-bit row ids",
                         (unsigned long long)m->rows);
-    unsigned nt = hog_pool_size(p);
+    unsigned nt = p ? hog_pool_size(p) : 1;
     uint64_t base = m->off[0];
     uint64_t nnz_feat = m->off[m->rows] - base;
     uint64_t bias_nnz = bias != 0.0 ? m->rows : 0;
@@ -187,7 +195,7 @@ hog_status hog_csc_build(struct hog_pool *p, const struct hog_csr *m,
                         (unsigned long long)cols, (unsigned long long)nnz);
     }
     struct tjob j = { p, m, &c, n_features, cnt, block };
-    hog_pool_run(p, transpose_job, &j);
+    hog_coord_run(p, transpose_job, &j);
     uint64_t end = block[nt];
     if (bias != 0.0) {
         c.off[n_features] = end;

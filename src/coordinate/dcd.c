@@ -224,8 +224,10 @@ static double xlogx_c(double x, double C)
     return x > 0 ? x * log(x / C) : 0.0;
 }
 
-/* (P(w) - D(a)) / P(w), in LIBLINEAR's scale; -1 when out of memory. */
-static double duality_gap(const struct dcd *s)
+/* (P(w) - D(a)) / P(w), in LIBLINEAR's scale; -1 when out of memory.
+ * Also the front door's objective F = P / (C n) and mean loss of w, which
+ * spares it a second pass over the data (fit.h). */
+static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
 {
     uint64_t nw = s->nf + (s->bias != 0.0);
     double *wa = calloc(nw, sizeof *wa);
@@ -256,6 +258,8 @@ static double duality_gap(const struct dcd *s)
     }
     free(wa);
     double P = 0.5 * w2 + s->C * loss, D;
+    *F = P / (s->C * (double)s->n);
+    *mean_loss = loss / (double)s->n;
     switch (s->loss) {
     case HOG_LOSS_HINGE: D = sum_a - 0.5 * wa2; break;
     case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2 * s->D / 2; break;
@@ -354,7 +358,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         double t0 = hog_now();
         s.epoch = epoch;
         hog_shuffle_u64(&rng, s.act, s.active);
-        hog_pool_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
+        hog_coord_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
                      &s);
         /* Gather the rows each worker kept, in worker order. */
         uint64_t kept = 0, newton = 0;
@@ -399,7 +403,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         for (uint64_t j = 0; j < nw; j++)
             f->model->w[j] = (float)hog_d_load(&s.w[j]);
         if (o->progress) {
-            double g = duality_gap(&s);
+            double g = duality_gap(&s, &f->objective, &f->mean_loss);
             if (g < -0.5) {
                 st = hog_errf(err, HOG_ENOMEM,
                               "out of memory for the duality gap");
@@ -407,9 +411,19 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
             }
             f->gap = g;
         }
+        f->last = stop || epoch == o->epochs;
         st = f->epoch_end(f, epoch, secs, err);
         if (st != HOG_OK || stop)
             break;
+        if (hog_fit_cancelled(f)) {
+            st = hog_errf(err, HOG_EINTR,
+                          "training interrupted after epoch %u; coordinate "
+                          "descent writes no checkpoints, so nothing was "
+                          "kept (rerun with a smaller --epochs or a looser "
+                          "--tol for a shorter run)",
+                          epoch);
+            break;
+        }
     }
 out:
     hog_coord_env_close(&env);

@@ -49,6 +49,13 @@
  * correct; losing an add to m_i would leave m_i != w.x_i for good, and
  * every later step would descend a wrong objective. With one worker the
  * adds are plain and the run is deterministic given the seed.
+ *
+ * Workers sit out small epochs (SCD_PAR_NNZ): an epoch, or a parallel
+ * epoch's inner cycles, with fewer nonzeros than that per worker runs on
+ * one thread with plain adds, and a problem too small for any parallel
+ * epoch opens no pool. The per-epoch objective comes from the line search
+ * (logistic) or the residuals (squared), so the front door need not make
+ * a pass over the data for it (fit.h).
  */
 #include "coordinate/coordinate.h"
 
@@ -60,8 +67,10 @@
 
 struct scd_thread {
     _Alignas(HOG_CACHELINE) double vsum, vmax;
-    double f0;    /* logistic: sum of the losses at m0 over the worker's rows */
-    double cvsum; /* logistic: violation of the worker's last inner cycle */
+    double f0;       /* logistic: sum of the losses at m0 over the worker's rows */
+    uint64_t work;   /* logistic: nonzeros of the worker's nonzero weights */
+    double cvsum[2]; /* logistic: violation of the worker's inner cycles,
+                        alternating (one barrier per cycle) */
     uint64_t kept;
 };
 
@@ -72,7 +81,7 @@ struct scd {
     uint64_t n, cols;
     hog_loss loss;
     double l1, l2, inv_n;
-    bool cas;               /* more than one worker */
+    bool cas;               /* more than one worker in this epoch */
     bool shrink;
     _Atomic double *w;      /* cols */
     _Atomic double *mar;    /* n: w.x_i */
@@ -82,14 +91,22 @@ struct scd {
     double *w0;             /* cols */
     double *m0;             /* n */
     double *lp;             /* n: loss'(m0_i) = -y_i sigma(-y_i m0_i) */
-    double *dd;             /* n: loss''(m0_i) */
+    double *qd;             /* 2n, per row: loss'(m0_i) - loss''(m0_i) m0_i
+                               and loss''(m0_i), side by side so that a
+                               step's gradient reads one line per row */
     uint64_t *act;          /* the active columns */
     uint64_t active;
     double m_old;           /* shrinking margin: last epoch's max violation / n */
     unsigned epoch;
-    bool more;              /* logistic: another inner cycle (worker 0 decides) */
     struct scd_thread *th;
 };
+
+/* Workers of an epoch run alone (nt 1) need no barrier. */
+static inline void barrier(struct scd *s, unsigned nt)
+{
+    if (nt > 1)
+        hog_pool_barrier(s->pool);
+}
 
 static inline double soft(double u, double t)
 {
@@ -98,7 +115,7 @@ static inline double soft(double u, double t)
 
 /* One coordinate; returns false when it leaves the active set. */
 static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
-                          double *vsum, double *vmax)
+                          bool cas, double *vsum, double *vmax)
 {
     uint64_t a = s->c.off[j], b = s->c.off[j + 1];
     const uint32_t *row = s->c.row;
@@ -115,9 +132,9 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
         for (uint64_t k = a; k < b; k++) {
             uint32_t i = row[k];
             double v = val[k];
-            g += v * (s->lp[i] + s->dd[i] * (hog_d_load(&s->mar[i]) -
-                                             s->m0[i]));
-            h += v * v * s->dd[i];
+            double q = s->qd[2 * i], dd = s->qd[2 * i + 1];
+            g += v * (q + dd * hog_d_load(&s->mar[i]));
+            h += v * v * dd;
         }
         h += 1e-12 * (double)s->n; /* LIBLINEAR's nu: h > 0 */
     }
@@ -141,7 +158,7 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
     if (d == 0.0)
         return true;
     hog_d_store(&s->w[j], wj + d);
-    if (s->cas) {
+    if (cas) {
         for (uint64_t k = a; k < b; k++)
             hog_d_add_cas(&s->mar[row[k]], d * val[k]);
     } else {
@@ -163,7 +180,8 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
         double p = hog_sigmoid_neg(z);
         s->m0[i] = m;
         s->lp[i] = -s->y[i] * p;
-        s->dd[i] = p * (1.0 - p);
+        s->qd[2 * i + 1] = p * (1.0 - p);
+        s->qd[2 * i] = s->lp[i] - p * (1.0 - p) * m;
         f += hog_log1pexp_neg(z);
     }
     hog_coord_slice(s->cols, tid, nt, &c0, &c1);
@@ -175,8 +193,11 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
 /* Logistic, after the epoch: Armijo backtracking on F along the epoch's
  * step (w0, m0) -> (w, m): F(w0 + t D) - F(w0) <= sigma t delta, delta the
  * directional derivative plus the change of l1 |w|_1 (Tseng and Yun; the
- * line search of newGLMNET). Takes the step, a part of it, or none. */
-static void logistic_line_search(struct scd *s, double f0)
+ * line search of newGLMNET). Takes the step, a part of it, or none.
+ * Returns F where it leaves the weights (the epoch's objective, free of a
+ * pass over the data), and their mean loss in *mean_loss. */
+static double logistic_line_search(struct scd *s, double f0,
+                                   double *mean_loss)
 {
     const double sigma = 0.01;
     double n1w0 = 0, n2w0 = 0, n1w = 0, dl2 = 0, dloss = 0;
@@ -191,7 +212,7 @@ static void logistic_line_search(struct scd *s, double f0)
         dloss += s->lp[i] * (hog_d_load(&s->mar[i]) - s->m0[i]);
     double F0 = f0 * s->inv_n + 0.5 * s->l2 * n2w0 + s->l1 * n1w0;
     double delta = dloss * s->inv_n + s->l2 * dl2 + s->l1 * (n1w - n1w0);
-    double t = 1.0;
+    double t = 1.0, F = F0, mloss = f0 * s->inv_n;
     bool ok = false;
     for (int ls = 0; ls < 30 && delta < 0; ls++, t *= 0.5) {
         double loss = 0, n1 = 0, n2 = 0;
@@ -204,14 +225,17 @@ static void logistic_line_search(struct scd *s, double f0)
             n1 += fabs(v);
             n2 += v * v;
         }
-        double F = loss * s->inv_n + 0.5 * s->l2 * n2 + s->l1 * n1;
-        if (F - F0 <= sigma * t * delta) {
+        double Ft = loss * s->inv_n + 0.5 * s->l2 * n2 + s->l1 * n1;
+        if (Ft - F0 <= sigma * t * delta) {
             ok = true;
+            F = Ft;
+            mloss = loss * s->inv_n;
             break;
         }
     }
+    *mean_loss = mloss;
     if (ok && t == 1.0)
-        return;
+        return F;
     if (!ok)
         t = 0.0; /* no descent: back to where the epoch started */
     for (uint64_t j = 0; j < s->cols; j++) {
@@ -222,6 +246,24 @@ static void logistic_line_search(struct scd *s, double f0)
         double m0 = s->m0[i];
         hog_d_store(&s->mar[i], m0 + t * (hog_d_load(&s->mar[i]) - m0));
     }
+    return F;
+}
+
+/* Squared loss: F from the residuals the solver keeps, O(rows + cols). */
+static double squared_objective(const struct scd *s, double *mean_loss)
+{
+    double loss = 0.0, n1 = 0.0, n2 = 0.0;
+    for (uint64_t i = 0; i < s->n; i++) {
+        double r = hog_d_load(&s->mar[i]) - s->y[i];
+        loss += 0.5 * r * r;
+    }
+    for (uint64_t j = 0; j < s->cols; j++) {
+        double v = hog_d_load(&s->w[j]);
+        n1 += fabs(v);
+        n2 += v * v;
+    }
+    *mean_loss = loss * s->inv_n;
+    return *mean_loss + 0.5 * s->l2 * n2 + s->l1 * n1;
 }
 
 /* Logistic: more coordinate cycles over the nonzero weights on the same
@@ -230,20 +272,44 @@ static void logistic_line_search(struct scd *s, double f0)
  * simplified). */
 #define SCD_INNER_CYCLES 8
 
+/* Nonzeros per worker below which an epoch runs on one worker (the
+ * caller, plain adds): shotgun's workers pay a pool wake-up, a barrier per
+ * inner cycle and a compare-and-swap per margin they move, which only pays
+ * when each has about a millisecond of columns to read (a few ns per
+ * nonzero). On an idle machine a barrier costs microseconds; on a busy one
+ * it can wait a scheduler slice for a descheduled peer, and with 64k per
+ * worker the parallel epochs of reuters_moneyfx took 2-4x the serial ones
+ * at load 12 on 2 cores. L1's active sets (reuters_moneyfx: 348k nonzeros
+ * for all columns, 40k-120k active; news20: 3.8M, 280k-400k) run alone;
+ * news20's full checks of every column, mostly zero weights that stay zero
+ * and cost no atomic, run on all workers. */
+#define SCD_PAR_NNZ 262144u
+
+/* Inner cycles refine the nonzero weights only; a zero weight gets its
+ * chance in the next epoch's first cycle (on news20 the full cycles over
+ * 377k mostly-zero columns cost 8x). The kept columns of a slice. */
+static void inner_cycle(struct scd *s, uint64_t lo, uint64_t kept, bool cas,
+                        double *cyc, double *vm)
+{
+    for (uint64_t t = lo; t < lo + kept; t++)
+        if (hog_d_load(&s->w[s->act[t]]) != 0.0)
+            update(s, s->act[t], false, cas, cyc, vm);
+}
+
 static void scd_job(void *arg, unsigned tid, unsigned nt)
 {
     struct scd *s = arg;
     bool logistic = s->loss == HOG_LOSS_LOGISTIC;
     if (logistic) {
         logistic_model(s, tid, nt);
-        hog_pool_barrier(s->pool);
+        barrier(s, nt);
     }
     uint64_t lo, hi, kept = 0;
     hog_coord_slice(s->active, tid, nt, &lo, &hi);
     double vsum = 0.0, vmax = 0.0;
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t j = s->act[t];
-        if (update(s, j, true, &vsum, &vmax))
+        if (update(s, j, true, s->cas, &vsum, &vmax))
             s->act[lo + kept++] = j;
         /* Progress from worker 0 only: the hooks are not thread-safe. */
         if (tid == 0 && ((t - lo) & 1023) == 1023)
@@ -254,29 +320,57 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
     s->th[tid].kept = kept;
     if (!logistic)
         return;
-    double cyc = vsum;
+    /* Every worker sums the same published violations in the same order,
+     * so all take the same decision after one barrier. Slot c & 1 is
+     * rewritten at cycle c + 2, after the next barrier, which nobody
+     * passes before everyone has read it. */
+    uint64_t work = 0;
+    for (uint64_t t = lo; t < lo + kept; t++) {
+        uint64_t j = s->act[t];
+        if (hog_d_load(&s->w[j]) != 0.0)
+            work += s->c.off[j + 1] - s->c.off[j];
+    }
+    s->th[tid].work = work;
+    double cyc = vsum, first = 0.0;
+    bool alone = nt == 1, cas = s->cas;
     for (int c = 1; c < SCD_INNER_CYCLES; c++) {
-        s->th[tid].cvsum = cyc;
-        hog_pool_barrier(s->pool);
-        if (tid == 0) {
-            double first = 0.0, last = 0.0;
-            for (unsigned t = 0; t < nt; t++) {
-                first += s->th[t].vsum;
-                last += s->th[t].cvsum;
+        double last = cyc;
+        if (!alone) {
+            s->th[tid].cvsum[c & 1] = cyc;
+            barrier(s, nt);
+            last = 0.0;
+            for (unsigned t = 0; t < nt; t++)
+                last += s->th[t].cvsum[c & 1];
+            if (c == 1) {
+                /* Few nonzero weights (the usual case once L1 has found
+                 * its support): worker 0 refines them alone, plain adds,
+                 * no barriers; the others are done. */
+                work = 0;
+                for (unsigned t = 0; t < nt; t++)
+                    work += s->th[t].work;
+                if (work < (uint64_t)SCD_PAR_NNZ * nt) {
+                    if (tid != 0)
+                        return;
+                    alone = true;
+                    cas = false;
+                }
             }
-            s->more = c == 1 ? first > 0 : last > 0.1 * first;
         }
-        hog_pool_barrier(s->pool);
-        if (!s->more)
+        if (c == 1)
+            first = last;
+        if (!(c == 1 ? first > 0 : last > 0.1 * first))
             break;
         double vm = 0.0;
         cyc = 0.0;
-        /* Inner cycles refine the nonzero weights only; a zero weight
-         * gets its chance in the next epoch's first cycle (on news20 the
-         * full cycles over 377k mostly-zero columns cost 8x). */
-        for (uint64_t t = lo; t < lo + kept; t++)
-            if (hog_d_load(&s->w[s->act[t]]) != 0.0)
-                update(s, s->act[t], false, &cyc, &vm);
+        if (alone && nt > 1) { /* worker 0 for all: every slice */
+            for (unsigned t = 0; t < nt; t++) {
+                uint64_t a, b;
+                hog_coord_slice(s->active, t, nt, &a, &b);
+                inner_cycle(s, a, s->th[t].kept, cas, &cyc, &vm);
+            }
+        } else {
+            inner_cycle(s, lo, kept, cas, &cyc, &vm);
+        }
     }
 }
 
@@ -290,7 +384,7 @@ static void scd_free(struct scd *s)
     free(s->w0);
     free(s->m0);
     free(s->lp);
-    free(s->dd);
+    free(s->qd);
     free(s->act);
     free(s->th);
 }
@@ -312,10 +406,16 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     s.m_old = INFINITY; /* no shrinking before a first full epoch */
 
     struct hog_coord_env env;
-    hog_status st = hog_coord_env_open(o->threads, &env, err);
+    /* No epoch of a problem under 2 SCD_PAR_NNZ nonzeros in all could run
+     * in parallel: no pool for it (reuters_moneyfx, 348k), whatever
+     * --threads says. */
+    uint64_t all_nnz = d->m.nnz + (o->bias != 0.0 ? s.n : 0);
+    unsigned want = o->threads;
+    if (all_nnz < 2 * (uint64_t)SCD_PAR_NNZ)
+        want = 1;
+    hog_status st = hog_coord_env_open(want, &env, err);
     if (st != HOG_OK)
         return st;
-    s.cas = env.threads > 1;
     s.pool = env.pool;
     st = hog_csc_build(env.pool, &d->m, d->n_features, o->bias, &s.c, err);
     if (st != HOG_OK)
@@ -331,10 +431,10 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         s.w0 = malloc((s.cols ? s.cols : 1) * sizeof *s.w0);
         s.m0 = malloc(s.n * sizeof *s.m0);
         s.lp = malloc(s.n * sizeof *s.lp);
-        s.dd = malloc(s.n * sizeof *s.dd);
+        s.qd = malloc(2 * s.n * sizeof *s.qd);
     }
     if (!s.w || !s.mar || !s.y || !s.colsq || !s.act || !s.th ||
-        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.dd))) {
+        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.qd))) {
         st = hog_errf(err, HOG_ENOMEM,
                       "out of memory for coordinate descent over %llu "
                       "columns and %llu rows",
@@ -345,7 +445,7 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
                                          sizeof(uint64_t)) +
                    s.n * 2 * sizeof(double);
     if (s.loss == HOG_LOSS_LOGISTIC)
-        f->aux_bytes += s.cols * sizeof(double) + s.n * 3 * sizeof(double);
+        f->aux_bytes += s.cols * sizeof(double) + s.n * 4 * sizeof(double);
     bool cls = hog_loss_is_classification(s.loss);
     for (uint64_t i = 0; i < s.n; i++)
         s.y[i] = cls ? (hog_label_positive(d, d->m.y[i]) ? 1.0 : -1.0)
@@ -368,12 +468,20 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         double t0 = hog_now();
         s.epoch = epoch;
         hog_shuffle_u64(&rng, s.act, s.active);
-        hog_pool_run(env.pool, scd_job, &s);
+        /* A small epoch runs on the caller alone: see SCD_PAR_NNZ. */
+        uint64_t work = 0;
+        for (uint64_t t = 0; t < s.active; t++)
+            work += s.c.off[s.act[t] + 1] - s.c.off[s.act[t]];
+        unsigned nt = env.threads;
+        if (work < SCD_PAR_NNZ * nt)
+            nt = 1;
+        s.cas = nt > 1;
+        hog_coord_run(nt > 1 ? env.pool : NULL, scd_job, &s);
         uint64_t kept = 0;
         double vsum = 0.0, vmax = 0.0, f0 = 0.0;
-        for (unsigned t = 0; t < env.threads; t++) {
+        for (unsigned t = 0; t < nt; t++) {
             uint64_t lo, hi;
-            hog_coord_slice(s.active, t, env.threads, &lo, &hi);
+            hog_coord_slice(s.active, t, nt, &lo, &hi);
             if (lo != kept)
                 memmove(s.act + kept, s.act + lo,
                         s.th[t].kept * sizeof *s.act);
@@ -383,8 +491,9 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
             f0 += s.th[t].f0;
         }
         s.active = kept;
+        double obj = NAN, mean_loss = NAN;
         if (s.loss == HOG_LOSS_LOGISTIC)
-            logistic_line_search(&s, f0);
+            obj = logistic_line_search(&s, f0, &mean_loss);
         if (vnorm0 < 0)
             vnorm0 = vsum;
 
@@ -412,9 +521,23 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         double secs = hog_now() - t0 + (epoch == 1 ? t_setup : 0.0);
         for (uint64_t j = 0; j < s.cols; j++)
             f->model->w[j] = (float)hog_d_load(&s.w[j]);
+        if (s.loss == HOG_LOSS_SQUARED)
+            obj = squared_objective(&s, &mean_loss); /* untimed, O(n) */
+        f->objective = obj;
+        f->mean_loss = mean_loss;
+        f->last = stop || epoch == o->epochs;
         st = f->epoch_end(f, epoch, secs, err);
         if (st != HOG_OK || stop)
             break;
+        if (hog_fit_cancelled(f)) {
+            st = hog_errf(err, HOG_EINTR,
+                          "training interrupted after epoch %u; coordinate "
+                          "descent writes no checkpoints, so nothing was "
+                          "kept (rerun with a smaller --epochs or a looser "
+                          "--tol for a shorter run)",
+                          epoch);
+            break;
+        }
     }
 out:
     hog_coord_env_close(&env);

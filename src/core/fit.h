@@ -33,6 +33,15 @@ struct hog_fit {
      * descent); the front door starts them at NaN and 0. */
     double gap;         /* relative duality gap of the epoch's weights */
     uint64_t aux_bytes; /* memory held beside the data */
+    /* Set before each epoch_end by an algorithm that knows the epoch's
+     * objective and mean training loss from its own state (coordinate
+     * descent's margins), NaN otherwise (the front door's start). With
+     * them the front door skips its pass over the training set (accuracy,
+     * AUC: a sort) except every o->metrics_every-th epoch and the last,
+     * which the algorithm marks with `last` (its stopping rule fired or
+     * the epoch is o->epochs). */
+    double objective, mean_loss;
+    bool last;
     /* Streamed training (hog_train_stream): the chunks come from here and
      * train holds only the file's header (rows, features, labels; no
      * arrays). NULL for in-memory training. */

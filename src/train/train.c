@@ -223,7 +223,18 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
 
     struct hog_metrics m;
     hog_status st;
-    if (f->stream) {
+    /* The algorithm's own objective (coordinate descent): a full pass
+     * only every metrics_every-th epoch and after the last. */
+    unsigned every = f->o->metrics_every;
+    bool cheap = isfinite(f->objective) && !f->last &&
+                 !(every && epoch % every == 0);
+    if (cheap) {
+        s.objective = f->objective;
+        s.train_loss = f->mean_loss;
+        s.train_accuracy = s.train_auc = s.train_rmse = NAN;
+        if (f->o->loss == HOG_LOSS_SQUARED) /* loss (m - y)^2 / 2 */
+            s.train_rmse = sqrt(2.0 * f->mean_loss);
+    } else if (f->stream) {
         /* Streamed: the training set is not in memory; its metrics would
          * cost a second pass over the disk each epoch. */
         s.objective = s.train_loss = s.train_accuracy = s.train_auc =
@@ -249,6 +260,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         s.test_auc = m.auc;
         s.test_rmse = m.rmse;
     }
+    f->objective = f->mean_loss = NAN;
     f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
                    d->m.rows, &s);
     return HOG_OK;
@@ -346,7 +358,8 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
         struct front c = { test, 0.0, hog_now() + 0.1 };
         struct hog_fit f = { .train = &hd, .o = &o, .model = m,
                              .epoch_end = epoch_end, .tick = tick, .ctx = &c,
-                             .gap = NAN, .stream = stream };
+                             .gap = NAN, .stream = stream,
+                             .objective = NAN, .mean_loss = NAN };
         st = algos[o.algo].stream(&f, err);
     }
     if (o.stream_stats)
@@ -391,7 +404,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { .train = train, .o = &o, .model = m,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c,
-                         .replica_syncs = 0, .gap = NAN, .aux_bytes = 0 };
+                         .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
+                         .objective = NAN, .mean_loss = NAN };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     struct hog_ckpt_ctx ck;
     st = hog_train_ckpt_begin(&f, &ck, err);
