@@ -64,6 +64,7 @@
 #include "pool/pool.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,7 @@
 #define CYC_MIN_BATCHES UINT64_C(64) /* per epoch, when rows allow */
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
+#define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
@@ -84,6 +86,14 @@ struct hot_ent {
 struct hot_rec {
     uint64_t start; /* first entry */
     uint32_t j, count; /* weight index, entries */
+};
+
+/* The barrier between the phases of a batch (cyc_barrier_wait). */
+#define CYC_SPIN 4096u
+struct cyc_barrier {
+    _Alignas(HOG_CACHELINE) atomic_uint count;
+    _Alignas(HOG_CACHELINE) atomic_uint gen;
+    unsigned n;
 };
 
 /* One component of a batch. */
@@ -160,6 +170,7 @@ struct cyc {
     unsigned epoch;
     uint64_t t_global, seg_lo, seg_len;
 
+    struct cyc_barrier bar; /* between the phases of a batch */
     hog_cyclades_stats st;
 };
 
@@ -276,13 +287,34 @@ static hog_status setup(struct cyc *c, hog_err *err)
     for (uint64_t j = 0; j <= nf; j++)
         if (deg[j] > c->tau && (j < nf || c->bias_hot))
             order[bucket[maxdeg - deg[j]]++] = (uint32_t)j;
+    /* Owners take whole cache lines of weights (CYC_LINE of them), so that
+     * the hot phase's stores (weight, AdaGrad sum, stamp) never share a
+     * line between threads: the first hot weight of a line, in degree
+     * order, deals the line, by the line's total hot degree, to the least
+     * loaded thread. Who owns what does not change the model. sh: the
+     * weights' offset into their first line (malloc aligns to 16 bytes). */
+    const uint64_t sh =
+        ((uintptr_t)c->s.w % HOG_CACHELINE) / sizeof *c->s.w;
     for (uint64_t i = 0; i < c->nh; i++) {
+        uint32_t j = order[i];
+        if (c->hot_owner[j] != CYC_NONE)
+            continue;
+        uint64_t l0 = (j + sh) / CYC_LINE * CYC_LINE;
+        l0 = l0 > sh ? l0 - sh : 0;
+        uint64_t l1 = min_u64((j + sh) / CYC_LINE * CYC_LINE + CYC_LINE - sh,
+                              nf + 1),
+                 ld = 0;
+        for (uint64_t k = l0; k < l1; k++)
+            if (deg[k] > c->tau && (k < nf || c->bias_hot))
+                ld += deg[k];
         unsigned best = 0;
         for (unsigned t = 1; t < T; t++)
             if (load[t] < load[best])
                 best = t;
-        c->hot_owner[order[i]] = best;
-        load[best] += deg[order[i]];
+        for (uint64_t k = l0; k < l1; k++)
+            if (deg[k] > c->tau && (k < nf || c->bias_hot))
+                c->hot_owner[k] = best;
+        load[best] += ld;
     }
 
     /* Cold rows and hot entries (zeros add nothing and are dropped). */
@@ -603,6 +635,45 @@ static void partition(struct cyc *c, bool all)
     s->partitions++;
 }
 
+/* ---- the batch barrier --------------------------------------------------- */
+
+/* Batches are short (a fraction of a millisecond), so the barrier between
+ * them spins: a sleeping thread (the pool's barrier sleeps on a futex after
+ * a short spin) takes tens of microseconds to wake, more in a virtual
+ * machine, and costs every batch that. After CYC_SPIN pauses a waiter
+ * yields its CPU on each test instead, so that an oversubscribed or loaded
+ * machine still makes progress. Sense reversal with the sense widened to a
+ * generation counter. */
+
+static inline void cyc_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void cyc_barrier_wait(struct cyc_barrier *b)
+{
+    if (b->n == 1)
+        return;
+    unsigned g = atomic_load_explicit(&b->gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) ==
+        b->n - 1) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->gen, g + 1, memory_order_release);
+        return;
+    }
+    for (unsigned i = 0;
+         atomic_load_explicit(&b->gen, memory_order_acquire) == g; i++) {
+        if (i < CYC_SPIN)
+            cyc_pause();
+        else
+            sched_yield();
+    }
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 /* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
@@ -663,7 +734,7 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
     uint64_t nw = s->n_weights;
     hog_sgd_catch_up_range(s, nw * tid / T, nw * (tid + 1) / T,
                            (uint32_t)c->seg_len);
-    hog_pool_barrier(c->pool);
+    cyc_barrier_wait(&c->bar);
     if (tid == 0) {
         c->t_global += c->seg_len;
         c->seg_lo += c->seg_len;
@@ -674,7 +745,7 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
                 left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
         }
     }
-    hog_pool_barrier(c->pool);
+    cyc_barrier_wait(&c->bar);
 }
 
 static void run_job(void *arg, unsigned tid, unsigned T)
@@ -719,12 +790,12 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                     c->rbuf[p - lo] = c->hot_l1[row];
                 }
             }
-            hog_pool_barrier(c->pool);
+            cyc_barrier_wait(&c->bar);
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
                 hot_phase(c, tid, b, done, done + sub, t_end);
-                hog_pool_barrier(c->pool);
+                cyc_barrier_wait(&c->bar);
             }
             done += sub;
             if (seg_over)
@@ -759,6 +830,7 @@ static hog_status make_pool(struct cyc *c, hog_err *err)
     if (st != HOG_OK)
         return st;
     c->T = hog_pool_size(c->pool);
+    c->bar.n = c->T;
     return HOG_OK;
 }
 
