@@ -161,7 +161,7 @@ struct cyc {
     uint64_t *boff;  /* [nb T + 1] start of thread k's list of batch b */
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
-    double *rbuf;    /* [B] |x_hot|_1 of each row of the batch */
+    double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
     double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;
     bool all_mode;   /* partition job: statistics with every feature */
@@ -581,8 +581,12 @@ static void partition_job(void *arg, unsigned tid, unsigned nthreads)
     uint64_t nb = c->all_mode ? min_u64(c->nb, CYC_STATS_BATCHES) : c->nb;
     for (uint64_t b = tid; b < nb; b += nthreads) {
         partition_batch(c, &c->th[tid], b, c->all_mode);
-        if (c->nh && !c->all_mode)
+        if (c->nh && !c->all_mode) {
             hot_layout(c, &c->th[tid], b);
+            for (uint64_t p = b * c->B; p < min_u64(b * c->B + c->B, c->n);
+                 p++)
+                c->pl1[p] = c->hot_l1[c->perm[p]];
+        }
     }
 }
 
@@ -685,13 +689,13 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     const unsigned T1 = c->T + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
     const double eta = ada ? 0.0 : c->s.seg_eta[t_end];
-    const double *dbuf = c->dbuf;
+    const double *dbuf = c->dbuf, *rl1 = c->pl1 + b * c->B;
     const uint64_t bs = c->s.n_features;
     if (c->bias_hot && c->hot_owner[bs] == tid) {
         double g = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
-            r1 += c->rbuf[i];
+            r1 += rl1[i];
         }
         g *= c->s.bias;
         double lim = eta * c->curv * fabs(c->s.bias) * r1;
@@ -714,7 +718,7 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
                 continue;
             double x = e[k].x;
             g += dbuf[at] * x;
-            r1 += fabs(x) * c->rbuf[at];
+            r1 += fabs(x) * rl1[at];
         }
         double lim = eta * c->curv * r1;
         if (!ada && lim > 1.0)
@@ -785,10 +789,8 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                               bias;
                 }
                 double dv = step(s, r, y, t, mx, with_bias);
-                if (hot) {
+                if (hot)
                     c->dbuf[p - lo] = dv;
-                    c->rbuf[p - lo] = c->hot_l1[row];
-                }
             }
             cyc_barrier_wait(&c->bar);
             const bool seg_over = epos + done + sub == seg_end;
@@ -874,7 +876,7 @@ static void cyc_free(struct cyc *c)
     free(c->boff);
     free(c->visit);
     free(c->dbuf);
-    free(c->rbuf);
+    free(c->pl1);
     free(c->hot_l1);
     hog_sgd_free(&c->s);
 }
@@ -979,8 +981,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.T + 1) * sizeof *c.boff);
     c.dbuf = calloc(c.B, sizeof *c.dbuf);
-    c.rbuf = calloc(c.B, sizeof *c.rbuf);
-    if (!c.pos || !c.boff || !c.dbuf || !c.rbuf) {
+    c.pl1 = calloc(c.n, sizeof *c.pl1);
+    if (!c.pos || !c.boff || !c.dbuf || !c.pl1) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
