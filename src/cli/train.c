@@ -749,9 +749,11 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
         return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");
-    if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL)
+    if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL &&
+        a->o.algo != HOG_ALGO_CYCLADES)
         return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
-                                   "with --algo serial only so far");
+                                   "with --algo serial and cyclades only so "
+                                   "far");
     if (a->o.checkpoint && a->model &&
         hog_cli_same_file(a->o.checkpoint, a->model))
         return hog_cli_usage_error(&cmd, "--checkpoint and -o name the same "

@@ -169,6 +169,15 @@ struct cyc {
     /* run state, written by thread 0 between barriers */
     unsigned epoch;
     uint64_t t_global, seg_lo, seg_len;
+    uint32_t seg_want; /* what the open segment was begun with */
+
+    /* checkpoints and interruption (core/fit.h) */
+    uint64_t every;          /* checkpoint every this many steps, or never */
+    uint64_t start_bi, start_epos; /* where the epoch starts (a resume) */
+    atomic_bool stop[2];     /* batch bi's poll of the cancel flag: [bi & 1] */
+    hog_status ck_st;        /* thread 0's checkpoint, read after a barrier */
+    hog_err *err;
+    struct hog_rng rows_rng; /* after the shuffle of the epoch */
 
     struct cyc_barrier bar; /* between the phases of a batch */
     hog_cyclades_stats st;
@@ -744,12 +753,127 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
         c->seg_lo += c->seg_len;
         if (c->seg_lo < c->n) {
             uint64_t left = c->n - c->seg_lo;
-            c->seg_len = hog_sgd_segment_begin(
-                s, c->t_global,
-                left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+            c->seg_want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+            c->seg_len = hog_sgd_segment_begin(s, c->t_global, c->seg_want);
         }
     }
     cyc_barrier_wait(&c->bar);
+}
+
+/* ---- checkpoints ---------------------------------------------------------- */
+
+static void load_floats(const _Atomic float *a, float *out, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
+}
+
+static void store_floats(_Atomic float *a, const float *in, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
+}
+
+static void state_free(struct hog_train_state *st)
+{
+    free(st->w);
+    free(st->w_raw);
+    free(st->g2);
+    free(st->stamp);
+}
+
+/* The state at step seg_pos of the open segment, as the serial trainer
+ * captures it (inside a segment with regularization the stored weights are
+ * lazy: they go to w_raw with their stamps, and a copy brought current is
+ * the model). Called by one thread while the others wait. */
+static hog_status state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                struct hog_train_state *st, hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    size_t bytes = (nw ? nw : 1) * sizeof(float);
+    bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    st->n_weights = nw;
+    st->w = malloc(bytes);
+    st->w_raw = mid ? malloc(bytes) : NULL;
+    st->stamp = stamps ? malloc(bytes) : NULL;
+    st->g2 = s->g2 ? malloc(bytes) : NULL;
+    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
+        (s->g2 && !st->g2)) {
+        state_free(st);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a checkpoint of %llu weights",
+                        (unsigned long long)nw);
+    }
+    if (s->g2)
+        load_floats(s->g2, st->g2, nw);
+    if (!mid) {
+        load_floats(s->w, st->w, nw);
+        return HOG_OK;
+    }
+    load_floats(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+    hog_sgd_catch_up_range(s, 0, nw, seg_pos);
+    load_floats(s->w, st->w, nw);
+    store_floats(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
+static hog_status state_restore(struct hog_sgd *s,
+                                const struct hog_train_state *st, hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    if (st->n_weights != nw)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint holds %llu weights but this training "
+                        "has %llu (different data or bias)",
+                        (unsigned long long)st->n_weights,
+                        (unsigned long long)nw);
+    if (!st->g2 != !s->g2)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint %s AdaGrad sums but this training %s",
+                        st->g2 ? "holds" : "lacks",
+                        s->g2 ? "needs them" : "uses none");
+    bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    if (mid != !!st->w_raw || stamps != !!st->stamp)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint's regularization state does not "
+                        "match these options (l1, l2)");
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        if (st->stamp[j] > st->seg_pos)
+            return hog_errf(err, HOG_EINVAL,
+                            "bad checkpoint: weight %llu is stamped beyond "
+                            "its position", (unsigned long long)j);
+    if (s->g2)
+        store_floats(s->g2, st->g2, nw);
+    store_floats(s->w, mid ? st->w_raw : st->w, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
+/* Hands the state after epoch position epos (a batch boundary) to the
+ * front door; HOG_EINTR when cancelled. One thread, the others waiting. */
+static hog_status checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
+{
+    uint32_t seg_pos = (uint32_t)(epos - c->seg_lo);
+    if (epos >= c->n)
+        seg_pos = 0; /* the epoch's last segment has ended */
+    struct hog_train_state st = {
+        .epoch = c->epoch, .pos = epos,
+        .t_global = c->t_global + seg_pos, .seg_t0 = c->t_global,
+        .seg_want = epos < c->n ? c->seg_want : 0, .seg_pos = seg_pos,
+        .rng = c->rows_rng
+    };
+    hog_status r = state_capture(&c->s, seg_pos, &st, c->err);
+    if (r == HOG_OK)
+        r = c->f->save(c->f, &st, cancelled, c->err);
+    state_free(&st);
+    return r == HOG_OK && cancelled ? HOG_EINTR : r;
 }
 
 static void run_job(void *arg, unsigned tid, unsigned T)
@@ -762,9 +886,12 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     const bool with_bias = !c->bias_hot;
     const double label_pos = s->label_pos, bias = s->bias;
 
-    uint64_t epos = 0; /* epoch position of the batch's first row */
-    for (uint64_t bi = 0; bi < c->nb; bi++) {
+    uint64_t epos = c->start_epos; /* epoch position of the batch's first row */
+    for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
+        if (tid == 0) /* published by the batch's barriers */
+            atomic_store_explicit(&c->stop[bi & 1], hog_fit_cancelled(c->f),
+                                  memory_order_relaxed);
         const uint64_t len = min_u64(c->B, c->n - lo);
         uint64_t cur = c->boff[b * T + tid], end = c->boff[b * T + tid + 1];
         for (uint64_t done = 0; done < len;) {
@@ -806,6 +933,20 @@ static void run_job(void *arg, unsigned tid, unsigned T)
         epos += len;
         if (tid == 0)
             c->f->tick(c->f, c->epoch, epos, c->n);
+        /* A checkpoint when the batch crossed a multiple of `every` steps
+         * (counted from the start of training: the same points however
+         * the run was resumed), or when cancelled; the epoch's last batch
+         * leaves both to the epoch's end. */
+        uint64_t g = c->t_global + (epos - c->seg_lo);
+        bool stop = atomic_load_explicit(&c->stop[bi & 1], memory_order_relaxed);
+        bool ck = c->every && g / c->every != (g - len) / c->every;
+        if (epos < c->n && (ck || stop)) {
+            if (tid == 0)
+                c->ck_st = checkpoint(c, epos, stop);
+            cyc_barrier_wait(&c->bar);
+            if (c->ck_st != HOG_OK)
+                return;
+        }
     }
 }
 
@@ -968,6 +1109,72 @@ static hog_status prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     return HOG_OK;
 }
 
+/* Epoch position of the first row of the epoch's last batch. */
+static uint64_t last_batch_start(const struct cyc *c)
+{
+    uint64_t b = c->visit[c->nb - 1];
+    return c->n - (min_u64(b * c->B + c->B, c->n) - b * c->B);
+}
+
+/* Puts the run where checkpoint f->resume left it: the orders of the
+ * epochs up to its epoch replayed from the seed, the SGD state restored,
+ * the open segment rebuilt. *first: the epoch to train next; *mid: it is
+ * under way (its order is drawn, its start set). */
+static hog_status resume(struct cyc *c, struct hog_rng *rows,
+                         struct hog_rng *batches, unsigned *first, bool *mid,
+                         hog_err *err)
+{
+    const struct hog_train_state *r = c->f->resume;
+    for (uint64_t e = 1; e <= r->epoch; e++)
+        next_order(c, rows, batches, (unsigned)e);
+    if (memcmp(rows, &r->rng, sizeof *rows) != 0)
+        return hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
+                        "does not follow from this seed (different seed "
+                        "or data)");
+    if (r->pos >= c->n) { /* a completed epoch */
+        if (r->seg_pos != 0 || r->pos != c->n)
+            return hog_errf(err, HOG_EINVAL, "bad checkpoint: an epoch's end "
+                            "inside a segment");
+        hog_status st = state_restore(&c->s, r, err);
+        if (st != HOG_OK)
+            return st;
+        hog_sgd_copy_weights(&c->s, c->f->model->w);
+        c->t_global = r->t_global;
+        *first = (unsigned)r->epoch + 1;
+        *mid = false;
+        return HOG_OK;
+    }
+    /* inside an epoch: at a batch boundary of this order */
+    uint64_t epos = 0, bi = 0;
+    while (bi < c->nb && epos < r->pos) {
+        uint64_t b = c->visit[bi++];
+        epos += min_u64(b * c->B + c->B, c->n) - b * c->B;
+    }
+    if (epos != r->pos || r->seg_pos > r->pos || r->seg_want == 0)
+        return hog_errf(err, HOG_EINVAL,
+                        "bad checkpoint: row %llu of epoch %llu is not where "
+                        "a batch ends with these options (--batch-size, "
+                        "--repartition)",
+                        (unsigned long long)r->pos,
+                        (unsigned long long)r->epoch);
+    c->t_global = r->seg_t0;
+    c->seg_lo = r->pos - r->seg_pos;
+    c->seg_want = r->seg_want;
+    c->seg_len = hog_sgd_segment_begin(&c->s, c->t_global, c->seg_want);
+    if (r->t_global != r->seg_t0 + r->seg_pos || r->seg_pos > c->seg_len ||
+        c->seg_lo + c->seg_len > c->n)
+        return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
+                        "not fit these options");
+    hog_status st = state_restore(&c->s, r, err);
+    if (st != HOG_OK)
+        return st;
+    c->start_bi = bi;
+    c->start_epos = epos;
+    *first = (unsigned)r->epoch;
+    *mid = true;
+    return HOG_OK;
+}
+
 hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
 {
     struct cyc c;
@@ -996,10 +1203,21 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     struct hog_rng rows, batches;
     hog_rng_seed(&rows, c.o->seed, 0);
     hog_rng_seed(&batches, c.o->seed, 1);
+    c.err = err;
+    c.every = f->ckpt_rows;
+    unsigned first = 1;
+    bool resumed_mid = false, need_partition = false;
+    if (f->resume && (st = resume(&c, &rows, &batches, &first, &resumed_mid,
+                                  err)) != HOG_OK)
+        goto out;
+    need_partition = f->resume != NULL;
     double t0 = t_start, extra = 0.0; /* extra: diagnostics, not training */
-    for (unsigned epoch = 1; epoch <= c.o->epochs && st == HOG_OK; epoch++) {
+    for (unsigned epoch = first; epoch <= c.o->epochs && st == HOG_OK;
+         epoch++) {
         c.epoch = epoch;
-        if (next_order(&c, &rows, &batches, epoch)) {
+        bool fresh = !(resumed_mid && epoch == first);
+        if ((fresh && next_order(&c, &rows, &batches, epoch)) ||
+            need_partition) {
             double tp = hog_now();
             partition(&c, false);
             c.st.partition_seconds += hog_now() - tp;
@@ -1008,15 +1226,32 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
                 partition(&c, true);
                 extra += hog_now() - ta;
             }
+            need_partition = false;
         }
-        c.seg_lo = 0;
-        c.seg_len = hog_sgd_segment_begin(
-            &c.s, c.t_global, c.n < UINT32_MAX ? (uint32_t)c.n : UINT32_MAX);
+        c.rows_rng = rows;
+        if (fresh) {
+            c.start_bi = c.start_epos = 0;
+            c.seg_lo = 0;
+            c.seg_want = c.n < UINT32_MAX ? (uint32_t)c.n : UINT32_MAX;
+            c.seg_len = hog_sgd_segment_begin(&c.s, c.t_global, c.seg_want);
+        }
+        c.ck_st = HOG_OK;
         hog_pool_run(c.pool, run_job, &c);
+        if ((st = c.ck_st) != HOG_OK)
+            break;
         hog_sgd_copy_weights(&c.s, f->model->w);
         double now = hog_now();
         c.st.train_seconds += now - t0 - extra;
         st = f->epoch_end(f, epoch, now - t0 - extra, err);
+        /* the epoch's checkpoint; also the row cadence's, when the last
+         * batch crossed a multiple */
+        uint64_t len = c.n - last_batch_start(&c);
+        bool rows_due = c.every && c.t_global / c.every !=
+                                       (c.t_global - len) / c.every;
+        if (st == HOG_OK &&
+            ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) || rows_due ||
+             hog_fit_cancelled(f)))
+            st = checkpoint(&c, c.n, hog_fit_cancelled(f));
         t0 = hog_now();
         extra = 0.0;
     }
