@@ -75,6 +75,7 @@
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
 #define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
+#define CYC_PREFETCH 16 /* hot steps ahead whose weights are fetched */
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
@@ -716,8 +717,20 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     }
     struct cyc_thread *w = &c->th[tid];
     uint64_t na = 0;
-    for (uint64_t r = c->roff[b * T1 + tid]; r < c->roff[b * T1 + tid + 1];
-         r++) {
+    const uint64_t rlo = c->roff[b * T1 + tid], rhi = c->roff[b * T1 + tid + 1];
+    for (uint64_t r = rlo; r < rhi; r++) {
+        /* The weights this phase steps were read by the other threads'
+         * rows since their owner last wrote them: fetch their lines for
+         * writing well ahead, so that the misses overlap instead of
+         * stalling the steps one by one. */
+        if (r + CYC_PREFETCH < rhi) {
+            uint32_t jp = c->rec[r + CYC_PREFETCH].j;
+            __builtin_prefetch((const void *)&c->s.w[jp], 1, 3);
+            if (c->s.g2)
+                __builtin_prefetch((const void *)&c->s.g2[jp], 1, 3);
+            if (c->s.stamp)
+                __builtin_prefetch((const void *)&c->s.stamp[jp], 1, 3);
+        }
         const struct hot_rec *rc = &c->rec[r];
         const struct hot_ent *e = &c->ent[rc->start];
         double g = 0.0, r1 = 0.0;
