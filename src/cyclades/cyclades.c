@@ -902,9 +902,7 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     uint64_t epos = c->start_epos; /* epoch position of the batch's first row */
     for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
-        if (tid == 0) /* published by the batch's barriers */
-            atomic_store_explicit(&c->stop[bi & 1], hog_fit_cancelled(c->f),
-                                  memory_order_relaxed);
+
         const uint64_t len = min_u64(c->B, c->n - lo);
         uint64_t cur = c->boff[b * T + tid], end = c->boff[b * T + tid + 1];
         for (uint64_t done = 0; done < len;) {
@@ -932,6 +930,12 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                 if (hot)
                     c->dbuf[p - lo] = dv;
             }
+            /* the cancel flag, polled once the batch's rows are done and
+             * published to every thread by the barriers that follow */
+            if (tid == 0 && done + sub == len)
+                atomic_store_explicit(&c->stop[bi & 1],
+                                      hog_fit_cancelled(c->f),
+                                      memory_order_relaxed);
             cyc_barrier_wait(&c->bar);
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
