@@ -285,8 +285,9 @@ hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 
-/* Opens "path.tmp.PID" for writing; hog_commit_file() fsyncs, closes and
- * renames it over path (or removes it on failure). */
+/* Opens "path.tmp.HOST-PID" for writing; hog_tmpfile_commit() fsyncs,
+ * closes and renames it over path (or removes it on failure), then removes
+ * temporaries of path that dead processes of this host left behind. */
 hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
                             FILE **out, hog_err *err);
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
