@@ -91,10 +91,11 @@ struct hot_rec {
 
 /* The barrier between the phases of a batch (cyc_barrier_wait). */
 #define CYC_SPIN 4096u
+#define CYC_SPIN_CROWDED 16u /* more threads than CPUs: yield soon */
 struct cyc_barrier {
     _Alignas(HOG_CACHELINE) atomic_uint count;
     _Alignas(HOG_CACHELINE) atomic_uint gen;
-    unsigned n;
+    unsigned n, spin;
 };
 
 /* One component of a batch. */
@@ -656,7 +657,8 @@ static void partition(struct cyc *c, bool all)
  * a short spin) takes tens of microseconds to wake, more in a virtual
  * machine, and costs every batch that. After CYC_SPIN pauses a waiter
  * yields its CPU on each test instead, so that an oversubscribed or loaded
- * machine still makes progress. Sense reversal with the sense widened to a
+ * machine still makes progress (after CYC_SPIN_CROWDED pauses when there
+ * are more threads than CPUs). Sense reversal with the sense widened to a
  * generation counter. */
 
 static inline void cyc_pause(void)
@@ -681,7 +683,7 @@ static void cyc_barrier_wait(struct cyc_barrier *b)
     }
     for (unsigned i = 0;
          atomic_load_explicit(&b->gen, memory_order_acquire) == g; i++) {
-        if (i < CYC_SPIN)
+        if (i < b->spin)
             cyc_pause();
         else
             sched_yield();
@@ -991,6 +993,9 @@ static hog_status make_pool(struct cyc *c, hog_err *err)
         return st;
     c->T = hog_pool_size(c->pool);
     c->bar.n = c->T;
+    /* with more threads than CPUs a spinner holds the CPU of a thread it
+     * waits for */
+    c->bar.spin = c->T > info.allowed_pus ? CYC_SPIN_CROWDED : CYC_SPIN;
     return HOG_OK;
 }
 
