@@ -46,20 +46,25 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c)) tests/helpers.c
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-# GPU: the .cu files where nvcc is found, else the plain-C stub.
+# GPU: the device backend is a plugin, $(BUILD)/libhogtrain-cuda.so (the
+# .cu files and cuda_export.c, linked with cuSPARSE, cudart, libstdc++),
+# built where nvcc is found and loaded on first use by src/gpu/cuda_plugin.c,
+# which is always in the library: neither the library nor the command links
+# CUDA (docs/GPU.md).
 ifneq ($(strip $(NVCC)),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 GPU_CU   := $(sort $(wildcard src/gpu/*.cu))
-GPU_C    := $(filter-out src/gpu/nocuda.c,$(wildcard src/gpu/*.c))
 else
 GPU_CU   :=
-GPU_C    := $(wildcard src/gpu/*.c)
 endif
-LIB_SRC += $(GPU_C)
-# The library remembers whether it was built with CUDA, so that switching
-# (make NVCC=, then make) relinks it instead of keeping the other kind.
+CUDA_EXPORT := $(BUILD)/src/gpu/cuda_export.o
+CUDA_PLUGIN := $(if $(GPU_CU),$(BUILD)/libhogtrain-cuda.so)
+LIB_SRC += $(filter-out src/gpu/cuda_export.c,$(wildcard src/gpu/*.c))
+# The loader remembers whether a plugin was built beside it, so that
+# switching (make NVCC=, then make) recompiles it and relinks the library.
 GPU_MODE  := $(BUILD)/gpu-mode
 GPU_MODE_NOW := $(if $(GPU_CU),cuda,nocuda)
+CUDA_DEFS := $(if $(GPU_CU),-DHOG_WITH_CUDA=1)
 
 # ---- MPI (scale-out backend) ----------------------------------------------
 # src/net/mpi.c where mpicc is found (Debian: libopenmpi-dev), else the
@@ -76,12 +81,11 @@ LIB_SRC    := $(filter-out src/net/mpi.c,$(LIB_SRC))
 endif
 # ---- end MPI ----------------------------------------------------------------
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+GPU_CU_OBJ := $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
-ifneq ($(GPU_CU),)
-LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
-endif
+LDLIBS_ALL += -ldl
 
 STATIC := $(BUILD)/libhogtrain.a
 SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
@@ -89,7 +93,7 @@ BIN    := $(BUILD)/hogtrain
 TESTS  := $(BUILD)/hogtrain-tests
 
 .PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean FORCE
-all: check-deps $(STATIC) $(SHARED) $(BIN)
+all: check-deps $(STATIC) $(SHARED) $(BIN) $(CUDA_PLUGIN)
 
 # ---- dependencies --------------------------------------------------------
 check-deps:
@@ -129,9 +133,19 @@ $(BUILD)/src/%.cu.o: src/%.cu
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
 
+# The plugin: what gpu.cu needs from the library (hog_errf, the shrink) comes
+# from the archive as hidden copies; it exports its table only.
+$(CUDA_PLUGIN): $(GPU_CU_OBJ) $(CUDA_EXPORT) $(STATIC)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(GPU_CU_OBJ) $(CUDA_EXPORT) $(STATIC) \
+	  -Wl,--exclude-libs,ALL -Wl,-z,defs -L$(CUDA_HOME)/lib64 -lcusparse -lcudart \
+	  -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64 $(shell pkg-config --libs hwloc 2>/dev/null) -lm -pthread
+
 $(GPU_MODE): FORCE
 	@mkdir -p $(dir $@)
 	@echo $(GPU_MODE_NOW) | cmp -s - $@ 2>/dev/null || echo $(GPU_MODE_NOW) > $@
+$(BUILD)/src/gpu/cuda_plugin.o: $(GPU_MODE)
+$(BUILD)/src/gpu/cuda_plugin.o: CFLAGS_PKG += $(CUDA_DEFS)
 
 $(STATIC): $(LIB_OBJ) $(GPU_MODE)
 	$(call msg,AR,$@)
@@ -153,7 +167,21 @@ $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests -c $< -o $@
 
-$(TESTS): $(TEST_OBJ) $(STATIC)
+# Plugin-loader fixtures (tests/plugin_fixture.c): a table of another ABI,
+# and a library needing one that does not exist (as the plugin without CUDA).
+PLUGIN_FIX := $(BUILD)/tests/plugin/other_abi.so $(BUILD)/tests/plugin/needs_absent.so
+$(BUILD)/tests/plugin/other_abi.so: tests/plugin_fixture.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -fPIC -DFIXTURE_OTHER_ABI -o $@ $<
+$(BUILD)/tests/plugin/needs_absent.so: tests/plugin_fixture.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -fPIC -DFIXTURE_ABSENT -o $(dir $@)libhog-absent.so $<
+	$(Q)$(CC) -shared -fPIC -DFIXTURE_NEEDS_ABSENT -o $@ $< -L$(dir $@) -lhog-absent
+	$(Q)rm -f $(dir $@)libhog-absent.so
+
+$(TESTS): $(TEST_OBJ) $(STATIC) $(PLUGIN_FIX) $(CUDA_PLUGIN)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) -lcriterion $(LDLIBS_ALL)
 
@@ -268,6 +296,8 @@ install: all
 	ln -sf libhogtrain.so.$(SONAME_MAJOR) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
 	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(CUDA_PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/hogtrain)
+	$(if $(CUDA_PLUGIN),install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/hogtrain/)
 	install -m 644 docs/hogtrain.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	  -e 's|@PRIVLIBS@|$(LDLIBS_ALL)|g' hogtrain.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
@@ -275,9 +305,11 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h \
 	  $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/share/man/man1/hogtrain.1 \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc \
+	  $(DESTDIR)$(PREFIX)/lib/hogtrain/libhogtrain-cuda.so
+	-rmdir $(DESTDIR)$(PREFIX)/lib/hogtrain 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) build-tsan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d)

@@ -60,7 +60,7 @@ if ! make -j"$JOBS" CI=1 all build/hogtrain-tests build/bench/gpu_bench \
   echo "FAILED: build"; exit 1
 fi
 echo "nvcc units compiled by this run: $(grep -c NVCC "$WORK/build.log")"
-ls -la build/hogtrain build/libhogtrain.so.* | sed 's/^/  /'
+ls -la build/hogtrain build/libhogtrain.so.* build/libhogtrain-cuda.so | sed 's/^/  /'
 ./build/hogtrain topo | sed -n '/^GPUs/,$p'
 
 # The tests read news20.binary from .gpudata (decompressed once under build/).

@@ -46,15 +46,23 @@ hgb a9a
 hgb a9a.t
 N20="$OUT/data/news20.binary.train.svm.hgb -t $OUT/data/news20.binary.test.svm.hgb"
 
-# news20.binary, the original Hogwild! setting: hinge-loss SVM, 20 epochs.
-run news20 $N20 --loss hinge --epochs 20 --threads "$THREADS" \
-    --update none,atomic,striped,mutex --plot "$OUT/news20.svg"
+# news20.binary, the original Hogwild! setting: hinge-loss SVM with a
+# constant step, 20 epochs; every update mode, plain (--hot 0) and with
+# hot-feature replicas (hot:auto; not with striped locks).
+run news20 $N20 --loss hinge --schedule constant --eta 0.1 --epochs 20 \
+    --threads "$THREADS" --update none,atomic,striped,mutex --hot 0,auto \
+    --plot "$OUT/news20.svg"
+# The default schedule (AdaGrad: dearer steps, longer epochs).
+run news20-adagrad $N20 --loss hinge --epochs 20 --threads "$THREADS" \
+    --update none --hot 0,auto
 # The same with one model per thread, averaged every 4096 rows.
 run news20-replicas $N20 --loss hinge --epochs 20 --threads "$THREADS" \
     --update none --replicas shared,core --sync-every 4096
 # a9a: 123 features, every thread writes the same cache lines.
 run a9a "$OUT/data/a9a.hgb" -t "$OUT/data/a9a.t.hgb" --loss hinge \
     --epochs 20 --threads "$THREADS" --update none,mutex --replicas shared,core
+run a9a-hot "$OUT/data/a9a.hgb" -t "$OUT/data/a9a.t.hgb" --loss hinge \
+    --epochs 20 --threads "$THREADS" --update none --hot 0,auto
 
 if [ "${SKIP_BIG:-0}" != 1 ]; then
     # 2.7 M rows x 50 nonzeros of power-law features: 2.1 GB of text.
@@ -67,5 +75,7 @@ if [ "${SKIP_BIG:-0}" != 1 ]; then
     fi
     run gen "$OUT/data/gen.hgb" --loss hinge --epochs 2 --threads "$THREADS" \
         --update none --replicas shared,core --sync-every 65536
+    run gen-hot "$OUT/data/gen.hgb" --loss hinge --epochs 2 \
+        --threads "$THREADS" --update none --hot 0,auto
 fi
 echo "results under $OUT"

@@ -3,7 +3,8 @@
 # LIBLINEAR), as Markdown tables for docs/BENCHMARKS.md and CSV under
 # BUILD/bench/. The other sections of docs/BENCHMARKS.md each have their own
 # script: bench/hogwild.sh, bench/cyclades.sh, bench/coordinate.sh,
-# bench/stream.sh, bench/net.sh, bench/gpu_check.sh (on a GPU machine).
+# bench/stream.sh, bench/net.sh, bench/startup.sh (CUDA build: startup with
+# the GPU plugin), bench/gpu_check.sh (on a GPU machine).
 set -e
 BUILD=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/foundation.py" "$BUILD"

@@ -184,6 +184,17 @@ typedef struct hog_cyclades_stats {
     double all_components, all_largest_share;
     uint64_t all_largest_rows;
 } hog_cyclades_stats;
+/* What the hot-feature replicas of Hogwild! did (hog_train_opts.hot_stats). */
+#define HOG_HOT_AUTO UINT64_MAX
+#define HOG_HOT_AUTO_MAX 65536u
+typedef struct hog_hot_stats {
+    uint64_t hot_features;  /* K: features kept per thread, the bias not counted */
+    int bias_hot;           /* the bias is kept per thread */
+    double hot_nnz_share;   /* share of the nonzeros on hot features */
+    uint64_t folds;         /* times the threads' copies were folded back */
+    double setup_seconds;   /* degrees, hot set, remapped indices (once) */
+} hog_hot_stats;
+
 /* How a streamed run reads the .hgb file. */
 typedef enum hog_io_backend {
     HOG_IO_AUTO = 0, /* io_uring, falling back on pread with a one-line notice */
@@ -287,6 +298,14 @@ typedef struct hog_train_opts {
      * its current step, writes a checkpoint when one is configured, and
      * returns HOG_EINTR. For a signal handler's flag; NULL: never. */
     const volatile sig_atomic_t *cancel;
+    /* Hogwild! hot-feature replicas (--algo hogwild --hot K; docs/TRAINING.md):
+     * the hot_count most frequent features and the bias are kept per thread
+     * and folded into the shared model at the end of every segment (every
+     * sync_every rows, or epoch). 0 (default): plain Hogwild!, every weight
+     * shared; HOG_HOT_AUTO: the features in at least 1/32 of the rows
+     * (at most HOG_HOT_AUTO_MAX of them). */
+    uint64_t hot_count;
+    hog_hot_stats *hot_stats; /* out: filled after training when not NULL */
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

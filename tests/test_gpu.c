@@ -5,9 +5,13 @@
  * reference and the CPU trainers. Without a device the gpu_device tests
  * skip with "no CUDA device: <why>". */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "core/loss.h"
@@ -562,7 +566,8 @@ static bool have_device(hog_err *err)
 static bool no_cuda_sentence(const char *msg)
 {
     return strstr(msg, "no CUDA device") ||
-           strstr(msg, "hogtrain was built without CUDA");
+           strstr(msg, "hogtrain was built without CUDA") ||
+           strstr(msg, "GPU support not available: ");
 }
 
 Test(gpu, without_device_a_sentence_and_enotsup)
@@ -628,6 +633,196 @@ Test(gpu, command_usage_errors)
                         bad[i], f);
         cr_assert_eq(rc, 2, "%s: rc %d: %s", bad[i], rc, out);
     }
+}
+
+/* ---- the plugin loader (src/gpu/cuda_plugin.c, src/core/plugin.c) -------------------------- */
+
+/* Criterion runs each test in a fresh process, so each test below sees the
+ * plugin loaded (or refused) once, under its own HOGTRAIN_CUDA_PLUGIN. */
+
+/* dir of the hogtrain command under test + "/" + rel. */
+static const char *beside_bin(char *buf, size_t len, const char *rel)
+{
+    char b[1024];
+    snprintf(b, sizeof b, "%s", th_bin());
+    snprintf(buf, len, "%s/%s", dirname(b), rel);
+    return buf;
+}
+
+/* Every device call refuses with one sentence holding each of want[]. */
+static void refused_with(const char *const *want, size_t nwant)
+{
+    hog_err err = { { 0 } };
+    struct hog_gpu_info g[1];
+    unsigned n = 9;
+    cr_assert_eq(hog_gpu_list(g, 1, &n, &err), HOG_ENOTSUP, "%s", err.msg);
+    cr_assert_eq(n, 0u);
+    cr_assert(strncmp(err.msg, "GPU support not available: ", 27) == 0, "%s",
+              err.msg);
+    for (size_t i = 0; i < nwant; i++)
+        cr_assert(strstr(err.msg, want[i]), "no \"%s\" in: %s", want[i],
+                  err.msg);
+    char first[HOG_ERR_MAX];
+    memcpy(first, err.msg, sizeof first);
+
+    double bps = 1;
+    err.msg[0] = '\0';
+    cr_assert_eq(hog_gpu_copy_bandwidth(0, 1 << 20, &bps, &err), HOG_ENOTSUP);
+    cr_assert_eq(bps, 0.0);
+    cr_assert_str_eq(err.msg, first);
+    cr_assert_eq(hog_cuda_host_alloc(64), NULL);
+    cr_assert_eq(hog_cuda_bind_near(0), -1);
+
+    hog_data *d = synth(40, 8, 0.3, false, 2);
+    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0, 1e-3, 1);
+    o.gpus = "0";
+    hog_model *m = NULL;
+    err.msg[0] = '\0';
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP, "%s",
+                 err.msg);
+    cr_assert_null(m);
+    cr_assert_str_eq(err.msg, first);
+    hog_data_free(d);
+}
+
+Test(gpu, plugin_missing_file_is_a_sentence)
+{
+    char dir[512], path[600];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/no-such-plugin.so", dir);
+    setenv("HOGTRAIN_CUDA_PLUGIN", path, 1);
+    const char *want[] = { path, "names no file",
+                           "point HOGTRAIN_CUDA_PLUGIN to "
+                           "libhogtrain-cuda.so or unset it" };
+    refused_with(want, 3);
+}
+
+Test(gpu, plugin_not_a_library_is_a_sentence)
+{
+    char dir[512];
+    th_tmpdir(dir, sizeof dir);
+    const char *f = th_write(dir, "fake.so", "not an ELF file\n", 16);
+    setenv("HOGTRAIN_CUDA_PLUGIN", f, 1);
+    const char *want[] = { f, "not a loadable library" };
+    refused_with(want, 2);
+}
+
+Test(gpu, plugin_without_the_table_is_a_sentence)
+{
+    /* libc (gnu_get_libc_version: no sanitizer intercepts it): a real
+     * shared library that is no hogtrain plugin. */
+    Dl_info info;
+    cr_assert(dladdr((const void *)&gnu_get_libc_version, &info) &&
+              info.dli_fname);
+    if (!strchr(info.dli_fname, '/'))
+        cr_skip_test("the C library's path is unknown (%s)", info.dli_fname);
+    setenv("HOGTRAIN_CUDA_PLUGIN", info.dli_fname, 1);
+    const char *want[] = { info.dli_fname,
+                           "is not a hogtrain plugin (it has no "
+                           "hog_cuda_plugin table)" };
+    refused_with(want, 2);
+}
+
+Test(gpu, plugin_of_another_abi_is_a_sentence)
+{
+    char path[1200];
+    beside_bin(path, sizeof path, "tests/plugin/other_abi.so");
+    setenv("HOGTRAIN_CUDA_PLUGIN", path, 1);
+    const char *want[] = { path, "plugin ABI 999",
+                           "install the libhogtrain-cuda.so built with this "
+                           "hogtrain" };
+    refused_with(want, 3);
+}
+
+Test(gpu, plugin_missing_a_library_names_it)
+{
+    /* As the plugin on a machine without the CUDA runtime: the sentence
+     * names the plugin, the library it lacks and the remedy. */
+    char path[1200];
+    beside_bin(path, sizeof path, "tests/plugin/needs_absent.so");
+    setenv("HOGTRAIN_CUDA_PLUGIN", path, 1);
+    const char *want[] = { path, "libhog-absent.so: cannot open shared "
+                                 "object file",
+                           "install the CUDA runtime" };
+    refused_with(want, 3);
+}
+
+Test(gpu, plugin_of_this_build_without_device)
+{
+    if (!hog_gpu_built())
+        cr_skip_test("built without nvcc: there is no libhogtrain-cuda.so "
+                     "to load");
+    char path[1200];
+    beside_bin(path, sizeof path, "libhogtrain-cuda.so");
+    setenv("HOGTRAIN_CUDA_PLUGIN", path, 1);
+    hog_err err = { { 0 } };
+    if (have_device(&err))
+        cr_skip_test("a CUDA device is present: the plugin loads and sees it");
+    cr_assert(strstr(err.msg, "no CUDA device: "), "%s", err.msg);
+}
+
+Test(gpu, plugin_found_beside_the_program)
+{
+    if (!hog_gpu_built())
+        cr_skip_test("built without nvcc: there is no libhogtrain-cuda.so "
+                     "to load");
+    unsetenv("HOGTRAIN_CUDA_PLUGIN");
+    hog_err err = { { 0 } };
+    if (have_device(&err))
+        cr_skip_test("a CUDA device is present: the plugin loads and sees it");
+    cr_assert(strstr(err.msg, "no CUDA device: "), "%s", err.msg);
+}
+
+Test(gpu, command_with_a_missing_plugin)
+{
+    char dir[512], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    const char *f = th_write(dir, "t.svm", "1 1:1 2:0.5\n-1 2:1\n1 1:2\n",
+                             25);
+    int rc = th_run(out, sizeof out,
+                    "HOGTRAIN_CUDA_PLUGIN='%s/gone.so' '%s' train -q --gpus "
+                    "all '%s'", dir, th_bin(), f);
+    cr_assert_eq(rc, 1, "rc %d: %s", rc, out);
+    cr_assert(strstr(out, "GPU support not available: ") &&
+              strstr(out, "gone.so names no file"), "%s", out);
+    rc = th_run(out, sizeof out, "HOGTRAIN_CUDA_PLUGIN='%s/gone.so' '%s' "
+                "train -q '%s'", dir, th_bin(), f);
+    cr_assert_eq(rc, 0, "CPU training needs no plugin: rc %d: %s", rc, out);
+    rc = th_run(out, sizeof out, "HOGTRAIN_CUDA_PLUGIN='%s/gone.so' '%s' topo",
+                dir, th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "GPUs        none: GPU support not available: "),
+              "%s", out);
+}
+
+Test(gpu, command_links_no_cuda)
+{
+    if (!hog_gpu_built())
+        cr_skip_test("built without nvcc: nothing links CUDA; the check is "
+                     "for CUDA builds");
+    char lib[1200], out[8192];
+    beside_bin(lib, sizeof lib, "libhogtrain.so");
+    const char *objs[] = { th_bin(), lib };
+    for (int i = 0; i < 2; i++) {
+        if (access(objs[i], F_OK) != 0)
+            continue; /* make test builds the command, maybe not the .so */
+        int rc = th_run(out, sizeof out, "readelf -d '%s'", objs[i]);
+        if (rc == 127)
+            cr_skip_test("readelf is not installed");
+        cr_assert_eq(rc, 0, "%s: %s", objs[i], out);
+        cr_assert(strstr(out, "(NEEDED)"), "%s: %s", objs[i], out);
+        const char *bad[] = { "libcudart", "libcusparse", "libstdc++" };
+        for (int k = 0; k < 3; k++)
+            cr_assert(!strstr(out, bad[k]), "%s needs %s:\n%s", objs[i],
+                      bad[k], out);
+    }
+    /* The plugin does, and exports its table only. */
+    beside_bin(lib, sizeof lib, "libhogtrain-cuda.so");
+    cr_assert_eq(th_run(out, sizeof out, "readelf -dW --dyn-syms '%s' | grep -E 'NEEDED|hog_'", lib),
+                 0, "%s", out);
+    cr_assert(strstr(out, "[libcudart.so"), "%s", out);
+    cr_assert(strstr(out, " hog_cuda_plugin\n"), "%s", out);
+    cr_assert(!strstr(out, " hog_cuda_count"), "%s", out);
 }
 
 /* ---- with a device (suite gpu_device) ------------------------------------------------------ */

@@ -362,6 +362,32 @@ Test(bench, grid_table_csv_and_plot, .timeout = 120)
         cr_expect(strstr(out, "gnuplot is not installed"), "%s", out);
 }
 
+/* --hot 0,auto: plain and hot-feature rows side by side, with the same
+ * control and efficiency columns; no hot rows with striped locks. */
+Test(bench, hot_rows_beside_plain, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(ptrain, "reuters_moneyfx.trn");
+    TH_DATA_OR_SKIP(ptest, "reuters_moneyfx.tst");
+    char dir[512], out[16384];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out,
+                    "%s bench %s -t %s --threads 1,2 --update none,striped "
+                    "--hot 0,auto --epochs 2 --repeat 1 --csv %s/h.csv "
+                    "--oversubscribe -q",
+                    th_bin(), ptrain, ptest, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "hot:auto") && strstr(out, "folded 2 times"),
+              "%s", out);
+    cr_expect(strstr(out, "striped  hot") == NULL, "%s", out);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s/h.csv", dir);
+    /* header, serial, 2 controls, 2 modes x 2 threads plain, 2 hot */
+    cr_expect_eq(count_lines(csv), 1 + 1 + 2 + 4 + 2);
+    cr_expect_eq(th_run(out, sizeof out, "%s bench x --hot 1,many", th_bin()),
+                 2);
+    cr_expect(strstr(out, "--hot"), "%s", out);
+}
+
 Test(bench, usage_errors)
 {
     char out[4096];
@@ -375,4 +401,301 @@ Test(bench, usage_errors)
     cr_expect_eq(th_run(out, sizeof out, "%s bench x --plot p.gif", th_bin()),
                  2);
     cr_expect(strstr(out, ".png or .svg"), "%s", out);
+}
+
+/* ---- hot-feature replicas (--hot K) --------------------------------------------- */
+
+/* With one thread the fold gives back the thread's own copy, and the
+ * remapped indices keep each row's order: hot mode is plain Hogwild! (so
+ * the serial trainer) bit for bit, in every kernel kind and the update
+ * modes it runs with, whatever K, when it folds once per epoch (the
+ * default sync_every exceeds these sets' rows; a fold inside the epoch
+ * also ends a lazy-regularization segment, which changes the rounding). */
+static void hot_one_thread(const char *name, hog_train_opts o)
+{
+    TH_DATA_OR_SKIP(path, name);
+    hog_data *d = load(path);
+    o.algo = HOG_ALGO_SERIAL;
+    hog_model *ref = train(d, &o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    const uint64_t ks[] = { 1, 50, HOG_HOT_AUTO, UINT32_MAX };
+    const hog_update um[] = { HOG_UPDATE_NONE, HOG_UPDATE_ATOMIC,
+                              HOG_UPDATE_MUTEX };
+    for (size_t i = 0; i < 4; i++)
+        for (size_t u = 0; u < 3; u++) {
+            hog_hot_stats hs;
+            o.hot_count = ks[i];
+            o.update = um[u];
+            o.hot_stats = &hs;
+            hog_model *m = train(d, &o);
+            cr_expect(same_weights(ref, m),
+                      "%s, --hot %llu, --update %s, 1 thread: weights differ "
+                      "from serial",
+                      name, (unsigned long long)ks[i], mode_names[um[u]]);
+            cr_expect(hs.hot_features > 0 && hs.bias_hot && hs.folds >= o.epochs,
+                      "%s: %llu hot features, %llu folds", name,
+                      (unsigned long long)hs.hot_features,
+                      (unsigned long long)hs.folds);
+            hog_model_free(m);
+        }
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+Test(threads, hot_one_thread_bit_identical, .timeout = 60)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.l1 = 1e-5;
+    o.l2 = 1e-4;
+    o.epochs = 2;
+    o.schedule = HOG_SCHED_INVSCALING; /* stamped, prefix catch-up */
+    hot_one_thread("reuters_moneyfx.trn", o);
+    o.l1 = 0; /* scaled */
+    o.schedule = HOG_SCHED_CONSTANT;
+    hot_one_thread("reuters_moneyfx.trn", o);
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_HINGE;
+    o.schedule = HOG_SCHED_ADAGRAD; /* AdaGrad with lazy L1 and L2 */
+    o.eta = 0.1;
+    o.l1 = 1e-6;
+    o.epochs = 2;
+    hot_one_thread("a9a", o);
+}
+
+/* Folds inside the epoch (every 4096 rows) end lazy-regularization
+ * segments there: one thread then equals plain Hogwild! up to the
+ * rounding of the catch-ups. */
+Test(threads, hot_one_thread_folding_inside_epochs)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path);
+    hog_train_opts o = adagrad_opts(0.1, 3);
+    o.l1 = 1e-6;
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    hog_model *ref = train(d, &o);
+    o.hot_count = HOG_HOT_AUTO;
+    o.sync_every = 4096;
+    hog_hot_stats hs;
+    o.hot_stats = &hs;
+    hog_model *m = train(d, &o);
+    cr_expect_eq(hs.folds, 3 * ((hog_data_rows(d) + 4095) / 4096));
+    const float *a = hog_model_weights(ref), *b = hog_model_weights(m);
+    double worst = 0;
+    for (uint64_t j = 0; j <= hog_model_features(m); j++)
+        worst = fmax(worst, fabs((double)a[j] - b[j]) /
+                                fmax(1e-3, fabs((double)a[j])));
+    cr_expect(worst < 1e-4, "largest relative difference %g", worst);
+    hog_model_free(m);
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+/* Two rows, one feature, two threads with every weight private: thread 0
+ * takes row 0 (x = 1, y = 1), thread 1 row 1 (x = 2, y = 3), squared loss
+ * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies and adds
+ * up the AdaGrad sums; worked by hand below. */
+static hog_data *two_rows(void)
+{
+    uint64_t *off = malloc(3 * sizeof *off);
+    float *y = malloc(2 * sizeof *y);
+    uint32_t *idx = malloc(2 * sizeof *idx);
+    float *val = malloc(2 * sizeof *val);
+    cr_assert(off && y && idx && val);
+    off[0] = 0, off[1] = 1, off[2] = 2;
+    y[0] = 1, y[1] = 3;
+    idx[0] = idx[1] = 0;
+    val[0] = 1, val[1] = 2;
+    hog_data *d;
+    cr_assert_eq(hog_data_wrap(2, 2, off, y, idx, val, 0, &d, NULL), HOG_OK);
+    return d;
+}
+
+Test(threads, hot_fold_rule_by_hand)
+{
+    hog_data *d = two_rows();
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_SQUARED;
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.1;
+    o.l2 = 0;
+    o.bias = 0;
+    o.epochs = 2;
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    o.hot_count = 1;
+    hog_hot_stats hs;
+    o.hot_stats = &hs;
+    /* epoch 1: w0 = 0 + 0.1 * 1 * 1 = 0.1, w1 = 0 + 0.1 * 3 * 2 = 0.6,
+     * fold (0.1 + 0.6) / 2 = 0.35 (a sum of the deltas would give 0.7);
+     * epoch 2: w0 = 0.35 + 0.1 * 0.65 = 0.415,
+     * w1 = 0.35 + 0.1 * (3 - 0.7) * 2 = 0.81, fold 0.6125 */
+    hog_model *m = train(d, &o);
+    cr_expect_float_eq(hog_model_weights(m)[0], 0.6125f, 1e-6f, "w = %.9g",
+                       hog_model_weights(m)[0]);
+    cr_expect_eq(hs.hot_features, 1);
+    cr_expect_eq(hs.folds, 2);
+    cr_expect_eq(hs.bias_hot, 0);
+    hog_model_free(m);
+
+    /* AdaGrad: epoch 1 both copies step to 0.1 (rates 0.1/1 and 0.1/6),
+     * sums 1 and 36 add up to G = 37; epoch 2: w0 = 0.1 + 0.9 * 0.1 /
+     * sqrt(37.81), w1 = 0.1 + 5.6 * 0.1 / sqrt(37 + 31.36) */
+    o.schedule = HOG_SCHED_ADAGRAD;
+    m = train(d, &o);
+    double w0 = 0.1 + 0.9 * 0.1 / sqrt(37.81);
+    double w1 = 0.1 + 5.6 * 0.1 / sqrt(68.36);
+    cr_expect(fabs(hog_model_weights(m)[0] - 0.5 * (w0 + w1)) < 1e-5,
+              "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
+              0.5 * (w0 + w1));
+    hog_model_free(m);
+    hog_data_free(d);
+}
+
+/* Two threads with hot replicas reach the serial trainer's test accuracy
+ * within 0.5 points (the issue's bar) on news20.binary and a9a: no more
+ * than 0.5 below it (more above happens: 5 epochs of a constant step stop
+ * anywhere within about a point). */
+static void hot_accuracy(const char *trn, const char *tst, hog_train_opts o)
+{
+    TH_DATA_OR_SKIP(ptrain, trn);
+    TH_DATA_OR_SKIP(ptest, tst);
+    hog_data *d = load(ptrain), *t = load_test(ptest, d);
+    hog_model *ref = train(d, &o);
+    double base = accuracy(ref, t);
+    hog_model_free(ref);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    const uint64_t ks[] = { HOG_HOT_AUTO, 64 };
+    for (size_t i = 0; i < 2; i++) {
+        o.hot_count = ks[i];
+        hog_model *m = train(d, &o);
+        double acc = accuracy(m, t);
+        cr_expect(acc >= base - 0.5,
+                  "%s, --hot %llu, 2 threads: test accuracy %.2f%%, serial "
+                  "%.2f%%",
+                  trn, (unsigned long long)ks[i], acc, base);
+        hog_model_free(m);
+    }
+    hog_data_free(t);
+    hog_data_free(d);
+}
+
+/* AdaGrad, and the Hogwild! paper's SVM (hinge, constant step) */
+Test(threads, hot_news20_accuracy, .timeout = 60)
+{
+    hot_accuracy("news20.binary.train.svm", "news20.binary.test.svm",
+                 adagrad_opts(0.5, 5));
+    hog_train_opts o = svm_opts();
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.1;
+    hot_accuracy("news20.binary.train.svm", "news20.binary.test.svm", o);
+}
+
+/* (a9a's final iterate with a constant or decaying hinge step moves by
+ * several points from seed to seed, for the serial trainer too: AdaGrad
+ * only, logistic and hinge) */
+Test(threads, hot_a9a_accuracy, .timeout = 60)
+{
+    hot_accuracy("a9a", "a9a.t", adagrad_opts(0.1, 4));
+    hog_train_opts o = adagrad_opts(0.1, 4);
+    o.loss = HOG_LOSS_HINGE;
+    hot_accuracy("a9a", "a9a.t", o);
+}
+
+Test(threads, hot_refuses_stripes_and_replicas)
+{
+    hog_data *d = two_rows();
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_SQUARED;
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    o.hot_count = HOG_HOT_AUTO;
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    o.update = HOG_UPDATE_STRIPED;
+    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect(strstr(err.msg, "striped"), "message: %s", err.msg);
+    o.update = HOG_UPDATE_NONE;
+    o.replicas = HOG_REPLICAS_CORE;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect(strstr(err.msg, "replicas"), "message: %s", err.msg);
+    cr_expect_null(m);
+    hog_data_free(d);
+}
+
+/* ---- checkpoints and cancellation --------------------------------------------- */
+
+/* A checkpoint after each epoch; resumed from epoch 2 of 4, one thread
+ * gives the uninterrupted model bit for bit, plain and with hot replicas
+ * (AdaGrad: the sums are part of the state). A raised cancel flag stops
+ * training with HOG_EINTR and a sentence naming the checkpoint, and the
+ * run resumed from it also ends on the same model. */
+Test(threads, checkpoint_resume_and_cancel, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path);
+    char dir[512], ck[600];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/hog.ck", dir);
+    for (int hot = 0; hot < 2; hot++) {
+        hog_train_opts o = adagrad_opts(0.1, 4);
+        o.l1 = 1e-6;
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = 1;
+        o.hot_count = hot ? HOG_HOT_AUTO : 0;
+        hog_model *ref = train(d, &o);
+
+        hog_train_opts a = o;
+        a.epochs = 2;
+        a.checkpoint = ck;
+        hog_model_free(train(d, &a));
+        hog_train_opts b = o;
+        b.resume = ck;
+        hog_model *res = train(d, &b);
+        cr_expect(same_weights(ref, res), "hot %d: resumed after epoch 2 "
+                  "differs from the uninterrupted run", hot);
+        hog_model_free(res);
+
+        volatile sig_atomic_t flag = 1;
+        a = o;
+        a.checkpoint = ck;
+        a.cancel = &flag;
+        hog_model *m = NULL;
+        hog_err err = { { 0 } };
+        cr_expect_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR);
+        cr_expect_null(m);
+        cr_expect(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
+                  "message: %s", err.msg);
+        b.cancel = NULL;
+        res = train(d, &b);
+        cr_expect(same_weights(ref, res), "hot %d: resumed after a cancel "
+                  "differs", hot);
+        hog_model_free(res);
+
+        /* 2 threads resume too (not bit for bit: the threads race) */
+        b.threads = 2;
+        b.oversubscribe = 1;
+        hog_model_free(train(d, &b));
+
+        /* no checkpoint file: a sentence that says so */
+        a.checkpoint = NULL;
+        cr_expect_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR);
+        cr_expect(strstr(err.msg, "no checkpoint"), "message: %s", err.msg);
+        a.checkpoint = ck;
+        a.cancel = NULL;
+        a.checkpoint_rows = 1000;
+        cr_expect_eq(hog_train(d, NULL, &a, &m, &err), HOG_ENOTSUP);
+        cr_expect(strstr(err.msg, "whole epochs"), "message: %s", err.msg);
+        hog_model_free(ref);
+    }
+    hog_data_free(d);
 }

@@ -26,6 +26,8 @@ if [ -f "$DATA/a9a.xz" ]; then
     done
     check "hogwild-replicas" "$HOG" train "$T/a9a" --algo hogwild \
         --threads 2 --replicas core --epochs 1 --quiet
+    check "hogwild-hot" "$HOG" train "$T/a9a" --algo hogwild \
+        --threads 2 --hot auto --sync-every 4096 --epochs 1 --quiet
     check "cyclades" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo cyclades \
         --threads 2 --epochs 1 --quiet
 else

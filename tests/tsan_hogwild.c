@@ -8,7 +8,8 @@
  * problem whose rows share a few hot features (so that threads really race
  * on the same weights): every update mode with 2 and 4 threads, lazy L1 and
  * L2 with the prefix schedule and with AdaGrad, every replica mode with
- * averaging, and more threads than rows.
+ * averaging, hot-feature replicas (--hot) with every update mode they run
+ * with, a cancelled run, and more threads than rows.
  */
 #include "core/core.h"
 #include "core/metrics.h"
@@ -119,6 +120,51 @@ int main(void)
         printf("replicas %d: %.2f%%\n", r, acc);
         CHECK(acc > base - 5.0);
     }
+    /* hot-feature replicas: the 4 hot features (and auto's choice) per
+     * thread, folded every 500 and 250 rows, with lazy L1/L2 under
+     * both schedules and the update modes hot runs with */
+    o.replicas = HOG_REPLICAS_SHARED;
+    for (int sched = 0; sched < 2; sched++) {
+        o.schedule = sched ? HOG_SCHED_ADAGRAD : HOG_SCHED_INVSCALING;
+        o.eta = sched ? 0.1 : 0.5;
+        for (int u = HOG_UPDATE_NONE; u <= HOG_UPDATE_MUTEX; u++) {
+            if (u == HOG_UPDATE_STRIPED)
+                continue;
+            for (unsigned t = 2; t <= 4; t += 2) {
+                hog_hot_stats hs;
+                o.update = (hog_update)u;
+                o.threads = t;
+                /* auto takes about half of this small set's features:
+                 * then the averaging costs what --replicas core costs
+                 * here, 5 points with AdaGrad at 4 threads */
+                o.hot_count = t == 2 || sched ? 4 : HOG_HOT_AUTO;
+                o.sync_every = t == 2 ? 500 : 250;
+                o.hot_stats = &hs;
+                double acc = train_acc(d, &o);
+                printf("hot %llu (%llu folds), schedule %d, update %d, %u "
+                       "threads: %.2f%% (serial %.2f%%)\n",
+                       (unsigned long long)hs.hot_features,
+                       (unsigned long long)hs.folds, sched, u, t, acc, base);
+                CHECK(hs.hot_features >= 4 && hs.folds >= o.epochs);
+                CHECK(acc > base - 5.0);
+            }
+        }
+    }
+    /* a raised cancel flag: every thread stops at its next block */
+    volatile sig_atomic_t flag = 1;
+    o.cancel = &flag;
+    o.threads = 3;
+    {
+        hog_model *m = NULL;
+        hog_err err;
+        CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR && m == NULL);
+    }
+    o.cancel = NULL;
+    o.hot_count = 0;
+    o.hot_stats = NULL;
+    o.update = HOG_UPDATE_NONE;
+    o.schedule = HOG_SCHED_INVSCALING;
+    o.eta = 0.5;
     hog_data_free(d);
 
     d = synth(3, 64);

@@ -46,6 +46,7 @@ enum {
     OPT_OVERSUBSCRIBE,
     OPT_NO_SMT,
     OPT_ZERO_BASED,
+    OPT_HOT,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +73,7 @@ static const struct option longopts[] = {
     { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
     { "no-smt", no_argument, NULL, OPT_NO_SMT },
     { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { "hot", required_argument, NULL, OPT_HOT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -80,7 +82,8 @@ static void help(FILE *f);
 static const struct hog_cli_cmd cmd = {
     "bench",
     "hogtrain bench DATA [-t TEST] [--threads 1,2,4] [--update none,atomic,...]\n"
-    "                      [--algo hogwild,cyclades] [--replicas shared,...] [--epochs N]\n"
+    "                      [--algo hogwild,cyclades] [--replicas shared,...]\n"
+    "                      [--hot 0,auto] [--epochs N]\n"
     "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
     help,
 };
@@ -105,6 +108,11 @@ static void help(FILE *f)
             "      --algo LIST        hogwild, cyclades (default hogwild; serial always\n"
             "                         runs as the baseline)\n"
             "      --replicas LIST    shared,node,core (default shared)\n"
+            "      --hot LIST         hot-feature replicas, e.g. 0,auto: 0 is plain\n"
+            "                         Hogwild!, K or auto keeps the K (auto: those in\n"
+            "                         1/32 of the rows) most frequent features and the\n"
+            "                         bias per thread (rows 'hot:K'; shared model,\n"
+            "                         update none, atomic and mutex only; default 0)\n"
             "      --epochs N         epochs per run (default 10)\n"
             "      --repeat K         runs per cell; the median is reported (default 3)\n"
             "\n"
@@ -133,6 +141,8 @@ struct bench_args {
     unsigned nupdate;
     hog_replicas replicas[MAX_LIST];
     unsigned nreplicas;
+    uint64_t hot[MAX_LIST];
+    unsigned nhot;
     unsigned repeat;
     bool quiet;
     bool hogwild, cyclades; /* the --algo list */
@@ -239,6 +249,22 @@ static int parse(int argc, char **argv, struct bench_args *a)
                 a->replicas[i] = (hog_replicas)tmp[i];
             a->nreplicas = n;
             break;
+        case OPT_HOT: {
+            char buf[1024];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            a->nhot = 0;
+            for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t;
+                 t = strtok_r(NULL, ",", &sv)) {
+                if (a->nhot == MAX_LIST)
+                    return hog_cli_usage_error(&cmd, "--hot: at most %d "
+                                               "items", MAX_LIST);
+                if (hog_cli_hot_parse(t, &a->hot[a->nhot++]) != 0)
+                    return hog_cli_usage_error(&cmd, "--hot: '%s' is not "
+                                               "auto, off or a number of "
+                                               "features", t);
+            }
+            break;
+        }
         case OPT_ALGO:
             /* hogwild is the grid; serial always runs as the baseline */
             if ((rc = parse_list(name, optarg, parse_algo_item, tmp, &n)) >= 0)
@@ -293,6 +319,8 @@ static int parse(int argc, char **argv, struct bench_args *a)
             a->update[a->nupdate++] = (hog_update)u2;
     if (!a->nreplicas)
         a->replicas[a->nreplicas++] = HOG_REPLICAS_SHARED;
+    if (!a->nhot)
+        a->hot[a->nhot++] = 0;
     for (const char **p = (const char *[]){ a->csv, a->plot, NULL }; *p; p++) {
         if (!*p)
             break;
@@ -351,6 +379,7 @@ struct result {
     double to_obj;    /* seconds to the target objective; INFINITY: never */
     double seconds;
     uint64_t syncs;
+    hog_hot_stats hot; /* --hot: what the last run did */
 };
 
 static hog_status run_once(const hog_data *d, const hog_data *test,
@@ -362,6 +391,7 @@ static hog_status run_once(const hog_data *d, const hog_data *test,
     hog_train_opts x = *o;
     x.progress = on_progress;
     x.progress_ctx = &l;
+    x.hot_stats = &r->hot;
     hog_model *m = NULL;
     hog_status s = hog_train(d, test, &x, &m, err);
     hog_model_free(m);
@@ -424,6 +454,7 @@ static struct result median_of(const struct result *rs, unsigned k)
     m.to_obj = median(col + 3 * k, k);
     free(v);
     m.syncs = rs[k - 1].syncs;
+    m.hot = rs[k - 1].hot;
     for (unsigned i = 0; i < k; i++)
         m.seconds += rs[i].seconds / k;
     return m;
@@ -435,6 +466,8 @@ struct cell {
     const char *algo;       /* "serial", "control", "hogwild", "cyclades" */
     hog_update update;
     hog_replicas replicas;
+    uint64_t hot;           /* hogwild: --hot K (0: plain) */
+    char mode[32];          /* the replicas column: shared, core, hot:K */
     unsigned threads;
     struct result r;        /* the median of runs[] */
     struct result *runs;    /* repeat of them */
@@ -464,11 +497,11 @@ static hog_status run_cell(const struct bench_args *a, const hog_data *d,
         o.threads = c->threads;
         o.update = c->update;
         o.replicas = c->replicas;
+        o.hot_count = c->hot;
         if (strcmp(c->algo, "control") == 0)
             o.sync_every = 0; /* private models, never averaged */
         snprintf(label, sizeof label, "%s %s %s %u", c->algo,
-                 hog_cli_update_name(c->update),
-                 hog_cli_replicas_name(c->replicas), c->threads);
+                 hog_cli_update_name(c->update), c->mode, c->threads);
     }
     return run_once(d, test, &o, target, label, a->quiet, &c->runs[rep], err);
 }
@@ -530,7 +563,7 @@ static void print_table(FILE *f, const struct cell *c, unsigned n,
                       strcmp(c[i].algo, "cyclades") == 0;
         fprintf(f, "%-8s %-8s %-8s %7u %10s %8s %8s %8s %6s %12s %9s\n",
                 c[i].algo, serial ? "-" : hog_cli_update_name(c[i].update),
-                serial ? "-" : hog_cli_replicas_name(c[i].replicas),
+                serial ? "-" : c[i].mode,
                 c[i].threads, hog_cli_si(b[0], 32, c[i].r.nnz_s),
                 fmt_num(b[1], 32, c[i].speedup1, "%.2f"),
                 fmt_num(b[2], 32, c[i].speedup_serial, "%.2f"),
@@ -553,7 +586,7 @@ static void write_csv(FILE *f, const struct cell *c, unsigned n)
         const struct cell *x = &c[i];
         fprintf(f, "%s,%s,%s,%u,%.6g,%.4f,%.4f,%.4f,%.4f,", x->algo,
                 hog_cli_update_name(x->update),
-                hog_cli_replicas_name(x->replicas), x->threads, x->r.nnz_s,
+                x->algo[0] == 's' ? "-" : x->mode, x->threads, x->r.nnz_s,
                 x->speedup1, x->speedup_serial, x->control, x->efficiency);
         if (isfinite(x->r.to_obj))
             fprintf(f, "%.4f", x->r.to_obj);
@@ -582,12 +615,12 @@ static bool have_gnuplot(void)
 /* One data block per series: threads, speedup, seconds to objective. */
 static void plot_series(FILE *g, const char *name, const struct cell *c,
                         unsigned n, const char *algo, hog_update u,
-                        hog_replicas r)
+                        hog_replicas r, uint64_t hot)
 {
     fprintf(g, "$%s << EOD\n", name);
     for (unsigned i = 0; i < n; i++)
         if (strcmp(c[i].algo, algo) == 0 && c[i].update == u &&
-            c[i].replicas == r)
+            c[i].replicas == r && c[i].hot == hot)
             fprintf(g, "%u %g %g\n", c[i].threads,
                     isfinite(c[i].speedup1) ? c[i].speedup1 : 0.0 / 0.0,
                     isfinite(c[i].r.to_obj) ? c[i].r.to_obj : 0.0 / 0.0);
@@ -614,19 +647,25 @@ static hog_status draw_plot(const struct bench_args *a, const struct cell *c,
     char titles[64][64];
     unsigned ns = 0;
     plot_series(g, "control", c, n, "control", HOG_UPDATE_NONE,
-                HOG_REPLICAS_CORE);
-    for (unsigned ri = 0; ri < a->nreplicas; ri++)
-        for (unsigned ui = 0; ui < a->nupdate && ns < 64; ui++) {
-            snprintf(names[ns], 32, "s%u", ns);
-            snprintf(titles[ns], 64, "%s%s%s",
-                     hog_cli_update_name(a->update[ui]),
-                     a->nreplicas > 1 ? ", " : "",
-                     a->nreplicas > 1 ? hog_cli_replicas_name(a->replicas[ri])
-                                      : "");
-            plot_series(g, names[ns], c, n, "hogwild", a->update[ui],
-                        a->replicas[ri]);
-            ns++;
-        }
+                HOG_REPLICAS_CORE, 0);
+    /* one series per (mode, update) present in the grid */
+    for (unsigned i = 0; i < n && ns < 64; i++) {
+        if (strcmp(c[i].algo, "hogwild") != 0)
+            continue;
+        bool dup = false;
+        for (unsigned j = 0; j < i && !dup; j++)
+            dup = strcmp(c[j].algo, "hogwild") == 0 &&
+                  c[j].update == c[i].update && strcmp(c[j].mode, c[i].mode) == 0;
+        if (dup)
+            continue;
+        bool modes = a->nreplicas > 1 || a->nhot > 1;
+        snprintf(names[ns], 32, "s%u", ns);
+        snprintf(titles[ns], 64, "%s%s%s", hog_cli_update_name(c[i].update),
+                 modes ? ", " : "", modes ? c[i].mode : "");
+        plot_series(g, names[ns], c, n, "hogwild", c[i].update, c[i].replicas,
+                    c[i].hot);
+        ns++;
+    }
     unsigned tmax = 1;
     for (unsigned i = 0; i < a->nthreads; i++)
         if (a->threads[i] > tmax)
@@ -675,7 +714,7 @@ static void print_cyclades_targets(const struct cell *c, unsigned n)
         for (unsigned j = 0; j < n; j++) {
             if (strcmp(c[j].algo, "hogwild") != 0 ||
                 c[j].threads != c[i].threads ||
-                c[j].replicas != HOG_REPLICAS_SHARED)
+                c[j].replicas != HOG_REPLICAS_SHARED || c[j].hot)
                 continue;
             if (c[j].update == HOG_UPDATE_NONE)
                 hw = &c[j];
@@ -735,7 +774,7 @@ int hog_cli_bench(int argc, char **argv)
     }
 
     /* serial, the controls, then the grid */
-    unsigned ncells = 1 + a.nthreads * (1 + a.nupdate * a.nreplicas + 1);
+    unsigned ncells = 1 + a.nthreads * (1 + a.nupdate * a.nreplicas * a.nhot + 1);
     cells = calloc(ncells, sizeof *cells);
     if (!cells) {
         s = hog_errf(&err, HOG_ENOMEM, "out of memory");
@@ -743,23 +782,44 @@ int hog_cli_bench(int argc, char **argv)
     }
     unsigned n = 0;
     cells[n++] = (struct cell){ .algo = "serial", .threads = 1 };
-    for (unsigned ti = 0; ti < a.nthreads; ti++)
-        cells[n++] = (struct cell){ .algo = "control",
-                                    .update = HOG_UPDATE_NONE,
-                                    .replicas = HOG_REPLICAS_CORE,
-                                    .threads = a.threads[ti] };
+    for (unsigned ti = 0; ti < a.nthreads; ti++) {
+        cells[n] = (struct cell){ .algo = "control",
+                                  .update = HOG_UPDATE_NONE,
+                                  .replicas = HOG_REPLICAS_CORE,
+                                  .threads = a.threads[ti] };
+        snprintf(cells[n++].mode, sizeof cells->mode, "core");
+    }
+    /* hot-feature replicas run on the shared model, without stripes */
     for (unsigned ri = 0; a.hogwild && ri < a.nreplicas; ri++)
-        for (unsigned ui = 0; ui < a.nupdate; ui++)
-            for (unsigned ti = 0; ti < a.nthreads; ti++)
-                cells[n++] = (struct cell){ .algo = "hogwild",
-                                            .update = a.update[ui],
-                                            .replicas = a.replicas[ri],
-                                            .threads = a.threads[ti] };
-    for (unsigned ti = 0; a.cyclades && ti < a.nthreads; ti++)
-        cells[n++] = (struct cell){ .algo = "cyclades",
-                                    .update = HOG_UPDATE_NONE,
-                                    .replicas = HOG_REPLICAS_SHARED,
-                                    .threads = a.threads[ti] };
+        for (unsigned hi = 0; hi < a.nhot; hi++)
+            for (unsigned ui = 0; ui < a.nupdate; ui++)
+                for (unsigned ti = 0; ti < a.nthreads; ti++) {
+                    uint64_t k = a.hot[hi];
+                    if (k && (a.replicas[ri] != HOG_REPLICAS_SHARED ||
+                              a.update[ui] == HOG_UPDATE_STRIPED))
+                        continue;
+                    struct cell *c = &cells[n++];
+                    *c = (struct cell){ .algo = "hogwild",
+                                        .update = a.update[ui],
+                                        .replicas = a.replicas[ri],
+                                        .hot = k,
+                                        .threads = a.threads[ti] };
+                    if (!k)
+                        snprintf(c->mode, sizeof c->mode, "%s",
+                                 hog_cli_replicas_name(c->replicas));
+                    else if (k == HOG_HOT_AUTO)
+                        snprintf(c->mode, sizeof c->mode, "hot:auto");
+                    else
+                        snprintf(c->mode, sizeof c->mode, "hot:%llu",
+                                 (unsigned long long)k);
+                }
+    for (unsigned ti = 0; a.cyclades && ti < a.nthreads; ti++) {
+        cells[n] = (struct cell){ .algo = "cyclades",
+                                  .update = HOG_UPDATE_NONE,
+                                  .replicas = HOG_REPLICAS_SHARED,
+                                  .threads = a.threads[ti] };
+        snprintf(cells[n++].mode, sizeof cells->mode, "-");
+    }
     double load0 = load_avg();
     double t_start = hog_now();
     if (!a.quiet)
@@ -804,7 +864,7 @@ int hog_cli_bench(int argc, char **argv)
         for (unsigned j = 1; j < n; j++)
             if (cells[j].threads == 1 && strcmp(cells[j].algo, c->algo) == 0 &&
                 cells[j].update == c->update &&
-                cells[j].replicas == c->replicas)
+                cells[j].replicas == c->replicas && cells[j].hot == c->hot)
                 c->speedup1 = c->r.nnz_s / cells[j].r.nnz_s;
         for (unsigned j = 1; j <= a.nthreads; j++)
             if (cells[j].threads == c->threads)
@@ -826,12 +886,22 @@ int hog_cli_bench(int argc, char **argv)
     for (unsigned i = 1; i < n; i++)
         if (strcmp(cells[i].algo, "hogwild") == 0 &&
             cells[i].update == HOG_UPDATE_NONE &&
-            cells[i].replicas == HOG_REPLICAS_SHARED) {
+            cells[i].replicas == HOG_REPLICAS_SHARED && !cells[i].hot) {
             double per = cells[i].r.nnz_s / cells[i].threads;
             printf("Hogwild! at %u thread%s: %s nnz/s per thread = %.0f%% of "
                    "the stream\n",
                    cells[i].threads, cells[i].threads == 1 ? "" : "s",
                    hog_cli_si(b2, 32, per), 100.0 * per / stream);
+        }
+    for (unsigned i = 1; i < n; i++)
+        if (cells[i].hot && cells[i].threads > 1) {
+            const hog_hot_stats *h = &cells[i].r.hot;
+            printf("%s %s, %u threads: %llu hot features%s per thread (%.0f%% "
+                   "of the nonzeros), folded %llu times\n",
+                   cells[i].mode, hog_cli_update_name(cells[i].update),
+                   cells[i].threads, (unsigned long long)h->hot_features,
+                   h->bias_hot ? " and the bias" : "",
+                   100.0 * h->hot_nnz_share, (unsigned long long)h->folds);
         }
     print_cyclades_targets(cells, n);
     printf("control: each thread trains its own private model on its own rows "

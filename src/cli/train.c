@@ -202,6 +202,11 @@ static void help(FILE *f)
             "      --oversubscribe    allow more threads than usable CPUs\n"
             "      --replicas R       shared (one model, default), node (one per NUMA\n"
             "                         node) or core (one per thread), averaged\n"
+            "      --hot K            hot-feature replicas: the K most frequent\n"
+            "                         features and the bias kept per thread, folded\n"
+            "                         into the shared model every --sync-every rows\n"
+            "                         (or epoch); auto: those in 1/32 of the rows;\n"
+            "                         0 or off (default): plain Hogwild!\n"
             "      --sync-every N     rows per replica (--replicas node or core, or\n"
             "                         --gpus) or per process (--world) between model\n"
             "                         averagings (default %llu; 10000 with --world);\n"
@@ -373,6 +378,7 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
 static int parse(int argc, char **argv, struct train_args *a)
 {
     unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
+    const char *hot_arg = NULL;
     hog_train_opts_init(&a->o);
     hog_load_opts_init(&a->lo);
     a->fmt = HOG_MODEL_HGM;
@@ -522,6 +528,7 @@ static int parse(int argc, char **argv, struct train_args *a)
         case OPT_REPARTITION: a->o.repartition = 1; break;
         case OPT_DETERMINISTIC: break;
         case OPT_HOT:
+            hot_arg = optarg; /* Hogwild!'s meaning: after --algo is known */
             if (strcmp(optarg, "auto") == 0) {
                 a->o.hot = 1;
                 a->o.hot_degree = 0;
@@ -530,10 +537,11 @@ static int parse(int argc, char **argv, struct train_args *a)
             } else if (hog_parse_u64(optarg, 1, UINT64_MAX, &u)) {
                 a->o.hot = 1;
                 a->o.hot_degree = u;
-            } else {
+            } else if (!hog_parse_u64(optarg, 0, UINT32_MAX, &u)) {
                 return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, "
-                                           "off or a number of rows >= 1",
-                                           optarg);
+                                           "off or a number (hogwild: of "
+                                           "features; cyclades: a degree "
+                                           ">= 1)", optarg);
             }
             break;
         case OPT_TOL:
@@ -707,11 +715,26 @@ static int parse(int argc, char **argv, struct train_args *a)
                                        "only",
                                        hog_cli_opt_name(longopts,
                                                         hogwild_only[i]));
+    if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
+        /* Hogwild!: K features (and the bias) per thread; the cyclades
+         * meaning (a degree) was parsed above */
+        if (hog_cli_hot_parse(hot_arg, &a->o.hot_count) != 0)
+            return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, off or "
+                                       "a number of features", hot_arg);
+        a->o.hot = 1;
+        a->o.hot_degree = 0;
+    } else if (seen[OPT_HOT] && a->o.hot && a->o.hot_degree == 0 &&
+               strcmp(hot_arg, "auto") != 0) {
+        return hog_cli_usage_error(&cmd, "--hot: '%s' is not auto, off or a "
+                                   "number of rows >= 1", hot_arg);
+    }
     /* --sync-every: rows per replica or process between averagings, for
      * whatever averages: Hogwild! replicas, GPU replicas, processes. */
     bool cpu_replicas = a->o.algo == HOG_ALGO_HOGWILD &&
                         a->o.replicas != HOG_REPLICAS_SHARED;
-    if (seen[OPT_SYNC_EVERY] && !cpu_replicas && !gpus && !a->net.on)
+    bool hot_folds = a->o.algo == HOG_ALGO_HOGWILD && a->o.hot_count;
+    if (seen[OPT_SYNC_EVERY] && !cpu_replicas && !hot_folds && !gpus &&
+        !a->net.on)
         return hog_cli_usage_error(&cmd, "--sync-every applies to model "
                                    "replicas (--algo hogwild --replicas node "
                                    "or core, or --gpus) or to several "
@@ -728,11 +751,13 @@ static int parse(int argc, char **argv, struct train_args *a)
                                        hog_cli_algo_name(a->o.algo));
         a->o.algo = HOG_ALGO_CYCLADES;
     }
-    if ((seen[OPT_BATCH_SIZE] || seen[OPT_REPARTITION] || seen[OPT_HOT]) &&
+    if ((seen[OPT_BATCH_SIZE] || seen[OPT_REPARTITION] ||
+         (seen[OPT_HOT] && a->o.algo != HOG_ALGO_HOGWILD)) &&
         a->o.algo != HOG_ALGO_CYCLADES)
-        return hog_cli_usage_error(&cmd, "--batch-size, --repartition and "
-                                   "--hot apply to --algo cyclades only "
-                                   "(this run uses --algo %s)",
+        return hog_cli_usage_error(&cmd, "--batch-size and --repartition "
+                                   "apply to --algo cyclades only, --hot to "
+                                   "cyclades and hogwild (this run uses "
+                                   "--algo %s)",
                                    hog_cli_algo_name(a->o.algo));
     if (seen[OPT_TOL] && !coord)
         return hog_cli_usage_error(&cmd, "--tol applies to --algo scd and "
@@ -750,9 +775,10 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");
     if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL &&
-        a->o.algo != HOG_ALGO_CYCLADES)
+        a->o.algo != HOG_ALGO_HOGWILD && a->o.algo != HOG_ALGO_CYCLADES)
         return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
-                                   "with --algo serial and cyclades only so "
+                                   "with --algo serial, hogwild and cyclades "
+                                   "only so "
                                    "far");
     if (a->o.checkpoint && a->model &&
         hog_cli_same_file(a->o.checkpoint, a->model))
@@ -824,6 +850,7 @@ struct train_report {
     const hog_net *net;        /* scale-out, or NULL */
     const struct hog_avg *avg;
     const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
+    const hog_hot_stats *hot;      /* NULL unless --algo hogwild --hot K */
 };
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -932,6 +959,17 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_close_obj(&j);
     }
     hog_json_close_arr(&j);
+
+    if (r->hot) {
+        hog_json_obj(&j, "hot_replicas");
+        hog_json_u64(&j, "hot_features", r->hot->hot_features);
+        hog_json_bool(&j, "bias_hot", r->hot->bias_hot != 0);
+        hog_json_num(&j, "hot_nnz_share", r->hot->hot_nnz_share);
+        hog_json_u64(&j, "folds", r->hot->folds);
+        hog_json_u64(&j, "sync_every", o->sync_every);
+        hog_json_num(&j, "setup_seconds", r->hot->setup_seconds);
+        hog_json_close_obj(&j);
+    }
 
     if (r->cyc) {
         const hog_cyclades_stats *c = r->cyc;
@@ -1278,6 +1316,12 @@ int hog_cli_train(int argc, char **argv)
         a.o.cyclades_stats = &cyc;
         r.cyc = &cyc;
     }
+    hog_hot_stats hot;
+    memset(&hot, 0, sizeof hot);
+    if (a.o.algo == HOG_ALGO_HOGWILD && a.o.hot_count) {
+        a.o.hot_stats = &hot;
+        r.hot = &hot;
+    }
     p.t0 = p.epoch_t0 = hog_now();
     a.o.cancel = hog_cli_signals_install();
     s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)
@@ -1305,6 +1349,13 @@ int hog_cli_train(int argc, char **argv)
         hog_progress_table(&p, stderr);
         if (r.cyc)
             print_cyclades(r.cyc);
+        if (r.hot)
+            fprintf(stderr, "hot replicas: %llu features%s per thread "
+                            "(%.1f%% of the nonzeros), folded %llu times\n",
+                    (unsigned long long)hot.hot_features,
+                    hot.bias_hot ? " and the bias" : "",
+                    100.0 * hot.hot_nnz_share,
+                    (unsigned long long)hot.folds);
     }
     if (a.model) {
         double t = hog_now();

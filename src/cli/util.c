@@ -175,6 +175,17 @@ const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_O
 int hog_cli_replicas_parse(const char *s) { return name_find(replicas_names, N_OF(replicas_names), s); }
 const char *hog_cli_replicas_name(hog_replicas r) { return name_of(replicas_names, N_OF(replicas_names), (int)r); }
 
+int hog_cli_hot_parse(const char *s, uint64_t *k)
+{
+    if (strcmp(s, "auto") == 0)
+        *k = HOG_HOT_AUTO;
+    else if (strcmp(s, "off") == 0)
+        *k = 0;
+    else if (!hog_parse_u64(s, 0, UINT32_MAX, k))
+        return -1;
+    return 0;
+}
+
 int hog_cli_model_option(const struct hog_cli_cmd *c, const char *name,
                          const char *arg, hog_train_opts *o, double *eta,
                          hog_schedule *sched)

@@ -1,8 +1,12 @@
 /*
- * The device backend of src/gpu: implemented by gpu.cu where nvcc is found,
- * by nocuda.c otherwise (every call: HOG_ENOTSUP, "hogtrain was built
- * without CUDA"). Plain C types only, so that train.c, the shard builder,
- * compiles with the C compiler in both builds.
+ * The device backend of src/gpu. gpu.cu implements it inside the plugin
+ * libhogtrain-cuda.so (built where nvcc is found); in libhogtrain,
+ * cuda_plugin.c implements it by loading that plugin on first use and
+ * forwarding (cuda_plugin.h). Where the plugin, the CUDA runtime or nvcc
+ * was missing, every call answers HOG_ENOTSUP and one sentence ("GPU
+ * support not available: ...", "hogtrain was built without CUDA ...").
+ * Plain C types only, so that train.c, the shard builder, compiles with
+ * the C compiler in every build.
  */
 #ifndef HOG_GPU_CUDA_H
 #define HOG_GPU_CUDA_H
@@ -17,7 +21,8 @@
 extern "C" {
 #endif
 
-/* True in the CUDA backend, false in nocuda.c. */
+/* True when the library was built with nvcc, so with a plugin beside it
+ * (whether the plugin then loads or not: the sentence says). */
 bool hog_cuda_built(void);
 
 /* Device count; HOG_ENOTSUP with a sentence when there is none, no driver,

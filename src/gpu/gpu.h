@@ -1,8 +1,10 @@
 /*
  * gpu: per-GPU model replicas running sparse SGD, averaged through in-node
  * peer copies. This header names no CUDA type: the rest of hogtrain builds
- * and links the same with or without nvcc. Without CUDA every call that
- * needs a device answers HOG_ENOTSUP and "hogtrain was built without CUDA";
+ * and links the same with or without nvcc: the CUDA code is a plugin loaded
+ * on first use (cuda.h). Without CUDA every call that needs a device
+ * answers HOG_ENOTSUP and "hogtrain was built without CUDA", or "GPU
+ * support not available: ..." when the plugin or the runtime is missing;
  * on a machine without a usable device, HOG_ENOTSUP and a sentence that
  * says why (no device, no driver, a driver older than the runtime).
  *
@@ -12,8 +14,10 @@
  *   ref.c    the CPU reference of the GPU minibatch SGD (plain C, always)
  *   train.c  hog_gpu_train: shards in the upload layout, the epoch loop
  *            (plain C, always; reaches the device through cuda.h)
- *   gpu.cu   the CUDA backend of cuda.h: kernels, cuSPARSE, peer copies
- *   nocuda.c the backend of a build without nvcc
+ *   gpu.cu   the CUDA backend of cuda.h: kernels, cuSPARSE, peer copies,
+ *            linked with cuda_export.c into the plugin libhogtrain-cuda.so
+ *   cuda_plugin.c  cuda.h in the library: loads the plugin on first use,
+ *            or answers every call with the sentence saying what is missing
  * docs/GPU.md says what was verified where.
  */
 #ifndef HOG_GPU_H
@@ -44,7 +48,7 @@ bool hog_gpu_requested(const hog_train_opts *o);
 
 /* ---- devices (train.c over the backend) --------------------------------------- */
 
-/* True when this build has the CUDA backend. */
+/* True when this build has the CUDA backend (the plugin was built). */
 bool hog_gpu_built(void);
 
 struct hog_gpu_info {

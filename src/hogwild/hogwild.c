@@ -53,6 +53,18 @@
  * the replicas' average after each epoch (one-shot averaging, Zinkevich et
  * al., NIPS 2010); with core replicas that is also the bench's control of
  * threads that share nothing.
+ *
+ * Hot-feature replicas (--hot K, hot.c): the K most frequent features and
+ * the bias are kept per thread, the rest stays shared as above; each thread
+ * runs the kernel on a view whose cold part is the shared memory, and at
+ * every segment end the hot copies are averaged (the AdaGrad sums added).
+ * With one thread and one fold per epoch the model is plain Hogwild!'s bit
+ * for bit.
+ *
+ * Interruption and checkpoints: each thread polls the cancel flag before
+ * each block of rows; once one sees it, all skip the rest of the epoch and
+ * the last completed epoch's state is saved (fit.h). Checkpoints are taken
+ * after whole epochs and resumed by replaying each thread's shuffles.
  */
 #include "hogwild/hogwild.h"
 
@@ -92,6 +104,7 @@ struct worker {
     size_t shard_bytes;
     unsigned replica; /* which model it trains */
     unsigned local;   /* its index among the replica's threads */
+    struct hog_sgd view; /* --hot: the shared trainer on its own view */
 };
 
 struct hogwild {
@@ -109,6 +122,11 @@ struct hogwild {
     uint64_t syncs;   /* averagings so far (written by thread 0) */
     hog_status st;    /* of the last epoch_end (written by thread 0) */
     hog_err *err;
+    unsigned first;      /* the first epoch to run (> 1: resumed) */
+    atomic_bool cut;     /* a thread saw the cancel flag and stopped early */
+    struct hog_train_state last; /* checkpoints: the last completed epoch */
+    struct hog_hot *hot; /* --hot K > 0: hot-feature replicas (hot.c) */
+    uint64_t folds;      /* of the hot weights (written by thread 0) */
 };
 
 /* [lo, hi) = part i of k of [0, n). */
@@ -131,9 +149,18 @@ static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
         k1 = me->n;
     uint32_t t = (uint32_t)(p + k0 * nt - a);
     for (uint64_t k = k0; k < k1;) {
+        /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
+        if (hog_fit_cancelled(h->f))
+            atomic_store_explicit(&h->cut, true, memory_order_relaxed);
+        if (atomic_load_explicit(&h->cut, memory_order_relaxed))
+            return;
         uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
-        hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t, (uint32_t)nt,
-                         h->mode, &rp->locks);
+        if (h->hot)
+            hog_sgd_run_mode(&me->view, &h->hot->data, me->shard + k, blk, t,
+                             (uint32_t)nt, h->mode, &rp->locks);
+        else
+            hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t,
+                             (uint32_t)nt, h->mode, &rp->locks);
         k += blk;
         t += (uint32_t)(blk * nt);
         if (tid == 0) {
@@ -171,6 +198,10 @@ static void average_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 {
     float *m = h->f->model->w;
+    if (h->hot) {
+        hog_hot_model(h->hot, lo, hi, h->d->n_features, m);
+        return;
+    }
     if (h->nrep == 1 || h->average) {
         for (uint64_t j = lo; j < hi; j++)
             m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
@@ -213,13 +244,29 @@ static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                 more |= h->rep[r].len != 0;
             if (!more)
                 break;
+            if (h->hot) {
+                /* the segment's prefixes, seen through each view */
+                hog_hot_view(h->hot, &rp->s, tid, &me->view);
+            }
             if (rp->len)
                 run_segment(h, tid, me, rp);
+            if (h->hot) /* its own weights: before the barrier */
+                hog_hot_catch_up_private(h->hot, &me->view, rp->len);
             hog_pool_barrier(h->pool);
-            /* every weight of the replica up to date; threads share it */
-            slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
-            if (rp->len)
-                hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+            if (h->hot) {
+                /* the cold weights up to date and the hot copies folded:
+                 * disjoint memory, no barrier between */
+                hog_hot_segment_end(h->hot, &me->view, tid, nthreads,
+                                    rp->len);
+                hog_hot_fold(h->hot, tid, nthreads);
+                if (tid == 0)
+                    h->folds++;
+            } else {
+                /* every weight of the replica up to date; threads share it */
+                slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
+                if (rp->len)
+                    hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+            }
             hog_pool_barrier(h->pool);
             if (tid == rp->leader) {
                 rp->t += rp->len;
@@ -243,10 +290,59 @@ static void epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
  * not a wake-up from the pool, and none at all with one thread), and thread
  * 0 times each epoch and runs the front door's epoch_end (metrics, progress)
  * while the others wait. */
+/* ---- checkpoints (epoch boundaries) ------------------------------------------------ */
+
+/* The state after epoch `epoch` into h->last (thread 0, after the epoch's
+ * model is complete: f->model->w holds the weights, every segment ended). */
+static void keep_state(struct hogwild *h, unsigned epoch)
+{
+    struct hog_train_state *st = &h->last;
+    uint64_t nw = h->n_weights;
+    st->epoch = epoch;
+    st->pos = h->d->m.rows;
+    st->t_global = h->rep[0].t;
+    st->rng = h->w[0].rng;
+    if (!st->w) /* no checkpoint file: where training stands, for the message */
+        return;
+    memcpy(st->w, h->f->model->w, nw * sizeof *st->w);
+    if (!st->g2)
+        return;
+    if (h->hot)
+        hog_hot_g2(h->hot, nw, h->d->n_features, st->g2);
+    else
+        for (uint64_t j = 0; j < nw; j++)
+            st->g2[j] = hog_w_load_relaxed(h->rep[0].s.g2, j);
+}
+
+/* After an epoch or a cut (thread 0): a checkpoint when one is due, and on
+ * cancellation the last completed epoch's state with HOG_EINTR. */
+static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
+{
+    struct hog_fit *f = h->f;
+    if (cut && !h->last.w) { /* no file: only where training stands */
+        h->last.epoch = epoch - 1;
+        h->last.pos = h->d->m.rows;
+    }
+    if (cut && h->last.epoch == 0) { /* no epoch done: the start */
+        h->last.epoch = 1;
+        h->last.pos = 0;
+        h->last.t_global = 0;
+    }
+    if (!cut) {
+        bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
+        if (!due && !hog_fit_cancelled(f))
+            return HOG_OK;
+        keep_state(h, epoch);
+    }
+    bool cancel = cut || hog_fit_cancelled(f);
+    hog_status r = f->save(f, &h->last, cancel, h->err);
+    return r == HOG_OK && cancel ? HOG_EINTR : r;
+}
+
 static void train_job(void *arg, unsigned tid, unsigned nthreads)
 {
     struct hogwild *h = arg;
-    for (unsigned epoch = 1; epoch <= h->f->o->epochs; epoch++) {
+    for (unsigned epoch = h->first; epoch <= h->f->o->epochs; epoch++) {
         double t0 = 0;
         if (tid == 0) {
             for (unsigned r = 0; r < h->nrep; r++)
@@ -260,7 +356,11 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
         if (tid == 0) {
             double secs = hog_now() - t0;
             h->f->replica_syncs = h->syncs;
-            h->st = h->f->epoch_end(h->f, epoch, secs, h->err);
+            if (atomic_load_explicit(&h->cut, memory_order_relaxed))
+                h->st = checkpoint(h, epoch, true); /* the epoch is partial */
+            else if ((h->st = h->f->epoch_end(h->f, epoch, secs, h->err)) ==
+                     HOG_OK)
+                h->st = checkpoint(h, epoch, false);
         }
         hog_pool_barrier(h->pool);
         if (h->st != HOG_OK)
@@ -329,6 +429,87 @@ static void destroy(struct hogwild *h)
         }
     free(h->rep);
     free(h->w);
+    if (h->hot)
+        hog_hot_free(h->hot);
+    free(h->hot);
+    hog_train_state_free(&h->last);
+}
+
+/* Puts weights w and AdaGrad sums g2 (original feature order) into the
+ * shared model, or into every hot view. */
+static void load_weights(struct hogwild *h, const float *w, const float *g2)
+{
+    const uint64_t nw = h->n_weights, nf = h->d->n_features;
+    struct hog_hot *hot = h->hot;
+    for (unsigned v = 0; v < (hot ? hot->nviews : 1); v++) {
+        _Atomic float *dw = hot ? hot->view[0][v] : h->rep[0].s.w;
+        _Atomic float *dg = hot ? hot->view[2][v] : h->rep[0].s.g2;
+        for (uint64_t j = 0; j < nw; j++) {
+            uint64_t k = !hot ? j : j < nf ? hot->map[j] : hot->n_features;
+            atomic_store_explicit(&dw[k], w[j], memory_order_relaxed);
+            if (dg && g2)
+                atomic_store_explicit(&dg[k], g2[j], memory_order_relaxed);
+        }
+    }
+}
+
+/* Checkpoints: after whole epochs only (the threads' places inside an
+ * epoch are not one position), one shared model. Resuming puts the saved
+ * weights and sums in place and replays each thread's shuffles from the
+ * seed, so every thread continues with the row order it would have had;
+ * with one thread the run equals the uninterrupted one bit for bit (with
+ * more, Hogwild!'s races make no two runs equal anyway). */
+static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
+{
+    struct hog_fit *f = h->f;
+    const struct hog_train_state *r = f->resume;
+    h->first = 1;
+    if (!f->o->checkpoint && !r)
+        return HOG_OK;
+    if (h->nrep > 1)
+        return hog_errf(err, HOG_ENOTSUP, "Hogwild! checkpoints hold one "
+                        "shared model; drop --replicas");
+    if (f->ckpt_rows)
+        return hog_errf(err, HOG_ENOTSUP, "Hogwild! writes checkpoints after "
+                        "whole epochs only (--checkpoint-every N, without a "
+                        "rows suffix)");
+    uint64_t nw = h->n_weights, n = h->d->m.rows;
+    struct hog_train_state *st = &h->last;
+    size_t bytes = (nw ? nw : 1) * sizeof(float);
+    st->n_weights = nw;
+    st->pos = n;
+    st->w = calloc(1, bytes);
+    st->g2 = h->rep[0].s.g2 ? calloc(1, bytes) : NULL;
+    if (!st->w || (h->rep[0].s.g2 && !st->g2))
+        return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
+                        "%llu weights", (unsigned long long)nw);
+    hog_rng_seed(&st->rng, f->o->seed, 0);
+    if (!r)
+        return HOG_OK;
+    /* after epoch E, or (a run cancelled in its first epoch) before 1 */
+    bool after = r->pos == n && r->t_global == r->epoch * n;
+    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
+    if ((!after && !start) || r->seg_pos != 0 || r->n_weights != nw ||
+        (r->g2 == NULL) != (st->g2 == NULL))
+        return hog_errf(err, HOG_EINVAL, "Hogwild! resumes from checkpoints "
+                        "written after a whole epoch (this one is at row "
+                        "%llu of epoch %llu, or of another trainer)",
+                        (unsigned long long)r->pos,
+                        (unsigned long long)r->epoch);
+    load_weights(h, r->w, r->g2);
+    memcpy(st->w, r->w, bytes);
+    if (st->g2)
+        memcpy(st->g2, r->g2, bytes);
+    st->epoch = r->epoch;
+    st->pos = r->pos;
+    st->t_global = r->t_global;
+    st->rng = r->rng;
+    h->rep[0].t = r->t_global;
+    h->first = (unsigned)r->epoch + after;
+    for (unsigned p = 0; p < h->nthreads; p++)
+        for (unsigned e = 1; e < h->first; e++)
+            hog_shuffle_u64(&h->w[p].rng, h->w[p].shard, h->w[p].n);
+    return HOG_OK;
 }
 
 hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
@@ -379,15 +560,46 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     }
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
-    uint64_t blocks = h.average ? (n + o->sync_every - 1) / o->sync_every : 1;
+    if (o->hot_count) {
+        if (h.nrep > 1 || o->update == HOG_UPDATE_STRIPED) {
+            st = hog_errf(err, HOG_EINVAL, "hot-feature replicas (--hot) "
+                          "run on one shared model with --update none, "
+                          "atomic or mutex, not with %s",
+                          h.nrep > 1 ? "model replicas"
+                                     : "striped locks (they need each "
+                                       "row's indices in ascending order)");
+            goto out;
+        }
+        if (!(h.hot = calloc(1, sizeof *h.hot)))
+            goto oom;
+        if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_count, T,
+                               err)) != HOG_OK)
+            goto out;
+    }
+    bool blocked = h.average || (h.hot && o->sync_every > 0);
+    uint64_t blocks = blocked ? (n + o->sync_every - 1) / o->sync_every : 1;
     h.blocks = blocks > n ? (unsigned)n : (unsigned)blocks;
     if (h.blocks < 1)
         h.blocks = 1;
+
+    if ((st = checkpoint_setup(&h, err)) != HOG_OK)
+        goto out;
 
     h.err = err;
     h.st = HOG_OK;
     hog_pool_run(h.pool, train_job, &h);
     st = h.st;
+    if (o->hot_stats) {
+        hog_hot_stats *hs = o->hot_stats;
+        memset(hs, 0, sizeof *hs);
+        if (h.hot) {
+            hs->hot_features = h.hot->k;
+            hs->bias_hot = h.hot->bias;
+            hs->hot_nnz_share = h.hot->nnz_share;
+            hs->setup_seconds = h.hot->setup_seconds;
+            hs->folds = h.folds;
+        }
+    }
     goto out;
 oom:
     st = hog_errf(err, HOG_ENOMEM, "out of memory for %u Hogwild! threads",

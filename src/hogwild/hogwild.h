@@ -49,4 +49,53 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                                  hog_err *err);
 void hog_train_state_free(struct hog_train_state *st);
 
+/* Hot-feature replicas of Hogwild! (hot.c has the design): per thread a
+ * view, an address range [head | cold | bias page] whose cold part is the
+ * same shared memory in every view and whose hot weights (at the end of the
+ * head) and bias are the thread's own. view[a][v]: array a (0 weights,
+ * 1 stamps, 2 AdaGrad sums; NULL where the master has none) of view v,
+ * v < threads a thread's, v == threads the base (the AdaGrad sums at the
+ * last fold). */
+struct hog_hot {
+    uint64_t k;          /* hot features */
+    bool bias;           /* the bias is private too (whenever there is one) */
+    uint64_t head;       /* elements before the cold part (page multiple) */
+    uint64_t cold, cold_pad;
+    uint64_t n_features; /* the views': head + cold_pad, the bias's index */
+    uint64_t span;       /* elements per view */
+    uint32_t *map;       /* original feature -> view index */
+    uint32_t *idx;       /* the data's column indices, remapped */
+    hog_data data;       /* the training data with idx */
+    unsigned nviews;
+    void **view[3];
+    double nnz_share;    /* share of the nonzeros on hot features */
+    double setup_seconds;
+};
+/* Chooses the want most frequent features (HOG_HOT_AUTO: by degree) of d
+ * and maps the views for threads threads; master is the shared trainer
+ * (hog_sgd_init'ed: it says which arrays exist). */
+hog_status hog_hot_init(struct hog_hot *h, const hog_data *d,
+                        const struct hog_sgd *master, uint64_t want,
+                        unsigned threads, hog_err *err);
+void hog_hot_free(struct hog_hot *h);
+/* out = master running on view v (call after each segment_begin). */
+void hog_hot_view(const struct hog_hot *h, const struct hog_sgd *master,
+                  unsigned v, struct hog_sgd *out);
+/* At the end of a segment of len steps: each thread brings its private
+ * weights up to date (hog_hot_catch_up_private); after a barrier, thread
+ * tid of T brings its share of the cold weights up to date
+ * (hog_hot_segment_end) and folds its share of the hot weights back into
+ * every view (hog_hot_fold): the two touch disjoint memory. */
+void hog_hot_catch_up_private(struct hog_hot *h, struct hog_sgd *mine,
+                              uint32_t len);
+void hog_hot_segment_end(struct hog_hot *h, struct hog_sgd *mine,
+                         unsigned tid, unsigned T, uint32_t len);
+void hog_hot_fold(struct hog_hot *h, unsigned tid, unsigned T);
+/* out[lo..hi) = the model's weights in the original feature order (the
+ * bias at n_features); after a fold. hog_hot_g2: the AdaGrad sums. */
+void hog_hot_model(const struct hog_hot *h, uint64_t lo, uint64_t hi,
+                   uint64_t n_features, float *out);
+void hog_hot_g2(const struct hog_hot *h, uint64_t n_weights,
+                uint64_t n_features, float *out);
+
 #endif
