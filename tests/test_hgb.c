@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -98,9 +99,11 @@ Test(hgb, chunk_by_chunk_reading)
     cr_assert(th_tmpdir(dir, sizeof dir));
     snprintf(out, sizeof out, "%s/h.hgb", dir);
     hog_err err;
-    cr_assert_eq(hog_hgb_save_chunked(d, out, 0, 0, 3000, &err), HOG_OK);
+    for (uint32_t ver = 1; ver <= HOG_HGB_VERSION; ver++) {
+    cr_assert_eq(hog_hgb_save_version(d, out, 0, 0, 3000, ver, &err), HOG_OK);
     struct hog_hgb_info in;
     cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(in.version, ver);
     cr_assert_gt(in.n_chunks, 5);
     void *buf = aligned_alloc(HOG_HGB_ALIGN, in.max_chunk_bytes);
     uint64_t row = 0;
@@ -134,6 +137,7 @@ Test(hgb, chunk_by_chunk_reading)
     cr_assert_eq(row, d->m.rows);
     free(buf);
     hog_hgb_info_close(&in);
+    }
     hog_data_free(d);
 }
 
@@ -229,7 +233,8 @@ Test(hgb, extra_bytes_newer_version_and_bad_magic)
     cr_assert_eq(hog_data_load(out, NULL, &e, &err), HOG_EFORMAT);
     char want[1200];
     snprintf(want, sizeof want,
-             "%s: .hgb format version 7 is newer than this hogtrain reads (1)", out);
+             "%s: .hgb format version 7 is newer than this hogtrain reads (%u)", out,
+             HOG_HGB_VERSION);
     cr_assert_str_eq(err.msg, want);
     v = 1;
     cr_assert_eq(pwrite(fd, &v, 4, 8), 4);
@@ -289,5 +294,182 @@ Test(threads, hgb_parallel_load_equals_serial, .timeout = 60)
         cr_assert_eq(hog_data_load(out, &o, &e, &err), HOG_ECORRUPT);
         cr_assert(strstr(err.msg, want) != NULL, "%u threads: %s", counts[i], err.msg);
     }
+    hog_data_free(d);
+}
+
+/* CRC32C (three interleaved streams on x86-64) against the bitwise
+ * definition, at lengths around the interleaving block and at odd starts,
+ * whole and split in two. */
+static uint32_t crc_bitwise(const unsigned char *p, size_t n)
+{
+    uint32_t c = ~0u;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+Test(hgb, crc32c_matches_bitwise)
+{
+    size_t cap = 40000;
+    unsigned char *b = malloc(cap);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < cap; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        b[i] = (unsigned char)x;
+    }
+    static const size_t lens[] = { 0, 1, 7, 8, 6143, 6144, 6145, 6151, 12288,
+                                   12289, 18431, 20000, 39000 };
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t s = 0; s < 4; s++) {
+            size_t n = lens[li];
+            uint32_t want = crc_bitwise(b + s, n);
+            cr_assert_eq(hog_crc32c(0, b + s, n), want, "len %zu start %zu", n, s);
+            uint32_t c = hog_crc32c(0, b + s, n / 3);
+            cr_assert_eq(hog_crc32c(c, b + s + n / 3, n - n / 3), want);
+        }
+    free(b);
+}
+
+/* True when /proc/self/maps shows a mapping of path. */
+static bool file_is_mapped(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    cr_assert(f);
+    char line[4096];
+    bool hit = false;
+    while (fgets(line, sizeof line, f))
+        hit |= strstr(line, path) != NULL;
+    fclose(f);
+    return hit;
+}
+
+static hog_data *load_mode(const char *path, unsigned threads, enum hog_hgb_mode mode)
+{
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = threads;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_hgb_load_mode(path, &o, mode, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}
+
+/* Version 1 and 2 files, mapped or read, any thread count: the same data.
+ * A version 2 load maps the file's pages (seen in /proc/self/maps) and
+ * keeps no mapping after hog_data_free; version 1 and copy loads map none. */
+Test(hgb, versions_and_mapping_agree, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/v.hgb", dir);
+    static const uint64_t targets[] = { HOG_HGB_CHUNK_TARGET, 300000, 20000 };
+    for (uint32_t ver = 1; ver <= HOG_HGB_VERSION; ver++)
+        for (size_t t = 0; t < 3; t++) {
+            hog_err err;
+            cr_assert_eq(hog_hgb_save_version(d, out, 0, 0, targets[t], ver, &err),
+                         HOG_OK, "%s", err.msg);
+            for (unsigned th = 1; th <= 3; th++)
+                for (int mode = HOG_HGB_MAP_AUTO; mode <= HOG_HGB_COPY; mode++) {
+                    hog_data *e = load_mode(out, th, (enum hog_hgb_mode)mode);
+                    assert_same(d, e, "version/mode");
+                    bool want = ver >= 2 && mode == HOG_HGB_MAP_AUTO;
+                    cr_assert_eq(file_is_mapped(out), want,
+                                 "version %u target %llu mode %d", ver,
+                                 (unsigned long long)targets[t], mode);
+                    hog_data_free(e);
+                    cr_assert(!file_is_mapped(out));
+                }
+        }
+    hog_data_free(d);
+}
+
+/* A flipped bit inside mapped pages of the indices or the values, or in a
+ * version 2 alignment gap, is a checksum mismatch naming the chunk. */
+Test(hgb, flips_in_mapped_pages_are_detected, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/f.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save_chunked(d, out, 0, 0, 1000000, &err), HOG_OK);
+    struct hog_hgb_info in;
+    cr_assert_eq(hog_hgb_open_info(out, &in, &err), HOG_OK, "%s", err.msg);
+    cr_assert_gt(in.n_chunks, 2);
+    const struct hog_hgb_chunk *c = &in.chunks[1];
+    uint64_t pay = c->offset + HOG_HGB_CHUNK_HEADER;
+    uint64_t y = pay + 8 * (c->rows + 1), i0 = y + 4 * c->rows;
+    /* The indices start on the page offset of 4 * first_nnz. */
+    uint64_t idx = i0 + ((4 * c->first_nnz - (i0 - c->offset)) & 4095);
+    cr_assert_eq(idx % 4096, (4 * c->first_nnz) % 4096);
+    uint64_t val = idx + 4 * c->nnz + ((0 - 4 * c->nnz) & 4095);
+    cr_assert_eq(val % 4096, (4 * c->first_nnz) % 4096);
+    uint64_t at[] = { idx + 4 * c->nnz / 2, val + 4 * c->nnz / 2, i0 };
+    char want[128];
+    snprintf(want, sizeof want, "chunk 1 at offset %llu: checksum mismatch",
+             (unsigned long long)c->offset);
+    hog_hgb_info_close(&in);
+    int fd = open(out, O_RDWR);
+    for (size_t i = 0; i < 3; i++) {
+        if (i == 2 && idx == i0)
+            continue; /* no gap before this chunk's indices */
+        unsigned char b;
+        cr_assert_eq(pread(fd, &b, 1, (off_t)at[i]), 1);
+        b ^= 0x10;
+        cr_assert_eq(pwrite(fd, &b, 1, (off_t)at[i]), 1);
+        for (int mode = HOG_HGB_MAP_AUTO; mode <= HOG_HGB_COPY; mode++) {
+            hog_data *e = NULL;
+            cr_assert_eq(hog_hgb_load_mode(out, NULL, (enum hog_hgb_mode)mode, &e,
+                                           &err), HOG_ECORRUPT);
+            cr_assert(strstr(err.msg, want) != NULL, "%s", err.msg);
+        }
+        b ^= 0x10;
+        cr_assert_eq(pwrite(fd, &b, 1, (off_t)at[i]), 1);
+    }
+    close(fd);
+    hog_data *e = load(out, 2);
+    assert_same(d, e, "restored");
+    hog_data_free(e);
+    hog_data_free(d);
+}
+
+/* Mapped data is private: writing to it leaves the file as it was, and a
+ * file replaced (written and renamed) after the load leaves the data. */
+Test(hgb, mapped_data_is_private)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    hog_data *d = load(path, 1);
+    char dir[512], out[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/p.hgb", dir);
+    hog_err err;
+    cr_assert_eq(hog_hgb_save(d, out, 0, 0, &err), HOG_OK);
+    hog_data *e = load(out, 1);
+    cr_assert(file_is_mapped(out));
+    uint64_t mid = e->m.nnz / 2;
+    float v = e->m.val[mid];
+    ((float *)e->m.val)[mid] = v + 1.0f; /* hog_csr is const to readers */
+    ((volatile uint32_t *)e->m.idx)[mid] ^= 0;
+    hog_data *f = load(out, 1);
+    assert_same(d, f, "file after a write to the loaded data");
+    hog_data_free(f);
+    ((float *)e->m.val)[mid] = v;
+    /* Replace the file with other data. */
+    hog_data *g = load(path, 1);
+    for (uint64_t i = 0; i < g->m.nnz; i++)
+        ((float *)g->m.val)[i] *= 2.0f;
+    cr_assert_eq(hog_hgb_save(g, out, 0, 0, &err), HOG_OK);
+    assert_same(d, e, "loaded data after the file was replaced");
+    hog_data *h = load(out, 1);
+    assert_same(g, h, "the new file");
+    hog_data_free(h);
+    hog_data_free(g);
+    hog_data_free(e);
     hog_data_free(d);
 }

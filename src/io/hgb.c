@@ -5,9 +5,11 @@
  * docs/FORMATS.md; every byte of the file, padding included, is covered by
  * a CRC32C, so any single flipped byte is detected.
  *
- * Loading reads each chunk with one preadv straight into the final arrays
- * (row offsets, labels, indices, values), then checks its CRCs and rebases
- * its local row offsets: one copy, from the page cache into place.
+ * Loading puts each chunk straight into the final arrays (row offsets,
+ * labels, indices, values): in a version 2 file the whole pages of its
+ * indices and values are mapped from the file, the rest is read with
+ * preadv; then every byte goes through the chunk's CRC and the local row
+ * offsets are rebased (details above load_chunk).
  */
 #include "io/hgb_format.h"
 
@@ -43,11 +45,14 @@ static bool wr(FILE *f, const void *p, size_t n)
     return n == 0 || fwrite(p, 1, n, f) == n;
 }
 
-hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
+hog_status hog_hgb_save_version(const hog_data *d, const char *path,
                                 uint64_t src_size, int64_t src_mtime,
-                                uint64_t target, hog_err *err)
+                                uint64_t target, uint32_t version, hog_err *err)
 {
     const struct hog_csr *m = &d->m;
+    if (version < 1 || version > HOG_HGB_VERSION)
+        return hog_errf(err, HOG_EINVAL, "%s: cannot write .hgb version %u", path,
+                        version);
     /* Plan the chunks: runs of whole rows of at most `target` payload bytes
      * (a row bigger than that gets a chunk of its own). */
     uint64_t cap = 16, n = 0;
@@ -91,10 +96,12 @@ hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
         put64(e + 8, pl[k].first_row);
         put64(e + 16, pl[k].rows);
         put64(e + 24, pl[k].nnz);
-        pos += ALIGN_UP(HOG_HGB_CHUNK_HEADER + payload_bytes(pl[k].rows, pl[k].nnz));
+        struct chunk_layout L = chunk_layout(version, pl[k].rows, pl[k].nnz,
+                                             m->off[pl[k].first_row]);
+        pos += ALIGN_UP(HOG_HGB_CHUNK_HEADER + L.end);
     }
     memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
-    put32(hdr + H_VERSION, HOG_HGB_VERSION);
+    put32(hdr + H_VERSION, version);
     put32(hdr + H_HDRSIZE, HDR_SIZE);
     put64(hdr + H_ROWS, m->rows);
     put64(hdr + H_FEATURES, d->n_features);
@@ -126,11 +133,14 @@ hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
         const float *y = m->y + pl[k].first_row;
         const uint32_t *idx = m->idx + a;
         const float *val = m->val + a;
-        uint64_t pay = payload_bytes(r, z);
+        struct chunk_layout L = chunk_layout(version, r, z, a);
+        uint64_t pay = L.end;
         uint64_t pad = ALIGN_UP(HOG_HGB_CHUNK_HEADER + pay) - HOG_HGB_CHUNK_HEADER - pay;
         uint32_t c = hog_crc32c(0, loc, (r + 1) * 8);
         c = hog_crc32c(c, y, r * 4);
+        c = hog_crc32c(c, zeros, L.gap1);
         c = hog_crc32c(c, idx, z * 4);
+        c = hog_crc32c(c, zeros, L.gap2);
         c = hog_crc32c(c, val, z * 4);
         c = hog_crc32c(c, zeros, pad);
         unsigned char ch[HOG_HGB_CHUNK_HEADER] = { 0 };
@@ -143,8 +153,8 @@ hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
         put32(ch + C_PAYLOAD_CRC, c);
         put32(ch + C_CRC, hog_crc32c(0, ch, C_CRC));
         ok = wr(f, ch, sizeof ch) && wr(f, loc, (r + 1) * 8) &&
-             wr(f, y, r * 4) && wr(f, idx, z * 4) && wr(f, val, z * 4) &&
-             wr(f, zeros, pad);
+             wr(f, y, r * 4) && wr(f, zeros, L.gap1) && wr(f, idx, z * 4) &&
+             wr(f, zeros, L.gap2) && wr(f, val, z * 4) && wr(f, zeros, pad);
     }
     if (!ok) {
         int e = errno;
@@ -157,6 +167,14 @@ hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
 out:
     free(pl), free(table), free(loc), free(hdr);
     return st;
+}
+
+hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
+                                uint64_t src_size, int64_t src_mtime,
+                                uint64_t target, hog_err *err)
+{
+    return hog_hgb_save_version(d, path, src_size, src_mtime, target,
+                                HOG_HGB_VERSION, err);
 }
 
 hog_status hog_hgb_save(const hog_data *d, const char *path, uint64_t src_size,
@@ -185,7 +203,11 @@ static bool pread_full(int fd, void *buf, size_t len, uint64_t off)
 /* preadv until every byte of iov[0..n) is filled (iov is consumed). */
 static bool preadv_full(int fd, struct iovec *iov, int n, uint64_t off)
 {
-    while (n > 0) {
+    for (;;) {
+        while (n > 0 && iov->iov_len == 0)
+            iov++, n--;
+        if (n == 0)
+            break;
         int batch = n < IOV_MAX ? n : IOV_MAX;
         ssize_t k = preadv(fd, iov, batch, (off_t)off);
         if (k < 0 && errno == EINTR)
@@ -313,7 +335,8 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                           name, (unsigned long long)k, HDR_SIZE);
             goto fail;
         }
-        c->bytes = ALIGN_UP(HOG_HGB_CHUNK_HEADER + payload_bytes(c->rows, c->nnz));
+        c->bytes = ALIGN_UP(HOG_HGB_CHUNK_HEADER +
+                            chunk_layout(ver, c->rows, c->nnz, nz).end);
         maxb = c->bytes > maxb ? c->bytes : maxb;
         pos += c->bytes, row += c->rows, nz += c->nnz;
         if (pos > in->file_size) {
@@ -393,7 +416,8 @@ static hog_status check_chunk_header(const struct hog_hgb_info *in, uint64_t k,
         hog_crc32c(0, ch, C_CRC) != get32(ch + C_CRC) ||
         get64(ch + C_INDEX) != k || get64(ch + C_FIRST_ROW) != c->first_row ||
         get64(ch + C_ROWS) != c->rows || get64(ch + C_NNZ) != c->nnz ||
-        get64(ch + C_PAYLOAD) != payload_bytes(c->rows, c->nnz))
+        get64(ch + C_PAYLOAD) !=
+            chunk_layout(in->version, c->rows, c->nnz, c->first_nnz).end)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: chunk %llu at offset %llu: bad chunk header", name,
                         (unsigned long long)k, (unsigned long long)c->offset);
@@ -433,10 +457,11 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
     if (hog_crc32c(0, b + HOG_HGB_CHUNK_HEADER, c->bytes - HOG_HGB_CHUNK_HEADER) != want)
         return chunk_bad(in, k, name, "checksum mismatch", err);
     const unsigned char *p = b + HOG_HGB_CHUNK_HEADER;
+    struct chunk_layout L = chunk_layout(in->version, c->rows, c->nnz, c->first_nnz);
     const uint64_t *off = (const uint64_t *)p;
-    const float *y = (const float *)(p + 8 * (c->rows + 1));
-    const uint32_t *idx = (const uint32_t *)(p + 12 * c->rows + 8);
-    const float *val = (const float *)(p + 12 * c->rows + 8 + 4 * c->nnz);
+    const float *y = (const float *)(p + L.y);
+    const uint32_t *idx = (const uint32_t *)(p + L.idx);
+    const float *val = (const float *)(p + L.val);
     if (off[0] != 0 || off[c->rows] != c->nnz)
         return chunk_bad(in, k, name, "bad row offsets", err);
     for (uint64_t i = 0; i < c->rows; i++)
@@ -450,6 +475,19 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
 
 /* ---- loading the whole file -------------------------------------------------------- */
 
+/*
+ * Each thread loads a contiguous run of chunks into the final arrays: one
+ * anonymous mapping holding the row offsets, labels, indices and values,
+ * each array starting on a page. A chunk's bytes arrive in file order as
+ * segments: most are read with preadv straight into place (one copy, from
+ * the page cache), and in a version 2 file the whole pages of its indices
+ * and values are instead mapped from the file (MAP_PRIVATE | MAP_FIXED over
+ * the anonymous pages): no copy, no fresh memory to fault in and zero, the
+ * page cache's own pages. Only the partial pages at the ends of each
+ * chunk's arrays are read. Then every byte of the chunk, wherever it
+ * landed, goes through its CRC32C, exactly as in the file.
+ */
+
 struct loader {
     const struct hog_hgb_info *in;
     const char *name;
@@ -457,46 +495,151 @@ struct loader {
     uint64_t *off;            /* final arrays */
     float *y, *val;
     uint32_t *idx;
+    bool map;                 /* map whole pages of idx and val from the file */
+    bool labels_ok;           /* every label is the header's pos or neg */
+    uint64_t n_pos;           /* labels equal to the header's pos */
     hog_status status;
-    uint64_t err_chunk;
     hog_err err;
 } __attribute__((aligned(HOG_CACHELINE)));
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* Faults in the pages of [p, p + n) in one system call: first-touch page
- * faults, one per 4 KiB, are otherwise the largest cost of a load (about a
- * third more throughput here). Older kernels refuse it: harmless. */
-static void populate(void *p, size_t n)
+#define PAGE_DOWN(x) ((x) & ~(uintptr_t)(HOG_HGB_ALIGN - 1))
+#define PAGE_UP(x) PAGE_DOWN((x) + HOG_HGB_ALIGN - 1)
+
+/* Faults in the pages of [p, p + n) in one system call (MADV_POPULATE_*):
+ * first-touch page faults, one per page, are otherwise a large part of a
+ * load. Older kernels refuse it: harmless. */
+static void populate(void *p, size_t n, int advice)
 {
     if (n == 0)
         return;
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
-    uintptr_t e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
-    madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+    uintptr_t a = PAGE_DOWN((uintptr_t)p);
+    uintptr_t e = PAGE_UP((uintptr_t)p + n);
+    madvise((void *)a, e - a, advice);
 }
 
-static hog_status load_chunk(struct loader *L, uint64_t k, unsigned char *pad)
+/* A run of a chunk's bytes, in file order, and where it lands. */
+struct seg {
+    void *p;
+    uint64_t len;
+    bool map; /* whole pages, mapped from the file */
+};
+
+#define MAX_SEGS 16
+
+/* Adds the segments of one array of `len` bytes landing at dst: in map
+ * mode its whole pages as one mapped segment between the partial ends. */
+static int add_array(struct seg *s, int n, void *dst, uint64_t len, bool map)
+{
+    uintptr_t a = (uintptr_t)dst, e = a + len;
+    uintptr_t ma = PAGE_UP(a), me = PAGE_DOWN(e);
+    if (!map || me <= ma) {
+        s[n++] = (struct seg){ dst, len, false };
+        return n;
+    }
+    if (ma > a)
+        s[n++] = (struct seg){ dst, ma - a, false };
+    s[n++] = (struct seg){ (void *)ma, me - ma, true };
+    if (e > me)
+        s[n++] = (struct seg){ (void *)me, e - me, false };
+    return n;
+}
+
+/* Maps [p, p + len) from the file at `at` over the anonymous pages; false
+ * (and the pages anonymous again) where the kernel refuses. */
+static bool map_pages(int fd, void *p, uint64_t len, uint64_t at)
+{
+    if (at % HOG_HGB_ALIGN == 0) {
+        void *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                       fd, (off_t)at);
+        if (q == p) {
+            populate(p, len, MADV_POPULATE_READ);
+            return true;
+        }
+    }
+    /* A failed MAP_FIXED may have unmapped the range: make it memory again
+     * (should that fail too, the read into it reports the error). */
+    mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+         -1, 0);
+    return false;
+}
+
+/* Reads or maps the segments [0, n) from file offset `at`. */
+static bool fetch(int fd, struct seg *s, int n, uint64_t at)
+{
+    struct iovec iov[MAX_SEGS];
+    int ni = 0;
+    uint64_t pos = at, rd = at;
+    for (int i = 0; i <= n; i++) {
+        bool flush = i == n || s[i].map;
+        if (flush && ni > 0) {
+            if (!preadv_full(fd, iov, ni, rd))
+                return false;
+            ni = 0;
+        }
+        if (i == n)
+            break;
+        if (s[i].map && !map_pages(fd, s[i].p, s[i].len, pos))
+            s[i].map = false; /* read it instead */
+        if (!s[i].map && s[i].len > 0) {
+            if (ni == 0)
+                rd = pos;
+            iov[ni++] = (struct iovec){ s[i].p, s[i].len };
+        }
+        pos += s[i].len;
+    }
+    return true;
+}
+
+/* Indices per CRC-then-range-check step: 72 KiB, three of the CRC's
+ * 3 x 8 KiB steps, small enough to stay in L2 between the two. */
+#define IDX_PIECE 18432
+
+static uint32_t max_u32(const uint32_t *v, uint64_t n, uint32_t mx)
+{
+    for (uint64_t i = 0; i < n; i++)
+        mx = v[i] > mx ? v[i] : mx;
+    return mx;
+}
+
+static hog_status load_chunk(struct loader *L, uint64_t k)
 {
     const struct hog_hgb_info *in = L->in;
     const struct hog_hgb_chunk *c = &in->chunks[k];
+    struct chunk_layout lay = chunk_layout(in->version, c->rows, c->nnz, c->first_nnz);
     unsigned char ch[HOG_HGB_CHUNK_HEADER];
+    unsigned char gap1[HOG_HGB_ALIGN], gap2[HOG_HGB_ALIGN], pad[HOG_HGB_ALIGN];
     uint64_t off0;
-    uint64_t padn = c->bytes - HOG_HGB_CHUNK_HEADER - payload_bytes(c->rows, c->nnz);
+    uint64_t padn = c->bytes - HOG_HGB_CHUNK_HEADER - lay.end;
     uint64_t *doff = L->off + c->first_row + 1; /* entries 1..rows */
     float *dy = L->y + c->first_row;
     uint32_t *didx = L->idx + c->first_nnz;
     float *dval = L->val + c->first_nnz;
-    struct iovec iov[7] = {
-        { ch, sizeof ch },       { &off0, 8 },           { doff, 8 * c->rows },
-        { dy, 4 * c->rows },     { didx, 4 * c->nnz },   { dval, 4 * c->nnz },
-        { pad, padn },
-    };
-    for (int i = 2; i < 6; i++)
-        populate(iov[i].iov_base, iov[i].iov_len);
-    if (!preadv_full(in->fd, iov, 7, c->offset))
+    struct seg s[MAX_SEGS];
+    int n = 0;
+    s[n++] = (struct seg){ ch, sizeof ch, false };
+    s[n++] = (struct seg){ &off0, 8, false };
+    s[n++] = (struct seg){ doff, 8 * c->rows, false };
+    s[n++] = (struct seg){ dy, 4 * c->rows, false };
+    s[n++] = (struct seg){ gap1, lay.gap1, false };
+    n = add_array(s, n, didx, 4 * c->nnz, L->map);
+    s[n++] = (struct seg){ gap2, lay.gap2, false };
+    n = add_array(s, n, dval, 4 * c->nnz, L->map);
+    s[n++] = (struct seg){ pad, padn, false };
+    populate(doff, 8 * c->rows, MADV_POPULATE_WRITE);
+    populate(dy, 4 * c->rows, MADV_POPULATE_WRITE);
+    if (!L->map) {
+        populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
+        populate(dval, 4 * c->nnz, MADV_POPULATE_WRITE);
+    }
+    errno = 0;
+    if (!fetch(in->fd, s, n, c->offset))
         return hog_errf(&L->err, errno ? HOG_EIO : HOG_ECORRUPT,
                         "%s: chunk %llu at offset %llu: cannot read: %s", L->name,
                         (unsigned long long)k, (unsigned long long)c->offset,
@@ -505,10 +648,20 @@ static hog_status load_chunk(struct loader *L, uint64_t k, unsigned char *pad)
     hog_status st = check_chunk_header(in, k, ch, L->name, &want, &L->err);
     if (st != HOG_OK)
         return st;
+    /* Every byte after the chunk header, in file order (the segments of
+     * an array are contiguous in memory). The indices' range is checked
+     * piece by piece right after their CRC, while they are in the cache. */
     uint32_t crc = hog_crc32c(0, &off0, 8);
     crc = hog_crc32c(crc, doff, 8 * c->rows);
     crc = hog_crc32c(crc, dy, 4 * c->rows);
-    crc = hog_crc32c(crc, didx, 4 * c->nnz);
+    crc = hog_crc32c(crc, gap1, lay.gap1);
+    uint32_t mx = 0;
+    for (uint64_t i = 0; i < c->nnz; i += IDX_PIECE) {
+        uint64_t m = c->nnz - i < IDX_PIECE ? c->nnz - i : IDX_PIECE;
+        crc = hog_crc32c(crc, didx + i, 4 * m);
+        mx = max_u32(didx + i, m, mx);
+    }
+    crc = hog_crc32c(crc, gap2, lay.gap2);
     crc = hog_crc32c(crc, dval, 4 * c->nnz);
     crc = hog_crc32c(crc, pad, padn);
     if (crc != want)
@@ -524,39 +677,67 @@ static hog_status load_chunk(struct loader *L, uint64_t k, unsigned char *pad)
     }
     if (!ok || prev != c->nnz)
         return chunk_bad(in, k, L->name, "bad row offsets", &L->err);
-    if (!idx_in_range(didx, c->nnz, in->n_features))
+    if (c->nnz > 0 && (uint64_t)mx >= in->n_features)
         return chunk_bad(in, k, L->name, "feature index beyond the header's count",
                          &L->err);
+    /* The header's label summary, checked where the labels are hot. */
+    if (in->labels == HOG_LABELS_BINARY) {
+        float pos = (float)in->label_pos, neg = (float)in->label_neg;
+        uint64_t np = 0, other = 0;
+        for (uint64_t i = 0; i < c->rows; i++) {
+            np += dy[i] == pos;
+            other += (dy[i] != pos) & (dy[i] != neg);
+        }
+        L->n_pos += np;
+        L->labels_ok &= other == 0 && (double)pos == in->label_pos &&
+                        (double)neg == in->label_neg;
+    }
     return HOG_OK;
 }
 
 static void *loader_run(void *arg)
 {
     struct loader *L = arg;
-    unsigned char pad[HOG_HGB_ALIGN];
     L->status = HOG_OK;
     for (uint64_t k = L->k0; k < L->k1; k++) {
-        hog_status st = load_chunk(L, k, pad);
+        hog_status st = load_chunk(L, k);
         if (st != HOG_OK) {
             L->status = st;
-            L->err_chunk = k;
             break;
         }
     }
     return NULL;
 }
 
-hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
-                        hog_data **out, hog_err *err)
+/* Whether mapping a version 2 file's pages fits the process's limit on
+ * mappings: each chunk may split the arrays into four more; half the
+ * limit is left to the rest of the process. */
+static bool maps_fit(uint64_t n_chunks)
+{
+    long limit = 65530; /* the kernel's default vm.max_map_count */
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &limit) != 1)
+            limit = 65530;
+        fclose(f);
+    }
+    return n_chunks <= (uint64_t)(limit / 8);
+}
+
+#define A4K(x) (((size_t)(x) + HOG_HGB_ALIGN - 1) & ~(size_t)(HOG_HGB_ALIGN - 1))
+
+hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
+                             enum hog_hgb_mode mode, hog_data **out,
+                             hog_err *err)
 {
     struct hog_hgb_info in;
     hog_status st = hog_hgb_open_info(path, &in, err);
     if (st != HOG_OK)
         return st;
     uint64_t rows = in.rows, nnz = in.nnz;
-    /* One anonymous mapping for the four arrays (sizes are bounded by the
-     * file size, checked by hog_hgb_open_info). */
-    size_t a_off = A64((rows + 1) * 8), a_y = A64(rows * 4), a_nz = A64(nnz * 4);
+    /* One anonymous mapping for the four arrays, each on its own pages
+     * (sizes are bounded by the file size, checked by hog_hgb_open_info). */
+    size_t a_off = A4K((rows + 1) * 8), a_y = A4K(rows * 4), a_nz = A4K(nnz * 4);
     size_t total = a_off + a_y + 2 * a_nz;
     unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -566,6 +747,7 @@ hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
                         "%s: out of memory for %llu rows and %llu nonzeros", path,
                         (unsigned long long)rows, (unsigned long long)nnz);
     }
+    bool map = mode == HOG_HGB_MAP_AUTO && in.version >= 2 && maps_fit(in.n_chunks);
     uint64_t *off = (uint64_t *)base;
     float *y = (float *)(base + a_off);
     uint32_t *idx = (uint32_t *)(base + a_off + a_y);
@@ -591,7 +773,8 @@ hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
     uint64_t k = 0, acc = 0, data = in.file_size;
     for (unsigned i = 0; i < t; i++) {
         L[i] = (struct loader){ .in = &in, .name = path, .k0 = k, .off = off,
-                                .y = y, .idx = idx, .val = val };
+                                .y = y, .idx = idx, .val = val, .map = map,
+                                .labels_ok = true };
         uint64_t goal = data / t * (i + 1);
         while (k < in.n_chunks && (i + 1 == t || acc < goal))
             acc += in.chunks[k++].bytes;
@@ -607,13 +790,17 @@ hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
     for (unsigned i = 1; i < started; i++)
         pthread_join(th[i], NULL);
     st = HOG_OK;
-    for (unsigned i = 0; i < t; i++)
-        if (L[i].status != HOG_OK) { /* the lowest chunk index wins */
+    bool labels_ok = true;
+    uint64_t n_pos = 0;
+    for (unsigned i = 0; i < t; i++) {
+        if (L[i].status != HOG_OK && st == HOG_OK) { /* the lowest chunk wins */
             st = L[i].status;
             if (err)
                 *err = L[i].err;
-            break;
         }
+        labels_ok &= L[i].labels_ok;
+        n_pos += L[i].n_pos;
+    }
     free(L), free(th);
     hog_data *d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;
     if (st == HOG_OK && !d)
@@ -629,18 +816,34 @@ hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
     d->n_features = o && o->n_features > in.n_features ? o->n_features : in.n_features;
     d->mem[0] = base;
     d->mem_len[0] = total;
-    hog_data_scan_labels(d);
-    if ((d->labels != in.labels || d->n_pos != in.n_pos ||
-                         (d->labels == HOG_LABELS_BINARY &&
-                          (d->label_pos != in.label_pos ||
-                           d->label_neg != in.label_neg)))) {
-        hog_data_free(d);
-        st = hog_errf(err, HOG_ECORRUPT,
-                      "%s: the labels disagree with the header's label summary",
-                      path);
+    /* Two distinct labels, both present, each the header's: exactly what
+     * hog_data_scan_labels would find, checked by the loaders. Anything
+     * else is scanned again and compared. */
+    if (in.labels == HOG_LABELS_BINARY && labels_ok && n_pos == in.n_pos &&
+        n_pos > 0 && n_pos < rows && in.label_pos > in.label_neg) {
+        d->labels = HOG_LABELS_BINARY;
+        d->label_pos = in.label_pos;
+        d->label_neg = in.label_neg;
+        d->n_pos = n_pos;
+    } else {
+        hog_data_scan_labels(d);
+        if (d->labels != in.labels || d->n_pos != in.n_pos ||
+            (d->labels == HOG_LABELS_BINARY &&
+             (d->label_pos != in.label_pos || d->label_neg != in.label_neg))) {
+            hog_data_free(d);
+            st = hog_errf(err, HOG_ECORRUPT,
+                          "%s: the labels disagree with the header's label summary",
+                          path);
+        }
     }
     hog_hgb_info_close(&in);
     if (st == HOG_OK)
         *out = d;
     return st;
+}
+
+hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
+                        hog_data **out, hog_err *err)
+{
+    return hog_hgb_load_mode(path, o, HOG_HGB_MAP_AUTO, out, err);
 }

@@ -48,10 +48,39 @@ static inline uint64_t get64(const unsigned char *p)
     return v;
 }
 
-/* Payload bytes of a chunk: offsets, labels, indices, values. */
+/* Payload bytes of a version 1 chunk: offsets, labels, indices, values
+ * (also the measure the writers plan chunks by). */
 static inline uint64_t payload_bytes(uint64_t rows, uint64_t nnz)
 {
     return 8 * (rows + 1) + 4 * rows + 8 * nnz;
+}
+
+/*
+ * Where a chunk's arrays lie, in bytes from the start of its payload.
+ * Version 1: offsets, labels, indices, values back to back. Version 2 puts
+ * zero bytes before the indices and before the values (gap1, gap2, each
+ * under 4 KiB) so that, within a page, both start where they would in the
+ * whole-file arrays: chunk header + idx == 4 * first_nnz (mod 4096), and
+ * the same for val. A loader can then map the pages of every chunk's
+ * indices and values straight from the file into one contiguous array.
+ */
+struct chunk_layout {
+    uint64_t y, gap1, idx, gap2, val, end; /* end: the payload bytes */
+};
+
+static inline struct chunk_layout chunk_layout(uint32_t version, uint64_t rows,
+                                               uint64_t nnz, uint64_t first_nnz)
+{
+    const uint64_t mask = HOG_HGB_ALIGN - 1;
+    struct chunk_layout L;
+    L.y = 8 * (rows + 1);
+    uint64_t i0 = L.y + 4 * rows;
+    L.gap1 = version >= 2 ? (4 * first_nnz - HOG_HGB_CHUNK_HEADER - i0) & mask : 0;
+    L.idx = i0 + L.gap1;
+    L.gap2 = version >= 2 ? (0 - 4 * nnz) & mask : 0;
+    L.val = L.idx + 4 * nnz + L.gap2;
+    L.end = L.val + 4 * nnz;
+    return L;
 }
 
 #endif

@@ -25,7 +25,7 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
 /* ---- .hgb binary cache (hgb.c) -------------------------------------------- */
 
 #define HOG_HGB_MAGIC "HOGDATA\0"
-#define HOG_HGB_VERSION 1u
+#define HOG_HGB_VERSION 2u /* written; 1 and 2 are read */
 #define HOG_HGB_ALIGN 4096u
 
 /* True when the first bytes of a file are the .hgb magic. */
@@ -33,6 +33,13 @@ bool hog_hgb_sniff(const void *head, size_t len);
 /* Loads a whole .hgb file (o may be NULL: threads = all CPUs). */
 hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
                         hog_data **out, hog_err *err);
+/* hog_hgb_load choosing how the indices and values of a version 2 file
+ * arrive: HOG_HGB_MAP_AUTO maps their pages from the file where it can,
+ * HOG_HGB_COPY reads them into memory (tests compare the two). */
+enum hog_hgb_mode { HOG_HGB_MAP_AUTO, HOG_HGB_COPY };
+hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
+                             enum hog_hgb_mode mode, hog_data **out,
+                             hog_err *err);
 /* Writes d as .hgb (temporary name, then rename); src_size and src_mtime
  * describe the text file it came from (0 when none), so that a stale cache
  * can be told apart. */
@@ -43,6 +50,12 @@ hog_status hog_hgb_save(const hog_data *d, const char *path, uint64_t src_size,
 hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
                                 uint64_t src_size, int64_t src_mtime,
                                 uint64_t chunk_target, hog_err *err);
+/* hog_hgb_save_chunked writing format `version` (1 or HOG_HGB_VERSION):
+ * tests use it to check that older files still load. */
+hog_status hog_hgb_save_version(const hog_data *d, const char *path,
+                                uint64_t src_size, int64_t src_mtime,
+                                uint64_t chunk_target, uint32_t version,
+                                hog_err *err);
 
 /* Reading chunk by chunk (the streamer). Layout in docs/FORMATS.md. */
 #define HOG_HGB_CHUNK_MAGIC "HGBC"

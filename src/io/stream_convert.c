@@ -89,7 +89,8 @@ static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
                             uint64_t r0, uint64_t r, hog_err *err)
 {
     uint64_t a = m->off[r0], z = m->off[r0 + r] - a;
-    uint64_t pay = payload_bytes(r, z);
+    struct chunk_layout L = chunk_layout(HOG_HGB_VERSION, r, z, w->nnz);
+    uint64_t pay = L.end;
     uint64_t bytes = ALIGN_UP(HOG_HGB_CHUNK_HEADER + pay);
     if (bytes > w->stage_cap) {
         free(w->stage);
@@ -113,9 +114,11 @@ static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
     uint64_t *loc = (uint64_t *)p;
     for (uint64_t i = 0; i <= r; i++)
         loc[i] = m->off[r0 + i] - a;
-    memcpy(p + 8 * (r + 1), m->y + r0, 4 * r);
-    memcpy(p + 12 * r + 8, m->idx + a, 4 * z);
-    memcpy(p + 12 * r + 8 + 4 * z, m->val + a, 4 * z);
+    memcpy(p + L.y, m->y + r0, 4 * r);
+    memset(p + L.y + 4 * r, 0, L.gap1);
+    memcpy(p + L.idx, m->idx + a, 4 * z);
+    memset(p + L.idx + 4 * z, 0, L.gap2);
+    memcpy(p + L.val, m->val + a, 4 * z);
     memset(p + pay, 0, bytes - HOG_HGB_CHUNK_HEADER - pay);
     memset(ch, 0, HOG_HGB_CHUNK_HEADER);
     memcpy(ch + C_MAGIC, HOG_HGB_CHUNK_MAGIC, 4);
