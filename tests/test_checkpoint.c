@@ -643,3 +643,216 @@ Test(checkpoint, checkpoint_weights_are_the_model)
     }
     hog_data_free(d);
 }
+
+/* ---- Cyclades (docs/CYCLADES.md): checkpoints at batch boundaries ------------- */
+
+/* Library level: Cyclades at 2 threads checkpointed every R rows (rounded
+ * up to the end of the batch that crosses a multiple of R) and after
+ * epochs, stopped after E1 epochs and resumed at 1, 2 or 3 threads, gives
+ * the uninterrupted 2-thread run's weights bit for bit, for every
+ * configuration (segments ending inside batches included); checkpoints do
+ * not change the run. */
+Test(checkpoint, cyclades_stopped_anywhere_resumed_at_any_thread_count,
+     .timeout = 120)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *cls = gen_data(dir, 2500, false);
+    hog_data *reg = gen_data(dir, 2500, true);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    unsigned seed = (unsigned)time(NULL);
+    int resumed_mid = 0;
+    for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
+        const struct config *c = &configs[k];
+        const hog_data *d = c->loss == HOG_LOSS_SQUARED ? reg : cls;
+        for (int rep = 0; rep < 2; rep++) {
+            hog_train_opts o;
+            opts_for(c, 3, &o);
+            o.algo = HOG_ALGO_CYCLADES;
+            o.threads = 2;
+            o.repartition = rep; /* partitioned once, then every epoch */
+            hog_model *ref = train_or_die(d, &o);
+            for (int trial = 0; trial < 4; trial++) {
+                uint64_t R = 1 + (uint64_t)rand_r(&seed) % 6000;
+                unsigned E1 = 1 + (unsigned)rand_r(&seed) % 3;
+                unlink(ck);
+                hog_train_opts a = o;
+                a.epochs = E1;
+                a.checkpoint = ck;
+                a.checkpoint_rows = R;
+                a.checkpoint_epochs = (unsigned)(rand_r(&seed) % 2);
+                hog_model *part = train_or_die(d, &a);
+                if (E1 == 3)
+                    assert_same_model(ref, part, c->name);
+                hog_model_free(part);
+                if (!exists(ck)) {
+                    cr_assert(R > E1 * 2500 && !a.checkpoint_epochs);
+                    continue;
+                }
+                struct hog_ckpt kc;
+                hog_err err;
+                cr_assert_eq(hog_ckpt_load(ck, &kc, &err), HOG_OK, "%s",
+                             err.msg);
+                resumed_mid += kc.st.pos < 2500;
+                hog_ckpt_free(&kc);
+                hog_train_opts b = o;
+                b.resume = ck;
+                b.threads = 1 + (unsigned)rand_r(&seed) % 3;
+                hog_model *res = train_or_die(d, &b);
+                char what[256];
+                snprintf(what, sizeof what, "%s%s, every %llu rows, stopped "
+                         "after epoch %u, resumed at %u threads (seed %u)",
+                         c->name, rep ? " --repartition" : "",
+                         (unsigned long long)R, E1, b.threads, seed);
+                assert_same_model(ref, res, what);
+                hog_model_free(res);
+            }
+            hog_model_free(ref);
+        }
+    }
+    cr_assert(resumed_mid > 0, "no checkpoint fell inside an epoch (seed %u)",
+              seed);
+    hog_data_free(cls);
+    hog_data_free(reg);
+}
+
+/* The cancel flag: Cyclades finishes the batch, writes the checkpoint and
+ * returns HOG_EINTR; resumed (three times, at other thread counts) it
+ * equals the uninterrupted run. */
+Test(checkpoint, cyclades_cancel_flag_stops_at_a_batch_with_a_checkpoint)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_train_opts o;
+    opts_for(&configs[2], 2, &o);
+    o.algo = HOG_ALGO_CYCLADES;
+    o.threads = 2;
+    hog_model *ref = train_or_die(d, &o);
+    volatile sig_atomic_t flag = 1;
+    hog_train_opts a = o;
+    a.checkpoint = ck;
+    a.cancel = &flag;
+    hog_model *m = NULL;
+    hog_err err;
+    uint64_t last = 0;
+    for (int round = 0; round < 3; round++) {
+        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR, "%s",
+                     err.msg);
+        cr_assert_null(m);
+        cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
+                  "message: %s", err.msg);
+        struct hog_ckpt kc;
+        cr_assert_eq(hog_ckpt_load(ck, &kc, &err), HOG_OK, "%s", err.msg);
+        cr_assert(kc.st.pos > last && kc.st.pos < 2500,
+                  "one batch per round: at row %llu after %llu",
+                  (unsigned long long)kc.st.pos, (unsigned long long)last);
+        last = kc.st.pos;
+        hog_ckpt_free(&kc);
+        a.resume = ck;
+        a.threads = 1 + (unsigned)round; /* 1, 2, 3 */
+    }
+    flag = 0;
+    hog_model *res = train_or_die(d, &a);
+    assert_same_model(ref, res, "Cyclades cancelled three times");
+    hog_model_free(res);
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+/* Command level: `hogtrain train --algo cyclades --threads 2` killed with
+ * SIGKILL at random moments and resumed (at 2, 1 or 3 threads), then run
+ * to the end, writes the uninterrupted run's model byte for byte; SIGTERM
+ * finishes the batch, writes the checkpoint, exits 1 with a sentence. On
+ * generated data always, and on a9a when ../shared/data has it. */
+static void cyclades_kill_and_resume(const char *data, double secs,
+                                     const char *dir, const char *ref,
+                                     unsigned *seed)
+{
+    char ck[1300], model[1300], errf[1300], out[4096];
+    snprintf(ck, sizeof ck, "%s/cck", dir);
+    snprintf(model, sizeof model, "%s/cm.hgm", dir);
+    snprintf(errf, sizeof errf, "%s/cerr", dir);
+    unlink(ck);
+    struct cli_data c;
+    snprintf(c.data, sizeof c.data, "%s", data);
+    static const char *const threads[] = { "2", "1", "3" };
+    int kills = 0;
+    for (int attempt = 0; attempt < 12 && kills < 4; attempt++) {
+        const char *extra[] = { "--algo", "cyclades", "--threads",
+                                threads[attempt % 3], "--checkpoint", ck,
+                                "--checkpoint-every", "3001r", "-o", model,
+                                exists(ck) ? "--resume" : NULL, ck, NULL };
+        pid_t p = spawn_train(&c, errf, extra);
+        sleep_s(secs * (0.1 + 0.8 * rand_r(seed) / (double)RAND_MAX));
+        kill(p, SIGKILL);
+        int ws;
+        cr_assert_eq(waitpid(p, &ws, 0), p);
+        if (WIFSIGNALED(ws))
+            kills++;
+        else
+            cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                      "a run ended with status %d (seed %u): %s", ws, *seed,
+                      read_text(errf));
+    }
+    cr_assert(kills > 0, "no run was killed (seed %u)", *seed);
+    /* SIGTERM once training is under way: a checkpoint and exit 1 */
+    if (exists(ck)) {
+        const char *extra[] = { "--algo", "cyclades", "--threads", "2",
+                                "--checkpoint", ck, "--checkpoint-every",
+                                "3001r", "-o", model, "--resume", ck, NULL };
+        pid_t p = spawn_train(&c, errf, extra);
+        sleep_s(secs * 0.3);
+        kill(p, SIGTERM);
+        int ws;
+        cr_assert_eq(waitpid(p, &ws, 0), p);
+        cr_assert(WIFEXITED(ws), "status %d", ws);
+        if (WEXITSTATUS(ws) == 1) {
+            const char *msg = read_text(errf);
+            cr_assert(strstr(msg, "interrupted") &&
+                          strstr(msg, "checkpoint written to"),
+                      "stderr: %s", msg);
+        } else { /* it finished before the signal came */
+            cr_assert_eq(WEXITSTATUS(ws), 0, "stderr: %s", read_text(errf));
+        }
+    }
+    int rc = th_run(out, sizeof out, "'%s' train '%s' " TRAIN_OPTS
+                    " --algo cyclades --threads 2 --checkpoint '%s' "
+                    "--checkpoint-every 3001r -o '%s' %s '%s'",
+                    th_bin(), data, ck, model,
+                    exists(ck) ? "--resume" : "", exists(ck) ? ck : "");
+    cr_assert_eq(rc, 0, "%s", out);
+    assert_same_file(ref, model);
+}
+
+static double cyclades_ref(const char *data, const char *ref)
+{
+    char out[4096];
+    double t = now_s();
+    int rc = th_run(out, sizeof out, "'%s' train '%s' " TRAIN_OPTS
+                    " --algo cyclades --threads 2 -o '%s'", th_bin(), data,
+                    ref);
+    cr_assert_eq(rc, 0, "%s", out);
+    return now_s() - t;
+}
+
+Test(checkpoint, cyclades_sigkill_at_random_moments_then_resume_is_bit_exact,
+     .timeout = 240)
+{
+    struct cli_data c;
+    cli_setup(&c, 60000);
+    unsigned seed = (unsigned)time(NULL);
+    char ref[1300];
+    snprintf(ref, sizeof ref, "%s/cref.hgm", c.dir);
+    double secs = cyclades_ref(c.data, ref);
+    cyclades_kill_and_resume(c.data, secs, c.dir, ref, &seed);
+    const char *a9a = th_data("a9a");
+    if (a9a) {
+        snprintf(ref, sizeof ref, "%s/a9a_ref.hgm", c.dir);
+        secs = cyclades_ref(a9a, ref);
+        cyclades_kill_and_resume(a9a, secs, c.dir, ref, &seed);
+    }
+}

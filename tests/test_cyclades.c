@@ -482,3 +482,46 @@ Test(cyclades, command_options_and_json_report)
                 dir);
     cr_assert_eq(rc, 2, "%s", out);
 }
+
+/* hogtrain bench --algo hogwild,cyclades: Cyclades rows beside Hogwild!'s
+ * and the locked modes, with the target line; the same model at 1 and 2
+ * threads shows as the same final objective. --algo cyclades alone runs no
+ * Hogwild! grid. */
+Test(cyclades, bench_rows_beside_hogwild)
+{
+    char dir[256], out[16384];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *bin = th_bin();
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen --rows 3000 --features 5000 --seed 4 -o %s/g.svm "
+                    "2>&1", bin, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out,
+                "'%s' bench %s/g.svm --algo hogwild,cyclades --threads 1,2 "
+                "--epochs 2 --repeat 1 -q --csv %s/b.csv 2>&1",
+                bin, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "hogwild  mutex"), "%s", out);
+    cr_assert(strstr(out, "cyclades -        -              2"), "%s", out);
+    cr_assert(strstr(out, "Cyclades at 2 threads: parallel efficiency"), "%s",
+              out);
+    cr_assert(strstr(out, "Hogwild!'s nonzeros/s") &&
+                  strstr(out, "the fastest locked mode"),
+              "%s", out);
+    /* the CSV's two Cyclades rows: one objective */
+    rc = th_run(out, sizeof out,
+                "grep '^cyclades,' %s/b.csv | cut -d, -f11 | sort -u | wc -l",
+                dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_str_eq(out, "1\n", "Cyclades' objective differs between 1 and "
+                     "2 threads");
+    rc = th_run(out, sizeof out,
+                "'%s' bench %s/g.svm --algo cyclades --threads 1 --epochs 1 "
+                "--repeat 1 -q 2>&1", bin, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "cyclades") && !strstr(out, "hogwild  none"), "%s",
+              out);
+    rc = th_run(out, sizeof out,
+                "'%s' bench %s/g.svm --algo scd -q 2>&1", bin, dir);
+    cr_assert_eq(rc, 2, "%s", out);
+}

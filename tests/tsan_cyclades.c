@@ -9,13 +9,18 @@
  * tail: hot features, cold components and the bias all in play; 1, 2 and 4
  * threads must give one model; L1 + L2 with the prefix schedule (lazy
  * catch-up at segment ends shared by the threads) and AdaGrad; short
- * segments ending inside batches (eta l2 = 0.95).
+ * segments ending inside batches (eta l2 = 0.95). Then checkpoints: a
+ * run at 4 threads cancelled (the flag polled each batch, the checkpoint
+ * written while the other threads wait) and resumed at 2 threads equals
+ * the uninterrupted run.
  */
 #include "core/core.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(c)                                                              \
     do {                                                                      \
@@ -93,6 +98,34 @@ static void same_at_1_2_4(const hog_data *d, const hog_train_opts *o,
     printf("ok %s\n", what);
 }
 
+/* Cancelled at 4 threads with checkpoints every 100 rows, resumed at 2
+ * threads until done: the uninterrupted model. */
+static void cancel_and_resume(const hog_data *d, const hog_train_opts *base)
+{
+    char ck[64];
+    snprintf(ck, sizeof ck, "/tmp/tsan_cyclades.%d.ckpt", (int)getpid());
+    hog_model *ref = fit(d, base, 3);
+    volatile sig_atomic_t flag = 1;
+    hog_train_opts o = *base;
+    o.algo = HOG_ALGO_CYCLADES;
+    o.threads = 4;
+    o.checkpoint = ck;
+    o.checkpoint_rows = 100;
+    o.cancel = &flag;
+    hog_model *m = NULL;
+    hog_err err;
+    CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR);
+    flag = 0;
+    o.resume = ck;
+    o.threads = 2;
+    CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_OK);
+    CHECK(memcmp(ref->w, m->w, (d->n_features + 1) * sizeof(float)) == 0);
+    hog_model_free(m);
+    hog_model_free(ref);
+    unlink(ck);
+    printf("ok cancelled at 4 threads, resumed at 2\n");
+}
+
 int main(void)
 {
     hog_data *d = synth(1200, 600);
@@ -104,6 +137,7 @@ int main(void)
     o.l1 = 1e-4;
     o.l2 = 1e-3;
     same_at_1_2_4(d, &o, "hot features, L1 + L2, invscaling");
+    cancel_and_resume(d, &o);
     o.repartition = 1;
     o.schedule = HOG_SCHED_ADAGRAD;
     same_at_1_2_4(d, &o, "repartition, AdaGrad");

@@ -12,6 +12,9 @@
  *            efficiency is its speedup divided by the control's;
  *   stream   one thread summing the indices and values of the data's arrays:
  *            the memory system's pace for one core, the ceiling of any pass.
+ * With --algo ...,cyclades the grid also has one Cyclades row per thread
+ * count (partitioning included in its time), and a summary line per thread
+ * count compares it with Hogwild! and the locked modes.
  */
 #include "cli/cli.h"
 #include "train/train.h"
@@ -79,8 +82,8 @@ static void help(FILE *f);
 static const struct hog_cli_cmd cmd = {
     "bench",
     "hogtrain bench DATA [-t TEST] [--threads 1,2,4] [--update none,atomic,...]\n"
-    "                      [--algo hogwild] [--replicas shared,...] [--hot 0,auto]\n"
-    "                      [--epochs N]"
+    "                      [--algo hogwild,cyclades] [--replicas shared,...]\n"
+    "                      [--hot 0,auto] [--epochs N]\n"
     "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
     help,
 };
@@ -102,7 +105,8 @@ static void help(FILE *f)
             "      --threads LIST     thread counts, e.g. 1,2,4 (default 1 and powers\n"
             "                         of two up to the online CPUs)\n"
             "      --update LIST      none,atomic,striped,mutex (default all four)\n"
-            "      --algo LIST        hogwild (serial always runs as the baseline)\n"
+            "      --algo LIST        hogwild, cyclades (default hogwild; serial always\n"
+            "                         runs as the baseline)\n"
             "      --replicas LIST    shared,node,core (default shared)\n"
             "      --hot LIST         hot-feature replicas, e.g. 0,auto: 0 is plain\n"
             "                         Hogwild!, K or auto keeps the K (auto: those in\n"
@@ -141,6 +145,7 @@ struct bench_args {
     unsigned nhot;
     unsigned repeat;
     bool quiet;
+    bool hogwild, cyclades; /* the --algo list */
 };
 
 /* Splits a comma list; parse returns -1 for a bad item. */
@@ -181,7 +186,10 @@ static int parse_threads_item(const char *s)
 static int parse_algo_item(const char *s)
 {
     int a = hog_cli_algo_parse(s);
-    return a == HOG_ALGO_HOGWILD || a == HOG_ALGO_SERIAL ? a : -1;
+    return a == HOG_ALGO_HOGWILD || a == HOG_ALGO_SERIAL ||
+                   a == HOG_ALGO_CYCLADES
+               ? a
+               : -1;
 }
 
 static int parse(int argc, char **argv, struct bench_args *a)
@@ -261,6 +269,12 @@ static int parse(int argc, char **argv, struct bench_args *a)
             /* hogwild is the grid; serial always runs as the baseline */
             if ((rc = parse_list(name, optarg, parse_algo_item, tmp, &n)) >= 0)
                 return rc;
+            for (unsigned i = 0; i < n; i++) {
+                a->hogwild |= tmp[i] == HOG_ALGO_HOGWILD;
+                a->cyclades |= tmp[i] == HOG_ALGO_CYCLADES;
+            }
+            if (!a->hogwild && !a->cyclades)
+                a->hogwild = true; /* "serial" alone: the default grid */
             break;
         case OPT_EPOCHS:
         case OPT_REPEAT:
@@ -280,6 +294,8 @@ static int parse(int argc, char **argv, struct bench_args *a)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
+    if (!seen[OPT_ALGO])
+        a->hogwild = true;
     if (optind >= argc)
         return hog_cli_usage_error(&cmd, "missing the DATA file");
     if (argc - optind > 1)
@@ -447,7 +463,7 @@ static struct result median_of(const struct result *rs, unsigned k)
 /* ---- the grid --------------------------------------------------------------------- */
 
 struct cell {
-    const char *algo;       /* "serial", "control", "hogwild" */
+    const char *algo;       /* "serial", "control", "hogwild", "cyclades" */
     hog_update update;
     hog_replicas replicas;
     uint64_t hot;           /* hogwild: --hot K (0: plain) */
@@ -472,6 +488,10 @@ static hog_status run_cell(const struct bench_args *a, const hog_data *d,
         o.algo = HOG_ALGO_SERIAL;
         o.threads = 0;
         snprintf(label, sizeof label, "serial");
+    } else if (strcmp(c->algo, "cyclades") == 0) {
+        o.algo = HOG_ALGO_CYCLADES;
+        o.threads = c->threads;
+        snprintf(label, sizeof label, "cyclades %u", c->threads);
     } else {
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = c->threads;
@@ -539,7 +559,8 @@ static void print_table(FILE *f, const struct cell *c, unsigned n,
                        : (test ? "test acc" : "train acc"));
     for (unsigned i = 0; i < n; i++) {
         char b[7][32];
-        bool serial = strcmp(c[i].algo, "serial") == 0;
+        bool serial = strcmp(c[i].algo, "serial") == 0 ||
+                      strcmp(c[i].algo, "cyclades") == 0;
         fprintf(f, "%-8s %-8s %-8s %7u %10s %8s %8s %8s %6s %12s %9s\n",
                 c[i].algo, serial ? "-" : hog_cli_update_name(c[i].update),
                 serial ? "-" : c[i].mode,
@@ -680,6 +701,39 @@ static hog_status draw_plot(const struct bench_args *a, const struct cell *c,
     return HOG_OK;
 }
 
+/* Cyclades against Hogwild! (none, shared) and the locked modes at each
+ * thread count above 1: the figures of its benchmark targets. */
+static void print_cyclades_targets(const struct cell *c, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (strcmp(c[i].algo, "cyclades") != 0 || c[i].threads < 2)
+            continue;
+        const struct cell *hw = NULL;
+        double locked_best = 0;
+        const char *locked_name = NULL;
+        for (unsigned j = 0; j < n; j++) {
+            if (strcmp(c[j].algo, "hogwild") != 0 ||
+                c[j].threads != c[i].threads ||
+                c[j].replicas != HOG_REPLICAS_SHARED || c[j].hot)
+                continue;
+            if (c[j].update == HOG_UPDATE_NONE)
+                hw = &c[j];
+            else if (c[j].r.nnz_s > locked_best) {
+                locked_best = c[j].r.nnz_s;
+                locked_name = hog_cli_update_name(c[j].update);
+            }
+        }
+        printf("Cyclades at %u threads: parallel efficiency %.2f", c[i].threads,
+               c[i].efficiency);
+        if (hw)
+            printf(", %.2fx Hogwild!'s nonzeros/s", c[i].r.nnz_s / hw->r.nnz_s);
+        if (locked_name)
+            printf(", %.2fx the fastest locked mode (%s)",
+                   c[i].r.nnz_s / locked_best, locked_name);
+        printf("\n");
+    }
+}
+
 /* ---- the command -------------------------------------------------------------- */
 
 int hog_cli_bench(int argc, char **argv)
@@ -720,7 +774,7 @@ int hog_cli_bench(int argc, char **argv)
     }
 
     /* serial, the controls, then the grid */
-    unsigned ncells = 1 + a.nthreads * (1 + a.nupdate * a.nreplicas * a.nhot);
+    unsigned ncells = 1 + a.nthreads * (1 + a.nupdate * a.nreplicas * a.nhot + 1);
     cells = calloc(ncells, sizeof *cells);
     if (!cells) {
         s = hog_errf(&err, HOG_ENOMEM, "out of memory");
@@ -736,7 +790,7 @@ int hog_cli_bench(int argc, char **argv)
         snprintf(cells[n++].mode, sizeof cells->mode, "core");
     }
     /* hot-feature replicas run on the shared model, without stripes */
-    for (unsigned ri = 0; ri < a.nreplicas; ri++)
+    for (unsigned ri = 0; a.hogwild && ri < a.nreplicas; ri++)
         for (unsigned hi = 0; hi < a.nhot; hi++)
             for (unsigned ui = 0; ui < a.nupdate; ui++)
                 for (unsigned ti = 0; ti < a.nthreads; ti++) {
@@ -759,6 +813,13 @@ int hog_cli_bench(int argc, char **argv)
                         snprintf(c->mode, sizeof c->mode, "hot:%llu",
                                  (unsigned long long)k);
                 }
+    for (unsigned ti = 0; a.cyclades && ti < a.nthreads; ti++) {
+        cells[n] = (struct cell){ .algo = "cyclades",
+                                  .update = HOG_UPDATE_NONE,
+                                  .replicas = HOG_REPLICAS_SHARED,
+                                  .threads = a.threads[ti] };
+        snprintf(cells[n++].mode, sizeof cells->mode, "-");
+    }
     double load0 = load_avg();
     double t_start = hog_now();
     if (!a.quiet)
@@ -842,6 +903,7 @@ int hog_cli_bench(int argc, char **argv)
                    h->bias_hot ? " and the bias" : "",
                    100.0 * h->hot_nnz_share, (unsigned long long)h->folds);
         }
+    print_cyclades_targets(cells, n);
     printf("control: each thread trains its own private model on its own rows "
            "(nothing shared); eff = x 1thr / control\n");
     printf("to obj: seconds until the objective is within 0.1%% of the serial "

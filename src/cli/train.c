@@ -794,9 +794,10 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");
     if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL &&
-        a->o.algo != HOG_ALGO_HOGWILD)
+        a->o.algo != HOG_ALGO_HOGWILD && a->o.algo != HOG_ALGO_CYCLADES)
         return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
-                                   "with --algo serial and hogwild only so "
+                                   "with --algo serial, hogwild and cyclades "
+                                   "only so "
                                    "far");
     if (a->o.checkpoint && a->model &&
         hog_cli_same_file(a->o.checkpoint, a->model))

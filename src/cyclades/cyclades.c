@@ -64,6 +64,7 @@
 #include "pool/pool.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,8 @@
 #define CYC_MIN_BATCHES UINT64_C(64) /* per epoch, when rows allow */
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
+#define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
+#define CYC_PREFETCH 16 /* hot steps ahead whose weights are fetched */
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
@@ -84,6 +87,15 @@ struct hot_ent {
 struct hot_rec {
     uint64_t start; /* first entry */
     uint32_t j, count; /* weight index, entries */
+};
+
+/* The barrier between the phases of a batch (cyc_barrier_wait). */
+#define CYC_SPIN 4096u
+#define CYC_SPIN_CROWDED 16u /* more threads than CPUs: yield soon */
+struct cyc_barrier {
+    _Alignas(HOG_CACHELINE) atomic_uint count;
+    _Alignas(HOG_CACHELINE) atomic_uint gen;
+    unsigned n, spin;
 };
 
 /* One component of a batch. */
@@ -151,7 +163,7 @@ struct cyc {
     uint64_t *boff;  /* [nb T + 1] start of thread k's list of batch b */
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
-    double *rbuf;    /* [B] |x_hot|_1 of each row of the batch */
+    double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
     double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;
     bool all_mode;   /* partition job: statistics with every feature */
@@ -159,7 +171,17 @@ struct cyc {
     /* run state, written by thread 0 between barriers */
     unsigned epoch;
     uint64_t t_global, seg_lo, seg_len;
+    uint32_t seg_want; /* what the open segment was begun with */
 
+    /* checkpoints and interruption (core/fit.h) */
+    uint64_t every;          /* checkpoint every this many steps, or never */
+    uint64_t start_bi, start_epos; /* where the epoch starts (a resume) */
+    atomic_bool stop[2];     /* batch bi's poll of the cancel flag: [bi & 1] */
+    hog_status ck_st;        /* thread 0's checkpoint, read after a barrier */
+    hog_err *err;
+    struct hog_rng rows_rng; /* after the shuffle of the epoch */
+
+    struct cyc_barrier bar; /* between the phases of a batch */
     hog_cyclades_stats st;
 };
 
@@ -276,13 +298,34 @@ static hog_status setup(struct cyc *c, hog_err *err)
     for (uint64_t j = 0; j <= nf; j++)
         if (deg[j] > c->tau && (j < nf || c->bias_hot))
             order[bucket[maxdeg - deg[j]]++] = (uint32_t)j;
+    /* Owners take whole cache lines of weights (CYC_LINE of them), so that
+     * the hot phase's stores (weight, AdaGrad sum, stamp) never share a
+     * line between threads: the first hot weight of a line, in degree
+     * order, deals the line, by the line's total hot degree, to the least
+     * loaded thread. Who owns what does not change the model. sh: the
+     * weights' offset into their first line (malloc aligns to 16 bytes). */
+    const uint64_t sh =
+        ((uintptr_t)c->s.w % HOG_CACHELINE) / sizeof *c->s.w;
     for (uint64_t i = 0; i < c->nh; i++) {
+        uint32_t j = order[i];
+        if (c->hot_owner[j] != CYC_NONE)
+            continue;
+        uint64_t l0 = (j + sh) / CYC_LINE * CYC_LINE;
+        l0 = l0 > sh ? l0 - sh : 0;
+        uint64_t l1 = min_u64((j + sh) / CYC_LINE * CYC_LINE + CYC_LINE - sh,
+                              nf + 1),
+                 ld = 0;
+        for (uint64_t k = l0; k < l1; k++)
+            if (deg[k] > c->tau && (k < nf || c->bias_hot))
+                ld += deg[k];
         unsigned best = 0;
         for (unsigned t = 1; t < T; t++)
             if (load[t] < load[best])
                 best = t;
-        c->hot_owner[order[i]] = best;
-        load[best] += deg[order[i]];
+        for (uint64_t k = l0; k < l1; k++)
+            if (deg[k] > c->tau && (k < nf || c->bias_hot))
+                c->hot_owner[k] = best;
+        load[best] += ld;
     }
 
     /* Cold rows and hot entries (zeros add nothing and are dropped). */
@@ -549,8 +592,12 @@ static void partition_job(void *arg, unsigned tid, unsigned nthreads)
     uint64_t nb = c->all_mode ? min_u64(c->nb, CYC_STATS_BATCHES) : c->nb;
     for (uint64_t b = tid; b < nb; b += nthreads) {
         partition_batch(c, &c->th[tid], b, c->all_mode);
-        if (c->nh && !c->all_mode)
+        if (c->nh && !c->all_mode) {
             hot_layout(c, &c->th[tid], b);
+            for (uint64_t p = b * c->B; p < min_u64(b * c->B + c->B, c->n);
+                 p++)
+                c->pl1[p] = c->hot_l1[c->perm[p]];
+        }
     }
 }
 
@@ -603,6 +650,46 @@ static void partition(struct cyc *c, bool all)
     s->partitions++;
 }
 
+/* ---- the batch barrier --------------------------------------------------- */
+
+/* Batches are short (a fraction of a millisecond), so the barrier between
+ * them spins: a sleeping thread (the pool's barrier sleeps on a futex after
+ * a short spin) takes tens of microseconds to wake, more in a virtual
+ * machine, and costs every batch that. After CYC_SPIN pauses a waiter
+ * yields its CPU on each test instead, so that an oversubscribed or loaded
+ * machine still makes progress (after CYC_SPIN_CROWDED pauses when there
+ * are more threads than CPUs). Sense reversal with the sense widened to a
+ * generation counter. */
+
+static inline void cyc_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void cyc_barrier_wait(struct cyc_barrier *b)
+{
+    if (b->n == 1)
+        return;
+    unsigned g = atomic_load_explicit(&b->gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) ==
+        b->n - 1) {
+        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->gen, g + 1, memory_order_release);
+        return;
+    }
+    for (unsigned i = 0;
+         atomic_load_explicit(&b->gen, memory_order_acquire) == g; i++) {
+        if (i < b->spin)
+            cyc_pause();
+        else
+            sched_yield();
+    }
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 /* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
@@ -614,13 +701,13 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     const unsigned T1 = c->T + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
     const double eta = ada ? 0.0 : c->s.seg_eta[t_end];
-    const double *dbuf = c->dbuf;
+    const double *dbuf = c->dbuf, *rl1 = c->pl1 + b * c->B;
     const uint64_t bs = c->s.n_features;
     if (c->bias_hot && c->hot_owner[bs] == tid) {
         double g = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
-            r1 += c->rbuf[i];
+            r1 += rl1[i];
         }
         g *= c->s.bias;
         double lim = eta * c->curv * fabs(c->s.bias) * r1;
@@ -632,8 +719,20 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
     }
     struct cyc_thread *w = &c->th[tid];
     uint64_t na = 0;
-    for (uint64_t r = c->roff[b * T1 + tid]; r < c->roff[b * T1 + tid + 1];
-         r++) {
+    const uint64_t rlo = c->roff[b * T1 + tid], rhi = c->roff[b * T1 + tid + 1];
+    for (uint64_t r = rlo; r < rhi; r++) {
+        /* The weights this phase steps were read by the other threads'
+         * rows since their owner last wrote them: fetch their lines for
+         * writing well ahead, so that the misses overlap instead of
+         * stalling the steps one by one. */
+        if (r + CYC_PREFETCH < rhi) {
+            uint32_t jp = c->rec[r + CYC_PREFETCH].j;
+            __builtin_prefetch((const void *)&c->s.w[jp], 1, 3);
+            if (c->s.g2)
+                __builtin_prefetch((const void *)&c->s.g2[jp], 1, 3);
+            if (c->s.stamp)
+                __builtin_prefetch((const void *)&c->s.stamp[jp], 1, 3);
+        }
         const struct hot_rec *rc = &c->rec[r];
         const struct hot_ent *e = &c->ent[rc->start];
         double g = 0.0, r1 = 0.0;
@@ -643,7 +742,7 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
                 continue;
             double x = e[k].x;
             g += dbuf[at] * x;
-            r1 += fabs(x) * c->rbuf[at];
+            r1 += fabs(x) * rl1[at];
         }
         double lim = eta * c->curv * r1;
         if (!ada && lim > 1.0)
@@ -663,18 +762,133 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
     uint64_t nw = s->n_weights;
     hog_sgd_catch_up_range(s, nw * tid / T, nw * (tid + 1) / T,
                            (uint32_t)c->seg_len);
-    hog_pool_barrier(c->pool);
+    cyc_barrier_wait(&c->bar);
     if (tid == 0) {
         c->t_global += c->seg_len;
         c->seg_lo += c->seg_len;
         if (c->seg_lo < c->n) {
             uint64_t left = c->n - c->seg_lo;
-            c->seg_len = hog_sgd_segment_begin(
-                s, c->t_global,
-                left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+            c->seg_want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+            c->seg_len = hog_sgd_segment_begin(s, c->t_global, c->seg_want);
         }
     }
-    hog_pool_barrier(c->pool);
+    cyc_barrier_wait(&c->bar);
+}
+
+/* ---- checkpoints ---------------------------------------------------------- */
+
+static void load_floats(const _Atomic float *a, float *out, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
+}
+
+static void store_floats(_Atomic float *a, const float *in, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++)
+        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
+}
+
+static void state_free(struct hog_train_state *st)
+{
+    free(st->w);
+    free(st->w_raw);
+    free(st->g2);
+    free(st->stamp);
+}
+
+/* The state at step seg_pos of the open segment, as the serial trainer
+ * captures it (inside a segment with regularization the stored weights are
+ * lazy: they go to w_raw with their stamps, and a copy brought current is
+ * the model). Called by one thread while the others wait. */
+static hog_status state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                struct hog_train_state *st, hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    size_t bytes = (nw ? nw : 1) * sizeof(float);
+    bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    st->n_weights = nw;
+    st->w = malloc(bytes);
+    st->w_raw = mid ? malloc(bytes) : NULL;
+    st->stamp = stamps ? malloc(bytes) : NULL;
+    st->g2 = s->g2 ? malloc(bytes) : NULL;
+    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
+        (s->g2 && !st->g2)) {
+        state_free(st);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a checkpoint of %llu weights",
+                        (unsigned long long)nw);
+    }
+    if (s->g2)
+        load_floats(s->g2, st->g2, nw);
+    if (!mid) {
+        load_floats(s->w, st->w, nw);
+        return HOG_OK;
+    }
+    load_floats(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+    hog_sgd_catch_up_range(s, 0, nw, seg_pos);
+    load_floats(s->w, st->w, nw);
+    store_floats(s->w, st->w_raw, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
+static hog_status state_restore(struct hog_sgd *s,
+                                const struct hog_train_state *st, hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    if (st->n_weights != nw)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint holds %llu weights but this training "
+                        "has %llu (different data or bias)",
+                        (unsigned long long)st->n_weights,
+                        (unsigned long long)nw);
+    if (!st->g2 != !s->g2)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint %s AdaGrad sums but this training %s",
+                        st->g2 ? "holds" : "lacks",
+                        s->g2 ? "needs them" : "uses none");
+    bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
+    bool stamps = mid && s->stamp;
+    if (mid != !!st->w_raw || stamps != !!st->stamp)
+        return hog_errf(err, HOG_EINVAL,
+                        "the checkpoint's regularization state does not "
+                        "match these options (l1, l2)");
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        if (st->stamp[j] > st->seg_pos)
+            return hog_errf(err, HOG_EINVAL,
+                            "bad checkpoint: weight %llu is stamped beyond "
+                            "its position", (unsigned long long)j);
+    if (s->g2)
+        store_floats(s->g2, st->g2, nw);
+    store_floats(s->w, mid ? st->w_raw : st->w, nw);
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+    return HOG_OK;
+}
+
+/* Hands the state after epoch position epos (a batch boundary) to the
+ * front door; HOG_EINTR when cancelled. One thread, the others waiting. */
+static hog_status checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
+{
+    uint32_t seg_pos = (uint32_t)(epos - c->seg_lo);
+    if (epos >= c->n)
+        seg_pos = 0; /* the epoch's last segment has ended */
+    struct hog_train_state st = {
+        .epoch = c->epoch, .pos = epos,
+        .t_global = c->t_global + seg_pos, .seg_t0 = c->t_global,
+        .seg_want = epos < c->n ? c->seg_want : 0, .seg_pos = seg_pos,
+        .rng = c->rows_rng
+    };
+    hog_status r = state_capture(&c->s, seg_pos, &st, c->err);
+    if (r == HOG_OK)
+        r = c->f->save(c->f, &st, cancelled, c->err);
+    state_free(&st);
+    return r == HOG_OK && cancelled ? HOG_EINTR : r;
 }
 
 static void run_job(void *arg, unsigned tid, unsigned T)
@@ -687,9 +901,10 @@ static void run_job(void *arg, unsigned tid, unsigned T)
     const bool with_bias = !c->bias_hot;
     const double label_pos = s->label_pos, bias = s->bias;
 
-    uint64_t epos = 0; /* epoch position of the batch's first row */
-    for (uint64_t bi = 0; bi < c->nb; bi++) {
+    uint64_t epos = c->start_epos; /* epoch position of the batch's first row */
+    for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
+
         const uint64_t len = min_u64(c->B, c->n - lo);
         uint64_t cur = c->boff[b * T + tid], end = c->boff[b * T + tid + 1];
         for (uint64_t done = 0; done < len;) {
@@ -714,17 +929,21 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                               bias;
                 }
                 double dv = step(s, r, y, t, mx, with_bias);
-                if (hot) {
+                if (hot)
                     c->dbuf[p - lo] = dv;
-                    c->rbuf[p - lo] = c->hot_l1[row];
-                }
             }
-            hog_pool_barrier(c->pool);
+            /* the cancel flag, polled once the batch's rows are done and
+             * published to every thread by the barriers that follow */
+            if (tid == 0 && done + sub == len)
+                atomic_store_explicit(&c->stop[bi & 1],
+                                      hog_fit_cancelled(c->f),
+                                      memory_order_relaxed);
+            cyc_barrier_wait(&c->bar);
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
                 hot_phase(c, tid, b, done, done + sub, t_end);
-                hog_pool_barrier(c->pool);
+                cyc_barrier_wait(&c->bar);
             }
             done += sub;
             if (seg_over)
@@ -733,6 +952,20 @@ static void run_job(void *arg, unsigned tid, unsigned T)
         epos += len;
         if (tid == 0)
             c->f->tick(c->f, c->epoch, epos, c->n);
+        /* A checkpoint when the batch crossed a multiple of `every` steps
+         * (counted from the start of training: the same points however
+         * the run was resumed), or when cancelled; the epoch's last batch
+         * leaves both to the epoch's end. */
+        uint64_t g = c->t_global + (epos - c->seg_lo);
+        bool stop = atomic_load_explicit(&c->stop[bi & 1], memory_order_relaxed);
+        bool ck = c->every && g / c->every != (g - len) / c->every;
+        if (epos < c->n && (ck || stop)) {
+            if (tid == 0)
+                c->ck_st = checkpoint(c, epos, stop);
+            cyc_barrier_wait(&c->bar);
+            if (c->ck_st != HOG_OK)
+                return;
+        }
     }
 }
 
@@ -759,6 +992,10 @@ static hog_status make_pool(struct cyc *c, hog_err *err)
     if (st != HOG_OK)
         return st;
     c->T = hog_pool_size(c->pool);
+    c->bar.n = c->T;
+    /* with more threads than CPUs a spinner holds the CPU of a thread it
+     * waits for */
+    c->bar.spin = c->T > info.allowed_pus ? CYC_SPIN_CROWDED : CYC_SPIN;
     return HOG_OK;
 }
 
@@ -802,7 +1039,7 @@ static void cyc_free(struct cyc *c)
     free(c->boff);
     free(c->visit);
     free(c->dbuf);
-    free(c->rbuf);
+    free(c->pl1);
     free(c->hot_l1);
     hog_sgd_free(&c->s);
 }
@@ -894,6 +1131,72 @@ static hog_status prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     return HOG_OK;
 }
 
+/* Epoch position of the first row of the epoch's last batch. */
+static uint64_t last_batch_start(const struct cyc *c)
+{
+    uint64_t b = c->visit[c->nb - 1];
+    return c->n - (min_u64(b * c->B + c->B, c->n) - b * c->B);
+}
+
+/* Puts the run where checkpoint f->resume left it: the orders of the
+ * epochs up to its epoch replayed from the seed, the SGD state restored,
+ * the open segment rebuilt. *first: the epoch to train next; *mid: it is
+ * under way (its order is drawn, its start set). */
+static hog_status resume(struct cyc *c, struct hog_rng *rows,
+                         struct hog_rng *batches, unsigned *first, bool *mid,
+                         hog_err *err)
+{
+    const struct hog_train_state *r = c->f->resume;
+    for (uint64_t e = 1; e <= r->epoch; e++)
+        next_order(c, rows, batches, (unsigned)e);
+    if (memcmp(rows, &r->rng, sizeof *rows) != 0)
+        return hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
+                        "does not follow from this seed (different seed "
+                        "or data)");
+    if (r->pos >= c->n) { /* a completed epoch */
+        if (r->seg_pos != 0 || r->pos != c->n)
+            return hog_errf(err, HOG_EINVAL, "bad checkpoint: an epoch's end "
+                            "inside a segment");
+        hog_status st = state_restore(&c->s, r, err);
+        if (st != HOG_OK)
+            return st;
+        hog_sgd_copy_weights(&c->s, c->f->model->w);
+        c->t_global = r->t_global;
+        *first = (unsigned)r->epoch + 1;
+        *mid = false;
+        return HOG_OK;
+    }
+    /* inside an epoch: at a batch boundary of this order */
+    uint64_t epos = 0, bi = 0;
+    while (bi < c->nb && epos < r->pos) {
+        uint64_t b = c->visit[bi++];
+        epos += min_u64(b * c->B + c->B, c->n) - b * c->B;
+    }
+    if (epos != r->pos || r->seg_pos > r->pos || r->seg_want == 0)
+        return hog_errf(err, HOG_EINVAL,
+                        "bad checkpoint: row %llu of epoch %llu is not where "
+                        "a batch ends with these options (--batch-size, "
+                        "--repartition)",
+                        (unsigned long long)r->pos,
+                        (unsigned long long)r->epoch);
+    c->t_global = r->seg_t0;
+    c->seg_lo = r->pos - r->seg_pos;
+    c->seg_want = r->seg_want;
+    c->seg_len = hog_sgd_segment_begin(&c->s, c->t_global, c->seg_want);
+    if (r->t_global != r->seg_t0 + r->seg_pos || r->seg_pos > c->seg_len ||
+        c->seg_lo + c->seg_len > c->n)
+        return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
+                        "not fit these options");
+    hog_status st = state_restore(&c->s, r, err);
+    if (st != HOG_OK)
+        return st;
+    c->start_bi = bi;
+    c->start_epos = epos;
+    *first = (unsigned)r->epoch;
+    *mid = true;
+    return HOG_OK;
+}
+
 hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
 {
     struct cyc c;
@@ -907,8 +1210,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.T + 1) * sizeof *c.boff);
     c.dbuf = calloc(c.B, sizeof *c.dbuf);
-    c.rbuf = calloc(c.B, sizeof *c.rbuf);
-    if (!c.pos || !c.boff || !c.dbuf || !c.rbuf) {
+    c.pl1 = calloc(c.n, sizeof *c.pl1);
+    if (!c.pos || !c.boff || !c.dbuf || !c.pl1) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
@@ -922,10 +1225,21 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     struct hog_rng rows, batches;
     hog_rng_seed(&rows, c.o->seed, 0);
     hog_rng_seed(&batches, c.o->seed, 1);
+    c.err = err;
+    c.every = f->ckpt_rows;
+    unsigned first = 1;
+    bool resumed_mid = false, need_partition = false;
+    if (f->resume && (st = resume(&c, &rows, &batches, &first, &resumed_mid,
+                                  err)) != HOG_OK)
+        goto out;
+    need_partition = f->resume != NULL;
     double t0 = t_start, extra = 0.0; /* extra: diagnostics, not training */
-    for (unsigned epoch = 1; epoch <= c.o->epochs && st == HOG_OK; epoch++) {
+    for (unsigned epoch = first; epoch <= c.o->epochs && st == HOG_OK;
+         epoch++) {
         c.epoch = epoch;
-        if (next_order(&c, &rows, &batches, epoch)) {
+        bool fresh = !(resumed_mid && epoch == first);
+        if ((fresh && next_order(&c, &rows, &batches, epoch)) ||
+            need_partition) {
             double tp = hog_now();
             partition(&c, false);
             c.st.partition_seconds += hog_now() - tp;
@@ -934,15 +1248,32 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
                 partition(&c, true);
                 extra += hog_now() - ta;
             }
+            need_partition = false;
         }
-        c.seg_lo = 0;
-        c.seg_len = hog_sgd_segment_begin(
-            &c.s, c.t_global, c.n < UINT32_MAX ? (uint32_t)c.n : UINT32_MAX);
+        c.rows_rng = rows;
+        if (fresh) {
+            c.start_bi = c.start_epos = 0;
+            c.seg_lo = 0;
+            c.seg_want = c.n < UINT32_MAX ? (uint32_t)c.n : UINT32_MAX;
+            c.seg_len = hog_sgd_segment_begin(&c.s, c.t_global, c.seg_want);
+        }
+        c.ck_st = HOG_OK;
         hog_pool_run(c.pool, run_job, &c);
+        if ((st = c.ck_st) != HOG_OK)
+            break;
         hog_sgd_copy_weights(&c.s, f->model->w);
         double now = hog_now();
         c.st.train_seconds += now - t0 - extra;
         st = f->epoch_end(f, epoch, now - t0 - extra, err);
+        /* the epoch's checkpoint; also the row cadence's, when the last
+         * batch crossed a multiple */
+        uint64_t len = c.n - last_batch_start(&c);
+        bool rows_due = c.every && c.t_global / c.every !=
+                                       (c.t_global - len) / c.every;
+        if (st == HOG_OK &&
+            ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) || rows_due ||
+             hog_fit_cancelled(f)))
+            st = checkpoint(&c, c.n, hog_fit_cancelled(f));
         t0 = hog_now();
         extra = 0.0;
     }

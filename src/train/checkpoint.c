@@ -147,11 +147,12 @@ hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
                         "checkpoints of the training state are written in "
                         "one process only so far (not with averaging "
                         "across processes)");
-    if ((o->algo != HOG_ALGO_SERIAL && o->algo != HOG_ALGO_HOGWILD) ||
+    if ((o->algo != HOG_ALGO_SERIAL && o->algo != HOG_ALGO_HOGWILD &&
+         o->algo != HOG_ALGO_CYCLADES) ||
         hog_gpu_requested(o))
         return hog_errf(err, HOG_ENOTSUP,
-                        "checkpoints are written by the serial and Hogwild! "
-                        "trainers only so far");
+                        "checkpoints are written by the serial, Hogwild! and "
+                        "Cyclades trainers only so far");
     if (o->checkpoint) {
         f->ckpt_rows = o->checkpoint_rows;
         f->ckpt_epochs = o->checkpoint_epochs;
