@@ -76,6 +76,14 @@
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
 #define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
 #define CYC_PREFETCH 16 /* hot steps ahead whose weights are fetched */
+/* Work groups per thread. A batch's components, and the hot lines, are
+ * dealt to G = CYC_GROUPS T groups, not to T threads, and threads claim
+ * groups from a shared counter, largest first (cyc_claim): a thread on a
+ * free CPU takes the groups of a partner that was descheduled instead of
+ * waiting for it at the barrier. Groups are whole components and whole
+ * cache lines of hot weights, so who runs a group never changes the
+ * arithmetic. */
+#define CYC_GROUPS 4u
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
@@ -112,10 +120,13 @@ struct cyc_thread {
     uint32_t *touched;  /* [nf + 1] features touched in this batch */
     uint32_t ntouched;
     uint32_t *comp_of;  /* [B] component of each row of the batch */
-    uint32_t *thr_of;   /* [B] thread of each component */
+    uint32_t *thr_of;   /* [B] group of each component */
     struct comp *comps; /* [B] */
-    uint64_t *load;     /* [T] */
-    uint64_t *cur;      /* [T] */
+    uint64_t *load;     /* [G] work of each group */
+    uint64_t *cur;      /* [G] counts, then cursors */
+    uint32_t *slot;     /* [G] a group's place in claim order */
+    uint64_t *busy;     /* [T] the claim order's simulated thread loads */
+    uint64_t *scur;     /* [G] hot records by slot, then cursors */
     uint32_t *hcnt;     /* [nf + 1] entries of a hot weight in the batch */
     uint32_t *htouch;   /* hot weights the batch touches */
     uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
@@ -131,7 +142,7 @@ struct cyc {
     const hog_train_opts *o;
     struct hog_sgd s;
     hog_sgd_split_fn *step;
-    unsigned T;
+    unsigned T, G; /* threads; work groups per phase (CYC_GROUPS T) */
     struct hog_topo *topo;
     struct hog_pool *pool;
     uint64_t n, nf, B, nb, tau;
@@ -144,23 +155,29 @@ struct cyc {
     float *cold_val;
     /* hot features: the bias and the features in more than tau rows */
     uint64_t nh;          /* hot weights, the bias's included */
-    uint32_t *hot_owner;  /* [nf + 1] thread that steps weight j; CYC_NONE:
+    uint32_t *hot_owner;  /* [nf + 1] group that steps weight j; CYC_NONE:
                              cold (the bias is weight nf) */
     uint64_t *hot_off;    /* [n + 1] a row's hot entries (bias not included) */
     uint32_t *hot_j;      /* weight index of each entry, feature order */
     float *hot_x;
     bool hot_alias;       /* the hot view is the data's own arrays */
     /* per partition: batch b's hot entries are ent[eoff[b]..eoff[b+1]),
-     * owner k's records rec[roff[b (T+1) + k] .. roff[b (T+1) + k + 1]) */
+     * the records of the group in claim slot k are
+     * rec[roff[b (G+1) + k] .. roff[b (G+1) + k + 1]); the bias's group is
+     * in slot bslot[b] */
     uint64_t *eoff, *roff;
+    uint32_t *bslot;
     struct hot_ent *ent;
     struct hot_rec *rec;
     double curv;
 
     /* order and partition */
     uint64_t *perm;  /* [n] epoch position -> row */
-    uint64_t *pos;   /* [n] positions, per batch per thread, ascending */
-    uint64_t *boff;  /* [nb T + 1] start of thread k's list of batch b */
+    uint64_t *pos;   /* [n] positions, per batch per group, ascending */
+    uint64_t *boff;  /* [nb G + 1] start of the list of batch b's group in
+                        claim slot k: boff[b G + k] */
+    uint64_t *gcur;  /* [G] where each slot's rows stopped (a segment can
+                        end inside a batch; read after a barrier) */
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
     double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
@@ -182,6 +199,9 @@ struct cyc {
     struct hog_rng rows_rng; /* after the shuffle of the epoch */
 
     struct cyc_barrier bar; /* between the phases of a batch */
+    /* tickets of the group claims (cyc_claim), reset per epoch */
+    _Alignas(HOG_CACHELINE) atomic_uint_fast64_t claim;
+    char claim_pad[HOG_CACHELINE - sizeof(atomic_uint_fast64_t)];
     hog_cyclades_stats st;
 };
 
@@ -238,7 +258,7 @@ static hog_status setup(struct cyc *c, hog_err *err)
     const struct hog_csr *m = &c->d->m;
     const hog_train_opts *o = c->o;
     const uint64_t n = c->n, nf = c->nf, base = m->off[0];
-    const unsigned T = c->T;
+    const unsigned G = c->G;
     c->bias_hot = o->hot && o->bias != 0.0;
     c->cold = *m;
     c->tau = UINT64_MAX;
@@ -252,7 +272,7 @@ static hog_status setup(struct cyc *c, hog_err *err)
 
     hog_status st = HOG_OK;
     uint32_t *deg = calloc(nf + 1, sizeof *deg);
-    uint64_t *load = calloc(T, sizeof *load), *bucket = NULL;
+    uint64_t *load = calloc(G, sizeof *load), *bucket = NULL;
     uint32_t *order = NULL;
     c->hot_owner = malloc((nf + 1) * sizeof *c->hot_owner);
     if (!deg || !load || !c->hot_owner)
@@ -298,12 +318,14 @@ static hog_status setup(struct cyc *c, hog_err *err)
     for (uint64_t j = 0; j <= nf; j++)
         if (deg[j] > c->tau && (j < nf || c->bias_hot))
             order[bucket[maxdeg - deg[j]]++] = (uint32_t)j;
-    /* Owners take whole cache lines of weights (CYC_LINE of them), so that
+    /* Groups take whole cache lines of weights (CYC_LINE of them), so that
      * the hot phase's stores (weight, AdaGrad sum, stamp) never share a
      * line between threads: the first hot weight of a line, in degree
      * order, deals the line, by the line's total hot degree, to the least
-     * loaded thread. Who owns what does not change the model. sh: the
-     * weights' offset into their first line (malloc aligns to 16 bytes). */
+     * loaded of the G groups (threads claim groups per batch). Which group
+     * steps a weight does not change the model: each weight takes one step
+     * per batch, from its entries in row order. sh: the weights' offset
+     * into their first line (malloc aligns to 16 bytes). */
     const uint64_t sh =
         ((uintptr_t)c->s.w % HOG_CACHELINE) / sizeof *c->s.w;
     for (uint64_t i = 0; i < c->nh; i++) {
@@ -319,7 +341,7 @@ static hog_status setup(struct cyc *c, hog_err *err)
             if (deg[k] > c->tau && (k < nf || c->bias_hot))
                 ld += deg[k];
         unsigned best = 0;
-        for (unsigned t = 1; t < T; t++)
+        for (unsigned t = 1; t < G; t++)
             if (load[t] < load[best])
                 best = t;
         for (uint64_t k = l0; k < l1; k++)
@@ -342,9 +364,10 @@ static hog_status setup(struct cyc *c, hog_err *err)
     c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
     c->rec = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->rec);
     c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
-    c->roff = malloc((c->nb * (T + 1) + 1) * sizeof *c->roff);
+    c->roff = malloc((c->nb * (G + 1) + 1) * sizeof *c->roff);
+    c->bslot = calloc(c->nb, sizeof *c->bslot);
     if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val ||
-        !c->ent || !c->rec || !c->eoff || !c->roff)
+        !c->ent || !c->rec || !c->eoff || !c->roff || !c->bslot)
         goto oom;
     const double bias_l1 = c->bias_hot ? fabs(o->bias) : 0.0;
     if (cold_nnz == 0 && hot_nnz == m->nnz) {
@@ -438,6 +461,18 @@ static int comp_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* slot[g]: group g's place when the groups are ordered by load, heaviest
+ * first, ties by index (an insertion count: G is small). */
+static void order_groups(const uint64_t *load, unsigned G, uint32_t *slot)
+{
+    for (unsigned g = 0; g < G; g++) {
+        uint32_t k = 0;
+        for (unsigned h = 0; h < G; h++)
+            k += load[h] > load[g] || (load[h] == load[g] && h < g);
+        slot[g] = k;
+    }
+}
+
 static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
                             bool all)
 {
@@ -500,44 +535,62 @@ static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
     if (all)
         return;
 
-    /* Largest first, each to the least-loaded thread. */
+    /* Largest first, each to the least-loaded of G groups; then the
+     * groups in claim order, heaviest first (slot), so that what is left
+     * when a thread finishes is small. */
+    const unsigned G = c->G;
     qsort(w->comps, nc, sizeof *w->comps, comp_cmp);
     uint64_t total = 0, most = 0;
-    for (unsigned t = 0; t < T; t++)
-        w->load[t] = 0;
+    for (unsigned g = 0; g < G; g++)
+        w->load[g] = 0;
     for (uint32_t i = 0; i < nc; i++) {
         unsigned best = 0;
-        for (unsigned t = 1; t < T; t++)
-            if (w->load[t] < w->load[best])
-                best = t;
+        for (unsigned g = 1; g < G; g++)
+            if (w->load[g] < w->load[best])
+                best = g;
         w->thr_of[w->comps[i].id] = best;
         w->load[best] += w->comps[i].work;
         total += w->comps[i].work;
     }
-    for (unsigned t = 0; t < T; t++) {
-        if (w->load[t] > most)
-            most = w->load[t];
-        w->cur[t] = 0;
+    order_groups(w->load, G, w->slot);
+    /* thread imbalance: the claims on T idle threads, each group to the
+     * first thread free */
+    for (unsigned t = 0; t < T; t++)
+        w->busy[t] = 0;
+    for (unsigned k = 0; k < G; k++) {
+        unsigned g = 0;
+        while (w->slot[g] != k)
+            g++;
+        unsigned best = 0;
+        for (unsigned t = 1; t < T; t++)
+            if (w->busy[t] < w->busy[best])
+                best = t;
+        w->busy[best] += w->load[g];
     }
+    for (unsigned t = 0; t < T; t++)
+        if (w->busy[t] > most)
+            most = w->busy[t];
     w->st_imb += total ? (double)most * T / (double)total : 1.0;
+    for (unsigned k = 0; k < G; k++)
+        w->cur[k] = 0;
     for (uint64_t p = lo; p < hi; p++)
-        w->cur[w->thr_of[w->comp_of[p - lo]]]++;
+        w->cur[w->slot[w->thr_of[w->comp_of[p - lo]]]]++;
     uint64_t at = lo;
-    for (unsigned t = 0; t < T; t++) {
-        uint64_t cnt = w->cur[t];
-        c->boff[b * T + t] = at;
-        w->cur[t] = at;
+    for (unsigned k = 0; k < G; k++) {
+        uint64_t cnt = w->cur[k];
+        c->boff[b * G + k] = at;
+        w->cur[k] = at;
         at += cnt;
     }
     for (uint64_t p = lo; p < hi; p++)
-        c->pos[w->cur[w->thr_of[w->comp_of[p - lo]]]++] = p;
+        c->pos[w->cur[w->slot[w->thr_of[w->comp_of[p - lo]]]]++] = p;
 }
 
-/* Batch b's hot entries, feature-major, records grouped by owner thread:
- * a counting sort over the hot weights the batch touches. */
+/* Batch b's hot entries, feature-major, records grouped by owner group in
+ * claim order: a counting sort over the hot weights the batch touches. */
 static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
 {
-    const unsigned T = c->T, T1 = T + 1;
+    const unsigned G = c->G, G1 = G + 1;
     const uint64_t lo = b * c->B, hi = min_u64(lo + c->B, c->n);
     const uint64_t e0 = c->eoff[b];
     const uint32_t *hj = c->hot_j;
@@ -552,26 +605,36 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
             nt += hcnt[j]++ == 0; /* branch-free: first touches are random */
         }
     }
-    uint64_t *rb = &c->roff[b * T1];
-    for (unsigned k = 0; k < T; k++)
-        w->cur[k] = 0;
-    for (uint64_t i = 0; i < nt; i++)
-        w->cur[c->hot_owner[w->htouch[i]]]++;
+    /* the groups in claim order: by the batch's entries, heaviest first */
+    uint64_t *rb = &c->roff[b * G1];
+    for (unsigned g = 0; g < G; g++)
+        w->load[g] = w->cur[g] = 0;
+    for (uint64_t i = 0; i < nt; i++) {
+        uint32_t g = c->hot_owner[w->htouch[i]];
+        w->load[g] += hcnt[w->htouch[i]];
+        w->cur[g]++;
+    }
+    order_groups(w->load, G, w->slot);
+    if (c->bias_hot)
+        c->bslot[b] = w->slot[c->hot_owner[c->nf]];
+    for (unsigned g = 0; g < G; g++) /* counts by slot */
+        w->scur[w->slot[g]] = w->cur[g];
     uint64_t at = e0; /* records: at most one per entry */
-    for (unsigned k = 0; k < T; k++) {
-        uint64_t cnt = w->cur[k];
-        rb[k] = w->cur[k] = at;
+    for (unsigned k = 0; k < G; k++) {
+        uint64_t cnt = w->scur[k];
+        rb[k] = w->scur[k] = at;
         at += cnt;
     }
-    rb[T] = at;
+    rb[G] = at;
     for (uint64_t i = 0; i < nt; i++) {
         uint32_t j = w->htouch[i];
-        struct hot_rec *r = &c->rec[w->cur[c->hot_owner[j]]++];
+        struct hot_rec *r =
+            &c->rec[w->scur[w->slot[c->hot_owner[j]]]++];
         r->j = j;
         r->count = hcnt[j];
     }
     uint64_t e = e0;
-    for (uint64_t r = rb[0]; r < rb[T]; r++) {
+    for (uint64_t r = rb[0]; r < rb[G]; r++) {
         c->rec[r].start = e;
         hcnt[c->rec[r].j] = (uint32_t)(e - e0); /* now a cursor */
         e += c->rec[r].count;
@@ -621,7 +684,7 @@ static void partition(struct cyc *c, bool all)
         c->eoff[c->nb] = e;
     }
     hog_pool_run(c->pool, partition_job, c);
-    c->boff[c->nb * c->T] = c->n;
+    c->boff[c->nb * c->G] = c->n;
     uint64_t batches = 0, comps = 0, largest = 0;
     double share = 0, imb = 0;
     for (unsigned t = 0; t < c->T; t++) {
@@ -690,20 +753,43 @@ static void cyc_barrier_wait(struct cyc_barrier *b)
     }
 }
 
+/* ---- group claims ------------------------------------------------------- */
+
+/* Each phase of a batch (rows, hot weights) offers G groups in claim order;
+ * every thread takes tickets from one shared counter until a ticket falls
+ * past the phase's groups. Each thread thus takes exactly one ticket too
+ * many per phase, so a phase uses G + T tickets and every thread knows
+ * where the next phase's start (*base) without resetting the counter; the
+ * barrier after each phase keeps phases apart. Ticket k of a phase is
+ * group slot k: the heaviest groups go first, and a thread that was
+ * descheduled costs the others only the group it holds. */
+static inline bool cyc_claim(struct cyc *c, uint64_t *base, uint32_t *slot)
+{
+    uint64_t k = atomic_fetch_add_explicit(&c->claim, 1, memory_order_relaxed) -
+                 *base;
+    if (k < c->G) {
+        *slot = (uint32_t)k;
+        return true;
+    }
+    *base += c->G + c->T;
+    return false;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
-/* After the rows of positions [lo + a, lo + z) of batch b: owner tid sums
- * the gradients of its hot weights in row order and takes their step at
- * t_end; when the segment goes on, the new values are what rows read. */
-static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
-                      uint64_t z, uint32_t t_end)
+/* After the rows of positions [lo + a, lo + z) of batch b: the group in
+ * claim slot k sums the gradients of its hot weights in row order and
+ * takes their step at t_end; when the segment goes on, the new values are
+ * what rows read. Whoever runs it, each weight's step is the same. */
+static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
+                      uint32_t k, uint64_t a, uint64_t z, uint32_t t_end)
 {
-    const unsigned T1 = c->T + 1;
+    const unsigned G1 = c->G + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
     const double eta = ada ? 0.0 : c->s.seg_eta[t_end];
     const double *dbuf = c->dbuf, *rl1 = c->pl1 + b * c->B;
     const uint64_t bs = c->s.n_features;
-    if (c->bias_hot && c->hot_owner[bs] == tid) {
+    if (c->bias_hot && c->bslot[b] == k) {
         double g = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
@@ -717,9 +803,8 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
             hog_sgd_apply(&c->s, bs, t_end, g);
         }
     }
-    struct cyc_thread *w = &c->th[tid];
     uint64_t na = 0;
-    const uint64_t rlo = c->roff[b * T1 + tid], rhi = c->roff[b * T1 + tid + 1];
+    const uint64_t rlo = c->roff[b * G1 + k], rhi = c->roff[b * G1 + k + 1];
     for (uint64_t r = rlo; r < rhi; r++) {
         /* The weights this phase steps were read by the other threads'
          * rows since their owner last wrote them: fetch their lines for
@@ -736,11 +821,11 @@ static void hot_phase(struct cyc *c, unsigned tid, uint64_t b, uint64_t a,
         const struct hot_rec *rc = &c->rec[r];
         const struct hot_ent *e = &c->ent[rc->start];
         double g = 0.0, r1 = 0.0;
-        for (uint32_t k = 0; k < rc->count; k++) {
-            uint32_t at = e[k].at;
+        for (uint32_t q = 0; q < rc->count; q++) {
+            uint32_t at = e[q].at;
             if (at < a || at >= z)
                 continue;
-            double x = e[k].x;
+            double x = e[q].x;
             g += dbuf[at] * x;
             r1 += fabs(x) * rl1[at];
         }
@@ -891,47 +976,65 @@ static hog_status checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
     return r == HOG_OK && cancelled ? HOG_EINTR : r;
 }
 
-static void run_job(void *arg, unsigned tid, unsigned T)
+/* The rows of batch b's group in claim slot k at epoch positions below
+ * plim, in permutation order, from where the group stopped (first: from its
+ * start). Rows of other groups share no cold weight with these. */
+static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
+                       uint64_t plim, bool first)
 {
-    struct cyc *c = arg;
     struct hog_sgd *s = &c->s;
     hog_sgd_split_fn *step = c->step;
     const struct hog_csr *cm = &c->cold;
     const bool sq = s->loss == HOG_LOSS_SQUARED, hot = c->nh > 0;
     const bool with_bias = !c->bias_hot;
     const double label_pos = s->label_pos, bias = s->bias;
+    const uint64_t lo = b * c->B, bs = s->n_features;
+    uint64_t cur = first ? c->boff[b * c->G + k] : c->gcur[k];
+    const uint64_t end = c->boff[b * c->G + k + 1];
+    for (; cur < end && c->pos[cur] < plim; cur++) {
+        uint64_t p = c->pos[cur], row = c->perm[p];
+        uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
+        struct hog_row r = hog_csr_row(cm, row);
+        double y = sq                          ? (double)r.y
+                   : (double)r.y == label_pos ? 1.0
+                                              : -1.0;
+        double mx = 0.0;
+        if (hot) {
+            for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++)
+                mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
+                      c->hot_x[q];
+            if (c->bias_hot)
+                mx += (double)hog_w_load_relaxed(s->w, bs) * bias;
+        }
+        double dv = step(s, r, y, t, mx, with_bias);
+        if (hot)
+            c->dbuf[p - lo] = dv;
+    }
+    c->gcur[k] = cur;
+}
+
+static void run_job(void *arg, unsigned tid, unsigned T)
+{
+    struct cyc *c = arg;
+    const bool hot = c->nh > 0;
+    struct cyc_thread *w = &c->th[tid];
+    uint64_t base = 0; /* first ticket of this phase's claims */
+    uint32_t k;
 
     uint64_t epos = c->start_epos; /* epoch position of the batch's first row */
     for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
 
         const uint64_t len = min_u64(c->B, c->n - lo);
-        uint64_t cur = c->boff[b * T + tid], end = c->boff[b * T + tid + 1];
         for (uint64_t done = 0; done < len;) {
             const uint64_t seg_end = c->seg_lo + c->seg_len;
             const uint64_t sub = min_u64(len - done, seg_end - (epos + done));
             const uint64_t plim = lo + done + sub;
-            for (; cur < end && c->pos[cur] < plim; cur++) {
-                uint64_t p = c->pos[cur], row = c->perm[p];
-                uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
-                struct hog_row r = hog_csr_row(cm, row);
-                double y = sq                          ? (double)r.y
-                           : (double)r.y == label_pos ? 1.0
-                                                      : -1.0;
-                double mx = 0.0;
-                if (hot) {
-                    for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1];
-                         q++)
-                        mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
-                              c->hot_x[q];
-                    if (c->bias_hot)
-                        mx += (double)hog_w_load_relaxed(s->w, s->n_features) *
-                              bias;
-                }
-                double dv = step(s, r, y, t, mx, with_bias);
-                if (hot)
-                    c->dbuf[p - lo] = dv;
-            }
+            /* the rows of [done, done + sub) of each claimed group; a
+             * group's rows past a segment's end wait in gcur[k] for the
+             * next sub-batch, whoever claims it then */
+            while (cyc_claim(c, &base, &k))
+                rows_group(c, b, k, epos, plim, done == 0);
             /* the cancel flag, polled once the batch's rows are done and
              * published to every thread by the barriers that follow */
             if (tid == 0 && done + sub == len)
@@ -942,7 +1045,8 @@ static void run_job(void *arg, unsigned tid, unsigned T)
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
-                hot_phase(c, tid, b, done, done + sub, t_end);
+                while (cyc_claim(c, &base, &k))
+                    hot_group(c, w, b, k, done, done + sub, t_end);
                 cyc_barrier_wait(&c->bar);
             }
             done += sub;
@@ -1012,6 +1116,9 @@ static void cyc_free(struct cyc *c)
             free(w->comps);
             free(w->load);
             free(w->cur);
+            free(w->slot);
+            free(w->busy);
+            free(w->scur);
             free(w->hcnt);
             free(w->htouch);
             free(w->aj);
@@ -1032,6 +1139,8 @@ static void cyc_free(struct cyc *c)
     free(c->hot_owner);
     free(c->eoff);
     free(c->roff);
+    free(c->bslot);
+    free(c->gcur);
     free(c->ent);
     free(c->rec);
     free(c->perm);
@@ -1062,15 +1171,19 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->comp_of = malloc(B * sizeof *w->comp_of);
         w->thr_of = malloc(B * sizeof *w->thr_of);
         w->comps = malloc(B * sizeof *w->comps);
-        w->load = malloc(T * sizeof *w->load);
-        w->cur = malloc(T * sizeof *w->cur);
+        w->load = malloc(c->G * sizeof *w->load);
+        w->cur = malloc(c->G * sizeof *w->cur);
+        w->slot = malloc(c->G * sizeof *w->slot);
+        w->busy = malloc(T * sizeof *w->busy);
+        w->scur = malloc(c->G * sizeof *w->scur);
         /* +1: the branch-free append */
         w->hcnt = calloc(c->nh ? nf1 : 1, sizeof *w->hcnt);
         w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
         w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
         w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
         if (!w->parent || !w->cid || !w->touched || !w->comp_of ||
-            !w->thr_of || !w->comps || !w->load || !w->cur || !w->hcnt ||
+            !w->thr_of || !w->comps || !w->load || !w->cur || !w->slot ||
+            !w->busy || !w->scur || !w->hcnt ||
             !w->htouch || !w->aj || !w->ag)
             goto oom;
         memset(w->parent, 0xff, nf1 * sizeof *w->parent);
@@ -1120,6 +1233,7 @@ static hog_status prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     c->step = hog_sgd_split_step(&c->s);
     if (parallel && (st = make_pool(c, err)) != HOG_OK)
         return st;
+    c->G = CYC_GROUPS * c->T;
     c->B = batch_size(c->d, c->o);
     c->nb = (c->n + c->B - 1) / c->B;
     c->perm = malloc(c->n * sizeof *c->perm);
@@ -1208,10 +1322,11 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         (st = alloc_threads(&c, err)) != HOG_OK)
         goto out;
     c.pos = malloc(c.n * sizeof *c.pos);
-    c.boff = malloc((c.nb * c.T + 1) * sizeof *c.boff);
+    c.boff = malloc((c.nb * c.G + 1) * sizeof *c.boff);
+    c.gcur = malloc(c.G * sizeof *c.gcur);
     c.dbuf = calloc(c.B, sizeof *c.dbuf);
     c.pl1 = calloc(c.n, sizeof *c.pl1);
-    if (!c.pos || !c.boff || !c.dbuf || !c.pl1) {
+    if (!c.pos || !c.boff || !c.gcur || !c.dbuf || !c.pl1) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
@@ -1258,6 +1373,7 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
             c.seg_len = hog_sgd_segment_begin(&c.s, c.t_global, c.seg_want);
         }
         c.ck_st = HOG_OK;
+        atomic_store_explicit(&c.claim, 0, memory_order_relaxed);
         hog_pool_run(c.pool, run_job, &c);
         if ((st = c.ck_st) != HOG_OK)
             break;
