@@ -805,21 +805,30 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
     }
     uint64_t na = 0;
     const uint64_t rlo = c->roff[b * G1 + k], rhi = c->roff[b * G1 + k + 1];
+    /* in locals: the stores to aj and ag below may alias c as far as the
+     * compiler knows, and would reload these on every record */
+    const struct hot_rec *rec = c->rec;
+    const struct hot_ent *ent = c->ent;
+    const _Atomic float *wv = c->s.w, *g2 = c->s.g2;
+    const _Atomic uint32_t *stamp = c->s.stamp;
+    uint32_t *aj = w->aj;
+    double *ag = w->ag;
+    const double curv_eta = eta * c->curv;
     for (uint64_t r = rlo; r < rhi; r++) {
         /* The weights this phase steps were read by the other threads'
          * rows since their owner last wrote them: fetch their lines for
          * writing well ahead, so that the misses overlap instead of
          * stalling the steps one by one. */
         if (r + CYC_PREFETCH < rhi) {
-            uint32_t jp = c->rec[r + CYC_PREFETCH].j;
-            __builtin_prefetch((const void *)&c->s.w[jp], 1, 3);
-            if (c->s.g2)
-                __builtin_prefetch((const void *)&c->s.g2[jp], 1, 3);
-            if (c->s.stamp)
-                __builtin_prefetch((const void *)&c->s.stamp[jp], 1, 3);
+            uint32_t jp = rec[r + CYC_PREFETCH].j;
+            __builtin_prefetch((const void *)&wv[jp], 1, 3);
+            if (g2)
+                __builtin_prefetch((const void *)&g2[jp], 1, 3);
+            if (stamp)
+                __builtin_prefetch((const void *)&stamp[jp], 1, 3);
         }
-        const struct hot_rec *rc = &c->rec[r];
-        const struct hot_ent *e = &c->ent[rc->start];
+        const struct hot_rec *rc = &rec[r];
+        const struct hot_ent *e = &ent[rc->start];
         double g = 0.0, r1 = 0.0;
         for (uint32_t q = 0; q < rc->count; q++) {
             uint32_t at = e[q].at;
@@ -829,14 +838,14 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
             g += dbuf[at] * x;
             r1 += fabs(x) * rl1[at];
         }
-        double lim = eta * c->curv * r1;
+        double lim = curv_eta * r1;
         if (!ada && lim > 1.0)
             g /= lim;
-        w->aj[na] = rc->j;
-        w->ag[na] = g;
+        aj[na] = rc->j;
+        ag[na] = g;
         na += g != 0.0;
     }
-    hog_sgd_apply_many(&c->s, w->aj, w->ag, na, t_end);
+    hog_sgd_apply_many(&c->s, aj, ag, na, t_end);
 }
 
 /* The segment ends at a barrier: every weight brought up to date (threads
