@@ -83,7 +83,7 @@
  * waiting for it at the barrier. Groups are whole components and whole
  * cache lines of hot weights, so who runs a group never changes the
  * arithmetic. */
-#define CYC_GROUPS 4u
+#define CYC_GROUPS 8u
 
 /* A batch's hot entries, feature-major: one record per hot feature the
  * batch touches, its entries (row's place in the batch, value) in row
