@@ -856,3 +856,98 @@ Test(checkpoint, cyclades_sigkill_at_random_moments_then_resume_is_bit_exact,
         cyclades_kill_and_resume(a9a, secs, c.dir, ref, &seed);
     }
 }
+
+/* The options that shape Cyclades' batches and Hogwild!'s folds are part of
+ * a checkpoint's identity: resuming with others would silently give another
+ * model, so it is refused with the option named. A version 1 file (serial
+ * training, before these fields) still resumes. */
+Test(checkpoint, resume_with_other_algorithm_options_is_refused)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 800, false);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_model *m;
+    hog_err err;
+
+    hog_train_opts o;
+    opts_for(&configs[0], 1, &o);
+    o.algo = HOG_ALGO_CYCLADES;
+    o.threads = 2;
+    o.batch_size = 64;
+    o.checkpoint = ck;
+    hog_model_free(train_or_die(d, &o));
+    hog_train_opts b = o;
+    b.checkpoint = NULL;
+    b.resume = ck;
+    b.epochs = 2;
+    b.batch_size = 32; /* batch ends of 64 are batch ends of 32 too */
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--batch-size 64, not 32"), "message: %s",
+              err.msg);
+    b.batch_size = 64;
+    b.repartition = 1;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--repartition"), "message: %s", err.msg);
+    b.repartition = 0;
+    b.hot = 0;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--hot off"), "message: %s", err.msg);
+    b.hot = o.hot;
+    b.threads = 3; /* the thread count is not part of Cyclades' identity */
+    hog_model_free(train_or_die(d, &b));
+
+    unlink(ck);
+    opts_for(&configs[0], 1, &o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.hot_count = 8;
+    o.checkpoint = ck;
+    hog_model_free(train_or_die(d, &o));
+    b = o;
+    b.checkpoint = NULL;
+    b.resume = ck;
+    b.epochs = 2;
+    b.hot_count = 0;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--hot count 8, not 0"), "message: %s",
+              err.msg);
+    b.hot_count = 8;
+    b.sync_every = o.sync_every + 1;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--sync-every"), "message: %s", err.msg);
+    b.sync_every = o.sync_every;
+    hog_model_free(train_or_die(d, &b));
+
+    /* A version 1 file: the new fields zeroed, version 1, CRC resealed. */
+    unlink(ck);
+    opts_for(&configs[0], 1, &o);
+    o.checkpoint = ck;
+    hog_model_free(train_or_die(d, &o));
+    size_t len;
+    unsigned char *buf = slurp(ck, &len);
+    uint32_t v1 = 1;
+    memcpy(buf + 8, &v1, 4);
+    memset(buf + 208, 0, 44);
+    uint32_t crc = hog_crc32c(0, buf, 252);
+    memcpy(buf + 252, &crc, 4);
+    spit(ck, buf, len);
+    free(buf);
+    struct hog_ckpt kc;
+    cr_assert_eq(hog_ckpt_load(ck, &kc, &err), HOG_OK, "%s", err.msg);
+    cr_assert_not(kc.opts_known);
+    hog_ckpt_free(&kc);
+    b = o;
+    b.checkpoint = NULL;
+    b.resume = ck;
+    b.epochs = 2;
+    hog_model *resumed = train_or_die(d, &b);
+    hog_train_opts full = o;
+    full.checkpoint = NULL;
+    full.epochs = 2;
+    hog_model *ref = train_or_die(d, &full);
+    assert_same_model(ref, resumed, "resumed from a version 1 file");
+    hog_model_free(ref);
+    hog_model_free(resumed);
+    hog_data_free(d);
+}

@@ -19,7 +19,12 @@
  *     136 t_global u64         144 seg_t0 u64       152 seg_want u32
  *     156 seg_pos u32          160 rng state 4 x u64
  *     192 checkpoint rows u64  200 checkpoint epochs u32
- *     204 CRC32C of everything after the header     252 CRC32C of 0..251
+ *     204 CRC32C of everything after the header
+ *   version 2 (zero in version 1 files):
+ *     208 batch size u64       216 hot degree u64   224 hot count u64
+ *     232 sync every u64       240 repartition u32  244 Cyclades hot u32
+ *     248 replicas u32
+ *     252 CRC32C of 0..251
  *
  * then n_weights float32 weights (current), and with their flags the lazy
  * weights (float32), the AdaGrad sums (float32) and the timestamps (u32).
@@ -131,6 +136,13 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     p64(h + 192, c->ckpt_rows);
     p32(h + 200, c->ckpt_epochs);
     p32(h + 204, acrc);
+    p64(h + 208, c->batch_size);
+    p64(h + 216, c->hot_degree);
+    p64(h + 224, c->hot_count);
+    p64(h + 232, c->sync_every);
+    p32(h + 240, c->repartition);
+    p32(h + 244, c->cyc_hot);
+    p32(h + 248, c->replicas);
     p32(h + 252, hog_crc32c(0, h, 252));
 
     char tmp[4200];
@@ -230,6 +242,16 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
         s->rng.s[k] = g64(h + 160 + 8 * k);
     c->ckpt_rows = g64(h + 192);
     c->ckpt_epochs = g32(h + 200);
+    c->opts_known = ver >= 2;
+    if (c->opts_known) {
+        c->batch_size = g64(h + 208);
+        c->hot_degree = g64(h + 216);
+        c->hot_count = g64(h + 224);
+        c->sync_every = g64(h + 232);
+        c->repartition = g32(h + 240);
+        c->cyc_hot = g32(h + 244);
+        c->replicas = g32(h + 248);
+    }
 
     size_t bytes = nw * 4;
     bool ok = (s->w = malloc(bytes)) != NULL;

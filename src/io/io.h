@@ -248,7 +248,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 #include "core/fit.h"
 
 #define HOG_CKPT_MAGIC "HOGCKPT\0"
-#define HOG_CKPT_VERSION 1u
+#define HOG_CKPT_VERSION 2u
 
 /* A checkpoint file: what it belongs to (checked on resume) and the state.
  * Layout in docs/RELIABILITY.md; every byte is covered by a CRC32C. */
@@ -260,6 +260,13 @@ struct hog_ckpt {
     uint32_t data_crc;          /* hog_ckpt_data_crc() of the training set */
     uint64_t ckpt_rows;         /* the cadence it was written with */
     uint32_t ckpt_epochs;
+    /* Version 2: the algorithm options that shape the run (as asked for;
+     * 0 = chosen from the data). Version 1 files leave opts_known false. */
+    bool opts_known;
+    uint64_t batch_size, hot_degree;  /* Cyclades */
+    uint32_t repartition, cyc_hot;    /* Cyclades */
+    uint64_t hot_count, sync_every;   /* Hogwild! hot replicas, replicas */
+    uint32_t replicas;                /* Hogwild! hog_replicas */
     struct hog_train_state st;  /* arrays owned (hog_ckpt_free) */
 };
 

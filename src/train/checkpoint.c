@@ -33,6 +33,14 @@ static void identity(const struct hog_fit *f, uint32_t data_crc,
     c->data_crc = data_crc;
     c->ckpt_rows = f->ckpt_rows;
     c->ckpt_epochs = f->ckpt_epochs;
+    c->opts_known = true;
+    c->batch_size = o->batch_size;
+    c->hot_degree = o->hot_degree;
+    c->repartition = o->repartition != 0;
+    c->cyc_hot = o->hot != 0;
+    c->hot_count = o->hot_count;
+    c->sync_every = o->sync_every;
+    c->replicas = (uint32_t)o->replicas;
 }
 
 /* Names the first difference between the checkpoint and this run. */
@@ -64,6 +72,21 @@ static hog_status check_identity(const struct hog_fit *f,
     DIFF_U(rows, "training rows")
     DIFF_U(nnz, "training nonzeros")
     DIFF_U(n_features, "features")
+    /* The options that shape the algorithm's row order and steps; version 1
+     * files (serial training only) do not record them. */
+    if (k->opts_known && c.algo == HOG_ALGO_CYCLADES) {
+        DIFF_U(batch_size, "--batch-size")
+        DIFF_U(repartition, "--repartition")
+        DIFF_U(cyc_hot, "hot features (0: --hot off)")
+        DIFF_U(hot_degree, "--hot degree")
+    }
+    if (k->opts_known && c.algo == HOG_ALGO_HOGWILD) {
+        DIFF_U(replicas, "--replicas number")
+        DIFF_U(hot_count, "--hot count")
+        /* the cadence of folds and averagings, where there are any */
+        if (c.hot_count || c.replicas != HOG_REPLICAS_SHARED)
+            DIFF_U(sync_every, "--sync-every")
+    }
 #undef DIFF_U
 #undef DIFF_D
     if (what[0])
