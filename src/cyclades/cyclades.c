@@ -9,10 +9,13 @@
  * Each epoch the rows are taken in a seeded permutation, cut into batches
  * of B rows. Within a batch, rows that share a feature conflict; the
  * connected components of this bipartite row-feature graph (union-find
- * over the features of each row) are dealt to threads, largest first, each
- * to the least-loaded thread (Pan, Lam, Tu, Papailiopoulos, Zhang, Jordan,
- * Ramchandran, Ré, Recht: "Cyclades: Conflict-free Asynchronous Machine
- * Learning", NIPS 2016). A thread runs its rows in permutation order with
+ * over the features of each row) are dealt to work groups, largest first,
+ * each to the least-loaded group, and threads claim the groups (Pan, Lam,
+ * Tu, Papailiopoulos, Zhang, Jordan, Ramchandran, Ré, Recht: "Cyclades:
+ * Conflict-free Asynchronous Machine Learning", NIPS 2016; the authors
+ * deal components to threads, here threads claim groups so that a
+ * descheduled thread does not hold up the batch: CYC_GROUPS). A thread
+ * runs its groups' rows in permutation order with
  * the plain kernel and relaxed stores; no weight is touched by two threads
  * of one batch, so the weights after the batch are those of the serial
  * run over the batch's rows in permutation order, whatever the threads.
@@ -42,9 +45,10 @@
  * overshoot the batch loss's minimum however many hot features a row has
  * (the bias and a9a's fourteen one-hot groups move together). AdaGrad's
  * step is bounded by eta already and is not divided. Hot features are
- * dealt to threads (largest degree first, least-loaded thread); each sums
- * its own in row order from a feature-major copy of the batch's hot
- * entries built with the partition. The result is serial SGD with delayed,
+ * dealt to work groups by whole cache lines (largest degree first,
+ * least-loaded group); whoever claims a group sums each of its weights in
+ * row order from a feature-major copy of the batch's hot entries built
+ * with the partition, and steps it once. The result is serial SGD with delayed,
  * damped hot-feature updates, and it does not depend on the thread count
  * either. With hot == 0 nothing is delayed and the model is serial SGD's
  * over the same order, bit for bit.
