@@ -129,6 +129,7 @@ struct cyc_thread {
     uint64_t *load;     /* [G] work of each group */
     uint64_t *cur;      /* [G] counts, then cursors */
     uint32_t *slot;     /* [G] a group's place in claim order */
+    struct comp *gby;   /* [G] the groups in claim order */
     uint64_t *busy;     /* [T] the claim order's simulated thread loads */
     uint64_t *scur;     /* [G] hot records by slot, then cursors */
     uint32_t *hcnt;     /* [nf + 1] entries of a hot weight in the batch */
@@ -466,15 +467,15 @@ static int comp_cmp(const void *a, const void *b)
 }
 
 /* slot[g]: group g's place when the groups are ordered by load, heaviest
- * first, ties by index (an insertion count: G is small). */
-static void order_groups(const uint64_t *load, unsigned G, uint32_t *slot)
+ * first, ties by index; by[k]: the group in place k. */
+static void order_groups(const uint64_t *load, unsigned G, uint32_t *slot,
+                         struct comp *by)
 {
-    for (unsigned g = 0; g < G; g++) {
-        uint32_t k = 0;
-        for (unsigned h = 0; h < G; h++)
-            k += load[h] > load[g] || (load[h] == load[g] && h < g);
-        slot[g] = k;
-    }
+    for (unsigned g = 0; g < G; g++)
+        by[g] = (struct comp){ load[g], 0, g };
+    qsort(by, G, sizeof *by, comp_cmp);
+    for (unsigned k = 0; k < G; k++)
+        slot[by[k].id] = k;
 }
 
 static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
@@ -556,20 +557,17 @@ static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
         w->load[best] += w->comps[i].work;
         total += w->comps[i].work;
     }
-    order_groups(w->load, G, w->slot);
+    order_groups(w->load, G, w->slot, w->gby);
     /* thread imbalance: the claims on T idle threads, each group to the
      * first thread free */
     for (unsigned t = 0; t < T; t++)
         w->busy[t] = 0;
     for (unsigned k = 0; k < G; k++) {
-        unsigned g = 0;
-        while (w->slot[g] != k)
-            g++;
         unsigned best = 0;
         for (unsigned t = 1; t < T; t++)
             if (w->busy[t] < w->busy[best])
                 best = t;
-        w->busy[best] += w->load[g];
+        w->busy[best] += w->gby[k].work;
     }
     for (unsigned t = 0; t < T; t++)
         if (w->busy[t] > most)
@@ -618,7 +616,7 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
         w->load[g] += hcnt[w->htouch[i]];
         w->cur[g]++;
     }
-    order_groups(w->load, G, w->slot);
+    order_groups(w->load, G, w->slot, w->gby);
     if (c->bias_hot)
         c->bslot[b] = w->slot[c->hot_owner[c->nf]];
     for (unsigned g = 0; g < G; g++) /* counts by slot */
@@ -1130,6 +1128,7 @@ static void cyc_free(struct cyc *c)
             free(w->load);
             free(w->cur);
             free(w->slot);
+            free(w->gby);
             free(w->busy);
             free(w->scur);
             free(w->hcnt);
@@ -1187,6 +1186,7 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->load = malloc(c->G * sizeof *w->load);
         w->cur = malloc(c->G * sizeof *w->cur);
         w->slot = malloc(c->G * sizeof *w->slot);
+        w->gby = malloc(c->G * sizeof *w->gby);
         w->busy = malloc(T * sizeof *w->busy);
         w->scur = malloc(c->G * sizeof *w->scur);
         /* +1: the branch-free append */
@@ -1196,7 +1196,7 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
         if (!w->parent || !w->cid || !w->touched || !w->comp_of ||
             !w->thr_of || !w->comps || !w->load || !w->cur || !w->slot ||
-            !w->busy || !w->scur || !w->hcnt ||
+            !w->busy || !w->scur || !w->gby || !w->hcnt ||
             !w->htouch || !w->aj || !w->ag)
             goto oom;
         memset(w->parent, 0xff, nf1 * sizeof *w->parent);
