@@ -804,11 +804,28 @@ static void cyclades_kill_and_resume(const char *data, double secs,
         const char *extra[] = { "--algo", "cyclades", "--threads", "2",
                                 "--checkpoint", ck, "--checkpoint-every",
                                 "3001r", "-o", model, "--resume", ck, NULL };
+        struct stat before;
+        cr_assert_eq(stat(ck, &before), 0);
         pid_t p = spawn_train(&c, errf, extra);
-        sleep_s(secs * 0.3);
-        kill(p, SIGTERM);
-        int ws;
-        cr_assert_eq(waitpid(p, &ws, 0), p);
+        /* Under way once it has replaced the checkpoint (a rename: a new
+         * inode), so the handlers are installed; before that, while it
+         * loads, SIGTERM ends the command as any program. */
+        int ws = 0;
+        bool ended = false;
+        for (int i = 0; i < 20000; i++) {
+            struct stat now;
+            if (stat(ck, &now) == 0 && now.st_ino != before.st_ino)
+                break;
+            if (waitpid(p, &ws, WNOHANG) == p) {
+                ended = true; /* finished before a new checkpoint */
+                break;
+            }
+            sleep_s(0.001);
+        }
+        if (!ended) {
+            kill(p, SIGTERM);
+            cr_assert_eq(waitpid(p, &ws, 0), p);
+        }
         cr_assert(WIFEXITED(ws), "status %d", ws);
         if (WEXITSTATUS(ws) == 1) {
             const char *msg = read_text(errf);
