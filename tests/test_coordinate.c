@@ -711,6 +711,42 @@ Test(threads, coord_dcd_workers_reach_the_serial_objective, .timeout = 120)
                   1e-3);
 }
 
+/* PASSCoDe proper: reuters_moneyfx (348k nonzeros) runs on one worker
+ * (hog_coord_threads_for), so the asynchronous dual workers are checked on
+ * 40,000 generated rows x 100 columns (1.2M nonzeros, every row sharing
+ * every column: the worst case for lost wild adds). */
+Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
+     .timeout = 120)
+{
+    hog_data *d = random_csr(40000, 100, 0.3, 22);
+    const hog_loss losses[] = { HOG_LOSS_HINGE, HOG_LOSS_LOGISTIC };
+    const hog_update ups[] = { HOG_UPDATE_ATOMIC, HOG_UPDATE_NONE };
+    for (int k = 0; k < 2; k++) {
+        double l2 = 1e-3;
+        hog_train_opts o = coord_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1,
+                                      1e-3);
+        hog_model *one = train_ok(d, &o);
+        double ref = objective(one, d, losses[k], 0, l2);
+        for (unsigned nt = 2; nt <= 4; nt += 2)
+            for (int u = 0; u < 2; u++) {
+                o.threads = nt;
+                o.update = ups[u];
+                hog_model *m = train_ok(d, &o);
+                char what[96];
+                snprintf(what, sizeof what, "generated, loss %d, %u workers, "
+                         "update %d", (int)losses[k], nt, (int)ups[u]);
+                assert_close(objective(m, d, losses[k], 0, l2), ref,
+                             ups[u] == HOG_UPDATE_NONE ? 1e-2 : 1e-3, what);
+                cr_assert(memcmp(m->w, one->w, 101 * sizeof(float)) != 0,
+                          "%s: the one-worker model: no epoch ran in "
+                          "parallel", what);
+                hog_model_free(m);
+            }
+        hog_model_free(one);
+    }
+    hog_data_free(d);
+}
+
 Test(threads, coord_scd_workers_reach_the_serial_objective, .timeout = 120)
 {
     threads_reach("reuters_moneyfx.trn", HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1,

@@ -85,6 +85,25 @@ struct hog_coord_env {
     unsigned threads;
 };
 
+/* Nonzeros per worker below which parallel workers do not pay: a pool
+ * wake-up, barriers and a compare-and-swap per shared value moved cost
+ * about a millisecond of reading columns or rows (a few ns per nonzero).
+ * On an idle machine a barrier costs microseconds; on a busy one it can
+ * wait a scheduler slice for a descheduled peer. scd sits out small epochs
+ * with it (scd.c); both methods run a problem with fewer than two workers'
+ * worth of nonzeros in all on one worker, whatever --threads says
+ * (hog_coord_threads_for): reuters_moneyfx (348k nonzeros) and a9a (452k,
+ * whose 123 features every row shares, so that two workers would only
+ * fight over the same cache lines) among them. */
+#define HOG_COORD_PAR_NNZ 262144u
+
+/* The workers to ask for: `threads`, or 1 when the problem has fewer than
+ * 2 HOG_COORD_PAR_NNZ nonzeros (counting the bias's). */
+static inline unsigned hog_coord_threads_for(uint64_t nnz, unsigned threads)
+{
+    return nnz < 2 * (uint64_t)HOG_COORD_PAR_NNZ ? 1u : threads;
+}
+
 /* threads 0: one per allowed core; more than the cores: oversubscribed.
  * threads 1: no pool at all (pool NULL; the jobs run on the caller, which
  * saves the topology discovery, several milliseconds). */

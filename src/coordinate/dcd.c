@@ -302,7 +302,10 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
     const double innereps_min = o->tol > 0 && o->tol < 1e-8 ? o->tol : 1e-8;
 
     struct hog_coord_env env;
-    hog_status st = hog_coord_env_open(o->threads, &env, err);
+    /* A small problem runs on one worker (coordinate.h). */
+    uint64_t all_nnz = d->m.nnz + (s.bias != 0.0 ? s.n : 0);
+    hog_status st = hog_coord_env_open(
+        hog_coord_threads_for(all_nnz, o->threads), &env, err);
     if (st != HOG_OK)
         return st;
     s.pool = env.pool;

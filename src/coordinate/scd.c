@@ -272,18 +272,15 @@ static double squared_objective(const struct scd *s, double *mean_loss)
  * simplified). */
 #define SCD_INNER_CYCLES 8
 
-/* Nonzeros per worker below which an epoch runs on one worker (the
- * caller, plain adds): shotgun's workers pay a pool wake-up, a barrier per
- * inner cycle and a compare-and-swap per margin they move, which only pays
- * when each has about a millisecond of columns to read (a few ns per
- * nonzero). On an idle machine a barrier costs microseconds; on a busy one
- * it can wait a scheduler slice for a descheduled peer, and with 64k per
- * worker the parallel epochs of reuters_moneyfx took 2-4x the serial ones
- * at load 12 on 2 cores. L1's active sets (reuters_moneyfx: 348k nonzeros
- * for all columns, 40k-120k active; news20: 3.8M, 280k-400k) run alone;
- * news20's full checks of every column, mostly zero weights that stay zero
- * and cost no atomic, run on all workers. */
-#define SCD_PAR_NNZ 262144u
+/* An epoch, or a parallel epoch's inner cycles, with fewer than
+ * HOG_COORD_PAR_NNZ nonzeros per worker runs on one worker (the caller,
+ * plain adds; coordinate.h). With 64k per worker the parallel epochs of
+ * reuters_moneyfx took 2-4x the serial ones at load 12 on 2 cores. L1's
+ * active sets (reuters_moneyfx: 348k nonzeros for all columns, 40k-120k
+ * active; news20: 3.8M, 280k-400k) run alone; news20's full checks of
+ * every column, mostly zero weights that stay zero and cost no atomic, run
+ * on all workers. */
+#define SCD_PAR_NNZ HOG_COORD_PAR_NNZ
 
 /* Inner cycles refine the nonzero weights only; a zero weight gets its
  * chance in the next epoch's first cycle (on news20 the full cycles over
@@ -406,14 +403,10 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     s.m_old = INFINITY; /* no shrinking before a first full epoch */
 
     struct hog_coord_env env;
-    /* No epoch of a problem under 2 SCD_PAR_NNZ nonzeros in all could run
-     * in parallel: no pool for it (reuters_moneyfx, 348k), whatever
-     * --threads says. */
+    /* No epoch of a small problem could run in parallel: no pool for it. */
     uint64_t all_nnz = d->m.nnz + (o->bias != 0.0 ? s.n : 0);
-    unsigned want = o->threads;
-    if (all_nnz < 2 * (uint64_t)SCD_PAR_NNZ)
-        want = 1;
-    hog_status st = hog_coord_env_open(want, &env, err);
+    hog_status st = hog_coord_env_open(
+        hog_coord_threads_for(all_nnz, o->threads), &env, err);
     if (st != HOG_OK)
         return st;
     s.pool = env.pool;
