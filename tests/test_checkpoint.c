@@ -836,11 +836,15 @@ static void cyclades_kill_and_resume(const char *data, double secs,
             cr_assert_eq(WEXITSTATUS(ws), 0, "stderr: %s", read_text(errf));
         }
     }
+    /* No checkpoint yet when every run was killed before its first one
+     * (a slow sanitizer build): then the last run starts afresh. */
+    char resume[1400] = "";
+    if (exists(ck))
+        snprintf(resume, sizeof resume, "--resume '%s'", ck);
     int rc = th_run(out, sizeof out, "'%s' train '%s' " TRAIN_OPTS
                     " --algo cyclades --threads 2 --checkpoint '%s' "
-                    "--checkpoint-every 3001r -o '%s' %s '%s'",
-                    th_bin(), data, ck, model,
-                    exists(ck) ? "--resume" : "", exists(ck) ? ck : "");
+                    "--checkpoint-every 3001r -o '%s' %s",
+                    th_bin(), data, ck, model, resume);
     cr_assert_eq(rc, 0, "%s", out);
     assert_same_file(ref, model);
 }
