@@ -39,20 +39,30 @@ const volatile sig_atomic_t *hog_cli_signals_install(void)
     return &cancel_flag;
 }
 
-/* A version 2 .hgb is mapped, not copied (src/io/hgb.c): when another
- * program truncates the file in place while hogtrain runs, touching the
- * lost pages raises SIGBUS. Say so in a sentence instead of dumping core.
- * Only async-signal-safe calls here. */
-static void on_sigbus(int sig)
+/* A version 2 .hgb's values are mapped, not copied (src/io/hgb.c): when
+ * another program truncates the file in place while hogtrain runs,
+ * touching the lost pages raises SIGBUS with BUS_ADRERR (a mapped address
+ * past the end of its file). Say so in a sentence instead of dumping core.
+ * Any other SIGBUS keeps its default action: the handler steps aside and
+ * the faulting access repeats. Only async-signal-safe calls here. */
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
+    (void)ctx;
+    if (!si || si->si_code != BUS_ADRERR) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        return;
+    }
     static const char msg[] =
         "hogtrain: bus error: a memory-mapped input file (a .hgb data set) "
-        "was truncated or rewritten in place while in use; hogtrain never "
-        "writes its inputs, so another program changed it. Nothing was "
-        "saved after the last checkpoint; rerun on an unchanged file\n";
+        "was truncated in place while in use; hogtrain never writes its "
+        "inputs, so another program changed it. Nothing was saved after the "
+        "last checkpoint; rerun on an unchanged file\n";
     ssize_t k = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)k;
-    (void)sig;
     _exit(HOG_EXIT_ERROR);
 }
 
@@ -60,7 +70,8 @@ void hog_cli_sigbus_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigbus;
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
 }

@@ -593,6 +593,15 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
     if (o->hot_count) {
+        /* Averaging across processes reads and writes the shared model
+         * (net_average), which the hot threads' views do not pass
+         * through: refused rather than averaging a stale copy. */
+        if (hog_fit_average_blocks(f) > 0) {
+            st = hog_errf(err, HOG_ENOTSUP, "hot-feature replicas (--hot) "
+                          "do not take part in averaging across processes "
+                          "yet: leave out --hot with --world or mpirun");
+            goto out;
+        }
         if (h.nrep > 1 || o->update == HOG_UPDATE_STRIPED) {
             st = hog_errf(err, HOG_EINVAL, "hot-feature replicas (--hot) "
                           "run on one shared model with --update none, "

@@ -22,8 +22,8 @@
  *     204 CRC32C of everything after the header
  *   version 2 (zero in version 1 files):
  *     208 batch size u64       216 hot degree u64   224 hot count u64
- *     232 sync every u64       240 repartition u32  244 Cyclades hot u32
- *     248 replicas u32
+ *     232 sync every u64       240 repartition u8   241 Cyclades hot u8
+ *     242 (zero)               248 replicas u32
  *     252 CRC32C of 0..251
  *
  * then n_weights float32 weights (current), and with their flags the lazy
@@ -140,8 +140,8 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     p64(h + 216, c->hot_degree);
     p64(h + 224, c->hot_count);
     p64(h + 232, c->sync_every);
-    p32(h + 240, c->repartition);
-    p32(h + 244, c->cyc_hot);
+    h[240] = (unsigned char)(c->repartition != 0);
+    h[241] = (unsigned char)(c->cyc_hot != 0);
     p32(h + 248, c->replicas);
     p32(h + 252, hog_crc32c(0, h, 252));
 
@@ -248,8 +248,8 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
         c->hot_degree = g64(h + 216);
         c->hot_count = g64(h + 224);
         c->sync_every = g64(h + 232);
-        c->repartition = g32(h + 240);
-        c->cyc_hot = g32(h + 244);
+        c->repartition = h[240];
+        c->cyc_hot = h[241];
         c->replicas = g32(h + 248);
     }
 

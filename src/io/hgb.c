@@ -7,8 +7,7 @@
  *
  * Loading puts each chunk straight into the final arrays (row offsets,
  * labels, indices, values): in a version 2 file the whole pages of its
- * indices and values are mapped from the file, the rest is read with
- * preadv; then every byte goes through the chunk's CRC and the local row
+ * values are mapped from the file, the rest is read with preadv; then every byte goes through the chunk's CRC and the local row
  * offsets are rebased (details above load_chunk).
  */
 #include "io/hgb_format.h"
@@ -480,11 +479,12 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
  * anonymous mapping holding the row offsets, labels, indices and values,
  * each array starting on a page. A chunk's bytes arrive in file order as
  * segments: most are read with preadv straight into place (one copy, from
- * the page cache), and in a version 2 file the whole pages of its indices
- * and values are instead mapped from the file (MAP_PRIVATE | MAP_FIXED over
- * the anonymous pages): no copy, no fresh memory to fault in and zero, the
+ * the page cache), and in a version 2 file the whole pages of its values
+ * are instead mapped from the file (MAP_PRIVATE | MAP_FIXED over the
+ * anonymous pages): no copy, no fresh memory to fault in and zero, the
  * page cache's own pages. Only the partial pages at the ends of each
- * chunk's arrays are read. Then every byte of the chunk, wherever it
+ * chunk's values are read. The indices are always read (load_chunk: a
+ * rewrite of the file in place must not reach an index past its check). Then every byte of the chunk, wherever it
  * landed, goes through its CRC32C, exactly as in the file.
  */
 
@@ -495,7 +495,7 @@ struct loader {
     uint64_t *off;            /* final arrays */
     float *y, *val;
     uint32_t *idx;
-    bool map;                 /* map whole pages of idx and val from the file */
+    bool map;                 /* map whole pages of val from the file */
     bool labels_ok;           /* every label is the header's pos or neg */
     uint64_t n_pos;           /* labels equal to the header's pos */
     hog_status status;
@@ -628,16 +628,19 @@ static hog_status load_chunk(struct loader *L, uint64_t k)
     s[n++] = (struct seg){ doff, 8 * c->rows, false };
     s[n++] = (struct seg){ dy, 4 * c->rows, false };
     s[n++] = (struct seg){ gap1, lay.gap1, false };
-    n = add_array(s, n, didx, 4 * c->nnz, L->map);
+    /* Indices are always read, never mapped: a mapped page stays the page
+     * cache's until written, so another program rewriting the file in
+     * place after the range check below could turn an index into a write
+     * beyond the weights. Mapped values can only give a wrong model. */
+    n = add_array(s, n, didx, 4 * c->nnz, false);
     s[n++] = (struct seg){ gap2, lay.gap2, false };
     n = add_array(s, n, dval, 4 * c->nnz, L->map);
     s[n++] = (struct seg){ pad, padn, false };
     populate(doff, 8 * c->rows, MADV_POPULATE_WRITE);
     populate(dy, 4 * c->rows, MADV_POPULATE_WRITE);
-    if (!L->map) {
-        populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
+    populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
+    if (!L->map)
         populate(dval, 4 * c->nnz, MADV_POPULATE_WRITE);
-    }
     errno = 0;
     if (!fetch(in->fd, s, n, c->offset))
         return hog_errf(&L->err, errno ? HOG_EIO : HOG_ECORRUPT,

@@ -81,6 +81,9 @@ static hog_status check_identity(const struct hog_fit *f,
         DIFF_U(hot_degree, "--hot degree")
     }
     if (k->opts_known && c.algo == HOG_ALGO_HOGWILD) {
+        /* --threads may change: each thread's row order is replayed from
+         * the seed for the threads of the resumed run, so a resume at
+         * another count continues (as Hogwild! does, not bit for bit) */
         DIFF_U(replicas, "--replicas number")
         DIFF_U(hot_count, "--hot count")
         /* the cadence of folds and averagings, where there are any */
