@@ -120,13 +120,6 @@ static inline void hog_coord_run(struct hog_pool *p, hog_pool_fn fn, void *arg)
         fn(arg, 0, 1);
 }
 
-/* Slice [lo, hi) of n items for worker tid of nt. */
-static inline void hog_coord_slice(uint64_t n, unsigned tid, unsigned nt,
-                                   uint64_t *lo, uint64_t *hi)
-{
-    *lo = n * tid / nt;
-    *hi = n * (tid + 1) / nt;
-}
 
 /* ---- shared doubles -------------------------------------------------------- */
 

@@ -114,8 +114,8 @@ static void transpose_job(void *arg, unsigned tid, unsigned nt)
     uint64_t nf = j->nf;
     uint32_t *cnt = j->cnt + (size_t)tid * nf;
     uint64_t r0, r1, c0, c1;
-    hog_coord_slice(m->rows, tid, nt, &r0, &r1);
-    hog_coord_slice(nf, tid, nt, &c0, &c1);
+    hog_slice(m->rows, tid, nt, &r0, &r1);
+    hog_slice(nf, tid, nt, &c0, &c1);
 
     memset(cnt, 0, nf * sizeof *cnt);
     for (uint64_t k = m->off[r0]; k < m->off[r1]; k++)

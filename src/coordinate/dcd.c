@@ -127,7 +127,7 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
 {
     struct dcd *s = arg;
     uint64_t lo, hi;
-    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->active, tid, nt, &lo, &hi);
     double pgmax = -INFINITY, pgmin = INFINITY;
     const double U = s->U, D = s->D;
     const double pmax_old = s->pgmax_old, pmin_old = s->pgmin_old;
@@ -175,7 +175,7 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
 {
     struct dcd *s = arg;
     uint64_t lo, hi;
-    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->active, tid, nt, &lo, &hi);
     const double C = s->C, innereps = s->innereps;
     const int max_inner = 100;
     double gmax = 0.0;
@@ -368,7 +368,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         double pgmax = -INFINITY, pgmin = INFINITY, gmax = 0.0;
         for (unsigned t = 0; t < env.threads; t++) {
             uint64_t lo, hi;
-            hog_coord_slice(s.active, t, env.threads, &lo, &hi);
+            hog_slice(s.active, t, env.threads, &lo, &hi);
             if (lo != kept)
                 memmove(s.act + kept, s.act + lo,
                         s.th[t].kept * sizeof *s.act);

@@ -173,7 +173,7 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
 static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
 {
     uint64_t r0, r1, c0, c1;
-    hog_coord_slice(s->n, tid, nt, &r0, &r1);
+    hog_slice(s->n, tid, nt, &r0, &r1);
     double f = 0.0;
     for (uint64_t i = r0; i < r1; i++) {
         double m = hog_d_load(&s->mar[i]), z = s->y[i] * m;
@@ -184,7 +184,7 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
         s->qd[2 * i] = s->lp[i] - p * (1.0 - p) * m;
         f += hog_log1pexp_neg(z);
     }
-    hog_coord_slice(s->cols, tid, nt, &c0, &c1);
+    hog_slice(s->cols, tid, nt, &c0, &c1);
     for (uint64_t j = c0; j < c1; j++)
         s->w0[j] = hog_d_load(&s->w[j]);
     s->th[tid].f0 = f;
@@ -302,7 +302,7 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
         barrier(s, nt);
     }
     uint64_t lo, hi, kept = 0;
-    hog_coord_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->active, tid, nt, &lo, &hi);
     double vsum = 0.0, vmax = 0.0;
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t j = s->act[t];
@@ -362,7 +362,7 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
         if (alone && nt > 1) { /* worker 0 for all: every slice */
             for (unsigned t = 0; t < nt; t++) {
                 uint64_t a, b;
-                hog_coord_slice(s->active, t, nt, &a, &b);
+                hog_slice(s->active, t, nt, &a, &b);
                 inner_cycle(s, a, s->th[t].kept, cas, &cyc, &vm);
             }
         } else {
@@ -474,7 +474,7 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         double vsum = 0.0, vmax = 0.0, f0 = 0.0;
         for (unsigned t = 0; t < nt; t++) {
             uint64_t lo, hi;
-            hog_coord_slice(s.active, t, nt, &lo, &hi);
+            hog_slice(s.active, t, nt, &lo, &hi);
             if (lo != kept)
                 memmove(s.act + kept, s.act + lo,
                         s.th[t].kept * sizeof *s.act);

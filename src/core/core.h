@@ -78,6 +78,15 @@ hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
 /* Scans the labels of d and sets labels, label_pos, label_neg, n_pos. */
 void hog_data_scan_labels(hog_data *d);
 /* True when the label counts as positive for classification. */
+/* [lo, hi) = part i of k of [0, n): worker i's share of n items (n * k
+ * must fit in 64 bits). */
+static inline void hog_slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
+                             uint64_t *hi)
+{
+    *lo = n * i / k;
+    *hi = n * (i + 1) / k;
+}
+
 static inline bool hog_label_positive(const hog_data *d, float y)
 {
     return (double)y == d->label_pos;

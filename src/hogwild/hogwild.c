@@ -130,14 +130,6 @@ struct hogwild {
     uint64_t folds;      /* of the hot weights (written by thread 0) */
 };
 
-/* [lo, hi) = part i of k of [0, n). */
-static void slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
-                  uint64_t *hi)
-{
-    *lo = n * i / k;
-    *hi = n * (i + 1) / k;
-}
-
 /* The thread's rows of its replica's running segment: replica steps
  * [pos, pos + len); the thread's k-th row is replica step local + k * nt. */
 static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
@@ -237,7 +229,7 @@ static bool net_average(struct hogwild *h, unsigned tid, unsigned nthreads)
     if (h->st != HOG_OK)
         return false;
     uint64_t lo, hi;
-    slice(h->n_weights, tid, nthreads, &lo, &hi);
+    hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
     for (unsigned r = 0; r < h->nrep; r++)
         for (uint64_t j = lo; j < hi; j++)
             atomic_store_explicit(&h->rep[r].s.w[j], m[j],
@@ -291,7 +283,7 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                     h->folds++;
             } else {
                 /* every weight of the replica up to date; threads share it */
-                slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
+                hog_slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
                 if (rp->len)
                     hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
             }
@@ -302,7 +294,7 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
             }
         }
         if (h->average) {
-            slice(h->n_weights, tid, nthreads, &lo, &hi);
+            hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
             average_slice(h, lo, hi);
             if (tid == 0)
                 h->syncs++;
@@ -312,7 +304,7 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
         /* nobody writes a replica's len again before all have read it */
         hog_pool_barrier(h->pool);
     }
-    slice(h->n_weights, tid, nthreads, &lo, &hi);
+    hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
     model_slice(h, lo, hi);
     return true;
 }

@@ -254,13 +254,6 @@ static uint64_t hot_index(const struct hog_hot *h, uint64_t i)
     return i < h->k ? h->head - h->k + i : h->n_features;
 }
 
-static void slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
-                  uint64_t *hi)
-{
-    *lo = n * i / k;
-    *hi = n * (i + 1) / k;
-}
-
 void hog_hot_catch_up_private(struct hog_hot *h, struct hog_sgd *mine,
                               uint32_t len)
 {
@@ -274,14 +267,14 @@ void hog_hot_segment_end(struct hog_hot *h, struct hog_sgd *mine,
 {
     uint64_t lo, hi;
     /* its share of the cold weights (one memory behind every view) */
-    slice(h->cold, tid, T, &lo, &hi);
+    hog_slice(h->cold, tid, T, &lo, &hi);
     hog_sgd_catch_up_range(mine, h->head + lo, h->head + hi, len);
 }
 
 void hog_hot_fold(struct hog_hot *h, unsigned tid, unsigned T)
 {
     uint64_t lo, hi, nh = h->k + h->bias;
-    slice(nh, tid, T, &lo, &hi);
+    hog_slice(nh, tid, T, &lo, &hi);
     void *const *w0 = h->view[0], *const *g0 = h->view[2];
 #define W(p) ((_Atomic float *)w0[p])
 #define G(p) ((_Atomic float *)g0[p])
