@@ -418,15 +418,8 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         st = f->epoch_end(f, epoch, secs, err);
         if (st != HOG_OK || stop)
             break;
-        if (hog_fit_cancelled(f)) {
-            st = hog_errf(err, HOG_EINTR,
-                          "training interrupted after epoch %u; coordinate "
-                          "descent writes no checkpoints, so nothing was "
-                          "kept (rerun with a smaller --epochs or a looser "
-                          "--tol for a shorter run)",
-                          epoch);
+        if ((st = hog_coord_check_cancel(f, epoch, err)) != HOG_OK)
             break;
-        }
     }
 out:
     hog_coord_env_close(&env);
