@@ -68,6 +68,11 @@ struct hog_data {
     uint64_t n_pos;               /* rows whose label is label_pos */
     void *mem[4];                 /* allocations to free */
     size_t mem_len[4];            /* non-zero: munmap with this length */
+    /* When set, hog_data_free calls release(release_ctx) before freeing
+     * the arrays: what their loader holds besides memory (the read lease
+     * on a mapped .hgb file, src/io/hgb_lease.c). */
+    void (*release)(void *ctx);
+    void *release_ctx;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken

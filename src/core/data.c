@@ -73,6 +73,8 @@ void hog_data_free(hog_data *d)
 {
     if (!d)
         return;
+    if (d->release)
+        d->release(d->release_ctx);
     for (int i = 0; i < 4; i++) {
         if (d->mem_len[i])
             munmap(d->mem[i], d->mem_len[i]);

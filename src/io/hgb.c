@@ -7,10 +7,13 @@
  *
  * Loading puts each chunk straight into the final arrays (row offsets,
  * labels, indices, values): in a version 2 file the whole pages of its
- * values are mapped from the file, the rest is read with preadv; then every byte goes through the chunk's CRC and the local row
- * offsets are rebased (details above load_chunk).
+ * indices and values are mapped from the file (the indices only under a
+ * read lease, hgb_lease.c), the rest is read with preadv; then every byte
+ * goes through the chunk's CRC and the local row offsets are rebased
+ * (details above load_chunk).
  */
 #include "io/hgb_format.h"
+#include "io/hgb_lease.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -479,13 +482,19 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
  * anonymous mapping holding the row offsets, labels, indices and values,
  * each array starting on a page. A chunk's bytes arrive in file order as
  * segments: most are read with preadv straight into place (one copy, from
- * the page cache), and in a version 2 file the whole pages of its values
- * are instead mapped from the file (MAP_PRIVATE | MAP_FIXED over the
- * anonymous pages): no copy, no fresh memory to fault in and zero, the
- * page cache's own pages. Only the partial pages at the ends of each
- * chunk's values are read. The indices are always read (load_chunk: a
- * rewrite of the file in place must not reach an index past its check). Then every byte of the chunk, wherever it
+ * the page cache), and in a version 2 file the whole pages of its indices
+ * and values are instead mapped from the file (MAP_PRIVATE | MAP_FIXED
+ * over the anonymous pages): no copy, no fresh memory to fault in and
+ * zero, the page cache's own pages. Only the partial pages at the ends of
+ * each chunk's arrays are read. Then every byte of the chunk, wherever it
  * landed, goes through its CRC32C, exactly as in the file.
+ *
+ * The indices are mapped only while the file's read lease is held
+ * (hgb_lease.c): a mapped page stays the page cache's until written, and
+ * without the lease another program rewriting the file in place after
+ * the range check could turn an index into a write past the weights. No
+ * lease, and the indices are read; mapped values can only change the
+ * model.
  */
 
 struct loader {
@@ -495,7 +504,7 @@ struct loader {
     uint64_t *off;            /* final arrays */
     float *y, *val;
     uint32_t *idx;
-    bool map;                 /* map whole pages of val from the file */
+    bool map_idx, map_val;    /* map whole pages of idx, val from the file */
     bool labels_ok;           /* every label is the header's pos or neg */
     uint64_t n_pos;           /* labels equal to the header's pos */
     hog_status status;
@@ -628,18 +637,15 @@ static hog_status load_chunk(struct loader *L, uint64_t k)
     s[n++] = (struct seg){ doff, 8 * c->rows, false };
     s[n++] = (struct seg){ dy, 4 * c->rows, false };
     s[n++] = (struct seg){ gap1, lay.gap1, false };
-    /* Indices are always read, never mapped: a mapped page stays the page
-     * cache's until written, so another program rewriting the file in
-     * place after the range check below could turn an index into a write
-     * beyond the weights. Mapped values can only give a wrong model. */
-    n = add_array(s, n, didx, 4 * c->nnz, false);
+    n = add_array(s, n, didx, 4 * c->nnz, L->map_idx);
     s[n++] = (struct seg){ gap2, lay.gap2, false };
-    n = add_array(s, n, dval, 4 * c->nnz, L->map);
+    n = add_array(s, n, dval, 4 * c->nnz, L->map_val);
     s[n++] = (struct seg){ pad, padn, false };
     populate(doff, 8 * c->rows, MADV_POPULATE_WRITE);
     populate(dy, 4 * c->rows, MADV_POPULATE_WRITE);
-    populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
-    if (!L->map)
+    if (!L->map_idx)
+        populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
+    if (!L->map_val)
         populate(dval, 4 * c->nnz, MADV_POPULATE_WRITE);
     errno = 0;
     if (!fetch(in->fd, s, n, c->offset))
@@ -729,28 +735,73 @@ static bool maps_fit(uint64_t n_chunks)
 
 #define A4K(x) (((size_t)(x) + HOG_HGB_ALIGN - 1) & ~(size_t)(HOG_HGB_ALIGN - 1))
 
+/* Closes the file when the loaded data keeps no lease on it: through the
+ * lease, which owns fd, when there is one. Before unmapping the arrays. */
+static void close_file(int fd, struct hog_hgb_lease *lease)
+{
+    if (lease)
+        hog_hgb_lease_drop(lease);
+    else
+        close(fd);
+}
+
+/* Hands [idx, end of the mapping) to the lease: its whole pages, which
+ * hold the indices and the values. A writer that asked for the file
+ * during the load has had them copied now; if it waited past the
+ * kernel's patience, the copy's indices are checked again. */
+static hog_status publish_lease(struct hog_hgb_lease *lease, const char *path,
+                                uint32_t *idx, uint64_t nnz, uint64_t n_features,
+                                void *map_end, hog_err *err)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)idx & ~(page - 1);
+    uintptr_t e = ((uintptr_t)map_end + page - 1) & ~(page - 1);
+    bool late;
+    if (hog_hgb_lease_publish(lease, (void *)a, e - a, &late) || !late ||
+        nnz == 0 || max_u32(idx, nnz, 0) < n_features)
+        return HOG_OK;
+    return hog_errf(err, HOG_ECORRUPT,
+                    "%s: rewritten by another program while being loaded "
+                    "(it waited past fs.lease-break-time); load it again", path);
+}
+
 hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
                              enum hog_hgb_mode mode, hog_data **out,
                              hog_err *err)
 {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* The read lease before the first byte is read: from then on nobody
+     * writes the file, so what is checked below stays true of its mapped
+     * pages. None to be had: the indices are read (load_chunk). */
+    struct hog_hgb_lease *lease =
+        mode == HOG_HGB_MAP_AUTO ? hog_hgb_lease_take(fd) : NULL;
     struct hog_hgb_info in;
-    hog_status st = hog_hgb_open_info(path, &in, err);
-    if (st != HOG_OK)
+    hog_status st = read_info(fd, path, &in, err);
+    if (st != HOG_OK) {
+        close_file(fd, lease);
         return st;
+    }
+    in.fd = fd; /* closed by close_file or the lease, not hog_hgb_info_close */
     uint64_t rows = in.rows, nnz = in.nnz;
     /* One anonymous mapping for the four arrays, each on its own pages
-     * (sizes are bounded by the file size, checked by hog_hgb_open_info). */
+     * (sizes are bounded by the file size, checked by read_info). */
     size_t a_off = A4K((rows + 1) * 8), a_y = A4K(rows * 4), a_nz = A4K(nnz * 4);
     size_t total = a_off + a_y + 2 * a_nz;
     unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) {
+        in.fd = -1;
         hog_hgb_info_close(&in);
+        close_file(fd, lease);
         return hog_errf(err, HOG_ENOMEM,
                         "%s: out of memory for %llu rows and %llu nonzeros", path,
                         (unsigned long long)rows, (unsigned long long)nnz);
     }
     bool map = mode == HOG_HGB_MAP_AUTO && in.version >= 2 && maps_fit(in.n_chunks);
+    /* A file that is read, not mapped, keeps its lease only while loading. */
+    bool map_idx = map && lease;
     uint64_t *off = (uint64_t *)base;
     float *y = (float *)(base + a_off);
     uint32_t *idx = (uint32_t *)(base + a_off + a_y);
@@ -764,19 +815,20 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         t = (unsigned)(in.file_size / per + 1);
     if (t > in.n_chunks)
         t = in.n_chunks ? (unsigned)in.n_chunks : 1;
+    hog_data *d = NULL;
     struct loader *L = aligned_alloc(HOG_CACHELINE, t * sizeof *L);
     pthread_t *th = calloc(t, sizeof *th);
     if (!L || !th) {
         free(L), free(th);
-        munmap(base, total);
-        hog_hgb_info_close(&in);
-        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+        st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
+        goto fail;
     }
     /* Contiguous runs of chunks of about equal bytes per thread. */
     uint64_t k = 0, acc = 0, data = in.file_size;
     for (unsigned i = 0; i < t; i++) {
         L[i] = (struct loader){ .in = &in, .name = path, .k0 = k, .off = off,
-                                .y = y, .idx = idx, .val = val, .map = map,
+                                .y = y, .idx = idx, .val = val,
+                                .map_idx = map_idx, .map_val = map,
                                 .labels_ok = true };
         uint64_t goal = data / t * (i + 1);
         while (k < in.n_chunks && (i + 1 == t || acc < goal))
@@ -805,20 +857,26 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         n_pos += L[i].n_pos;
     }
     free(L), free(th);
-    hog_data *d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;
+    if (st == HOG_OK && map_idx)
+        st = publish_lease(lease, path, idx, nnz, in.n_features, base + total, err);
+    d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;
     if (st == HOG_OK && !d)
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
-    if (st != HOG_OK) {
-        munmap(base, total);
-        hog_hgb_info_close(&in);
-        return st;
-    }
+    if (st != HOG_OK)
+        goto fail;
     /* Every index was checked against the header's count, which is kept
      * (it may exceed the largest index: a count asked for at save time). */
     d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
     d->n_features = o && o->n_features > in.n_features ? o->n_features : in.n_features;
     d->mem[0] = base;
     d->mem_len[0] = total;
+    if (map_idx) { /* the lease lives as long as the arrays */
+        d->release = hog_hgb_lease_release;
+        d->release_ctx = lease;
+    } else {
+        close_file(fd, lease);
+    }
+    in.fd = -1;
     /* Two distinct labels, both present, each the header's: exactly what
      * hog_data_scan_labels would find, checked by the loaders. Anything
      * else is scanned again and compared. */
@@ -842,6 +900,12 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
     hog_hgb_info_close(&in);
     if (st == HOG_OK)
         *out = d;
+    return st;
+fail:
+    in.fd = -1;
+    hog_hgb_info_close(&in);
+    close_file(fd, lease);
+    munmap(base, total);
     return st;
 }
 

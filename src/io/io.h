@@ -40,6 +40,20 @@ enum hog_hgb_mode { HOG_HGB_MAP_AUTO, HOG_HGB_COPY };
 hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
                              enum hog_hgb_mode mode, hog_data **out,
                              hog_err *err);
+/* What keeps a loaded version 2 data set safe from its file (the read
+ * lease: hgb_lease.c, docs/FORMATS.md "Reading it"). */
+enum hog_hgb_lease_state {
+    HOG_HGB_LEASE_NONE,   /* no lease: the indices were read, not mapped */
+    HOG_HGB_LEASE_HELD,   /* indices and values mapped, the read lease held */
+    HOG_HGB_LEASE_COPIED  /* a writer broke the lease: the arrays were
+                           * copied to private memory, the lease released */
+};
+enum hog_hgb_lease_state hog_hgb_lease_state(const hog_data *d);
+/* The real-time signal a lease break raises (its handler is installed at
+ * the first lease), and the most files leased at once (more load with
+ * their indices read). */
+int hog_hgb_lease_signal(void);
+#define HOG_HGB_LEASES 64
 /* Writes d as .hgb (temporary name, then rename); src_size and src_mtime
  * describe the text file it came from (0 when none), so that a stale cache
  * can be told apart. */
