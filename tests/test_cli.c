@@ -1,11 +1,13 @@
 /* The hogtrain command, run as a user runs it: exit codes, messages, files
  * written, and agreement with liblinear-predict. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -432,9 +434,11 @@ Test(cli, failed_writes_fail_cleanly)
     cr_assert_str_eq(out, "", "left behind in %s: %s", lim, out);
 }
 
-/* A version 2 .hgb is mapped from the file (src/io/hgb.c). When another
- * program truncates it in place during training, the lost pages raise
- * SIGBUS: the command says what happened and exits 1, no core dump. */
+/* A version 2 .hgb is mapped from the file (src/io/hgb.c). Without a
+ * read lease on it (here the shell holds it open for writing, so none is
+ * granted), another program truncating it in place during training makes
+ * the lost pages raise SIGBUS: the command says what happened and exits
+ * 1, no core dump. */
 Test(cli, truncated_mapped_data_is_a_sentence)
 {
     char dir[1024];
@@ -445,7 +449,8 @@ Test(cli, truncated_mapped_data_is_a_sentence)
     cr_assert_eq(rc, 0, "%s", out);
     /* Train for long; once the first epoch is reported the data is mapped
      * and in use: cut the file to its header. */
-    rc = th_run(out, sizeof out, "cd '%s' && { timeout 120 '%s' train g.hgb --epochs 100000 "
+    rc = th_run(out, sizeof out, "cd '%s' && exec 3<>g.hgb && "
+            "{ timeout 120 '%s' train g.hgb --epochs 100000 "
             "--threads 1 -o m.hgm 2> err & pid=$!; "
             "for i in $(seq 600); do grep -q 'epoch 1/' err && break; "
             "sleep 0.1; done; truncate -s 8192 g.hgb; wait $pid; "
@@ -458,4 +463,41 @@ Test(cli, truncated_mapped_data_is_a_sentence)
     char model[1100];
     snprintf(model, sizeof model, "%s/m.hgm", dir);
     cr_assert(!exists(model), "a model was written from lost data");
+}
+
+/* With the read lease (where the file system grants one), truncating the
+ * .hgb during training waits until the loaded arrays are copied out of
+ * the file's pages: training goes on and writes the model that the
+ * untouched file gives. (dd, not truncate(1): that one opens with
+ * O_NONBLOCK, so a lease makes it fail at once, EAGAIN.) */
+Test(cli, truncation_under_a_lease_leaves_training_alone, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' gen -q --rows 50000 --nnz 40 -o g.svm && "
+                "'%s' convert -q g.svm g.hgb && cp g.hgb kept.hgb",
+                dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/g.hgb", dir);
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    bool leases = fcntl(fd, F_SETLEASE, F_RDLCK) == 0;
+    fcntl(fd, F_SETLEASE, F_UNLCK);
+    close(fd);
+    if (!leases)
+        cr_skip_test("no read lease on %s: the file system has no leases; skipping",
+                     path);
+    rc = th_run(out, sizeof out, "cd '%s' && { timeout 50 '%s' train g.hgb --epochs 12 "
+            "--threads 1 --seed 3 -o m.hgm 2> err & pid=$!; "
+            "for i in $(seq 300); do grep -q 'epoch 1/' err && break; "
+            "sleep 0.1; done; dd if=/dev/null of=g.hgb bs=1 seek=8192 status=none; "
+            "wait $pid; echo \"rc=$?\"; cat err; } && "
+            "'%s' train -q kept.hgb --epochs 12 --threads 1 --seed 3 -o kept.hgm && "
+            "stat -c %%s g.hgb && cmp m.hgm kept.hgm && echo same",
+            dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "rc=0\n"), "training did not finish:\n%s", out);
+    cr_assert_not_null(strstr(out, "\n8192\n"), "not truncated:\n%s", out);
+    cr_assert_not_null(strstr(out, "same\n"), "another model:\n%s", out);
 }
