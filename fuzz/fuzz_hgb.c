@@ -8,12 +8,15 @@
  * mutation stops at the first checksum. Each input is therefore loaded
  * twice: as it is, and "resealed": with every CRC the layout in
  * docs/FORMATS.md locates recomputed, so that the checks behind the CRCs
- * (sizes, counts, offsets, indices) meet hostile values too.
+ * (sizes, counts, offsets, indices) meet hostile values too. The resealed
+ * input is also loaded from a file open for writing nowhere, under the
+ * read lease that maps its indices as well as its values.
  */
 #include "fuzz_common.h"
 
 #include "io/io.h"
 
+#include <fcntl.h>
 #include <string.h>
 
 static void check(const hog_data *d)
@@ -101,6 +104,48 @@ static int one(const uint8_t *data, size_t size)
     return 0;
 }
 
+static const char *leased_path;
+
+static void remove_leased(void)
+{
+    unlink(leased_path);
+}
+
+/* Loads data[0..size) from a file nobody has open for writing, so that
+ * the loader gets its read lease and maps the indices too (src/io/
+ * hgb_lease.c). A memfd will not do (no lease without a link): a file in
+ * /dev/shm (memory too), else in TMPDIR, one per process. */
+static void load_leased(const uint8_t *data, size_t size)
+{
+    static char path[256];
+    if (!path[0]) {
+        const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/hogfuzz-lease-%d.hgb", dir ? dir : "/tmp",
+                 (int)getpid());
+        atexit(remove_leased);
+        leased_path = path;
+    }
+    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (w < 0)
+        abort();
+    for (size_t done = 0; done < size;) {
+        ssize_t k = write(w, data + done, size - done);
+        if (k <= 0)
+            abort();
+        done += (size_t)k;
+    }
+    close(w);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.threads = 1;
+    hog_data *d = NULL;
+    hog_err err;
+    if (hog_hgb_load(path, &o, &d, &err) == HOG_OK) {
+        check(d);
+        hog_data_free(d);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static uint8_t *copy;
@@ -117,5 +162,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     memcpy(copy, data, size);
     reseal(copy, size);
+    load_leased(copy, size);
     return one(copy, size);
 }

@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A slot's life: FREE -> CLAIMED (being filled) -> LOADING (lease taken,
@@ -165,7 +166,11 @@ int hog_hgb_lease_signal(void)
 struct hog_hgb_lease *hog_hgb_lease_take(int fd)
 {
     int sig = hog_hgb_lease_signal();
-    if (sig == 0)
+    struct stat sb;
+    /* No links: a memfd (or a deleted file). The descriptor memfd_create
+     * returned writes without counting as a writer, so the kernel would
+     * grant the lease, and that writer would never break it. */
+    if (sig == 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink == 0)
         return NULL;
     for (int i = 0; i < HOG_HGB_LEASES; i++) {
         struct hog_hgb_lease *s = &registry.slot[i];
