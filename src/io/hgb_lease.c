@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* A slot's life: FREE -> CLAIMED (being filled) -> LOADING (lease taken,
@@ -163,14 +164,38 @@ int hog_hgb_lease_signal(void)
     return registry.signal;
 }
 
+/* Whether a lease on fd would keep every writer out. Not on a file
+ * without links: a memfd (or a deleted file), whose descriptor from
+ * memfd_create writes without counting as a writer, so the kernel would
+ * grant the lease and that writer would never break it. Not on a file
+ * system whose files change without an open() on this machine: FUSE (the
+ * server), and the shared and network ones that grant leases locally
+ * (NFS refuses them by itself). */
+static bool lease_would_hold(int fd)
+{
+    static const unsigned long remote[] = {
+        0x65735546, /* FUSE (virtiofs too) */
+        0xFF534D42, 0xFE534D42, /* CIFS, SMB2 */
+        0x00C36400, /* Ceph */
+        0x01021997, /* 9p */
+        0x01161970, 0x7461636F, /* GFS2, OCFS2 */
+        0x0BD00BD0, 0x5346414F, /* Lustre, AFS */
+    };
+    struct stat sb;
+    struct statfs fs;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink == 0 ||
+        fstatfs(fd, &fs) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof remote / sizeof remote[0]; i++)
+        if ((unsigned long)fs.f_type == remote[i])
+            return false;
+    return true;
+}
+
 struct hog_hgb_lease *hog_hgb_lease_take(int fd)
 {
     int sig = hog_hgb_lease_signal();
-    struct stat sb;
-    /* No links: a memfd (or a deleted file). The descriptor memfd_create
-     * returned writes without counting as a writer, so the kernel would
-     * grant the lease, and that writer would never break it. */
-    if (sig == 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink == 0)
+    if (sig == 0 || !lease_would_hold(fd))
         return NULL;
     for (int i = 0; i < HOG_HGB_LEASES; i++) {
         struct hog_hgb_lease *s = &registry.slot[i];

@@ -20,8 +20,9 @@ struct hog_hgb_lease;
  * the caller's, when no lease can be had: the file is open for writing
  * somewhere (EAGAIN), not ours without CAP_LEASE (EACCES), a file system
  * without leases (EINVAL), leases disabled, the signal taken by the
- * application, HOG_HGB_LEASES files already leased, or a file without
- * links (a memfd, whose own descriptor writes unseen by leases). */
+ * application, HOG_HGB_LEASES files already leased, a file without
+ * links (a memfd, whose own descriptor writes unseen by leases), or a
+ * FUSE or shared file system (its files change without an open()). */
 struct hog_hgb_lease *hog_hgb_lease_take(int fd);
 
 /* The loaded arrays whose pages may come from the file: [p, p + len),
