@@ -61,7 +61,7 @@ enum slot_state {
 };
 
 struct hog_hgb_lease {
-    _Atomic int state;
+    atomic_int state;
     atomic_int fd;  /* read by the handler to match si_fd */
     void *p;        /* the arrays: set before ACTIVE, read after it */
     size_t len;
@@ -73,6 +73,7 @@ struct hog_hgb_lease {
 static struct {
     pthread_once_t once;
     int signal; /* 0: no handler (the signal was taken), no leases */
+    size_t page; /* sysconf(_SC_PAGESIZE), read once outside the handler */
     struct hog_hgb_lease slot[HOG_HGB_LEASES];
 } registry = { .once = PTHREAD_ONCE_INIT };
 
@@ -92,8 +93,7 @@ static void copy_out(void *p, size_t len)
      * it private (a rewrite of the file can no longer reach it; a
      * truncation still can, and raises SIGBUS). The write is an atomic
      * or of 0: the same bytes for any thread reading them meanwhile. */
-    long page = sysconf(_SC_PAGESIZE);
-    for (size_t o = 0; o < len; o += (size_t)page)
+    for (size_t o = 0; o < len; o += registry.page)
         atomic_fetch_or_explicit((_Atomic unsigned char *)((char *)p + o), 0,
                                  memory_order_relaxed);
 }
@@ -154,6 +154,7 @@ static void install_handler(void)
     /* SA_RESTART: an open() of the file by this very process, interrupted
      * by its own break, goes on once the lease is gone. */
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    registry.page = (size_t)sysconf(_SC_PAGESIZE);
     if (sigaction(sig, &sa, NULL) == 0)
         registry.signal = sig;
 }
