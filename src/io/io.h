@@ -34,8 +34,9 @@ bool hog_hgb_sniff(const void *head, size_t len);
 hog_status hog_hgb_load(const char *path, const hog_load_opts *o,
                         hog_data **out, hog_err *err);
 /* hog_hgb_load choosing how the indices and values of a version 2 file
- * arrive: HOG_HGB_MAP_AUTO maps their pages from the file where it can,
- * HOG_HGB_COPY reads them into memory (tests compare the two). */
+ * arrive: HOG_HGB_MAP_AUTO maps their pages from the file where it can
+ * (the indices only under a read lease: hog_hgb_lease_state), HOG_HGB_COPY
+ * reads them into memory and takes no lease (tests compare the two). */
 enum hog_hgb_mode { HOG_HGB_MAP_AUTO, HOG_HGB_COPY };
 hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
                              enum hog_hgb_mode mode, hog_data **out,
