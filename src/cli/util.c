@@ -132,19 +132,13 @@ static int model_option(struct hog_cli_parser *p, const char *name,
     return HOG_EXIT_OK;
 }
 
-/* The value of the long option called name in p's table; -1 when none. */
-static int opt_value(const struct hog_cli_parser *p, const char *name)
+/* Whether the long option called name was given. */
+static bool given(const struct hog_cli_parser *p, const char *name)
 {
     for (const struct option *lo = p->longopts; lo->name; lo++)
         if (strcmp(lo->name, name) == 0 && !lo->flag)
-            return lo->val;
-    return -1;
-}
-
-static bool given(const struct hog_cli_parser *p, const char *name)
-{
-    int v = opt_value(p, name);
-    return v >= 0 && v < HOG_CLI_MAX_OPT && p->seen[v];
+            return lo->val >= 0 && lo->val < HOG_CLI_MAX_OPT && p->seen[lo->val];
+    return false;
 }
 
 /* An option the parser applies itself: -1 when ch is none of them,
