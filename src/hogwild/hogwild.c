@@ -156,34 +156,35 @@ static void segment_rows(const struct replica *rp, const struct worker *w,
         *k0 = *k1;
 }
 
-/* Up to h->claim rows of v's running segment for the calling thread: the
+/* Up to `want` rows of v's running segment for the calling thread: the
  * first's index in v's shard and their number (0: none left). */
-static uint64_t claim(const struct hogwild *h, struct worker *v, uint64_t *k)
+static uint64_t claim(struct worker *v, uint64_t want, uint64_t *k)
 {
     if (atomic_load_explicit(&v->next, memory_order_relaxed) >= v->end)
         return 0; /* read first: no write to a finished thief's line */
-    *k = atomic_fetch_add_explicit(&v->next, h->claim, memory_order_relaxed);
-    return *k >= v->end ? 0 : v->end - *k < h->claim ? v->end - *k : h->claim;
+    *k = atomic_fetch_add_explicit(&v->next, want, memory_order_relaxed);
+    return *k >= v->end ? 0 : v->end - *k < want ? v->end - *k : want;
 }
 
 /* The thread's share of its replica's running segment: its own rows in
  * chunks of h->claim, then whatever the replica's other threads have not
  * claimed yet. A row keeps its step (its owner's interleaved clock) whoever
  * runs it, so the schedule and the lazy regularization see the same steps;
- * stealing only keeps a thread that the machine slowed down (another
+ * claiming only keeps a thread that the machine slowed down (another
  * process on its core, longer rows in its shard) from holding the barrier.
- * One thread per replica: its own rows in order, as before. */
+ * One thread per replica: its own rows in order, in the kernel's largest
+ * blocks, as before. */
 static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
                         struct replica *rp)
 {
     const uint32_t nt = rp->nthreads;
-    const uint64_t a = rp->pos;
+    const uint64_t a = rp->pos, want = nt > 1 ? h->claim : HOG_SGD_BLOCK;
     for (unsigned i = 0; i < h->nthreads; i++) {
         struct worker *v = &h->w[(tid + i) % h->nthreads];
         if (v->replica != me->replica)
             continue;
         uint64_t k, blk;
-        while ((blk = claim(h, v, &k)) != 0) {
+        while ((blk = claim(v, want, &k)) != 0) {
             /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
             if (hog_fit_cancelled(h->f))
                 atomic_store_explicit(&h->cut, true, memory_order_relaxed);
