@@ -551,8 +551,8 @@ Test(threads, hot_one_thread_folding_inside_epochs)
 
 /* Two rows, one feature, two threads with every weight private: thread 0
  * takes row 0 (x = 1, y = 1), thread 1 row 1 (x = 2, y = 3), squared loss
- * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies and adds
- * up the AdaGrad sums; worked by hand below. */
+ * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies (by
+ * the rows each ran) and adds up the AdaGrad sums; worked by hand below. */
 static hog_data *two_rows(void)
 {
     uint64_t *off = malloc(3 * sizeof *off);
@@ -608,6 +608,29 @@ Test(threads, hot_fold_rule_by_hand)
     cr_expect(fabs(hog_model_weights(m)[0] - 0.5 * (w0 + w1)) < 1e-5,
               "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
               0.5 * (w0 + w1));
+    hog_model_free(m);
+    hog_data_free(d);
+
+    /* Unequal shares: a third row like row 0 goes to thread 0 (rows p,
+     * p + 2, ...; a shard of one claim is never taken by the other thread),
+     * whose copy runs 2 rows: 0.1, then 0.1 + 0.1 (1 - 0.1) = 0.19; thread
+     * 1's copy runs 1 row: 0.6. The fold weights the copies by their rows:
+     * (2 * 0.19 + 0.6) / 3 (an equal vote would give 0.395). */
+    uint64_t *off = malloc(4 * sizeof *off);
+    float *y = malloc(3 * sizeof *y), *val = malloc(3 * sizeof *val);
+    uint32_t *idx = calloc(3, sizeof *idx);
+    cr_assert(off && y && val && idx);
+    for (int i = 0; i < 4; i++)
+        off[i] = (uint64_t)i;
+    y[0] = y[2] = 1, y[1] = 3;
+    val[0] = val[2] = 1, val[1] = 2;
+    cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 0, &d, NULL), HOG_OK);
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.epochs = 1;
+    m = train(d, &o);
+    cr_expect_float_eq(hog_model_weights(m)[0], (float)(0.98 / 3), 1e-6f,
+                       "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
+                       0.98 / 3);
     hog_model_free(m);
     hog_data_free(d);
 }

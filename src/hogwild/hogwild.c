@@ -157,11 +157,16 @@ static void segment_rows(const struct replica *rp, const struct worker *w,
 }
 
 /* Up to `want` rows of v's running segment for the calling thread: the
- * first's index in v's shard and their number (0: none left). */
-static uint64_t claim(struct worker *v, uint64_t want, uint64_t *k)
+ * first's index in v's shard and their number (0: none left). A thief
+ * leaves the owner its last claim: the tail stays within one claim, and a
+ * shard of one claim (tiny data) is always run by its owner. */
+static uint64_t claim(struct worker *v, uint64_t want, bool thief,
+                      uint64_t *k)
 {
-    if (atomic_load_explicit(&v->next, memory_order_relaxed) >= v->end)
-        return 0; /* read first: no write to a finished thief's line */
+    /* read first: no write to the line of a thread that has finished */
+    uint64_t next = atomic_load_explicit(&v->next, memory_order_relaxed);
+    if (next >= v->end || (thief && v->end - next <= want))
+        return 0;
     *k = atomic_fetch_add_explicit(&v->next, want, memory_order_relaxed);
     return *k >= v->end ? 0 : v->end - *k < want ? v->end - *k : want;
 }
@@ -174,9 +179,10 @@ static uint64_t claim(struct worker *v, uint64_t want, uint64_t *k)
  * process on its core, longer rows in its shard) from holding the barrier.
  * One thread per replica: its own rows in order, in the kernel's largest
  * blocks, as before. */
-static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
-                        struct replica *rp)
+static uint64_t run_segment(struct hogwild *h, unsigned tid,
+                            struct worker *me, struct replica *rp)
 {
+    uint64_t ran = 0;
     const uint32_t nt = rp->nthreads;
     const uint64_t a = rp->pos, want = nt > 1 ? h->claim : HOG_SGD_BLOCK;
     for (unsigned i = 0; i < h->nthreads; i++) {
@@ -184,12 +190,12 @@ static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
         if (v->replica != me->replica)
             continue;
         uint64_t k, blk;
-        while ((blk = claim(v, want, &k)) != 0) {
+        while ((blk = claim(v, want, v != me, &k)) != 0) {
             /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
             if (hog_fit_cancelled(h->f))
                 atomic_store_explicit(&h->cut, true, memory_order_relaxed);
             if (atomic_load_explicit(&h->cut, memory_order_relaxed))
-                return;
+                return ran;
             uint32_t t = (uint32_t)(v->local + k * nt - a);
             if (h->hot)
                 hog_sgd_run_mode(&me->view, &h->hot->data, v->shard + k,
@@ -205,8 +211,10 @@ static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
                                                    : h->d->m.rows,
                            h->d->m.rows);
             }
+            ran += blk;
         }
     }
+    return ran;
 }
 
 /* Replaces w[lo, hi) of every replica by their average. No step runs. */
@@ -323,10 +331,13 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                 /* the segment's prefixes, seen through each view */
                 hog_hot_view(h->hot, &rp->s, tid, &me->view);
             }
-            if (rp->len)
-                run_segment(h, tid, me, rp);
-            if (h->hot) /* its own weights: before the barrier */
+            uint64_t ran = rp->len ? run_segment(h, tid, me, rp) : 0;
+            if (h->hot) {
+                /* its own weights, and how many rows its copies saw (the
+                 * fold's weight): before the barrier */
                 hog_hot_catch_up_private(h->hot, &me->view, rp->len);
+                h->hot->ran[tid] = ran;
+            }
             hog_pool_barrier(h->pool);
             if (h->hot) {
                 /* the cold weights up to date and the hot copies folded:
