@@ -35,12 +35,10 @@
  *     w_new = R(b) + sum_p (n_p/n) (w_p - R(b)) = sum_p (n_p/n) w_p,
  *
  * b the weight at the last fold and R(b) what the segment's regularization
- * alone makes of it (threads claim rows where they are free, so the n_p
- * differ: a copy that ran few rows is a poorer estimate, and an equal vote
- * for it pulled the hot weights back towards b; measured on news20, hinge,
- * constant step, 2 threads on a busy machine: test accuracy 94.6-95.4%
- * against 95.2-95.4% weighted), and each AdaGrad accumulator the SUM
- * b + sum_p (g_p - b)
+ * alone makes of it (threads claim each other's rows when they run out of
+ * their own, so the n_p differ: a copy that ran few rows has moved little
+ * from b, and an equal vote for it would pull the hot weights back towards
+ * b), and each AdaGrad accumulator the SUM b + sum_p (g_p - b)
  * (every thread's accumulator is its own between folds; the sum holds all
  * squared gradients, as the serial one does, so the rate is serial SGD's).
  * Why the average and not the sum of the deltas: a thread's copy of a hot
@@ -53,7 +51,7 @@
  * accuracy. Averaging the hot block is local SGD on those coordinates
  * (Stich, ICLR 2019; DimmWitted's replicas, restricted to the features that
  * need them); the cold ones keep Hogwild!'s every-step sharing. With one
- * thread w_new = w_0 exactly (n_0 w_0 / n_0 in double), so the model equals plain
+ * thread w_new = n_0 w_0 / n_0 = w_0 exactly, so the model equals plain
  * Hogwild!'s bit for bit when the folds fall at the epochs' ends (a fold
  * inside an epoch also ends a lazy-regularization segment, which changes
  * the rounding of the catch-ups, not the maths).
