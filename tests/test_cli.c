@@ -163,6 +163,124 @@ Test(cli, usage_errors_exit_2)
     }
 }
 
+/* Runs "hogtrain ARGS"; asserts exit status 2, the sentence `want` after
+ * "hogtrain SUB: ", and the usage with the pointer to --help. */
+static void expect_usage_error(const char *sub, const char *args,
+                               const char *want)
+{
+    int rc = HT("%s %s", th_bin(), sub, args);
+    cr_assert_eq(rc, 2, "'hogtrain %s %s' exited %d, not 2:\n%s", sub, args,
+                 rc, out);
+    char line[512], usage[64], more[64];
+    snprintf(line, sizeof line, "hogtrain %s: %s\n", sub, want);
+    snprintf(usage, sizeof usage, "\nusage: hogtrain %s ", sub);
+    snprintf(more, sizeof more, "Try 'hogtrain %s --help' for more.\n", sub);
+    cr_assert(strncmp(out, line, strlen(line)) == 0,
+              "'hogtrain %s %s' said:\n%s\nnot:\n%s", sub, args, out, line);
+    cr_assert_not_null(strstr(out, usage), "'hogtrain %s %s': no usage:\n%s",
+                       sub, args, out);
+    cr_assert_not_null(strstr(out, more), "'hogtrain %s %s': no --help "
+                       "pointer:\n%s", sub, args, out);
+}
+
+/* Every subcommand parses its options with one loop (hog_cli_getopt): the
+ * same mistake gets the same sentence, naming the option, whichever
+ * subcommand it is made in. Each row: a subcommand, operands that would
+ * otherwise do, an option taking an argument, one that may be repeated. */
+Test(cli, option_mistakes_read_the_same_in_every_subcommand)
+{
+    static const struct {
+        const char *sub, *operands, *with_arg, *flag;
+    } cmds[] = {
+        { "train", "x.svm", "--epochs", "--quiet" },
+        { "predict", "m.hgm d.svm", "--output", "--scores" },
+        { "convert", "d.svm d.hgb", "--window", "--zero-based" },
+        { "gen", "", "--rows", "--regression" },
+        { "info", "d.svm", "--threads", "--zero-based" },
+        { "bench", "d.svm", "--epochs", "--quiet" },
+        { "objective", "m.hgm d.svm", "--loss", "--quiet" },
+        { "topo", "", "--bind", "--no-smt" },
+    };
+    char args[256], want[256];
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        const char *sub = cmds[i].sub, *ops = cmds[i].operands;
+        snprintf(args, sizeof args, "--bogus %s", ops);
+        expect_usage_error(sub, args, "unknown option '--bogus'");
+        snprintf(args, sizeof args, "-Z %s", ops);
+        expect_usage_error(sub, args, "unknown option '-Z'");
+        snprintf(args, sizeof args, "%s %s", ops, cmds[i].with_arg);
+        snprintf(want, sizeof want, "option '%s' needs an argument",
+                 cmds[i].with_arg);
+        expect_usage_error(sub, args, want);
+        snprintf(args, sizeof args, "%s %s %s", cmds[i].flag, ops,
+                 cmds[i].flag);
+        snprintf(want, sizeof want, "option %s given twice", cmds[i].flag);
+        expect_usage_error(sub, args, want);
+    }
+    /* --threads N, the data-loading thread count (topo: threads to place) */
+    static const char *const threaded[][2] = {
+        { "train", "x.svm" }, { "predict", "m.hgm d.svm" },
+        { "convert", "d.svm d.hgb" }, { "info", "d.svm" },
+        { "objective", "m.hgm d.svm" }, { "topo", "" },
+    };
+    static const char *const bad_threads[] = { "1.5", "-1", "65537", "", "2x" };
+    for (size_t i = 0; i < sizeof threaded / sizeof threaded[0]; i++)
+        for (size_t k = 0; k < sizeof bad_threads / sizeof bad_threads[0]; k++) {
+            snprintf(args, sizeof args, "--threads '%s' %s", bad_threads[k],
+                     threaded[i][1]);
+            snprintf(want, sizeof want, "--threads: '%s' is not a thread "
+                     "count (0 to 65536)", bad_threads[k]);
+            expect_usage_error(threaded[i][0], args, want);
+        }
+    expect_usage_error("topo", "-t 2 --threads 3", "option --threads given twice");
+    /* bench's --threads is a list of counts */
+    expect_usage_error("bench", "--threads 1.5 d.svm",
+                       "--threads: bad item '1.5' in '1.5'");
+    /* the model options train, bench and objective share */
+    static const char *const modelled[][2] = {
+        { "train", "x.svm" }, { "bench", "d.svm" }, { "objective", "m.hgm d.svm" },
+    };
+    for (size_t i = 0; i < sizeof modelled / sizeof modelled[0]; i++) {
+        snprintf(args, sizeof args, "--loss cubic %s", modelled[i][1]);
+        expect_usage_error(modelled[i][0], args, "--loss: unknown loss 'cubic' "
+                           "(logistic, hinge, sqhinge, squared)");
+        snprintf(args, sizeof args, "--l2 -1 %s", modelled[i][1]);
+        expect_usage_error(modelled[i][0], args, "--l2: '-1' is not a number >= 0");
+    }
+}
+
+/* The operands: what is missing is named, the same way everywhere. */
+Test(cli, missing_and_extra_operands_are_named)
+{
+    expect_usage_error("train", "", "missing the TRAIN file");
+    expect_usage_error("bench", "", "missing the DATA file");
+    expect_usage_error("predict", "", "missing the MODEL and DATA files");
+    expect_usage_error("objective", "", "missing the MODEL and DATA files");
+    expect_usage_error("convert", "", "missing the IN and OUT files");
+    expect_usage_error("predict", "m.hgm", "missing the DATA file");
+    expect_usage_error("objective", "m.hgm", "missing the DATA file");
+    expect_usage_error("convert", "d.svm", "missing the OUT file");
+    expect_usage_error("info", "", "missing the FILE to describe");
+    expect_usage_error("predict", "m.hgm d.svm x", "unexpected argument 'x'");
+    expect_usage_error("objective", "m.hgm d.svm x", "unexpected argument 'x'");
+    expect_usage_error("convert", "d.svm d.hgb x", "unexpected argument 'x'");
+    expect_usage_error("bench", "d.svm x", "unexpected argument 'x'");
+    expect_usage_error("topo", "x", "unexpected argument 'x'");
+    expect_usage_error("train", "x.svm y.svm", "unexpected argument 'y.svm' "
+                       "(one TRAIN file; the test file goes after -t)");
+    expect_usage_error("gen", "x", "unexpected argument 'x' (the output file "
+                       "goes after -o)");
+}
+
+/* bench's --plot and --csv may not overwrite the data, whichever is given. */
+Test(cli, bench_outputs_never_overwrite_the_data)
+{
+    expect_usage_error("bench", "x.svg --plot x.svg", "x.svg would overwrite an input");
+    expect_usage_error("bench", "x.csv --csv x.csv", "x.csv would overwrite an input");
+    expect_usage_error("bench", "x.svm -t y.svg --plot y.svg",
+                       "y.svg would overwrite an input");
+}
+
 Test(cli, malformed_data_is_an_error_with_file_and_line)
 {
     char dir[1024];

@@ -271,6 +271,62 @@ Test(threads, replicas_average_and_learn, .timeout = 60)
     hog_data_free(d);
 }
 
+/* Every row runs exactly once per epoch, whoever claims it. With the hinge
+ * loss, a constant step so small that every margin stays far below 1, and
+ * no regularization, each row's step adds eta y_i x_i whatever the weights,
+ * so after E epochs w = E eta sum_i y_i x_i (the bias: x_i0 = 1), computed
+ * here in double from the data. A row run twice or skipped moves a weight by
+ * eta |x_ij|, far outside the rounding tolerance for all but the commonest
+ * features. atomic loses no update; 4 threads on fewer CPUs make threads
+ * claim each other's rows. */
+Test(threads, every_row_runs_once_per_epoch, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(path, "news20.binary.train.svm");
+    hog_data *d = load(path);
+    const struct hog_csr *c = &d->m;
+    const uint64_t nf = d->n_features;
+    const double eta = 1e-7, E = 2;
+    double *ref = calloc(nf + 1, sizeof *ref), *mag = calloc(nf + 1, sizeof *mag);
+    cr_assert(ref && mag);
+    for (uint64_t i = 0; i < c->rows; i++) {
+        double y = c->y[i] == d->label_pos ? 1.0 : -1.0;
+        for (uint64_t e = c->off[i]; e < c->off[i + 1]; e++) {
+            ref[c->idx[e]] += E * eta * y * c->val[e];
+            mag[c->idx[e]] += E * eta * fabs(c->val[e]);
+        }
+        ref[nf] += E * eta * y;
+        mag[nf] += E * eta;
+    }
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.update = HOG_UPDATE_ATOMIC;
+    o.loss = HOG_LOSS_HINGE;
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = eta;
+    o.l2 = 0;
+    o.epochs = (unsigned)E;
+    o.oversubscribe = 1;
+    for (unsigned t = 2; t <= 4; t += 2) {
+        o.threads = t;
+        hog_model *m = train(d, &o);
+        const float *w = hog_model_weights(m);
+        uint64_t bad = 0, first = 0;
+        for (uint64_t j = 0; j <= nf; j++)
+            if (fabs(w[j] - ref[j]) > 1e-3 * mag[j] + 1e-30 && bad++ == 0)
+                first = j;
+        cr_expect_eq(bad, 0, "%u threads: %llu of %llu weights are not "
+                     "eta sum_i y_i x_ij (first: weight %llu, %g against "
+                     "%g)", t, (unsigned long long)bad,
+                     (unsigned long long)nf + 1, (unsigned long long)first,
+                     (double)w[first], ref[first]);
+        hog_model_free(m);
+    }
+    free(ref);
+    free(mag);
+    hog_data_free(d);
+}
+
 /* More threads than rows: empty shards are fine. */
 Test(threads, more_threads_than_rows)
 {
@@ -495,8 +551,8 @@ Test(threads, hot_one_thread_folding_inside_epochs)
 
 /* Two rows, one feature, two threads with every weight private: thread 0
  * takes row 0 (x = 1, y = 1), thread 1 row 1 (x = 2, y = 3), squared loss
- * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies and adds
- * up the AdaGrad sums; worked by hand below. */
+ * 0.5 (w x - y)^2, eta 0.1, no bias. The fold averages the copies (by
+ * the rows each ran) and adds up the AdaGrad sums; worked by hand below. */
 static hog_data *two_rows(void)
 {
     uint64_t *off = malloc(3 * sizeof *off);
@@ -552,6 +608,29 @@ Test(threads, hot_fold_rule_by_hand)
     cr_expect(fabs(hog_model_weights(m)[0] - 0.5 * (w0 + w1)) < 1e-5,
               "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
               0.5 * (w0 + w1));
+    hog_model_free(m);
+    hog_data_free(d);
+
+    /* Unequal shares: a third row like row 0 goes to thread 0 (rows p,
+     * p + 2, ...; a shard of one claim is never taken by the other thread),
+     * whose copy runs 2 rows: 0.1, then 0.1 + 0.1 (1 - 0.1) = 0.19; thread
+     * 1's copy runs 1 row: 0.6. The fold weights the copies by their rows:
+     * (2 * 0.19 + 0.6) / 3 (an equal vote would give 0.395). */
+    uint64_t *off = malloc(4 * sizeof *off);
+    float *y = malloc(3 * sizeof *y), *val = malloc(3 * sizeof *val);
+    uint32_t *idx = calloc(3, sizeof *idx);
+    cr_assert(off && y && val && idx);
+    for (int i = 0; i < 4; i++)
+        off[i] = (uint64_t)i;
+    y[0] = y[2] = 1, y[1] = 3;
+    val[0] = val[2] = 1, val[1] = 2;
+    cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 0, &d, NULL), HOG_OK);
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.epochs = 1;
+    m = train(d, &o);
+    cr_expect_float_eq(hog_model_weights(m)[0], (float)(0.98 / 3), 1e-6f,
+                       "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
+                       0.98 / 3);
     hog_model_free(m);
     hog_data_free(d);
 }

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 enum {
-    OPT_THREADS = 256,
+    OPT_THREADS = HOG_CLI_OPT_OWN, /* a list: bench's own --threads */
     OPT_UPDATE,
     OPT_ALGO,
     OPT_REPLICAS,
@@ -45,7 +45,6 @@ enum {
     OPT_SYNC_EVERY,
     OPT_OVERSUBSCRIBE,
     OPT_NO_SMT,
-    OPT_ZERO_BASED,
     OPT_HOT,
 };
 
@@ -72,26 +71,14 @@ static const struct option longopts[] = {
     { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
     { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
     { "no-smt", no_argument, NULL, OPT_NO_SMT },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
+    { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },
     { "hot", required_argument, NULL, OPT_HOT },
     { NULL, 0, NULL, 0 },
-};
-
-static void help(FILE *f);
-
-static const struct hog_cli_cmd cmd = {
-    "bench",
-    "hogtrain bench DATA [-t TEST] [--threads 1,2,4] [--update none,atomic,...]\n"
-    "                      [--algo hogwild,cyclades] [--replicas shared,...]\n"
-    "                      [--hot 0,auto] [--epochs N]\n"
-    "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
-    help,
 };
 
 static void help(FILE *f)
 {
     fprintf(f,
-            "usage: %s\n"
             "\n"
             "Trains on DATA over a grid of thread counts, update modes and replica\n"
             "modes (one loaded copy of the data), and prints a table: nonzeros/s,\n"
@@ -126,9 +113,18 @@ static void help(FILE *f)
             "\n"
             "training (as in hogtrain train): --loss, --l1, --l2, --eta, --schedule,\n"
             "--bias, --seed, --bind, --no-smt, --oversubscribe, --sync-every,\n"
-            "--zero-based.\n",
-            cmd.usage);
+            "--zero-based.\n");
 }
+
+static const struct hog_cli_cmd cmd = {
+    "bench",
+    "hogtrain bench DATA [-t TEST] [--threads 1,2,4] [--update none,atomic,...]\n"
+    "                      [--algo hogwild,cyclades] [--replicas shared,...]\n"
+    "                      [--hot 0,auto] [--epochs N]\n"
+    "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
+    help,
+};
+
 
 #define MAX_LIST 32
 
@@ -194,32 +190,20 @@ static int parse_algo_item(const char *s)
 
 static int parse(int argc, char **argv, struct bench_args *a)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     hog_train_opts_init(&a->o);
     hog_load_opts_init(&a->lo);
     a->o.epochs = 10;
     a->repeat = 3;
-    int ch, rc = HOG_EXIT_USAGE, tmp[MAX_LIST];
+    int ch, rc, tmp[MAX_LIST];
     unsigned n;
     uint64_t u;
-    double eta = 0;
-    hog_schedule sched = HOG_SCHED_CONSTANT;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "t:qh", longopts);
+    op.load = &a->lo; /* --zero-based; its --threads is a list */
+    op.train = &a->o;
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         const char *name = hog_cli_opt_name(longopts, ch);
-        if ((rc = hog_cli_model_option(&cmd, name, optarg, &a->o, &eta,
-                                       &sched)) >= 0) {
-            if (rc != HOG_EXIT_OK)
-                return rc;
-            continue;
-        }
         switch (ch) {
-        case 'h': help(stdout); return HOG_EXIT_OK;
         case 't': a->test = optarg; break;
         case 'q': a->quiet = true; break;
         case OPT_CSV: a->csv = optarg; break;
@@ -227,7 +211,6 @@ static int parse(int argc, char **argv, struct bench_args *a)
         case OPT_BIND: a->o.bind = optarg; break;
         case OPT_OVERSUBSCRIBE: a->o.oversubscribe = 1; break;
         case OPT_NO_SMT: a->o.no_smt = 1; break;
-        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
         case OPT_THREADS:
             if ((rc = parse_list(name, optarg, parse_threads_item, tmp, &n)) >= 0)
                 return rc;
@@ -294,19 +277,15 @@ static int parse(int argc, char **argv, struct bench_args *a)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (!seen[OPT_ALGO])
+    if (ch < 0)
+        return op.status;
+    if (!op.seen[OPT_ALGO])
         a->hogwild = true;
-    if (optind >= argc)
-        return hog_cli_usage_error(&cmd, "missing the DATA file");
-    if (argc - optind > 1)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
-                                   argv[optind + 1]);
+    static const char *const files[] = { "DATA" };
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 1, files, NULL)) >= 0)
+        return rc;
     a->data = argv[optind];
-    hog_train_opts_defaults_for_loss(&a->o);
-    if (seen[OPT_ETA])
-        a->o.eta = eta;
-    if (seen[OPT_SCHEDULE])
-        a->o.schedule = sched;
+    hog_cli_model_finish(&op);
     if (!a->nthreads) {
         unsigned cpus = hog_online_cpus();
         for (unsigned t = 1; t <= cpus && a->nthreads < MAX_LIST; t *= 2)
@@ -321,13 +300,12 @@ static int parse(int argc, char **argv, struct bench_args *a)
         a->replicas[a->nreplicas++] = HOG_REPLICAS_SHARED;
     if (!a->nhot)
         a->hot[a->nhot++] = 0;
-    for (const char **p = (const char *[]){ a->csv, a->plot, NULL }; *p; p++) {
-        if (!*p)
-            break;
-        if (hog_cli_same_file(*p, a->data) ||
-            (a->test && hog_cli_same_file(*p, a->test)))
-            return hog_cli_usage_error(&cmd, "%s would overwrite an input", *p);
-    }
+    const char *outs[] = { a->csv, a->plot };
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (outs[i] && (hog_cli_same_file(outs[i], a->data) ||
+                        (a->test && hog_cli_same_file(outs[i], a->test))))
+            return hog_cli_usage_error(&cmd, "%s would overwrite an input",
+                                       outs[i]);
     if (a->plot) {
         const char *dot = strrchr(a->plot, '.');
         if (!dot || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))

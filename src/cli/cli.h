@@ -36,6 +36,7 @@ int hog_cli_gen(int argc, char **argv);
 int hog_cli_info(int argc, char **argv);
 int hog_cli_bench(int argc, char **argv);
 int hog_cli_objective(int argc, char **argv);
+int hog_cli_topo(int argc, char **argv);
 
 /* ---- usage and errors (util.c) -------------------------------------------- */
 
@@ -43,7 +44,7 @@ int hog_cli_objective(int argc, char **argv);
 struct hog_cli_cmd {
     const char *name;                 /* "train" */
     const char *usage;                /* "hogtrain train [options] TRAIN ..." */
-    void (*help)(FILE *f);            /* the full --help text */
+    void (*help)(FILE *f);            /* --help: the text after "usage: <usage>" */
 };
 
 /* Prints "hogtrain CMD: <reason>" and the usage line(s) to stderr; returns
@@ -56,19 +57,90 @@ int hog_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * empty); returns HOG_EXIT_ERROR. */
 int hog_cli_fail_status(hog_status s, const hog_err *err);
 
-/* getopt_long's "unknown option" and "missing argument" texts are turned
- * off (opterr = 0); this explains optopt/argv[optind-1] and returns
- * HOG_EXIT_USAGE. */
+/* Explains getopt_long's '?' (unknown option) or ':' (missing argument)
+ * from optopt and argv[optind-1]; returns HOG_EXIT_USAGE. */
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
 
-/* Marks option `ch` (a getopt_long value below HOG_CLI_MAX_OPT) in seen[]
- * as given; false (after a usage message, *rc set) when it was given
- * before: every option may appear once. */
-#define HOG_CLI_MAX_OPT 512
-bool hog_cli_once(const struct hog_cli_cmd *c, const struct option *lo,
-                  unsigned char *seen, int ch, int *rc);
 /* "epochs" for the long option whose value is ch. */
 const char *hog_cli_opt_name(const struct option *lo, int ch);
+
+/* ---- options (util.c) ------------------------------------------------------ */
+
+/* getopt_long values of the options hog_cli_getopt applies itself; a
+ * subcommand's own long-only options start at HOG_CLI_OPT_OWN. */
+enum {
+    HOG_CLI_OPT_ZERO_BASED = 256,
+    HOG_CLI_OPT_THREADS,
+    HOG_CLI_OPT_OWN,
+};
+
+/* The table entries of the data-loading options, --zero-based and
+ * --threads N (parser threads), for a parser whose load is set. */
+#define HOG_CLI_LOAD_OPTIONS                                                  \
+    { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },              \
+    { "threads", required_argument, NULL, HOG_CLI_OPT_THREADS }
+
+/* Every subcommand's option loop. hog_cli_getopt wraps getopt_long and
+ * makes the checks they all make, so that one mistake gets one sentence
+ * whatever the subcommand:
+ *   - an unknown option, or one without its argument: a usage error;
+ *   - an option given twice: a usage error (every option may appear once;
+ *     seen[] records which were given, for checks after the loop);
+ *   - -h/--help: the help on standard output and exit status 0;
+ *   - with load set: --zero-based and --threads N, by their values
+ *     (HOG_CLI_LOAD_OPTIONS; a subcommand whose --threads means something
+ *     else, like bench's list, gives it a value of its own);
+ *   - with train set: the model options train and bench share, by long
+ *     name: --l1, --l2, --power, --bias and --loss into *train; --eta and
+ *     --schedule are held until hog_cli_model_finish (they override the
+ *     loss's defaults). Only those in the subcommand's table are accepted.
+ *
+ *     struct hog_cli_parser op;
+ *     hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
+ *     op.load = &lo;
+ *     while ((ch = hog_cli_getopt(&op, argc, argv)) > 0)
+ *         switch (ch) { ... the subcommand's own options ... }
+ *     if (ch < 0)
+ *         return op.status;
+ */
+#define HOG_CLI_MAX_OPT 512 /* option values are below it */
+struct hog_cli_parser {
+    const struct hog_cli_cmd *cmd;
+    const struct option *longopts;
+    char shortopts[32];                 /* ':' and the caller's */
+    hog_load_opts *load;                /* NULL: no data-loading options */
+    hog_train_opts *train;              /* NULL: no model options */
+    double eta;                         /* --eta, once given */
+    hog_schedule sched;                 /* --schedule, once given */
+    int status;                         /* the exit status after a -1 */
+    unsigned char seen[HOG_CLI_MAX_OPT]; /* by option value */
+};
+
+/* Starts a fresh scan of argv (optind = 1, getopt_long's own messages
+ * off). shortopts as getopt_long takes them, without the leading ':'. */
+void hog_cli_parser_init(struct hog_cli_parser *p, const struct hog_cli_cmd *c,
+                         const char *shortopts, const struct option *longopts);
+/* The next option the subcommand handles itself (optarg is its argument);
+ * 0 after the last option (argv[optind] is the first operand); -1 when the
+ * command ends now with p->status: a usage error was printed, or the help. */
+int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv);
+/* After the options, for a parser with train set: the step size and
+ * schedule that suit the loss (hog_train_opts_defaults_for_loss), then
+ * --eta and --schedule where given. */
+void hog_cli_model_finish(struct hog_cli_parser *p);
+
+/* The operands after the options, argv[optind..]: exactly n, named by
+ * names[] ("MODEL", "DATA"). Too few: "missing the DATA file" (or "the
+ * MODEL and DATA files"); too many: "unexpected argument 'X'", with
+ * " (hint)" appended when hint is not NULL. Returns -1 when they fit, else
+ * the usage error's status. */
+int hog_cli_operands(const struct hog_cli_cmd *c, int argc, char **argv,
+                     int n, const char *const *names, const char *hint);
+
+/* --threads N: a thread count from 0 (all cores) to 65536; HOG_EXIT_OK, or
+ * the usage error's status for anything else. */
+int hog_cli_parse_threads(const struct hog_cli_cmd *c, const char *arg,
+                          unsigned *out);
 
 /* ---- strict numbers (util.c) ---------------------------------------------- */
 
@@ -79,15 +151,6 @@ bool hog_parse_double(const char *s, double min, double max, double *out);
 /* A size in bytes: digits and an optional K, M, G or T (powers of 1024),
  * optionally followed by B or iB: "512M", "2GiB", "4096". */
 bool hog_cli_parse_size(const char *s, uint64_t *out);
-
-/* The model options train and bench share, by long name: --l1, --l2,
- * --power, --eta, --bias, --loss, --schedule. Sets o's field, except eta
- * and schedule, which go to *eta and *sched (they override the loss's
- * defaults once every option is read). Returns -1 when name is none of
- * them, HOG_EXIT_OK when it applied arg, else the usage error's status. */
-int hog_cli_model_option(const struct hog_cli_cmd *c, const char *name,
-                         const char *arg, hog_train_opts *o, double *eta,
-                         hog_schedule *sched);
 
 /* ---- names of enums (util.c) ---------------------------------------------- */
 

@@ -9,18 +9,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_ZERO_BASED = 256, OPT_THREADS, OPT_WINDOW };
+enum { OPT_WINDOW = HOG_CLI_OPT_OWN };
 
 static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    HOG_CLI_LOAD_OPTIONS,
     { "window", required_argument, NULL, OPT_WINDOW },
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
+static void help(FILE *f)
+{
+    fputs("\n"
+          "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
+          "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
+          "without parsing. OUT records IN's size and modification time.\n"
+          "\n"
+          "      --zero-based    feature indices in the text start at 0\n"
+          "      --threads N     parser threads; 0 = all cores (default 0)\n"
+          "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
+          "                      memory use is a few windows, whatever IN's size\n"
+          "  -q, --quiet         print nothing but errors\n"
+          "\n"
+          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+          f);
+}
 
 static const struct hog_cli_cmd cmd = {
     "convert",
@@ -28,53 +42,21 @@ static const struct hog_cli_cmd cmd = {
     help,
 };
 
-static void help(FILE *f)
-{
-    fprintf(f,
-            "usage: %s\n"
-            "\n"
-            "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
-            "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
-            "without parsing. OUT records IN's size and modification time.\n"
-            "\n"
-            "      --zero-based    feature indices in the text start at 0\n"
-            "      --threads N     parser threads; 0 = all cores (default 0)\n"
-            "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
-            "                      memory use is a few windows, whatever IN's size\n"
-            "  -q, --quiet         print nothing but errors\n"
-            "\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-            cmd.usage);
-}
 
 int hog_cli_convert(int argc, char **argv)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     hog_load_opts lo;
     hog_load_opts_init(&lo);
     bool quiet = false;
     size_t window = 32u << 20;
     int ch, rc;
     uint64_t u;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "qh", longopts);
+    op.load = &lo;
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
         case 'q': quiet = true; break;
-        case OPT_ZERO_BASED: lo.zero_based = 1; break;
-        case OPT_THREADS:
-            if (!hog_parse_u64(optarg, 0, 65536, &u))
-                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
-                                           "thread count (0 to 65536)", optarg);
-            lo.threads = (unsigned)u;
-            break;
         case OPT_WINDOW:
             if (!hog_cli_parse_size(optarg, &u) || u < 4096 || u > (UINT64_C(1) << 40))
                 return hog_cli_usage_error(&cmd, "--window: '%s' is not a size "
@@ -85,12 +67,11 @@ int hog_cli_convert(int argc, char **argv)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (argc - optind < 2)
-        return hog_cli_usage_error(&cmd, "missing the %s file",
-                                   argc - optind ? "OUT" : "IN");
-    if (argc - optind > 2)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
-                                   argv[optind + 2]);
+    if (ch < 0)
+        return op.status;
+    static const char *const files[] = { "IN", "OUT" };
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
+        return rc;
     const char *in = argv[optind], *out = argv[optind + 1];
     if (strcmp(out, "-") == 0)
         return hog_cli_usage_error(&cmd, "OUT must be a file, not '-'");

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 enum {
-    OPT_ROWS = 256,
+    OPT_ROWS = HOG_CLI_OPT_OWN,
     OPT_FEATURES,
     OPT_NNZ,
     OPT_ZIPF,
@@ -31,21 +31,11 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
-
-static const struct hog_cli_cmd cmd = {
-    "gen",
-    "hogtrain gen [--rows N] [--features N] [--nnz X] [--zipf X] [--noise X]\n"
-    "                    [--regression] [--seed N] [-o FILE|-]",
-    help,
-};
-
 static void help(FILE *f)
 {
     struct hog_gen_opts d;
     hog_gen_opts_init(&d);
     fprintf(f,
-            "usage: %s\n"
             "\n"
             "Writes synthetic LIBSVM text: rows with power-law feature frequencies\n"
             "(like text) labelled by a planted sparse linear model. The same options\n"
@@ -65,10 +55,18 @@ static void help(FILE *f)
             "  -q, --quiet         no progress or summary on standard error\n"
             "\n"
             "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-            cmd.usage, (unsigned long long)d.rows,
+            (unsigned long long)d.rows,
             (unsigned long long)d.features, d.nnz_per_row, d.zipf,
             d.label_noise, (unsigned long long)d.seed);
 }
+
+static const struct hog_cli_cmd cmd = {
+    "gen",
+    "hogtrain gen [--rows N] [--features N] [--nnz X] [--zipf X] [--noise X]\n"
+    "                    [--regression] [--seed N] [-o FILE|-]",
+    help,
+};
+
 
 /* A FILE that forwards to another and counts bytes and rows written, for
  * the progress line (hog_gen_write takes a FILE and reports nothing). */
@@ -142,7 +140,6 @@ static hog_status gen_into(const struct hog_gen_opts *g, FILE *to,
 
 int hog_cli_gen(int argc, char **argv)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     struct hog_gen_opts g;
     hog_gen_opts_init(&g);
     const char *out = NULL;
@@ -150,17 +147,10 @@ int hog_cli_gen(int argc, char **argv)
     int ch, rc;
     uint64_t u;
     double x;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
         case 'o': out = optarg; break;
         case 'q': quiet = true; break;
         case OPT_REGRESSION: g.regression = true; break;
@@ -205,14 +195,16 @@ int hog_cli_gen(int argc, char **argv)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (optind < argc)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s' (the "
-                                   "output file goes after -o)", argv[optind]);
+    if (ch < 0)
+        return op.status;
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 0, NULL,
+                               "the output file goes after -o")) >= 0)
+        return rc;
     if (!g.regression && g.label_noise > 1.0)
         return hog_cli_usage_error(&cmd, "--noise %g: a label flip probability "
                                    "must be in [0, 1] (use --regression for "
                                    "a noise level)", g.label_noise);
-    if (!seen[OPT_NNZ] && g.nnz_per_row > (double)g.features)
+    if (!op.seen[OPT_NNZ] && g.nnz_per_row > (double)g.features)
         g.nnz_per_row = (double)g.features; /* the default, for few features */
     if (g.nnz_per_row > (double)g.features)
         return hog_cli_usage_error(&cmd, "--nnz %g exceeds --features %llu",

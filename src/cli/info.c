@@ -7,16 +7,26 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { OPT_ZERO_BASED = 256, OPT_THREADS };
-
 static const struct option longopts[] = {
     { "help", no_argument, NULL, 'h' },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
+static void help(FILE *f)
+{
+    fputs("\n"
+          "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
+          "rows, features, nonzeros, density, labels and their counts, the format\n"
+          "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
+          "regularization, features, nonzero weights, bias and label values.\n"
+          "\n"
+          "      --zero-based    feature indices in the text start at 0\n"
+          "      --threads N     parser threads; 0 = all cores (default 0)\n"
+          "\n"
+          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+          f);
+}
 
 static const struct hog_cli_cmd cmd = {
     "info",
@@ -24,22 +34,6 @@ static const struct hog_cli_cmd cmd = {
     help,
 };
 
-static void help(FILE *f)
-{
-    fprintf(f,
-            "usage: %s\n"
-            "\n"
-            "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
-            "rows, features, nonzeros, density, labels and their counts, the format\n"
-            "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
-            "regularization, features, nonzero weights, bias and label values.\n"
-            "\n"
-            "      --zero-based    feature indices in the text start at 0\n"
-            "      --threads N     parser threads; 0 = all cores (default 0)\n"
-            "\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-            cmd.usage);
-}
 
 #define ROW(key, ...)                                                         \
     do {                                                                      \
@@ -205,33 +199,14 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
 
 int hog_cli_info(int argc, char **argv)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     hog_load_opts lo;
     hog_load_opts_init(&lo);
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "h", longopts);
+    op.load = &lo;
     int ch, rc;
-    uint64_t u;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
-        switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
-        case OPT_ZERO_BASED: lo.zero_based = 1; break;
-        case OPT_THREADS:
-            if (!hog_parse_u64(optarg, 0, 65536, &u))
-                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
-                                           "thread count (0 to 65536)", optarg);
-            lo.threads = (unsigned)u;
-            break;
-        default:
-            return hog_cli_bad_option(&cmd, '?', argv);
-        }
-    }
+    if ((ch = hog_cli_getopt(&op, argc, argv)) != 0) /* all are shared */
+        return ch < 0 ? op.status : hog_cli_bad_option(&cmd, '?', argv);
     if (optind >= argc)
         return hog_cli_usage_error(&cmd, "missing the FILE to describe");
     rc = HOG_EXIT_OK;

@@ -1,7 +1,6 @@
 /* hogtrain: the command. Finds the subcommand and hands it the rest of the
  * arguments; each subcommand parses its own options (src/cli/<name>.c). */
 #include "cli/cli.h"
-#include "cli/topo.h"
 
 #include <string.h>
 

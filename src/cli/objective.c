@@ -7,8 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-enum { OPT_LOSS = 256, OPT_L1, OPT_L2, OPT_C, OPT_REG, OPT_ZERO_BASED,
-       OPT_THREADS };
+enum { OPT_LOSS = HOG_CLI_OPT_OWN, OPT_L1, OPT_L2, OPT_C, OPT_REG };
 
 static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
@@ -18,12 +17,35 @@ static const struct option longopts[] = {
     { "l2", required_argument, NULL, OPT_L2 },
     { "C", required_argument, NULL, OPT_C },
     { "reg", required_argument, NULL, OPT_REG },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
+static void help(FILE *f)
+{
+    fputs("\n"
+          "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
+          "\n"
+          "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
+          "\n"
+          "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
+          "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
+          "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
+          "\n"
+          "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
+          "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
+          "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
+          "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
+          "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
+          "  --zero-based  feature indices in the text start at 0\n"
+          "  --threads N   parser threads; 0 = all cores (default 0)\n"
+          "  -q, --quiet   print nothing on standard error\n"
+          "\n"
+          "Standard output: one 'name value' per line: objective, mean_loss,\n"
+          "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
+          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+          f);
+}
 
 static const struct hog_cli_cmd cmd = {
     "objective",
@@ -31,33 +53,6 @@ static const struct hog_cli_cmd cmd = {
     help,
 };
 
-static void help(FILE *f)
-{
-    fprintf(f,
-            "usage: %s\n"
-            "\n"
-            "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
-            "\n"
-            "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
-            "\n"
-            "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
-            "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
-            "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
-            "\n"
-            "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
-            "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
-            "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
-            "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
-            "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
-            "  --zero-based  feature indices in the text start at 0\n"
-            "  --threads N   parser threads; 0 = all cores (default 0)\n"
-            "  -q, --quiet   print nothing on standard error\n"
-            "\n"
-            "Standard output: one 'name value' per line: objective, mean_loss,\n"
-            "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-            cmd.usage);
-}
 
 struct objective_args {
     const char *model, *data;
@@ -70,49 +65,18 @@ struct objective_args {
 
 static int parse(int argc, char **argv, struct objective_args *a)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     hog_load_opts_init(&a->lo);
-    int ch, rc, e;
-    uint64_t u;
+    hog_train_opts model; /* --loss, --l1 and --l2, read as train reads them */
+    hog_train_opts_init(&model);
+    int ch, rc;
     double x;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "qh", longopts);
+    op.load = &a->lo;
+    op.train = &model;
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
         case 'q': a->quiet = true; break;
-        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
-        case OPT_THREADS:
-            if (!hog_parse_u64(optarg, 0, 65536, &u))
-                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
-                                           "thread count (0 to 65536)", optarg);
-            a->lo.threads = (unsigned)u;
-            break;
-        case OPT_LOSS:
-            if ((e = hog_cli_loss_parse(optarg)) < 0)
-                return hog_cli_usage_error(&cmd, "--loss: unknown loss '%s' "
-                                           "(logistic, hinge, sqhinge, squared)",
-                                           optarg);
-            a->loss = (hog_loss)e;
-            a->have_loss = true;
-            break;
-        case OPT_L1:
-        case OPT_L2:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
-                                           "number >= 0",
-                                           ch == OPT_L1 ? "l1" : "l2", optarg);
-            if (ch == OPT_L1)
-                a->l1 = x, a->have_l1 = true;
-            else
-                a->l2 = x, a->have_l2 = true;
-            break;
         case OPT_C:
             if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
                 return hog_cli_usage_error(&cmd, "--C: '%s' is not a number "
@@ -131,12 +95,17 @@ static int parse(int argc, char **argv, struct objective_args *a)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (argc - optind < 2)
-        return hog_cli_usage_error(&cmd, "missing the %s", argc - optind
-                                   ? "DATA file" : "MODEL and DATA files");
-    if (argc - optind > 2)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
-                                   argv[optind + 2]);
+    if (ch < 0)
+        return op.status;
+    static const char *const files[] = { "MODEL", "DATA" };
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
+        return rc;
+    a->have_loss = op.seen[OPT_LOSS];
+    a->have_l1 = op.seen[OPT_L1];
+    a->have_l2 = op.seen[OPT_L2];
+    a->loss = model.loss;
+    a->l1 = model.l1;
+    a->l2 = model.l2;
     if (a->have_c && (a->have_l1 || a->have_l2))
         return hog_cli_usage_error(&cmd, "--C sets l1 or l2; give either "
                                    "--C or --l1/--l2");

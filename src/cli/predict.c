@@ -6,19 +6,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SCORES = 256, OPT_ZERO_BASED, OPT_THREADS };
+enum { OPT_SCORES = HOG_CLI_OPT_OWN };
 
 static const struct option longopts[] = {
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "scores", no_argument, NULL, OPT_SCORES },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
+static void help(FILE *f)
+{
+    fputs("\n"
+          "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
+          "input): the predicted label, in the label values the model was trained\n"
+          "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
+          "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
+          "accuracy (classification) or RMSE (regression) on standard error.\n"
+          "\n"
+          "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
+          "      --scores        write the raw score w.x + b instead of the label\n"
+          "      --zero-based    feature indices in the text start at 0\n"
+          "      --threads N     parser threads; 0 = all cores (default 0)\n"
+          "  -q, --quiet         print nothing but errors\n"
+          "\n"
+          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+          f);
+}
 
 static const struct hog_cli_cmd cmd = {
     "predict",
@@ -26,26 +42,6 @@ static const struct hog_cli_cmd cmd = {
     help,
 };
 
-static void help(FILE *f)
-{
-    fprintf(f,
-            "usage: %s\n"
-            "\n"
-            "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
-            "input): the predicted label, in the label values the model was trained\n"
-            "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
-            "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
-            "accuracy (classification) or RMSE (regression) on standard error.\n"
-            "\n"
-            "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
-            "      --scores        write the raw score w.x + b instead of the label\n"
-            "      --zero-based    feature indices in the text start at 0\n"
-            "      --threads N     parser threads; 0 = all cores (default 0)\n"
-            "  -q, --quiet         print nothing but errors\n"
-            "\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-            cmd.usage);
-}
 
 struct predict_args {
     const char *model, *data, *out;
@@ -55,41 +51,25 @@ struct predict_args {
 
 static int parse(int argc, char **argv, struct predict_args *a)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     hog_load_opts_init(&a->lo);
     int ch, rc;
-    uint64_t u;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
+    op.load = &a->lo;
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
         case 'o': a->out = optarg; break;
         case 'q': a->quiet = true; break;
         case OPT_SCORES: a->scores = true; break;
-        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
-        case OPT_THREADS:
-            if (!hog_parse_u64(optarg, 0, 65536, &u))
-                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
-                                           "thread count (0 to 65536)", optarg);
-            a->lo.threads = (unsigned)u;
-            break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (argc - optind < 2)
-        return hog_cli_usage_error(&cmd, "missing the %s file",
-                                   argc - optind ? "DATA" : "MODEL");
-    if (argc - optind > 2)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s'",
-                                   argv[optind + 2]);
+    if (ch < 0)
+        return op.status;
+    static const char *const files[] = { "MODEL", "DATA" };
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
+        return rc;
     a->model = argv[optind];
     a->data = argv[optind + 1];
     if (a->out && (hog_cli_same_file(a->out, a->model) ||

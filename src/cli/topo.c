@@ -1,24 +1,15 @@
 /* `hogtrain topo`: what the machine looks like and where threads would run. */
-#include "cli/topo.h"
+#include "cli/cli.h"
 #include "gpu/gpu.h"
 #include "pool/pool.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 2
-
-static const char usage_text[] =
-    "usage: hogtrain topo [--bind SPEC] [--threads N] [--no-smt] [--oversubscribe]\n"
-    "                     [--synthetic DESC | --xml FILE] [--allowed LIST]\n";
-
 static void help(FILE *f)
 {
-    fputs(usage_text, f);
     fputs("\n"
           "Prints the machine (sockets, NUMA nodes, cores, PUs, the PUs this\n"
           "process may use), the plan that places worker threads on it, and\n"
@@ -40,36 +31,13 @@ static void help(FILE *f)
           f);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const struct hog_cli_cmd cmd = {
+    "topo",
+    "hogtrain topo [--bind SPEC] [--threads N] [--no-smt] [--oversubscribe]\n"
+    "                     [--synthetic DESC | --xml FILE] [--allowed LIST]",
+    help,
+};
 
-/* "hogtrain topo: <reason>" and the usage on stderr; the exit status 2. */
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("hogtrain topo: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fputs(usage_text, stderr);
-    return EXIT_USAGE;
-}
-
-static bool parse_threads(const char *s, unsigned *out)
-{
-    if (!*s)
-        return false;
-    unsigned long v = 0;
-    for (const char *c = s; *c; c++) {
-        if (*c < '0' || *c > '9')
-            return false;
-        v = v * 10 + (unsigned long)(*c - '0');
-        if (v > 65536)
-            return false;
-    }
-    *out = (unsigned)v;
-    return true;
-}
 
 static void print_index(int v, int width)
 {
@@ -132,7 +100,7 @@ static void print_gpus(void)
 
 int hog_cli_topo(int argc, char **argv)
 {
-    enum { OPT_NO_SMT = 256, OPT_OVERSUB, OPT_SYNTHETIC, OPT_XML, OPT_ALLOWED };
+    enum { OPT_NO_SMT = HOG_CLI_OPT_OWN, OPT_OVERSUB, OPT_SYNTHETIC, OPT_XML, OPT_ALLOWED };
     static const struct option opts[] = {
         { "bind", required_argument, NULL, 'b' },
         { "threads", required_argument, NULL, 't' },
@@ -147,41 +115,36 @@ int hog_cli_topo(int argc, char **argv)
     const char *spec = NULL, *synthetic = NULL, *xml = NULL, *allowed = NULL;
     unsigned threads = 0;
     bool no_smt = false, oversubscribe = false;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":b:t:h", opts, NULL)) != -1) {
+    int ch, rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "b:t:h", opts);
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
         case 'b': spec = optarg; break;
         case 't':
-            if (!parse_threads(optarg, &threads))
-                return usage_error("--threads wants a whole number from 0 to "
-                                   "65536, not \"%s\"", optarg);
+            if ((rc = hog_cli_parse_threads(&cmd, optarg, &threads)) != HOG_EXIT_OK)
+                return rc;
             break;
         case OPT_NO_SMT: no_smt = true; break;
         case OPT_OVERSUB: oversubscribe = true; break;
         case OPT_SYNTHETIC: synthetic = optarg; break;
         case OPT_XML: xml = optarg; break;
         case OPT_ALLOWED: allowed = optarg; break;
-        case 'h': help(stdout); return 0;
-        case ':':
-            return usage_error("option %s needs an argument",
-                               argv[optind - 1]);
         default:
-            if (optopt)
-                return usage_error("unknown option -%c", optopt);
-            return usage_error("unknown option %s", argv[optind - 1]);
+            return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
-    if (optind < argc)
-        return usage_error("unexpected argument \"%s\"", argv[optind]);
+    if (ch < 0)
+        return op.status;
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 0, NULL, NULL)) >= 0)
+        return rc;
     if (synthetic && xml)
-        return usage_error("give --synthetic or --xml, not both");
+        return hog_cli_usage_error(&cmd, "give --synthetic or --xml, not both");
 
     hog_err err = { { 0 } };
     struct hog_bind b;
     if (hog_bind_parse(spec, &b, &err) != HOG_OK)
-        return usage_error("%s", err.msg);
+        return hog_cli_usage_error(&cmd, "%s", err.msg);
     b.no_smt |= no_smt;
     b.oversubscribe |= oversubscribe;
 
@@ -189,15 +152,14 @@ int hog_cli_topo(int argc, char **argv)
     hog_status st = hog_topo_load(&t, synthetic, xml, allowed, &err);
     if (st != HOG_OK) {
         if (st == HOG_EINVAL)
-            return usage_error("%s", err.msg);
-        fprintf(stderr, "hogtrain topo: %s\n", err.msg);
-        return 1;
+            return hog_cli_usage_error(&cmd, "%s", err.msg);
+        return hog_cli_fail("%s", err.msg);
     }
     struct hog_plan *p;
     st = hog_topo_plan(t, &b, threads, &p, &err);
     if (st != HOG_OK) {
         hog_topo_free(t);
-        return usage_error("%s", err.msg);
+        return hog_cli_usage_error(&cmd, "%s", err.msg);
     }
     char source[1024];
     if (synthetic)
@@ -212,9 +174,8 @@ int hog_cli_topo(int argc, char **argv)
     hog_plan_free(p);
     hog_topo_free(t);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "hogtrain topo: cannot write the report (%s)\n",
-                strerror(errno));
-        return 1;
+        return hog_cli_fail("topo: cannot write the report (%s)",
+                            strerror(errno));
     }
-    return 0;
+    return HOG_EXIT_OK;
 }

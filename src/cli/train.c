@@ -10,8 +10,7 @@
 #include <sys/resource.h>
 
 enum {
-    OPT_SEED = 256,
-    OPT_THREADS,
+    OPT_SEED = HOG_CLI_OPT_OWN,
     OPT_EPOCHS,
     OPT_LOSS,
     OPT_L1,
@@ -22,7 +21,6 @@ enum {
     OPT_BIAS,
     OPT_ALGO,
     OPT_UPDATE,
-    OPT_ZERO_BASED,
     OPT_JSON,
     OPT_MODEL_FORMAT,
     OPT_GPUS,
@@ -69,7 +67,7 @@ static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "seed", required_argument, NULL, OPT_SEED },
-    { "threads", required_argument, NULL, OPT_THREADS },
+    HOG_CLI_LOAD_OPTIONS, /* --threads: the workers as well as the parser */
     { "epochs", required_argument, NULL, OPT_EPOCHS },
     { "loss", required_argument, NULL, OPT_LOSS },
     { "l1", required_argument, NULL, OPT_L1 },
@@ -80,7 +78,6 @@ static const struct option longopts[] = {
     { "bias", required_argument, NULL, OPT_BIAS },
     { "algo", required_argument, NULL, OPT_ALGO },
     { "update", required_argument, NULL, OPT_UPDATE },
-    { "zero-based", no_argument, NULL, OPT_ZERO_BASED },
     { "json", required_argument, NULL, OPT_JSON },
     { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
     { "gpus", required_argument, NULL, OPT_GPUS },
@@ -121,14 +118,6 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f);
-
-static const struct hog_cli_cmd cmd = {
-    "train",
-    "hogtrain train [options] TRAIN [-t TEST] [-o MODEL]",
-    help,
-};
-
 /* Coordinate descent stops on --tol; --epochs is then only a cap
  * (LIBLINEAR's default iteration limit). */
 #define COORD_EPOCHS 1000u
@@ -148,7 +137,6 @@ static void help(FILE *f)
     hog_train_opts d;
     hog_train_opts_init(&d);
     fprintf(f,
-            "usage: %s\n"
             "\n"
             "Trains a linear model on TRAIN (LIBSVM/SVMlight text or .hgb; '-' reads\n"
             "standard input), printing per-epoch metrics on standard error.\n"
@@ -281,7 +269,7 @@ static void help(FILE *f)
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
-            cmd.usage, hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
+            hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, d.tol, COORD_EPOCHS,
@@ -289,6 +277,13 @@ static void help(FILE *f)
             hog_cli_update_name(d.update), (unsigned long long)d.sync_every,
             HOG_GPU_DEFAULT_BATCH);
 }
+
+static const struct hog_cli_cmd cmd = {
+    "train",
+    "hogtrain train [options] TRAIN [-t TEST] [-o MODEL]",
+    help,
+};
+
 
 /* Scale-out settings. */
 struct net_args {
@@ -383,44 +378,31 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
 /* Parses argv into a; returns -1 to go on, or an exit status. */
 static int parse(int argc, char **argv, struct train_args *a)
 {
-    unsigned char seen[HOG_CLI_MAX_OPT] = { 0 };
     const char *hot_arg = NULL;
     hog_train_opts_init(&a->o);
     hog_load_opts_init(&a->lo);
     a->fmt = HOG_MODEL_HGM;
     int ch, rc = HOG_EXIT_USAGE;
     uint64_t u;
-    double x, eta = 0;
+    double x;
     int e;
-    hog_schedule sched = HOG_SCHED_CONSTANT;
     struct net_args *na = &a->net;
     hog_net_opts_init(&na->no);
     hog_avg_opts_init(&na->ao);
     na->sync_every = 10000;
     const char *backend = NULL;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:o:qh", longopts, NULL)) != -1) {
-        if (ch == '?' || ch == ':')
-            return hog_cli_bad_option(&cmd, ch, argv);
-        if (!hog_cli_once(&cmd, longopts, seen, ch, &rc))
-            return rc;
+    struct hog_cli_parser op;
+    hog_cli_parser_init(&op, &cmd, "t:o:qh", longopts);
+    op.load = &a->lo;
+    op.train = &a->o;
+    const unsigned char *seen = op.seen;
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         const char *name = hog_cli_opt_name(longopts, ch);
-        if ((rc = hog_cli_model_option(&cmd, name, optarg, &a->o, &eta,
-                                       &sched)) >= 0) {
-            if (rc != HOG_EXIT_OK)
-                return rc;
-            continue;
-        }
         switch (ch) {
-        case 'h':
-            help(stdout);
-            return HOG_EXIT_OK;
         case 't': a->test = optarg; break;
         case 'o': a->model = optarg; break;
         case 'q': a->quiet = true; break;
         case OPT_JSON: a->json = optarg; break;
-        case OPT_ZERO_BASED: a->lo.zero_based = 1; break;
         case OPT_CHECKPOINT: /* which one: after parse_net() */
             a->o.checkpoint = na->ao.checkpoint = optarg;
             break;
@@ -449,13 +431,6 @@ static int parse(int argc, char **argv, struct train_args *a)
                 return hog_cli_usage_error(&cmd, "--seed: '%s' is not a "
                                            "non-negative integer", optarg);
             a->o.seed = u;
-            break;
-        case OPT_THREADS:
-            if (!hog_parse_u64(optarg, 0, 65536, &u))
-                return hog_cli_usage_error(&cmd, "--threads: '%s' is not a "
-                                           "thread count (0 to 65536)", optarg);
-            a->o.threads = (unsigned)u;
-            a->lo.threads = (unsigned)u;
             break;
         case OPT_EPOCHS:
             if (!hog_parse_u64(optarg, 1, 1000000, &u))
@@ -676,6 +651,10 @@ static int parse(int argc, char **argv, struct train_args *a)
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
+    if (ch < 0)
+        return op.status;
+    if (seen[HOG_CLI_OPT_THREADS]) /* one count for parser and workers */
+        a->o.threads = a->lo.threads;
     /* --checkpoint: with several processes rank 0 writes the averaged
      * model (src/net); in one process, the model and its training state
      * (docs/RELIABILITY.md) */
@@ -691,19 +670,12 @@ static int parse(int argc, char **argv, struct train_args *a)
     } else {
         a->net.ao.checkpoint = NULL;
     }
-    if (optind >= argc)
-        return hog_cli_usage_error(&cmd, "missing the TRAIN file");
-    if (argc - optind > 1)
-        return hog_cli_usage_error(&cmd, "unexpected argument '%s' (one "
-                                   "TRAIN file; the test file goes after -t)",
-                                   argv[optind + 1]);
+    static const char *const files[] = { "TRAIN" };
+    if ((rc = hog_cli_operands(&cmd, argc, argv, 1, files, "one TRAIN file; "
+                               "the test file goes after -t")) >= 0)
+        return rc;
     a->train = argv[optind];
-    /* The step size and schedule that suit the loss, unless given. */
-    hog_train_opts_defaults_for_loss(&a->o);
-    if (seen[OPT_ETA])
-        a->o.eta = eta;
-    if (seen[OPT_SCHEDULE])
-        a->o.schedule = sched;
+    hog_cli_model_finish(&op); /* the loss's step size and schedule, unless given */
     /* Options that only make sense together. */
     bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
     if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD &&
@@ -812,7 +784,7 @@ static int parse(int argc, char **argv, struct train_args *a)
     }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(&cmd, "--model-format needs -o MODEL");
-    if (seen[OPT_THREADS] && a->o.algo == HOG_ALGO_SERIAL && a->o.threads > 1)
+    if (seen[HOG_CLI_OPT_THREADS] && a->o.algo == HOG_ALGO_SERIAL && a->o.threads > 1)
         return hog_cli_usage_error(&cmd, "--algo serial runs one thread; "
                                    "--threads %u conflicts with it",
                                    a->o.threads);

@@ -1,7 +1,9 @@
 /* Helpers shared by the subcommands: usage errors, strict numbers, enum
  * names, output checks, human-readable units, loading with a report. */
 #include "cli/cli.h"
+#include "train/train.h" /* hog_train_opts_defaults_for_loss */
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -62,18 +64,162 @@ const char *hog_cli_opt_name(const struct option *lo, int ch)
     return "?";
 }
 
-bool hog_cli_once(const struct hog_cli_cmd *c, const struct option *lo,
-                  unsigned char *seen, int ch, int *rc)
+/* ---- options ------------------------------------------------------------------ */
+
+void hog_cli_parser_init(struct hog_cli_parser *p, const struct hog_cli_cmd *c,
+                         const char *shortopts, const struct option *longopts)
 {
-    if (ch < 0 || ch >= HOG_CLI_MAX_OPT)
-        return true;
-    if (seen[ch]) {
-        *rc = hog_cli_usage_error(c, "option --%s given twice",
-                                  hog_cli_opt_name(lo, ch));
-        return false;
+    memset(p, 0, sizeof *p);
+    p->cmd = c;
+    p->longopts = longopts;
+    int n = snprintf(p->shortopts, sizeof p->shortopts, ":%s", shortopts);
+    assert(n > 0 && (size_t)n < sizeof p->shortopts);
+    (void)n;
+    p->sched = HOG_SCHED_CONSTANT;
+    optind = 1;
+    opterr = 0; /* hog_cli_bad_option says it, in our words */
+}
+
+int hog_cli_parse_threads(const struct hog_cli_cmd *c, const char *arg,
+                          unsigned *out)
+{
+    uint64_t u;
+    if (!hog_parse_u64(arg, 0, 65536, &u))
+        return hog_cli_usage_error(c, "--threads: '%s' is not a thread count "
+                                   "(0 to 65536)", arg);
+    *out = (unsigned)u;
+    return HOG_EXIT_OK;
+}
+
+/* The model options, by long name: -1 when name is none of them,
+ * HOG_EXIT_OK when arg was applied, else the usage error's status. */
+static int model_option(struct hog_cli_parser *p, const char *name,
+                        const char *arg)
+{
+    const struct hog_cli_cmd *c = p->cmd;
+    hog_train_opts *o = p->train;
+    double x;
+    int e;
+    if (strcmp(name, "l1") == 0 || strcmp(name, "l2") == 0 ||
+        strcmp(name, "power") == 0) {
+        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x))
+            return hog_cli_usage_error(c, "--%s: '%s' is not a number >= 0",
+                                       name, arg);
+        *(name[0] == 'p' ? &o->power : name[1] == '1' ? &o->l1 : &o->l2) = x;
+    } else if (strcmp(name, "eta") == 0) {
+        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x) || x == 0.0)
+            return hog_cli_usage_error(c, "--eta: '%s' is not a step size > 0",
+                                       arg);
+        p->eta = x;
+    } else if (strcmp(name, "bias") == 0) {
+        if (!hog_parse_double(arg, -HUGE_VAL, HUGE_VAL, &x))
+            return hog_cli_usage_error(c, "--bias: '%s' is not a number", arg);
+        o->bias = x;
+    } else if (strcmp(name, "loss") == 0) {
+        if ((e = hog_cli_loss_parse(arg)) < 0)
+            return hog_cli_usage_error(c, "--loss: unknown loss '%s' "
+                                       "(logistic, hinge, sqhinge, squared)",
+                                       arg);
+        o->loss = (hog_loss)e;
+    } else if (strcmp(name, "schedule") == 0) {
+        if ((e = hog_cli_schedule_parse(arg)) < 0)
+            return hog_cli_usage_error(c, "--schedule: unknown schedule '%s' "
+                                       "(constant, invscaling, adagrad)", arg);
+        p->sched = (hog_schedule)e;
+    } else {
+        return -1;
     }
-    seen[ch] = 1;
-    return true;
+    return HOG_EXIT_OK;
+}
+
+/* Whether the long option called name was given. */
+static bool given(const struct hog_cli_parser *p, const char *name)
+{
+    for (const struct option *lo = p->longopts; lo->name; lo++)
+        if (strcmp(lo->name, name) == 0 && !lo->flag)
+            return lo->val >= 0 && lo->val < HOG_CLI_MAX_OPT && p->seen[lo->val];
+    return false;
+}
+
+/* An option the parser applies itself: -1 when ch is none of them,
+ * HOG_EXIT_OK when applied, else the usage error's status. */
+static int shared_option(struct hog_cli_parser *p, int ch, const char *arg)
+{
+    if (p->load && ch == HOG_CLI_OPT_ZERO_BASED) {
+        p->load->zero_based = 1;
+        return HOG_EXIT_OK;
+    }
+    if (p->load && ch == HOG_CLI_OPT_THREADS)
+        return hog_cli_parse_threads(p->cmd, arg, &p->load->threads);
+    if (p->train)
+        return model_option(p, hog_cli_opt_name(p->longopts, ch), arg);
+    return -1;
+}
+
+int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
+{
+    for (;;) {
+        int ch = getopt_long(argc, argv, p->shortopts, p->longopts, NULL);
+        if (ch == -1)
+            return 0;
+        if (ch == '?' || ch == ':') {
+            p->status = hog_cli_bad_option(p->cmd, ch, argv);
+            return -1;
+        }
+        assert(ch > 0 && ch < HOG_CLI_MAX_OPT);
+        if (p->seen[ch]) {
+            p->status = hog_cli_usage_error(p->cmd, "option --%s given twice",
+                                            hog_cli_opt_name(p->longopts, ch));
+            return -1;
+        }
+        p->seen[ch] = 1;
+        if (ch == 'h') {
+            printf("usage: %s\n", p->cmd->usage);
+            p->cmd->help(stdout);
+            p->status = HOG_EXIT_OK;
+            return -1;
+        }
+        int rc = shared_option(p, ch, optarg);
+        if (rc < 0)
+            return ch; /* the subcommand's own */
+        if (rc != HOG_EXIT_OK) {
+            p->status = rc;
+            return -1;
+        }
+    }
+}
+
+void hog_cli_model_finish(struct hog_cli_parser *p)
+{
+    hog_train_opts_defaults_for_loss(p->train);
+    if (given(p, "eta"))
+        p->train->eta = p->eta;
+    if (given(p, "schedule"))
+        p->train->schedule = p->sched;
+}
+
+int hog_cli_operands(const struct hog_cli_cmd *c, int argc, char **argv,
+                     int n, const char *const *names, const char *hint)
+{
+    int have = argc - optind;
+    if (have > n && hint)
+        return hog_cli_usage_error(c, "unexpected argument '%s' (%s)",
+                                   argv[optind + n], hint);
+    if (have > n)
+        return hog_cli_usage_error(c, "unexpected argument '%s'",
+                                   argv[optind + n]);
+    if (have == n)
+        return -1;
+    char list[256]; /* "DATA", "MODEL and DATA", "A, B and C" */
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = have; i < n && len < sizeof list; i++) {
+        const char *sep = i == have ? "" : i == n - 1 ? " and " : ", ";
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", sep,
+                                names[i]);
+    }
+    return hog_cli_usage_error(c, "missing the %s file%s", list,
+                               n - have > 1 ? "s" : "");
 }
 
 /* ---- strict numbers ---------------------------------------------------------- */
@@ -184,44 +330,6 @@ int hog_cli_hot_parse(const char *s, uint64_t *k)
     else if (!hog_parse_u64(s, 0, UINT32_MAX, k))
         return -1;
     return 0;
-}
-
-int hog_cli_model_option(const struct hog_cli_cmd *c, const char *name,
-                         const char *arg, hog_train_opts *o, double *eta,
-                         hog_schedule *sched)
-{
-    double x;
-    int e;
-    if (strcmp(name, "l1") == 0 || strcmp(name, "l2") == 0 ||
-        strcmp(name, "power") == 0) {
-        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x))
-            return hog_cli_usage_error(c, "--%s: '%s' is not a number >= 0",
-                                       name, arg);
-        *(name[0] == 'p' ? &o->power : name[1] == '1' ? &o->l1 : &o->l2) = x;
-    } else if (strcmp(name, "eta") == 0) {
-        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x) || x == 0.0)
-            return hog_cli_usage_error(c, "--eta: '%s' is not a step size > 0",
-                                       arg);
-        *eta = x;
-    } else if (strcmp(name, "bias") == 0) {
-        if (!hog_parse_double(arg, -HUGE_VAL, HUGE_VAL, &x))
-            return hog_cli_usage_error(c, "--bias: '%s' is not a number", arg);
-        o->bias = x;
-    } else if (strcmp(name, "loss") == 0) {
-        if ((e = hog_cli_loss_parse(arg)) < 0)
-            return hog_cli_usage_error(c, "--loss: unknown loss '%s' "
-                                       "(logistic, hinge, sqhinge, squared)",
-                                       arg);
-        o->loss = (hog_loss)e;
-    } else if (strcmp(name, "schedule") == 0) {
-        if ((e = hog_cli_schedule_parse(arg)) < 0)
-            return hog_cli_usage_error(c, "--schedule: unknown schedule '%s' "
-                                       "(constant, invscaling, adagrad)", arg);
-        *sched = (hog_schedule)e;
-    } else {
-        return -1;
-    }
-    return HOG_EXIT_OK;
 }
 
 /* ---- files and formatting --------------------------------------------------------- */

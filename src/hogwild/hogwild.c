@@ -19,7 +19,10 @@
  * exactly. Thread p's k-th row of the epoch is step p + k T of a virtual
  * interleaved clock, the step numbers the kernel's schedule and lazy
  * regularization use: with T threads the epoch still has n steps, each with
- * its step size and shrink, as in serial SGD.
+ * its step size and shrink, as in serial SGD. A thread that has run all of
+ * its shard's rows of a segment claims the rest of another's (run_segment),
+ * each row with its owner's step number, so a slowed-down thread does not
+ * hold the barrier.
  *
  * Lazy regularization under races. The kernel keeps per weight a stamp, the
  * first step whose shrink the weight lacks, and before a step brings the
@@ -96,7 +99,7 @@ struct replica {
     uint32_t len;       /* the running segment's length; 0: block done */
 };
 
-/* Per thread, one cache line of its own (plus the shard it points to). */
+/* Per thread, cache lines of its own (plus the shard it points to). */
 struct worker {
     alignas(HOG_CACHELINE) struct hog_rng rng;
     uint64_t *shard; /* its rows, shuffled each epoch */
@@ -105,6 +108,13 @@ struct worker {
     unsigned replica; /* which model it trains */
     unsigned local;   /* its index among the replica's threads */
     struct hog_sgd view; /* --hot: the shared trainer on its own view */
+    /* The running segment's rows of its shard: shard[next, end) are still
+     * to claim, by it or, once a thread of its replica has run out of its
+     * own, by that thread (set by the replica's leader before the barrier
+     * that starts the segment). On a line of its own: the owner's claims
+     * stay in its cache until a thief comes. */
+    alignas(HOG_CACHELINE) _Atomic uint64_t next;
+    uint64_t end;
 };
 
 struct hogwild {
@@ -117,6 +127,7 @@ struct hogwild {
     struct worker *w;
     uint64_t n_weights;
     unsigned blocks;  /* sync blocks per epoch (1 without averaging) */
+    uint64_t claim;   /* rows a thread claims at a time (run_segment) */
     bool average;     /* replicas averaged during training */
     bool net;         /* averaged across processes at every block's end */
     unsigned epoch;
@@ -130,38 +141,80 @@ struct hogwild {
     uint64_t folds;      /* of the hot weights (written by thread 0) */
 };
 
-/* The thread's rows of its replica's running segment: replica steps
- * [pos, pos + len); the thread's k-th row is replica step local + k * nt. */
-static void run_segment(struct hogwild *h, unsigned tid, struct worker *me,
-                        struct replica *rp)
+/* Worker p's rows of its replica's running segment, replica steps
+ * [pos, pos + len): its k-th row is replica step local + k * nt, for k in
+ * [*k0, *k1) of its shard. */
+static void segment_rows(const struct replica *rp, const struct worker *w,
+                         uint64_t *k0, uint64_t *k1)
 {
-    uint64_t nt = rp->nthreads, p = me->local, a = rp->pos, e = a + rp->len;
-    uint64_t k0 = a <= p ? 0 : (a - p + nt - 1) / nt;
-    uint64_t k1 = e <= p ? 0 : (e - p + nt - 1) / nt;
-    if (k1 > me->n)
-        k1 = me->n;
-    uint32_t t = (uint32_t)(p + k0 * nt - a);
-    for (uint64_t k = k0; k < k1;) {
-        /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
-        if (hog_fit_cancelled(h->f))
-            atomic_store_explicit(&h->cut, true, memory_order_relaxed);
-        if (atomic_load_explicit(&h->cut, memory_order_relaxed))
-            return;
-        uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
-        if (h->hot)
-            hog_sgd_run_mode(&me->view, &h->hot->data, me->shard + k, blk, t,
-                             (uint32_t)nt, h->mode, &rp->locks);
-        else
-            hog_sgd_run_mode(&rp->s, h->d, me->shard + k, blk, t,
-                             (uint32_t)nt, h->mode, &rp->locks);
-        k += blk;
-        t += (uint32_t)(blk * nt);
-        if (tid == 0) {
-            /* the progress of thread 0's replica, scaled to all rows */
-            uint64_t done = (a + (k - k0) * nt) * h->d->m.rows / rp->rows;
-            h->f->tick(h->f, h->epoch, done, h->d->m.rows);
+    uint64_t nt = rp->nthreads, p = w->local, a = rp->pos, e = a + rp->len;
+    *k0 = a <= p ? 0 : (a - p + nt - 1) / nt;
+    *k1 = e <= p ? 0 : (e - p + nt - 1) / nt;
+    if (*k1 > w->n)
+        *k1 = w->n;
+    if (*k0 > *k1)
+        *k0 = *k1;
+}
+
+/* Up to `want` rows of v's running segment for the calling thread: the
+ * first's index in v's shard and their number (0: none left). A thief
+ * leaves the owner its last claim: the tail stays within one claim, and a
+ * shard of one claim (tiny data) is always run by its owner. */
+static uint64_t claim(struct worker *v, uint64_t want, bool thief,
+                      uint64_t *k)
+{
+    /* read first: no write to the line of a thread that has finished */
+    uint64_t next = atomic_load_explicit(&v->next, memory_order_relaxed);
+    if (next >= v->end || (thief && v->end - next <= want))
+        return 0;
+    *k = atomic_fetch_add_explicit(&v->next, want, memory_order_relaxed);
+    return *k >= v->end ? 0 : v->end - *k < want ? v->end - *k : want;
+}
+
+/* The thread's share of its replica's running segment: its own rows in
+ * chunks of h->claim, then whatever the replica's other threads have not
+ * claimed yet. A row keeps its step (its owner's interleaved clock) whoever
+ * runs it, so the schedule and the lazy regularization see the same steps;
+ * claiming only keeps a thread that the machine slowed down (another
+ * process on its core, longer rows in its shard) from holding the barrier.
+ * One thread per replica: its own rows in order, in the kernel's largest
+ * blocks, as before. */
+static uint64_t run_segment(struct hogwild *h, unsigned tid,
+                            struct worker *me, struct replica *rp)
+{
+    uint64_t ran = 0;
+    const uint32_t nt = rp->nthreads;
+    const uint64_t a = rp->pos, want = nt > 1 ? h->claim : HOG_SGD_BLOCK;
+    for (unsigned i = 0; i < h->nthreads; i++) {
+        struct worker *v = &h->w[(tid + i) % h->nthreads];
+        if (v->replica != me->replica)
+            continue;
+        uint64_t k, blk;
+        while ((blk = claim(v, want, v != me, &k)) != 0) {
+            /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
+            if (hog_fit_cancelled(h->f))
+                atomic_store_explicit(&h->cut, true, memory_order_relaxed);
+            if (atomic_load_explicit(&h->cut, memory_order_relaxed))
+                return ran;
+            uint32_t t = (uint32_t)(v->local + k * nt - a);
+            if (h->hot)
+                hog_sgd_run_mode(&me->view, &h->hot->data, v->shard + k,
+                                 (uint32_t)blk, t, nt, h->mode, &rp->locks);
+            else
+                hog_sgd_run_mode(&rp->s, h->d, v->shard + k, (uint32_t)blk,
+                                 t, nt, h->mode, &rp->locks);
+            if (tid == 0 && v == me) {
+                /* the progress of thread 0's replica, scaled to all rows */
+                uint64_t done = (v->local + (k + blk) * nt) *
+                                h->d->m.rows / rp->rows;
+                h->f->tick(h->f, h->epoch, done < h->d->m.rows ? done
+                                                   : h->d->m.rows,
+                           h->d->m.rows);
+            }
+            ran += blk;
         }
     }
+    return ran;
 }
 
 /* Replaces w[lo, hi) of every replica by their average. No step runs. */
@@ -257,6 +310,16 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                                 &rp->s, rp->t,
                                 left < UINT32_MAX ? (uint32_t)left
                                                   : UINT32_MAX);
+                /* the segment's rows, claimable once the barrier passes */
+                for (unsigned p = 0; p < nthreads; p++) {
+                    struct worker *v = &h->w[p];
+                    uint64_t k0, k1;
+                    if (v->replica != me->replica)
+                        continue;
+                    segment_rows(rp, v, &k0, &k1);
+                    atomic_store_explicit(&v->next, k0, memory_order_relaxed);
+                    v->end = k1;
+                }
             }
             hog_pool_barrier(h->pool);
             bool more = false;
@@ -268,10 +331,13 @@ static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
                 /* the segment's prefixes, seen through each view */
                 hog_hot_view(h->hot, &rp->s, tid, &me->view);
             }
-            if (rp->len)
-                run_segment(h, tid, me, rp);
-            if (h->hot) /* its own weights: before the barrier */
+            uint64_t ran = rp->len ? run_segment(h, tid, me, rp) : 0;
+            if (h->hot) {
+                /* its own weights, and how many rows its copies saw (the
+                 * fold's weight): before the barrier */
                 hog_hot_catch_up_private(h->hot, &me->view, rp->len);
+                h->hot->ran[tid] = ran;
+            }
             hog_pool_barrier(h->pool);
             if (h->hot) {
                 /* the cold weights up to date and the hot copies folded:
@@ -582,6 +648,13 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
                                      &h.rep[r].s, err)) != HOG_OK)
             goto out;
     }
+    /* About 2^14 nonzeros a claim: the kernel's call and the claim's
+     * atomic add vanish against the rows, and the last claim of an epoch
+     * is short enough to end it evenly. */
+    uint64_t mean = n ? (d->m.off[n] - d->m.off[0]) / n : 0;
+    h.claim = (UINT64_C(1) << 14) / (mean ? mean : 1);
+    h.claim = h.claim < 16 ? 16 : h.claim > HOG_SGD_BLOCK ? HOG_SGD_BLOCK
+                                                           : h.claim;
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
     if (o->hot_count) {

@@ -68,6 +68,8 @@ struct hog_hot {
     hog_data data;       /* the training data with idx */
     unsigned nviews;
     void **view[3];
+    uint64_t *ran;       /* [threads] rows each thread's view ran in the
+                            running segment (written by that thread) */
     double nnz_share;    /* share of the nonzeros on hot features */
     double setup_seconds;
 };

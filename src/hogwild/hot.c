@@ -29,12 +29,16 @@
  *
  * Folding back, at the end of every segment (every sync_every rows or epoch,
  * after the barrier at which all weights are brought up to date): each hot
- * weight becomes the AVERAGE of the threads' copies,
+ * weight becomes the AVERAGE of the threads' copies, each weighted by the
+ * n_p rows its thread ran in the segment (n = sum_p n_p),
  *
- *     w_new = R(b) + (1/T) sum_p (w_p - R(b)) = (1/T) sum_p w_p,
+ *     w_new = R(b) + sum_p (n_p/n) (w_p - R(b)) = sum_p (n_p/n) w_p,
  *
  * b the weight at the last fold and R(b) what the segment's regularization
- * alone makes of it, and each AdaGrad accumulator the SUM b + sum_p (g_p - b)
+ * alone makes of it (threads claim each other's rows when they run out of
+ * their own, so the n_p differ: a copy that ran few rows has moved little
+ * from b, and an equal vote for it would pull the hot weights back towards
+ * b), and each AdaGrad accumulator the SUM b + sum_p (g_p - b)
  * (every thread's accumulator is its own between folds; the sum holds all
  * squared gradients, as the serial one does, so the rate is serial SGD's).
  * Why the average and not the sum of the deltas: a thread's copy of a hot
@@ -47,7 +51,7 @@
  * accuracy. Averaging the hot block is local SGD on those coordinates
  * (Stich, ICLR 2019; DimmWitted's replicas, restricted to the features that
  * need them); the cold ones keep Hogwild!'s every-step sharing. With one
- * thread w_new = w_0 exactly (acc / 1), so the model equals plain
+ * thread w_new = n_0 w_0 / n_0 = w_0 exactly, so the model equals plain
  * Hogwild!'s bit for bit when the folds fall at the epochs' ends (a fold
  * inside an epoch also ends a lazy-regularization segment, which changes
  * the rounding of the catch-ups, not the maths).
@@ -187,6 +191,8 @@ hog_status hog_hot_init(struct hog_hot *h, const hog_data *d,
     h->data.n_features = h->n_features;
     memset(h->data.mem, 0, sizeof h->data.mem); /* d owns its arrays */
 
+    if (!(h->ran = calloc(threads, sizeof *h->ran)))
+        goto oom;
     /* the arrays the master has: weights, stamps, accumulators */
     const void *has[3] = { master->w, master->stamp, master->g2 };
     for (int a = 0; a < 3; a++) {
@@ -233,6 +239,8 @@ void hog_hot_free(struct hog_hot *h)
     }
     free(h->map);
     free(h->idx);
+    free(h->ran);
+    h->ran = NULL;
     h->map = NULL;
     h->idx = NULL;
 }
@@ -278,14 +286,19 @@ void hog_hot_fold(struct hog_hot *h, unsigned tid, unsigned T)
     void *const *w0 = h->view[0], *const *g0 = h->view[2];
 #define W(p) ((_Atomic float *)w0[p])
 #define G(p) ((_Atomic float *)g0[p])
+    double n = 0; /* rows, exact in double */
+    for (unsigned p = 0; p < T; p++)
+        n += (double)h->ran[p];
     for (uint64_t i = lo; i < hi; i++) {
         uint64_t j = hot_index(h, i);
-        /* w_0 + sum_{p>0} (w_p - R(b)): with one thread w_0 exactly */
-        /* R(b) + mean_p (w_p - R(b)) = mean_p w_p: R(b) cancels */
-        double acc = hog_w_load_relaxed(W(0), j);
-        for (unsigned p = 1; p < T; p++)
-            acc += hog_w_load_relaxed(W(p), j);
-        float nv = (float)(acc / T); /* one thread: w_0, exactly */
+        /* R(b) + sum_p (n_p/n) (w_p - R(b)) = sum_p (n_p/n) w_p */
+        double acc = 0;
+        for (unsigned p = 0; p < T; p++)
+            acc += n > 0 ? (double)h->ran[p] * hog_w_load_relaxed(W(p), j)
+                         : hog_w_load_relaxed(W(p), j);
+        /* one thread: n_0 w_0 / n_0 is w_0 exactly (both factors fit the
+         * 53 bits of a double) */
+        float nv = (float)(acc / (n > 0 ? n : T));
         for (unsigned p = 0; p <= T; p++)
             atomic_store_explicit(&W(p)[j], nv, memory_order_relaxed);
         if (g0[0]) {
