@@ -254,8 +254,12 @@ void hog_hgb_lease_drop(struct hog_hgb_lease *s)
                                                   memory_order_relaxed))
             break;
     }
-    /* Closing the last fd of the open file releases a lease still held. */
-    close(atomic_load_explicit(&s->fd, memory_order_relaxed));
+    /* Released explicitly: closing fd alone would not do it while a child
+     * forked since holds the open file too. Fails harmlessly when the
+     * lease was released already. */
+    int fd = atomic_load_explicit(&s->fd, memory_order_relaxed);
+    fcntl(fd, F_SETLEASE, F_UNLCK);
+    close(fd);
     atomic_store_explicit(&s->fd, -1, memory_order_relaxed);
     atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
 }
