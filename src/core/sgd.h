@@ -160,11 +160,16 @@ hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
 
 /* Step t's update of weight j alone, with loss gradient g (d x_j, the TRUE
  * gradient): the pending regularization, then the step as in hog_sgd_step
- * (scaled mode: the stored value moves by eta_t g q_{t+1}). */
-void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g);
-/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j < 2^32),
- * specialised. */
+ * (scaled mode: the stored value moves by eta_t g q_{t+1}), except that
+ * AdaGrad's accumulator takes sq where hog_sgd_step adds g^2 (Cyclades'
+ * hot weights step once with a sum of gradients g = sum_i g_i and give
+ * sq = sum_i g_i^2, the serial steps' increments). */
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g,
+                   double sq);
+/* hog_sgd_apply(s, j[i], t, g[i], sq[i]) for i < count (distinct
+ * j < 2^32), specialised; sq NULL: sq[i] = g[i]^2. */
 void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
-                        const double *g, uint64_t count, uint32_t t);
+                        const double *g, const double *sq, uint64_t count,
+                        uint32_t t);
 
 #endif

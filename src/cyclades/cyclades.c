@@ -135,7 +135,8 @@ struct cyc_thread {
     uint32_t *hcnt;     /* [nf + 1] entries of a hot weight in the batch */
     uint32_t *htouch;   /* hot weights the batch touches */
     uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
-    double *ag;         /* gradient */
+    double *ag;         /* gradient, */
+    double *asq;        /* AdaGrad's increment */
     /* statistics of the batches this thread partitioned */
     uint64_t st_batches, st_comps, st_largest;
     double st_share, st_imb;
@@ -783,39 +784,58 @@ static inline bool cyc_claim(struct cyc *c, uint64_t *base, uint32_t *slot)
  * claim slot k sums the gradients of its hot weights in row order and
  * takes their step at t_end; when the segment goes on, the new values are
  * what rows read. Whoever runs it, each weight's step is the same. */
+/* A hot weight's damped gradient (the rule in the comment at the top of
+ * this file): G / max(1, eta_j L R_j), with eta_j the step size
+ * of the weight's step: eta_t for the shared schedules (curv_eta = eta_t L),
+ * AdaGrad's eta / sqrt(eps + A + S) with A the accumulator before the step
+ * and S the batch's sum of squared gradients (curv_eta = eta L). Compared
+ * squared, so that an undamped weight costs no square root. */
+static inline double hot_damp(double g, double sq, double r1, double curv_eta,
+                              bool ada, const _Atomic float *g2, uint32_t j)
+{
+    double lim = curv_eta * r1;
+    if (!ada)
+        return lim > 1.0 ? g / lim : g;
+    double acc = HOG_ADAGRAD_EPS +
+                 (double)atomic_load_explicit(&g2[j], memory_order_relaxed) +
+                 sq;
+    return lim * lim > acc ? g * (sqrt(acc) / lim) : g;
+}
+
 static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
                       uint32_t k, uint64_t a, uint64_t z, uint32_t t_end)
 {
     const unsigned G1 = c->G + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
-    const double eta = ada ? 0.0 : c->s.seg_eta[t_end];
+    const double curv_eta =
+        (ada ? c->s.eta : c->s.seg_eta[t_end]) * c->curv;
     const double *dbuf = c->dbuf, *rl1 = c->pl1 + b * c->B;
     const uint64_t bs = c->s.n_features;
     if (c->bias_hot && c->bslot[b] == k) {
-        double g = 0, r1 = 0;
+        double g = 0, sq = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
+            sq += dbuf[i] * dbuf[i];
             r1 += rl1[i];
         }
-        g *= c->s.bias;
-        double lim = eta * c->curv * fabs(c->s.bias) * r1;
-        if (!ada && lim > 1.0)
-            g /= lim;
-        if (g != 0.0) {
-            hog_sgd_apply(&c->s, bs, t_end, g);
-        }
+        const double bv = c->s.bias;
+        g *= bv;
+        sq *= bv * bv;
+        g = hot_damp(g, sq, fabs(bv) * r1, curv_eta, ada, c->s.g2,
+                     (uint32_t)bs);
+        if (g != 0.0)
+            hog_sgd_apply(&c->s, bs, t_end, g, sq);
     }
     uint64_t na = 0;
     const uint64_t rlo = c->roff[b * G1 + k], rhi = c->roff[b * G1 + k + 1];
-    /* in locals: the stores to aj and ag below may alias c as far as the
-     * compiler knows, and would reload these on every record */
+    /* in locals: the stores to aj, ag and asq below may alias c as far as
+     * the compiler knows, and would reload these on every record */
     const struct hot_rec *rec = c->rec;
     const struct hot_ent *ent = c->ent;
     const _Atomic float *wv = c->s.w, *g2 = c->s.g2;
     const _Atomic uint32_t *stamp = c->s.stamp;
     uint32_t *aj = w->aj;
-    double *ag = w->ag;
-    const double curv_eta = eta * c->curv;
+    double *ag = w->ag, *asq = w->asq;
     for (uint64_t r = rlo; r < rhi; r++) {
         /* The weights this phase steps were read by the other threads'
          * rows since their owner last wrote them: fetch their lines for
@@ -831,23 +851,22 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
         }
         const struct hot_rec *rc = &rec[r];
         const struct hot_ent *e = &ent[rc->start];
-        double g = 0.0, r1 = 0.0;
+        double g = 0.0, sq = 0.0, r1 = 0.0;
         for (uint32_t q = 0; q < rc->count; q++) {
             uint32_t at = e[q].at;
             if (at < a || at >= z)
                 continue;
-            double x = e[q].x;
-            g += dbuf[at] * x;
+            double x = e[q].x, gi = dbuf[at] * x;
+            g += gi;
+            sq += gi * gi;
             r1 += fabs(x) * rl1[at];
         }
-        double lim = curv_eta * r1;
-        if (!ada && lim > 1.0)
-            g /= lim;
         aj[na] = rc->j;
-        ag[na] = g;
+        ag[na] = hot_damp(g, sq, r1, curv_eta, ada, g2, rc->j);
+        asq[na] = sq;
         na += g != 0.0;
     }
-    hog_sgd_apply_many(&c->s, aj, ag, na, t_end);
+    hog_sgd_apply_many(&c->s, aj, ag, ada ? asq : NULL, na, t_end);
 }
 
 /* The segment ends at a barrier: every weight brought up to date (threads
@@ -1135,6 +1154,7 @@ static void cyc_free(struct cyc *c)
             free(w->htouch);
             free(w->aj);
             free(w->ag);
+            free(w->asq);
         }
         free(c->th);
     }
@@ -1194,10 +1214,11 @@ static hog_status alloc_threads(struct cyc *c, hog_err *err)
         w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
         w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
         w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
+        w->asq = malloc(((size_t)c->nh + 1) * sizeof *w->asq);
         if (!w->parent || !w->cid || !w->touched || !w->comp_of ||
             !w->thr_of || !w->comps || !w->load || !w->cur || !w->slot ||
             !w->busy || !w->scur || !w->gby || !w->hcnt ||
-            !w->htouch || !w->aj || !w->ag)
+            !w->htouch || !w->aj || !w->ag || !w->asq)
             goto oom;
         memset(w->parent, 0xff, nf1 * sizeof *w->parent);
         memset(w->cid, 0xff, nf1 * sizeof *w->cid);
