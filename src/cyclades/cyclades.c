@@ -30,21 +30,31 @@
  * and the bias, therefore leave the graph. During a batch every row reads
  * them as they were at the batch's start (its margin gets their part as
  * m_extra); after the barrier each hot weight j takes ONE step at the
- * batch's last step t_end with the gradient
+ * batch's last step t_end, with the summed gradient and, for AdaGrad, the
+ * summed squares (both over the batch's rows i, in permutation order)
  *
- *     G_j = sum_{rows i of the batch, in permutation order} loss'_i x_ij,
+ *     G_j = sum_i loss'_i x_ij,     S_j = sum_i (loss'_i x_ij)^2.
  *
- * divided by max(1, eta_t_end L R_j), where L bounds the loss's curvature
- * (1/4 logistic, 1 squared and hinge, 2 squared hinge) and
+ * AdaGrad's accumulator takes S_j, what the serial steps would have added
+ * (G_j^2 is up to c times larger for a feature in c rows of the batch, and
+ * shrank the hot weights' steps by up to sqrt(c): 1.5 points of test
+ * accuracy on the benchmark's skewed set, 8 with the hinge loss). The
+ * gradient is divided by max(1, eta_j L R_j), where eta_j is the step's
+ * step size (eta_t_end; AdaGrad: eta / sqrt(eps + A_j + S_j), A_j the
+ * accumulator before the step), L bounds the loss's curvature (1/4
+ * logistic, 1 squared and hinge, 2 squared hinge) and
  *
  *     R_j = sum_i |x_ij| |x_i,hot|_1
  *
- * is row j of Gershgorin's bound on the batch loss's Hessian over the hot
+ * is row j of Gershgorin's bound on the batch loss's Hessian H over the hot
  * weights (|x_i,hot|_1 counts the bias). All hot weights step at once, on
- * stale margins; with the division the step is a Jacobi step that cannot
- * overshoot the batch loss's minimum however many hot features a row has
- * (the bias and a9a's fourteen one-hot groups move together). AdaGrad's
- * step is bounded by eta already and is not divided. Hot features are
+ * stale margins: a Jacobi step with step sizes D = diag(eta_j), and
+ * rho(D H) <= max_j eta_j L R_j (the row sums of |D H|). The division makes
+ * the damped D' satisfy rho(D' H) <= 1, so on the batch loss's quadratic
+ * model the step moves towards its minimum without overshooting, however
+ * many hot features a row has (the bias and a9a's fourteen one-hot groups
+ * move together; undamped AdaGrad steps with S_j cost a9a 1 to 5 points at
+ * eta 1 or B = 2000). Hot features are
  * dealt to work groups by whole cache lines (largest degree first,
  * least-loaded group); whoever claims a group sums each of its weights in
  * row order from a feature-major copy of the batch's hot entries built
