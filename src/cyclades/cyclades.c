@@ -196,6 +196,7 @@ struct cyc {
                         end inside a batch; read after a barrier) */
     uint64_t *visit; /* [nb] batch order of this epoch */
     double *dbuf;    /* [B] loss derivative of each row of the batch */
+    double *hbuf;    /* [B] its curvature bound times |x_hot|_1 (hot_curv) */
     double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
     double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;
@@ -794,16 +795,29 @@ static inline bool cyc_claim(struct cyc *c, uint64_t *base, uint32_t *slot)
  * claim slot k sums the gradients of its hot weights in row order and
  * takes their step at t_end; when the segment goes on, the new values are
  * what rows read. Whoever runs it, each weight's step is the same. */
+/* A row's curvature bound at the batch's start, from its loss derivative
+ * d: the logistic loss's second derivative there, sigma(m) (1 - sigma(m)) =
+ * |d| (1 - |d|) (its bound 1/4 holds at m = 0 only, and damped well fitted
+ * text features for nothing); otherwise the loss's bound c->curv. */
+static inline double hot_curv(const struct cyc *c, double d)
+{
+    if (c->s.loss != HOG_LOSS_LOGISTIC)
+        return c->curv;
+    double a = fabs(d);
+    return a * (1.0 - a);
+}
+
 /* A hot weight's damped gradient (the rule in the comment at the top of
- * this file): G / max(1, eta_j L R_j), with eta_j the step size
- * of the weight's step: eta_t for the shared schedules (curv_eta = eta_t L),
- * AdaGrad's eta / sqrt(eps + A + S) with A the accumulator before the step
- * and S the batch's sum of squared gradients (curv_eta = eta L). Compared
- * squared, so that an undamped weight costs no square root. */
-static inline double hot_damp(double g, double sq, double r1, double curv_eta,
+ * this file): G / max(1, eta_j R_j), R_j = sum_i |x_ij| h_i |x_i,hot|_1
+ * (r1), with eta_j the step size of the weight's step: eta_t for the
+ * shared schedules (eta = eta_t), AdaGrad's eta / sqrt(eps + A + S) with A
+ * the accumulator before the step and S the batch's sum of squared
+ * gradients. Compared squared, so that an undamped weight costs no square
+ * root. */
+static inline double hot_damp(double g, double sq, double r1, double eta,
                               bool ada, const _Atomic float *g2, uint32_t j)
 {
-    double lim = curv_eta * r1;
+    double lim = eta * r1;
     if (!ada)
         return lim > 1.0 ? g / lim : g;
     double acc = HOG_ADAGRAD_EPS +
@@ -817,22 +831,20 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
 {
     const unsigned G1 = c->G + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
-    const double curv_eta =
-        (ada ? c->s.eta : c->s.seg_eta[t_end]) * c->curv;
-    const double *dbuf = c->dbuf, *rl1 = c->pl1 + b * c->B;
+    const double eta = ada ? c->s.eta : c->s.seg_eta[t_end];
+    const double *dbuf = c->dbuf, *hb = c->hbuf;
     const uint64_t bs = c->s.n_features;
     if (c->bias_hot && c->bslot[b] == k) {
         double g = 0, sq = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
             g += dbuf[i];
             sq += dbuf[i] * dbuf[i];
-            r1 += rl1[i];
+            r1 += hb[i];
         }
         const double bv = c->s.bias;
         g *= bv;
         sq *= bv * bv;
-        g = hot_damp(g, sq, fabs(bv) * r1, curv_eta, ada, c->s.g2,
-                     (uint32_t)bs);
+        g = hot_damp(g, sq, fabs(bv) * r1, eta, ada, c->s.g2, (uint32_t)bs);
         if (g != 0.0)
             hog_sgd_apply(&c->s, bs, t_end, g, sq);
     }
@@ -869,10 +881,10 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
             double x = e[q].x, gi = dbuf[at] * x;
             g += gi;
             sq += gi * gi;
-            r1 += fabs(x) * rl1[at];
+            r1 += fabs(x) * hb[at];
         }
         aj[na] = rc->j;
-        ag[na] = hot_damp(g, sq, r1, curv_eta, ada, g2, rc->j);
+        ag[na] = hot_damp(g, sq, r1, eta, ada, g2, rc->j);
         asq[na] = sq;
         na += g != 0.0;
     }
@@ -1047,8 +1059,10 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
                 mx += (double)hog_w_load_relaxed(s->w, bs) * bias;
         }
         double dv = step(s, r, y, t, mx, with_bias);
-        if (hot)
+        if (hot) {
             c->dbuf[p - lo] = dv;
+            c->hbuf[p - lo] = hot_curv(c, dv) * c->pl1[p];
+        }
     }
     c->gcur[k] = cur;
 }
@@ -1191,6 +1205,7 @@ static void cyc_free(struct cyc *c)
     free(c->visit);
     free(c->dbuf);
     free(c->pl1);
+    free(c->hbuf);
     free(c->hot_l1);
     hog_sgd_free(&c->s);
 }
@@ -1370,7 +1385,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     c.gcur = malloc(c.G * sizeof *c.gcur);
     c.dbuf = calloc(c.B, sizeof *c.dbuf);
     c.pl1 = calloc(c.n, sizeof *c.pl1);
-    if (!c.pos || !c.boff || !c.gcur || !c.dbuf || !c.pl1) {
+    c.hbuf = calloc(c.B, sizeof *c.hbuf);
+    if (!c.pos || !c.boff || !c.gcur || !c.dbuf || !c.pl1 || !c.hbuf) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
