@@ -39,22 +39,24 @@
  * (G_j^2 is up to c times larger for a feature in c rows of the batch, and
  * shrank the hot weights' steps by up to sqrt(c): 1.5 points of test
  * accuracy on the benchmark's skewed set, 8 with the hinge loss). The
- * gradient is divided by max(1, eta_j L R_j), where eta_j is the step's
+ * gradient is divided by max(1, eta_j R_j), where eta_j is the step's
  * step size (eta_t_end; AdaGrad: eta / sqrt(eps + A_j + S_j), A_j the
- * accumulator before the step), L bounds the loss's curvature (1/4
- * logistic, 1 squared and hinge, 2 squared hinge) and
+ * accumulator before the step) and
  *
- *     R_j = sum_i |x_ij| |x_i,hot|_1
+ *     R_j = sum_i |x_ij| h_i |x_i,hot|_1
  *
  * is row j of Gershgorin's bound on the batch loss's Hessian H over the hot
- * weights (|x_i,hot|_1 counts the bias). All hot weights step at once, on
- * stale margins: a Jacobi step with step sizes D = diag(eta_j), and
- * rho(D H) <= max_j eta_j L R_j (the row sums of |D H|). The division makes
- * the damped D' satisfy rho(D' H) <= 1, so on the batch loss's quadratic
- * model the step moves towards its minimum without overshooting, however
- * many hot features a row has (the bias and a9a's fourteen one-hot groups
- * move together; undamped AdaGrad steps with S_j cost a9a 1 to 5 points at
- * eta 1 or B = 2000). Hot features are
+ * weights (|x_i,hot|_1 counts the bias), h_i row i's curvature: the
+ * logistic loss's second derivative at the row's margin at the batch's
+ * start, |d_i| (1 - |d_i|); for the other losses their bound (1 squared and
+ * hinge, 2 squared hinge). All hot weights step at once, on stale margins:
+ * a Jacobi step with step sizes D = diag(eta_j), and rho(D H) <= max_j
+ * eta_j R_j (the row sums of |D H|). The division makes the damped D'
+ * satisfy rho(D' H) <= 1, so on the batch loss's quadratic model the step
+ * moves towards its minimum without overshooting, however many hot
+ * features a row has (the bias and a9a's fourteen one-hot groups move
+ * together; undamped AdaGrad steps with S_j cost a9a 1 to 5 points at eta
+ * 1 or B = 2000). Hot features are
  * dealt to work groups by whole cache lines (largest degree first,
  * least-loaded group); whoever claims a group sums each of its weights in
  * row order from a feature-major copy of the batch's hot entries built
