@@ -75,6 +75,16 @@ static hog_data *load(const char *path, uint64_t n_features)
     return d;
 }
 
+/* Writes the io generator's text for g to path. */
+static void write_gen(const struct hog_gen_opts *g, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_gen_write(g, f, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(fclose(f), 0);
+}
+
 /* Text-like data from the io generator (Zipf feature frequencies). */
 static hog_data *generated(uint64_t rows, uint64_t features, double nnz,
                            uint64_t seed)
@@ -88,11 +98,7 @@ static hog_data *generated(uint64_t rows, uint64_t features, double nnz,
     g.features = features;
     g.nnz_per_row = nnz;
     g.seed = seed;
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_gen_write(&g, f, &err), HOG_OK, "%s", err.msg);
-    fclose(f);
+    write_gen(&g, path);
     return load(path, 0);
 }
 
@@ -380,11 +386,7 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
     g.nnz_per_row = 30;
     g.zipf = 1.1;
     g.seed = 7;
-    FILE *f = fopen(all, "w");
-    cr_assert(f);
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_gen_write(&g, f, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(fclose(f), 0);
+    write_gen(&g, all);
     FILE *in = fopen(all, "r"), *tr = fopen(trp, "w"), *te = fopen(tep, "w");
     cr_assert(in && tr && te);
     char *line = NULL;
