@@ -141,6 +141,22 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 
+/* ---- checkpoints (sgd_state.c) ---------------------------------------------- */
+
+/* Checkpoint state of an SGD trainer (core/fit.h). capture fills st
+ * (arrays malloc'd; hog_train_state_free) from s at step seg_pos of the
+ * open segment (0: at a segment boundary), leaving s as it was; restore
+ * puts st's weights, sums and timestamps into s, whose segment the caller
+ * has rebuilt with hog_sgd_segment_begin(st->seg_t0, st->seg_want). One
+ * thread, no step running. */
+struct hog_train_state;
+hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                 struct hog_train_state *st, hog_err *err);
+hog_status hog_sgd_state_restore(struct hog_sgd *s,
+                                 const struct hog_train_state *st,
+                                 hog_err *err);
+void hog_train_state_free(struct hog_train_state *st);
+
 /* ---- Cyclades: steps with some weights kept apart (src/cyclades) ------------ */
 
 /* One step on row r at segment step t whose margin gets m_extra added (the

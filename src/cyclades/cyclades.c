@@ -916,100 +916,6 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
 
 /* ---- checkpoints ---------------------------------------------------------- */
 
-static void load_floats(const _Atomic float *a, float *out, uint64_t n)
-{
-    for (uint64_t j = 0; j < n; j++)
-        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
-}
-
-static void store_floats(_Atomic float *a, const float *in, uint64_t n)
-{
-    for (uint64_t j = 0; j < n; j++)
-        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
-}
-
-static void state_free(struct hog_train_state *st)
-{
-    free(st->w);
-    free(st->w_raw);
-    free(st->g2);
-    free(st->stamp);
-}
-
-/* The state at step seg_pos of the open segment, as the serial trainer
- * captures it (inside a segment with regularization the stored weights are
- * lazy: they go to w_raw with their stamps, and a copy brought current is
- * the model). Called by one thread while the others wait. */
-static hog_status state_capture(struct hog_sgd *s, uint32_t seg_pos,
-                                struct hog_train_state *st, hog_err *err)
-{
-    uint64_t nw = s->n_weights;
-    size_t bytes = (nw ? nw : 1) * sizeof(float);
-    bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
-    bool stamps = mid && s->stamp;
-    st->n_weights = nw;
-    st->w = malloc(bytes);
-    st->w_raw = mid ? malloc(bytes) : NULL;
-    st->stamp = stamps ? malloc(bytes) : NULL;
-    st->g2 = s->g2 ? malloc(bytes) : NULL;
-    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
-        (s->g2 && !st->g2)) {
-        state_free(st);
-        return hog_errf(err, HOG_ENOMEM,
-                        "out of memory for a checkpoint of %llu weights",
-                        (unsigned long long)nw);
-    }
-    if (s->g2)
-        load_floats(s->g2, st->g2, nw);
-    if (!mid) {
-        load_floats(s->w, st->w, nw);
-        return HOG_OK;
-    }
-    load_floats(s->w, st->w_raw, nw);
-    for (uint64_t j = 0; stamps && j < nw; j++)
-        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
-    hog_sgd_catch_up_range(s, 0, nw, seg_pos);
-    load_floats(s->w, st->w, nw);
-    store_floats(s->w, st->w_raw, nw);
-    for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
-    return HOG_OK;
-}
-
-static hog_status state_restore(struct hog_sgd *s,
-                                const struct hog_train_state *st, hog_err *err)
-{
-    uint64_t nw = s->n_weights;
-    if (st->n_weights != nw)
-        return hog_errf(err, HOG_EINVAL,
-                        "the checkpoint holds %llu weights but this training "
-                        "has %llu (different data or bias)",
-                        (unsigned long long)st->n_weights,
-                        (unsigned long long)nw);
-    if (!st->g2 != !s->g2)
-        return hog_errf(err, HOG_EINVAL,
-                        "the checkpoint %s AdaGrad sums but this training %s",
-                        st->g2 ? "holds" : "lacks",
-                        s->g2 ? "needs them" : "uses none");
-    bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
-    bool stamps = mid && s->stamp;
-    if (mid != !!st->w_raw || stamps != !!st->stamp)
-        return hog_errf(err, HOG_EINVAL,
-                        "the checkpoint's regularization state does not "
-                        "match these options (l1, l2)");
-    for (uint64_t j = 0; stamps && j < nw; j++)
-        if (st->stamp[j] > st->seg_pos)
-            return hog_errf(err, HOG_EINVAL,
-                            "bad checkpoint: weight %llu is stamped beyond "
-                            "its position", (unsigned long long)j);
-    if (s->g2)
-        store_floats(s->g2, st->g2, nw);
-    store_floats(s->w, mid ? st->w_raw : st->w, nw);
-    for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
-    return HOG_OK;
-}
-
 /* Hands the state after epoch position epos (a batch boundary) to the
  * front door; HOG_EINTR when cancelled. One thread, the others waiting. */
 static hog_status checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
@@ -1023,10 +929,10 @@ static hog_status checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
         .seg_want = epos < c->n ? c->seg_want : 0, .seg_pos = seg_pos,
         .rng = c->rows_rng
     };
-    hog_status r = state_capture(&c->s, seg_pos, &st, c->err);
+    hog_status r = hog_sgd_state_capture(&c->s, seg_pos, &st, c->err);
     if (r == HOG_OK)
         r = c->f->save(c->f, &st, cancelled, c->err);
-    state_free(&st);
+    hog_train_state_free(&st);
     return r == HOG_OK && cancelled ? HOG_EINTR : r;
 }
 
@@ -1332,7 +1238,7 @@ static hog_status resume(struct cyc *c, struct hog_rng *rows,
         if (r->seg_pos != 0 || r->pos != c->n)
             return hog_errf(err, HOG_EINVAL, "bad checkpoint: an epoch's end "
                             "inside a segment");
-        hog_status st = state_restore(&c->s, r, err);
+        hog_status st = hog_sgd_state_restore(&c->s, r, err);
         if (st != HOG_OK)
             return st;
         hog_sgd_copy_weights(&c->s, c->f->model->w);
@@ -1362,7 +1268,7 @@ static hog_status resume(struct cyc *c, struct hog_rng *rows,
         c->seg_lo + c->seg_len > c->n)
         return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
                         "not fit these options");
-    hog_status st = state_restore(&c->s, r, err);
+    hog_status st = hog_sgd_state_restore(&c->s, r, err);
     if (st != HOG_OK)
         return st;
     c->start_bi = bi;
