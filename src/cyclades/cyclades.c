@@ -112,6 +112,12 @@ struct hot_rec {
     uint64_t start; /* first entry */
     uint32_t j, count; /* weight index, entries */
 };
+/* What the rows phase leaves the hot phase of each row of the batch (one
+ * line holds four rows' both). */
+struct row_d {
+    double d; /* loss derivative at the batch's start */
+    double h; /* curvature times |x_hot|_1 (hot_curv) */
+};
 
 /* The barrier between the phases of a batch (cyc_barrier_wait). */
 #define CYC_SPIN 4096u
@@ -197,8 +203,7 @@ struct cyc {
     uint64_t *gcur;  /* [G] where each slot's rows stopped (a segment can
                         end inside a batch; read after a barrier) */
     uint64_t *visit; /* [nb] batch order of this epoch */
-    double *dbuf;    /* [B] loss derivative of each row of the batch */
-    double *hbuf;    /* [B] its curvature bound times |x_hot|_1 (hot_curv) */
+    struct row_d *rd; /* [B] what the hot phase needs of each batch row */
     double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
     double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;
@@ -834,14 +839,14 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
     const unsigned G1 = c->G + 1;
     const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
     const double eta = ada ? c->s.eta : c->s.seg_eta[t_end];
-    const double *dbuf = c->dbuf, *hb = c->hbuf;
+    const struct row_d *rd = c->rd;
     const uint64_t bs = c->s.n_features;
     if (c->bias_hot && c->bslot[b] == k) {
         double g = 0, sq = 0, r1 = 0;
         for (uint64_t i = a; i < z; i++) {
-            g += dbuf[i];
-            sq += dbuf[i] * dbuf[i];
-            r1 += hb[i];
+            g += rd[i].d;
+            sq += rd[i].d * rd[i].d;
+            r1 += rd[i].h;
         }
         const double bv = c->s.bias;
         g *= bv;
@@ -880,10 +885,10 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
             uint32_t at = e[q].at;
             if (at < a || at >= z)
                 continue;
-            double x = e[q].x, gi = dbuf[at] * x;
+            double x = e[q].x, gi = rd[at].d * x;
             g += gi;
             sq += gi * gi;
-            r1 += fabs(x) * hb[at];
+            r1 += fabs(x) * rd[at].h;
         }
         aj[na] = rc->j;
         ag[na] = hot_damp(g, sq, r1, eta, ada, g2, rc->j);
@@ -968,8 +973,8 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
         }
         double dv = step(s, r, y, t, mx, with_bias);
         if (hot) {
-            c->dbuf[p - lo] = dv;
-            c->hbuf[p - lo] = hot_curv(c, dv) * c->pl1[p];
+            c->rd[p - lo] =
+                (struct row_d){ dv, hot_curv(c, dv) * c->pl1[p] };
         }
     }
     c->gcur[k] = cur;
@@ -1111,9 +1116,8 @@ static void cyc_free(struct cyc *c)
     free(c->pos);
     free(c->boff);
     free(c->visit);
-    free(c->dbuf);
+    free(c->rd);
     free(c->pl1);
-    free(c->hbuf);
     free(c->hot_l1);
     hog_sgd_free(&c->s);
 }
@@ -1291,10 +1295,9 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.G + 1) * sizeof *c.boff);
     c.gcur = malloc(c.G * sizeof *c.gcur);
-    c.dbuf = calloc(c.B, sizeof *c.dbuf);
+    c.rd = calloc(c.B, sizeof *c.rd);
     c.pl1 = calloc(c.n, sizeof *c.pl1);
-    c.hbuf = calloc(c.B, sizeof *c.hbuf);
-    if (!c.pos || !c.boff || !c.gcur || !c.dbuf || !c.pl1 || !c.hbuf) {
+    if (!c.pos || !c.boff || !c.gcur || !c.rd || !c.pl1) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
