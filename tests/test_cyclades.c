@@ -371,7 +371,8 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
  * with the batch's summed gradient; when AdaGrad's accumulator took the
  * square of that sum instead of the serial steps' sum of squares, the hot
  * weights moved about sqrt(rows in the batch) times too little and the
- * test accuracy was 5 points below Hogwild!'s (logistic; hinge worse). */
+ * test accuracy was 5 points below Hogwild!'s with the logistic loss, 10
+ * with the hinge loss. */
 Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
 {
     char dir[256], all[300], trp[300], tep[300];
@@ -422,7 +423,7 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
         cr_assert_gt(ac, 0.8, "loss %d: cyclades test accuracy %.4f",
                      (int)o.loss, ac);
         /* not worse by more than half a point (better is allowed: with
-         * hinge Cyclades is 0.5 points above Hogwild! here) */
+         * hinge Cyclades is up to 0.6 points above Hogwild! here) */
         cr_assert_gt(ac, ah - 0.005, "loss %d: cyclades %.4f vs Hogwild! %.4f",
                      (int)o.loss, ac, ah);
         cr_assert_gt(ac, as - 0.005, "loss %d: cyclades %.4f vs serial %.4f",
