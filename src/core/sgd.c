@@ -435,11 +435,12 @@ static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
  * schedules pass eta, shrink = 1 - eta l2 and thr = eta l1 (scaled: eta
  * already times q_{t+1}, shrink unused). Stamped: the catch-up, shrink,
  * step and threshold in one store. */
-static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
-                                 uint32_t t, double gj, double eta,
-                                 double shrink, double thr, double qt_inv,
-                                 double ct, bool ada, bool stamped, bool l1,
-                                 bool cas, const struct seen *sn)
+static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
+                                    uint32_t t, double gj, double sq,
+                                    double eta, double shrink, double thr,
+                                    double qt_inv, double ct, bool ada,
+                                    bool stamped, bool l1, bool cas,
+                                    const struct seen *sn)
 {
     _Atomic float *wp = w_at(s, j);
     float v = ld(wp);
@@ -447,7 +448,7 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
     /* the catch-up uses the accumulator of the untouched steps */
     float g2_old = ada ? ld(&s->g2[j]) : 0.0f;
     if (ada) {
-        float g2 = (float)((double)g2_old + gj * gj);
+        float g2 = (float)((double)g2_old + sq);
         st(&s->g2[j], g2);
         eta = adagrad_eta(s, g2);
         double a = eta * s->l2;
@@ -478,6 +479,17 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
         if (stamped)
             k = ld_u32(stamp_at(s, j));
     }
+}
+
+/* The step of one row's weight: AdaGrad's accumulator takes gj^2. */
+static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
+                                 uint32_t t, double gj, double eta,
+                                 double shrink, double thr, double qt_inv,
+                                 double ct, bool ada, bool stamped, bool l1,
+                                 bool cas, const struct seen *sn)
+{
+    update_sq(s, j, t, gj, gj * gj, eta, shrink, thr, qt_inv, ct, ada, stamped,
+              l1, cas, sn);
 }
 
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the
@@ -860,7 +872,8 @@ hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
 /* update() catches the weight up to step t itself (stamped). */
 static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
                                      const uint32_t *j, const double *g,
-                                     uint64_t count, uint32_t t, bool ada,
+                                     const double *sq, uint64_t count,
+                                     uint32_t t, bool ada,
                                      enum hog_sgd_reg reg, bool l1)
 {
     double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
@@ -876,15 +889,17 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
             eta *= s->pre[t + 1].q;
     }
     for (uint64_t i = 0; i < count; i++)
-        update(s, j[i], t, g[i], eta, shrink, thr, qt_inv, ct, ada,
-               reg == HOG_SGD_REG_STAMPED, l1, false, NULL);
+        update_sq(s, j[i], t, g[i], ada && sq ? sq[i] : g[i] * g[i], eta,
+                  shrink, thr, qt_inv, ct, ada, reg == HOG_SGD_REG_STAMPED,
+                  l1, false, NULL);
 }
 
 #define APPLY_VARIANT(K, ADA, REG, L1)                                        \
     static void apply_##K(const struct hog_sgd *s, const uint32_t *j,         \
-                          const double *g, uint64_t count, uint32_t t)        \
+                          const double *g, const double *sq, uint64_t count,  \
+                          uint32_t t)                                         \
     {                                                                         \
-        apply_impl(s, j, g, count, t, ADA, HOG_SGD_REG_##REG, L1);            \
+        apply_impl(s, j, g, sq, count, t, ADA, HOG_SGD_REG_##REG, L1);        \
     }
 APPLY_VARIANT(0, false, NONE, false)
 APPLY_VARIANT(1, false, SCALED, false)
@@ -894,17 +909,20 @@ APPLY_VARIANT(4, true, STAMPED, false)
 APPLY_VARIANT(5, true, STAMPED, true)
 
 void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
-                        const double *g, uint64_t count, uint32_t t)
+                        const double *g, const double *sq, uint64_t count,
+                        uint32_t t)
 {
     static void (*const table[6])(const struct hog_sgd *, const uint32_t *,
-                                  const double *, uint64_t, uint32_t) = {
+                                  const double *, const double *, uint64_t,
+                                  uint32_t) = {
         apply_0, apply_1, apply_2, apply_3, apply_4, apply_5
     };
-    table[variant(s)](s, j, g, count, t);
+    table[variant(s)](s, j, g, sq, count, t);
 }
 
-void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g)
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g,
+                   double sq)
 {
     uint32_t jj = (uint32_t)j;
-    hog_sgd_apply_many(s, &jj, &g, 1, t);
+    hog_sgd_apply_many(s, &jj, &g, &sq, 1, t);
 }

@@ -141,6 +141,22 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 
+/* ---- checkpoints (sgd_state.c) ---------------------------------------------- */
+
+/* Checkpoint state of an SGD trainer (core/fit.h). capture fills st
+ * (arrays malloc'd; hog_train_state_free) from s at step seg_pos of the
+ * open segment (0: at a segment boundary), leaving s as it was; restore
+ * puts st's weights, sums and timestamps into s, whose segment the caller
+ * has rebuilt with hog_sgd_segment_begin(st->seg_t0, st->seg_want). One
+ * thread, no step running. */
+struct hog_train_state;
+hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
+                                 struct hog_train_state *st, hog_err *err);
+hog_status hog_sgd_state_restore(struct hog_sgd *s,
+                                 const struct hog_train_state *st,
+                                 hog_err *err);
+void hog_train_state_free(struct hog_train_state *st);
+
 /* ---- Cyclades: steps with some weights kept apart (src/cyclades) ------------ */
 
 /* One step on row r at segment step t whose margin gets m_extra added (the
@@ -160,11 +176,16 @@ hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
 
 /* Step t's update of weight j alone, with loss gradient g (d x_j, the TRUE
  * gradient): the pending regularization, then the step as in hog_sgd_step
- * (scaled mode: the stored value moves by eta_t g q_{t+1}). */
-void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g);
-/* hog_sgd_apply(s, j[i], t, g[i]) for i < count (distinct j < 2^32),
- * specialised. */
+ * (scaled mode: the stored value moves by eta_t g q_{t+1}), except that
+ * AdaGrad's accumulator takes sq where hog_sgd_step adds g^2 (Cyclades'
+ * hot weights step once with a sum of gradients g = sum_i g_i and give
+ * sq = sum_i g_i^2, the serial steps' increments). */
+void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g,
+                   double sq);
+/* hog_sgd_apply(s, j[i], t, g[i], sq[i]) for i < count (distinct
+ * j < 2^32), specialised; sq NULL: sq[i] = g[i]^2. */
 void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
-                        const double *g, uint64_t count, uint32_t t);
+                        const double *g, const double *sq, uint64_t count,
+                        uint32_t t);
 
 #endif

@@ -32,23 +32,11 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err);
 
 struct hog_topo;
 struct hog_pool;
+struct hog_sgd;
 /* The pool o asks for (binding, SMT, oversubscription, threads). */
 hog_status hog_hogwild_make_pool(const hog_train_opts *o,
                                  struct hog_topo **topo,
                                  struct hog_pool **pool, hog_err *err);
-/* Checkpoint state of an SGD trainer (sgd_state.c). capture fills st
- * (arrays malloc'd; hog_train_state_free) from s at step seg_pos of the
- * open segment (0: at a segment boundary), leaving s as it was; restore
- * puts st's weights, sums and timestamps into s, whose segment the caller
- * has rebuilt with hog_sgd_segment_begin(st->seg_t0, st->seg_want). */
-struct hog_sgd;
-hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
-                                 struct hog_train_state *st, hog_err *err);
-hog_status hog_sgd_state_restore(struct hog_sgd *s,
-                                 const struct hog_train_state *st,
-                                 hog_err *err);
-void hog_train_state_free(struct hog_train_state *st);
-
 /* Hot-feature replicas of Hogwild! (hot.c has the design): per thread a
  * view, an address range [head | cold | bias page] whose cold part is the
  * same shared memory in every view and whose hot weights (at the end of the

@@ -6,12 +6,12 @@
  * hog_sgd_segment_begin() with the same arguments (its prefixes depend on
  * them only), the lazy weights and their timestamps are put back as they
  * were, and the weights brought current go into the checkpoint as the
- * model.
+ * model. The serial trainer, Hogwild! and Cyclades (at batch boundaries)
+ * share it.
  */
-#include "hogwild/hogwild.h"
-
 #include "core/sgd.h"
-#include "core/sparse.h"
+
+#include "core/fit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,18 +100,16 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
         return hog_errf(err, HOG_EINVAL,
                         "the checkpoint's regularization state does not "
                         "match these options (l1, l2)");
+    /* checked before anything is written: s is untouched on refusal */
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        if (st->stamp[j] > st->seg_pos)
+            return hog_errf(err, HOG_EINVAL,
+                            "bad checkpoint: weight %llu is stamped beyond "
+                            "its position", (unsigned long long)j);
     if (s->g2)
         copy_in(s->g2, st->g2, nw);
     copy_in(s->w, mid ? st->w_raw : st->w, nw);
-    if (stamps)
-        for (uint64_t j = 0; j < nw; j++) {
-            if (st->stamp[j] > st->seg_pos)
-                return hog_errf(err, HOG_EINVAL,
-                                "bad checkpoint: weight %llu is stamped "
-                                "beyond its position",
-                                (unsigned long long)j);
-            atomic_store_explicit(&s->stamp[j], st->stamp[j],
-                                  memory_order_relaxed);
-        }
+    for (uint64_t j = 0; stamps && j < nw; j++)
+        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
     return HOG_OK;
 }
