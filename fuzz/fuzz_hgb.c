@@ -65,9 +65,9 @@ static void reseal(uint8_t *b, size_t size)
     wr32(b + 4092, hog_crc32c(0, b, 4092));
 }
 
-static int one(const uint8_t *data, size_t size)
+/* Loads path with one thread; what loads must pass check(). */
+static void load_and_check(const char *path)
 {
-    const char *path = hog_fuzz_file(data, size);
     hog_load_opts o;
     hog_load_opts_init(&o);
     o.threads = 1;
@@ -77,6 +77,13 @@ static int one(const uint8_t *data, size_t size)
         check(d);
         hog_data_free(d);
     }
+}
+
+static int one(const uint8_t *data, size_t size)
+{
+    const char *path = hog_fuzz_file(data, size);
+    load_and_check(path);
+    hog_err err;
 
     struct hog_hgb_info info;
     if (hog_hgb_open_info(path, &info, &err) != HOG_OK)
@@ -135,15 +142,7 @@ static void load_leased(const uint8_t *data, size_t size)
         done += (size_t)k;
     }
     close(w);
-    hog_load_opts o;
-    hog_load_opts_init(&o);
-    o.threads = 1;
-    hog_data *d = NULL;
-    hog_err err;
-    if (hog_hgb_load(path, &o, &d, &err) == HOG_OK) {
-        check(d);
-        hog_data_free(d);
-    }
+    load_and_check(path);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
