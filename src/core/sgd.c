@@ -511,8 +511,15 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     }
     /* Long rows miss the cache on most weights; prefetching a few entries
      * ahead keeps several misses in flight despite the catch-up's
-     * branches and calls. */
+     * branches and calls. For writing where every row steps (the logistic
+     * and squared losses' derivative is never 0), for reading where most
+     * rows end up with a zero derivative and write nothing (hinge, squared
+     * hinge: a prefetch for writing would take the line from every other
+     * core's cache, on read-only rows; news20, hinge, constant step, 2
+     * threads sharing the weights: 8-32% more nonzeros/s in three
+     * interleaved runs). */
     enum { PF = 16 };
+    const bool pf_write = loss == HOG_LOSS_LOGISTIC || loss == HOG_LOSS_SQUARED;
     struct seen sn[stamped ? SEEN_MAX + 1 : 1], sb;
 #define SEEN(k) (stamped && (k) < SEEN_MAX ? &sn[k] : NULL)
     double m = m_extra;
@@ -520,11 +527,19 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     if (r.nnz > PF)
         for (; k < r.nnz - PF; k++) {
             uint32_t jp = r.idx[k + PF];
-            __builtin_prefetch(w_at(s, jp), 1);
-            if (stamped)
-                __builtin_prefetch(stamp_at(s, jp), 1);
-            if (ada)
-                __builtin_prefetch(&s->g2[jp], 1);
+            if (pf_write) {
+                __builtin_prefetch(w_at(s, jp), 1);
+                if (stamped)
+                    __builtin_prefetch(stamp_at(s, jp), 1);
+                if (ada)
+                    __builtin_prefetch(&s->g2[jp], 1);
+            } else {
+                __builtin_prefetch(w_at(s, jp), 0);
+                if (stamped)
+                    __builtin_prefetch(stamp_at(s, jp), 0);
+                if (ada)
+                    __builtin_prefetch(&s->g2[jp], 0);
+            }
             m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
                                SEEN(k)) *
                  r.val[k];
