@@ -12,6 +12,11 @@
 #      news20.binary (when carried) and on `hogtrain gen` data
 #   5. compute-sanitizer memcheck and racecheck on the small GPU tests,
 #      with the time that is left
+#   6. the CPU scaling curve of Hogwild! (1, 2, 4, 8 and 16 threads on a
+#      machine with 16 cores): `hogtrain bench` on news20.binary, hinge
+#      loss, constant step and the default schedule, plain and with hot
+#      replicas, next to the control, with the time that is left (also
+#      without a device); CPU_CURVE_ONLY=1 runs the build and this alone
 #
 # The device machine has no ../shared and no network. news20.binary rides
 # along compressed in .gpudata/ (gitignored), passed with the device tool's
@@ -41,6 +46,36 @@ left() { echo $(( BUDGET - $(elapsed) )); }
 step() { printf '\n## %s  (t = %ss)\n\n' "$*" "$(elapsed)"; }
 fail() { echo "FAILED: $*"; FAIL=1; }
 
+# The CPU scaling curve (step 5). CPU_CURVE_THREADS overrides the thread
+# counts (default: powers of two up to the usable CPUs, at most 16, when
+# there are at least 8). Each of its two benches runs when 95 s are left.
+cpu_curve() {
+  step "CPU scaling curve: Hogwild! on news20.binary"
+  CURVE=${CPU_CURVE_THREADS:-}
+  if [ -z "$CURVE" ] && [ "$JOBS" -ge 8 ]; then
+    CURVE=1; n=2
+    while [ $n -le "$JOBS" ] && [ $n -le 16 ]; do CURVE="$CURVE,$n"; n=$((n * 2)); done
+  fi
+  if [ -z "$CURVE" ]; then
+    echo "skipped: $JOBS CPUs (the curve wants at least 8)"; return
+  fi
+  if [ ! -f "$DATA/news20.binary.train.svm.xz" ]; then
+    echo "skipped: no .gpudata/news20.binary.train.svm.xz (see the header)"; return
+  fi
+  for f in news20.binary.train.svm news20.binary.test.svm; do
+    [ -f "$WORK/$f.hgb" ] || { xz -dc "$DATA/$f.xz" >"$WORK/$f" &&
+      ./build/hogtrain convert -q "$WORK/$f" "$WORK/$f.hgb"; }
+  done
+  for sched in "--schedule constant --eta 0.1" ""; do
+    [ "$(left)" -lt 95 ] && { echo "skipped: $(left) s left"; return; }
+    echo "hogtrain bench news20.binary --loss hinge $sched --epochs 20 --threads $CURVE --update none --hot 0,auto --repeat 3"
+    timeout 90 ./build/hogtrain bench "$WORK/news20.binary.train.svm.hgb" \
+      -t "$WORK/news20.binary.test.svm.hgb" --loss hinge $sched --epochs 20 \
+      --threads "$CURVE" --update none --hot 0,auto --repeat 3 -q \
+      || fail "CPU scaling curve ($sched)"
+  done
+}
+
 step "device"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,driver_version \
   --format=csv 2>&1 || echo "(nvidia-smi not available)"
@@ -63,6 +98,13 @@ echo "nvcc units compiled by this run: $(grep -c NVCC "$WORK/build.log")"
 ls -la build/hogtrain build/libhogtrain.so.* build/libhogtrain-cuda.so | sed 's/^/  /'
 ./build/hogtrain topo | sed -n '/^GPUs/,$p'
 
+# CPU_CURVE_ONLY=1: the build and the CPU scaling curve, nothing else.
+if [ "${CPU_CURVE_ONLY:-0}" = 1 ]; then
+  cpu_curve
+  step "done in $(elapsed) s: $( [ $FAIL = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $FAIL
+fi
+
 # The tests read news20.binary from .gpudata (decompressed once under build/).
 TEST_ENV="HOGTRAIN_BIN=$ROOT/build/hogtrain HOGTRAIN_DATA=$DATA HOGTRAIN_TEST_TMP=$ROOT/build/testdata"
 mkdir -p build/testdata
@@ -76,6 +118,7 @@ grep -E '^\[(PASS|FAIL|SKIP|CRASH|----|====)' "$WORK/tests.log" \
 
 if ./build/hogtrain topo | grep -q '^GPUs        none'; then
   echo "no usable CUDA device: the sanitizer runs and the bench need one"
+  cpu_curve
   step "done in $(elapsed) s: NO DEVICE"
   exit 1
 fi
@@ -123,6 +166,8 @@ if [ -x "$SAN" ]; then
 else
   echo "compute-sanitizer not found: memcheck and racecheck NOT run"
 fi
+
+cpu_curve
 
 step "done in $(elapsed) s: $( [ $FAIL = 0 ] && echo all passed || echo SOME FAILED)"
 exit $FAIL
