@@ -552,6 +552,17 @@ Test(cli, failed_writes_fail_cleanly)
     cr_assert_str_eq(out, "", "left behind in %s: %s", lim, out);
 }
 
+/* dir/g.svm and dir/g.hgb: `hogtrain gen` data of `rows` rows, 40
+ * nonzeros each, converted; then the shell command `then` (or ""). */
+static void gen_hgb(const char *dir, unsigned rows, const char *then)
+{
+    int rc = th_run(out, sizeof out,
+                    "cd '%s' && '%s' gen -q --rows %u --nnz 40 -o g.svm && "
+                    "'%s' convert -q g.svm g.hgb%s",
+                    dir, th_bin(), rows, th_bin(), then);
+    cr_assert_eq(rc, 0, "%s", out);
+}
+
 /* A version 2 .hgb is mapped from the file (src/io/hgb.c). Without a
  * read lease on it (here the shell holds it open for writing, so none is
  * granted), another program truncating it in place during training makes
@@ -561,13 +572,10 @@ Test(cli, truncated_mapped_data_is_a_sentence)
 {
     char dir[1024];
     cr_assert_not_null(th_tmpdir(dir, sizeof dir));
-    int rc = th_run(out, sizeof out, "cd '%s' && '%s' gen -q --rows 100000 --nnz 40 -o g.svm && "
-                "'%s' convert -q g.svm g.hgb",
-                dir, th_bin(), th_bin());
-    cr_assert_eq(rc, 0, "%s", out);
+    gen_hgb(dir, 100000, "");
     /* Train for long; once the first epoch is reported the data is mapped
      * and in use: cut the file to its header. */
-    rc = th_run(out, sizeof out, "cd '%s' && exec 3<>g.hgb && "
+    int rc = th_run(out, sizeof out, "cd '%s' && exec 3<>g.hgb && "
             "{ timeout 120 '%s' train g.hgb --epochs 100000 "
             "--threads 1 -o m.hgm 2> err & pid=$!; "
             "for i in $(seq 600); do grep -q 'epoch 1/' err && break; "
@@ -592,10 +600,7 @@ Test(cli, truncation_under_a_lease_leaves_training_alone, .timeout = 60)
 {
     char dir[1024];
     cr_assert_not_null(th_tmpdir(dir, sizeof dir));
-    int rc = th_run(out, sizeof out, "cd '%s' && '%s' gen -q --rows 50000 --nnz 40 -o g.svm && "
-                "'%s' convert -q g.svm g.hgb && cp g.hgb kept.hgb",
-                dir, th_bin(), th_bin());
-    cr_assert_eq(rc, 0, "%s", out);
+    gen_hgb(dir, 50000, " && cp g.hgb kept.hgb");
     char path[1100];
     snprintf(path, sizeof path, "%s/g.hgb", dir);
     int fd = open(path, O_RDONLY);
@@ -606,7 +611,7 @@ Test(cli, truncation_under_a_lease_leaves_training_alone, .timeout = 60)
     if (!leases)
         cr_skip_test("no read lease on %s: the file system has no leases; skipping",
                      path);
-    rc = th_run(out, sizeof out, "cd '%s' && { timeout 50 '%s' train g.hgb --epochs 12 "
+    int rc = th_run(out, sizeof out, "cd '%s' && { timeout 50 '%s' train g.hgb --epochs 12 "
             "--threads 1 --seed 3 -o m.hgm 2> err & pid=$!; "
             "for i in $(seq 300); do grep -q 'epoch 1/' err && break; "
             "sleep 0.1; done; dd if=/dev/null of=g.hgb bs=1 seek=8192 status=none; "

@@ -511,16 +511,23 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
 
 /* ---- the command ------------------------------------------------------------ */
 
+/* dir/g.svm: 3000 rows of `hogtrain gen` text, written by the command. */
+static void gen_text(const char *dir)
+{
+    char out[4096];
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen --rows 3000 --features 5000 --seed 4 -o %s/g.svm "
+                    "2>&1", th_bin(), dir);
+    cr_assert_eq(rc, 0, "%s", out);
+}
+
 Test(cyclades, command_options_and_json_report)
 {
     char dir[256], out[8192];
     cr_assert(th_tmpdir(dir, sizeof dir));
     const char *bin = th_bin();
+    gen_text(dir);
     int rc = th_run(out, sizeof out,
-                    "'%s' gen --rows 3000 --features 5000 --seed 4 -o %s/g.svm "
-                    "2>&1", bin, dir);
-    cr_assert_eq(rc, 0, "%s", out);
-    rc = th_run(out, sizeof out,
                 "'%s' train --deterministic --threads 2 --epochs 2 "
                 "--batch-size 64 --hot 30 --json %s/a.json -o %s/a.hgm "
                 "%s/g.svm 2>&1",
@@ -569,11 +576,8 @@ Test(cyclades, bench_rows_beside_hogwild)
     char dir[256], out[16384];
     cr_assert(th_tmpdir(dir, sizeof dir));
     const char *bin = th_bin();
+    gen_text(dir);
     int rc = th_run(out, sizeof out,
-                    "'%s' gen --rows 3000 --features 5000 --seed 4 -o %s/g.svm "
-                    "2>&1", bin, dir);
-    cr_assert_eq(rc, 0, "%s", out);
-    rc = th_run(out, sizeof out,
                 "'%s' bench %s/g.svm --algo hogwild,cyclades --threads 1,2 "
                 "--epochs 2 --repeat 1 -q --csv %s/b.csv 2>&1",
                 bin, dir, dir);
