@@ -16,12 +16,13 @@ CFLAGS  ?= -O3 -march=native -g
 WERROR  ?= $(if $(CI),-Werror,)
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 
+.DEFAULT_GOAL := all
 SONAME_MAJOR := 0
 VERSION      := 0.1.0
 
 PKGS     := hwloc liburing openblas
 TESTPKGS := criterion
-DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev liburing-dev libopenblas-dev \
+DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev \
             libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -29,8 +30,30 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -fPIC -MMD -MP $(WARN) \
               -Iinclude -Isrc $(CFLAGS) $(EXTRA_CFLAGS)
 LIB_CFLAGS := -fvisibility=hidden
-LDLIBS_ALL := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
-CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+# ---- configuration ----------------------------------------------------------
+# The packages' flags and the MPI check are computed once into
+# $(BUILD)/config.mk (mk/config.sh), remade when the Makefile changes, when
+# Debian's package database does (a package installed or removed) or by
+# `make config`. Making it first installs what is missing (check-deps: make
+# deps as root), and make rereads itself after remaking an included file:
+# so the first build on a fresh machine links with the flags of the packages
+# it has just installed, not with those pkg-config gave before they existed.
+NOCONFIG_GOALS := clean clean-harden deps check-deps uninstall
+NEED_PKGS ?= $(PKGS) $(if $(filter test tsan asan ubsan,$(MAKECMDGOALS)),$(TESTPKGS))
+ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(BUILD)/config.mk
+endif
+$(BUILD)/config.mk: Makefile mk/config.sh $(wildcard /var/lib/dpkg/status)
+	@$(MAKE) --no-print-directory check-deps NEED_PKGS="$(NEED_PKGS)"
+	@mkdir -p $(dir $@)
+	$(Q)sh mk/config.sh "$(PKGS)" "$(MPICC)" "$(CC)" > $@.tmp && mv $@.tmp $@
+.PHONY: config
+config:
+	@rm -f $(BUILD)/config.mk && $(MAKE) --no-print-directory $(BUILD)/config.mk
+
+LDLIBS_ALL := $(PKG_LIBS) -lm -pthread
+CFLAGS_PKG := $(PKG_CFLAGS)
 
 ifeq ($(V),1)
 Q :=
@@ -67,12 +90,11 @@ GPU_MODE_NOW := $(if $(GPU_CU),cuda,nocuda)
 CUDA_DEFS := $(if $(GPU_CU),-DHOG_WITH_CUDA=1)
 
 # ---- MPI (scale-out backend) ----------------------------------------------
-# src/net/mpi.c where mpicc is found (Debian: libopenmpi-dev), else the
-# plain-C src/net/nompi.c that answers "built without MPI".
+# src/net/mpi.c where mpicc compiles and links a program with mpi.h
+# (mk/config.sh; Debian: libopenmpi-dev), else the plain-C src/net/nompi.c
+# that answers "built without MPI".
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
-ifneq ($(strip $(MPICC)),)
-MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
-MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null)
+ifeq ($(HAVE_MPI),1)
 LIB_SRC    := $(filter-out src/net/nompi.c,$(LIB_SRC))
 LDLIBS_ALL += $(MPI_LIBS)
 $(BUILD)/src/net/mpi.o: CFLAGS_PKG += $(MPI_CFLAGS)
@@ -97,7 +119,7 @@ all: check-deps $(STATIC) $(SHARED) $(BIN) $(CUDA_PLUGIN)
 
 # ---- dependencies --------------------------------------------------------
 check-deps:
-	@missing=""; for p in $(PKGS) $(if $(filter test tsan,$(MAKECMDGOALS)),$(TESTPKGS)); do \
+	@missing=""; for p in $(NEED_PKGS); do \
 	  pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -300,7 +322,8 @@ install: all
 	$(if $(CUDA_PLUGIN),install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/hogtrain/)
 	install -m 644 docs/hogtrain.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	  -e 's|@PRIVLIBS@|$(LDLIBS_ALL)|g' hogtrain.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+	  -e 's|@PRIVPKGS@|$(PKGS)|g' -e 's|@PRIVLIBS@|$(MPI_LIBS) -lm -pthread -ldl|g' \
+	  hogtrain.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h \

@@ -1,5 +1,8 @@
 #include "helpers.h"
 
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,4 +105,25 @@ int th_run(char *out, size_t outlen, const char *fmt, ...)
         ;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* One line at the end of the run for the tests that had no real data:
+ * without it, a machine without ../shared/data passes a suite that never
+ * read a real data set, and nobody is told. */
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    size_t no_data = 0;
+    for (struct criterion_suite_stats *s = stats->suites; s; s = s->next)
+        for (struct criterion_test_stats *t = s->tests; t; t = t->next)
+            if (t->test_status == CR_STATUS_SKIPPED && t->message &&
+                strstr(t->message, "not found"))
+                no_data++;
+    if (no_data) {
+        const char *root = getenv("HOGTRAIN_DATA");
+        fprintf(stderr,
+                "hogtrain tests: %zu tests skipped: their real data sets are "
+                "not in HOGTRAIN_DATA=%s (point HOGTRAIN_DATA at a folder "
+                "holding a9a.xz, news20.binary.train.svm.xz, ...)\n",
+                no_data, root && *root ? root : "../shared/data");
+    }
 }

@@ -614,7 +614,7 @@ Test(cli, truncation_under_a_lease_leaves_training_alone, .timeout = 60)
     int rc = th_run(out, sizeof out, "cd '%s' && { timeout 50 '%s' train g.hgb --epochs 12 "
             "--threads 1 --seed 3 -o m.hgm 2> err & pid=$!; "
             "for i in $(seq 300); do grep -q 'epoch 1/' err && break; "
-            "sleep 0.1; done; dd if=/dev/null of=g.hgb bs=1 seek=8192 status=none; "
+            "sleep 0.1; done; dd if=/dev/null of=g.hgb bs=1 count=0 seek=8192 status=none; "
             "wait $pid; echo \"rc=$?\"; cat err; } && "
             "'%s' train -q kept.hgb --epochs 12 --threads 1 --seed 3 -o kept.hgm && "
             "stat -c %%s g.hgb && cmp m.hgm kept.hgm && echo same",
