@@ -16,10 +16,12 @@
  * 2009).
  *
  * Logistic: an exp() per nonzero per step (what CDN, LIBLINEAR's L1 solver
- * before 1.8, pays) cost 4x more per epoch on news20 than this. At the start of
- * each epoch the loss is replaced by its second-order model around the
- * epoch's margins m0 (n exp()s: loss'(m0_i), loss''(m0_i)); the epoch runs
- * the steps above on that model,
+ * before 1.8, pays) costs several times more per epoch than this: an exp()
+ * is far dearer than a step's multiply-adds (measured in
+ * docs/bench-log/coordinate.md). At the start of each epoch the loss is
+ * replaced by its second-order model around the epoch's margins m0
+ * (n exp()s: loss'(m0_i), loss''(m0_i)); the epoch runs the steps above on
+ * that model,
  *
  *   g = (1/n) sum_i x_ij (loss'(m0_i) + loss''(m0_i) (m_i - m0_i)) + l2 w_j
  *   h = (1/n) sum_i x_ij^2 loss''(m0_i) + l2
@@ -274,8 +276,10 @@ static double squared_objective(const struct scd *s, double *mean_loss)
 
 /* An epoch, or a parallel epoch's inner cycles, with fewer than
  * HOG_COORD_PAR_NNZ nonzeros per worker runs on one worker (the caller,
- * plain adds; coordinate.h). With 64k per worker the parallel epochs of
- * reuters_moneyfx took 2-4x the serial ones at load 12 on 2 cores. L1's
+ * plain adds; coordinate.h). Below it a parallel epoch spends more on the
+ * pool's wake-up and barriers than on its columns, most of all on a loaded
+ * machine, where a barrier waits for a descheduled peer (measured in
+ * docs/bench-log/coordinate.md, reuters_moneyfx). L1's
  * active sets (reuters_moneyfx: 348k nonzeros for all columns, 40k-120k
  * active; news20: 3.8M, 280k-400k) run alone; news20's full checks of
  * every column, mostly zero weights that stay zero and cost no atomic, run
@@ -283,8 +287,9 @@ static double squared_objective(const struct scd *s, double *mean_loss)
 #define SCD_PAR_NNZ HOG_COORD_PAR_NNZ
 
 /* Inner cycles refine the nonzero weights only; a zero weight gets its
- * chance in the next epoch's first cycle (on news20 the full cycles over
- * 377k mostly-zero columns cost 8x). The kept columns of a slice. */
+ * chance in the next epoch's first cycle (on news20 a full cycle walks
+ * 377k mostly-zero columns, several times the work of the nonzero ones:
+ * measured in docs/bench-log/coordinate.md). The kept columns of a slice. */
 static void inner_cycle(struct scd *s, uint64_t lo, uint64_t kept, bool cas,
                         double *cyc, double *vm)
 {

@@ -515,9 +515,9 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
      * and squared losses' derivative is never 0), for reading where most
      * rows end up with a zero derivative and write nothing (hinge, squared
      * hinge: a prefetch for writing would take the line from every other
-     * core's cache, on read-only rows; news20, hinge, constant step, 2
-     * threads sharing the weights: 8-32% more nonzeros/s in three
-     * interleaved runs). */
+     * core's cache, on read-only rows, and threads sharing the weights
+     * would keep stealing it back; measured in docs/bench-log/hogwild.md,
+     * "Prefetching for reading under the hinge losses"). */
     enum { PF = 16 };
     const bool pf_write = loss == HOG_LOSS_LOGISTIC || loss == HOG_LOSS_SQUARED;
     struct seen sn[stamped ? SEEN_MAX + 1 : 1], sb;

@@ -45,10 +45,10 @@
  * weight is a whole SGD trajectory driven by the loss on its own rows, and
  * the copies of a frequent feature all move towards the same value (the
  * bias is corrected by every row), so adding up their moves applies that
- * correction T times: measured on news20 (hinge, constant step 0.1, two
- * threads), summing drove the objective to 0.27-1.3 against serial's 0.021
- * at every fold period tried, averaging ended at 0.0209 with serial's test
- * accuracy. Averaging the hot block is local SGD on those coordinates
+ * correction T times, and the objective moves far from serial SGD's at
+ * any fold period, where the average ends at serial's objective and test
+ * accuracy (measured in docs/bench-log/hogwild.md, "Figures moved out of
+ * code comments"). Averaging the hot block is local SGD on those coordinates
  * (Stich, ICLR 2019; DimmWitted's replicas, restricted to the features that
  * need them); the cold ones keep Hogwild!'s every-step sharing. With one
  * thread w_new = n_0 w_0 / n_0 = w_0 exactly, so the model equals plain
