@@ -12,10 +12,10 @@
 #      news20.binary (when carried) and on `hogtrain gen` data
 #   5. compute-sanitizer memcheck and racecheck on the small GPU tests,
 #      with the time that is left
-#   6. the CPU scaling curve of Hogwild! (1, 2, 4, 8 and 16 threads on a
-#      machine with 16 cores): `hogtrain bench` on news20.binary, hinge
-#      loss, constant step and the default schedule, plain and with hot
-#      replicas, next to the control, with the time that is left (also
+#   6. the CPU scaling curves (1, 2, 4, 8 and 16 threads on a machine with
+#      16 cores) on news20.binary: Hogwild! (hinge loss, constant step and
+#      the default schedule, plain and with hot replicas), Cyclades, each
+#      next to the control, and dual CD, with the time that is left (also
 #      without a device); CPU_CURVE_ONLY=1 runs the build and this alone
 #
 # The device machine has no ../shared and no network. news20.binary rides
@@ -46,11 +46,14 @@ left() { echo $(( BUDGET - $(elapsed) )); }
 step() { printf '\n## %s  (t = %ss)\n\n' "$*" "$(elapsed)"; }
 fail() { echo "FAILED: $*"; FAIL=1; }
 
-# The CPU scaling curve (step 5). CPU_CURVE_THREADS overrides the thread
+# The CPU scaling curves (step 6). CPU_CURVE_THREADS overrides the thread
 # counts (default: powers of two up to the usable CPUs, at most 16, when
-# there are at least 8). Each of its two benches runs when 95 s are left.
+# there are at least 8). Each bench runs when its share of time is left:
+# Hogwild! (plain and hot, constant step and the default schedule; the
+# control rows are in its table), Cyclades (with its control), and dual CD
+# (a fixed 20 epochs at every thread count, so the epoch times compare).
 cpu_curve() {
-  step "CPU scaling curve: Hogwild! on news20.binary"
+  step "CPU scaling curves on news20.binary"
   CURVE=${CPU_CURVE_THREADS:-}
   if [ -z "$CURVE" ] && [ "$JOBS" -ge 8 ]; then
     CURVE=1; n=2
@@ -66,14 +69,41 @@ cpu_curve() {
     [ -f "$WORK/$f.hgb" ] || { xz -dc "$DATA/$f.xz" >"$WORK/$f" &&
       ./build/hogtrain convert -q "$WORK/$f" "$WORK/$f.hgb"; }
   done
+  TR="$WORK/news20.binary.train.svm.hgb" TE="$WORK/news20.binary.test.svm.hgb"
   for sched in "--schedule constant --eta 0.1" ""; do
-    [ "$(left)" -lt 95 ] && { echo "skipped: $(left) s left"; return; }
+    [ "$(left)" -lt 95 ] && { echo "skipped Hogwild! ($sched): $(left) s left"; continue; }
     echo "hogtrain bench news20.binary --loss hinge $sched --epochs 20 --threads $CURVE --update none --hot 0,auto --repeat 3"
-    timeout 90 ./build/hogtrain bench "$WORK/news20.binary.train.svm.hgb" \
-      -t "$WORK/news20.binary.test.svm.hgb" --loss hinge $sched --epochs 20 \
+    timeout 90 ./build/hogtrain bench "$TR" -t "$TE" --loss hinge $sched --epochs 20 \
       --threads "$CURVE" --update none --hot 0,auto --repeat 3 -q \
-      || fail "CPU scaling curve ($sched)"
+      || fail "CPU scaling curve, Hogwild! ($sched)"
   done
+  if [ "$(left)" -ge 70 ]; then
+    echo "hogtrain bench news20.binary --algo cyclades --loss hinge --epochs 10 --threads $CURVE --update none --repeat 1"
+    timeout 60 ./build/hogtrain bench "$TR" -t "$TE" --algo cyclades --loss hinge \
+      --epochs 10 --threads "$CURVE" --update none --repeat 1 -q \
+      || fail "CPU scaling curve, Cyclades"
+  else
+    echo "skipped Cyclades: $(left) s left"
+  fi
+  if [ "$(left)" -ge 50 ]; then
+    # dcd at LIBLINEAR's C = 1: l2 = 1 / (C n), n = 11314 rows.
+    echo "dual CD, squared hinge, C = 1, 20 epochs (--tol 0): train seconds by threads"
+    printf '%8s %12s %10s\n' threads seconds "x 1thr"
+    one=""
+    for n in $(echo "$CURVE" | tr ',' ' '); do
+      [ "$(left)" -lt 15 ] && { echo "  (out of time)"; break; }
+      if timeout 30 ./build/hogtrain train -q --algo dcd --loss sqhinge --l2 8.8386e-5 --tol 0 \
+           --epochs 20 --threads "$n" --json "$WORK/dcd-$n.json" "$TR"; then
+        sec=$(sed -n 's/.*"train_seconds": *\([0-9.e+-]*\).*/\1/p' "$WORK/dcd-$n.json" | head -1)
+        [ -z "$one" ] && one=$sec
+        printf '%8s %12s %10s\n' "$n" "$sec" "$(awk -v a="$one" -v b="$sec" 'BEGIN { printf "%.2f", a / b }')"
+      else
+        fail "dcd at $n threads"
+      fi
+    done
+  else
+    echo "skipped dual CD: $(left) s left"
+  fi
 }
 
 step "device"
@@ -86,7 +116,12 @@ missing=""
 for p in hwloc liburing openblas criterion; do
   pkg-config --exists $p 2>/dev/null || missing="$missing $p"
 done
-[ -n "$missing" ] && echo "missing development packages:$missing (the build needs them)"
+# The machine has no network: make deps cannot install what is missing, so
+# say what is and stop rather than let apt-get wait on a mirror.
+if [ -n "$missing" ]; then
+  echo "FAILED: missing development packages:$missing (the build needs them; this machine cannot install them)"
+  exit 1
+fi
 
 step "build (nvcc, CI=1: warnings are errors)"
 if ! make -j"$JOBS" CI=1 all build/hogtrain-tests build/bench/gpu_bench \
