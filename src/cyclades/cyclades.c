@@ -78,9 +78,9 @@
 #include "core/sgd.h"
 #include "core/sparse.h"
 #include "pool/pool.h"
+#include "pool/spin.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,15 +117,6 @@ struct hot_rec {
 struct row_d {
     double d; /* loss derivative at the batch's start */
     double h; /* curvature times |x_hot|_1 (hot_curv) */
-};
-
-/* The barrier between the phases of a batch (cyc_barrier_wait). */
-#define CYC_SPIN 4096u
-#define CYC_SPIN_CROWDED 16u /* more threads than CPUs: yield soon */
-struct cyc_barrier {
-    _Alignas(HOG_CACHELINE) atomic_uint count;
-    _Alignas(HOG_CACHELINE) atomic_uint gen;
-    unsigned n, spin;
 };
 
 /* One component of a batch. */
@@ -222,7 +213,9 @@ struct cyc {
     hog_err *err;
     struct hog_rng rows_rng; /* after the shuffle of the epoch */
 
-    struct cyc_barrier bar; /* between the phases of a batch */
+    /* between the phases of a batch: the spinning barrier (pool/spin.h),
+     * not the pool's, which sleeps */
+    struct hog_spin_barrier bar;
     /* tickets of the group claims (cyc_claim), reset per epoch */
     _Alignas(HOG_CACHELINE) atomic_uint_fast64_t claim;
     char claim_pad[HOG_CACHELINE - sizeof(atomic_uint_fast64_t)];
@@ -734,46 +727,6 @@ static void partition(struct cyc *c, bool all)
     s->partitions++;
 }
 
-/* ---- the batch barrier --------------------------------------------------- */
-
-/* Batches are short (a fraction of a millisecond), so the barrier between
- * them spins: a sleeping thread (the pool's barrier sleeps on a futex after
- * a short spin) takes tens of microseconds to wake, more in a virtual
- * machine, and costs every batch that. After CYC_SPIN pauses a waiter
- * yields its CPU on each test instead, so that an oversubscribed or loaded
- * machine still makes progress (after CYC_SPIN_CROWDED pauses when there
- * are more threads than CPUs). Sense reversal with the sense widened to a
- * generation counter. */
-
-static inline void cyc_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static void cyc_barrier_wait(struct cyc_barrier *b)
-{
-    if (b->n == 1)
-        return;
-    unsigned g = atomic_load_explicit(&b->gen, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) ==
-        b->n - 1) {
-        atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-        atomic_store_explicit(&b->gen, g + 1, memory_order_release);
-        return;
-    }
-    for (unsigned i = 0;
-         atomic_load_explicit(&b->gen, memory_order_acquire) == g; i++) {
-        if (i < b->spin)
-            cyc_pause();
-        else
-            sched_yield();
-    }
-}
-
 /* ---- group claims ------------------------------------------------------- */
 
 /* Each phase of a batch (rows, hot weights) offers G groups in claim order;
@@ -906,7 +859,7 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
     uint64_t nw = s->n_weights;
     hog_sgd_catch_up_range(s, nw * tid / T, nw * (tid + 1) / T,
                            (uint32_t)c->seg_len);
-    cyc_barrier_wait(&c->bar);
+    hog_spin_barrier_wait(&c->bar);
     if (tid == 0) {
         c->t_global += c->seg_len;
         c->seg_lo += c->seg_len;
@@ -916,7 +869,7 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
             c->seg_len = hog_sgd_segment_begin(s, c->t_global, c->seg_want);
         }
     }
-    cyc_barrier_wait(&c->bar);
+    hog_spin_barrier_wait(&c->bar);
 }
 
 /* ---- checkpoints ---------------------------------------------------------- */
@@ -1008,13 +961,13 @@ static void run_job(void *arg, unsigned tid, unsigned T)
                 atomic_store_explicit(&c->stop[bi & 1],
                                       hog_fit_cancelled(c->f),
                                       memory_order_relaxed);
-            cyc_barrier_wait(&c->bar);
+            hog_spin_barrier_wait(&c->bar);
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
                 while (cyc_claim(c, &base, &k))
                     hot_group(c, w, b, k, done, done + sub, t_end);
-                cyc_barrier_wait(&c->bar);
+                hog_spin_barrier_wait(&c->bar);
             }
             done += sub;
             if (seg_over)
@@ -1033,7 +986,7 @@ static void run_job(void *arg, unsigned tid, unsigned T)
         if (epos < c->n && (ck || stop)) {
             if (tid == 0)
                 c->ck_st = checkpoint(c, epos, stop);
-            cyc_barrier_wait(&c->bar);
+            hog_spin_barrier_wait(&c->bar);
             if (c->ck_st != HOG_OK)
                 return;
         }
@@ -1063,10 +1016,9 @@ static hog_status make_pool(struct cyc *c, hog_err *err)
     if (st != HOG_OK)
         return st;
     c->T = hog_pool_size(c->pool);
-    c->bar.n = c->T;
     /* with more threads than CPUs a spinner holds the CPU of a thread it
      * waits for */
-    c->bar.spin = c->T > info.allowed_pus ? CYC_SPIN_CROWDED : CYC_SPIN;
+    hog_spin_barrier_init(&c->bar, c->T, c->T > info.allowed_pus);
     return HOG_OK;
 }
 
