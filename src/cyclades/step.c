@@ -21,9 +21,9 @@
  *
  * AdaGrad's accumulator takes S_j, what the serial steps would have added
  * (G_j^2 is up to c times larger for a feature in c rows of the batch, and
- * shrank the hot weights' steps by up to sqrt(c): 1.5 points of test
- * accuracy on the benchmark's skewed set, 8 with the hinge loss). The
- * gradient is divided by max(1, eta_j R_j), where eta_j is the step's
+ * shrank the hot weights' steps by up to sqrt(c), which cost test accuracy
+ * on skewed data, more with the hinge loss: see docs/bench-log/cyclades.md).
+ * The gradient is divided by max(1, eta_j R_j), where eta_j is the step's
  * step size (eta_t_end; AdaGrad: eta / sqrt(eps + A_j + S_j), A_j the
  * accumulator before the step) and
  *
@@ -39,15 +39,15 @@
  * satisfy rho(D' H) <= 1, so on the batch loss's quadratic model the step
  * moves towards its minimum without overshooting, however many hot
  * features a row has (the bias and a9a's fourteen one-hot groups move
- * together; undamped AdaGrad steps with S_j cost a9a 1 to 5 points at eta
- * 1 or B = 2000). Hot features are
- * dealt to work groups by whole cache lines (largest degree first,
+ * together; undamped AdaGrad steps with S_j cost a9a test accuracy at a
+ * large eta or batch size: see docs/bench-log/cyclades.md). Hot features
+ * are dealt to work groups by whole cache lines (largest degree first,
  * least-loaded group); whoever claims a group sums each of its weights in
  * row order from a feature-major copy of the batch's hot entries built
- * with the partition, and steps it once. The result is serial SGD with delayed,
- * damped hot-feature updates, and it does not depend on the thread count
- * either. With hot == 0 nothing is delayed and the model is serial SGD's
- * over the same order, bit for bit.
+ * with the partition, and steps it once. The result is serial SGD with
+ * delayed, damped hot-feature updates, and it does not depend on the
+ * thread count either. With hot == 0 nothing is delayed and the model is
+ * serial SGD's over the same order, bit for bit.
  */
 #include "cyclades/internal.h"
 
