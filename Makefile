@@ -155,7 +155,7 @@ $(BUILD)/src/%.cu.o: src/%.cu
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
 
-# The plugin: what gpu.cu needs from the library (hog_errf, the shrink) comes
+# The plugin: what the .cu files need from the library (hog_errf, the shrink) comes
 # from the archive as hidden copies; it exports its table only.
 $(CUDA_PLUGIN): $(GPU_CU_OBJ) $(CUDA_EXPORT) $(STATIC)
 	$(call msg,LD,$@)

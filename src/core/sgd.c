@@ -94,6 +94,7 @@
 #include "core/sgd.h"
 
 #include "core/loss.h"
+#include "core/spin.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -580,15 +581,6 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
 
 /* ---- locks of the striped and mutex modes ----------------------------------- */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* A test-and-test-and-set spinlock that yields the CPU after a while (a
  * holder preempted on an oversubscribed machine must get to run). */
 static inline void spin_lock(atomic_uint *l)
@@ -602,7 +594,7 @@ static inline void spin_lock(atomic_uint *l)
             if (++spins % 256 == 0)
                 sched_yield();
             else
-                cpu_relax();
+                hog_spin_pause();
     }
 }
 

@@ -1,10 +1,11 @@
 /*
- * The device backend of src/gpu. gpu.cu implements it inside the plugin
- * libhogtrain-cuda.so (built where nvcc is found); in libhogtrain,
- * cuda_plugin.c implements it by loading that plugin on first use and
- * forwarding (cuda_plugin.h). Where the plugin, the CUDA runtime or nvcc
- * was missing, every call answers HOG_ENOTSUP and one sentence ("GPU
- * support not available: ...", "hogtrain was built without CUDA ...").
+ * The device backend of src/gpu. The .cu files (internal.cuh has their
+ * map) implement it inside the plugin libhogtrain-cuda.so (built where
+ * nvcc is found); in libhogtrain, cuda_plugin.c implements it by loading
+ * that plugin on first use and forwarding (cuda_plugin.h). Where the
+ * plugin, the CUDA runtime or nvcc was missing, every call answers
+ * HOG_ENOTSUP and one sentence ("GPU support not available: ...",
+ * "hogtrain was built without CUDA ...").
  * Plain C types only, so that train.c, the shard builder, compiles with
  * the C compiler in every build.
  */

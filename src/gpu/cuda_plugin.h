@@ -1,9 +1,10 @@
 /*
- * The CUDA backend as a plugin: gpu.cu and cuda_export.c are linked into
- * libhogtrain-cuda.so (with cudart, cuSPARSE, libstdc++), which exports
- * one table, hog_cuda_plugin. cuda_plugin.c, in libhogtrain, implements
- * cuda.h by loading it on first use and forwarding through the table, so
- * that neither the library nor the command needs the CUDA runtime to start.
+ * The CUDA backend as a plugin: the .cu files and cuda_export.c are
+ * linked into libhogtrain-cuda.so (with cudart, cuSPARSE, libstdc++),
+ * which exports one table, hog_cuda_plugin. cuda_plugin.c, in
+ * libhogtrain, implements cuda.h by loading it on first use and
+ * forwarding through the table, so that neither the library nor the
+ * command needs the CUDA runtime to start.
  */
 #ifndef HOG_GPU_CUDA_PLUGIN_H
 #define HOG_GPU_CUDA_PLUGIN_H

@@ -14,8 +14,11 @@
  *   ref.c    the CPU reference of the GPU minibatch SGD (plain C, always)
  *   train.c  hog_gpu_train: shards in the upload layout, the epoch loop
  *            (plain C, always; reaches the device through cuda.h)
- *   gpu.cu   the CUDA backend of cuda.h: kernels, cuSPARSE, peer copies,
- *            linked with cuda_export.c into the plugin libhogtrain-cuda.so
+ *   *.cu     the CUDA backend of cuda.h, linked with cuda_export.c into
+ *            the plugin libhogtrain-cuda.so: device.cu (discovery, CUDA's
+ *            errors), kernels.cu, replica.cu (device state, residency or
+ *            streaming, peer links), step.cu (a round's steps, cuSPARSE),
+ *            average.cu (the peer-copy average); internal.cuh between them
  *   cuda_plugin.c  cuda.h in the library: loads the plugin on first use,
  *            or answers every call with the sentence saying what is missing
  * docs/GPU.md says what was verified where.

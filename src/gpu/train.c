@@ -26,7 +26,7 @@
  * This file is plain C: it builds the shards in the upload layout (one
  * thread per replica, bound next to its GPU, writing page-locked memory
  * that therefore lands on the GPU's NUMA node) and runs the epoch loop.
- * The device work is behind cuda.h (gpu.cu in the plugin
+ * The device work is behind cuda.h (the .cu files in the plugin
  * libhogtrain-cuda.so, loaded on first use by cuda_plugin.c).
  */
 #include "gpu/gpu.h"

@@ -11,10 +11,16 @@
  *             sense widened to a counter): arrivals count in bar_count, the
  *             last resets it and bumps bar_gen, the others wait for bar_gen
  *             to move.
- * Every wait spins briefly (cheap wake-up between Cyclades batches), then
- * sleeps on a futex. A waker only enters the kernel when someone sleeps.
+ * Every wait spins briefly (a cheap wake-up between the short phases of
+ * Hogwild! and coordinate descent), then sleeps on a futex. A waker only
+ * enters the kernel when someone sleeps. Cyclades does not use this
+ * barrier between the phases of its batches, which are shorter than a
+ * futex wake-up: it uses the spinning barrier of pool/spin.h, which never
+ * sleeps.
  */
 #include "internal.h"
+
+#include "core/spin.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +38,7 @@
 
 /* Pause iterations before sleeping on a futex. A pause takes 10 to 150
  * cycles depending on the CPU, so the barrier spins for roughly 5-100
- * microseconds: long enough to cover the imbalance between batches without
+ * microseconds: long enough to cover the imbalance between phases without
  * a system call, short enough not to matter when a thread is late. Waits
  * between jobs (workers for the next job, the caller for the end of one)
  * spin less: the caller is an extra thread, and with one worker per CPU
@@ -76,15 +82,6 @@ struct hog_pool {
     struct hog_worker *w;
 };
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 static void futex_wait(atomic_uint *word, unsigned old)
 {
 #ifdef __linux__
@@ -115,7 +112,7 @@ static unsigned event_wait(struct hog_event *ev, unsigned old, unsigned spin)
         v = atomic_load_explicit(&ev->word, memory_order_acquire);
         if (v != old)
             return v;
-        cpu_relax();
+        hog_spin_pause();
     }
     /* seq_cst on both sides (here: sleepers++ then load word; in
      * event_bump: store word then load sleepers): either the bumper sees a

@@ -1,6 +1,7 @@
 /*
  * pool: the machine's shape (hwloc), binding plans, a pool of pinned worker
- * threads with a cheap barrier, and NUMA-local memory.
+ * threads with a cheap barrier, and NUMA-local memory. pool/spin.h holds
+ * the barrier that only spins, for phases too short to sleep in.
  *
  *     struct hog_topo *t;   hog_topo_load(&t, NULL, NULL, NULL, err);
  *     struct hog_bind b;    hog_bind_parse("scatter+no_smt", &b, err);
@@ -162,7 +163,8 @@ void hog_pool_run(struct hog_pool *p, hog_pool_fn fn, void *arg);
 
 /* Inside a job only, called by all n workers the same number of times:
  * returns when all have arrived; writes before it are visible after it.
- * Spins briefly, then sleeps on a futex. */
+ * Spins briefly, then sleeps on a futex. Phases shorter than a futex
+ * wake-up (Cyclades' batches) want the spinning barrier of pool/spin.h. */
 void hog_pool_barrier(struct hog_pool *p);
 
 /* Stops and joins the workers. NULL is fine. */

@@ -1,0 +1,291 @@
+/*
+ * Cyclades' hot set and the two views of the rows it makes: which
+ * features leave the conflict graph, which work group steps each of them,
+ * the rows without them (the cold view, what the partition and the rows
+ * phase see) and their entries (the hot view, what the hot phase sums).
+ *
+ * Hot set (docs/CYCLADES.md): the bias, and the features of degree above
+ * hot_degree, the largest degree tau for which the cold graph's mean
+ * row-row conflict degree in a batch,
+ * (B/n^2) sum_{deg_j <= tau} deg_j (deg_j - 1), stays at most 1/2: below
+ * the giant-component threshold of 1, so components stay small. It does
+ * not depend on the thread count. Hot weights are dealt to groups by
+ * whole cache lines (deal_lines).
+ */
+#include "cyclades/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
+#define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
+
+/* The largest tau with (B/n^2) sum_{deg <= tau} deg (deg - 1) at most
+ * CYC_CONFLICT. */
+static uint64_t hot_degree(const uint32_t *deg, uint64_t nf, uint64_t n,
+                           uint64_t B, hog_err *err, hog_status *st)
+{
+    uint64_t *hist = calloc(n + 2, sizeof *hist);
+    if (!hist) {
+        *st = hog_errf(err, HOG_ENOMEM, "out of memory for a degree histogram");
+        return 0;
+    }
+    for (uint64_t j = 0; j < nf; j++)
+        hist[deg[j]]++;
+    double budget = CYC_CONFLICT * (double)n * (double)n / (double)B;
+    double sum = 0;
+    uint64_t tau = 1; /* a feature of one row never conflicts */
+    for (uint64_t k = 2; k <= n; k++) {
+        sum += (double)hist[k] * (double)k * (double)(k - 1);
+        if (sum > budget)
+            break;
+        tau = k;
+    }
+    free(hist);
+    *st = HOG_OK;
+    return tau;
+}
+
+static hog_status hot_oom(hog_err *err)
+{
+    return hog_errf(err, HOG_ENOMEM,
+                    "out of memory for Cyclades' hot-feature tables");
+}
+
+/* Weight j (< nf, or nf: the bias) is hot. */
+static inline bool is_hot(const struct cyc *c, const uint32_t *deg,
+                          uint64_t j)
+{
+    return deg[j] > c->tau && (j < c->nf || c->bias_hot);
+}
+
+/* deg[j]: the rows of feature j (saturating). */
+static void count_degrees(const struct hog_csr *m, uint32_t *deg)
+{
+    const uint64_t base = m->off[0];
+    for (uint64_t q = base; q < base + m->nnz; q++)
+        if (deg[m->idx[q]] != UINT32_MAX)
+            deg[m->idx[q]]++;
+}
+
+/* Marks every weight cold (owner CYC_NONE), counts the hot ones into
+ * c->nh and the statistics, and gives the hot bias degree n. Returns the
+ * largest hot degree. */
+static uint64_t count_hot(struct cyc *c, uint32_t *deg)
+{
+    const uint64_t n = c->n, nf = c->nf;
+    uint64_t nh = 0, maxdeg = c->bias_hot ? n : 0;
+    for (uint64_t j = 0; j < nf; j++) {
+        c->hot_owner[j] = CYC_NONE;
+        if (deg[j] > c->tau) {
+            nh++;
+            if (deg[j] > maxdeg)
+                maxdeg = deg[j];
+        }
+    }
+    c->hot_owner[nf] = CYC_NONE;
+    if (c->bias_hot)
+        deg[nf] = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
+    c->st.hot_features = nh;
+    c->nh = nh + c->bias_hot;
+    return maxdeg;
+}
+
+/* The c->nh hot weights by degree, largest first, ties by index: a
+ * counting sort over the degrees (the bias counts n). */
+static hog_status order_by_degree(const struct cyc *c, const uint32_t *deg,
+                                  uint64_t maxdeg, uint32_t **out,
+                                  hog_err *err)
+{
+    const uint64_t nf = c->nf;
+    uint64_t *bucket = calloc(maxdeg + 2, sizeof *bucket);
+    uint32_t *order = malloc(c->nh * sizeof *order);
+    if (!bucket || !order) {
+        free(bucket);
+        free(order);
+        return hot_oom(err);
+    }
+    for (uint64_t j = 0; j <= nf; j++)
+        if (is_hot(c, deg, j))
+            bucket[maxdeg - deg[j]]++;
+    for (uint64_t k = 0, at = 0; k <= maxdeg; k++) {
+        uint64_t cnt = bucket[k];
+        bucket[k] = at;
+        at += cnt;
+    }
+    for (uint64_t j = 0; j <= nf; j++)
+        if (is_hot(c, deg, j))
+            order[bucket[maxdeg - deg[j]]++] = (uint32_t)j;
+    free(bucket);
+    *out = order;
+    return HOG_OK;
+}
+
+/* Groups take whole cache lines of weights (CYC_LINE of them), so that
+ * the hot phase's stores (weight, AdaGrad sum, stamp) never share a
+ * line between threads: the first hot weight of a line, in degree
+ * order, deals the line, by the line's total hot degree, to the least
+ * loaded of the G groups (threads claim groups per batch). Which group
+ * steps a weight does not change the model: each weight takes one step
+ * per batch, from its entries in row order. sh: the weights' offset
+ * into their first line (malloc aligns to 16 bytes). load: [G] zeroes. */
+static void deal_lines(struct cyc *c, const uint32_t *deg,
+                       const uint32_t *order, uint64_t *load)
+{
+    const uint64_t nf = c->nf;
+    const unsigned G = c->G;
+    const uint64_t sh =
+        ((uintptr_t)c->s.w % HOG_CACHELINE) / sizeof *c->s.w;
+    for (uint64_t i = 0; i < c->nh; i++) {
+        uint32_t j = order[i];
+        if (c->hot_owner[j] != CYC_NONE)
+            continue;
+        uint64_t l0 = (j + sh) / CYC_LINE * CYC_LINE;
+        l0 = l0 > sh ? l0 - sh : 0;
+        uint64_t l1 = min_u64((j + sh) / CYC_LINE * CYC_LINE + CYC_LINE - sh,
+                              nf + 1),
+                 ld = 0;
+        for (uint64_t k = l0; k < l1; k++)
+            if (is_hot(c, deg, k))
+                ld += deg[k];
+        unsigned best = 0;
+        for (unsigned t = 1; t < G; t++)
+            if (load[t] < load[best])
+                best = t;
+        for (uint64_t k = l0; k < l1; k++)
+            if (is_hot(c, deg, k))
+                c->hot_owner[k] = best;
+        load[best] += ld;
+    }
+}
+
+/* Every entry hot (text, most often): the rows are the hot view; only
+ * each row's |x_hot|_1 is computed. */
+static void alias_rows(struct cyc *c, double bias_l1)
+{
+    const struct hog_csr *m = &c->d->m;
+    c->hot_off = (uint64_t *)m->off;
+    c->hot_j = (uint32_t *)m->idx;
+    c->hot_x = (float *)m->val;
+    c->hot_alias = true;
+    for (uint64_t r = 0; r < c->n; r++) {
+        double l1 = bias_l1;
+        for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++)
+            l1 += fabs((double)m->val[q]);
+        c->hot_l1[r] = l1;
+    }
+}
+
+/* Each row's cold entries into the cold view and its nonzero hot entries
+ * into the hot view, with its |x_hot|_1. */
+static void split_rows(struct cyc *c, double bias_l1)
+{
+    const struct hog_csr *m = &c->d->m;
+    const uint64_t n = c->n;
+    uint64_t pc = 0, ph = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        c->cold_off[r] = pc;
+        c->hot_off[r] = ph;
+        double l1 = bias_l1;
+        for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++) {
+            uint32_t j = m->idx[q];
+            if (c->hot_owner[j] == CYC_NONE) {
+                c->cold_idx[pc] = j;
+                c->cold_val[pc++] = m->val[q];
+            } else if (m->val[q] != 0.0f) {
+                l1 += fabs((double)m->val[q]);
+                c->hot_j[ph] = j;
+                c->hot_x[ph++] = m->val[q];
+            }
+        }
+        c->hot_l1[r] = l1;
+    }
+    c->cold_off[n] = pc;
+    c->hot_off[n] = ph;
+}
+
+/* Cold rows and hot entries (zeros add nothing and are dropped), and the
+ * partition's tables of hot entries, which they size. */
+static hog_status make_views(struct cyc *c, hog_err *err)
+{
+    const struct hog_csr *m = &c->d->m;
+    const uint64_t n = c->n, base = m->off[0];
+    const unsigned G = c->G;
+    uint64_t hot_nnz = 0, cold_nnz = 0;
+    for (uint64_t q = base; q < base + m->nnz; q++) {
+        bool hot = c->hot_owner[m->idx[q]] != CYC_NONE;
+        cold_nnz += !hot;
+        hot_nnz += hot && m->val[q] != 0.0f;
+    }
+    c->hot_l1 = malloc(n * sizeof *c->hot_l1);
+    c->cold_off = calloc(n + 1, sizeof *c->cold_off);
+    c->cold_idx = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_idx);
+    c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
+    c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
+    c->rec = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->rec);
+    c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
+    c->roff = malloc((c->nb * (G + 1) + 1) * sizeof *c->roff);
+    c->bslot = calloc(c->nb, sizeof *c->bslot);
+    if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val ||
+        !c->ent || !c->rec || !c->eoff || !c->roff || !c->bslot)
+        return hot_oom(err);
+    const double bias_l1 = c->bias_hot ? fabs(c->o->bias) : 0.0;
+    if (cold_nnz == 0 && hot_nnz == m->nnz) {
+        alias_rows(c, bias_l1);
+    } else {
+        c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
+        c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
+        c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
+        if (!c->hot_off || !c->hot_j || !c->hot_x)
+            return hot_oom(err);
+        split_rows(c, bias_l1);
+    }
+    c->cold.off = c->cold_off;
+    c->cold.idx = c->cold_idx;
+    c->cold.val = c->cold_val;
+    c->cold.nnz = cold_nnz;
+    c->st.hot_nnz_share =
+        m->nnz ? (double)(m->nnz - cold_nnz) / (double)m->nnz : 0.0;
+    return HOG_OK;
+}
+
+hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
+{
+    const hog_train_opts *o = c->o;
+    c->bias_hot = o->hot && o->bias != 0.0;
+    c->cold = c->d->m;
+    c->tau = UINT64_MAX;
+    switch (c->s.loss) {
+    case HOG_LOSS_LOGISTIC: c->curv = 0.25; break;
+    case HOG_LOSS_SQHINGE: c->curv = 2.0; break;
+    default: c->curv = 1.0; break;
+    }
+    if (!o->hot)
+        return HOG_OK;
+
+    hog_status st = HOG_OK;
+    uint32_t *deg = calloc(c->nf + 1, sizeof *deg), *order = NULL;
+    uint64_t *load = calloc(c->G, sizeof *load);
+    c->hot_owner = malloc((c->nf + 1) * sizeof *c->hot_owner);
+    if (!deg || !load || !c->hot_owner) {
+        st = hot_oom(err);
+        goto out;
+    }
+    count_degrees(&c->d->m, deg);
+    c->tau = o->hot_degree ? o->hot_degree
+                           : hot_degree(deg, c->nf, c->n, c->B, err, &st);
+    if (st != HOG_OK)
+        goto out;
+    uint64_t maxdeg = count_hot(c, deg);
+    if (c->nh == 0)
+        goto out;
+    if ((st = order_by_degree(c, deg, maxdeg, &order, err)) != HOG_OK)
+        goto out;
+    deal_lines(c, deg, order, load);
+    st = make_views(c, err);
+out:
+    free(deg);
+    free(load);
+    free(order);
+    return st;
+}

@@ -1,0 +1,198 @@
+/*
+ * Cyclades' private header: the state of a run (struct cyc), the
+ * per-thread scratch, and the steps the files of src/cyclades share. Not
+ * for other modules: they use cyclades.h. run.c's comment has the
+ * algorithm and the map of the files.
+ */
+#ifndef HOG_CYCLADES_INTERNAL_H
+#define HOG_CYCLADES_INTERNAL_H
+
+#include "cyclades/cyclades.h"
+
+#include "core/sgd.h"
+#include "core/sparse.h"
+#include "pool/pool.h"
+#include "pool/spin.h"
+
+#define CYC_NONE UINT32_MAX
+/* Work groups per thread. A batch's components, and the hot lines, are
+ * dealt to G = CYC_GROUPS T groups, not to T threads, and threads claim
+ * groups from a shared counter, largest first (cyc_claim): a thread on a
+ * free CPU takes the groups of a partner that was descheduled instead of
+ * waiting for it at the barrier. Groups are whole components and whole
+ * cache lines of hot weights, so who runs a group never changes the
+ * arithmetic. */
+#define CYC_GROUPS 8u
+
+/* A batch's hot entries, feature-major: one record per hot feature the
+ * batch touches, its entries (row's place in the batch, value) in row
+ * order. */
+struct hot_ent {
+    uint32_t at; /* position - batch start */
+    float x;
+};
+struct hot_rec {
+    uint64_t start; /* first entry */
+    uint32_t j, count; /* weight index, entries */
+};
+/* What the rows phase leaves the hot phase of each row of the batch (one
+ * line holds four rows' both). */
+struct row_d {
+    double d; /* loss derivative at the batch's start */
+    double h; /* curvature times |x_hot|_1 (hot_curv) */
+};
+
+/* One component of a batch. */
+struct comp {
+    uint64_t work;
+    uint32_t rows, id;
+};
+
+/* Per-thread scratch: union-find over the features and the allocation. */
+struct cyc_thread {
+    /* [nf + 1], CYC_NONE: untouched */
+    _Alignas(HOG_CACHELINE) uint32_t *parent;
+    uint32_t *cid;      /* [nf + 1] component id of a root */
+    uint32_t *touched;  /* [nf + 1] features touched in this batch */
+    uint32_t ntouched;
+    uint32_t *comp_of;  /* [B] component of each row of the batch */
+    uint32_t *thr_of;   /* [B] group of each component */
+    struct comp *comps; /* [B] */
+    uint64_t *load;     /* [G] work of each group */
+    uint64_t *cur;      /* [G] counts, then cursors */
+    uint32_t *slot;     /* [G] a group's place in claim order */
+    struct comp *gby;   /* [G] the groups in claim order */
+    uint64_t *busy;     /* [T] the claim order's simulated thread loads */
+    uint64_t *scur;     /* [G] hot records by slot, then cursors */
+    uint32_t *hcnt;     /* [nf + 1] entries of a hot weight in the batch */
+    uint32_t *htouch;   /* hot weights the batch touches */
+    uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
+    double *ag;         /* gradient, */
+    double *asq;        /* AdaGrad's increment */
+    /* statistics of the batches this thread partitioned */
+    uint64_t st_batches, st_comps, st_largest;
+    double st_share, st_imb;
+};
+
+struct cyc {
+    struct hog_fit *f;
+    const hog_data *d;
+    const hog_train_opts *o;
+    struct hog_sgd s;
+    hog_sgd_split_fn *step;
+    unsigned T, G; /* threads; work groups per phase (CYC_GROUPS T) */
+    struct hog_topo *topo;
+    struct hog_pool *pool;
+    uint64_t n, nf, B, nb, tau;
+    bool bias_hot;
+
+    /* rows without their hot features (== the data when nothing is hot) */
+    struct hog_csr cold;
+    uint64_t *cold_off;
+    uint32_t *cold_idx;
+    float *cold_val;
+    /* hot features: the bias and the features in more than tau rows */
+    uint64_t nh;          /* hot weights, the bias's included */
+    uint32_t *hot_owner;  /* [nf + 1] group that steps weight j; CYC_NONE:
+                             cold (the bias is weight nf) */
+    uint64_t *hot_off;    /* [n + 1] a row's hot entries (bias not included) */
+    uint32_t *hot_j;      /* weight index of each entry, feature order */
+    float *hot_x;
+    bool hot_alias;       /* the hot view is the data's own arrays */
+    /* per partition: batch b's hot entries are ent[eoff[b]..eoff[b+1]),
+     * the records of the group in claim slot k are
+     * rec[roff[b (G+1) + k] .. roff[b (G+1) + k + 1]); the bias's group is
+     * in slot bslot[b] */
+    uint64_t *eoff, *roff;
+    uint32_t *bslot;
+    struct hot_ent *ent;
+    struct hot_rec *rec;
+    double curv;
+
+    /* order and partition */
+    uint64_t *perm;  /* [n] epoch position -> row */
+    uint64_t *pos;   /* [n] positions, per batch per group, ascending */
+    uint64_t *boff;  /* [nb G + 1] start of the list of batch b's group in
+                        claim slot k: boff[b G + k] */
+    uint64_t *gcur;  /* [G] where each slot's rows stopped (a segment can
+                        end inside a batch; read after a barrier) */
+    uint64_t *visit; /* [nb] batch order of this epoch */
+    struct row_d *rd; /* [B] what the hot phase needs of each batch row */
+    double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
+    double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
+    struct cyc_thread *th;
+    bool all_mode;   /* partition job: statistics with every feature */
+
+    /* run state, written by thread 0 between barriers */
+    unsigned epoch;
+    uint64_t t_global, seg_lo, seg_len;
+    uint32_t seg_want; /* what the open segment was begun with */
+
+    /* checkpoints and interruption (core/fit.h) */
+    uint64_t every;          /* checkpoint every this many steps, or never */
+    uint64_t start_bi, start_epos; /* where the epoch starts (a resume) */
+    atomic_bool stop[2];     /* batch bi's poll of the cancel flag: [bi & 1] */
+    hog_status ck_st;        /* thread 0's checkpoint, read after a barrier */
+    hog_err *err;
+    struct hog_rng rows_rng; /* after the shuffle of the epoch */
+
+    /* between the phases of a batch: the spinning barrier (pool/spin.h),
+     * not the pool's, which sleeps */
+    struct hog_spin_barrier bar;
+    /* tickets of the group claims (cyc_claim), reset per epoch */
+    _Alignas(HOG_CACHELINE) atomic_uint_fast64_t claim;
+    char claim_pad[HOG_CACHELINE - sizeof(atomic_uint_fast64_t)];
+    hog_cyclades_stats st;
+};
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* ---- setup.c ------------------------------------------------------------ */
+
+/* Zeroes c and sets up what every run needs: the SGD state, the pool and
+ * its barrier (parallel only; else T = 1 and no pool), the batch size and
+ * the row order's arrays. On failure c is left for hog_cyc_free. */
+hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
+                           hog_err *err);
+/* The per-thread scratch, for T threads, nf + 1 features, B rows. */
+hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err);
+/* Frees what hog_cyc_prepare and the rest allocated (not c itself). */
+void hog_cyc_free(struct cyc *c);
+
+/* ---- hot.c -------------------------------------------------------------- */
+
+/* The loss's curvature bound, and with o->hot the hot set (tau, owners by
+ * cache line), the cold rows and the hot entries, and the partition's
+ * hot-entry tables. Nothing is hot without o->hot: c->cold is the data. */
+hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err);
+
+/* ---- partition.c -------------------------------------------------------- */
+
+/* Partitions every batch of c->perm on the pool; statistics into c->st
+ * (all: every feature in the graph, the _all_ fields, nothing else). */
+void hog_cyc_partition(struct cyc *c, bool all);
+
+/* ---- step.c ------------------------------------------------------------- */
+
+/* The pool job of one epoch, from batch c->start_bi of c->visit. */
+void hog_cyc_run_job(void *arg, unsigned tid, unsigned T);
+
+/* ---- run.c -------------------------------------------------------------- */
+
+/* Draws the row order of an epoch; true when it must be partitioned. */
+bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
+                        struct hog_rng *batches, unsigned epoch);
+
+/* ---- checkpoint.c ------------------------------------------------------- */
+
+/* The checkpoint at epoch position epos, a batch boundary (n: the epoch's
+ * end); HOG_EINTR when cancelled. One thread, the others waiting. */
+hog_status hog_cyc_checkpoint(struct cyc *c, uint64_t epos, bool cancelled);
+/* Epoch position of the first row of the epoch's last batch. */
+uint64_t hog_cyc_last_batch_start(const struct cyc *c);
+/* Puts the run where f->resume left it (checkpoint.c has the details). */
+hog_status hog_cyc_resume(struct cyc *c, struct hog_rng *rows,
+                          struct hog_rng *batches, unsigned *first, bool *mid,
+                          hog_err *err);
+
+#endif
