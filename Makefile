@@ -150,7 +150,7 @@ $(BUILD)/src/%.o: src/%.c
 $(BUILD)/src/%.cu.o: src/%.cu
 	$(call msg,NVCC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O3 -std=c++17 -lineinfo -Iinclude -Isrc $(CFLAGS_PKG) \
+	$(Q)$(NVCC) -O3 -std=c++17 -lineinfo -MMD -MP -Iinclude -Isrc $(CFLAGS_PKG) \
 	  -Xcompiler -fPIC,-fvisibility=hidden,-Wall $(if $(CI),-Werror all-warnings,) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=sm_$(or $(CUDA_ARCH),90) \
 	  -gencode arch=compute_$(or $(CUDA_ARCH),90),code=compute_$(or $(CUDA_ARCH),90) -c $< -o $@
@@ -335,4 +335,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build-tsan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)
