@@ -303,6 +303,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.replica_syncs = f->replica_syncs;
     s.gap = f->gap;
     s.aux_bytes = f->aux_bytes;
+    s.converged = f->converged;
 
     struct hog_metrics m;
     hog_status st;
