@@ -144,6 +144,9 @@ typedef struct hog_epoch_stats {
     double gap;              /* relative duality gap (P - D) / P, dcd */
     uint64_t aux_bytes;      /* memory the algorithm holds beside the data
                                 (the column copy of scd, dual variables) */
+    int converged;           /* scd, dcd: 1 when the stopping rule (tol) was
+                                met after this epoch, the last; 0 on an epoch
+                                that ends at the epochs cap without it */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every

@@ -624,3 +624,257 @@ Test(cli, truncation_under_a_lease_leaves_training_alone, .timeout = 60)
     cr_assert_not_null(strstr(out, "\n8192\n"), "not truncated:\n%s", out);
     cr_assert_not_null(strstr(out, "same\n"), "another model:\n%s", out);
 }
+
+/* ---- first contact: mistakes a new user makes -------------------------------- */
+
+/* Every input named on the command line is checked before any is loaded:
+ * a missing -t file (or --resume checkpoint, or MODEL) is said at once,
+ * not after the training set has loaded. */
+Test(cli, a_missing_input_is_named_before_anything_loads)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    static const char *const runs[][2] = {
+        { "train '%s' -t '%s/absent.svm'", "absent.svm: cannot open" },
+        { "train '%s' --resume '%s/absent.ckpt'", "absent.ckpt: cannot open" },
+        { "bench '%s' -t '%s/absent.svm'", "absent.svm: cannot open" },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[2400];
+        snprintf(args, sizeof args, runs[i][0], train, dir);
+        int rc = HT("%s", th_bin(), args);
+        cr_assert_eq(rc, 1, "'%s' exited %d:\n%s", args, rc, out);
+        cr_assert_not_null(strstr(out, runs[i][1]), "'%s':\n%s", args, out);
+        cr_assert_null(strstr(out, "loaded"), "'%s' loaded data first:\n%s",
+                       args, out);
+    }
+    /* predict and objective: DATA before the model is read */
+    int rc = HT("predict '%s/absent.hgm' '%s'", th_bin(), dir, test);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "absent.hgm: cannot open"), "%s", out);
+    rc = HT("train -q '%s' -o '%s/m.hgm'", th_bin(), train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = HT("objective '%s/m.hgm' '%s/absent.svm'", th_bin(), dir, dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "absent.svm: cannot open"), "%s", out);
+    /* a folder is no data */
+    rc = HT("train '%s' -t '%s'", th_bin(), train, dir);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "cannot open: Is a directory"), "%s", out);
+    cr_assert_null(strstr(out, "loaded"), "%s", out);
+}
+
+/* A model of other data (123 features, data up to index ~400000: an a9a
+ * model on news20) predicts with one warning line; the predictions are
+ * those it always made, and a model of the data's own space says nothing. */
+Test(cli, predict_warns_once_when_the_model_is_of_other_data)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out,
+                    "cd '%s' && '%s' gen -q --rows 300 --features 123 -o "
+                    "narrow.svm && '%s' gen -q --rows 50 --features 400000 "
+                    "--nnz 30 -o wide.svm && '%s' train -q narrow.svm -o "
+                    "narrow.hgm && '%s' train -q wide.svm -o wide.hgm",
+                    dir, th_bin(), th_bin(), th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "cd '%s' && '%s' predict narrow.hgm wide.svm "
+                "2>err >p1 && '%s' predict -q narrow.hgm wide.svm >p2 && "
+                "cmp p1 p2 && grep -c warning err; cat err", dir, th_bin(),
+                th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strncmp(out, "1\n", 2) == 0, "not one warning line:\n%s", out);
+    cr_assert_not_null(strstr(out, "hogtrain: warning: the model has 123 "
+                              "features but wide.svm has "), "%s", out);
+    cr_assert_not_null(strstr(out, "was it trained on other data?"), "%s",
+                       out);
+    /* the other way round: a large model on small data */
+    rc = th_run(out, sizeof out, "{ '%s' predict '%s/wide.hgm' "
+                "'%s/narrow.svm' > /dev/null; }", th_bin(), dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "warning: the model has"), "%s", out);
+    rc = th_run(out, sizeof out, "{ '%s' predict '%s/narrow.hgm' "
+                "'%s/narrow.svm' > /dev/null; }", th_bin(), dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "accuracy"), "%s", out);
+    cr_assert_null(strstr(out, "warning"), "%s", out);
+}
+
+/* scd and dcd stop on --tol; when the --epochs cap comes first they say
+ * so in one line (LIBLINEAR's "reaching max number of iterations"), not
+ * under --quiet, and --json records why training stopped. */
+Test(cli, coordinate_descent_says_when_the_epoch_cap_came_first)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = HT("gen -q --rows 400 --features 100 --seed 5 -o '%s/g.svm'",
+                th_bin(), dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    static const char *const capped[][2] = {
+        { "--algo dcd --loss hinge", "dcd: reached the epoch cap (--epochs 2) "
+          "before --tol 0.0001; the model may be less accurate: raise "
+          "--epochs\n" },
+        { "--algo scd --loss squared --l1 0.001", "scd: reached the epoch cap "
+          "(--epochs 2) before --tol 0.0001; the model may be less accurate: "
+          "raise --epochs\n" },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        rc = HT("train %s --epochs 2 --tol 0.0001 '%s/g.svm' --json "
+                "'%s/r.json'", th_bin(), capped[i][0], dir, dir);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_assert_not_null(strstr(out, capped[i][1]), "%s:\n%s", capped[i][0],
+                           out);
+        rc = th_run(out, sizeof out, "grep -c '\"stopped\": \"epochs\"' "
+                    "'%s/r.json'", dir);
+        cr_assert_eq(rc, 0, "no \"stopped\": \"epochs\" in the report");
+        rc = HT("train -q %s --epochs 2 --tol 0.0001 '%s/g.svm'", th_bin(),
+                capped[i][0], dir);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_assert_str_eq(out, "", "--quiet printed:\n%s", out);
+    }
+    /* met --tol: no line, and the report says so */
+    rc = HT("train --algo dcd --loss hinge --l2 0.01 '%s/g.svm' --json "
+            "'%s/r.json'", th_bin(), dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "epoch cap"), "%s", out);
+    rc = th_run(out, sizeof out, "grep -c '\"stopped\": \"tol\"' '%s/r.json'",
+                dir);
+    cr_assert_eq(rc, 0, "no \"stopped\": \"tol\" in the report");
+}
+
+/* A mistyped command or option gets the nearest name, in every
+ * subcommand's parser; still a usage error. Long options are spelt out:
+ * an abbreviation is a mistype too. */
+Test(cli, mistypes_suggest_the_nearest_name)
+{
+    int rc = HT("trian x.svm", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strncmp(out, "hogtrain: unknown command 'trian'; did you mean "
+                      "'train'?\nusage: hogtrain", 63) == 0, "%s", out);
+    rc = HT("help perdict", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "unknown command 'perdict'; did you mean "
+                              "'predict'?"), "%s", out);
+    rc = HT("frobnicate", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_null(strstr(out, "did you mean"), "%s", out);
+    static const char *const typos[][4] = {
+        { "train", "x.svm", "--epoch 5", "--epochs" },
+        { "train", "x.svm", "--epohcs=5", "--epochs" },
+        { "train", "x.svm", "--gpu 0", "--gpus" },
+        { "predict", "m.hgm d.svm", "--socres", "--scores" },
+        { "convert", "d.svm d.hgb", "--windwo 4M", "--window" },
+        { "gen", "", "--rwos 10", "--rows" },
+        { "info", "d.svm", "--zero-base", "--zero-based" },
+        { "bench", "d.svm", "--repaet 1", "--repeat" },
+        { "objective", "m.hgm d.svm", "--l3 1", "--l1" },
+        { "topo", "", "--bnid compact", "--bind" },
+    };
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        char args[256], want[256], word[64];
+        snprintf(args, sizeof args, "%s %s", typos[i][2], typos[i][1]);
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(typos[i][2], " "),
+                 typos[i][2]);
+        snprintf(want, sizeof want, "unknown option '%s'; did you mean '%s'?",
+                 word, typos[i][3]);
+        expect_usage_error(typos[i][0], args, want);
+    }
+}
+
+/* hogtrain bench --plot: every algorithm of the grid drawn, each series in
+ * one colour in both panels, the legends below the panels (off the ideal
+ * line), an opaque background; written through a temporary file. */
+Test(cli, bench_plot_draws_every_algorithm, .timeout = 120)
+{
+    if (th_run(out, sizeof out, "command -v gnuplot") != 0)
+        cr_skip_test("gnuplot is not installed; skipping");
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out,
+                    "cd '%s' && '%s' gen -q --rows 3000 --features 500 "
+                    "--nnz 10 -o g.svm && HOGTRAIN_TEST_PLOT_SCRIPT=p.gp '%s' "
+                    "bench g.svm --algo hogwild,cyclades --threads 1,2 "
+                    "--update none,mutex --epochs 1 --repeat 1 -q "
+                    "--oversubscribe --plot p.svg > /dev/null",
+                    dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    /* the SVG itself: a white rectangle under everything, each series */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/p.svg", dir);
+    rc = th_run(out, sizeof out, "grep -c '<rect x=\"0\" y=\"0\" width=\"1000\" "
+                "height=\"[0-9]*\" fill=\"#ffffff\"' '%s' && for t in "
+                "'hogwild none' 'hogwild mutex' cyclades; do grep -q "
+                "\"<title>$t\" '%s' || { echo no $t; exit 1; }; done", path,
+                path);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* the script: the legend, the background, a colour per series */
+    snprintf(path, sizeof path, "%s/p.gp", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no plot script %s", path);
+    char line[8192], plots[2][8192];
+    int np = 0;
+    bool key_below = false, white = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "plot ", 5) == 0 && np < 2)
+            snprintf(plots[np++], sizeof plots[0], "%s", line);
+        key_below |= strncmp(line, "set key below", 13) == 0;
+        white |= strstr(line, "background rgb 'white'") != NULL;
+    }
+    fclose(f);
+    cr_assert_eq(np, 2, "not two panels in %s", path);
+    cr_assert(key_below, "the legend is inside a panel");
+    cr_assert(white, "no opaque background");
+    static const char *const series[] = { "hogwild none", "hogwild mutex",
+                                          "cyclades" };
+    for (size_t i = 0; i < 3; i++) {
+        char colour[2][16];
+        for (int p = 0; p < 2; p++) {
+            char t[64];
+            snprintf(t, sizeof t, "title '%s", series[i]);
+            char *at = strstr(plots[p], t);
+            cr_assert_not_null(at, "no %s in panel %d:\n%s", series[i], p + 1,
+                               plots[p]);
+            *at = '\0'; /* its colour is the last before its title */
+            char *lc = NULL;
+            for (char *q = plots[p]; (q = strstr(q, "lc rgb '")); q++)
+                lc = q;
+            cr_assert_not_null(lc);
+            snprintf(colour[p], sizeof colour[0], "%.7s", lc + 8);
+            *at = 't';
+        }
+        cr_assert_str_eq(colour[0], colour[1], "%s changes colour", series[i]);
+    }
+    assert_no_temporaries(dir);
+}
+
+/* A failed write to standard output is an error, whatever the command:
+ * exit 1 and a sentence, not 0 having written nothing. */
+Test(cli, a_failed_write_to_standard_output_is_an_error)
+{
+    if (!exists("/dev/full"))
+        cr_skip_test("no /dev/full on this system");
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    int rc = HT("train -q '%s' -o '%s/m.hgm'", th_bin(), train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* stderr to the pipe, stdout to the full device */
+    static const char *const runs[] = {
+        "info '%s/m.hgm'", "objective '%s/m.hgm' '%s/test.svm'", "--help",
+        "train --help", "predict '%s/m.hgm' '%s/test.svm'",
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[2400];
+        snprintf(args, sizeof args, runs[i], dir, dir);
+        rc = th_run(out, sizeof out, "{ '%s' %s > /dev/full; }", th_bin(),
+                    args);
+        cr_assert_eq(rc, 1, "'%s' > /dev/full exited %d:\n%s", args, rc, out);
+        cr_assert_not_null(strstr(out, "hogtrain: cannot write to standard "
+                                  "output"), "'%s':\n%s", args, out);
+    }
+    rc = th_run(out, sizeof out, "{ '%s' objective '%s/m.hgm' '%s' > "
+                "/dev/full; }", th_bin(), dir, test);
+    cr_assert_not_null(strstr(out, "hogtrain: cannot write to standard "
+                              "output: No space left on device\n"), "%s", out);
+}

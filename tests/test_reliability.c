@@ -3,7 +3,7 @@
  * every input in the fuzzing corpora (fuzz/corpus/, seeds and past
  * findings) replayed through its loader in the ordinary test build (so
  * that make asan and make ubsan replay them too, without libFuzzer), and
- * data larger than the address-space limit.
+ * data larger than the address-space limit, and models larger than memory.
  */
 #include <criterion/criterion.h>
 
@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TH_ASAN 1
@@ -174,6 +176,83 @@ Test(reliability, data_over_the_address_space_limit_says_what_to_do,
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert(strstr(out, "needs about") && strstr(out, "--stream"), "%s",
               out);
+}
+
+/* A feature index of 4e9 makes a dense model of 16 GB of weights before
+ * any optimizer state. The command refuses it at once with the size needed
+ * and the memory there is, not killed by the kernel partway through. The
+ * child runs under ulimit -v 4 GiB, so that a missing check cannot take
+ * the machine's memory. */
+Test(reliability, a_model_larger_than_memory_is_refused_with_a_sentence,
+     .timeout = 60)
+{
+#ifdef TH_ASAN
+    cr_skip_test("AddressSanitizer reserves terabytes of address space: "
+                 "ulimit -v cannot be tested under it");
+#endif
+    char dir[1024], out[4096];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *svm = th_write(dir, "wide.svm", "1 4000000000:1\n-1 1:1\n", 22);
+    static const char *const algos[] = { "serial", "hogwild", "cyclades",
+                                         "dcd" };
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        int rc = th_run(out, sizeof out, "ulimit -v 4194304 && exec timeout "
+                        "50 '%s' train -q --epochs 1 --algo %s '%s'", th_bin(),
+                        algos[i], svm);
+        cr_assert_eq(rc, 1, "--algo %s: exit %d: %s", algos[i], rc, out);
+        cr_assert(strstr(out, "hogtrain: the training data spans 4000000000 "
+                          "features") &&
+                      strstr(out, "a dense model of them needs") &&
+                      strstr(out, "GiB is available under the address-space "
+                              "limit (ulimit -v)") &&
+                      strstr(out, "feature hashing"),
+                  "--algo %s: %s", algos[i], out);
+    }
+}
+
+/* The same refusal for a library caller: hog_train's validation, before
+ * it allocates (this test process capped at 2 GiB more than it maps, in
+ * case the check is missing). */
+Test(reliability, hog_train_refuses_a_model_larger_than_memory)
+{
+#ifdef TH_ASAN
+    cr_skip_test("AddressSanitizer reserves terabytes of address space: "
+                 "RLIMIT_AS cannot be tested under it");
+#endif
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert(f && fscanf(f, "%llu", &pages) == 1);
+    fclose(f);
+    struct rlimit rl = { 0, 0 };
+    cr_assert_eq(getrlimit(RLIMIT_AS, &rl), 0);
+    rl.rlim_cur = pages * (unsigned long long)sysconf(_SC_PAGESIZE) +
+                  (UINT64_C(2) << 30);
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+
+    uint64_t *off = malloc(3 * sizeof *off);
+    float *y = malloc(2 * sizeof *y), *val = malloc(2 * sizeof *val);
+    uint32_t *idx = malloc(2 * sizeof *idx);
+    cr_assert(off && y && val && idx);
+    off[0] = 0, off[1] = 1, off[2] = 2;
+    y[0] = 1, y[1] = -1;
+    idx[0] = 3999999999u, idx[1] = 0;
+    val[0] = val[1] = 1;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_wrap(2, 2, off, y, idx, val, 0, &d, &err), HOG_OK,
+                 "%s", err.msg);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 1;
+    hog_model *m = NULL;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOMEM, "%s", err.msg);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, "spans 4000000000 features") &&
+                  strstr(err.msg, "needs 59.6 GiB for the weights, a working "
+                         "copy, AdaGrad's sums and regularization timestamps") &&
+                  strstr(err.msg, "ulimit -v"),
+              "%s", err.msg);
+    hog_data_free(d);
 }
 
 /* .hgb: huge sizes in a header whose CRC is right are refused against the

@@ -57,9 +57,29 @@ int hog_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * empty); returns HOG_EXIT_ERROR. */
 int hog_cli_fail_status(hog_status s, const hog_err *err);
 
+/* Flushes standard output: "cannot write to standard output: reason" in
+ * err when the flush fails or an earlier write did. main() checks it after
+ * every command; a command checks it itself before it reports success. */
+hog_status hog_cli_stdout_check(hog_err *err);
+
 /* Explains getopt_long's '?' (unknown option) or ':' (missing argument)
  * from optopt and argv[optind-1]; returns HOG_EXIT_USAGE. */
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
+
+/* "Did you mean": the names offered one by one, the nearest to what was
+ * typed that is near enough to be a typo (at most two edits, an adjacent
+ * transposition counting one, and fewer than half the name's letters; or
+ * the start of the name); the first offered wins a tie. Every option
+ * parser (hog_cli_getopt) and the command names (main.c) use it. */
+struct hog_cli_nearest {
+    const char *typed;
+    size_t len;        /* of typed ("epoch" of "epoch=5") */
+    const char *best;  /* NULL: none near enough */
+    unsigned dist;
+};
+void hog_cli_nearest_init(struct hog_cli_nearest *n, const char *typed,
+                          size_t len);
+void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name);
 
 /* "epochs" for the long option whose value is ch. */
 const char *hog_cli_opt_name(const struct option *lo, int ch);
@@ -83,7 +103,9 @@ enum {
 /* Every subcommand's option loop. hog_cli_getopt wraps getopt_long and
  * makes the checks they all make, so that one mistake gets one sentence
  * whatever the subcommand:
- *   - an unknown option, or one without its argument: a usage error;
+ *   - an unknown option, or one without its argument: a usage error,
+ *     with "did you mean '--epochs'?" when a name is near; long names
+ *     are spelt out (getopt_long's abbreviations are refused);
  *   - an option given twice: a usage error (every option may appear once;
  *     seen[] records which were given, for checks after the loop);
  *   - -h/--help: the help on standard output and exit status 0;
@@ -174,6 +196,12 @@ const char *hog_cli_replicas_name(hog_replicas r);
 /* Checks before any work that `path` can be created: its folder exists and
  * is writable. Fills err with "path: cannot write: reason". */
 hog_status hog_cli_check_writable(const char *path, hog_err *err);
+/* Checks before any work that each input named on the command line can be
+ * read (NULL and "-", standard input, are skipped): a missing test set is
+ * said at once, not after the training set has loaded. Fills err with
+ * "path: cannot open: reason" for the first that cannot. */
+hog_status hog_cli_check_readable(const char *const *paths, size_t n,
+                                  hog_err *err);
 /* True when a and b name one file: the same string, or the same inode
  * when both exist. Guards inputs against being overwritten by outputs. */
 bool hog_cli_same_file(const char *a, const char *b);

@@ -218,9 +218,8 @@ int hog_cli_gen(int argc, char **argv)
     struct sink k = { .total_rows = g.rows, .t0 = hog_now() };
     k.show = !quiet && isatty(STDERR_FILENO) == 1;
     if (!out) {
-        if ((s = gen_into(&g, stdout, "standard output", &k, &err)) == HOG_OK &&
-            (fflush(stdout) != 0 || ferror(stdout)))
-            s = hog_errf(&err, HOG_EIO, "standard output: write failed");
+        if ((s = gen_into(&g, stdout, "standard output", &k, &err)) == HOG_OK)
+            s = hog_cli_stdout_check(&err);
         return s == HOG_OK ? HOG_EXIT_OK : hog_cli_fail_status(s, &err);
     }
     char tmp[4200];

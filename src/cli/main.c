@@ -1,7 +1,10 @@
 /* hogtrain: the command. Finds the subcommand and hands it the rest of the
- * arguments; each subcommand parses its own options (src/cli/<name>.c). */
+ * arguments; each subcommand parses its own options (src/cli/<name>.c).
+ * Whatever the subcommand, a failed write to standard output (a full disk,
+ * a closed pipe's reader) is an error here, at the end, in one place. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <string.h>
 
 struct subcommand {
@@ -43,7 +46,45 @@ static void usage(FILE *f)
           f);
 }
 
+/* "hogtrain: unknown command 'trian'; did you mean 'train'?" and the usage. */
+static int unknown_command(const char *name)
+{
+    struct hog_cli_nearest n;
+    hog_cli_nearest_init(&n, name, strlen(name));
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        hog_cli_nearest_offer(&n, commands[i].name);
+    if (n.best)
+        fprintf(stderr, "hogtrain: unknown command '%s'; did you mean '%s'?\n",
+                name, n.best);
+    else
+        fprintf(stderr, "hogtrain: unknown command '%s'\n", name);
+    usage(stderr);
+    return HOG_EXIT_USAGE;
+}
+
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    /* Data written to standard output may still sit in its buffer, and a
+     * write that failed earlier leaves only the error flag: a command that
+     * succeeded has not, unless both are clean and the close works too. */
+    hog_err err = { { 0 } };
+    if (hog_cli_stdout_check(&err) != HOG_OK) {
+        if (rc == HOG_EXIT_OK)
+            rc = hog_cli_fail_status(HOG_EIO, &err);
+    } else {
+        errno = 0;
+        /* EBADF: started with standard output closed, and wrote nothing */
+        if (fclose(stdout) != 0 && errno != EBADF && rc == HOG_EXIT_OK)
+            rc = hog_cli_fail("cannot write to standard output: %s",
+                              strerror(errno));
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     hog_cli_blas_threads(argv); /* memory.c: under ulimit -v, may re-exec */
     hog_cli_sigbus_install();
@@ -62,9 +103,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < N_COMMANDS; i++)
                 if (strcmp(argv[2], commands[i].name) == 0)
                     return commands[i].fn(2, args);
-            fprintf(stderr, "hogtrain: unknown command '%s'\n", argv[2]);
-            usage(stderr);
-            return HOG_EXIT_USAGE;
+            return unknown_command(argv[2]);
         }
         usage(stdout);
         return HOG_EXIT_OK;
@@ -76,10 +115,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(cmd, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    if (cmd[0] == '-')
-        fprintf(stderr, "hogtrain: unknown option '%s' (options follow the command)\n", cmd);
-    else
-        fprintf(stderr, "hogtrain: unknown command '%s'\n", cmd);
+    if (cmd[0] != '-')
+        return unknown_command(cmd);
+    fprintf(stderr, "hogtrain: unknown option '%s' (options follow the command)\n", cmd);
     usage(stderr);
     return HOG_EXIT_USAGE;
 }

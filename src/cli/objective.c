@@ -128,7 +128,9 @@ int hog_cli_objective(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
-    if ((s = hog_model_load(a.model, &m, &err)) != HOG_OK)
+    const char *const ins[] = { a.model, a.data };
+    if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
+        (s = hog_model_load(a.model, &m, &err)) != HOG_OK)
         goto fail;
     /* The data lives in the model's feature space at least. */
     a.lo.n_features = hog_model_features(m);

@@ -126,6 +126,26 @@ static void report(const hog_model *m, const hog_data *d, const double *sc)
             (unsigned long long)rows);
 }
 
+/* A model of other data predicts without an error (a feature it lacks
+ * weighs 0), so the command says when the feature counts are far apart:
+ * the data's more than twice the model's and 1000 more (a test set may
+ * well have a few features the training set lacked), or the model's more
+ * than 100 times the data's and 1000 more (a small file may use few of a
+ * large model's features, but not that few). One line; predictions go on. */
+static void warn_feature_space(const hog_model *m, const hog_data *d,
+                               const char *path)
+{
+    uint64_t mf = hog_model_features(m), df = hog_data_features(d);
+    if ((df > 2 * mf && df - mf >= 1000) || (mf > 100 * df && mf - df >= 1000))
+        fprintf(stderr, "hogtrain: warning: the model has %llu features but "
+                        "%s has %llu: was it trained on other data? "
+                        "(predictions go on)\n",
+                (unsigned long long)mf,
+                strcmp(path, "-") == 0 ? "standard input"
+                                       : hog_cli_basename(path),
+                (unsigned long long)df);
+}
+
 int hog_cli_predict(int argc, char **argv)
 {
     struct predict_args a = { 0 };
@@ -140,12 +160,16 @@ int hog_cli_predict(int argc, char **argv)
     FILE *f = NULL;
     char tmp[4200];
 
-    if (a.out && (s = hog_cli_check_writable(a.out, &err)) != HOG_OK)
+    const char *const ins[] = { a.model, a.data };
+    if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
+        (a.out && (s = hog_cli_check_writable(a.out, &err)) != HOG_OK))
         goto fail;
     if ((s = hog_model_load(a.model, &m, &err)) != HOG_OK)
         goto fail;
     if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
         goto fail;
+    if (!a.quiet)
+        warn_feature_space(m, d, a.data);
     uint64_t rows = hog_data_rows(d);
     sc = malloc((rows ? rows : 1) * sizeof *sc);
     if (!sc) {
@@ -165,10 +189,8 @@ int hog_cli_predict(int argc, char **argv)
             goto fail;
     } else {
         write_predictions(stdout, m, sc, rows, a.scores);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            s = hog_errf(&err, HOG_EIO, "standard output: write failed");
+        if ((s = hog_cli_stdout_check(&err)) != HOG_OK)
             goto fail;
-        }
     }
     if (!a.quiet)
         report(m, d, sc);

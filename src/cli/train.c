@@ -844,6 +844,25 @@ struct train_report {
     const hog_hot_stats *hot;      /* NULL unless --algo hogwild --hot K */
 };
 
+/* Why training stopped: "tol" when scd or dcd met --tol, "epochs" when the
+ * run went through --epochs (every other algorithm always does). */
+static const char *stop_reason(const struct train_report *r)
+{
+    const struct hog_progress *p = r->p;
+    return p->hist_len && p->hist[p->hist_len - 1].converged ? "tol"
+                                                             : "epochs";
+}
+
+/* scd and dcd stop on --tol, --epochs being a cap: true when the cap came
+ * first (LIBLINEAR's "reaching max number of iterations"). --tol 0 asks
+ * for every epoch. */
+static bool epoch_cap_first(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    bool coord = o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD;
+    return coord && o->tol > 0 && strcmp(stop_reason(r), "epochs") == 0;
+}
+
 static void write_json(FILE *f, const struct train_report *r)
 {
     const hog_train_opts *o = &r->a->o;
@@ -951,6 +970,7 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_close_obj(&j);
     }
     hog_json_close_arr(&j);
+    hog_json_str(&j, "stopped", stop_reason(r));
 
     if (r->hot) {
         hog_json_obj(&j, "hot_replicas");
@@ -1246,8 +1266,13 @@ int hog_cli_train(int argc, char **argv)
     struct train_report r = { .a = &a, .p = &p };
     hog_progress_init(&p, stderr, a.quiet, a.o.loss == HOG_LOSS_SQUARED);
 
-    /* Fail before the work, not after it, when an output cannot be made. */
-    if ((a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
+    /* Fail before the work, not after it, when an input cannot be read or
+     * an output cannot be made. */
+    const char *const ins[] = { a.train, a.test, a.o.resume,
+                                a.net.secret_file };
+    if ((s = hog_cli_check_readable(ins, sizeof ins / sizeof *ins, &err)) !=
+            HOG_OK ||
+        (a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
         (a.o.checkpoint &&
          (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
         (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
@@ -1341,6 +1366,11 @@ int hog_cli_train(int argc, char **argv)
         hog_progress_table(&p, stderr);
         if (r.cyc)
             print_cyclades(r.cyc);
+        if (epoch_cap_first(&r))
+            fprintf(stderr, "%s: reached the epoch cap (--epochs %u) before "
+                            "--tol %g; the model may be less accurate: raise "
+                            "--epochs\n",
+                    hog_cli_algo_name(a.o.algo), a.o.epochs, a.o.tol);
         if (r.hot)
             fprintf(stderr, "hot replicas: %llu features%s per thread "
                             "(%.1f%% of the nonzeros), folded %llu times\n",

@@ -46,14 +46,116 @@ int hog_cli_fail_status(hog_status s, const hog_err *err)
     return hog_cli_fail("%s", hog_status_str(s));
 }
 
-int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv)
+hog_status hog_cli_stdout_check(hog_err *err)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return HOG_OK;
+    /* errno is gone when the failed write was an earlier one */
+    if (errno)
+        return hog_errf(err, HOG_EIO, "cannot write to standard output: %s",
+                        strerror(errno));
+    return hog_errf(err, HOG_EIO, "cannot write to standard output");
+}
+
+/* ---- did you mean ------------------------------------------------------------- */
+
+/* Longer names are not typos of ours: no command or option is this long. */
+#define NEAREST_MAX 64
+
+/* Levenshtein distance with adjacent transpositions counted as one edit
+ * (optimal string alignment): "trian" is one edit from "train". */
+static unsigned edit_distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    if (la >= NEAREST_MAX || lb >= NEAREST_MAX)
+        return UINT32_MAX;
+    unsigned d[NEAREST_MAX + 1][NEAREST_MAX + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            unsigned del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            unsigned v = sub < del ? sub : del;
+            v = ins < v ? ins : v;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+void hog_cli_nearest_init(struct hog_cli_nearest *n, const char *typed,
+                          size_t len)
+{
+    n->typed = typed;
+    n->len = len;
+    n->best = NULL;
+    n->dist = UINT32_MAX;
+}
+
+void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name)
+{
+    size_t ln = strlen(name);
+    unsigned d = edit_distance(n->typed, n->len, name);
+    /* The start of a name counts as one edit: options are spelt out in
+     * full (hog_cli_getopt), and "--check" meant one of the --checkpoint
+     * options. */
+    if (n->len >= 3 && n->len < ln && strncmp(n->typed, name, n->len) == 0)
+        d = 1;
+    /* Two edits, and fewer than half the name: "l3" may be "l1", but "x"
+     * is nobody's typo of "l1". */
+    if (d == 0 || d > 2 || 2 * d > ln || d >= n->dist)
+        return;
+    n->best = name;
+    n->dist = d;
+}
+
+/* "unknown option '--epoch'; did you mean '--epochs'?" when the parser's
+ * table (lo; NULL: none) has a near name. arg is the word as typed. */
+static int unknown_option(const struct hog_cli_cmd *c, const struct option *lo,
+                          const char *arg)
+{
+    struct hog_cli_nearest n;
+    bool dashes = arg[0] == '-' && arg[1] == '-';
+    hog_cli_nearest_init(&n, arg + 2 * dashes, strcspn(arg + 2 * dashes, "="));
+    for (; lo && dashes && lo->name; lo++)
+        hog_cli_nearest_offer(&n, lo->name);
+    if (n.best)
+        return hog_cli_usage_error(c, "unknown option '%s'; did you mean "
+                                   "'--%s'?", arg, n.best);
+    return hog_cli_usage_error(c, "unknown option '%s'", arg);
+}
+
+/* Whether the word "--name[=value]" spells out an option of lo. */
+static bool exact_long(const struct option *lo, const char *word)
+{
+    size_t len = strcspn(word + 2, "=");
+    for (; lo->name; lo++)
+        if (strlen(lo->name) == len && strncmp(word + 2, lo->name, len) == 0)
+            return true;
+    return false;
+}
+
+static int bad_option(const struct hog_cli_cmd *c, const struct option *lo,
+                      int ch, char **argv)
 {
     const char *arg = optind > 0 ? argv[optind - 1] : "?";
-    if (ch == ':')
+    if (ch == ':' && (!lo || !(arg[0] == '-' && arg[1] == '-') ||
+                      exact_long(lo, arg)))
         return hog_cli_usage_error(c, "option '%s' needs an argument", arg);
     if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
         return hog_cli_usage_error(c, "unknown option '-%c'", optopt);
-    return hog_cli_usage_error(c, "unknown option '%s'", arg);
+    return unknown_option(c, lo, arg);
+}
+
+int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv)
+{
+    return bad_option(c, NULL, ch, argv);
 }
 
 const char *hog_cli_opt_name(const struct option *lo, int ch)
@@ -156,14 +258,33 @@ static int shared_option(struct hog_cli_parser *p, int ch, const char *arg)
     return -1;
 }
 
+/* The word of argv that held the long option getopt_long just returned:
+ * "--name=value" or "--name" (its value, if any, is the next word). */
+static const char *long_word(char **argv)
+{
+    const char *w = argv[optind - 1];
+    return optarg && optarg == w && optind >= 2 ? argv[optind - 2] : w;
+}
+
 int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
 {
     for (;;) {
-        int ch = getopt_long(argc, argv, p->shortopts, p->longopts, NULL);
+        int li = -1;
+        int ch = getopt_long(argc, argv, p->shortopts, p->longopts, &li);
         if (ch == -1)
             return 0;
+        /* getopt_long takes any unambiguous start of a name ("--epoch" for
+         * --epochs); each new option would make some of those ambiguous
+         * and break the scripts that used them, so names are spelt out. */
+        if (li >= 0 && ch != '?' && ch != ':') {
+            const char *w = long_word(argv);
+            if (!exact_long(p->longopts, w)) {
+                p->status = unknown_option(p->cmd, p->longopts, w);
+                return -1;
+            }
+        }
         if (ch == '?' || ch == ':') {
-            p->status = hog_cli_bad_option(p->cmd, ch, argv);
+            p->status = bad_option(p->cmd, p->longopts, ch, argv);
             return -1;
         }
         assert(ch > 0 && ch < HOG_CLI_MAX_OPT);
@@ -356,6 +477,26 @@ hog_status hog_cli_check_writable(const char *path, hog_err *err)
     if (access(dir, W_OK | X_OK) != 0)
         return hog_errf(err, HOG_EIO, "%s: cannot write: folder %s: %s", path,
                         dir, strerror(errno));
+    return HOG_OK;
+}
+
+hog_status hog_cli_check_readable(const char *const *paths, size_t n,
+                                  hog_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *p = paths[i];
+        if (!p || strcmp(p, "-") == 0)
+            continue;
+        struct stat st;
+        /* The loader's own words for the same failures (src/io/load.c);
+         * access() rather than open(), which would wait on a FIFO. */
+        if (stat(p, &st) != 0 || access(p, R_OK) != 0)
+            return hog_errf(err, HOG_EIO, "%s: cannot open: %s", p,
+                            strerror(errno));
+        if (S_ISDIR(st.st_mode))
+            return hog_errf(err, HOG_EIO, "%s: cannot open: %s", p,
+                            strerror(EISDIR));
+    }
     return HOG_OK;
 }
 

@@ -415,6 +415,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
             f->gap = g;
         }
         f->last = stop || epoch == o->epochs;
+        f->converged = stop;
         st = f->epoch_end(f, epoch, secs, err);
         if (st != HOG_OK || stop)
             break;

@@ -524,6 +524,7 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
         f->objective = obj;
         f->mean_loss = mean_loss;
         f->last = stop || epoch == o->epochs;
+        f->converged = stop;
         st = f->epoch_end(f, epoch, secs, err);
         if (st != HOG_OK || stop)
             break;

@@ -157,6 +157,21 @@ void hog_shuffle_u32(struct hog_rng *r, uint32_t *a, uint64_t n);
 
 double hog_now(void); /* monotonic seconds */
 unsigned hog_online_cpus(void);
+/* CPUs this process may run on (sched_getaffinity; taskset, cgroup cpuset). */
+unsigned hog_allowed_cpus(void);
+
+/* Memory this process can still take, in bytes, before the kernel refuses
+ * it or kills the process: the least of the machine's MemAvailable
+ * (/proc/meminfo), what the address-space limit (RLIMIT_AS, ulimit -v)
+ * leaves beside the mappings the process has, and what the memory limit
+ * of its cgroup and of each cgroup above it (v2 memory.max, v1
+ * memory.limit_in_bytes) leaves beside their usage. *what (may be NULL)
+ * says which binds, to end a sentence "... GiB is available": "in the
+ * machine's memory (MemAvailable)", "under the address-space limit
+ * (ulimit -v)" or "under the memory limit of the cgroup".
+ * UINT64_MAX when none can be read. Reads /proc and /sys: call it once,
+ * before a large allocation, not in a loop. */
+uint64_t hog_mem_available(const char **what);
 
 /* CRC32C (Castagnoli), as used by the .hgb and .hgm files. */
 uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len);

@@ -39,9 +39,11 @@ struct hog_fit {
      * them the front door skips its pass over the training set (accuracy,
      * AUC: a sort) except every o->metrics_every-th epoch and the last,
      * which the algorithm marks with `last` (its stopping rule fired or
-     * the epoch is o->epochs). */
+     * the epoch is o->epochs); converged says it was the stopping rule,
+     * so that a run cut off by the cap can be told from one that met tol
+     * on its last epoch. */
     double objective, mean_loss;
-    bool last;
+    bool last, converged;
     /* Streamed training (hog_train_stream): the chunks come from here and
      * train holds only the file's header (rows, features, labels; no
      * arrays). NULL for in-memory training. */

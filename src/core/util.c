@@ -1,7 +1,11 @@
-/* Clocks, CPU count and CRC32C. */
+/* Clocks, CPU count, available memory and CRC32C. */
 #include "core.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +20,112 @@ unsigned hog_online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
+}
+
+unsigned hog_allowed_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    return hog_online_cpus();
+}
+
+/* The first number in the file at path after the text key (key "" : the
+ * file's first word); false when the file or the number is missing ("max",
+ * cgroup v2's "no limit", is not a number). */
+static bool read_number(const char *path, const char *key, uint64_t *out)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    char line[256];
+    bool ok = false;
+    size_t kl = strlen(key);
+    while (!ok && fgets(line, sizeof line, f)) {
+        unsigned long long v;
+        if (strncmp(line, key, kl) == 0 && sscanf(line + kl, "%llu", &v) == 1) {
+            *out = v;
+            ok = true;
+        }
+        if (!kl)
+            break;
+    }
+    fclose(f);
+    return ok;
+}
+
+static void take_min(uint64_t *best, const char **what, uint64_t v,
+                     const char *name)
+{
+    if (v < *best) {
+        *best = v;
+        *what = name;
+    }
+}
+
+/* The least of limit - usage over the process's memory cgroup and those
+ * above it, as this mount namespace shows them (a container sees its own
+ * root; a path outside the mount is skipped). */
+static void cgroup_headroom(uint64_t *best, const char **what)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return;
+    char line[1024], rel[1024];
+    while (fgets(line, sizeof line, f)) {
+        /* v2 "0::/path"; v1 "N:memory:/path" (or "N:cpu,memory:/path") */
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        bool v2 = c1[1] == '\0' && line[0] == '0';
+        if (!v2 && !strstr(c1 + 1, "memory"))
+            continue;
+        snprintf(rel, sizeof rel, "%s", c2 + 1);
+        rel[strcspn(rel, "\n")] = '\0';
+        const char *root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+        const char *lim = v2 ? "memory.max" : "memory.limit_in_bytes";
+        const char *use = v2 ? "memory.current" : "memory.usage_in_bytes";
+        for (;;) {
+            char p[2200];
+            uint64_t l, u;
+            snprintf(p, sizeof p, "%s%s/%s", root, rel, lim);
+            if (read_number(p, "", &l)) {
+                snprintf(p, sizeof p, "%s%s/%s", root, rel, use);
+                if (!read_number(p, "", &u))
+                    u = 0;
+                take_min(best, what, l > u ? l - u : 0,
+                         "under the memory limit of the cgroup");
+            }
+            char *slash = strrchr(rel, '/');
+            if (!slash || !rel[0])
+                break;
+            *slash = '\0';
+        }
+    }
+    fclose(f);
+}
+
+uint64_t hog_mem_available(const char **what)
+{
+    uint64_t best = UINT64_MAX, v;
+    const char *name = NULL;
+    if (read_number("/proc/meminfo", "MemAvailable:", &v))
+        take_min(&best, &name, v * 1024, "in the machine's memory (MemAvailable)");
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        /* statm's first field: the pages mapped now */
+        uint64_t pages = 0;
+        read_number("/proc/self/statm", "", &pages);
+        uint64_t used = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t lim = (uint64_t)rl.rlim_cur;
+        take_min(&best, &name, lim > used ? lim - used : 0,
+                 "under the address-space limit (ulimit -v)");
+    }
+    cgroup_headroom(&best, &name);
+    if (what)
+        *what = name;
+    return best;
 }
 
 /* CRC32C: the SSE4.2 instruction where the CPU has it, else a table. */

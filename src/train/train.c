@@ -90,6 +90,89 @@ void hog_train_opts_init(hog_train_opts *o)
 
 static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
 
+/* ---- the model's memory -------------------------------------------------------- */
+
+/* Bytes per weight (feature) that training holds at once, from the
+ * allocations of each algorithm, and what they are, for the sentence:
+ *   the model's float weights (hog_model_new);
+ *   serial, Hogwild!, Cyclades (hog_sgd_init): a float working copy, the
+ *     lazy-regularization timestamps (l1, or l2 under AdaGrad), AdaGrad's
+ *     float sums; Hogwild! with --replicas core: all three per thread
+ *     (node: at least one replica, the node count being the pool's);
+ *   Cyclades: degrees and owners, and per thread the union-find's parent,
+ *     component and touched arrays (and a hot count with hot features);
+ *   scd: double weights, column norms, the active set and the column
+ *     offsets (and the line search's start under the logistic loss);
+ *   dcd: double weights.
+ * Arrays that grow with the rows (the data is loaded already, and what
+ * the algorithms keep per row is smaller than it) and short-lived ones
+ * are left out: a lower bound, so that a refusal is never wrong. */
+static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
+                                 size_t len)
+{
+    unsigned T = o->threads ? o->threads : hog_allowed_cpus();
+    bool ada = o->schedule == HOG_SCHED_ADAGRAD;
+    bool stamps = o->l1 > 0 || (ada && o->l2 > 0);
+    uint64_t b = sizeof(float);
+    const char *part[5];
+    unsigned n = 0;
+    part[n++] = "the weights";
+    if (hog_gpu_requested(o)) {
+        /* the replicas live in device memory */
+    } else if (o->algo == HOG_ALGO_SCD) {
+        b += (4 + (o->loss == HOG_LOSS_LOGISTIC)) * sizeof(double);
+        part[n++] = "the solver's double-precision weights and column arrays";
+    } else if (o->algo == HOG_ALGO_DCD) {
+        b += sizeof(double);
+        part[n++] = "the solver's double-precision weights";
+    } else {
+        unsigned rep = o->algo == HOG_ALGO_HOGWILD &&
+                               o->replicas == HOG_REPLICAS_CORE ? T : 1;
+        b += sizeof(float) * (1 + stamps + ada) * rep;
+        part[n++] = rep > 1 ? "a working copy per thread" : "a working copy";
+        if (ada)
+            part[n++] = rep > 1 ? "AdaGrad's sums per thread" : "AdaGrad's sums";
+        if (stamps)
+            part[n++] = "regularization timestamps";
+        if (o->algo == HOG_ALGO_CYCLADES) {
+            b += 2 * sizeof(uint32_t) + (uint64_t)T * (3 + (o->hot != 0)) *
+                                            sizeof(uint32_t);
+            part[n++] = "the conflict graph's arrays per thread";
+        }
+    }
+    size_t k = 0;
+    what[0] = '\0';
+    for (unsigned i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(what + k, len - k, "%s%s",
+                              i == 0 ? "" : i == n - 1 ? " and " : ", ",
+                              part[i]);
+    return b;
+}
+
+/* Refuses, before anything is allocated, a model that cannot fit: a
+ * feature index of 4e9 is 16 GB of weights alone, which the kernel would
+ * otherwise answer by killing the process partway through. */
+static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
+                                     hog_err *err)
+{
+    char what[256];
+    uint64_t nw = nf + (o->bias != 0.0);
+    uint64_t need = nw * bytes_per_weight(o, what, sizeof what);
+    const char *limit;
+    uint64_t have = hog_mem_available(&limit);
+    if (need <= have)
+        return HOG_OK;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    return hog_errf(err, HOG_ENOMEM,
+                    "the training data spans %llu features (up to its "
+                    "largest feature index), and a dense model of them needs "
+                    "%.1f GiB for %s, but only %.1f GiB is available %s; use "
+                    "fewer distinct feature indices (renumber them, or map "
+                    "them into a smaller range by feature hashing)",
+                    (unsigned long long)nf, (double)need / gib, what,
+                    (double)have / gib, limit);
+}
+
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err)
 {
@@ -166,7 +249,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         return hog_errf(err, HOG_EINVAL, "%llu features is more than %llu",
                         (unsigned long long)train->n_features,
                         (unsigned long long)HOG_MAX_FEATURE_INDEX);
-    return HOG_OK;
+    return check_model_memory(o, train->n_features, err);
 }
 
 /* ---- hooks the algorithms call ------------------------------------------------ */
@@ -220,6 +303,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.replica_syncs = f->replica_syncs;
     s.gap = f->gap;
     s.aux_bytes = f->aux_bytes;
+    s.converged = f->converged;
 
     struct hog_metrics m;
     hog_status st;
