@@ -677,12 +677,14 @@ static int parse(int argc, char **argv, struct train_args *a)
     a->train = argv[optind];
     hog_cli_model_finish(&op); /* the loss's step size and schedule, unless given */
     /* Options that only make sense together. */
+    if (seen[OPT_DETERMINISTIC]) {
+        if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
+            return hog_cli_usage_error(&cmd, "--deterministic selects --algo "
+                                       "cyclades; it conflicts with --algo %s",
+                                       hog_cli_algo_name(a->o.algo));
+        a->o.algo = HOG_ALGO_CYCLADES;
+    }
     bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
-    if (seen[OPT_UPDATE] && a->o.algo != HOG_ALGO_HOGWILD &&
-        a->o.algo != HOG_ALGO_DCD)
-        return hog_cli_usage_error(&cmd, "--update applies to --algo hogwild "
-                                   "and dcd only (this run uses --algo %s)",
-                                   hog_cli_algo_name(a->o.algo));
     bool gpus = hog_gpu_requested(&a->o);
     if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
         return hog_cli_usage_error(&cmd, "--%s applies to GPU training only "
@@ -692,14 +694,35 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (gpus && seen[OPT_ALGO])
         return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
                                    "does not combine with --algo");
-    static const int hogwild_only[] = { OPT_BIND, OPT_NO_SMT,
-                                        OPT_OVERSUBSCRIBE, OPT_REPLICAS };
-    for (size_t i = 0; i < sizeof hogwild_only / sizeof *hogwild_only; i++)
-        if (seen[hogwild_only[i]] && a->o.algo != HOG_ALGO_HOGWILD)
-            return hog_cli_usage_error(&cmd, "--%s applies to --algo hogwild "
-                                       "only",
-                                       hog_cli_opt_name(longopts,
-                                                        hogwild_only[i]));
+    /* What the algorithm accepts: the library's table (src/train/algos.c),
+     * asked with the options given here as well as those whose values
+     * differ from the defaults, so that `--update none --algo serial` is
+     * refused as the library would refuse `--update atomic`. */
+    if (!gpus) {
+        static const struct { int opt; unsigned cap; } given[] = {
+            { OPT_UPDATE, HOG_CAP_UPDATE },
+            { OPT_REPLICAS, HOG_CAP_REPLICAS },
+            { OPT_HOT, HOG_CAP_HOT },
+            { OPT_BIND, HOG_CAP_BIND },
+            { OPT_NO_SMT, HOG_CAP_BIND },
+            { OPT_OVERSUBSCRIBE, HOG_CAP_BIND },
+            { OPT_BATCH_SIZE, HOG_CAP_BATCH },
+            { OPT_REPARTITION, HOG_CAP_BATCH },
+            { OPT_TOL, HOG_CAP_TOL },
+            { OPT_METRICS_EVERY, HOG_CAP_TOL },
+        };
+        unsigned used = hog_train_opts_caps(&a->o);
+        for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+            if (seen[given[i].opt])
+                used |= given[i].cap;
+        if (a->stream)
+            used |= HOG_CAP_STREAM;
+        if (a->net.on)
+            used |= HOG_CAP_WORLD;
+        hog_err cap_err;
+        if (hog_algo_check(a->o.algo, used, &cap_err) != HOG_OK)
+            return hog_cli_usage_error(&cmd, "%s", cap_err.msg);
+    }
     if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
         /* Hogwild!: K features (and the bias) per thread; the cyclades
          * meaning (a degree) was parsed above */
@@ -729,31 +752,6 @@ static int parse(int argc, char **argv, struct train_args *a)
                                    "during training) applies to Hogwild! "
                                    "replicas only; GPU replicas and processes "
                                    "need a number of rows >= 1");
-    if (seen[OPT_DETERMINISTIC]) {
-        if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
-            return hog_cli_usage_error(&cmd, "--deterministic selects --algo "
-                                       "cyclades; it conflicts with --algo %s",
-                                       hog_cli_algo_name(a->o.algo));
-        a->o.algo = HOG_ALGO_CYCLADES;
-    }
-    if ((seen[OPT_BATCH_SIZE] || seen[OPT_REPARTITION] ||
-         (seen[OPT_HOT] && a->o.algo != HOG_ALGO_HOGWILD)) &&
-        a->o.algo != HOG_ALGO_CYCLADES)
-        return hog_cli_usage_error(&cmd, "--batch-size and --repartition "
-                                   "apply to --algo cyclades only, --hot to "
-                                   "cyclades and hogwild (this run uses "
-                                   "--algo %s)",
-                                   hog_cli_algo_name(a->o.algo));
-    if (seen[OPT_TOL] && !coord)
-        return hog_cli_usage_error(&cmd, "--tol applies to --algo scd and "
-                                   "dcd only (this run uses --algo %s)",
-                                   hog_cli_algo_name(a->o.algo));
-    if (seen[OPT_METRICS_EVERY] && !coord)
-        return hog_cli_usage_error(&cmd, "--metrics-every applies to --algo "
-                                   "scd and dcd only (other algorithms "
-                                   "compute the metrics every epoch; this "
-                                   "run uses --algo %s)",
-                                   hog_cli_algo_name(a->o.algo));
     if (coord && !seen[OPT_EPOCHS])
         a->o.epochs = COORD_EPOCHS;
     /* dcd's exact mode unless wild is asked for. */
@@ -765,12 +763,6 @@ static int parse(int argc, char **argv, struct train_args *a)
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
         return hog_cli_usage_error(&cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");
-    if ((a->o.checkpoint || a->o.resume) && a->o.algo != HOG_ALGO_SERIAL &&
-        a->o.algo != HOG_ALGO_HOGWILD && a->o.algo != HOG_ALGO_CYCLADES)
-        return hog_cli_usage_error(&cmd, "--checkpoint and --resume work "
-                                   "with --algo serial, hogwild and cyclades "
-                                   "only so "
-                                   "far");
     if (a->o.checkpoint && a->model &&
         hog_cli_same_file(a->o.checkpoint, a->model))
         return hog_cli_usage_error(&cmd, "--checkpoint and -o name the same "
@@ -784,10 +776,6 @@ static int parse(int argc, char **argv, struct train_args *a)
     }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(&cmd, "--model-format needs -o MODEL");
-    if (seen[HOG_CLI_OPT_THREADS] && a->o.algo == HOG_ALGO_SERIAL && a->o.threads > 1)
-        return hog_cli_usage_error(&cmd, "--algo serial runs one thread; "
-                                   "--threads %u conflicts with it",
-                                   a->o.threads);
     if (!a->stream && (seen[OPT_MEM_BUDGET] || seen[OPT_IO] || seen[OPT_DIRECT]))
         return hog_cli_usage_error(&cmd, "--%s applies to --stream only",
                                    seen[OPT_MEM_BUDGET] ? "mem-budget"

@@ -1,7 +1,7 @@
 /* Helpers shared by the subcommands: usage errors, strict numbers, enum
  * names, output checks, human-readable units, loading with a report. */
 #include "cli/cli.h"
-#include "train/train.h" /* hog_train_opts_defaults_for_loss */
+#include "train/train.h" /* the algorithms' table, hog_train_opts_defaults_for_loss */
 
 #include <assert.h>
 #include <errno.h>
@@ -410,8 +410,6 @@ static const char *const loss_names[] = { "logistic", "hinge", "sqhinge",
                                           "squared" };
 static const char *const sched_names[] = { "constant", "invscaling",
                                            "adagrad" };
-static const char *const algo_names[] = { "serial", "hogwild", "cyclades",
-                                          "scd", "dcd" };
 static const char *const update_names[] = { "none", "atomic", "striped",
                                             "mutex" };
 static const char *const replicas_names[] = { "shared", "node", "core" };
@@ -433,11 +431,11 @@ static const char *name_of(const char *const *names, size_t n, int v)
 
 int hog_cli_loss_parse(const char *s) { return name_find(loss_names, N_OF(loss_names), s); }
 int hog_cli_schedule_parse(const char *s) { return name_find(sched_names, N_OF(sched_names), s); }
-int hog_cli_algo_parse(const char *s) { return name_find(algo_names, N_OF(algo_names), s); }
+int hog_cli_algo_parse(const char *s) { return hog_algo_parse(s); }
 int hog_cli_update_parse(const char *s) { return name_find(update_names, N_OF(update_names), s); }
 const char *hog_cli_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss_names), (int)l); }
 const char *hog_cli_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
-const char *hog_cli_algo_name(hog_algo a) { return name_of(algo_names, N_OF(algo_names), (int)a); }
+const char *hog_cli_algo_name(hog_algo a) { return hog_algo_cli_name(a); }
 const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
 int hog_cli_replicas_parse(const char *s) { return name_find(replicas_names, N_OF(replicas_names), s); }
 const char *hog_cli_replicas_name(hog_replicas r) { return name_of(replicas_names, N_OF(replicas_names), (int)r); }

@@ -23,27 +23,6 @@
 #include <math.h>
 #include <string.h>
 
-typedef hog_status algo_fn(struct hog_fit *f, hog_err *err);
-
-/* A NULL run: not built yet. New algorithms plug in here. */
-static const struct {
-    const char *name;
-    algo_fn *run;
-    algo_fn *stream; /* out of core; NULL: needs the data in memory */
-} algos[] = {
-    [HOG_ALGO_SERIAL] = { "serial", hog_serial_train, hog_serial_train_stream },
-    [HOG_ALGO_HOGWILD] = { "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream },
-    [HOG_ALGO_CYCLADES] = { "Cyclades", hog_cyclades_train, NULL },
-    [HOG_ALGO_SCD] = { "stochastic coordinate descent", hog_scd_train, NULL },
-    [HOG_ALGO_DCD] = { "dual coordinate descent", hog_dcd_train, NULL },
-};
-#define N_ALGOS (sizeof algos / sizeof algos[0])
-
-const char *hog_algo_name(hog_algo a)
-{
-    return (unsigned)a < N_ALGOS ? algos[a].name : "unknown";
-}
-
 /* AdaGrad's per-coordinate steps make one eta work across feature scales
  * (binary a9a, tf-idf news20, scaled ijcnn1); these etas reach LIBLINEAR's
  * test accuracy at C = 1 within one to three epochs on those sets
@@ -207,7 +186,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         o->bias);
     if (o->epochs < 1)
         return hog_errf(err, HOG_EINVAL, "epochs must be at least 1");
-    if ((unsigned)o->algo >= N_ALGOS)
+    if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
                         (int)o->algo);
     if ((unsigned)o->update > HOG_UPDATE_MUTEX)
@@ -229,6 +208,12 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         return hog_errf(err, HOG_EINVAL,
                         "the tolerance must be zero or positive, not %g",
                         o->tol);
+    /* GPU replicas are a trainer of their own (o->algo unused). */
+    if (!hog_gpu_requested(o)) {
+        hog_status st = hog_algo_check(o->algo, hog_train_opts_caps(o), err);
+        if (st != HOG_OK)
+            return st;
+    }
     if (o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD) {
         hog_status st = hog_coord_validate(o, err);
         if (st != HOG_OK)
@@ -396,11 +381,12 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
         return st;
     if (!path)
         return hog_errf(err, HOG_EINVAL, "no training file");
-    if ((unsigned)o.algo < N_ALGOS && !algos[o.algo].stream)
+    const struct hog_algo_row *row = hog_algo_row(o.algo);
+    if (row && !row->stream)
         return hog_errf(err, HOG_ENOTSUP,
                         "the %s trainer needs the data in memory and cannot "
                         "stream it; drop --stream (or use serial or hogwild)",
-                        algos[o.algo].name);
+                        row->title);
     if (hog_gpu_requested(&o) || o.average)
         return hog_errf(err, HOG_ENOTSUP,
                         "streamed training runs on this machine's CPUs in "
@@ -444,7 +430,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                              .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                              .gap = NAN, .stream = stream,
                              .objective = NAN, .mean_loss = NAN };
-        st = algos[o.algo].stream(&f, err);
+        st = row->stream(&f, err);
     }
     if (o.stream_stats)
         hog_stream_get_stats(stream, o.stream_stats);
@@ -469,17 +455,14 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
     const bool gpu = hog_gpu_requested(&o);
-    if (!gpu && !algos[o.algo].run)
+    const struct hog_algo_row *row = hog_algo_row(o.algo);
+    /* The table's check (in validate) refuses averaging with an algorithm
+     * that does not take part; the GPU trainer does not either. */
+    if (o.average && gpu)
         return hog_errf(err, HOG_ENOTSUP,
-                        "the %s trainer is not built yet; use the serial one",
-                        algos[o.algo].name);
-
-    if (o.average && (gpu || (o.algo != HOG_ALGO_SERIAL &&
-                              o.algo != HOG_ALGO_HOGWILD)))
-        return hog_errf(err, HOG_ENOTSUP,
-                        "the %s trainer does not take part in model "
+                        "the GPU trainer does not take part in model "
                         "averaging across processes yet; use --algo serial "
-                        "or hogwild", gpu ? "GPU" : algos[o.algo].name);
+                        "or hogwild");
 
     hog_model *m;
     if ((st = new_model(train, &o, &m, err)) != HOG_OK)
@@ -494,7 +477,7 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     struct hog_ckpt_ctx ck;
     st = hog_train_ckpt_begin(&f, &ck, err);
     if (st == HOG_OK)
-        st = gpu ? hog_gpu_train(&f, err) : algos[o.algo].run(&f, err);
+        st = gpu ? hog_gpu_train(&f, err) : row->run(&f, err);
     hog_train_ckpt_end(&ck);
     if (st != HOG_OK) {
         hog_model_free(m);

@@ -20,7 +20,46 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
  * that pick the loss but not the step. */
 void hog_train_opts_defaults_for_loss(hog_train_opts *o);
 
+/* ---- the algorithms' table (algos.c) ----------------------------------------- */
+
+/* What an algorithm accepts beyond the options every trainer takes. */
+enum hog_cap {
+    HOG_CAP_THREADS = 1u << 0,    /* more than one thread */
+    HOG_CAP_UPDATE = 1u << 1,     /* update modes (--update) */
+    HOG_CAP_REPLICAS = 1u << 2,   /* node or core replicas (--replicas) */
+    HOG_CAP_HOT = 1u << 3,        /* hot features (--hot) */
+    HOG_CAP_BIND = 1u << 4,       /* placement (--bind, --no-smt, --oversubscribe) */
+    HOG_CAP_BATCH = 1u << 5,      /* batches (--batch-size, --repartition) */
+    HOG_CAP_TOL = 1u << 6,        /* a stopping rule (--tol, --metrics-every) */
+    HOG_CAP_STREAM = 1u << 7,     /* out of core (--stream) */
+    HOG_CAP_CHECKPOINT = 1u << 8, /* --checkpoint, --resume */
+    HOG_CAP_WORLD = 1u << 9,      /* averaging across processes */
+};
+
+struct hog_fit;
+typedef hog_status hog_algo_fn(struct hog_fit *f, hog_err *err);
+
+struct hog_algo_row {
+    const char *name;     /* as the command spells it: "hogwild" */
+    const char *title;    /* in sentences: "Hogwild!" */
+    hog_algo_fn *run;     /* the data in memory */
+    hog_algo_fn *stream;  /* out of core; NULL: needs the data in memory */
+    unsigned caps;        /* enum hog_cap */
+};
+
+/* The row of a, or NULL for a value that names no algorithm. */
+const struct hog_algo_row *hog_algo_row(hog_algo a);
 /* The name of an algorithm, for messages ("serial", "Hogwild!", ...). */
 const char *hog_algo_name(hog_algo a);
+/* The command's name of a ("hogwild"), and the algorithm of a name (-1: none). */
+const char *hog_algo_cli_name(hog_algo a);
+int hog_algo_parse(const char *name);
+/* The capabilities o asks for: its options that differ from the defaults
+ * (hog_train_opts_init) in a way only some algorithms accept. */
+unsigned hog_train_opts_caps(const hog_train_opts *o);
+/* HOG_OK when algorithm a accepts every capability in used; else
+ * HOG_EINVAL and the sentence naming the first option it does not take and
+ * the algorithms that do. */
+hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
 
 #endif
