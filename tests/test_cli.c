@@ -63,7 +63,7 @@ static double majority_pct(const char *path)
     return p > 50 ? p : 100 - p;
 }
 
-/* No "NAME.tmp.HOST-PID" left in dir. */
+/* No "NAME.tmp.HOST-PID-RANDOM" left in dir. */
 static void assert_no_temporaries(const char *dir)
 {
     char ls[4096];

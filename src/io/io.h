@@ -320,9 +320,13 @@ hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 
-/* Opens "path.tmp.HOST-PID" for writing; hog_tmpfile_commit() fsyncs,
- * closes and renames it over path (or removes it on failure), then removes
- * temporaries of path that dead processes of this host left behind. */
+/* Creates "path.tmp.HOST-PID-RANDOM" beside path for writing (O_EXCL |
+ * O_NOFOLLOW: a name planted there is never opened) with the mode path
+ * would get; hog_tmpfile_commit() fsyncs, closes and renames it over path
+ * (or removes it on failure, naming the real cause: "No space left on
+ * device"), then removes temporaries of path that dead processes of this
+ * host left behind. Every writer of the library and the command goes
+ * through these. */
 hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
                             FILE **out, hog_err *err);
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
