@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,13 +200,28 @@ static void remove_stale_temporaries(const char *path)
     closedir(d);
 }
 
+/* Why an earlier write of fd failed, when stdio no longer knows: a failed
+ * write sets the stream's error flag, but its errno is gone by the commit,
+ * and a flush has nothing left to retry when the failed write was the
+ * last. A full file system is the one cause that can be seen afterwards
+ * (and by far the most common); anything else stays "Input/output error". */
+static int lost_write_errno(int fd)
+{
+    struct statvfs vs;
+    if (fstatvfs(fd, &vs) == 0 && (vs.f_bavail == 0 || vs.f_favail == 0))
+        return ENOSPC;
+    return EIO;
+}
+
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
                               hog_err *err)
 {
-    int bad = ferror(f);
-    int e = bad ? EIO : test_enospc(path);
+    int e = test_enospc(path);
+    bool bad = ferror(f);
     if (fflush(f) != 0 && !e)
         e = errno;
+    if (bad && !e)
+        e = lost_write_errno(fileno(f));
     if (!e && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
         e = errno;
     if (fclose(f) != 0 && !e)
