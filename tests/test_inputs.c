@@ -67,3 +67,220 @@ Test(outputs, full_disk_under_predict_says_no_space, .timeout = 60)
                                    "on device"), "%s", out);
     cr_assert_null(strstr(out, "Input/output error"), "%s", out);
 }
+
+/* ---- G: files that are not data, told apart by their magic --------------- */
+
+/* A compressed file, a model or a checkpoint given where data is expected
+ * (training, --test, predict, --stream, convert) says what it is, in the
+ * same words from the loader and the streamer. */
+Test(inputs, compressed_models_and_checkpoints_given_as_data_are_named,
+     .timeout = 60)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    th_write(dir, "d.svm", small_text, strlen(small_text));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q d.svm "
+                    "--epochs 2 --checkpoint run.ck -o m.hgm", dir, th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    static const struct {
+        const char *tool, *file, *says;
+    } cases[] = {
+        { "gzip -k", "d.svm.gz", "d.svm.gz is gzip-compressed: decompress it first (gzip -dk d.svm.gz)" },
+        { "xz -k", "d.svm.xz", "d.svm.xz is xz-compressed: decompress it first (xz -dk d.svm.xz)" },
+        { "zstd -q", "d.svm.zst", "d.svm.zst is zstd-compressed: decompress it first (zstd -d d.svm.zst)" },
+        { "bzip2 -k", "d.svm.bz2", "d.svm.bz2 is bzip2-compressed: decompress it first (bzip2 -dk d.svm.bz2)" },
+        { NULL, "m.hgm", "m.hgm is a hogtrain model, not data" },
+        { NULL, "run.ck", "run.ck is a hogtrain checkpoint, not data" },
+    };
+    static const char *const uses[] = {
+        "train -q %s -o x.hgm", "train -q d.svm --test %s -o x.hgm",
+        "predict -q m.hgm %s", "train -q --stream %s -o x.hgm",
+        "convert %s x.hgb", "info %s",
+    };
+    unsigned tried = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (cases[i].tool) {
+            char tool[64];
+            snprintf(tool, sizeof tool, "%.*s", (int)strcspn(cases[i].tool, " "),
+                     cases[i].tool);
+            if (th_run(out, sizeof out, "cd '%s' && command -v %s && %s d.svm",
+                       dir, tool, cases[i].tool) != 0)
+                continue; /* that compressor is not installed */
+        }
+        for (size_t u = 0; u < sizeof uses / sizeof *uses; u++) {
+            if (u == 5 && !cases[i].tool)
+                continue; /* info describes models and checkpoints */
+            char use[256];
+            snprintf(use, sizeof use, uses[u], cases[i].file);
+            rc = th_run(out, sizeof out, "cd '%s' && '%s' %s", dir, th_bin(), use);
+            cr_assert_eq(rc, 1, "%s: rc %d\n%s", use, rc, out);
+            cr_assert_not_null(strstr(out, cases[i].says), "%s:\n%s", use, out);
+            tried++;
+        }
+    }
+    cr_assert_geq(tried, 20, "only %u cases could be tried", tried);
+
+    /* The library's loader, from a path and from a pipe. */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/m.hgm", dir);
+    hog_data *d = NULL;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, NULL, &d, &err), HOG_EFORMAT, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "is a hogtrain model, not data"), "%s",
+                       err.msg);
+    rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q - -o x.hgm < run.ck",
+                dir, th_bin());
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "<stdin> is a hogtrain checkpoint, not data"),
+                       "%s", out);
+}
+
+/* hogtrain info describes a checkpoint: the run it belongs to and where
+ * that run stands. */
+Test(inputs, info_describes_a_checkpoint, .timeout = 30)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    th_write(dir, "d.svm", small_text, strlen(small_text));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q d.svm "
+                    "--epochs 3 --eta 0.25 --l2 0.001 --seed 7 --checkpoint run.ck "
+                    "-o m.hgm && '%s' info run.ck", dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    static const char *const rows[] = {
+        "format           hogtrain checkpoint (version 2)\n",
+        "algorithm        serial\n",
+        "loss             logistic\n",
+        "eta 0.25",
+        "l2 0.001",
+        "seed             7\n",
+        "data             6 rows, 9 nonzeros, 3 features",
+        "position         after epoch 3 (step 18)\n",
+        "weights          4, ",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        cr_assert_not_null(strstr(out, rows[i]), "no \"%s\" in:\n%s", rows[i],
+                           out);
+}
+
+/* ---- C: devices and lines without end ------------------------------------ */
+
+/* /dev/zero is refused at its first byte, as a file, through a pipe and
+ * to convert, instead of being read until memory runs out; so is a stream
+ * of random bytes at its first NUL. */
+Test(inputs, dev_zero_is_refused_at_once, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    static const char *const runs[] = {
+        "train -q /dev/zero -o x.hgm", "predict -q m.hgm /dev/zero",
+        "convert /dev/zero x.hgb", "train -q --stream /dev/zero -o x.hgm",
+    };
+    th_write(dir, "d.svm", small_text, strlen(small_text));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q d.svm -o m.hgm",
+                    dir, th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        rc = th_run(out, sizeof out, "cd '%s' && timeout 20 '%s' %s", dir,
+                    th_bin(), runs[i]);
+        cr_assert_eq(rc, 1, "%s: rc %d (124: still reading)\n%s", runs[i], rc,
+                     out);
+        cr_assert_not_null(strstr(out, "/dev/zero starts with a NUL byte: it is "
+                                       "binary, neither LIBSVM text nor a .hgb "
+                                       "file"), "%s:\n%s", runs[i], out);
+    }
+    rc = th_run(out, sizeof out, "cd '%s' && timeout 20 '%s' train -q - "
+                "-o x.hgm < /dev/zero", dir, th_bin());
+    cr_assert_eq(rc, 1, "rc %d\n%s", rc, out);
+    cr_assert_not_null(strstr(out, "<stdin> starts with a NUL byte"), "%s", out);
+    rc = th_run(out, sizeof out, "cd '%s' && { printf '1 1:1\\n'; "
+                "cat /dev/urandom; } | timeout 20 '%s' train -q - -o x.hgm",
+                dir, th_bin());
+    cr_assert_eq(rc, 1, "rc %d\n%s", rc, out);
+    cr_assert_not_null(strstr(out, ": NUL byte in the line"), "%s", out);
+}
+
+/* A line longer than memory allows, read through a buffer (a pipe, or
+ * convert's windows), is refused naming the file and the line. The limit
+ * is half the memory; HOGTRAIN_TEST_LINE_MAX sets it small for the test. */
+Test(inputs, a_line_longer_than_the_limit_names_file_and_line, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "cd '%s' && { printf '1 1:1\\n-1 2:1\\n'; "
+                    "head -c 300000 /dev/zero | tr '\\0' 1; } | "
+                    "HOGTRAIN_TEST_LINE_MAX=100000 '%s' train -q - -o x.hgm",
+                    dir, th_bin());
+    cr_assert_eq(rc, 1, "rc %d\n%s", rc, out);
+    cr_assert_not_null(strstr(out, "<stdin>:3: a line longer than 100000 bytes "
+                                   "without a newline, the most one line may "
+                                   "hold on this machine"), "%s", out);
+
+    /* convert, in windows of 4 KiB that a long line would grow. */
+    size_t n = 40000;
+    char *t = malloc(n + 32);
+    cr_assert_not_null(t);
+    int h = snprintf(t, 32, "1 1:1\n-1 2:1\n1 3:1\n");
+    memset(t + h, '1', n - (size_t)h);
+    const char *svm = th_write(dir, "long.svm", t, n);
+    free(t);
+    char hgb[1100];
+    snprintf(hgb, sizeof hgb, "%s/long.hgb", dir);
+    setenv("HOGTRAIN_TEST_LINE_MAX", "10000", 1);
+    hog_err err;
+    hog_status st = hog_svm_to_hgb_stream(svm, hgb, NULL, 4096, 0, NULL, &err);
+    unsetenv("HOGTRAIN_TEST_LINE_MAX");
+    cr_assert_eq(st, HOG_ERANGE, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "long.svm:4: a line longer than 10000 "
+                                       "bytes"), "%s", err.msg);
+}
+
+/* ---- .hgb headers that lie, resealed ------------------------------------- */
+
+/* Writes n bytes at offset `at` of the .hgb at path and reseals the
+ * header's CRC (bytes 0..4091, stored at 4092), so that only the field
+ * is wrong. */
+static void patch_header(const char *path, long at, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f, "%s", path);
+    unsigned char h[4096];
+    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
+    memcpy(h + at, bytes, n);
+    uint32_t crc = hog_crc32c(0, h, 4092);
+    memcpy(h + 4092, &crc, 4);
+    rewind(f);
+    cr_assert_eq(fwrite(h, 1, sizeof h, f), sizeof h);
+    fclose(f);
+}
+
+static const char *make_hgb(const char *dir, const char *name)
+{
+    static char path[1100];
+    const char *svm = th_write(dir, "h.svm", small_text, strlen(small_text));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    hog_err err;
+    cr_assert_eq(hog_svm_to_hgb_stream(svm, path, NULL, 0, 0, NULL, &err),
+                 HOG_OK, "%s", err.msg);
+    return path;
+}
+
+/* F: --stream on a .hgb whose header size is wrong says that the file is
+ * a damaged .hgb and what is wrong, not "make one with hogtrain convert". */
+Test(inputs, stream_names_a_damaged_header, .timeout = 30)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    patch_header(make_hgb(dir, "bad.hgb"), 12, &(uint32_t){ 8192 }, 4);
+    static const char *const runs[] = { "train -q --stream bad.hgb -o x.hgm",
+                                        "train -q bad.hgb -o x.hgm" };
+    for (size_t i = 0; i < 2; i++) {
+        int rc = th_run(out, sizeof out, "cd '%s' && '%s' %s", dir, th_bin(),
+                        runs[i]);
+        cr_assert_eq(rc, 1, "%s: rc %d\n%s", runs[i], rc, out);
+        cr_assert_not_null(strstr(out, "bad.hgb: a damaged .hgb file: its header "
+                                       "says it is 8192 bytes long, but a "
+                                       "version 2 header is 4096 bytes"),
+                           "%s:\n%s", runs[i], out);
+        cr_assert_null(strstr(out, "convert"), "%s:\n%s", runs[i], out);
+    }
+}

@@ -247,14 +247,30 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     struct stat sb;
     if (fstat(fd, &sb) != 0)
         return hog_errf(err, HOG_EIO, "%s: cannot stat: %s", name, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) {
+        /* A device or a pipe: its size says nothing; its first bytes may
+         * still say what it is (/dev/zero). */
+        unsigned char head[HOG_SNIFF_BYTES];
+        ssize_t k = pread(fd, head, sizeof head, 0);
+        hog_status st = hog_data_kind_check(hog_file_kind(head, k > 0 ? (size_t)k : 0),
+                                            name, err);
+        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
+                                            "%s: not a .hgb file (not even a "
+                                            "regular file)", name);
+    }
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char hdr[HDR_SIZE];
     size_t got = size < HDR_SIZE ? (size_t)size : HDR_SIZE;
     if (!pread_full(fd, hdr, got, 0))
         return hog_errf(err, HOG_EIO, "%s: cannot read: %s", name,
                         errno ? strerror(errno) : "short read");
-    if (!hog_hgb_sniff(hdr, got))
-        return hog_errf(err, HOG_EFORMAT, "%s: not a .hgb file (bad magic)", name);
+    if (!hog_hgb_sniff(hdr, got)) {
+        /* Say what it is when that can be told (xz, a model, ...). */
+        hog_status st = hog_data_kind_check(hog_file_kind(hdr, got), name, err);
+        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
+                                            "%s: not a .hgb file (bad magic)",
+                                            name);
+    }
     if (got < 12)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: truncated .hgb header (%llu bytes)", name,
@@ -271,10 +287,17 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     if (hog_crc32c(0, hdr, H_CRC) != get32(hdr + H_CRC))
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: .hgb header checksum mismatch (offset 0)", name);
-    if (ver == 0 || get32(hdr + H_HDRSIZE) != HDR_SIZE)
-        return hog_errf(err, HOG_EFORMAT,
-                        "%s: .hgb version %u with header size %u is not readable",
-                        name, ver, get32(hdr + H_HDRSIZE));
+    /* The magic and a sealed header, but fields no writer makes: the file
+     * is a damaged .hgb (not text to convert, not a newer format). */
+    if (ver == 0)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: format version 0 is not valid",
+                        name);
+    if (get32(hdr + H_HDRSIZE) != HDR_SIZE)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: its header says it is %u "
+                        "bytes long, but a version %u header is %u bytes",
+                        name, get32(hdr + H_HDRSIZE), ver, HDR_SIZE);
     in->version = ver;
     in->rows = get64(hdr + H_ROWS);
     in->n_features = get64(hdr + H_FEATURES);

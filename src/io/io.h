@@ -318,6 +318,42 @@ hog_status hog_gen_write(const struct hog_gen_opts *g, FILE *f, hog_err *err);
 hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
                          hog_err *err);
 
+/* ---- what an input is (input.c) ------------------------------------------ */
+
+/* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
+enum hog_file_kind {
+    HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
+    HOG_FILE_HGB,
+    HOG_FILE_HGM,
+    HOG_FILE_CKPT,
+    HOG_FILE_LIBLINEAR, /* a LIBLINEAR text model */
+    HOG_FILE_GZIP,
+    HOG_FILE_XZ,
+    HOG_FILE_ZSTD,
+    HOG_FILE_BZIP2,
+    HOG_FILE_NUL        /* starts with a NUL byte (binary, /dev/zero) */
+};
+#define HOG_SNIFF_BYTES 16
+enum hog_file_kind hog_file_kind(const void *head, size_t len);
+/* The kind of the file at path (its first bytes read; never blocks). */
+hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
+                            hog_err *err);
+/* "xz-compressed", "a hogtrain model", ... */
+const char *hog_file_kind_name(enum hog_file_kind k);
+/* HOG_OK for the kinds that are data (text, .hgb); else HOG_EFORMAT with
+ * a sentence saying what the file is and what to do ("a9a.xz is
+ * xz-compressed: decompress it first (xz -dk a9a.xz)"). name as in
+ * messages ("<stdin>" for standard input). */
+hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
+                               hog_err *err);
+/* The longest line of text read through a buffer (pipes, devices,
+ * convert's windows): half the memory or the address-space limit, so that
+ * the line and its parsed row fit. */
+uint64_t hog_line_max(void);
+/* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
+hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
+                             hog_err *err);
+
 /* ---- helpers shared by the writers ---------------------------------------- */
 
 /* Creates "path.tmp.HOST-PID-RANDOM" beside path for writing (O_EXCL |

@@ -339,7 +339,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
         goto done;
     }
-    uint64_t line_base = 0, text = 0;
+    uint64_t line_base = 0, text = 0, max_line = hog_line_max();
     bool eof = false, first = true;
     while (!eof || len > 0) {
         /* Fill the window. */
@@ -357,9 +357,13 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
             len += (size_t)k;
             text += (uint64_t)k;
         }
-        if (first && len >= 8 && hog_hgb_sniff(buf, len)) {
-            st = hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name);
-            goto done;
+        if (first) {
+            enum hog_file_kind kind = hog_file_kind(buf, len);
+            st = kind == HOG_FILE_HGB
+                     ? hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name)
+                     : hog_data_kind_check(kind, name, err);
+            if (st != HOG_OK)
+                goto done;
         }
         first = false;
         /* Cut after the last newline; a line longer than the window grows it. */
@@ -367,11 +371,10 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         if (!eof) {
             const char *nl = memrchr(buf, '\n', len);
             if (!nl) {
-                char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+                char *nb = cap <= SIZE_MAX / 2 && cap < max_line
+                               ? realloc(buf, cap * 2) : NULL;
                 if (!nb) {
-                    st = hog_errf(err, HOG_ENOMEM, "%s:%llu: a line longer than "
-                                  "memory allows", name,
-                                  (unsigned long long)line_base + 1);
+                    st = hog_line_too_long(name, line_base + 1, max_line, err);
                     goto done;
                 }
                 buf = nb, cap *= 2;
