@@ -284,3 +284,42 @@ Test(inputs, stream_names_a_damaged_header, .timeout = 30)
         cr_assert_null(strstr(out, "convert"), "%s:\n%s", runs[i], out);
     }
 }
+
+/* B: a .hgb whose header's label summary is not its labels' (positive
+ * label 5 or NaN over labels of +1 and -1, a positive count that is off)
+ * is refused streamed as in memory, never trained into a model that
+ * predicts one class. */
+Test(inputs, streaming_checks_the_label_summary_as_loading_does, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    double five = 5.0, nan = __builtin_nan("");
+    uint64_t npos = 2; /* of 3 */
+    const struct {
+        const char *name;
+        long at;
+        const void *v;
+    } lies[] = {
+        { "pos5.hgb", 72, &five }, { "posnan.hgb", 72, &nan },
+        { "npos.hgb", 88, &npos },
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof *lies; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", lies[i].name);
+        const char *path = make_hgb(dir, name);
+        patch_header(path, lies[i].at, lies[i].v, 8);
+        hog_data *d = NULL;
+        hog_err err;
+        cr_assert_eq(hog_data_load(path, NULL, &d, &err), HOG_ECORRUPT,
+                     "%s loaded", name);
+        for (int stream = 0; stream < 2; stream++) {
+            int rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q %s %s "
+                            "--epochs 2 -o m.hgm", dir, th_bin(),
+                            stream ? "--stream" : "", name);
+            cr_assert_eq(rc, 1, "%s%s: rc %d\n%s", stream ? "--stream " : "",
+                         name, rc, out);
+            cr_assert_not_null(strstr(out, name), "%s", out);
+            cr_assert_not_null(strstr(out, "label"), "%s", out);
+        }
+    }
+}

@@ -16,6 +16,7 @@
 #include "io/hgb_lease.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -239,6 +240,51 @@ static uint64_t cut_chunk(const struct hog_hgb_info *in, uint64_t size)
     return in->n_chunks;
 }
 
+/* The header's label summary is one hog_data_scan_labels can find: two
+ * finite float labels, the larger positive, no more positive rows than
+ * rows; real labels with no positive count. Checked at open, so that the
+ * loader and the streamer both refuse a summary no data can have. */
+static bool summary_possible(const struct hog_hgb_info *in)
+{
+    double p = in->label_pos, n = in->label_neg;
+    if (in->labels == HOG_LABELS_REAL)
+        return in->n_pos == 0;
+    return isfinite(p) && isfinite(n) && (double)(float)p == p &&
+           (double)(float)n == n && p > n && in->n_pos <= in->rows;
+}
+
+/* Whether every label of a chunk is the header's positive or negative one
+ * (binary files; real ones have nothing to check per chunk); adds the
+ * positives to *n_pos. The loader and the streamer check each chunk so. */
+static bool chunk_labels_fit(const struct hog_hgb_info *in, const float *y,
+                             uint64_t rows, uint64_t *n_pos)
+{
+    if (in->labels != HOG_LABELS_BINARY)
+        return true;
+    float pos = (float)in->label_pos, neg = (float)in->label_neg;
+    uint64_t np = 0, other = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        np += y[i] == pos;
+        other += (y[i] != pos) & (y[i] != neg);
+    }
+    *n_pos += np;
+    return other == 0;
+}
+
+hog_status hog_hgb_labels_match(const struct hog_hgb_info *in,
+                                enum hog_label_kind kind, double pos,
+                                double neg, uint64_t n_pos, const char *name,
+                                hog_err *err)
+{
+    if (kind == in->labels && n_pos == in->n_pos &&
+        (kind != HOG_LABELS_BINARY ||
+         (pos == in->label_pos && neg == in->label_neg)))
+        return HOG_OK;
+    return hog_errf(err, HOG_ECORRUPT,
+                    "%s: the labels disagree with the header's label summary",
+                    name);
+}
+
 static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                             hog_err *err)
 {
@@ -320,6 +366,14 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;
+    if (!summary_possible(in))
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: its label summary is "
+                        "impossible (%s labels, positive %g, negative %g, "
+                        "%llu of %llu rows positive)", name,
+                        lk == HOG_LABELS_BINARY ? "two" : "real", in->label_pos,
+                        in->label_neg, (unsigned long long)in->n_pos,
+                        (unsigned long long)in->rows);
     if (size < HDR_SIZE + tbytes)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: truncated: the chunk table at offset %u ends past "
@@ -494,6 +548,14 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
             return chunk_bad(in, k, name, "bad row offsets", err);
     if (!idx_in_range(idx, c->nnz, in->n_features))
         return chunk_bad(in, k, name, "feature index beyond the header's count", err);
+    uint64_t np = 0;
+    if (!chunk_labels_fit(in, y, c->rows, &np)) {
+        char what[160];
+        snprintf(what, sizeof what, "a label is neither of the two the "
+                 "header's label summary declares (%g and %g)", in->label_pos,
+                 in->label_neg);
+        return chunk_bad(in, k, name, what, err);
+    }
     *m = (struct hog_csr){ c->rows, c->nnz, off, y, idx, val };
     return HOG_OK;
 }
@@ -713,17 +775,7 @@ static hog_status load_chunk(struct loader *L, uint64_t k)
         return chunk_bad(in, k, L->name, "feature index beyond the header's count",
                          &L->err);
     /* The header's label summary, checked where the labels are hot. */
-    if (in->labels == HOG_LABELS_BINARY) {
-        float pos = (float)in->label_pos, neg = (float)in->label_neg;
-        uint64_t np = 0, other = 0;
-        for (uint64_t i = 0; i < c->rows; i++) {
-            np += dy[i] == pos;
-            other += (dy[i] != pos) & (dy[i] != neg);
-        }
-        L->n_pos += np;
-        L->labels_ok &= other == 0 && (double)pos == in->label_pos &&
-                        (double)neg == in->label_neg;
-    }
+    L->labels_ok &= chunk_labels_fit(in, dy, c->rows, &L->n_pos);
     return HOG_OK;
 }
 
@@ -911,14 +963,10 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         d->n_pos = n_pos;
     } else {
         hog_data_scan_labels(d);
-        if (d->labels != in.labels || d->n_pos != in.n_pos ||
-            (d->labels == HOG_LABELS_BINARY &&
-             (d->label_pos != in.label_pos || d->label_neg != in.label_neg))) {
+        st = hog_hgb_labels_match(&in, d->labels, d->label_pos, d->label_neg,
+                                  d->n_pos, path, err);
+        if (st != HOG_OK)
             hog_data_free(d);
-            st = hog_errf(err, HOG_ECORRUPT,
-                          "%s: the labels disagree with the header's label summary",
-                          path);
-        }
     }
     hog_hgb_info_close(&in);
     if (st == HOG_OK)

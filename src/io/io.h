@@ -106,11 +106,22 @@ void hog_hgb_info_close(struct hog_hgb_info *info);
 /* Checks chunk k read whole into buf (info->chunks[k].bytes bytes from its
  * offset; buf aligned to at least 8 bytes, HOG_HGB_ALIGN for O_DIRECT):
  * header, CRC of payload and padding, row offsets, indices below
- * n_features. On success m views the chunk inside buf, with local offsets
+ * n_features, labels among the header's two (binary files). On success m views the chunk inside buf, with local offsets
  * (m->off[0] == 0). name is used in messages. */
 hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
                                 const void *buf, const char *name,
                                 struct hog_csr *m, hog_err *err);
+
+/* The check of a label summary found in the data (hog_data_scan_labels,
+ * or a hog_label_scan over every chunk) against the header's, which the
+ * loader and the streamer share: HOG_ECORRUPT "the labels disagree with
+ * the header's label summary" naming the file. (Opening a file already
+ * refuses a summary no data can have; each chunk checked is refused when
+ * a label is neither of the header's two.) */
+hog_status hog_hgb_labels_match(const struct hog_hgb_info *in,
+                                enum hog_label_kind kind, double pos,
+                                double neg, uint64_t n_pos, const char *name,
+                                hog_err *err);
 
 /* ---- streamer (stream.c, stream_uring.c, stream_pread.c) ------------------ */
 
@@ -169,7 +180,9 @@ hog_status hog_stream_push(hog_stream *s, const uint64_t *seq, uint64_t n,
                            hog_err *err);
 /* Waits for the next queued chunk, checks it and hands it out. An error
  * names the chunk and its offset (a read error, a file that shrank, a
- * checksum mismatch). HOG_EINVAL when nothing is queued or every buffer is
+ * checksum mismatch, a label the header does not declare). Once every
+ * chunk has been handed out, the labels of all are checked against the
+ * header's summary as a whole load checks them (hog_hgb_labels_match). HOG_EINVAL when nothing is queued or every buffer is
  * held by the caller. */
 hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
                            hog_err *err);
