@@ -11,6 +11,7 @@
 
 #include "helpers.h"
 #include "io/io.h"
+#include "train/train.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -321,5 +322,59 @@ Test(inputs, streaming_checks_the_label_summary_as_loading_does, .timeout = 60)
             cr_assert_not_null(strstr(out, name), "%s", out);
             cr_assert_not_null(strstr(out, "label"), "%s", out);
         }
+    }
+}
+
+/* ---- D: the largest feature index ---------------------------------------- */
+
+/* Whatever the parser accepts, the trainer accepts: the largest index a
+ * 1-based file may hold is 4294967294 (stored 4294967293, so n_features
+ * and the bias weight's id stay below UINT32_MAX, which the algorithms
+ * keep as "none"); one more is refused with file and line by the parser,
+ * convert and the command, and a .hgb header declaring more features is
+ * refused naming the file. */
+Test(inputs, largest_feature_index_agrees_with_the_trainer, .timeout = 30)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    const char *top = "1 4294967294:1\n-1 1:1\n";
+    const char *svm = th_write(dir, "top.svm", top, strlen(top));
+    hog_data *d = NULL;
+    hog_err err;
+    cr_assert_eq(hog_data_load(svm, NULL, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(d->n_features, (uint64_t)HOG_MAX_FEATURES);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    cr_assert_eq(hog_train_validate(&o, d, &err), HOG_OK,
+                 "the parser accepted %s but the trainer refuses it: %s", top,
+                 err.msg);
+    hog_data_free(d);
+
+    const char *over = "-1 1:1\n1 4294967295:1\n";
+    svm = th_write(dir, "over.svm", over, strlen(over));
+    cr_assert_eq(hog_data_load(svm, NULL, &d, &err), HOG_ERANGE, "%s loaded",
+                 over);
+    cr_assert_not_null(strstr(err.msg, "over.svm:2: feature index 4294967295 "
+                                       "is beyond the largest supported "
+                                       "(4294967294)"), "%s", err.msg);
+    static const char *const runs[] = { "train -q over.svm -o x.hgm",
+                                        "convert over.svm x.hgb" };
+    for (size_t i = 0; i < 2; i++) {
+        int rc = th_run(out, sizeof out, "cd '%s' && '%s' %s", dir, th_bin(),
+                        runs[i]);
+        cr_assert_eq(rc, 1, "%s: rc %d\n%s", runs[i], rc, out);
+        cr_assert_not_null(strstr(out, "over.svm:2: feature index 4294967295"),
+                           "%s:\n%s", runs[i], out);
+    }
+
+    const char *hgb = make_hgb(dir, "wide.hgb");
+    patch_header(hgb, 24, &(uint64_t){ UINT64_C(4294967295) }, 8);
+    for (int stream = 0; stream < 2; stream++) {
+        int rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q %s wide.hgb "
+                        "-o x.hgm", dir, th_bin(), stream ? "--stream" : "");
+        cr_assert_eq(rc, 1, "rc %d\n%s", rc, out);
+        cr_assert_not_null(strstr(out, "wide.hgb: 4294967295 features, more "
+                                       "than hogtrain supports (4294967294)"),
+                           "%s", out);
     }
 }

@@ -21,9 +21,13 @@
 hog_status hog_errf(hog_err *err, hog_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Largest feature index the data may hold (0-based), so that the count
- * n_features = idx + 1 still fits in 32 bits. */
-#define HOG_MAX_FEATURE_INDEX UINT32_C(0xFFFFFFFE)
+/* Most features a data set or model may have, and so the largest feature
+ * index (0-based) the data may hold: feature ids, and the bias weight's id
+ * n_features, stay below UINT32_MAX, which the algorithms keep as "none"
+ * (Cyclades' union-find). A 1-based file may use indices up to
+ * HOG_MAX_FEATURES (4294967294). */
+#define HOG_MAX_FEATURES UINT32_C(0xFFFFFFFE)
+#define HOG_MAX_FEATURE_INDEX (HOG_MAX_FEATURES - 1)
 
 /* A sparse row: a plain view the caller may read. */
 struct hog_row {

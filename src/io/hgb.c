@@ -366,6 +366,11 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;
+    if (in->n_features > HOG_MAX_FEATURES)
+        return hog_errf(err, HOG_ERANGE, "%s: %llu features, more than "
+                        "hogtrain supports (%llu)", name,
+                        (unsigned long long)in->n_features,
+                        (unsigned long long)HOG_MAX_FEATURES);
     if (!summary_possible(in))
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: a damaged .hgb file: its label summary is "
