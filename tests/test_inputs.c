@@ -378,3 +378,39 @@ Test(inputs, largest_feature_index_agrees_with_the_trainer, .timeout = 30)
                            "%s", out);
     }
 }
+
+/* ---- F: text truncated while it is parsed --------------------------------- */
+
+/* LIBSVM text is mapped while it is parsed: another program truncating it
+ * then makes the parser's next page raise SIGBUS. The command names the
+ * file and calls it text (not "a .hgb data set") and exits 1. The
+ * truncation must land while the file is mapped: the shell waits for the
+ * mapping in /proc/PID/maps; a parse that finished first is tried again. */
+Test(inputs, text_truncated_while_parsed_is_named, .timeout = 120)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "cd '%s' && '%s' gen -q --rows 60000 "
+                    "-o big.svm && cp big.svm keep.svm", dir, th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    bool hit = false;
+    for (int attempt = 0; attempt < 5 && !hit; attempt++) {
+        rc = th_run(out, sizeof out, "cd '%s' && cp keep.svm big.svm && "
+                    "{ '%s' train -q big.svm --threads 1 --epochs 1 -o m.hgm "
+                    "2> err & pid=$!; "
+                    "while kill -0 $pid 2>/dev/null && "
+                    "! grep -q big.svm /proc/$pid/maps 2>/dev/null; do :; done; "
+                    "truncate -s 0 big.svm; wait $pid; echo \"rc=$?\"; cat err; }",
+                    dir, th_bin());
+        cr_assert_eq(rc, 0, "%s", out);
+        hit = !strstr(out, "rc=0\n");
+    }
+    if (!hit)
+        cr_skip_test("the parse finished before the truncation five times "
+                     "(a fast machine); skipping");
+    cr_assert_not_null(strstr(out, "rc=1\n"), "not exit status 1:\n%s", out);
+    cr_assert_not_null(strstr(out, "big.svm, LIBSVM text mapped into memory "
+                                   "while it was parsed, was truncated in "
+                                   "place while in use"), "%s", out);
+    cr_assert_null(strstr(out, ".hgb"), "%s", out);
+}
