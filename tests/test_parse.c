@@ -132,14 +132,14 @@ Test(parse, label_spellings)
 
 Test(parse, zero_based_indices)
 {
-    hog_data *d = parse_ok("1 0:1 2:3\n-1 4294967294:2\n", 1);
+    hog_data *d = parse_ok("1 0:1 2:3\n-1 4294967293:2\n", 1);
     cr_assert_eq(d->m.idx[0], 0);
     cr_assert_eq(d->m.idx[1], 2);
     cr_assert_eq(d->m.idx[2], HOG_MAX_FEATURE_INDEX);
-    cr_assert_eq(d->n_features, (uint64_t)HOG_MAX_FEATURE_INDEX + 1);
+    cr_assert_eq(d->n_features, (uint64_t)HOG_MAX_FEATURES);
     hog_data_free(d);
     /* 1-based: the largest index is one more. */
-    d = parse_ok("1 4294967295:2\n", 0);
+    d = parse_ok("1 4294967294:2\n", 0);
     cr_assert_eq(d->m.idx[0], HOG_MAX_FEATURE_INDEX);
     hog_data_free(d);
 }
@@ -192,7 +192,8 @@ Test(parse, malformed_inputs_name_their_line)
         { "1 7:3.5e38\n", 0, 0, HOG_ERANGE, 1, "out of range for float" },
         { "1e40 7:1\n", 0, 0, HOG_ERANGE, 1, "out of range for float" },
         { "1 4294967296:1\n", 0, 0, HOG_ERANGE, 1, "beyond the largest supported" },
-        { "1 4294967295:1\n", 0, 1, HOG_ERANGE, 1, "beyond the largest supported" },
+        { "1 4294967295:1\n", 0, 0, HOG_ERANGE, 1, "beyond the largest supported (4294967294)" },
+        { "1 4294967294:1\n", 0, 1, HOG_ERANGE, 1, "beyond the largest supported (4294967293)" },
         { "1 99999999999999999999999:1\n", 0, 0, HOG_ERANGE, 1,
           "beyond the largest supported" },
         { "1 1:1\n1 a:1\n", 0, 0, HOG_EPARSE, 2, "bad feature index" },

@@ -1,4 +1,5 @@
-/* hogtrain info: what a data or model file holds, told apart by content. */
+/* hogtrain info: what a data, model or checkpoint file holds, told apart
+ * by content (hog_file_kind, src/io/input.c). */
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@ static void help(FILE *f)
           "rows, features, nonzeros, density, labels and their counts, the format\n"
           "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
           "regularization, features, nonzero weights, bias and label values.\n"
+          "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
+          "regularization, seed, the data) and where it stands (epoch, row, step).\n"
           "\n"
           "      --zero-based    feature indices in the text start at 0\n"
           "      --threads N     parser threads; 0 = all cores (default 0)\n"
@@ -41,30 +44,6 @@ static const struct hog_cli_cmd cmd = {
         printf(__VA_ARGS__);                                                  \
         putchar('\n');                                                        \
     } while (0)
-
-enum kind { KIND_TEXT, KIND_HGB, KIND_HGM, KIND_LIBLINEAR };
-
-static hog_status sniff(const char *path, enum kind *k, hog_err *err)
-{
-    unsigned char head[64];
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return hog_errf(err, HOG_EIO, "%s: %s", path, strerror(errno));
-    size_t n = fread(head, 1, sizeof head, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return hog_errf(err, HOG_EIO, "%s: read failed", path);
-    if (n >= 8 && memcmp(head, HOG_HGM_MAGIC, 8) == 0)
-        *k = KIND_HGM;
-    else if (hog_hgb_sniff(head, n))
-        *k = KIND_HGB;
-    else if (n >= 11 && memcmp(head, "solver_type", 11) == 0)
-        *k = KIND_LIBLINEAR;
-    else
-        *k = KIND_TEXT;
-    return HOG_OK;
-}
 
 static void labels_row(const hog_data *d)
 {
@@ -120,7 +99,7 @@ static void hgb_rows(const char *path)
     hog_hgb_info_close(&h);
 }
 
-static int info_data(const char *path, enum kind k, const struct stat *st,
+static int info_data(const char *path, enum hog_file_kind k, const struct stat *st,
                      const hog_load_opts *lo)
 {
     hog_err err = { { 0 } };
@@ -132,7 +111,7 @@ static int info_data(const char *path, enum kind k, const struct stat *st,
     uint64_t rows = hog_data_rows(d), nf = hog_data_features(d),
              nnz = hog_data_nnz(d);
     ROW("file", "%s", path);
-    if (k == KIND_HGB)
+    if (k == HOG_FILE_HGB)
         hgb_rows(path);
     else
         ROW("format", "LIBSVM text (%s-based feature indices)",
@@ -151,7 +130,8 @@ static int info_data(const char *path, enum kind k, const struct stat *st,
     return HOG_EXIT_OK;
 }
 
-static int info_model(const char *path, enum kind k, const struct stat *st)
+static int info_model(const char *path, enum hog_file_kind k,
+                      const struct stat *st)
 {
     hog_err err = { { 0 } };
     hog_model *m = NULL;
@@ -170,8 +150,8 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
     }
     char b[32];
     ROW("file", "%s", path);
-    ROW("format", "%s", k == KIND_HGM ? "hogtrain model (.hgm)"
-                                      : "LIBLINEAR text model");
+    ROW("format", "%s", k == HOG_FILE_HGM ? "hogtrain model (.hgm)"
+                                          : "LIBLINEAR text model");
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
@@ -197,6 +177,72 @@ static int info_model(const char *path, enum kind k, const struct stat *st)
     return HOG_EXIT_OK;
 }
 
+/* A checkpoint: what run it belongs to and where that run stands, as
+ * far as the file records it (the header of src/io/checkpoint.c). */
+static int info_ckpt(const char *path, const struct stat *st)
+{
+    hog_err err = { { 0 } };
+    struct hog_ckpt c;
+    hog_status s = hog_ckpt_load(path, &c, &err);
+    if (s != HOG_OK)
+        return hog_cli_fail_status(s, &err);
+    const struct hog_train_state *t = &c.st;
+    uint64_t nz = 0;
+    for (uint64_t j = 0; j < t->n_weights; j++)
+        nz += t->w[j] != 0.0f;
+    char b[32];
+    ROW("file", "%s", path);
+    ROW("format", "hogtrain checkpoint (version %u)", c.opts_known ? 2u : 1u);
+    ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
+        (unsigned long long)st->st_size);
+    ROW("algorithm", "%s", hog_cli_algo_name((hog_algo)c.algo));
+    ROW("loss", "%s", hog_cli_loss_name((hog_loss)c.loss));
+    if (c.schedule == HOG_SCHED_INVSCALING)
+        ROW("step size", "%s, eta %g, power %g",
+            hog_cli_schedule_name((hog_schedule)c.schedule), c.eta, c.power);
+    else
+        ROW("step size", "%s, eta %g",
+            hog_cli_schedule_name((hog_schedule)c.schedule), c.eta);
+    ROW("regularization", "l1 %g, l2 %g", c.l1, c.l2);
+    if (c.bias != 0.0)
+        ROW("bias", "feature value %g", c.bias);
+    else
+        ROW("bias", "none");
+    ROW("seed", "%llu", (unsigned long long)c.seed);
+    ROW("data", "%llu rows, %llu nonzeros, %llu features (CRC32C %08x)",
+        (unsigned long long)c.rows, (unsigned long long)c.nnz,
+        (unsigned long long)c.n_features, (unsigned)c.data_crc);
+    if (t->pos >= c.rows)
+        ROW("position", "after epoch %llu (step %llu)",
+            (unsigned long long)t->epoch, (unsigned long long)t->t_global);
+    else
+        ROW("position", "epoch %llu, row %llu of %llu (step %llu)",
+            (unsigned long long)t->epoch, (unsigned long long)t->pos,
+            (unsigned long long)c.rows, (unsigned long long)t->t_global);
+    ROW("weights", "%llu, %llu nonzero", (unsigned long long)t->n_weights,
+        (unsigned long long)nz);
+    ROW("state", "%s%s", t->g2 ? "AdaGrad sums" : "no AdaGrad sums",
+        t->w_raw ? ", inside a lazy-regularization segment" : "");
+    if (c.ckpt_rows)
+        ROW("written every", "%llu rows", (unsigned long long)c.ckpt_rows);
+    else
+        ROW("written every", "%u epoch%s", c.ckpt_epochs,
+            c.ckpt_epochs == 1 ? "" : "s");
+    if (!c.opts_known)
+        ROW("options", "not recorded (version 1)");
+    else if (c.algo == HOG_ALGO_CYCLADES)
+        ROW("options", "--batch-size %llu%s, hot features %s",
+            (unsigned long long)c.batch_size,
+            c.repartition ? ", --repartition" : "", c.cyc_hot ? "on" : "off");
+    else if (c.algo == HOG_ALGO_HOGWILD)
+        ROW("options", "--replicas %s, --hot %llu, --sync-every %llu",
+            hog_cli_replicas_name((hog_replicas)c.replicas),
+            (unsigned long long)c.hot_count, (unsigned long long)c.sync_every);
+    ROW("training loss", "not recorded in checkpoints");
+    hog_ckpt_free(&c);
+    return HOG_EXIT_OK;
+}
+
 int hog_cli_info(int argc, char **argv)
 {
     hog_load_opts lo;
@@ -214,7 +260,7 @@ int hog_cli_info(int argc, char **argv)
         const char *path = argv[i];
         hog_err err = { { 0 } };
         struct stat st;
-        enum kind k = KIND_TEXT; /* set by sniff() */
+        enum hog_file_kind k = HOG_FILE_TEXT;
         hog_status s;
         if (i > optind)
             putchar('\n');
@@ -223,13 +269,15 @@ int hog_cli_info(int argc, char **argv)
             rc = hog_cli_fail_status(s, &err);
             continue;
         }
-        if ((s = sniff(path, &k, &err)) != HOG_OK) {
+        if ((s = hog_file_kind_of(path, &k, &err)) != HOG_OK) {
             rc = hog_cli_fail_status(s, &err);
             continue;
         }
-        int r = (k == KIND_HGM || k == KIND_LIBLINEAR)
+        /* Anything else is data; the loader names what is not. */
+        int r = k == HOG_FILE_HGM || k == HOG_FILE_LIBLINEAR
                     ? info_model(path, k, &st)
-                    : info_data(path, k, &st, &lo);
+                : k == HOG_FILE_CKPT ? info_ckpt(path, &st)
+                                     : info_data(path, k, &st, &lo);
         if (r != HOG_EXIT_OK)
             rc = r;
         fflush(stdout);

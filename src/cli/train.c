@@ -1219,7 +1219,12 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
 {
     struct hog_hgb_info in;
     hog_status s = hog_hgb_open_info(path, &in, err);
-    if (s == HOG_EFORMAT)
+    enum hog_file_kind kind;
+    hog_err e2;
+    /* Only text is worth converting; a damaged or newer .hgb, a compressed
+     * file or a model keeps the reader's own sentence. */
+    if (s != HOG_OK && hog_file_kind_of(path, &kind, &e2) == HOG_OK &&
+        kind == HOG_FILE_TEXT)
         return hog_errf(err, s, "%s: --stream reads a .hgb file; make one "
                         "with: hogtrain convert %s %s.hgb", path, path, path);
     if (s != HOG_OK)

@@ -21,9 +21,13 @@
 hog_status hog_errf(hog_err *err, hog_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Largest feature index the data may hold (0-based), so that the count
- * n_features = idx + 1 still fits in 32 bits. */
-#define HOG_MAX_FEATURE_INDEX UINT32_C(0xFFFFFFFE)
+/* Most features a data set or model may have, and so the largest feature
+ * index (0-based) the data may hold: feature ids, and the bias weight's id
+ * n_features, stay below UINT32_MAX, which the algorithms keep as "none"
+ * (Cyclades' union-find). A 1-based file may use indices up to
+ * HOG_MAX_FEATURES (4294967294). */
+#define HOG_MAX_FEATURES UINT32_C(0xFFFFFFFE)
+#define HOG_MAX_FEATURE_INDEX (HOG_MAX_FEATURES - 1)
 
 /* A sparse row: a plain view the caller may read. */
 struct hog_row {
@@ -82,6 +86,19 @@ hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
                          hog_data **out, hog_err *err);
 /* Scans the labels of d and sets labels, label_pos, label_neg, n_pos. */
 void hog_data_scan_labels(hog_data *d);
+/* The same scan fed a piece at a time (convert's windows, the streamer's
+ * chunks): any cut of the labels into pieces, in order, gives
+ * hog_data_scan_labels' summary. */
+struct hog_label_scan {
+    double a, b;      /* the first two distinct values, NaN until seen */
+    uint64_t na, nb;  /* how often each */
+    bool real;        /* a third value seen */
+};
+void hog_label_scan_init(struct hog_label_scan *s);
+void hog_label_scan_add(struct hog_label_scan *s, const float *y, uint64_t n);
+void hog_label_scan_result(const struct hog_label_scan *s,
+                           enum hog_label_kind *kind, double *pos, double *neg,
+                           uint64_t *n_pos);
 /* True when the label counts as positive for classification. */
 /* [lo, hi) = part i of k of [0, n): worker i's share of n items (n * k
  * must fit in 64 bits). */

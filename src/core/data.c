@@ -12,40 +12,60 @@ void hog_load_opts_init(hog_load_opts *o)
     o->size = sizeof *o;
 }
 
-void hog_data_scan_labels(hog_data *d)
+void hog_label_scan_init(struct hog_label_scan *s)
 {
-    const float *y = d->m.y;
-    double a = NAN, b = NAN;
-    bool real = false;
-    for (uint64_t i = 0; i < d->m.rows && !real; i++) {
+    *s = (struct hog_label_scan){ .a = NAN, .b = NAN };
+}
+
+void hog_label_scan_add(struct hog_label_scan *s, const float *y, uint64_t n)
+{
+    for (uint64_t i = 0; i < n && !s->real; i++) {
         double v = y[i];
-        if (isnan(a) || v == a)
-            a = v;
-        else if (isnan(b) || v == b)
-            b = v;
+        if (isnan(s->a) || v == s->a)
+            s->a = v, s->na++;
+        else if (isnan(s->b) || v == s->b)
+            s->b = v, s->nb++;
         else
-            real = true;
+            s->real = true;
     }
-    if (real || isnan(b)) {
+}
+
+void hog_label_scan_result(const struct hog_label_scan *s,
+                           enum hog_label_kind *kind, double *pos, double *neg,
+                           uint64_t *n_pos)
+{
+    double a = s->a, b = s->b;
+    if (s->real || isnan(b)) {
         /* One label value only: still binary when it is a class label. */
-        if (!real && !isnan(a) && (a == 1.0 || a == -1.0 || a == 0.0)) {
-            d->labels = HOG_LABELS_BINARY;
-            d->label_pos = a > 0 ? a : 1.0;
-            d->label_neg = a > 0 ? -1.0 : a;
+        if (!s->real && !isnan(a) && (a == 1.0 || a == -1.0 || a == 0.0)) {
+            *kind = HOG_LABELS_BINARY;
+            *pos = a > 0 ? a : 1.0;
+            *neg = a > 0 ? -1.0 : a;
+            *n_pos = a > 0 ? s->na : 0;
         } else {
-            d->labels = HOG_LABELS_REAL;
-            d->label_pos = 1.0;
-            d->label_neg = -1.0;
+            *kind = HOG_LABELS_REAL, *pos = 1.0, *neg = -1.0, *n_pos = 0;
         }
     } else {
-        d->labels = HOG_LABELS_BINARY;
-        d->label_pos = a > b ? a : b;
-        d->label_neg = a > b ? b : a;
+        *kind = HOG_LABELS_BINARY;
+        *pos = a > b ? a : b;
+        *neg = a > b ? b : a;
+        *n_pos = a > b ? s->na : s->nb;
     }
+}
+
+void hog_data_scan_labels(hog_data *d)
+{
+    struct hog_label_scan s;
+    hog_label_scan_init(&s);
+    hog_label_scan_add(&s, d->m.y, d->m.rows);
+    hog_label_scan_result(&s, &d->labels, &d->label_pos, &d->label_neg,
+                          &d->n_pos);
+    /* Counted again: the scan's counts are off for NaN labels (a NaN is
+     * replaced by the next value), which only API callers can pass. */
     d->n_pos = 0;
     if (d->labels == HOG_LABELS_BINARY)
         for (uint64_t i = 0; i < d->m.rows; i++)
-            d->n_pos += (double)y[i] == d->label_pos;
+            d->n_pos += (double)d->m.y[i] == d->label_pos;
 }
 
 hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,

@@ -1,11 +1,20 @@
 /* Crash-safe writes: a temporary name beside the target, fsync, rename,
  * fsync of the folder. A reader never sees a half-written file.
  *
- * The temporary is "path.tmp.HOST-PID". A process killed while writing
- * (SIGKILL, power loss) leaves its temporary behind; the next successful
- * commit to the same path removes such leftovers, but only those of this
- * host whose process is gone: on a folder shared between machines, another
- * host's temporary may belong to a live writer. */
+ * The temporary is "path.tmp.HOST-PID-RANDOM", created in the target's
+ * folder with O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600: a name somebody
+ * planted there (a symlink to another file, a file of theirs) is never
+ * opened, so no writer of hogtrain can be made to overwrite what a link
+ * points to. The random part (getrandom) keeps such a plant from even
+ * making the write fail; O_EXCL alone is what makes it safe. Before the
+ * rename the temporary gets the mode the target would have: the existing
+ * file's permissions, or 0666 less the umask for a new one.
+ *
+ * A process killed while writing (SIGKILL, power loss) leaves its
+ * temporary behind; the next successful commit to the same path removes
+ * such leftovers, but only those of this host whose process is gone: on a
+ * folder shared between machines, another host's temporary may belong to a
+ * live writer. */
 #include "io/io.h"
 
 #include <dirent.h>
@@ -16,6 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /* This host's name reduced to [A-Za-z0-9_.] (at most 64 bytes), so that it
@@ -35,18 +48,83 @@ static void host_tag(char *buf, size_t len)
     buf[n] = 0;
 }
 
+/* 64 unpredictable bits for a temporary's name. Without getrandom (an old
+ * kernel, a seccomp filter) the clock and a stack address stand in: the
+ * name is then guessable, but O_EXCL still refuses whatever was planted. */
+static uint64_t name_bits(unsigned attempt)
+{
+    uint64_t r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+        return r;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+        (uint64_t)(uintptr_t)&r ^ attempt;
+    r *= UINT64_C(0x9E3779B97F4A7C15);
+    return r ^ (r >> 29);
+}
+
+/* The process's umask, read without changing it (umask(2) can only set
+ * it, and setting it to read it would race with threads creating files):
+ * /proc/self/status has it since Linux 4.7; 022 where it cannot be read. */
+static mode_t current_umask(void)
+{
+    mode_t m = 022;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return m;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Umask:", 6) == 0) {
+            m = (mode_t)strtoul(line + 6, NULL, 8) & 0777;
+            break;
+        }
+    fclose(f);
+    return m;
+}
+
+/* The permissions the file at path would have after the write: those of
+ * the regular file there now (not a link's, which the rename replaces),
+ * else what open(path, O_CREAT, 0666) would give. */
+static mode_t target_mode(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return st.st_mode & 0777;
+    return 0666 & ~current_umask();
+}
+
 hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
                             FILE **out, hog_err *err)
 {
     char host[72];
     host_tag(host, sizeof host);
-    int n = snprintf(tmp, tmplen, "%s.tmp.%s-%ld", path, host, (long)getpid());
-    if (n < 0 || (size_t)n >= tmplen)
-        return hog_errf(err, HOG_EINVAL, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
+    int fd = -1, e = EEXIST;
+    for (unsigned attempt = 0; fd < 0 && e == EEXIST && attempt < 16;
+         attempt++) {
+        int n = snprintf(tmp, tmplen, "%s.tmp.%s-%ld-%016llx", path, host,
+                         (long)getpid(),
+                         (unsigned long long)name_bits(attempt));
+        if (n < 0 || (size_t)n >= tmplen)
+            return hog_errf(err, HOG_EINVAL, "%s: path too long", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+        e = fd < 0 ? errno : 0;
+    }
+    if (fd < 0)
         return hog_errf(err, HOG_EIO, "%s: cannot create: %s", tmp,
-                        strerror(errno));
+                        strerror(e));
+    /* The target's mode now, while nobody else can open the file yet;
+     * a folder that keeps no modes (vfat) refuses, and that is fine. */
+    (void)fchmod(fd, target_mode(path));
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        e = errno;
+        close(fd);
+        unlink(tmp);
+        return hog_errf(err, HOG_ENOMEM, "%s: cannot create: %s", tmp,
+                        strerror(e));
+    }
     *out = f;
     return HOG_OK;
 }
@@ -83,8 +161,9 @@ static int test_enospc(const char *path)
     return !strcmp(v, "1") ? ENOSPC : 0;
 }
 
-/* Removes "path.tmp.HOST-PID" files of this host whose process no longer
- * exists (kill(pid, 0) fails with ESRCH). Best effort: errors are ignored. */
+/* Removes "path.tmp.HOST-PID-RANDOM" files of this host whose process no
+ * longer exists (kill(pid, 0) fails with ESRCH), and "path.tmp.HOST-PID"
+ * ones that hogtrain 0.1 left. Best effort: errors are ignored. */
 static void remove_stale_temporaries(const char *path)
 {
     char dirbuf[4096], basebuf[4096], host[72];
@@ -106,6 +185,9 @@ static void remove_stale_temporaries(const char *path)
         char *end;
         errno = 0;
         long pid = strtol(num, &end, 10);
+        if (*end == '-' && end[1] && strspn(end + 1, "0123456789abcdef") ==
+                                         strlen(end + 1))
+            end += strlen(end);
         if (errno || end == num || *end || pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
@@ -118,13 +200,28 @@ static void remove_stale_temporaries(const char *path)
     closedir(d);
 }
 
+/* Why an earlier write of fd failed, when stdio no longer knows: a failed
+ * write sets the stream's error flag, but its errno is gone by the commit,
+ * and a flush has nothing left to retry when the failed write was the
+ * last. A full file system is the one cause that can be seen afterwards
+ * (and by far the most common); anything else stays "Input/output error". */
+static int lost_write_errno(int fd)
+{
+    struct statvfs vs;
+    if (fstatvfs(fd, &vs) == 0 && (vs.f_bavail == 0 || vs.f_favail == 0))
+        return ENOSPC;
+    return EIO;
+}
+
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
                               hog_err *err)
 {
-    int bad = ferror(f);
-    int e = bad ? EIO : test_enospc(path);
+    int e = test_enospc(path);
+    bool bad = ferror(f);
     if (fflush(f) != 0 && !e)
         e = errno;
+    if (bad && !e)
+        e = lost_write_errno(fileno(f));
     if (!e && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
         e = errno;
     if (fclose(f) != 0 && !e)

@@ -16,6 +16,7 @@
 #include "io/hgb_lease.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -239,6 +240,51 @@ static uint64_t cut_chunk(const struct hog_hgb_info *in, uint64_t size)
     return in->n_chunks;
 }
 
+/* The header's label summary is one hog_data_scan_labels can find: two
+ * finite float labels, the larger positive, no more positive rows than
+ * rows; real labels with no positive count. Checked at open, so that the
+ * loader and the streamer both refuse a summary no data can have. */
+static bool summary_possible(const struct hog_hgb_info *in)
+{
+    double p = in->label_pos, n = in->label_neg;
+    if (in->labels == HOG_LABELS_REAL)
+        return in->n_pos == 0;
+    return isfinite(p) && isfinite(n) && (double)(float)p == p &&
+           (double)(float)n == n && p > n && in->n_pos <= in->rows;
+}
+
+/* Whether every label of a chunk is the header's positive or negative one
+ * (binary files; real ones have nothing to check per chunk); adds the
+ * positives to *n_pos. The loader and the streamer check each chunk so. */
+static bool chunk_labels_fit(const struct hog_hgb_info *in, const float *y,
+                             uint64_t rows, uint64_t *n_pos)
+{
+    if (in->labels != HOG_LABELS_BINARY)
+        return true;
+    float pos = (float)in->label_pos, neg = (float)in->label_neg;
+    uint64_t np = 0, other = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        np += y[i] == pos;
+        other += (y[i] != pos) & (y[i] != neg);
+    }
+    *n_pos += np;
+    return other == 0;
+}
+
+hog_status hog_hgb_labels_match(const struct hog_hgb_info *in,
+                                enum hog_label_kind kind, double pos,
+                                double neg, uint64_t n_pos, const char *name,
+                                hog_err *err)
+{
+    if (kind == in->labels && n_pos == in->n_pos &&
+        (kind != HOG_LABELS_BINARY ||
+         (pos == in->label_pos && neg == in->label_neg)))
+        return HOG_OK;
+    return hog_errf(err, HOG_ECORRUPT,
+                    "%s: the labels disagree with the header's label summary",
+                    name);
+}
+
 static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                             hog_err *err)
 {
@@ -247,14 +293,30 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     struct stat sb;
     if (fstat(fd, &sb) != 0)
         return hog_errf(err, HOG_EIO, "%s: cannot stat: %s", name, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) {
+        /* A device or a pipe: its size says nothing; its first bytes may
+         * still say what it is (/dev/zero). */
+        unsigned char head[HOG_SNIFF_BYTES];
+        ssize_t k = pread(fd, head, sizeof head, 0);
+        hog_status st = hog_data_kind_check(hog_file_kind(head, k > 0 ? (size_t)k : 0),
+                                            name, err);
+        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
+                                            "%s: not a .hgb file (not even a "
+                                            "regular file)", name);
+    }
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char hdr[HDR_SIZE];
     size_t got = size < HDR_SIZE ? (size_t)size : HDR_SIZE;
     if (!pread_full(fd, hdr, got, 0))
         return hog_errf(err, HOG_EIO, "%s: cannot read: %s", name,
                         errno ? strerror(errno) : "short read");
-    if (!hog_hgb_sniff(hdr, got))
-        return hog_errf(err, HOG_EFORMAT, "%s: not a .hgb file (bad magic)", name);
+    if (!hog_hgb_sniff(hdr, got)) {
+        /* Say what it is when that can be told (xz, a model, ...). */
+        hog_status st = hog_data_kind_check(hog_file_kind(hdr, got), name, err);
+        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
+                                            "%s: not a .hgb file (bad magic)",
+                                            name);
+    }
     if (got < 12)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: truncated .hgb header (%llu bytes)", name,
@@ -271,10 +333,17 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     if (hog_crc32c(0, hdr, H_CRC) != get32(hdr + H_CRC))
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: .hgb header checksum mismatch (offset 0)", name);
-    if (ver == 0 || get32(hdr + H_HDRSIZE) != HDR_SIZE)
-        return hog_errf(err, HOG_EFORMAT,
-                        "%s: .hgb version %u with header size %u is not readable",
-                        name, ver, get32(hdr + H_HDRSIZE));
+    /* The magic and a sealed header, but fields no writer makes: the file
+     * is a damaged .hgb (not text to convert, not a newer format). */
+    if (ver == 0)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: format version 0 is not valid",
+                        name);
+    if (get32(hdr + H_HDRSIZE) != HDR_SIZE)
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: its header says it is %u "
+                        "bytes long, but a version %u header is %u bytes",
+                        name, get32(hdr + H_HDRSIZE), ver, HDR_SIZE);
     in->version = ver;
     in->rows = get64(hdr + H_ROWS);
     in->n_features = get64(hdr + H_FEATURES);
@@ -297,6 +366,19 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;
+    if (in->n_features > HOG_MAX_FEATURES)
+        return hog_errf(err, HOG_ERANGE, "%s: %llu features, more than "
+                        "hogtrain supports (%llu)", name,
+                        (unsigned long long)in->n_features,
+                        (unsigned long long)HOG_MAX_FEATURES);
+    if (!summary_possible(in))
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: a damaged .hgb file: its label summary is "
+                        "impossible (%s labels, positive %g, negative %g, "
+                        "%llu of %llu rows positive)", name,
+                        lk == HOG_LABELS_BINARY ? "two" : "real", in->label_pos,
+                        in->label_neg, (unsigned long long)in->n_pos,
+                        (unsigned long long)in->rows);
     if (size < HDR_SIZE + tbytes)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: truncated: the chunk table at offset %u ends past "
@@ -471,6 +553,14 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
             return chunk_bad(in, k, name, "bad row offsets", err);
     if (!idx_in_range(idx, c->nnz, in->n_features))
         return chunk_bad(in, k, name, "feature index beyond the header's count", err);
+    uint64_t np = 0;
+    if (!chunk_labels_fit(in, y, c->rows, &np)) {
+        char what[160];
+        snprintf(what, sizeof what, "a label is neither of the two the "
+                 "header's label summary declares (%g and %g)", in->label_pos,
+                 in->label_neg);
+        return chunk_bad(in, k, name, what, err);
+    }
     *m = (struct hog_csr){ c->rows, c->nnz, off, y, idx, val };
     return HOG_OK;
 }
@@ -690,17 +780,7 @@ static hog_status load_chunk(struct loader *L, uint64_t k)
         return chunk_bad(in, k, L->name, "feature index beyond the header's count",
                          &L->err);
     /* The header's label summary, checked where the labels are hot. */
-    if (in->labels == HOG_LABELS_BINARY) {
-        float pos = (float)in->label_pos, neg = (float)in->label_neg;
-        uint64_t np = 0, other = 0;
-        for (uint64_t i = 0; i < c->rows; i++) {
-            np += dy[i] == pos;
-            other += (dy[i] != pos) & (dy[i] != neg);
-        }
-        L->n_pos += np;
-        L->labels_ok &= other == 0 && (double)pos == in->label_pos &&
-                        (double)neg == in->label_neg;
-    }
+    L->labels_ok &= chunk_labels_fit(in, dy, c->rows, &L->n_pos);
     return HOG_OK;
 }
 
@@ -888,14 +968,10 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         d->n_pos = n_pos;
     } else {
         hog_data_scan_labels(d);
-        if (d->labels != in.labels || d->n_pos != in.n_pos ||
-            (d->labels == HOG_LABELS_BINARY &&
-             (d->label_pos != in.label_pos || d->label_neg != in.label_neg))) {
+        st = hog_hgb_labels_match(&in, d->labels, d->label_pos, d->label_neg,
+                                  d->n_pos, path, err);
+        if (st != HOG_OK)
             hog_data_free(d);
-            st = hog_errf(err, HOG_ECORRUPT,
-                          "%s: the labels disagree with the header's label summary",
-                          path);
-        }
     }
     hog_hgb_info_close(&in);
     if (st == HOG_OK)

@@ -106,11 +106,22 @@ void hog_hgb_info_close(struct hog_hgb_info *info);
 /* Checks chunk k read whole into buf (info->chunks[k].bytes bytes from its
  * offset; buf aligned to at least 8 bytes, HOG_HGB_ALIGN for O_DIRECT):
  * header, CRC of payload and padding, row offsets, indices below
- * n_features. On success m views the chunk inside buf, with local offsets
+ * n_features, labels among the header's two (binary files). On success m views the chunk inside buf, with local offsets
  * (m->off[0] == 0). name is used in messages. */
 hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *info, uint64_t k,
                                 const void *buf, const char *name,
                                 struct hog_csr *m, hog_err *err);
+
+/* The check of a label summary found in the data (hog_data_scan_labels,
+ * or a hog_label_scan over every chunk) against the header's, which the
+ * loader and the streamer share: HOG_ECORRUPT "the labels disagree with
+ * the header's label summary" naming the file. (Opening a file already
+ * refuses a summary no data can have; each chunk checked is refused when
+ * a label is neither of the header's two.) */
+hog_status hog_hgb_labels_match(const struct hog_hgb_info *in,
+                                enum hog_label_kind kind, double pos,
+                                double neg, uint64_t n_pos, const char *name,
+                                hog_err *err);
 
 /* ---- streamer (stream.c, stream_uring.c, stream_pread.c) ------------------ */
 
@@ -169,7 +180,9 @@ hog_status hog_stream_push(hog_stream *s, const uint64_t *seq, uint64_t n,
                            hog_err *err);
 /* Waits for the next queued chunk, checks it and hands it out. An error
  * names the chunk and its offset (a read error, a file that shrank, a
- * checksum mismatch). HOG_EINVAL when nothing is queued or every buffer is
+ * checksum mismatch, a label the header does not declare). Once every
+ * chunk has been handed out, the labels of all are checked against the
+ * header's summary as a whole load checks them (hog_hgb_labels_match). HOG_EINVAL when nothing is queued or every buffer is
  * held by the caller. */
 hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
                            hog_err *err);
@@ -318,11 +331,51 @@ hog_status hog_gen_write(const struct hog_gen_opts *g, FILE *f, hog_err *err);
 hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
                          hog_err *err);
 
+/* ---- what an input is (input.c) ------------------------------------------ */
+
+/* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
+enum hog_file_kind {
+    HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
+    HOG_FILE_HGB,
+    HOG_FILE_HGM,
+    HOG_FILE_CKPT,
+    HOG_FILE_LIBLINEAR, /* a LIBLINEAR text model */
+    HOG_FILE_GZIP,
+    HOG_FILE_XZ,
+    HOG_FILE_ZSTD,
+    HOG_FILE_BZIP2,
+    HOG_FILE_NUL        /* starts with a NUL byte (binary, /dev/zero) */
+};
+#define HOG_SNIFF_BYTES 16
+enum hog_file_kind hog_file_kind(const void *head, size_t len);
+/* The kind of the file at path (its first bytes read; never blocks). */
+hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
+                            hog_err *err);
+/* "xz-compressed", "a hogtrain model", ... */
+const char *hog_file_kind_name(enum hog_file_kind k);
+/* HOG_OK for the kinds that are data (text, .hgb); else HOG_EFORMAT with
+ * a sentence saying what the file is and what to do ("a9a.xz is
+ * xz-compressed: decompress it first (xz -dk a9a.xz)"). name as in
+ * messages ("<stdin>" for standard input). */
+hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
+                               hog_err *err);
+/* The longest line of text read through a buffer (pipes, devices,
+ * convert's windows): half the memory or the address-space limit, so that
+ * the line and its parsed row fit. */
+uint64_t hog_line_max(void);
+/* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
+hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
+                             hog_err *err);
+
 /* ---- helpers shared by the writers ---------------------------------------- */
 
-/* Opens "path.tmp.HOST-PID" for writing; hog_tmpfile_commit() fsyncs,
- * closes and renames it over path (or removes it on failure), then removes
- * temporaries of path that dead processes of this host left behind. */
+/* Creates "path.tmp.HOST-PID-RANDOM" beside path for writing (O_EXCL |
+ * O_NOFOLLOW: a name planted there is never opened) with the mode path
+ * would get; hog_tmpfile_commit() fsyncs, closes and renames it over path
+ * (or removes it on failure, naming the real cause: "No space left on
+ * device"), then removes temporaries of path that dead processes of this
+ * host left behind. Every writer of the library and the command goes
+ * through these. */
 hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
                             FILE **out, hog_err *err);
 hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,

@@ -1,8 +1,9 @@
 /*
  * hog_data_load: a path (or "-" for standard input) to a hog_data. The
- * content decides: the .hgb magic means the binary cache, anything else is
- * LIBSVM text, mapped into memory (or read whole when it cannot be mapped)
- * and handed to the parallel parser.
+ * content decides: the .hgb magic means the binary cache; compressed files,
+ * models and checkpoints are refused with what they are (input.c);
+ * anything else is LIBSVM text, mapped into memory (or read whole when it
+ * cannot be mapped) and handed to the parallel parser.
  */
 #include "io/io.h"
 
@@ -14,7 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Reads fd to its end into a malloc'd buffer. */
+/* Reads fd to its end into a malloc'd buffer: a pipe or a device, whose
+ * size is not known. Its first bytes are checked as soon as they arrive
+ * (so that /dev/zero or a compressed stream is refused at once, not read
+ * without end), a NUL byte ends the read with the parser's own error, and
+ * no line may grow past hog_line_max(). */
 static hog_status read_all(int fd, const char *name, char **out, size_t *len,
                            hog_err *err)
 {
@@ -22,12 +27,16 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
     char *b = malloc(cap);
     if (!b)
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+    uint64_t max_line = hog_line_max(), line = 1, line_len = 0;
+    bool sniffed = false;
+    hog_status st = HOG_OK;
     for (;;) {
         if (n == cap) {
             char *q = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
             if (!q) {
-                free(b);
-                return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+                st = hog_errf(err, HOG_ENOMEM, "%s: out of memory after "
+                              "reading %zu bytes", name, n);
+                break;
             }
             b = q, cap *= 2;
         }
@@ -35,13 +44,51 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
-            int e = errno;
-            free(b);
-            return hog_errf(err, HOG_EIO, "%s: read failed: %s", name, strerror(e));
+            st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
+                          strerror(errno));
+            break;
+        }
+        if (!sniffed && (k == 0 || n + (size_t)k >= HOG_SNIFF_BYTES)) {
+            sniffed = true;
+            enum hog_file_kind kind = hog_file_kind(b, n + (size_t)k);
+            if (kind == HOG_FILE_HGB)
+                st = hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be "
+                              "loaded from a path, not a pipe", name);
+            else
+                st = hog_data_kind_check(kind, name, err);
+            if (st != HOG_OK)
+                break;
         }
         if (k == 0)
             break;
+        /* The line in progress (bytes since the last newline), and the
+         * first NUL byte, which the parser would refuse anyway: a stream
+         * of binary (/dev/urandom) stops here, not when memory runs out. */
+        const char *p = b + n, *e = p + k, *z = memchr(p, 0, (size_t)k);
+        if (z)
+            e = z;
+        const char *nl = memrchr(p, '\n', (size_t)(e - p));
+        if (nl) {
+            for (const char *q = p; (q = memchr(q, '\n', (size_t)(e - q))); q++)
+                line++;
+            line_len = (uint64_t)(e - nl - 1);
+        } else {
+            line_len += (uint64_t)(e - p);
+        }
         n += (size_t)k;
+        if (z) {
+            st = hog_errf(err, HOG_EPARSE, "%s:%llu: NUL byte in the line",
+                          name, (unsigned long long)line);
+            break;
+        }
+        if (line_len > max_line) {
+            st = hog_line_too_long(name, line, max_line, err);
+            break;
+        }
+    }
+    if (st != HOG_OK) {
+        free(b);
+        return st;
     }
     *out = b;
     *len = n;
@@ -68,11 +115,16 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
     hog_status st;
     if (regular && !is_stdin) {
         size_t len = (size_t)sb.st_size;
-        unsigned char head[8];
-        ssize_t k = len >= 8 ? pread(fd, head, 8, 0) : 0;
-        if (k == 8 && hog_hgb_sniff(head, 8)) {
+        unsigned char head[HOG_SNIFF_BYTES];
+        ssize_t k = pread(fd, head, sizeof head, 0);
+        enum hog_file_kind kind = hog_file_kind(head, k > 0 ? (size_t)k : 0);
+        if (kind == HOG_FILE_HGB) {
             close(fd);
             return hog_hgb_load(path, o, out, err);
+        }
+        if ((st = hog_data_kind_check(kind, name, err)) != HOG_OK) {
+            close(fd);
+            return st;
         }
         if (len == 0) {
             close(fd);
@@ -94,12 +146,7 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
         close(fd);
     if (st != HOG_OK)
         return st;
-    if (hog_hgb_sniff(buf, len))
-        st = hog_errf(err, HOG_EINVAL,
-                      "%s: a .hgb file can only be loaded from a path, not a pipe",
-                      name);
-    else
-        st = hog_parse_svm(buf, len, name, o, out, err);
+    st = hog_parse_svm(buf, len, name, o, out, err);
     free(buf);
     return st;
 }

@@ -332,7 +332,7 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
         bad = "unknown label kind";
     else if (!isfinite(bias))
         bad = "bias value is not finite";
-    else if (nf > (uint64_t)HOG_MAX_FEATURE_INDEX + 1)
+    else if (nf > (uint64_t)HOG_MAX_FEATURES)
         bad = "too many features";
     else if (nw != nf + (bias != 0.0))
         bad = "weight count does not match features and bias";
@@ -471,9 +471,9 @@ static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
         } else if (!strcmp(key, "nr_feature")) {
             nr_feature = strtoll(arg, &end, 10);
             if (end == arg || !is_blank(end) || nr_feature < 0 ||
-                nr_feature > (long long)HOG_MAX_FEATURE_INDEX)
+                nr_feature > (long long)HOG_MAX_FEATURES)
                 FAIL(HOG_EPARSE, "nr_feature needs an integer in 0..%u",
-                     HOG_MAX_FEATURE_INDEX);
+                     HOG_MAX_FEATURES);
         } else if (!strcmp(key, "bias")) {
             bias = strtod(arg, &end);
             if (end == arg || !is_blank(end) || !isfinite(bias))

@@ -191,7 +191,10 @@ hog_status hog_stream_open(const char *path, const struct hog_stream_opts *o,
     s->qcap = 2 * in->n_chunks + 1;
     s->queue = malloc(s->qcap * sizeof *s->queue);
     s->qslot = malloc(s->qcap * sizeof *s->qslot);
-    if (s->ring == MAP_FAILED || !s->slots || !s->queue || !s->qslot) {
+    s->seen = calloc(in->n_chunks, 1);
+    hog_label_scan_init(&s->labels);
+    if (s->ring == MAP_FAILED || !s->slots || !s->queue || !s->qslot ||
+        !s->seen) {
         if (s->ring == MAP_FAILED)
             s->ring = NULL;
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory for %u chunk "
@@ -233,6 +236,7 @@ void hog_stream_close(hog_stream *s)
     free(s->slots);
     free(s->queue);
     free(s->qslot);
+    free(s->seen);
     hog_hgb_info_close(&s->in);
     free(s->path);
     free(s);
@@ -342,7 +346,19 @@ hog_status hog_stream_next(hog_stream *s, struct hog_stream_chunk *c,
                         (unsigned long long)sl->got,
                         (unsigned long long)ch->bytes);
     s->bytes_read += ch->bytes;
-    return hog_hgb_chunk_verify(&s->in, sl->k, sl->buf, s->path, &c->m, err);
+    hog_status st = hog_hgb_chunk_verify(&s->in, sl->k, sl->buf, s->path,
+                                         &c->m, err);
+    if (st != HOG_OK || s->seen[sl->k])
+        return st;
+    s->seen[sl->k] = 1;
+    hog_label_scan_add(&s->labels, c->m.y, c->m.rows);
+    if (++s->n_seen < s->in.n_chunks)
+        return HOG_OK;
+    enum hog_label_kind kind;
+    double pos, neg;
+    uint64_t n_pos;
+    hog_label_scan_result(&s->labels, &kind, &pos, &neg, &n_pos);
+    return hog_hgb_labels_match(&s->in, kind, pos, neg, n_pos, s->path, err);
 }
 
 void hog_stream_release(hog_stream *s, unsigned slot)

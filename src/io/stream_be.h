@@ -71,6 +71,12 @@ struct hog_stream {
 
     uint64_t bytes_read;
     double read_wait_s;
+
+    /* The labels of each chunk the first time it is handed out, checked
+     * against the header's summary once all were (the loader's check). */
+    struct hog_label_scan labels;
+    unsigned char *seen;  /* n_chunks flags */
+    uint64_t n_seen;
 };
 
 /* For a backend: the file range slot still has to read. */

@@ -46,10 +46,7 @@ struct writer {
     uint64_t rows, nnz, n_features;
     unsigned char *stage; /* one chunk, built before its write */
     uint64_t stage_cap;
-    /* label summary, as hog_data_scan_labels finds it */
-    double a, b;
-    uint64_t na, nb;
-    bool real;
+    struct hog_label_scan labels; /* as hog_data_scan_labels finds them */
 };
 
 static hog_status wfail(struct writer *w, hog_err *err, const char *what)
@@ -69,19 +66,6 @@ static bool pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
         p += k, len -= (size_t)k, off += (uint64_t)k;
     }
     return true;
-}
-
-static void scan_labels(struct writer *w, const float *y, uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++) {
-        double v = y[i];
-        if (isnan(w->a) || v == w->a)
-            w->a = v, w->na++;
-        else if (isnan(w->b) || v == w->b)
-            w->b = v, w->nb++;
-        else
-            w->real = true;
-    }
 }
 
 /* Appends rows [r0, r0 + r) of m as one chunk. */
@@ -159,7 +143,7 @@ static hog_status put_data(struct writer *w, const hog_data *d, hog_err *err)
     }
     if (d->n_features > w->n_features)
         w->n_features = d->n_features;
-    scan_labels(w, m->y, m->rows);
+    hog_label_scan_add(&w->labels, m->y, m->rows);
     return HOG_OK;
 }
 
@@ -214,22 +198,8 @@ static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
     /* The label summary of hog_data_scan_labels over all rows. */
     enum hog_label_kind lk;
     double pos, neg;
-    uint64_t npos = 0;
-    if (w->real || isnan(w->b)) {
-        if (!w->real && !isnan(w->a) && (w->a == 1.0 || w->a == -1.0 || w->a == 0.0)) {
-            lk = HOG_LABELS_BINARY;
-            pos = w->a > 0 ? w->a : 1.0;
-            neg = w->a > 0 ? -1.0 : w->a;
-            npos = w->a > 0 ? w->na : 0;
-        } else {
-            lk = HOG_LABELS_REAL, pos = 1.0, neg = -1.0;
-        }
-    } else {
-        lk = HOG_LABELS_BINARY;
-        pos = w->a > w->b ? w->a : w->b;
-        neg = w->a > w->b ? w->b : w->a;
-        npos = w->a > w->b ? w->na : w->nb;
-    }
+    uint64_t npos;
+    hog_label_scan_result(&w->labels, &lk, &pos, &neg, &npos);
     memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
     put32(hdr + H_VERSION, HOG_HGB_VERSION);
     put32(hdr + H_HDRSIZE, HDR_SIZE);
@@ -318,7 +288,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     memset(&w, 0, sizeof w);
     w.path = out;
     w.target = chunk_target;
-    w.a = w.b = NAN;
+    hog_label_scan_init(&w.labels);
     w.n_features = o->n_features;
     /* Room for the table: a window's chunks are at most its payload over
      * the target plus one, and a text byte makes at most 10 payload bytes
@@ -339,7 +309,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
         goto done;
     }
-    uint64_t line_base = 0, text = 0;
+    uint64_t line_base = 0, text = 0, max_line = hog_line_max();
     bool eof = false, first = true;
     while (!eof || len > 0) {
         /* Fill the window. */
@@ -357,9 +327,13 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
             len += (size_t)k;
             text += (uint64_t)k;
         }
-        if (first && len >= 8 && hog_hgb_sniff(buf, len)) {
-            st = hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name);
-            goto done;
+        if (first) {
+            enum hog_file_kind kind = hog_file_kind(buf, len);
+            st = kind == HOG_FILE_HGB
+                     ? hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name)
+                     : hog_data_kind_check(kind, name, err);
+            if (st != HOG_OK)
+                goto done;
         }
         first = false;
         /* Cut after the last newline; a line longer than the window grows it. */
@@ -367,11 +341,10 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         if (!eof) {
             const char *nl = memrchr(buf, '\n', len);
             if (!nl) {
-                char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+                char *nb = cap <= SIZE_MAX / 2 && cap < max_line
+                               ? realloc(buf, cap * 2) : NULL;
                 if (!nb) {
-                    st = hog_errf(err, HOG_ENOMEM, "%s:%llu: a line longer than "
-                                  "memory allows", name,
-                                  (unsigned long long)line_base + 1);
+                    st = hog_line_too_long(name, line_base + 1, max_line, err);
                     goto done;
                 }
                 buf = nb, cap *= 2;

@@ -230,10 +230,13 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "training labels take more (use the squared loss "
                         "for regression)",
                         hog_loss_name(o->loss));
-    if (train->n_features > HOG_MAX_FEATURE_INDEX)
-        return hog_errf(err, HOG_EINVAL, "%llu features is more than %llu",
+    /* The loaders refuse wider data naming the file; this is for data
+     * built through the API. */
+    if (train->n_features > HOG_MAX_FEATURES)
+        return hog_errf(err, HOG_EINVAL, "the training data has %llu "
+                        "features, more than hogtrain supports (%llu)",
                         (unsigned long long)train->n_features,
-                        (unsigned long long)HOG_MAX_FEATURE_INDEX);
+                        (unsigned long long)HOG_MAX_FEATURES);
     return check_model_memory(o, train->n_features, err);
 }
 

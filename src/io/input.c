@@ -1,0 +1,156 @@
+/*
+ * What an input file is, told from its first bytes, for the loader, the
+ * streamer, `convert` and `info` alike: so that a compressed file, a model
+ * or a checkpoint given as data is named for what it is ("a9a.xz is
+ * xz-compressed: decompress it first (xz -dk a9a.xz)") instead of failing
+ * as text on its first NUL byte, and a device such as /dev/zero is refused
+ * at its first byte instead of being read without end.
+ *
+ * And how long one line of text may be where lines are buffered (a pipe, a
+ * device, convert's windows): a mapped regular file needs no buffer, but a
+ * stream without newlines would otherwise grow one until memory runs out.
+ */
+#include "io/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+enum hog_file_kind hog_file_kind(const void *head, size_t len)
+{
+    const unsigned char *h = head;
+    static const struct {
+        const char *magic;
+        size_t len;
+        enum hog_file_kind kind;
+    } magics[] = {
+        { HOG_HGB_MAGIC, 8, HOG_FILE_HGB },
+        { HOG_HGM_MAGIC, 8, HOG_FILE_HGM },
+        { HOG_CKPT_MAGIC, 8, HOG_FILE_CKPT },
+        { "solver_type", 11, HOG_FILE_LIBLINEAR },
+        { "\x1F\x8B", 2, HOG_FILE_GZIP },
+        { "\xFD" "7zXZ\0", 6, HOG_FILE_XZ },
+        { "\x28\xB5\x2F\xFD", 4, HOG_FILE_ZSTD },
+    };
+    for (size_t i = 0; i < sizeof magics / sizeof *magics; i++)
+        if (len >= magics[i].len && memcmp(h, magics[i].magic, magics[i].len) == 0)
+            return magics[i].kind;
+    if (len >= 4 && memcmp(h, "BZh", 3) == 0 && h[3] >= '1' && h[3] <= '9')
+        return HOG_FILE_BZIP2;
+    if (len >= 1 && h[0] == 0)
+        return HOG_FILE_NUL;
+    return HOG_FILE_TEXT;
+}
+
+hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
+                            hog_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+    unsigned char head[HOG_SNIFF_BYTES];
+    ssize_t n;
+    do
+        n = read(fd, head, sizeof head);
+    while (n < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    if (n < 0 && e != EAGAIN)
+        return hog_errf(err, HOG_EIO, "%s: cannot read: %s", path, strerror(e));
+    *kind = hog_file_kind(head, n > 0 ? (size_t)n : 0);
+    return HOG_OK;
+}
+
+const char *hog_file_kind_name(enum hog_file_kind k)
+{
+    switch (k) {
+    case HOG_FILE_TEXT: return "LIBSVM text";
+    case HOG_FILE_HGB: return "a hogtrain binary cache (.hgb)";
+    case HOG_FILE_HGM: return "a hogtrain model";
+    case HOG_FILE_CKPT: return "a hogtrain checkpoint";
+    case HOG_FILE_LIBLINEAR: return "a LIBLINEAR model";
+    case HOG_FILE_GZIP: return "gzip-compressed";
+    case HOG_FILE_XZ: return "xz-compressed";
+    case HOG_FILE_ZSTD: return "zstd-compressed";
+    case HOG_FILE_BZIP2: return "bzip2-compressed";
+    case HOG_FILE_NUL: return "binary (it starts with a NUL byte)";
+    }
+    return "of an unknown kind";
+}
+
+hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
+                               hog_err *err)
+{
+    /* The command that decompresses, keeping the original (a file), or
+     * to standard output (a pipe). */
+    const char *tool = k == HOG_FILE_GZIP ? "gzip" :
+                       k == HOG_FILE_XZ ? "xz" :
+                       k == HOG_FILE_ZSTD ? "zstd" : "bzip2";
+    bool is_stdin = strcmp(name, "<stdin>") == 0;
+    switch (k) {
+    case HOG_FILE_TEXT:
+    case HOG_FILE_HGB:
+        return HOG_OK;
+    case HOG_FILE_GZIP:
+    case HOG_FILE_XZ:
+    case HOG_FILE_ZSTD:
+    case HOG_FILE_BZIP2:
+        if (is_stdin)
+            return hog_errf(err, HOG_EFORMAT,
+                            "%s is %s: decompress it first (%s -dc FILE | "
+                            "hogtrain ...)", name, hog_file_kind_name(k), tool);
+        return hog_errf(err, HOG_EFORMAT, "%s is %s: decompress it first (%s "
+                        "-d%s %s)", name, hog_file_kind_name(k), tool,
+                        k == HOG_FILE_ZSTD ? "" : "k", name);
+    case HOG_FILE_HGM:
+    case HOG_FILE_LIBLINEAR:
+        return hog_errf(err, HOG_EFORMAT, "%s is %s, not data", name,
+                        hog_file_kind_name(k));
+    case HOG_FILE_CKPT:
+        return hog_errf(err, HOG_EFORMAT, "%s is %s, not data (hogtrain info "
+                        "%s describes it; --resume %s continues its run)",
+                        name, hog_file_kind_name(k), name, name);
+    case HOG_FILE_NUL:
+        return hog_errf(err, HOG_EFORMAT, "%s starts with a NUL byte: it is "
+                        "binary, neither LIBSVM text nor a .hgb file", name);
+    }
+    return HOG_OK;
+}
+
+/* ---- how long a buffered line may be ------------------------------------------ */
+
+uint64_t hog_line_max(void)
+{
+    /* Test seam (docs/RELIABILITY.md), not a feature. */
+    const char *t = getenv("HOGTRAIN_TEST_LINE_MAX");
+    if (t && *t)
+        return strtoull(t, NULL, 10);
+    /* The line buffered and its row parsed (about as large again) must fit
+     * in memory, and in the address space where that is limited. */
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
+                                        : UINT64_C(1) << 34;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)rl.rlim_cur < mem)
+        mem = (uint64_t)rl.rlim_cur;
+    return mem / 2;
+}
+
+hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
+                             hog_err *err)
+{
+    bool mib = max >= (UINT64_C(1) << 20);
+    return hog_errf(err, HOG_ERANGE,
+                    "%s:%llu: a line longer than %llu %s without a newline, "
+                    "the most one line may hold on this machine (half its "
+                    "memory or address-space limit); is this really LIBSVM "
+                    "text?",
+                    name, (unsigned long long)line,
+                    (unsigned long long)(mib ? max >> 20 : max),
+                    mib ? "MiB" : "bytes");
+}
