@@ -345,9 +345,13 @@ Test(inputs, largest_feature_index_agrees_with_the_trainer, .timeout = 30)
     cr_assert_eq(d->n_features, (uint64_t)HOG_MAX_FEATURES);
     hog_train_opts o;
     hog_train_opts_init(&o);
-    cr_assert_eq(hog_train_validate(&o, d, &err), HOG_OK,
-                 "the parser accepted %s but the trainer refuses it: %s", top,
-                 err.msg);
+    /* The limit agrees; a machine without 64 GiB to spare refuses the
+     * dense model for its size, which is another sentence. */
+    hog_status st = hog_train_validate(&o, d, &err);
+    cr_assert(st == HOG_OK || (strstr(err.msg, "a dense model of them needs") &&
+                               !strstr(err.msg, "more than hogtrain supports")),
+              "the parser accepted %s but the trainer refuses it: %s", top,
+              err.msg);
     hog_data_free(d);
 
     const char *over = "-1 1:1\n1 4294967295:1\n";

@@ -695,9 +695,10 @@ static int parse(int argc, char **argv, struct train_args *a)
         return hog_cli_usage_error(&cmd, "--gpus trains GPU replicas; it "
                                    "does not combine with --algo");
     /* What the algorithm accepts: the library's table (src/train/algos.c),
-     * asked with the options given here as well as those whose values
-     * differ from the defaults, so that `--update none --algo serial` is
-     * refused as the library would refuse `--update atomic`. */
+     * asked with the options typed here as well as those the library sees
+     * in the values, so that `--update none --algo serial` and the knobs
+     * are refused too. Streaming is the library's to refuse (the row's
+     * stream entry), with its own sentence. */
     if (!gpus) {
         static const struct { int opt; unsigned cap; } given[] = {
             { OPT_UPDATE, HOG_CAP_UPDATE },
@@ -709,14 +710,12 @@ static int parse(int argc, char **argv, struct train_args *a)
             { OPT_BATCH_SIZE, HOG_CAP_BATCH },
             { OPT_REPARTITION, HOG_CAP_BATCH },
             { OPT_TOL, HOG_CAP_TOL },
-            { OPT_METRICS_EVERY, HOG_CAP_TOL },
+            { OPT_METRICS_EVERY, HOG_CAP_METRICS_EVERY },
         };
         unsigned used = hog_train_opts_caps(&a->o);
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)
             if (seen[given[i].opt])
                 used |= given[i].cap;
-        if (a->stream)
-            used |= HOG_CAP_STREAM;
         if (a->net.on)
             used |= HOG_CAP_WORLD;
         hog_err cap_err;

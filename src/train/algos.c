@@ -22,21 +22,21 @@
 static const struct hog_algo_row rows[] = {
     [HOG_ALGO_SERIAL] = {
         "serial", "serial", hog_serial_train, hog_serial_train_stream,
-        HOG_CAP_STREAM | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
+        HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_HOGWILD] = {
         "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
-            HOG_CAP_BIND | HOG_CAP_STREAM | HOG_CAP_CHECKPOINT |
-            HOG_CAP_WORLD },
+            HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_CYCLADES] = {
         "cyclades", "Cyclades", hog_cyclades_train, NULL,
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT },
     [HOG_ALGO_SCD] = {
         "scd", "stochastic coordinate descent", hog_scd_train, NULL,
-        HOG_CAP_THREADS | HOG_CAP_TOL },
+        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_METRICS_EVERY },
     [HOG_ALGO_DCD] = {
         "dcd", "dual coordinate descent", hog_dcd_train, NULL,
-        HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
+        HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL |
+            HOG_CAP_METRICS_EVERY },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -53,8 +53,8 @@ static const struct {
     { HOG_CAP_HOT, "--hot", false },
     { HOG_CAP_BIND, "--bind, --no-smt and --oversubscribe", true },
     { HOG_CAP_BATCH, "--batch-size and --repartition", true },
-    { HOG_CAP_TOL, "--tol and --metrics-every", true },
-    { HOG_CAP_STREAM, "--stream", false },
+    { HOG_CAP_TOL, "--tol", false },
+    { HOG_CAP_METRICS_EVERY, "--metrics-every", false },
     { HOG_CAP_CHECKPOINT, "--checkpoint and --resume", true },
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },
@@ -94,14 +94,6 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
         c |= HOG_CAP_UPDATE;
     if (o->replicas != HOG_REPLICAS_SHARED)
         c |= HOG_CAP_REPLICAS;
-    if (o->hot_count || o->hot_degree)
-        c |= HOG_CAP_HOT;
-    if (o->bind || o->no_smt || o->oversubscribe)
-        c |= HOG_CAP_BIND;
-    if (o->batch_size || o->repartition)
-        c |= HOG_CAP_BATCH;
-    if (o->metrics_every)
-        c |= HOG_CAP_TOL;
     if (o->checkpoint || o->resume)
         c |= HOG_CAP_CHECKPOINT;
     if (o->average)

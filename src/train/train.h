@@ -22,18 +22,23 @@ void hog_train_opts_defaults_for_loss(hog_train_opts *o);
 
 /* ---- the algorithms' table (algos.c) ----------------------------------------- */
 
-/* What an algorithm accepts beyond the options every trainer takes. */
+/* What an algorithm accepts beyond the options every trainer takes. The
+ * first five change what a trainer computes, and the library refuses them
+ * where they do not apply; the knobs after them tune one algorithm, and an
+ * algorithm without them ignores them in the library (one options struct
+ * may serve several algorithms, as in `hogtrain bench`), while the command
+ * refuses them when they are typed. Out of core is the row's stream entry. */
 enum hog_cap {
-    HOG_CAP_THREADS = 1u << 0,    /* more than one thread */
-    HOG_CAP_UPDATE = 1u << 1,     /* update modes (--update) */
-    HOG_CAP_REPLICAS = 1u << 2,   /* node or core replicas (--replicas) */
-    HOG_CAP_HOT = 1u << 3,        /* hot features (--hot) */
-    HOG_CAP_BIND = 1u << 4,       /* placement (--bind, --no-smt, --oversubscribe) */
-    HOG_CAP_BATCH = 1u << 5,      /* batches (--batch-size, --repartition) */
-    HOG_CAP_TOL = 1u << 6,        /* a stopping rule (--tol, --metrics-every) */
-    HOG_CAP_STREAM = 1u << 7,     /* out of core (--stream) */
-    HOG_CAP_CHECKPOINT = 1u << 8, /* --checkpoint, --resume */
-    HOG_CAP_WORLD = 1u << 9,      /* averaging across processes */
+    HOG_CAP_THREADS = 1u << 0,     /* more than one thread */
+    HOG_CAP_UPDATE = 1u << 1,      /* update modes (--update) */
+    HOG_CAP_REPLICAS = 1u << 2,    /* node or core replicas (--replicas) */
+    HOG_CAP_CHECKPOINT = 1u << 3,  /* --checkpoint, --resume */
+    HOG_CAP_WORLD = 1u << 4,       /* averaging across processes */
+    HOG_CAP_HOT = 1u << 5,         /* knob: hot features (--hot) */
+    HOG_CAP_BIND = 1u << 6,        /* knob: --bind, --no-smt, --oversubscribe */
+    HOG_CAP_BATCH = 1u << 7,       /* knob: --batch-size, --repartition */
+    HOG_CAP_TOL = 1u << 8,         /* knob: a stopping rule (--tol) */
+    HOG_CAP_METRICS_EVERY = 1u << 9, /* knob: --metrics-every */
 };
 
 struct hog_fit;
@@ -54,7 +59,8 @@ const char *hog_algo_name(hog_algo a);
 /* The command's name of a ("hogwild"), and the algorithm of a name (-1: none). */
 const char *hog_algo_cli_name(hog_algo a);
 int hog_algo_parse(const char *name);
-/* The capabilities o asks for: its options that differ from the defaults
+/* The capabilities o asks for that change what a trainer computes (the
+ * first five of enum hog_cap): options that differ from the defaults
  * (hog_train_opts_init) in a way only some algorithms accept. */
 unsigned hog_train_opts_caps(const hog_train_opts *o);
 /* HOG_OK when algorithm a accepts every capability in used; else
