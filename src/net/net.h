@@ -22,21 +22,19 @@
 
 #include <stdio.h>
 
-/* ---- SHA-256 and HMAC-SHA256 (sha256.c) ------------------------------------ */
+/* ---- cryptography, over libsodium (crypto.c) -------------------------------- */
 
-struct hog_sha256 {
-    uint32_t h[8];
-    uint64_t len;
-    unsigned char buf[64];
-    size_t fill;
-};
-
-void hog_sha256_init(struct hog_sha256 *s);
-void hog_sha256_update(struct hog_sha256 *s, const void *data, size_t len);
-void hog_sha256_final(struct hog_sha256 *s, unsigned char out[32]);
+/* sodium_init(), once per process (thread-safe); the other calls here that
+ * need it call it themselves. */
+hog_status hog_net_crypto_init(hog_err *err);
 void hog_sha256(const void *data, size_t len, unsigned char out[32]);
+/* Any key length, 0 included. */
 void hog_hmac_sha256(const void *key, size_t keylen, const void *msg,
                      size_t msglen, unsigned char out[32]);
+/* Constant-time comparison of two 32-byte proofs. */
+bool hog_net_equal32(const unsigned char *a, const unsigned char *b);
+/* 32 bytes from the system's random generator. */
+hog_status hog_net_nonce(unsigned char out[32], hog_err *err);
 
 /* ---- the group ----------------------------------------------------------------- */
 

@@ -38,7 +38,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -422,35 +421,12 @@ static void proof(const struct auth *a, const char *label,
     hog_hmac_sha256(a->secret, a->secret_len, msg, l + 64 + extra_len, out);
 }
 
-/* Constant-time comparison of two proofs. */
-static bool same32(const unsigned char *a, const unsigned char *b)
-{
-    unsigned char d = 0;
-    for (int i = 0; i < 32; i++)
-        d |= a[i] ^ b[i];
-    return d == 0;
-}
-
-static hog_status nonce(unsigned char out[32], hog_err *err)
-{
-    size_t got = 0;
-    while (got < 32) {
-        ssize_t k = getrandom(out + got, 32 - got, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return hog_errf(err, HOG_EIO, "getrandom: %s", strerror(errno));
-        got += (size_t)k;
-    }
-    return HOG_OK;
-}
-
 /* Client, first message. */
 static hog_status client_hello(const struct auth *a, int fd, unsigned kind,
                                unsigned port, struct hello *h,
                                const char *peer, hog_err *err)
 {
-    hog_status st = nonce(h->nonce, err);
+    hog_status st = hog_net_nonce(h->nonce, err);
     if (st != HOG_OK)
         return st;
     size_t jl = strlen(a->job);
@@ -522,7 +498,7 @@ static hog_status client_welcome(const struct auth *a, int fd,
     }
     unsigned char want[32];
     proof(a, "hogtrain-s", h->nonce, nonce_s, "", 0, want);
-    if (f.type != T_WELCOME || f.len != 32 || !same32(buf, want))
+    if (f.type != T_WELCOME || f.len != 32 || !hog_net_equal32(buf, want))
         return hog_errf(err, HOG_ENET, "%s does not hold this job's secret "
                         "(its proof does not match)", peer);
     return HOG_OK;
@@ -568,7 +544,7 @@ static hog_status serve(const struct auth *a, int fd, const char *peer,
                         hog_err *err)
 {
     unsigned char nonce_s[32];
-    hog_status st = nonce(nonce_s, err);
+    hog_status st = hog_net_nonce(nonce_s, err);
     if (st != HOG_OK)
         return st;
     char why[128];
@@ -621,7 +597,7 @@ static hog_status serve(const struct auth *a, int fd, const char *peer,
     }
     unsigned char want_pr[32];
     proof(a, "hogtrain-c", nonce_s, h.nonce, h.raw, h.raw_len, want_pr);
-    if (f.type != T_PROOF || f.len != 32 || !same32(buf, want_pr)) {
+    if (f.type != T_PROOF || f.len != 32 || !hog_net_equal32(buf, want_pr)) {
         refuse(a, fd, peer, "wrong secret (its proof does not match this "
                "job's secret)");
         return HOG_ENET;
