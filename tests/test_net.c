@@ -784,6 +784,33 @@ Test(net, loopback_only_without_secret)
     cr_assert(strstr(out, "loopback"), "%s", out);
 }
 
+/* A malformed --coordinator is a usage error (exit 2, the usage line),
+ * caught before any socket is made; a well-formed one goes on. */
+Test(net, coordinator_malformed_is_usage_error, .timeout = 30)
+{
+    char out[4096], dir[512], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    static const char *bad[] = { "nohost", "h:99999", ":", "h:", ":7000",
+                                 "h:0", "h:12x", "[::1", "[::1]7000" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = th_run(out, sizeof out, "'%s' train --world 2 --rank 1 "
+                        "--coordinator '%s' --connect-timeout 1 '%s'",
+                        th_bin(), bad[i], data);
+        cr_assert_eq(rc, 2, "--coordinator %s: exit %d\n%s", bad[i], rc, out);
+        cr_assert(strstr(out, "usage: hogtrain train"), "%s", out);
+        cr_assert(strstr(out, "coordinator '"), "%s", out);
+    }
+    /* Well formed, nobody there: a runtime error as before. */
+    int rc = th_run(out, sizeof out, "'%s' train --world 2 --rank 1 "
+                    "--coordinator 127.0.0.1:%u --connect-timeout 0.3 '%s'",
+                    th_bin(), free_port(), data);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "could not reach the coordinator"), "%s", out);
+}
+
 Test(net, options_must_agree, .timeout = 30)
 {
     char dir[512], log0[600], log1[600], coord[64], data[600];

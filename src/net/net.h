@@ -63,6 +63,11 @@ struct hog_net_opts {
 
 void hog_net_opts_init(struct hog_net_opts *o);
 
+/* Checks the form of a coordinator address: "HOST:PORT" or "[V6]:PORT",
+ * a host of 1 to 255 bytes and a port from 1 to 65535 (HOG_EINVAL and a
+ * sentence otherwise). Resolves nothing. */
+hog_status hog_net_check_address(const char *hostport, hog_err *err);
+
 /* Rendezvous and ring set-up over TCP. */
 hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
                             hog_err *err);

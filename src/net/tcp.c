@@ -186,6 +186,12 @@ static hog_status split_hostport(const char *s, char *host, size_t hlen,
     return HOG_OK;
 }
 
+hog_status hog_net_check_address(const char *hostport, hog_err *err)
+{
+    char host[256], port[16];
+    return split_hostport(hostport, host, sizeof host, port, sizeof port, err);
+}
+
 static hog_status resolve(const char *hostport, struct sockaddr_storage *ss,
                           socklen_t *sl, hog_err *err)
 {
