@@ -579,6 +579,104 @@ Test(net, refusals, .timeout = 60)
 #undef RANK
 }
 
+/* A connection to 127.0.0.1:port, blocking; -1 when refused. */
+static int connect_port(unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* An idle connection to the coordinator before the ranks join (a port
+ * scanner, a stuck client) holds only itself: rank 0 serves the real
+ * ranks' handshakes beside it, and the job runs. (It used to take the
+ * listener for a handshake step, 10 s, while the joining ranks gave up
+ * after 10 s without the challenge.) */
+Test(net, idle_connection_before_join, .timeout = 90)
+{
+    char dir[512], coord[64], logs[3][600], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:0.5 3:0.2\n"
+                               "-1 3:1 4:1\n1 1:1 4:0.1\n-1 2:1 4:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    unsigned port = free_port();
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", port);
+    pid_t pid[3];
+    for (int r = 0; r < 3; r++)
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+#define RANK(r)                                                                \
+    "'%s' train --world 3 --rank %d --coordinator %s '%s'", th_bin(), r,     \
+        coord, data
+    pid[0] = spawn(logs[0], RANK(0));
+    int idle = -1;
+    for (double t0 = now_s(); idle < 0 && now_s() - t0 < 20;)
+        if ((idle = connect_port(port)) < 0)
+            usleep(20000);
+    cr_assert_geq(idle, 0, "rank 0 never listened:\n%s", slurp(logs[0]));
+    /* Let rank 0 take the idle connection first. */
+    usleep(300000);
+    pid[1] = spawn(logs[1], RANK(1));
+    pid[2] = spawn(logs[2], RANK(2));
+#undef RANK
+    int c[3];
+    char l[3][1 << 12];
+    for (int r = 0; r < 3; r++) {
+        c[r] = wait_for(pid[r], 40);
+        snprintf(l[r], sizeof l[r], "%s", slurp(logs[r]));
+    }
+    close(idle);
+    cr_assert(c[0] == 0 && c[1] == 0 && c[2] == 0, "exit %d %d %d\n%s\n%s\n%s",
+              c[0], c[1], c[2], l[0], l[1], l[2]);
+}
+
+/* A joining rank whose handshake goes unanswered (here a listener that
+ * never accepts, then closes: the coordinator's place taken, or a
+ * coordinator still starting) connects again until --connect-timeout, and
+ * joins the real coordinator when it comes. */
+Test(net, join_retries_until_connect_timeout, .timeout = 90)
+{
+    char dir[512], coord[64], log0[600], log1[600], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n1 1:1 3:1\n-1 2:1 3:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    snprintf(log0, sizeof log0, "%s/r0.log", dir);
+    snprintf(log1, sizeof log1, "%s/r1.log", dir);
+    /* CLOEXEC: the ranks spawned must not hold it once it is closed. */
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(lfd, 16), 0);
+    socklen_t l = sizeof a;
+    getsockname(lfd, (struct sockaddr *)&a, &l);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", ntohs(a.sin_port));
+    /* --net-timeout 1: a handshake step waits 1 s. */
+    pid_t p1 = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+                     "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
+                     coord, data);
+    cr_assert(wait_text(log1, "trying again", 20), "%s", slurp(log1));
+    close(lfd);
+    pid_t p0 = spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
+                     "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
+                     coord, data);
+    int c0 = wait_for(p0, 40), c1 = wait_for(p1, 40);
+    char l0[1 << 12];
+    snprintf(l0, sizeof l0, "%s", slurp(log0));
+    cr_assert(c0 == 0 && c1 == 0, "exit %d %d\n%s\n%s", c0, c1, l0,
+              slurp(log1));
+}
+
 /* ---- training across processes ------------------------------------------------- */
 
 /* The number after key in text; NaN when absent. */
