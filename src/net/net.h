@@ -39,7 +39,7 @@ hog_status hog_net_nonce(unsigned char out[32], hog_err *err);
 /* ---- the group ----------------------------------------------------------------- */
 
 /* The wire protocol's version, carried in every frame header. */
-#define HOG_NET_PROTOCOL 1
+#define HOG_NET_PROTOCOL 2
 #define HOG_NET_MAX_WORLD 1024
 #define HOG_NET_MAX_SECRET 4096
 

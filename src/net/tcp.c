@@ -24,7 +24,9 @@
  * is sent on as soon as it arrived and was added, so the steps overlap and
  * every link carries 2(world-1)/world of the vector: bandwidth-optimal.
  * Each sum is computed once, by one rank, and copied to the others, so all
- * ranks end with the same bits.
+ * ranks end with the same bits. A rank with more to send but nothing ready
+ * sends WAIT frames (a bare header) now and then, so that only the rank
+ * right after a silent one hears nothing and blames it (ring_run).
  */
 #include "net/net.h"
 
@@ -59,7 +61,8 @@ enum {
     T_READY,
     T_GO,
     T_DATA,
-    T_ABORT
+    T_ABORT,
+    T_WAIT /* protocol 2: "alive, waiting on my predecessor" */
 };
 enum { KIND_JOIN = 1, KIND_RING = 2 };
 
@@ -923,27 +926,6 @@ static void hs_set_free(const struct auth *a, struct hs_set *s)
 
 /* ---- sockets ------------------------------------------------------------------------ */
 
-static void close_fd(int fd) { close(fd); }
-
-/* Closes a refused connection so that the refusal arrives: closing with
- * unread bytes would send a reset that can overtake it. Reads (and drops)
- * what the peer still sends for at most half a second. */
-static void close_refused(int fd)
-{
-    shutdown(fd, SHUT_WR);
-    double end = hog_now() + 0.5;
-    char sink[16384];
-    for (;;) {
-        double left = end - hog_now();
-        if (left <= 0 || io_wait(fd, POLLIN, left) != IO_OK)
-            break;
-        ssize_t k = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-            break;
-    }
-    close(fd);
-}
-
 static hog_status listen_on(const struct sockaddr *sa, socklen_t sl,
                             int *fd_out, hog_err *err)
 {
@@ -1479,17 +1461,57 @@ out:
     return HOG_OK;
 }
 
+/* Half-closes both ring links and drains them together until each peer's
+ * end or `limit` seconds: one at a time, a silent neighbour's half second
+ * came on top of the other's. */
+static void close_both_drained(int a, int b, double limit)
+{
+    struct pollfd pf[2] = { { a, POLLIN, 0 }, { b, POLLIN, 0 } };
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            shutdown(pf[i].fd, SHUT_WR);
+    double end = hog_now() + limit;
+    char sink[16384];
+    while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+        double left = end - hog_now();
+        if (left <= 0)
+            break;
+        int rc = poll(pf, 2, (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents)
+                continue;
+            ssize_t k = recv(pf[i].fd, sink, sizeof sink, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                close(pf[i].fd);
+                pf[i].fd = -1;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            close(pf[i].fd);
+}
+
 static void tcp_close(hog_net *n)
 {
     struct tcp *t = (struct tcp *)n;
     /* After a failure the neighbours still have our abort to read: a close
      * with unread bytes here would reset the connection and could destroy
-     * it on their side. Half-close and drain first (bounded). */
-    void (*done)(int) = t->broken ? close_refused : close_fd;
-    if (t->next_fd >= 0)
-        done(t->next_fd);
-    if (t->prev_fd >= 0)
-        done(t->prev_fd);
+     * it on their side. Half-close and drain first, at most half a second
+     * (and within the grace of the fault bound, docs/SCALEOUT.md). */
+    if (t->broken) {
+        double grace = t->timeout < 4 ? t->timeout / 2 : 2.0;
+        close_both_drained(t->next_fd, t->prev_fd, grace < 0.5 ? grace : 0.5);
+    } else {
+        if (t->next_fd >= 0)
+            close(t->next_fd);
+        if (t->prev_fd >= 0)
+            close(t->prev_fd);
+    }
     free(t->tmp);
     free(t);
 }
@@ -1618,6 +1640,7 @@ static hog_status read_backward(struct tcp *t, hog_err *err)
 struct out_stream {
     struct pos p;
     bool active;            /* a frame is being sent */
+    bool wait;              /* it is a WAIT frame (no data, p stays) */
     unsigned char hdr[HDR];
     size_t off, bytes;      /* the chunk's bytes in the vector */
     size_t done;            /* header and payload bytes sent */
@@ -1662,6 +1685,17 @@ static void out_start(const struct ring *g, struct out_stream *o,
     o->active = true;
 }
 
+/* A WAIT frame when this rank has more to send but nothing ready (it waits
+ * on its predecessor): the successor learns that this rank is alive, and
+ * blames it for nothing; only the rank right after a silent one hears
+ * nothing at all. Sent between data frames only. */
+static void out_wait(const struct ring *g, struct out_stream *o)
+{
+    frame_header(o->hdr, g->t->protocol, T_WAIT, g->t->base.rank, 0, "", 0);
+    o->off = o->bytes = o->done = 0;
+    o->active = o->wait = true;
+}
+
 /* Sends until the socket is full or nothing is ready. */
 static hog_status out_pump(const struct ring *g, struct out_stream *o,
                            const struct in_stream *in, double *last,
@@ -1688,8 +1722,11 @@ static hog_status out_pump(const struct ring *g, struct out_stream *o,
         o->done += (size_t)n;
         if (o->done == HDR + o->bytes) {
             o->active = false;
-            o->p.chunk++;
-            normalise(g, &o->p, true);
+            if (!o->wait) {
+                o->p.chunk++;
+                normalise(g, &o->p, true);
+            }
+            o->wait = false;
             out_start(g, o, &in->p);
         }
     }
@@ -1710,9 +1747,11 @@ static hog_status in_abort(struct tcp *t, const struct frame *f, hog_err *err)
 
 /* Receives until the socket is empty or the stream is done. A chunk of a
  * reduce-scatter step lands in t->tmp and is added into the vector; one of
- * an all-gather step lands in place. */
+ * an all-gather step lands in place. *heard is the time of the last byte
+ * in, *data that of the last byte of a data frame (a WAIT frame moves
+ * only the first). */
 static hog_status in_pump(const struct ring *g, struct in_stream *in,
-                          double *last, hog_err *err)
+                          double *heard, double *data, hog_err *err)
 {
     struct tcp *t = g->t;
     unsigned prev = prev_rank(t), half = t->base.world - 1;
@@ -1735,7 +1774,7 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
             return peer_failed(prev, t->prev_addr, n == 0 ? 0 : errno, err);
         }
         if (want)
-            *last = hog_now();
+            *heard = hog_now();
         if (in->hdr_got < HDR) {
             in->hdr_got += (size_t)n;
             if (in->hdr_got < HDR)
@@ -1747,6 +1786,14 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
                                 t->prev_addr, e.msg);
             if (f.type == T_ABORT)
                 return in_abort(t, &f, err);
+            if (f.type == T_WAIT && f.len == 0 && f.rank == prev) {
+                if (frame_check_crc(in->hdr, &f, "", &e) != HOG_OK)
+                    return hog_errf(err, HOG_ENET, "rank %u (%s) %s", prev,
+                                    t->prev_addr, e.msg);
+                in->hdr_got = 0;
+                continue;
+            }
+            *data = *heard;
             chunk_range(g, seg_of(g, in->p.step, false), in->p.chunk,
                         &in->off, &in->bytes);
             if (f.type != T_DATA || f.len != in->bytes || f.rank != prev)
@@ -1758,6 +1805,7 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
             in->got = 0;
             continue;
         }
+        *data = *heard;
         in->crc = hog_crc32c(in->crc, dst, (size_t)n);
         in->got += (size_t)n;
         if (in->got < in->bytes)
@@ -1782,16 +1830,25 @@ static hog_status ring_run(struct ring *g, hog_err *err)
     struct in_stream in = { 0 };
     normalise(g, &o.p, true);
     normalise(g, &in.p, false);
-    /* Progress clocks, one per direction. A stall is blamed on the
-     * predecessor by its receive clock only: the rank right after a dead or
-     * silent one stops receiving first, times out first, and its abort
-     * names the culprit to the ranks behind it. */
-    double last_in = hog_now(), last_out = last_in;
-    bool grace = false;
+    /* Progress clocks. A stall is blamed on the predecessor when nothing
+     * at all has come from it for the timeout: a rank with nothing to send
+     * says every `beat` that it waits (out_wait), so only the rank right
+     * after a silent or dead one hears nothing, times out, and its abort
+     * names the culprit to the ranks behind it. A predecessor that keeps
+     * saying it waits and sends no data for the timeout plus a grace is
+     * blamed too: a last resort, should that abort never come. */
+    double beat = t->timeout / 4 < 1 ? t->timeout / 4 : 1;
+    double grace = t->timeout < 4 ? t->timeout / 2 : 2.0;
+    double last_heard = hog_now(), last_data = last_heard;
+    double last_out = last_heard;
     hog_status st = HOG_OK;
 
     while (st == HOG_OK && (o.p.step < g->steps || in.p.step < g->steps)) {
         out_start(g, &o, &in.p);
+        double now = hog_now();
+        bool may_wait = !o.active && o.p.step < g->steps;
+        if (may_wait && now - last_out >= beat)
+            out_wait(g, &o);
         struct pollfd pf[2] = {
             /* While this rank still sends, the successor may not close:
              * watch for its end (or an abort) too. */
@@ -1799,38 +1856,48 @@ static hog_status ring_run(struct ring *g, hog_err *err)
               (short)(POLLIN | (o.active ? POLLOUT : 0)), 0 },
             { in.p.step < g->steps ? t->prev_fd : -1, POLLIN, 0 },
         };
-        double left = (in.p.step < g->steps ? last_in : last_out) +
-                      t->timeout - hog_now();
+        double until;
+        if (in.p.step < g->steps) {
+            until = last_heard + t->timeout;
+            if (last_data + t->timeout + grace < until)
+                until = last_data + t->timeout + grace;
+        } else {
+            until = last_out + t->timeout;
+        }
+        if (!o.active && o.p.step < g->steps && last_out + beat < until)
+            until = last_out + beat;
+        double left = until - now;
         int rc = left > 0 ? poll(pf, 2, (int)(left * 1000) + 1) : 0;
         if (rc < 0 && errno == EINTR)
             continue;
-        if (rc == 0 && in.p.step < g->steps && !grace) {
-            /* Timed out on the predecessor: wait a little longer for its
-             * abort, which names the rank that stalled it, if any. */
-            grace = true;
-            last_in = hog_now() - t->timeout +
-                      (t->timeout < 4 ? t->timeout / 2 : 2.0);
-            continue;
-        }
+        now = hog_now();
         if (rc < 0)
             st = hog_errf(err, HOG_ENET, "poll: %s", strerror(errno));
-        else if (rc == 0 && in.p.step < g->steps)
+        else if (rc == 0 && in.p.step < g->steps &&
+                 now >= last_heard + t->timeout)
             st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent nothing for "
                           "%g s in the middle of an all-reduce", prev_rank(t),
                           t->prev_addr, t->timeout);
-        else if (rc == 0)
+        else if (rc == 0 && in.p.step < g->steps &&
+                 now >= last_data + t->timeout + grace)
+            st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent no data for "
+                          "%g s in the middle of an all-reduce (it said it "
+                          "was waiting, and no rank said why)", prev_rank(t),
+                          t->prev_addr, t->timeout + grace);
+        else if (rc == 0 && in.p.step >= g->steps &&
+                 now >= last_out + t->timeout)
             st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) took no data for "
                           "%g s in the middle of an all-reduce", next_rank(t),
                           t->next_addr, t->timeout);
+        else if (rc == 0)
+            continue; /* a WAIT frame is due */
         else if (pf[0].revents & (POLLIN | POLLHUP | POLLERR))
             st = read_backward(t, err);
         else {
             if (pf[0].revents & POLLOUT)
                 st = out_pump(g, &o, &in, &last_out, err);
-            double before = last_in;
             if (st == HOG_OK && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
-                st = in_pump(g, &in, &last_in, err);
-            grace = grace && last_in == before;
+                st = in_pump(g, &in, &last_heard, &last_data, err);
         }
     }
     if (st != HOG_OK) {
