@@ -20,9 +20,9 @@ NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/
 SONAME_MAJOR := 0
 VERSION      := 0.1.0
 
-PKGS     := hwloc liburing openblas
+PKGS     := hwloc liburing openblas libsodium
 TESTPKGS := criterion
-DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev \
+DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev libsodium-dev \
             libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -113,7 +113,7 @@ nvidia-smi topo -m 2>/dev/null | head -20
 nvcc --version 2>&1 | tail -2
 echo "CPUs: $JOBS; CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-(unset)}"
 missing=""
-for p in hwloc liburing openblas criterion; do
+for p in hwloc liburing openblas libsodium criterion; do
   pkg-config --exists $p 2>/dev/null || missing="$missing $p"
 done
 # The machine has no network: make deps cannot install what is missing, so

@@ -20,7 +20,7 @@ mkdir -p "$BUILD/bench"
 MPI_LIBS=$(command -v mpicc >/dev/null && mpicc --showme:link 2>/dev/null || true)
 # shellcheck disable=SC2046,SC2086
 ${CC:-cc} -o "$OLD" "$BUILD"/src/cli/*.o "$BUILD/libhogtrain.a" \
-    $(pkg-config --libs hwloc liburing openblas) -lm -pthread -ldl $MPI_LIBS \
+    $(pkg-config --libs hwloc liburing openblas libsodium) -lm -pthread -ldl $MPI_LIBS \
     -Wl,--no-as-needed -L"$CUDA_HOME/lib64" -lcusparse -lcudart -lstdc++ \
     -Wl,-rpath,"$CUDA_HOME/lib64"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"

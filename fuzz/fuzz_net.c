@@ -2,10 +2,11 @@
  * libFuzzer harness: the TCP backend's frame decoder, the server side of
  * its handshake, and the ring all-reduce's data frames (src/net/tcp.c), fed
  * from a socket pair whose other end holds the input and is then shut for
- * writing. tcp.c is included whole: frame_recv(), serve() and ring_run()
- * are static, and the harness must reach them without changing the
- * backend. Any status is fine (a hostile peer is refused); a crash, a leak,
- * undefined behaviour or a hang is a finding.
+ * writing. tcp.c is included whole: frame_recv(), the handshake set
+ * (hs_add(), hs_serve()) and ring_run() are static, and the harness must
+ * reach them without changing the backend. Any status is fine (a hostile
+ * peer is refused); a crash, a leak, undefined behaviour or a hang is a
+ * finding.
  *
  * The same input is read three ways: as control frames; as the client's
  * side of a handshake; and as the stream of data frames a ring predecessor
@@ -174,8 +175,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct want w = { .kind = KIND_JOIN, .lo = 1, .hi = 3, .taken = taken,
                       .taken_by = taken_by, .late = false };
     unsigned rank, port;
-    (void)serve(&a, sv[0], "fuzz-peer", &w, &rank, &port, NULL, NULL, &err);
-    close(sv[0]);
+    struct hs_set hs;
+    int fd = -1;
+    char peer[ADDR_MAX];
+    if (hs_set_init(&hs, &err) != HOG_OK)
+        abort();
+    /* The set owns sv[0] from here. Every byte is there and then the
+     * end: the handshake finishes (welcomed, refused and drained) at
+     * once, well before the deadline. */
+    if (hs_add(&a, &hs, sv[0], "fuzz-peer", &err) == HOG_OK)
+        (void)hs_serve(&a, &hs, -1, &w, hog_now() + 1.0, NULL, NULL, &fd,
+                       peer, &rank, &port, &err);
+    if (fd >= 0)
+        close(fd);
+    hs_set_free(&a, &hs);
     close(sv[1]);
 
     if (size >= 4)

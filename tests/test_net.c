@@ -18,10 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "helpers.h"
 #include "net/net.h"
 
-/* ---- SHA-256 (FIPS 180-4 examples) and HMAC-SHA256 (RFC 4231) ------------ */
+/* ---- SHA-256 (FIPS 180-4 examples) and HMAC-SHA256 (RFC 4231), over
+ * libsodium (src/net/crypto.c) ------------------------------------------------ */
 
 static void hex(const unsigned char *d, size_t n, char *out)
 {
@@ -44,16 +47,6 @@ static void check_sha(const void *msg, size_t len, const char *want)
     unsigned char d[32];
     char h[65];
     hog_sha256(msg, len, d);
-    hex(d, 32, h);
-    cr_assert_str_eq(h, want);
-    /* The same fed in uneven pieces. */
-    struct hog_sha256 s;
-    hog_sha256_init(&s);
-    const unsigned char *p = msg;
-    size_t step = 1;
-    for (size_t o = 0; o < len; o += step, step = step * 3 % 97 + 1)
-        hog_sha256_update(&s, p + o, o + step <= len ? step : len - o);
-    hog_sha256_final(&s, d);
     hex(d, 32, h);
     cr_assert_str_eq(h, want);
 }
@@ -137,6 +130,23 @@ Test(net, hmac_sha256_rfc4231)
           "54657374205573696e67204c6172676572205468616e20426c6f636b2d53697a"
           "65204b6579202d2048617368204b6579204669727374",
           "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54" },
+        /* test case 4: a 25-byte key */
+        { "0102030405060708090a0b0c0d0e0f10111213141516171819",
+          "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"
+          "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+          "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b" },
+        /* test case 7: a key and data longer than the block */
+        { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaa",
+          "5468697320697320612074657374207573696e672061206c6172676572207468"
+          "616e20626c6f636b2d73697a65206b657920616e642061206c61726765722074"
+          "68616e20626c6f636b2d73697a6520646174612e20546865206b6579206e6565"
+          "647320746f20626520686173686564206265666f7265206265696e6720757365"
+          "642062792074686520484d414320616c676f726974686d2e",
+          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2" },
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         unsigned char k[256], d[256], mac[32];
@@ -146,8 +156,52 @@ Test(net, hmac_sha256_rfc4231)
         hog_hmac_sha256(k, kl, d, dl, mac);
         char h[65];
         hex(mac, 32, h);
-        cr_assert_str_eq(h, v[i].mac, "RFC 4231 vector %zu", i + 1);
+        cr_assert_str_eq(h, v[i].mac, "RFC 4231 vector, entry %zu of the table",
+                         i + 1);
     }
+}
+
+/* Every key length from none to three blocks, against libsodium's one-shot
+ * HMAC where it applies (32-byte keys) and against RFC 2104 built on
+ * SHA-256 otherwise; proofs compare in constant time; nonces differ. */
+Test(net, hmac_any_key_length)
+{
+    unsigned char key[200], msg[300], mac[32], want[32];
+    for (size_t i = 0; i < sizeof key; i++)
+        key[i] = (unsigned char)(i * 37 + 11);
+    for (size_t i = 0; i < sizeof msg; i++)
+        msg[i] = (unsigned char)(i * 101 + 7);
+    for (size_t kl = 0; kl <= sizeof key; kl++) {
+        size_t ml = (kl * 7) % sizeof msg;
+        hog_hmac_sha256(kl ? key : NULL, kl, msg, ml, mac);
+        /* H((K' ^ opad) | H((K' ^ ipad) | m)), K' = K, or H(K) when
+         * longer than the 64-byte block, zero-padded. */
+        unsigned char kp[64] = { 0 }, blk[64 + 300], inner[32];
+        if (kl > 64)
+            crypto_hash_sha256(kp, key, kl);
+        else
+            memcpy(kp, key, kl);
+        for (int j = 0; j < 64; j++)
+            blk[j] = kp[j] ^ 0x36;
+        memcpy(blk + 64, msg, ml);
+        crypto_hash_sha256(inner, blk, 64 + ml);
+        for (int j = 0; j < 64; j++)
+            blk[j] = kp[j] ^ 0x5c;
+        memcpy(blk + 64, inner, 32);
+        crypto_hash_sha256(want, blk, 96);
+        cr_assert(hog_net_equal32(mac, want), "key of %zu bytes", kl);
+        if (kl == crypto_auth_hmacsha256_KEYBYTES) {
+            crypto_auth_hmacsha256(want, msg, ml, key);
+            cr_assert_eq(memcmp(mac, want, 32), 0);
+        }
+        want[kl % 32] ^= 1;
+        cr_assert(!hog_net_equal32(mac, want), "key of %zu bytes", kl);
+    }
+    unsigned char n1[32], n2[32];
+    hog_err err;
+    cr_assert_eq(hog_net_nonce(n1, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_net_nonce(n2, &err), HOG_OK, "%s", err.msg);
+    cr_assert_neq(memcmp(n1, n2, 32), 0);
 }
 
 /* ---- process groups ------------------------------------------------------------ */
@@ -525,6 +579,104 @@ Test(net, refusals, .timeout = 60)
 #undef RANK
 }
 
+/* A connection to 127.0.0.1:port, blocking; -1 when refused. */
+static int connect_port(unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+        return fd;
+    close(fd);
+    return -1;
+}
+
+/* An idle connection to the coordinator before the ranks join (a port
+ * scanner, a stuck client) holds only itself: rank 0 serves the real
+ * ranks' handshakes beside it, and the job runs. (It used to take the
+ * listener for a handshake step, 10 s, while the joining ranks gave up
+ * after 10 s without the challenge.) */
+Test(net, idle_connection_before_join, .timeout = 90)
+{
+    char dir[512], coord[64], logs[3][600], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1 2:0.5\n-1 2:1 3:1\n1 1:0.5 3:0.2\n"
+                               "-1 3:1 4:1\n1 1:1 4:0.1\n-1 2:1 4:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    unsigned port = free_port();
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", port);
+    pid_t pid[3];
+    for (int r = 0; r < 3; r++)
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+#define RANK(r)                                                                \
+    "'%s' train --world 3 --rank %d --coordinator %s '%s'", th_bin(), r,     \
+        coord, data
+    pid[0] = spawn(logs[0], RANK(0));
+    int idle = -1;
+    for (double t0 = now_s(); idle < 0 && now_s() - t0 < 20;)
+        if ((idle = connect_port(port)) < 0)
+            usleep(20000);
+    cr_assert_geq(idle, 0, "rank 0 never listened:\n%s", slurp(logs[0]));
+    /* Let rank 0 take the idle connection first. */
+    usleep(300000);
+    pid[1] = spawn(logs[1], RANK(1));
+    pid[2] = spawn(logs[2], RANK(2));
+#undef RANK
+    int c[3];
+    char l[3][1 << 12];
+    for (int r = 0; r < 3; r++) {
+        c[r] = wait_for(pid[r], 40);
+        snprintf(l[r], sizeof l[r], "%s", slurp(logs[r]));
+    }
+    close(idle);
+    cr_assert(c[0] == 0 && c[1] == 0 && c[2] == 0, "exit %d %d %d\n%s\n%s\n%s",
+              c[0], c[1], c[2], l[0], l[1], l[2]);
+}
+
+/* A joining rank whose handshake goes unanswered (here a listener that
+ * never accepts, then closes: the coordinator's place taken, or a
+ * coordinator still starting) connects again until --connect-timeout, and
+ * joins the real coordinator when it comes. */
+Test(net, join_retries_until_connect_timeout, .timeout = 90)
+{
+    char dir[512], coord[64], log0[600], log1[600], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n1 1:1 3:1\n-1 2:1 3:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    snprintf(log0, sizeof log0, "%s/r0.log", dir);
+    snprintf(log1, sizeof log1, "%s/r1.log", dir);
+    /* CLOEXEC: the ranks spawned must not hold it once it is closed. */
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(lfd, 16), 0);
+    socklen_t l = sizeof a;
+    getsockname(lfd, (struct sockaddr *)&a, &l);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", ntohs(a.sin_port));
+    /* --net-timeout 1: a handshake step waits 1 s. */
+    pid_t p1 = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+                     "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
+                     coord, data);
+    cr_assert(wait_text(log1, "trying again", 20), "%s", slurp(log1));
+    close(lfd);
+    pid_t p0 = spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
+                     "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
+                     coord, data);
+    int c0 = wait_for(p0, 40), c1 = wait_for(p1, 40);
+    char l0[1 << 12];
+    snprintf(l0, sizeof l0, "%s", slurp(log0));
+    cr_assert(c0 == 0 && c1 == 0, "exit %d %d\n%s\n%s", c0, c1, l0,
+              slurp(log1));
+}
+
 /* ---- training across processes ------------------------------------------------- */
 
 /* The number after key in text; NaN when absent. */
@@ -646,15 +798,18 @@ Test(net, kill_one_rank_hogwild, .timeout = 60)
     kill_one_rank("--algo hogwild --threads 2");
 }
 
-/* A rank that stops answering (SIGSTOP): the others time out, exit non-zero
- * within the timeout (+5 s), name a peer, and name it. */
+/* A rank that stops answering (SIGSTOP): both survivors exit 1 within the
+ * documented bound, the timeout plus the grace of min(timeout/2, 2 s)
+ * (docs/SCALEOUT.md, Faults), and both name the stopped rank, never each
+ * other. The bound is asserted from the stop, with 0.5 s for the block
+ * the survivors are finishing and the processes' exit. */
 Test(net, silent_rank_times_out, .timeout = 60)
 {
     TH_DATA_OR_SKIP(train, "news20.binary.train.svm");
     char dir[512], logs[3][600], coord[64];
     th_tmpdir(dir, sizeof dir);
     snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
-    const double timeout = 2;
+    const double timeout = 4, bound = timeout + fmin(timeout / 2, 2) + 0.5;
     pid_t pid[3];
     for (int r = 0; r < 3; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
@@ -666,21 +821,31 @@ Test(net, silent_rank_times_out, .timeout = 60)
     cr_assert(wait_text(logs[0], "epoch", 30), "%s", slurp(logs[0]));
     usleep(300000);
     kill(pid[1], SIGSTOP);
-    int c0 = wait_for(pid[0], timeout + 5), c2 = wait_for(pid[2], timeout + 5);
+    double t0 = now_s();
+    int c0 = wait_for(pid[0], bound + 10);
+    double dt0 = now_s() - t0;
+    int c2 = wait_for(pid[2], bound + 10);
+    double dt2 = now_s() - t0;
     kill(pid[1], SIGKILL);
     waitpid(pid[1], NULL, 0);
     char l0[1 << 12], l2[1 << 12];
     snprintf(l0, sizeof l0, "%s", slurp(logs[0]));
     snprintf(l2, sizeof l2, "%s", slurp(logs[2]));
     cr_assert(c0 == 1 && c2 == 1, "exit %d and %d:\n%s\n%s", c0, c2, l0, l2);
-    cr_assert(strstr(l0, " (127.0.0.1:") && strstr(l2, " (127.0.0.1:"),
-              "%s\n%s", l0, l2);
-    /* Which survivor times out first, and so which rank it blames, depends
-     * on scheduling: on a starved machine rank 0 may time out on rank 2
-     * before rank 2's abort naming rank 1 arrives. Both must exit and name
-     * a peer by rank and address; the root is named when the machine is
-     * idle, which a test cannot require. */
-    cr_assert(strstr(l0, "rank ") && strstr(l2, "rank "), "%s\n%s", l0, l2);
+    /* Rank 2 follows the stopped rank and blames it; rank 0 hears of it
+     * from rank 2's abort. */
+    cr_assert(strstr(l2, "rank 1 (127.0.0.1:") &&
+              strstr(l2, "sent nothing for 4 s"), "%s", l2);
+    cr_assert(strstr(l0, "rank 1 (127.0.0.1:"), "rank 0 does not name rank "
+              "1:\n%s", l0);
+    const char *p = strstr(l0, "rank 2 (127.0.0.1:");
+    cr_assert(!p || strstr(p, "stopped the all-reduce: rank 1 (127.0.0.1:"),
+              "rank 0 blames rank 2:\n%s", l0);
+    cr_log_info("the survivors exited %.2f s and %.2f s after the stop "
+                "(bound %.2f s)", dt0, dt2, bound);
+    cr_assert(dt0 <= bound && dt2 <= bound, "the survivors exited %.2f s and "
+              "%.2f s after the stop; the bound is %.2f s (timeout %g s)", dt0,
+              dt2, bound, timeout);
 }
 
 /* A peer that never connects: a start-up timeout naming it. */
@@ -728,6 +893,33 @@ Test(net, loopback_only_without_secret)
                     "'%s' 2>&1", th_bin(), data);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert(strstr(out, "loopback"), "%s", out);
+}
+
+/* A malformed --coordinator is a usage error (exit 2, the usage line),
+ * caught before any socket is made; a well-formed one goes on. */
+Test(net, coordinator_malformed_is_usage_error, .timeout = 30)
+{
+    char out[4096], dir[512], data[600];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n-1 2:1\n";
+    snprintf(data, sizeof data, "%s", th_write(dir, "d.svm", text,
+                                               sizeof text - 1));
+    static const char *bad[] = { "nohost", "h:99999", ":", "h:", ":7000",
+                                 "h:0", "h:12x", "[::1", "[::1]7000" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = th_run(out, sizeof out, "'%s' train --world 2 --rank 1 "
+                        "--coordinator '%s' --connect-timeout 1 '%s'",
+                        th_bin(), bad[i], data);
+        cr_assert_eq(rc, 2, "--coordinator %s: exit %d\n%s", bad[i], rc, out);
+        cr_assert(strstr(out, "usage: hogtrain train"), "%s", out);
+        cr_assert(strstr(out, "coordinator '"), "%s", out);
+    }
+    /* Well formed, nobody there: a runtime error as before. */
+    int rc = th_run(out, sizeof out, "'%s' train --world 2 --rank 1 "
+                    "--coordinator 127.0.0.1:%u --connect-timeout 0.3 '%s'",
+                    th_bin(), free_port(), data);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "could not reach the coordinator"), "%s", out);
 }
 
 Test(net, options_must_agree, .timeout = 30)

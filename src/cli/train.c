@@ -561,7 +561,15 @@ static int parse(int argc, char **argv, struct train_args *a)
                                                (ch == OPT_RANK));
             *(ch == OPT_WORLD ? &na->no.world : &na->no.rank) = (unsigned)u;
             break;
-        case OPT_COORDINATOR: na->no.coordinator = optarg; break;
+        case OPT_COORDINATOR: {
+            /* The form only (HOST:PORT, [IPV6]:PORT, a port from 1 to
+             * 65535); whether the host resolves is the rendezvous' call. */
+            hog_err e2;
+            if (hog_net_check_address(optarg, &e2) != HOG_OK)
+                return hog_cli_usage_error(&cmd, "%s", e2.msg);
+            na->no.coordinator = optarg;
+            break;
+        }
         case OPT_SECRET_FILE: na->secret_file = optarg; break;
         case OPT_INSECURE: na->no.insecure = 1; break;
         case OPT_JOB:

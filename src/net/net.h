@@ -22,26 +22,24 @@
 
 #include <stdio.h>
 
-/* ---- SHA-256 and HMAC-SHA256 (sha256.c) ------------------------------------ */
+/* ---- cryptography, over libsodium (crypto.c) -------------------------------- */
 
-struct hog_sha256 {
-    uint32_t h[8];
-    uint64_t len;
-    unsigned char buf[64];
-    size_t fill;
-};
-
-void hog_sha256_init(struct hog_sha256 *s);
-void hog_sha256_update(struct hog_sha256 *s, const void *data, size_t len);
-void hog_sha256_final(struct hog_sha256 *s, unsigned char out[32]);
+/* sodium_init(), once per process (thread-safe); the other calls here that
+ * need it call it themselves. */
+hog_status hog_net_crypto_init(hog_err *err);
 void hog_sha256(const void *data, size_t len, unsigned char out[32]);
+/* Any key length, 0 included. */
 void hog_hmac_sha256(const void *key, size_t keylen, const void *msg,
                      size_t msglen, unsigned char out[32]);
+/* Constant-time comparison of two 32-byte proofs. */
+bool hog_net_equal32(const unsigned char *a, const unsigned char *b);
+/* 32 bytes from the system's random generator. */
+hog_status hog_net_nonce(unsigned char out[32], hog_err *err);
 
 /* ---- the group ----------------------------------------------------------------- */
 
 /* The wire protocol's version, carried in every frame header. */
-#define HOG_NET_PROTOCOL 1
+#define HOG_NET_PROTOCOL 2
 #define HOG_NET_MAX_WORLD 1024
 #define HOG_NET_MAX_SECRET 4096
 
@@ -64,6 +62,11 @@ struct hog_net_opts {
 };
 
 void hog_net_opts_init(struct hog_net_opts *o);
+
+/* Checks the form of a coordinator address: "HOST:PORT" or "[V6]:PORT",
+ * a host of 1 to 255 bytes and a port from 1 to 65535 (HOG_EINVAL and a
+ * sentence otherwise). Resolves nothing. */
+hog_status hog_net_check_address(const char *hostport, hog_err *err);
 
 /* Rendezvous and ring set-up over TCP. */
 hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,

@@ -24,7 +24,9 @@
  * is sent on as soon as it arrived and was added, so the steps overlap and
  * every link carries 2(world-1)/world of the vector: bandwidth-optimal.
  * Each sum is computed once, by one rank, and copied to the others, so all
- * ranks end with the same bits.
+ * ranks end with the same bits. A rank with more to send but nothing ready
+ * sends WAIT frames (a bare header) now and then, so that only the rank
+ * right after a silent one hears nothing and blames it (ring_run).
  */
 #include "net/net.h"
 
@@ -38,7 +40,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -60,7 +61,8 @@ enum {
     T_READY,
     T_GO,
     T_DATA,
-    T_ABORT
+    T_ABORT,
+    T_WAIT /* protocol 2: "alive, waiting on my predecessor" */
 };
 enum { KIND_JOIN = 1, KIND_RING = 2 };
 
@@ -185,6 +187,12 @@ static hog_status split_hostport(const char *s, char *host, size_t hlen,
     host[n] = 0;
     strcpy(port, p);
     return HOG_OK;
+}
+
+hog_status hog_net_check_address(const char *hostport, hog_err *err)
+{
+    char host[256], port[16];
+    return split_hostport(hostport, host, sizeof host, port, sizeof port, err);
 }
 
 static hog_status resolve(const char *hostport, struct sockaddr_storage *ss,
@@ -356,32 +364,55 @@ static hog_status frame_check_header(const unsigned char *h, struct frame *f,
     return HOG_OK;
 }
 
-static hog_status frame_recv(int fd, struct frame *f, void *buf, size_t max,
-                             double timeout, hog_err *err)
+static hog_status frame_check_len(const struct frame *f, size_t max,
+                                  hog_err *err)
 {
-    unsigned char h[HDR];
-    char why[128];
-    enum io_res r = io_recv(fd, h, HDR, timeout);
-    if (r != IO_OK)
-        return hog_errf(err, r == IO_TIMEOUT ? HOG_ETIMEDOUT : HOG_ENET, "%s",
-                        io_what(r, timeout, why, sizeof why));
-    hog_status st = frame_check_header(h, f, err);
-    if (st != HOG_OK)
-        return st;
     if (f->len > max)
         return hog_errf(err, HOG_ENET, "sent a frame of %u bytes where at "
                         "most %zu fit (type %u)", (unsigned)f->len, max,
                         f->type);
-    r = io_recv(fd, buf, f->len, timeout);
-    if (r != IO_OK)
-        return hog_errf(err, r == IO_TIMEOUT ? HOG_ETIMEDOUT : HOG_ENET, "%s",
-                        io_what(r, timeout, why, sizeof why));
-    uint32_t c = hog_crc32c(hog_crc32c(0, h, 16), buf, f->len);
+    return HOG_OK;
+}
+
+static hog_status frame_check_crc(const unsigned char *h, const struct frame *f,
+                                  const void *payload, hog_err *err)
+{
+    uint32_t c = hog_crc32c(hog_crc32c(0, h, 16), payload, f->len);
     if (c != get32(h + 16))
         return hog_errf(err, HOG_ENET, "sent a frame whose checksum does not "
                         "match (type %u, %u bytes)", f->type,
                         (unsigned)f->len);
     return HOG_OK;
+}
+
+/* *io (if not NULL) says whether the transfer itself failed (a timeout, a
+ * closed or broken connection) rather than the frame being wrong. */
+static hog_status frame_recv_io(int fd, struct frame *f, void *buf, size_t max,
+                                double timeout, enum io_res *io, hog_err *err)
+{
+    unsigned char h[HDR];
+    char why[128];
+    enum io_res r = io_recv(fd, h, HDR, timeout);
+    if (r == IO_OK) {
+        hog_status st = frame_check_header(h, f, err);
+        if (st == HOG_OK)
+            st = frame_check_len(f, max, err);
+        if (st != HOG_OK)
+            return st;
+        r = io_recv(fd, buf, f->len, timeout);
+    }
+    if (io)
+        *io = r;
+    if (r != IO_OK)
+        return hog_errf(err, r == IO_TIMEOUT ? HOG_ETIMEDOUT : HOG_ENET, "%s",
+                        io_what(r, timeout, why, sizeof why));
+    return frame_check_crc(h, f, buf, err);
+}
+
+static hog_status frame_recv(int fd, struct frame *f, void *buf, size_t max,
+                             double timeout, hog_err *err)
+{
+    return frame_recv_io(fd, f, buf, max, timeout, NULL, err);
 }
 
 /* ---- handshake ------------------------------------------------------------------- */
@@ -422,35 +453,15 @@ static void proof(const struct auth *a, const char *label,
     hog_hmac_sha256(a->secret, a->secret_len, msg, l + 64 + extra_len, out);
 }
 
-/* Constant-time comparison of two proofs. */
-static bool same32(const unsigned char *a, const unsigned char *b)
-{
-    unsigned char d = 0;
-    for (int i = 0; i < 32; i++)
-        d |= a[i] ^ b[i];
-    return d == 0;
-}
-
-static hog_status nonce(unsigned char out[32], hog_err *err)
-{
-    size_t got = 0;
-    while (got < 32) {
-        ssize_t k = getrandom(out + got, 32 - got, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return hog_errf(err, HOG_EIO, "getrandom: %s", strerror(errno));
-        got += (size_t)k;
-    }
-    return HOG_OK;
-}
-
 /* Client, first message. */
+/* The client steps set *lost (if not NULL) when the connection failed or
+ * the server did not answer in time, as opposed to a refusal or a wrong
+ * proof: a joining rank tries again on a new connection. */
 static hog_status client_hello(const struct auth *a, int fd, unsigned kind,
                                unsigned port, struct hello *h,
-                               const char *peer, hog_err *err)
+                               const char *peer, bool *lost, hog_err *err)
 {
-    hog_status st = nonce(h->nonce, err);
+    hog_status st = hog_net_nonce(h->nonce, err);
     if (st != HOG_OK)
         return st;
     size_t jl = strlen(a->job);
@@ -466,6 +477,8 @@ static hog_status client_hello(const struct auth *a, int fd, unsigned kind,
     char why[128];
     enum io_res r = frame_send(fd, a->protocol, T_HELLO1, a->my_rank, h->raw,
                                h->raw_len, a->timeout);
+    if (lost)
+        *lost = r != IO_OK;
     if (r != IO_OK)
         return hog_errf(err, HOG_ENET, "%s %s", peer,
                         io_what(r, a->timeout, why, sizeof why));
@@ -475,12 +488,16 @@ static hog_status client_hello(const struct auth *a, int fd, unsigned kind,
 /* Client: challenge in, proof out. */
 static hog_status client_prove(const struct auth *a, int fd,
                                struct hello *h, unsigned char nonce_s[32],
-                               const char *peer, hog_err *err)
+                               const char *peer, bool *lost, hog_err *err)
 {
     struct frame f;
     unsigned char buf[1024];
     hog_err e;
-    hog_status st = frame_recv(fd, &f, buf, sizeof buf - 1, a->timeout, &e);
+    enum io_res io = IO_OK;
+    hog_status st = frame_recv_io(fd, &f, buf, sizeof buf - 1, a->timeout,
+                                  &io, &e);
+    if (lost)
+        *lost = io != IO_OK;
     if (st != HOG_OK)
         return hog_errf(err, st, "%s: %s", peer, e.msg);
     if (f.type == T_REFUSE) {
@@ -497,6 +514,8 @@ static hog_status client_prove(const struct auth *a, int fd,
     char why[128];
     enum io_res r = frame_send(fd, a->protocol, T_PROOF, a->my_rank, pr, 32,
                                a->timeout);
+    if (lost)
+        *lost = r != IO_OK;
     if (r != IO_OK)
         return hog_errf(err, HOG_ENET, "%s %s", peer,
                         io_what(r, a->timeout, why, sizeof why));
@@ -507,12 +526,16 @@ static hog_status client_prove(const struct auth *a, int fd,
 static hog_status client_welcome(const struct auth *a, int fd,
                                  const struct hello *h,
                                  const unsigned char nonce_s[32],
-                                 const char *peer, hog_err *err)
+                                 const char *peer, bool *lost, hog_err *err)
 {
     struct frame f;
     unsigned char buf[1024];
     hog_err e;
-    hog_status st = frame_recv(fd, &f, buf, sizeof buf - 1, a->timeout, &e);
+    enum io_res io = IO_OK;
+    hog_status st = frame_recv_io(fd, &f, buf, sizeof buf - 1, a->timeout,
+                                  &io, &e);
+    if (lost)
+        *lost = io != IO_OK;
     if (st != HOG_OK)
         return hog_errf(err, st, "%s: %s", peer, e.msg);
     if (f.type == T_REFUSE) {
@@ -522,7 +545,7 @@ static hog_status client_welcome(const struct auth *a, int fd,
     }
     unsigned char want[32];
     proof(a, "hogtrain-s", h->nonce, nonce_s, "", 0, want);
-    if (f.type != T_WELCOME || f.len != 32 || !same32(buf, want))
+    if (f.type != T_WELCOME || f.len != 32 || !hog_net_equal32(buf, want))
         return hog_errf(err, HOG_ENET, "%s does not hold this job's secret "
                         "(its proof does not match)", peer);
     return HOG_OK;
@@ -557,131 +580,351 @@ static void refuse(const struct auth *a, int fd, const char *peer,
                          strlen(msg), 1.0);
 }
 
-/* Server side, after accept: challenge out, hello and proof in, checks.
- * On HOG_OK *rank and *port are the peer's. A refused peer is reported on
- * the log and told why; the caller closes fd and goes on listening.
- * `between` runs after the hello was read and before the proof is awaited
- * (the ring set-up does its own client step there). */
-static hog_status serve(const struct auth *a, int fd, const char *peer,
-                        const struct want *w, unsigned *rank, unsigned *port,
-                        hog_status (*between)(void *), void *bctx,
-                        hog_err *err)
-{
+/* ---- serving handshakes, many at a time -------------------------------------- */
+
+/* A listener serves every connection in its handshake at once, under one
+ * poll: a peer that connects and stays silent (or sends half a frame)
+ * holds only its own connection, for at most a->timeout per step, never
+ * the ranks behind it. A refused connection stays in the set while it is
+ * drained (half a second at most, so that the refusal is not lost to a
+ * reset), without holding the others either. */
+
+/* Connections in their handshake at once; more wait in the backlog. */
+#define HS_MAX 64
+
+struct hs_conn {
+    int fd;
+    char peer[ADDR_MAX];
+    enum { HS_HELLO, HS_PROOF, HS_CLOSING } state;
+    double deadline;            /* of this step (closing: of the drain) */
     unsigned char nonce_s[32];
-    hog_status st = nonce(nonce_s, err);
-    if (st != HOG_OK)
+    struct hello h;
+    unsigned char in[HDR + H1_FIXED + JOB_MAX]; /* the frame coming in */
+    size_t got;
+};
+
+struct hs_set {
+    struct hs_conn *c; /* HS_MAX */
+    unsigned n;
+};
+
+static hog_status hs_set_init(struct hs_set *s, hog_err *err)
+{
+    s->n = 0;
+    s->c = malloc(HS_MAX * sizeof *s->c);
+    return s->c ? HOG_OK : hog_errf(err, HOG_ENOMEM, "out of memory");
+}
+
+/* Takes c out of the set; its fd stays open. */
+static void hs_remove(struct hs_set *s, struct hs_conn *c)
+{
+    *c = s->c[--s->n];
+}
+
+/* After a refusal: no more from us, drain what the peer still sends. */
+static void hs_refused(struct hs_conn *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    c->state = HS_CLOSING;
+    c->deadline = hog_now() + 0.5;
+}
+
+/* A new connection: the challenge goes out at once (both first messages
+ * before either side waits, see the top of the file). */
+static hog_status hs_add(const struct auth *a, struct hs_set *s, int fd,
+                         const char *peer, hog_err *err)
+{
+    struct hs_conn *c = &s->c[s->n];
+    hog_status st = hog_net_nonce(c->nonce_s, err);
+    if (st != HOG_OK) {
+        close(fd);
         return st;
+    }
+    s->n++;
+    c->fd = fd;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    c->state = HS_HELLO;
+    c->got = 0;
+    c->deadline = hog_now() + a->timeout;
     char why[128];
     enum io_res r = frame_send(fd, a->protocol, T_CHALLENGE, a->my_rank,
-                               nonce_s, 32, a->timeout);
+                               c->nonce_s, 32, a->timeout);
     if (r != IO_OK) {
         refuse(a, -1, peer, "%s", io_what(r, a->timeout, why, sizeof why));
-        return HOG_ENET;
+        hs_refused(c);
     }
-    struct frame f;
-    unsigned char buf[H1_FIXED + JOB_MAX];
-    hog_err e;
-    st = frame_recv(fd, &f, buf, sizeof buf, a->timeout, &e);
-    if (st != HOG_OK) {
-        refuse(a, fd, peer, "%s", e.msg);
-        return st;
-    }
-    if (f.type != T_HELLO1 || f.len < H1_FIXED ||
-        f.len != (uint32_t)(H1_FIXED + buf[46])) {
-        refuse(a, fd, peer, "expected a hello, got a frame of type %u and "
-               "%u bytes", f.type, (unsigned)f.len);
-        return HOG_ENET;
-    }
-    struct hello h;
-    h.kind = get32(buf);
-    h.rank = get32(buf + 4);
-    h.world = get32(buf + 8);
-    h.port = get16(buf + 12);
-    memcpy(h.nonce, buf + 14, 32);
-    memcpy(h.job, buf + 47, buf[46]);
-    h.job[buf[46]] = 0;
-    memcpy(h.raw, buf, f.len);
-    h.raw_len = f.len;
-    if (strcmp(h.job, a->job) != 0) {
-        refuse(a, fd, peer, "it belongs to job '%s', this is job '%s'",
-               h.job, a->job);
-        return HOG_ENET;
-    }
-    if (h.world != a->world) {
-        refuse(a, fd, peer, "it counts %u ranks, this job has %u", h.world,
-               a->world);
-        return HOG_ENET;
-    }
-    if (between && (st = between(bctx)) != HOG_OK)
-        return st;
-    st = frame_recv(fd, &f, buf, sizeof buf, a->timeout, &e);
-    if (st != HOG_OK) {
-        refuse(a, fd, peer, "%s", e.msg);
-        return st;
-    }
-    unsigned char want_pr[32];
-    proof(a, "hogtrain-c", nonce_s, h.nonce, h.raw, h.raw_len, want_pr);
-    if (f.type != T_PROOF || f.len != 32 || !same32(buf, want_pr)) {
-        refuse(a, fd, peer, "wrong secret (its proof does not match this "
-               "job's secret)");
-        return HOG_ENET;
-    }
-    /* Authenticated: now the roles. */
-    if (h.kind != w->kind || h.rank < w->lo || h.rank > w->hi) {
-        if (h.kind == KIND_JOIN && w->taken && h.rank < a->world &&
-            w->taken[h.rank])
-            refuse(a, fd, peer, "rank %u is already taken by %s", h.rank,
-                   w->taken_by[h.rank]);
-        else if (h.kind == KIND_JOIN && w->late)
-            refuse(a, fd, peer, "rank %u joins too late: the job's %u ranks "
-                   "have all joined", h.rank, a->world);
-        else if (h.kind == KIND_JOIN)
-            refuse(a, fd, peer, "rank %u is not a rank of this %u-rank job "
-                   "that may join (0 is the coordinator)", h.rank, a->world);
-        else
-            refuse(a, fd, peer, "unexpected ring link from rank %u (want "
-                   "rank %u)", h.rank, w->lo);
-        return HOG_ENET;
-    }
-    if (w->taken && w->taken[h.rank]) {
-        refuse(a, fd, peer, "rank %u is already taken by %s", h.rank,
-               w->taken_by[h.rank]);
-        return HOG_ENET;
-    }
-    unsigned char pr[32];
-    proof(a, "hogtrain-s", h.nonce, nonce_s, "", 0, pr);
-    r = frame_send(fd, a->protocol, T_WELCOME, a->my_rank, pr, 32, a->timeout);
-    if (r != IO_OK) {
-        refuse(a, -1, peer, "%s", io_what(r, a->timeout, why, sizeof why));
-        return HOG_ENET;
-    }
-    *rank = h.rank;
-    *port = h.port;
     return HOG_OK;
 }
 
-/* ---- sockets ------------------------------------------------------------------------ */
-
-static void close_fd(int fd) { close(fd); }
-
-/* Closes a refused connection so that the refusal arrives: closing with
- * unread bytes would send a reset that can overtake it. Reads (and drops)
- * what the peer still sends for at most half a second. */
-static void close_refused(int fd)
+/* Reads what has arrived of the frame in c->in: 1 when it is whole (f
+ * describes it), 0 when more is to come, -1 on an error (e says why). */
+static int hs_read_frame(struct hs_conn *c, struct frame *f, hog_err *e)
 {
-    shutdown(fd, SHUT_WR);
-    double end = hog_now() + 0.5;
-    char sink[16384];
     for (;;) {
-        double left = end - hog_now();
-        if (left <= 0 || io_wait(fd, POLLIN, left) != IO_OK)
-            break;
-        ssize_t k = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-            break;
+        if (c->got >= HDR) {
+            if (frame_check_header(c->in, f, e) != HOG_OK ||
+                frame_check_len(f, sizeof c->in - HDR, e) != HOG_OK)
+                return -1;
+            if (c->got == HDR + f->len)
+                return frame_check_crc(c->in, f, c->in + HDR, e) == HOG_OK
+                           ? 1 : -1;
+        }
+        /* Never past this frame: the next one stays in the socket. */
+        size_t want = c->got < HDR ? HDR - c->got : HDR + f->len - c->got;
+        ssize_t k = recv(c->fd, c->in + c->got, want, MSG_DONTWAIT);
+        if (k > 0) {
+            c->got += (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (k == 0 || errno == ECONNRESET)
+            hog_errf(e, HOG_ENET, "closed the connection");
+        else
+            hog_errf(e, HOG_ENET, "connection failed: %s", strerror(errno));
+        return -1;
     }
-    close(fd);
 }
+
+enum hs_res { HS_MORE, HS_DONE, HS_REFUSED, HS_FAILED };
+
+/* The hello: its checks before the proof is awaited. */
+static enum hs_res hs_hello(const struct auth *a, struct hs_conn *c,
+                            const struct frame *f)
+{
+    const unsigned char *buf = c->in + HDR;
+    if (f->type != T_HELLO1 || f->len < H1_FIXED ||
+        f->len != (uint32_t)(H1_FIXED + buf[46])) {
+        refuse(a, c->fd, c->peer, "expected a hello, got a frame of type %u "
+               "and %u bytes", f->type, (unsigned)f->len);
+        return HS_REFUSED;
+    }
+    struct hello *h = &c->h;
+    h->kind = get32(buf);
+    h->rank = get32(buf + 4);
+    h->world = get32(buf + 8);
+    h->port = get16(buf + 12);
+    memcpy(h->nonce, buf + 14, 32);
+    memcpy(h->job, buf + 47, buf[46]);
+    h->job[buf[46]] = 0;
+    memcpy(h->raw, buf, f->len);
+    h->raw_len = f->len;
+    if (strcmp(h->job, a->job) != 0) {
+        refuse(a, c->fd, c->peer, "it belongs to job '%s', this is job '%s'",
+               h->job, a->job);
+        return HS_REFUSED;
+    }
+    if (h->world != a->world) {
+        refuse(a, c->fd, c->peer, "it counts %u ranks, this job has %u",
+               h->world, a->world);
+        return HS_REFUSED;
+    }
+    return HS_MORE;
+}
+
+/* The proof, then the roles: welcome, or a refusal. */
+static enum hs_res hs_proof(const struct auth *a, struct hs_conn *c,
+                            const struct frame *f, const struct want *w)
+{
+    const struct hello *h = &c->h;
+    unsigned char want_pr[32];
+    proof(a, "hogtrain-c", c->nonce_s, h->nonce, h->raw, h->raw_len, want_pr);
+    if (f->type != T_PROOF || f->len != 32 ||
+        !hog_net_equal32(c->in + HDR, want_pr)) {
+        refuse(a, c->fd, c->peer, "wrong secret (its proof does not match "
+               "this job's secret)");
+        return HS_REFUSED;
+    }
+    /* Authenticated: now the roles. */
+    if (h->kind != w->kind || h->rank < w->lo || h->rank > w->hi) {
+        if (h->kind == KIND_JOIN && w->taken && h->rank < a->world &&
+            w->taken[h->rank])
+            refuse(a, c->fd, c->peer, "rank %u is already taken by %s",
+                   h->rank, w->taken_by[h->rank]);
+        else if (h->kind == KIND_JOIN && w->late)
+            refuse(a, c->fd, c->peer, "rank %u joins too late: the job's %u "
+                   "ranks have all joined", h->rank, a->world);
+        else if (h->kind == KIND_JOIN)
+            refuse(a, c->fd, c->peer, "rank %u is not a rank of this %u-rank "
+                   "job that may join (0 is the coordinator)", h->rank,
+                   a->world);
+        else
+            refuse(a, c->fd, c->peer, "unexpected ring link from rank %u "
+                   "(want rank %u)", h->rank, w->lo);
+        return HS_REFUSED;
+    }
+    if (w->taken && w->taken[h->rank]) {
+        refuse(a, c->fd, c->peer, "rank %u is already taken by %s", h->rank,
+               w->taken_by[h->rank]);
+        return HS_REFUSED;
+    }
+    unsigned char pr[32];
+    char why[128];
+    proof(a, "hogtrain-s", h->nonce, c->nonce_s, "", 0, pr);
+    enum io_res r = frame_send(c->fd, a->protocol, T_WELCOME, a->my_rank, pr,
+                               32, a->timeout);
+    if (r != IO_OK) {
+        refuse(a, -1, c->peer, "%s", io_what(r, a->timeout, why, sizeof why));
+        return HS_REFUSED;
+    }
+    return HS_DONE;
+}
+
+/* What has arrived on c. `between` runs once the hello passed its checks
+ * and before the proof is awaited (the ring set-up does its own client
+ * step there); its failure is HS_FAILED with its status in *st. */
+static enum hs_res hs_input(const struct auth *a, struct hs_conn *c,
+                            const struct want *w,
+                            hog_status (*between)(void *), void *bctx,
+                            hog_status *st)
+{
+    if (c->state == HS_CLOSING) {
+        char sink[16384];
+        ssize_t k = recv(c->fd, sink, sizeof sink, MSG_DONTWAIT);
+        bool more = k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR));
+        return more ? HS_MORE : HS_REFUSED;
+    }
+    struct frame f;
+    hog_err e;
+    int k = hs_read_frame(c, &f, &e);
+    if (k == 0)
+        return HS_MORE;
+    if (k < 0) {
+        refuse(a, c->fd, c->peer, "%s", e.msg);
+        hs_refused(c);
+        return HS_MORE;
+    }
+    enum hs_res r = c->state == HS_HELLO ? hs_hello(a, c, &f)
+                                         : hs_proof(a, c, &f, w);
+    c->got = 0;
+    if (r == HS_REFUSED) {
+        hs_refused(c);
+        return HS_MORE;
+    }
+    if (r == HS_MORE) {
+        if (between && (*st = between(bctx)) != HOG_OK)
+            return HS_FAILED;
+        c->state = HS_PROOF;
+        c->deadline = hog_now() + a->timeout;
+    }
+    return r;
+}
+
+/* Serves every connection of s, accepting new ones from lfd (-1: none)
+ * while fewer than HS_MAX are in the set, until one is welcomed (*fd, its
+ * address in peer, its *rank and ring *port; it leaves the set), the
+ * deadline passes or nothing is left to wait for (*fd = -1), or a failure
+ * that ends the rendezvous (accept, poll, `between`). */
+static hog_status hs_serve(const struct auth *a, struct hs_set *s, int lfd,
+                           const struct want *w, double deadline,
+                           hog_status (*between)(void *), void *bctx,
+                           int *fd, char *peer, unsigned *rank,
+                           unsigned *port, hog_err *err)
+{
+    *fd = -1;
+    for (;;) {
+        double now = hog_now(), until = deadline;
+        for (unsigned i = s->n; i-- > 0;) {
+            struct hs_conn *c = &s->c[i];
+            if (now < c->deadline) {
+                until = c->deadline < until ? c->deadline : until;
+                continue;
+            }
+            if (c->state == HS_CLOSING) {
+                close(c->fd);
+                hs_remove(s, c);
+                continue;
+            }
+            refuse(a, c->fd, c->peer, "did not answer for %g s", a->timeout);
+            hs_refused(c);
+            until = c->deadline < until ? c->deadline : until;
+        }
+        if (now >= deadline || (lfd < 0 && s->n == 0))
+            return HOG_OK;
+        struct pollfd pf[HS_MAX + 1];
+        pf[0] = (struct pollfd){ s->n < HS_MAX ? lfd : -1, POLLIN, 0 };
+        for (unsigned i = 0; i < s->n; i++)
+            pf[i + 1] = (struct pollfd){ s->c[i].fd, POLLIN, 0 };
+        double left = until - now;
+        int rc = poll(pf, s->n + 1, left > 2e6 ? 2000000000
+                                               : (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0)
+            return hog_errf(err, HOG_ENET, "poll: %s", strerror(errno));
+        /* Downwards: a removal moves the last connection, already seen,
+         * into the slot. */
+        for (unsigned i = s->n; i-- > 0;) {
+            if (!pf[i + 1].revents)
+                continue;
+            struct hs_conn *c = &s->c[i];
+            hog_status st = HOG_OK;
+            enum hs_res r = hs_input(a, c, w, between, bctx, &st);
+            if (r == HS_REFUSED) { /* drained */
+                close(c->fd);
+                hs_remove(s, c);
+            } else if (r == HS_FAILED) {
+                close(c->fd);
+                hs_remove(s, c);
+                return st;
+            } else if (r == HS_DONE) {
+                *fd = c->fd;
+                snprintf(peer, ADDR_MAX, "%s", c->peer);
+                *rank = c->h.rank;
+                *port = c->h.port;
+                hs_remove(s, c);
+                return HOG_OK;
+            }
+        }
+        while ((pf[0].revents & POLLIN) && s->n < HS_MAX) {
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof ss;
+            int nc = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+            if (nc < 0) {
+                if (errno == EINTR || errno == ECONNABORTED)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    break;
+                return hog_errf(err, HOG_ENET, "accept: %s", strerror(errno));
+            }
+            set_nonblock(nc);
+            char addr[ADDR_MAX];
+            addr_str((struct sockaddr *)&ss, addr, sizeof addr);
+            hog_status st = hs_add(a, s, nc, addr, err);
+            if (st != HOG_OK)
+                return st;
+        }
+    }
+}
+
+/* Closes what is left: connections in their handshake at once (the
+ * rendezvous is over for them), refused ones once drained. */
+static void hs_set_free(const struct auth *a, struct hs_set *s)
+{
+    if (!s->c)
+        return;
+    for (unsigned i = s->n; i-- > 0;)
+        if (s->c[i].state != HS_CLOSING) {
+            close(s->c[i].fd);
+            hs_remove(s, &s->c[i]);
+        }
+    int fd;
+    char peer[ADDR_MAX];
+    unsigned rank, port;
+    struct want none = { 0 };
+    hog_err e;
+    (void)hs_serve(a, s, -1, &none, hog_now() + 0.5, NULL, NULL, &fd, peer,
+                   &rank, &port, &e);
+    for (unsigned i = 0; i < s->n; i++)
+        close(s->c[i].fd);
+    free(s->c);
+    s->c = NULL;
+    s->n = 0;
+}
+
+/* ---- sockets ------------------------------------------------------------------------ */
 
 static hog_status listen_on(const struct sockaddr *sa, socklen_t sl,
                             int *fd_out, hog_err *err)
@@ -703,32 +946,6 @@ static hog_status listen_on(const struct sockaddr *sa, socklen_t sl,
     set_nonblock(fd);
     *fd_out = fd;
     return HOG_OK;
-}
-
-/* Accepts one connection before the deadline; *fd = -1 on timeout. */
-static hog_status accept_until(int lfd, double deadline, int *fd, char *peer,
-                               hog_err *err)
-{
-    *fd = -1;
-    for (;;) {
-        double left = deadline - hog_now();
-        if (left <= 0)
-            return HOG_OK;
-        if (io_wait(lfd, POLLIN, left) == IO_TIMEOUT)
-            return HOG_OK;
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        int c = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-        if (c < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
-                continue;
-            return hog_errf(err, HOG_ENET, "accept: %s", strerror(errno));
-        }
-        set_nonblock(c);
-        addr_str((struct sockaddr *)&ss, peer, ADDR_MAX);
-        *fd = c;
-        return HOG_OK;
-    }
 }
 
 /* Connects to addr, retrying refused attempts until the deadline. */
@@ -799,7 +1016,8 @@ static hog_status ring_mid(void *ctx)
     if (m->done)
         return HOG_OK;
     m->done = true;
-    m->st = client_prove(m->a, m->fd, m->h, m->nonce_s, m->peer, m->err);
+    m->st = client_prove(m->a, m->fd, m->h, m->nonce_s, m->peer, NULL,
+                         m->err);
     return m->st;
 }
 
@@ -824,8 +1042,10 @@ static unsigned sockaddr_get_port(const struct sockaddr_storage *ss)
                : ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 }
 
-/* Connects the ring: successor as client, predecessor accepted on lfd. */
+/* Connects the ring: successor as client, predecessor accepted on lfd,
+ * served in the set hs (rank 0's holds what is left of the joins). */
 static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
+                          struct hs_set *hs,
                           const struct sockaddr_storage *next_sa,
                           socklen_t next_sl, double deadline, hog_err *err)
 {
@@ -841,36 +1061,27 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
     snprintf(peer_next, sizeof peer_next, "rank %u (%s)", next, t->next_addr);
     struct hello h;
     unsigned char nonce_s[32];
-    if ((st = client_hello(a, t->next_fd, KIND_RING, 0, &h, peer_next, err)) !=
-        HOG_OK)
+    if ((st = client_hello(a, t->next_fd, KIND_RING, 0, &h, peer_next, NULL,
+                           err)) != HOG_OK)
         return st;
     struct ring_mid mid = { a, t->next_fd, &h, nonce_s, peer_next, err, false,
                             HOG_OK };
     struct want wt = { KIND_RING, prev, prev, NULL, NULL, me == 0 };
-    while (t->prev_fd < 0) {
-        int c;
-        char peer[ADDR_MAX];
-        if ((st = accept_until(lfd, deadline, &c, peer, err)) != HOG_OK)
-            return st;
-        if (c < 0)
-            return hog_errf(err, HOG_ETIMEDOUT, "rank %u (the previous in the "
-                            "ring) did not connect within the rendezvous "
-                            "timeout", prev);
-        unsigned r, port;
-        hog_err e = { { 0 } };
-        st = serve(a, c, peer, &wt, &r, &port, ring_mid, &mid, &e);
-        if (st == HOG_OK) {
-            t->prev_fd = c;
-            snprintf(t->prev_addr, sizeof t->prev_addr, "%s", peer);
-            break;
-        }
-        close_refused(c);
-        if (mid.st != HOG_OK)
-            return mid.st; /* our own client step failed */
-    }
+    int c;
+    char peer[ADDR_MAX];
+    unsigned r, port;
+    if ((st = hs_serve(a, hs, lfd, &wt, deadline, ring_mid, &mid, &c, peer,
+                       &r, &port, err)) != HOG_OK)
+        return st; /* our own client step failed, or the listener */
+    if (c < 0)
+        return hog_errf(err, HOG_ETIMEDOUT, "rank %u (the previous in the "
+                        "ring) did not connect within the rendezvous "
+                        "timeout", prev);
+    t->prev_fd = c;
+    snprintf(t->prev_addr, sizeof t->prev_addr, "%s", peer);
     if (!mid.done && (st = ring_mid(&mid)) != HOG_OK)
         return st;
-    return client_welcome(a, t->next_fd, &h, nonce_s, peer_next, err);
+    return client_welcome(a, t->next_fd, &h, nonce_s, peer_next, NULL, err);
 }
 
 /* One rendezvous in progress. */
@@ -971,11 +1182,14 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
     struct member *m = calloc(w, sizeof *m);
     bool *taken = calloc(w, sizeof *taken);
     char(*taken_by)[ADDR_MAX] = calloc(w, ADDR_MAX);
+    struct hs_set hs = { NULL, 0 };
     hog_status st = HOG_OK;
     if (!m || !taken || !taken_by) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory");
         goto out;
     }
+    if ((st = hs_set_init(&hs, err)) != HOG_OK)
+        goto out;
     for (unsigned r = 0; r < w; r++)
         m[r].fd = -1;
     if ((st = listen_on((struct sockaddr *)&v->coord, v->coord_len, &v->lfd,
@@ -987,26 +1201,22 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
     for (unsigned joined = 1; joined < w;) {
         int c;
         char peer[ADDR_MAX];
-        if ((st = accept_until(v->lfd, v->deadline, &c, peer, err)) != HOG_OK)
+        unsigned r, port;
+        if ((st = hs_serve(&v->a, &hs, v->lfd, &wj, v->deadline, NULL, NULL,
+                           &c, peer, &r, &port, err)) != HOG_OK)
             goto out;
         if (c < 0) {
             char missing[256] = "";
             size_t ml = 0;
-            for (unsigned r = 1; r < w && ml + 12 < sizeof missing; r++)
-                if (!taken[r])
+            for (unsigned k = 1; k < w && ml + 12 < sizeof missing; k++)
+                if (!taken[k])
                     ml += (size_t)snprintf(missing + ml, sizeof missing - ml,
-                                           "%s%u", ml ? ", " : "", r);
+                                           "%s%u", ml ? ", " : "", k);
             st = hog_errf(err, HOG_ETIMEDOUT, "rendezvous timed out after %g "
                           "s at %s: rank%s %s never joined", v->connect_t,
                           v->coord_s, strchr(missing, ',') ? "s" : "",
                           missing);
             goto out;
-        }
-        unsigned r, port;
-        hog_err e;
-        if (serve(&v->a, c, peer, &wj, &r, &port, NULL, NULL, &e) != HOG_OK) {
-            close_refused(c); /* and go on listening */
-            continue;
         }
         taken[r] = true;
         snprintf(taken_by[r], ADDR_MAX, "%s", peer);
@@ -1039,7 +1249,7 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
         st = hog_errf(err, HOG_ENET, "bad address %s of rank 1", m[1].host);
         goto out;
     }
-    if ((st = ring_up(t, &v->a, v->lfd, &next_sa, next_sl, v->deadline,
+    if ((st = ring_up(t, &v->a, v->lfd, &hs, &next_sa, next_sl, v->deadline,
                       err)) != HOG_OK)
         goto out;
     for (unsigned r = 1; r < w; r++) {
@@ -1059,6 +1269,7 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
     for (unsigned r = 1; r < w; r++)
         (void)frame_send(m[r].fd, t->protocol, T_GO, 0, "", 0, t->timeout);
 out:
+    hs_set_free(&v->a, &hs);
     if (m)
         for (unsigned r = 0; r < w; r++)
             if (m[r].fd >= 0)
@@ -1069,8 +1280,69 @@ out:
     return st;
 }
 
-/* Ranks > 0: listen for the predecessor, join at the coordinator, wait for
- * the table, build the ring, report ready and wait for go. */
+/* Ranks > 0: join at the coordinator, trying again on a new connection
+ * when one is lost or unanswered (the coordinator may be starting, or busy)
+ * until the rendezvous deadline. A refusal or a wrong proof is final. On
+ * HOG_OK *ctl is the control connection, its handshake done, and v->lfd
+ * this rank's ring listener, on the address that reaches the coordinator. */
+static hog_status join_coordinator(struct rdv *v, const char *peer0, int *ctl,
+                                   hog_err *err)
+{
+    const struct auth *a = &v->a;
+    hog_err last = { { 0 } };
+    hog_status st, last_st = HOG_OK;
+    for (;;) {
+        st = connect_until((struct sockaddr *)&v->coord,
+                                      v->coord_len, v->deadline,
+                                      "the coordinator", ctl, err);
+        if (st != HOG_OK) {
+            /* Out of time after a lost handshake: that is the news, not
+             * the last connection attempt. */
+            if (last_st != HOG_OK)
+                return hog_errf(err, last_st, "%s", last.msg);
+            return st;
+        }
+        struct sockaddr_storage me;
+        socklen_t ml = sizeof me;
+        if (v->lfd < 0) {
+            getsockname(*ctl, (struct sockaddr *)&me, &ml);
+            sockaddr_port(&me, 0);
+            if ((st = listen_on((struct sockaddr *)&me, ml, &v->lfd, err)) !=
+                HOG_OK)
+                break;
+            ml = sizeof me;
+        }
+        getsockname(v->lfd, (struct sockaddr *)&me, &ml);
+        struct hello h;
+        unsigned char nonce_s[32];
+        bool lost = false;
+        if ((st = client_hello(a, *ctl, KIND_JOIN, sockaddr_get_port(&me), &h,
+                               peer0, &lost, err)) == HOG_OK &&
+            (st = client_prove(a, *ctl, &h, nonce_s, peer0, &lost, err)) ==
+                HOG_OK &&
+            (st = client_welcome(a, *ctl, &h, nonce_s, peer0, &lost, err)) ==
+                HOG_OK)
+            return HOG_OK;
+        if (!lost || hog_now() >= v->deadline)
+            break;
+        close(*ctl);
+        *ctl = -1;
+        last = *err;
+        last_st = st;
+        if (v->o->log && v->o->verbose) {
+            fprintf(v->o->log, "hogtrain: rank %u: %s; trying again\n",
+                    a->my_rank, err->msg);
+            fflush(v->o->log);
+        }
+        sleep_s(0.05);
+    }
+    close(*ctl);
+    *ctl = -1;
+    return st;
+}
+
+/* Ranks > 0: join at the coordinator (and listen for the predecessor),
+ * wait for the table, build the ring, report ready and wait for go. */
 static hog_status join(struct rdv *v, hog_err *err)
 {
     struct tcp *t = v->t;
@@ -1078,28 +1350,12 @@ static hog_status join(struct rdv *v, hog_err *err)
     char peer0[ADDR_MAX + 40];
     snprintf(peer0, sizeof peer0, "the coordinator %s", v->coord_s);
     int ctl = -1;
-    hog_status st = connect_until((struct sockaddr *)&v->coord, v->coord_len,
-                                  v->deadline, "the coordinator", &ctl, err);
-    if (st != HOG_OK)
-        return st;
-    /* Our ring listener, on the address that reaches the coordinator. */
-    struct sockaddr_storage me;
-    socklen_t ml = sizeof me;
-    getsockname(ctl, (struct sockaddr *)&me, &ml);
-    sockaddr_port(&me, 0);
-    struct hello h;
-    unsigned char nonce_s[32];
     struct frame f;
     hog_err e;
-    if ((st = listen_on((struct sockaddr *)&me, ml, &v->lfd, err)) != HOG_OK)
-        goto out;
-    ml = sizeof me;
-    getsockname(v->lfd, (struct sockaddr *)&me, &ml);
-    if ((st = client_hello(a, ctl, KIND_JOIN, sockaddr_get_port(&me), &h,
-                           peer0, err)) != HOG_OK ||
-        (st = client_prove(a, ctl, &h, nonce_s, peer0, err)) != HOG_OK ||
-        (st = client_welcome(a, ctl, &h, nonce_s, peer0, err)) != HOG_OK)
-        goto out;
+    struct hs_set hs = { NULL, 0 };
+    hog_status st = join_coordinator(v, peer0, &ctl, err);
+    if (st != HOG_OK)
+        return st;
     /* The table comes when every rank has joined. */
     double left = v->deadline - hog_now() + t->timeout;
     st = frame_recv(ctl, &f, v->buf, CTRL_MAX, left > 0 ? left : 1, &e);
@@ -1114,7 +1370,8 @@ static hog_status join(struct rdv *v, hog_err *err)
     socklen_t next_sl = 0;
     if ((st = table_lookup(v, f.len, next_rank(t), &next_sa, &next_sl,
                            err)) != HOG_OK ||
-        (st = ring_up(t, a, v->lfd, &next_sa, next_sl,
+        (st = hs_set_init(&hs, err)) != HOG_OK ||
+        (st = ring_up(t, a, v->lfd, &hs, &next_sa, next_sl,
                       hog_now() + v->connect_t, err)) != HOG_OK)
         goto out;
     if (frame_send(ctl, t->protocol, T_READY, t->base.rank, "", 0,
@@ -1130,6 +1387,7 @@ static hog_status join(struct rdv *v, hog_err *err)
     if (st != HOG_OK)
         st = hog_errf(err, st, "%s during the ring set-up: %s", peer0, e.msg);
 out:
+    hs_set_free(a, &hs);
     close(ctl);
     return st;
 }
@@ -1203,17 +1461,57 @@ out:
     return HOG_OK;
 }
 
+/* Half-closes both ring links and drains them together until each peer's
+ * end or `limit` seconds: one at a time, a silent neighbour's half second
+ * came on top of the other's. */
+static void close_both_drained(int a, int b, double limit)
+{
+    struct pollfd pf[2] = { { a, POLLIN, 0 }, { b, POLLIN, 0 } };
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            shutdown(pf[i].fd, SHUT_WR);
+    double end = hog_now() + limit;
+    char sink[16384];
+    while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+        double left = end - hog_now();
+        if (left <= 0)
+            break;
+        int rc = poll(pf, 2, (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents)
+                continue;
+            ssize_t k = recv(pf[i].fd, sink, sizeof sink, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                close(pf[i].fd);
+                pf[i].fd = -1;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            close(pf[i].fd);
+}
+
 static void tcp_close(hog_net *n)
 {
     struct tcp *t = (struct tcp *)n;
     /* After a failure the neighbours still have our abort to read: a close
      * with unread bytes here would reset the connection and could destroy
-     * it on their side. Half-close and drain first (bounded). */
-    void (*done)(int) = t->broken ? close_refused : close_fd;
-    if (t->next_fd >= 0)
-        done(t->next_fd);
-    if (t->prev_fd >= 0)
-        done(t->prev_fd);
+     * it on their side. Half-close and drain first, at most half a second
+     * (and within the grace of the fault bound, docs/SCALEOUT.md). */
+    if (t->broken) {
+        double grace = t->timeout < 4 ? t->timeout / 2 : 2.0;
+        close_both_drained(t->next_fd, t->prev_fd, grace < 0.5 ? grace : 0.5);
+    } else {
+        if (t->next_fd >= 0)
+            close(t->next_fd);
+        if (t->prev_fd >= 0)
+            close(t->prev_fd);
+    }
     free(t->tmp);
     free(t);
 }
@@ -1342,6 +1640,7 @@ static hog_status read_backward(struct tcp *t, hog_err *err)
 struct out_stream {
     struct pos p;
     bool active;            /* a frame is being sent */
+    bool wait;              /* it is a WAIT frame (no data, p stays) */
     unsigned char hdr[HDR];
     size_t off, bytes;      /* the chunk's bytes in the vector */
     size_t done;            /* header and payload bytes sent */
@@ -1386,6 +1685,17 @@ static void out_start(const struct ring *g, struct out_stream *o,
     o->active = true;
 }
 
+/* A WAIT frame when this rank has more to send but nothing ready (it waits
+ * on its predecessor): the successor learns that this rank is alive, and
+ * blames it for nothing; only the rank right after a silent one hears
+ * nothing at all. Sent between data frames only. */
+static void out_wait(const struct ring *g, struct out_stream *o)
+{
+    frame_header(o->hdr, g->t->protocol, T_WAIT, g->t->base.rank, 0, "", 0);
+    o->off = o->bytes = o->done = 0;
+    o->active = o->wait = true;
+}
+
 /* Sends until the socket is full or nothing is ready. */
 static hog_status out_pump(const struct ring *g, struct out_stream *o,
                            const struct in_stream *in, double *last,
@@ -1412,8 +1722,11 @@ static hog_status out_pump(const struct ring *g, struct out_stream *o,
         o->done += (size_t)n;
         if (o->done == HDR + o->bytes) {
             o->active = false;
-            o->p.chunk++;
-            normalise(g, &o->p, true);
+            if (!o->wait) {
+                o->p.chunk++;
+                normalise(g, &o->p, true);
+            }
+            o->wait = false;
             out_start(g, o, &in->p);
         }
     }
@@ -1434,9 +1747,11 @@ static hog_status in_abort(struct tcp *t, const struct frame *f, hog_err *err)
 
 /* Receives until the socket is empty or the stream is done. A chunk of a
  * reduce-scatter step lands in t->tmp and is added into the vector; one of
- * an all-gather step lands in place. */
+ * an all-gather step lands in place. *heard is the time of the last byte
+ * in, *data that of the last byte of a data frame (a WAIT frame moves
+ * only the first). */
 static hog_status in_pump(const struct ring *g, struct in_stream *in,
-                          double *last, hog_err *err)
+                          double *heard, double *data, hog_err *err)
 {
     struct tcp *t = g->t;
     unsigned prev = prev_rank(t), half = t->base.world - 1;
@@ -1459,7 +1774,7 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
             return peer_failed(prev, t->prev_addr, n == 0 ? 0 : errno, err);
         }
         if (want)
-            *last = hog_now();
+            *heard = hog_now();
         if (in->hdr_got < HDR) {
             in->hdr_got += (size_t)n;
             if (in->hdr_got < HDR)
@@ -1471,6 +1786,14 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
                                 t->prev_addr, e.msg);
             if (f.type == T_ABORT)
                 return in_abort(t, &f, err);
+            if (f.type == T_WAIT && f.len == 0 && f.rank == prev) {
+                if (frame_check_crc(in->hdr, &f, "", &e) != HOG_OK)
+                    return hog_errf(err, HOG_ENET, "rank %u (%s) %s", prev,
+                                    t->prev_addr, e.msg);
+                in->hdr_got = 0;
+                continue;
+            }
+            *data = *heard;
             chunk_range(g, seg_of(g, in->p.step, false), in->p.chunk,
                         &in->off, &in->bytes);
             if (f.type != T_DATA || f.len != in->bytes || f.rank != prev)
@@ -1482,6 +1805,7 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
             in->got = 0;
             continue;
         }
+        *data = *heard;
         in->crc = hog_crc32c(in->crc, dst, (size_t)n);
         in->got += (size_t)n;
         if (in->got < in->bytes)
@@ -1506,16 +1830,25 @@ static hog_status ring_run(struct ring *g, hog_err *err)
     struct in_stream in = { 0 };
     normalise(g, &o.p, true);
     normalise(g, &in.p, false);
-    /* Progress clocks, one per direction. A stall is blamed on the
-     * predecessor by its receive clock only: the rank right after a dead or
-     * silent one stops receiving first, times out first, and its abort
-     * names the culprit to the ranks behind it. */
-    double last_in = hog_now(), last_out = last_in;
-    bool grace = false;
+    /* Progress clocks. A stall is blamed on the predecessor when nothing
+     * at all has come from it for the timeout: a rank with nothing to send
+     * says every `beat` that it waits (out_wait), so only the rank right
+     * after a silent or dead one hears nothing, times out, and its abort
+     * names the culprit to the ranks behind it. A predecessor that keeps
+     * saying it waits and sends no data for the timeout plus a grace is
+     * blamed too: a last resort, should that abort never come. */
+    double beat = t->timeout / 4 < 1 ? t->timeout / 4 : 1;
+    double grace = t->timeout < 4 ? t->timeout / 2 : 2.0;
+    double last_heard = hog_now(), last_data = last_heard;
+    double last_out = last_heard;
     hog_status st = HOG_OK;
 
     while (st == HOG_OK && (o.p.step < g->steps || in.p.step < g->steps)) {
         out_start(g, &o, &in.p);
+        double now = hog_now();
+        bool may_wait = !o.active && o.p.step < g->steps;
+        if (may_wait && now - last_out >= beat)
+            out_wait(g, &o);
         struct pollfd pf[2] = {
             /* While this rank still sends, the successor may not close:
              * watch for its end (or an abort) too. */
@@ -1523,38 +1856,48 @@ static hog_status ring_run(struct ring *g, hog_err *err)
               (short)(POLLIN | (o.active ? POLLOUT : 0)), 0 },
             { in.p.step < g->steps ? t->prev_fd : -1, POLLIN, 0 },
         };
-        double left = (in.p.step < g->steps ? last_in : last_out) +
-                      t->timeout - hog_now();
+        double until;
+        if (in.p.step < g->steps) {
+            until = last_heard + t->timeout;
+            if (last_data + t->timeout + grace < until)
+                until = last_data + t->timeout + grace;
+        } else {
+            until = last_out + t->timeout;
+        }
+        if (!o.active && o.p.step < g->steps && last_out + beat < until)
+            until = last_out + beat;
+        double left = until - now;
         int rc = left > 0 ? poll(pf, 2, (int)(left * 1000) + 1) : 0;
         if (rc < 0 && errno == EINTR)
             continue;
-        if (rc == 0 && in.p.step < g->steps && !grace) {
-            /* Timed out on the predecessor: wait a little longer for its
-             * abort, which names the rank that stalled it, if any. */
-            grace = true;
-            last_in = hog_now() - t->timeout +
-                      (t->timeout < 4 ? t->timeout / 2 : 2.0);
-            continue;
-        }
+        now = hog_now();
         if (rc < 0)
             st = hog_errf(err, HOG_ENET, "poll: %s", strerror(errno));
-        else if (rc == 0 && in.p.step < g->steps)
+        else if (rc == 0 && in.p.step < g->steps &&
+                 now >= last_heard + t->timeout)
             st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent nothing for "
                           "%g s in the middle of an all-reduce", prev_rank(t),
                           t->prev_addr, t->timeout);
-        else if (rc == 0)
+        else if (rc == 0 && in.p.step < g->steps &&
+                 now >= last_data + t->timeout + grace)
+            st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) sent no data for "
+                          "%g s in the middle of an all-reduce (it said it "
+                          "was waiting, and no rank said why)", prev_rank(t),
+                          t->prev_addr, t->timeout + grace);
+        else if (rc == 0 && in.p.step >= g->steps &&
+                 now >= last_out + t->timeout)
             st = hog_errf(err, HOG_ETIMEDOUT, "rank %u (%s) took no data for "
                           "%g s in the middle of an all-reduce", next_rank(t),
                           t->next_addr, t->timeout);
+        else if (rc == 0)
+            continue; /* a WAIT frame is due */
         else if (pf[0].revents & (POLLIN | POLLHUP | POLLERR))
             st = read_backward(t, err);
         else {
             if (pf[0].revents & POLLOUT)
                 st = out_pump(g, &o, &in, &last_out, err);
-            double before = last_in;
             if (st == HOG_OK && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
-                st = in_pump(g, &in, &last_in, err);
-            grace = grace && last_in == before;
+                st = in_pump(g, &in, &last_heard, &last_data, err);
         }
     }
     if (st != HOG_OK) {
