@@ -367,11 +367,6 @@ static int parse_net(struct train_args *a, const unsigned char *seen,
         return hog_cli_usage_error(&cmd, "model averaging across processes "
                                    "runs with --algo serial or hogwild for "
                                    "now, not with --gpus");
-    if (a->o.algo != HOG_ALGO_SERIAL && a->o.algo != HOG_ALGO_HOGWILD)
-        return hog_cli_usage_error(&cmd, "model averaging across processes "
-                                   "runs with --algo serial or hogwild for "
-                                   "now, not with --algo %s",
-                                   hog_cli_algo_name(a->o.algo));
     return -1;
 }
 
