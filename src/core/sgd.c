@@ -355,17 +355,56 @@ static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
     return catch_up_adagrad_g2(s, v, ld(&s->g2[j]), k, l1);
 }
 
-/* Stamped w[j] = v with stamp k < t brought to step t. */
-static ALWAYS_INLINE float
-catch_up_adagrad_or_prefix(const struct hog_sgd *s, float v, uint64_t j,
-                           uint32_t k, uint32_t t, double qt_inv, double ct,
-                           bool ada, bool l1)
+/* ---- the row step ----------------------------------------------------------- */
+
+/* What one specialised kernel is. The generated functions below pass
+ * constants, so every test on these members folds away and each function
+ * is the straight-line code of its kind; hog_sgd_step() passes the same
+ * values at run time through the same code. */
+struct spec {
+    hog_loss loss;
+    bool ada;             /* AdaGrad's per-coordinate rates */
+    enum hog_sgd_reg reg; /* how the weights are kept (sgd.h) */
+    bool l1;              /* stamped: soft threshold after the shrink */
+    bool cas;             /* install each weight by compare-and-swap */
+};
+
+/* Step t's scalars, shared by all of a row's weights. Shared schedules
+ * with a regularizer: qt_inv = 1/q_t and ct = c_t (the stamped catch-up,
+ * the scaled margin). For the writes, shared schedules: eta = eta_t,
+ * shrink = 1 - eta l2 and thr = eta l1 (scaled: eta already times
+ * q_{t+1}, shrink unused); AdaGrad computes them per coordinate. */
+struct step {
+    uint32_t t;
+    double eta, shrink, thr;
+    double qt_inv, ct;
+};
+
+/* Step t's scalars for the margin pass. */
+static ALWAYS_INLINE struct step step_at(const struct hog_sgd *s, uint32_t t,
+                                         struct spec spec)
 {
-    return ada ? catch_up_adagrad(s, v, j, t - k, l1)
-               : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+    struct step p = { .t = t, .eta = 0, .shrink = 1, .thr = 0 };
+    if (spec.reg != HOG_SGD_REG_NONE && !spec.ada) {
+        p.qt_inv = 1.0 / s->pre[t].q;
+        p.ct = s->pre[t].c;
+    }
+    return p;
 }
 
-/* ---- the row step ----------------------------------------------------------- */
+/* ... and for the writes, computed only when there are some. */
+static ALWAYS_INLINE struct step step_rates(const struct hog_sgd *s,
+                                            struct step p, struct spec spec)
+{
+    if (!spec.ada) {
+        p.eta = s->seg_eta[p.t];
+        p.shrink = 1.0 - p.eta * s->l2;
+        p.thr = p.eta * s->l1;
+        if (spec.reg == HOG_SGD_REG_SCALED)
+            p.eta *= s->pre[p.t + 1].q;
+    }
+    return p;
+}
 
 /* The atomic mode installs each new weight with a compare-and-swap on the
  * value it was computed from and recomputes on failure, so no racing update
@@ -390,12 +429,11 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
 /* Stamped weight v of coordinate j with stamp k < t brought to step t;
  * g2 is AdaGrad's accumulator over the untouched steps. */
 static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, float v,
-                                    float g2, uint32_t k, uint32_t t,
-                                    double qt_inv, double ct, bool ada,
-                                    bool l1)
+                                    float g2, uint32_t k, struct step p,
+                                    struct spec spec)
 {
-    return ada ? catch_up_adagrad_g2(s, v, g2, t - k, l1)
-               : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+    return spec.ada ? catch_up_adagrad_g2(s, v, g2, p.t - k, spec.l1)
+                    : catch_up_prefix(s->pre, v, k, p.qt_inv, p.ct);
 }
 
 /* What pass 1 saw of a stamped weight: the stored value v with stamp k,
@@ -416,39 +454,37 @@ struct seen {
  * when the row has no gradient (the margin pass writes no shared cache
  * line). */
 static ALWAYS_INLINE float fetch(const struct hog_sgd *s, uint64_t j,
-                                 uint32_t t, double qt_inv, double ct,
-                                 bool ada, bool stamped, bool l1,
+                                 struct step p, struct spec spec,
                                  struct seen *sn)
 {
     float v = ld(w_at(s, j));
-    if (!stamped)
+    if (spec.reg != HOG_SGD_REG_STAMPED)
         return v;
     uint32_t k = ld_u32(stamp_at(s, j));
-    float c = k >= t ? v
-                     : catch_up_adagrad_or_prefix(s, v, j, k, t, qt_inv, ct,
-                                                  ada, l1);
+    float c = k >= p.t ? v
+                       : catch_up(s, v, spec.ada ? ld(&s->g2[j]) : 0.0f, k,
+                                  p, spec);
     if (sn)
         *sn = (struct seen){ v, c, k };
     return c;
 }
 
-/* Pass 2 for one coordinate: step t with loss gradient gj = d x_j. Shared
- * schedules pass eta, shrink = 1 - eta l2 and thr = eta l1 (scaled: eta
- * already times q_{t+1}, shrink unused). Stamped: the catch-up, shrink,
- * step and threshold in one store. */
+/* Pass 2 for one coordinate: step p.t with loss gradient gj = d x_j and
+ * AdaGrad increment sq. Stamped: the catch-up, shrink, step and threshold
+ * in one store. */
 static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
-                                    uint32_t t, double gj, double sq,
-                                    double eta, double shrink, double thr,
-                                    double qt_inv, double ct, bool ada,
-                                    bool stamped, bool l1, bool cas,
-                                    const struct seen *sn)
+                                    double gj, double sq, struct step p,
+                                    struct spec spec, const struct seen *sn)
 {
+    const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
+    const uint32_t t = p.t;
     _Atomic float *wp = w_at(s, j);
     float v = ld(wp);
     uint32_t k = stamped ? ld_u32(stamp_at(s, j)) : 0;
     /* the catch-up uses the accumulator of the untouched steps */
-    float g2_old = ada ? ld(&s->g2[j]) : 0.0f;
-    if (ada) {
+    float g2_old = spec.ada ? ld(&s->g2[j]) : 0.0f;
+    double eta = p.eta, shrink = p.shrink, thr = p.thr;
+    if (spec.ada) {
         float g2 = (float)((double)g2_old + sq);
         st(&s->g2[j], g2);
         eta = adagrad_eta(s, g2);
@@ -465,13 +501,13 @@ static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
             float c = k == t ? v
                       : sn && sn->k == k && memcmp(&sn->v, &v, sizeof v) == 0
                           ? sn->c /* pass 1's, from the same v and k */
-                          : catch_up(s, v, g2_old, k, t, qt_inv, ct, ada, l1);
+                          : catch_up(s, v, g2_old, k, p, spec);
             double u = shrink * (double)c - eta * gj;
-            nv = l1 ? soft_threshold(u, thr) : (float)u;
+            nv = spec.l1 ? soft_threshold(u, thr) : (float)u;
         } else {
             nv = (float)((double)v - eta * gj);
         }
-        if (w_install(wp, &v, nv, cas)) {
+        if (w_install(wp, &v, nv, spec.cas)) {
             if (regstep)
                 st_u32(stamp_at(s, j), t + 1);
             return;
@@ -484,13 +520,10 @@ static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
 
 /* The step of one row's weight: AdaGrad's accumulator takes gj^2. */
 static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
-                                 uint32_t t, double gj, double eta,
-                                 double shrink, double thr, double qt_inv,
-                                 double ct, bool ada, bool stamped, bool l1,
-                                 bool cas, const struct seen *sn)
+                                 double gj, struct step p, struct spec spec,
+                                 const struct seen *sn)
 {
-    update_sq(s, j, t, gj, gj * gj, eta, shrink, thr, qt_inv, ct, ada, stamped,
-              l1, cas, sn);
+    update_sq(s, j, gj, gj * gj, p, spec, sn);
 }
 
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the
@@ -500,16 +533,10 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       struct hog_row r, double y, uint32_t t,
                                       double m_extra, bool with_bias,
-                                      double *dout, hog_loss loss, bool ada,
-                                      enum hog_sgd_reg reg, bool l1, bool cas)
+                                      double *dout, struct spec spec)
 {
-    const bool stamped = reg == HOG_SGD_REG_STAMPED;
-    const bool scaled = reg == HOG_SGD_REG_SCALED;
-    double qt_inv = 0, ct = 0;
-    if (reg != HOG_SGD_REG_NONE && !ada) {
-        qt_inv = 1.0 / s->pre[t].q;
-        ct = s->pre[t].c;
-    }
+    const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
+    struct step p = step_at(s, t, spec);
     /* Long rows miss the cache on most weights; prefetching a few entries
      * ahead keeps several misses in flight despite the catch-up's
      * branches and calls. For writing where every row steps (the logistic
@@ -520,7 +547,8 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
      * would keep stealing it back; measured in docs/bench-log/hogwild.md,
      * "Prefetching for reading under the hinge losses"). */
     enum { PF = 16 };
-    const bool pf_write = loss == HOG_LOSS_LOGISTIC || loss == HOG_LOSS_SQUARED;
+    const bool pf_write = spec.loss == HOG_LOSS_LOGISTIC ||
+                          spec.loss == HOG_LOSS_SQUARED;
     struct seen sn[stamped ? SEEN_MAX + 1 : 1], sb;
 #define SEEN(k) (stamped && (k) < SEEN_MAX ? &sn[k] : NULL)
     double m = m_extra;
@@ -532,49 +560,36 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                 __builtin_prefetch(w_at(s, jp), 1);
                 if (stamped)
                     __builtin_prefetch(stamp_at(s, jp), 1);
-                if (ada)
+                if (spec.ada)
                     __builtin_prefetch(&s->g2[jp], 1);
             } else {
                 __builtin_prefetch(w_at(s, jp), 0);
                 if (stamped)
                     __builtin_prefetch(stamp_at(s, jp), 0);
-                if (ada)
+                if (spec.ada)
                     __builtin_prefetch(&s->g2[jp], 0);
             }
-            m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
-                               SEEN(k)) *
-                 r.val[k];
+            m += (double)fetch(s, r.idx[k], p, spec, SEEN(k)) * r.val[k];
         }
     for (; k < r.nnz; k++)
-        m += (double)fetch(s, r.idx[k], t, qt_inv, ct, ada, stamped, l1,
-                           SEEN(k)) *
-             r.val[k];
+        m += (double)fetch(s, r.idx[k], p, spec, SEEN(k)) * r.val[k];
     const bool has_bias = with_bias && s->bias != 0.0;
     if (has_bias)
-        m += (double)fetch(s, s->n_features, t, qt_inv, ct, ada, stamped,
-                           l1, stamped ? &sb : NULL) *
+        m += (double)fetch(s, s->n_features, p, spec,
+                           stamped ? &sb : NULL) *
              s->bias;
-    if (scaled)
-        m *= qt_inv; /* stored w_j q_t -> w_j, for m_extra's part too */
+    if (spec.reg == HOG_SGD_REG_SCALED)
+        m *= p.qt_inv; /* stored w_j q_t -> w_j, for m_extra's part too */
 
-    double d = hog_loss_deriv(loss, y, m);
+    double d = hog_loss_deriv(spec.loss, y, m);
     *dout = d;
     if (d == 0.0)
         return m; /* step t's shrink stays pending (stamps, or q) */
-    double eta = 0, shrink = 1, thr = 0;
-    if (!ada) {
-        eta = s->seg_eta[t];
-        shrink = 1.0 - eta * s->l2;
-        thr = eta * s->l1;
-        if (scaled)
-            eta *= s->pre[t + 1].q;
-    }
+    p = step_rates(s, p, spec);
     for (k = 0; k < r.nnz; k++)
-        update(s, r.idx[k], t, d * r.val[k], eta, shrink, thr, qt_inv, ct,
-               ada, stamped, l1, cas, SEEN(k));
+        update(s, r.idx[k], d * r.val[k], p, spec, SEEN(k));
     if (has_bias)
-        update(s, s->n_features, t, d * s->bias, eta, shrink, thr, qt_inv,
-               ct, ada, stamped, l1, cas, stamped ? &sb : NULL);
+        update(s, s->n_features, d * s->bias, p, spec, stamped ? &sb : NULL);
 #undef SEEN
     return m;
 }
@@ -673,8 +688,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
                                    uint32_t t, uint32_t stride,
                                    const struct hog_sgd_locks *l,
-                                   hog_loss loss, bool ada,
-                                   enum hog_sgd_reg reg, bool l1, bool cas)
+                                   struct spec spec)
 {
     /* A private copy whose address never escapes: the compiler then knows
      * that the weight stores do not change the array pointers, and keeps
@@ -694,97 +708,143 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(&m.y[order[i + 1]]);
         }
         struct hog_row r = hog_csr_row(&m, order[i]);
-        double y = loss == HOG_LOSS_SQUARED ? (double)r.y
-                   : (double)r.y == pos     ? 1.0
-                                            : -1.0;
+        double y = spec.loss == HOG_LOSS_SQUARED ? (double)r.y
+                   : (double)r.y == pos          ? 1.0
+                                                 : -1.0;
         double dv;
         if (HOG_UNLIKELY(l != NULL)) {
             lock_row(&sc, l, r, true);
-            step_impl(&sc, r, y, t, 0.0, true, &dv, loss, ada, reg, l1, cas);
+            step_impl(&sc, r, y, t, 0.0, true, &dv, spec);
             lock_row(&sc, l, r, false);
         } else {
-            step_impl(&sc, r, y, t, 0.0, true, &dv, loss, ada, reg, l1, cas);
+            step_impl(&sc, r, y, t, 0.0, true, &dv, spec);
         }
     }
 }
 
-/* One specialised loop per loss, regularization kind and update (relaxed
- * store or compare-and-swap). Kinds, variant() below:
- * 0 none, 1 scaled (l2), 2 stamped l1, 3 AdaGrad, 4 AdaGrad stamped l2,
- * 5 AdaGrad stamped l1. Every kind runs in every update mode: the scaled
- * kind needs no stamps, so its CAS is one per weight like the none kind's,
- * and the locks exclude racers whatever the representation. */
+/* The kinds of kernel: one per way of keeping the weights up to date
+ * (enum hog_sgd_reg, the maths above) with or without AdaGrad. Every kind
+ * runs in every update mode: the scaled kind needs no stamps, so its CAS
+ * is one per weight like the plain kind's, and the locks exclude racers
+ * whatever the representation. */
+enum kind {
+    KIND_PLAIN,      /* no regularization */
+    KIND_SCALED,     /* l2 only: w[j] = w_j q_t */
+    KIND_STAMPED_L1, /* l1, with or without l2: stamped, prefix catch-up */
+    KIND_ADA,        /* AdaGrad, no regularization */
+    KIND_ADA_L2,     /* AdaGrad, l2 only: stamped */
+    KIND_ADA_L1,     /* AdaGrad, l1 with or without l2: stamped */
+    KIND_COUNT
+};
+
+/* What each kind is; read with constant indices in the generated
+ * functions, so the compiler folds it. */
+static const struct {
+    bool ada;
+    enum hog_sgd_reg reg;
+    bool l1;
+} kinds[KIND_COUNT] = {
+    [KIND_PLAIN] = { false, HOG_SGD_REG_NONE, false },
+    [KIND_SCALED] = { false, HOG_SGD_REG_SCALED, false },
+    [KIND_STAMPED_L1] = { false, HOG_SGD_REG_STAMPED, true },
+    [KIND_ADA] = { true, HOG_SGD_REG_NONE, false },
+    [KIND_ADA_L2] = { true, HOG_SGD_REG_STAMPED, false },
+    [KIND_ADA_L1] = { true, HOG_SGD_REG_STAMPED, true },
+};
+
+/* X(kind, args) for every kind: the one list the generated functions and
+ * tables below are written from. */
+#define FOR_EACH_KIND(X, ...)                                                 \
+    X(PLAIN, __VA_ARGS__)                                                     \
+    X(SCALED, __VA_ARGS__)                                                    \
+    X(STAMPED_L1, __VA_ARGS__)                                                \
+    X(ADA, __VA_ARGS__)                                                       \
+    X(ADA_L2, __VA_ARGS__)                                                    \
+    X(ADA_L1, __VA_ARGS__)
+#define KIND_ONE(K, ...) +1
+_Static_assert(0 FOR_EACH_KIND(KIND_ONE, ) == KIND_COUNT,
+               "FOR_EACH_KIND lists every kind");
+#undef KIND_ONE
+
+static ALWAYS_INLINE struct spec spec_of(hog_loss loss, enum kind k, bool cas)
+{
+    return (struct spec){ .loss = loss, .ada = kinds[k].ada,
+                          .reg = kinds[k].reg, .l1 = kinds[k].l1,
+                          .cas = cas };
+}
+
+/* The kind of s. */
+static enum kind variant(const struct hog_sgd *s)
+{
+    if (s->schedule == HOG_SCHED_ADAGRAD)
+        return s->l1 > 0 ? KIND_ADA_L1 : s->l2 > 0 ? KIND_ADA_L2 : KIND_ADA;
+    static const enum kind shared[] = {
+        [HOG_SGD_REG_NONE] = KIND_PLAIN,
+        [HOG_SGD_REG_SCALED] = KIND_SCALED,
+        [HOG_SGD_REG_STAMPED] = KIND_STAMPED_L1,
+    };
+    return shared[s->reg];
+}
+
+/* One specialised loop per loss, update (relaxed store, or
+ * compare-and-swap: CAS 1) and kind. */
 typedef void run_fn(const struct hog_sgd *, const hog_data *,
                     const uint64_t *, uint64_t, uint32_t, uint32_t,
                     const struct hog_sgd_locks *);
 
-#define RUN_VARIANT(LOSS, K, ADA, REG, L1, CAS)                               \
+#define RUN_FN(K, LOSS, CAS)                                                  \
     static void run_##LOSS##_##K##_##CAS(                                     \
         const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
         uint64_t count, uint32_t t, uint32_t stride,                          \
         const struct hog_sgd_locks *l)                                        \
     {                                                                         \
-        run_impl(s, d, order, count, t, stride, l, HOG_LOSS_##LOSS, ADA,      \
-                 HOG_SGD_REG_##REG, L1, CAS);                                 \
+        run_impl(s, d, order, count, t, stride, l,                            \
+                 spec_of(HOG_LOSS_##LOSS, KIND_##K, CAS));                    \
     }
-#define RUN_VARIANTS2(LOSS, CAS)                                              \
-    RUN_VARIANT(LOSS, 0, false, NONE, false, CAS)                             \
-    RUN_VARIANT(LOSS, 1, false, SCALED, false, CAS)                           \
-    RUN_VARIANT(LOSS, 2, false, STAMPED, true, CAS)                           \
-    RUN_VARIANT(LOSS, 3, true, NONE, false, CAS)                              \
-    RUN_VARIANT(LOSS, 4, true, STAMPED, false, CAS)                           \
-    RUN_VARIANT(LOSS, 5, true, STAMPED, true, CAS)
-#define RUN_VARIANTS(LOSS) RUN_VARIANTS2(LOSS, 0) RUN_VARIANTS2(LOSS, 1)
-RUN_VARIANTS(LOGISTIC)
-RUN_VARIANTS(HINGE)
-RUN_VARIANTS(SQHINGE)
-RUN_VARIANTS(SQUARED)
+#define RUN_FNS(LOSS)                                                         \
+    FOR_EACH_KIND(RUN_FN, LOSS, 0) FOR_EACH_KIND(RUN_FN, LOSS, 1)
+RUN_FNS(LOGISTIC)
+RUN_FNS(HINGE)
+RUN_FNS(SQHINGE)
+RUN_FNS(SQUARED)
 
+#define RUN_ENTRY(K, LOSS, CAS) [KIND_##K] = run_##LOSS##_##K##_##CAS,
 #define RUN_ROW(LOSS)                                                         \
-    { run_##LOSS##_0_0, run_##LOSS##_1_0, run_##LOSS##_2_0,                   \
-      run_##LOSS##_3_0, run_##LOSS##_4_0, run_##LOSS##_5_0,                   \
-      run_##LOSS##_0_1, run_##LOSS##_1_1, run_##LOSS##_2_1,                   \
-      run_##LOSS##_3_1, run_##LOSS##_4_1, run_##LOSS##_5_1 }
-static run_fn *const run_table[4][12] = {
+    { [0] = { FOR_EACH_KIND(RUN_ENTRY, LOSS, 0) },                            \
+      [1] = { FOR_EACH_KIND(RUN_ENTRY, LOSS, 1) } }
+/* [loss][cas][kind] */
+static run_fn *const run_table[4][2][KIND_COUNT] = {
     [HOG_LOSS_LOGISTIC] = RUN_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = RUN_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = RUN_ROW(SQHINGE),
     [HOG_LOSS_SQUARED] = RUN_ROW(SQUARED),
 };
 
-static int variant(const struct hog_sgd *s)
-{
-    if (s->schedule == HOG_SCHED_ADAGRAD)
-        return s->l1 > 0 ? 5 : s->l2 > 0 ? 4 : 3;
-    return (int)s->reg; /* none 0, scaled 1, stamped (l1) 2 */
-}
-
 void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
                       const uint64_t *order, uint64_t count, uint32_t t_first,
                       uint32_t t_stride, hog_update mode,
                       const struct hog_sgd_locks *l)
 {
-    int cas = mode == HOG_UPDATE_ATOMIC;
+    bool cas = mode == HOG_UPDATE_ATOMIC;
     bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
-    run_table[s->loss][6 * cas + variant(s)](s, d, order, count, t_first,
-                                              t_stride, locked ? l : NULL);
+    run_table[s->loss][cas][variant(s)](s, d, order, count, t_first,
+                                        t_stride, locked ? l : NULL);
 }
 
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    run_table[s->loss][variant(s)](s, d, order, count, t_first, t_stride,
-                                   NULL);
+    run_table[s->loss][false][variant(s)](s, d, order, count, t_first,
+                                          t_stride, NULL);
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t)
 {
     double dv;
-    return step_impl(s, r, y, t, 0.0, true, &dv, s->loss,
-                     s->schedule == HOG_SCHED_ADAGRAD, s->reg, s->l1 > 0,
-                     false);
+    return step_impl(s, r, y, t, 0.0, true, &dv,
+                     spec_of(s->loss, variant(s), false));
 }
 
 /* ---- segment end -------------------------------------------------------------- */
@@ -839,32 +899,25 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
  * caller reads the hot weights in place), and hog_sgd_apply moves a stored
  * value by eta_t g q_{t+1}, so Cyclades' hot weights stay in the same
  * representation as every other weight and segment_end fixes them all. */
-#define SPLIT_VARIANT(LOSS, K, ADA, REG, L1)                                  \
+#define SPLIT_FN(K, LOSS)                                                     \
     static double split_##LOSS##_##K(const struct hog_sgd *s,                 \
                                      struct hog_row r, double y, uint32_t t,  \
                                      double m_extra, bool with_bias)          \
     {                                                                         \
         double dv;                                                            \
-        step_impl(s, r, y, t, m_extra, with_bias, &dv, HOG_LOSS_##LOSS, ADA,  \
-                  HOG_SGD_REG_##REG, L1, false);                              \
+        step_impl(s, r, y, t, m_extra, with_bias, &dv,                        \
+                  spec_of(HOG_LOSS_##LOSS, KIND_##K, false));                 \
         return dv;                                                            \
     }
-#define SPLIT_VARIANTS(LOSS)                                                  \
-    SPLIT_VARIANT(LOSS, 0, false, NONE, false)                                \
-    SPLIT_VARIANT(LOSS, 1, false, SCALED, false)                              \
-    SPLIT_VARIANT(LOSS, 2, false, STAMPED, true)                              \
-    SPLIT_VARIANT(LOSS, 3, true, NONE, false)                                 \
-    SPLIT_VARIANT(LOSS, 4, true, STAMPED, false)                              \
-    SPLIT_VARIANT(LOSS, 5, true, STAMPED, true)
-SPLIT_VARIANTS(LOGISTIC)
-SPLIT_VARIANTS(HINGE)
-SPLIT_VARIANTS(SQHINGE)
-SPLIT_VARIANTS(SQUARED)
+FOR_EACH_KIND(SPLIT_FN, LOGISTIC)
+FOR_EACH_KIND(SPLIT_FN, HINGE)
+FOR_EACH_KIND(SPLIT_FN, SQHINGE)
+FOR_EACH_KIND(SPLIT_FN, SQUARED)
 
-#define SPLIT_ROW(LOSS)                                                       \
-    { split_##LOSS##_0, split_##LOSS##_1, split_##LOSS##_2,                   \
-      split_##LOSS##_3, split_##LOSS##_4, split_##LOSS##_5 }
-static hog_sgd_split_fn *const split_table[4][6] = {
+#define SPLIT_ENTRY(K, LOSS) [KIND_##K] = split_##LOSS##_##K,
+#define SPLIT_ROW(LOSS) { FOR_EACH_KIND(SPLIT_ENTRY, LOSS) }
+/* [loss][kind] */
+static hog_sgd_split_fn *const split_table[4][KIND_COUNT] = {
     [HOG_LOSS_LOGISTIC] = SPLIT_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = SPLIT_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = SPLIT_ROW(SQHINGE),
@@ -880,51 +933,38 @@ hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
 static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
                                      const uint32_t *j, const double *g,
                                      const double *sq, uint64_t count,
-                                     uint32_t t, bool ada,
-                                     enum hog_sgd_reg reg, bool l1)
+                                     uint32_t t, struct spec spec)
 {
-    double qt_inv = 0, ct = 0, eta = 0, shrink = 1, thr = 0;
-    if (!ada) {
-        if (reg != HOG_SGD_REG_NONE) {
-            qt_inv = 1.0 / s->pre[t].q;
-            ct = s->pre[t].c;
-        }
-        eta = s->seg_eta[t];
-        shrink = 1.0 - eta * s->l2;
-        thr = eta * s->l1;
-        if (reg == HOG_SGD_REG_SCALED)
-            eta *= s->pre[t + 1].q;
-    }
+    struct step p = step_rates(s, step_at(s, t, spec), spec);
     for (uint64_t i = 0; i < count; i++)
-        update_sq(s, j[i], t, g[i], ada && sq ? sq[i] : g[i] * g[i], eta,
-                  shrink, thr, qt_inv, ct, ada, reg == HOG_SGD_REG_STAMPED,
-                  l1, false, NULL);
+        update_sq(s, j[i], g[i], spec.ada && sq ? sq[i] : g[i] * g[i], p,
+                  spec, NULL);
 }
 
-#define APPLY_VARIANT(K, ADA, REG, L1)                                        \
+typedef void apply_fn(const struct hog_sgd *, const uint32_t *,
+                      const double *, const double *, uint64_t, uint32_t);
+
+/* The loss is unused here (g is given). */
+#define APPLY_FN(K, ...)                                                      \
     static void apply_##K(const struct hog_sgd *s, const uint32_t *j,         \
                           const double *g, const double *sq, uint64_t count,  \
                           uint32_t t)                                         \
     {                                                                         \
-        apply_impl(s, j, g, sq, count, t, ADA, HOG_SGD_REG_##REG, L1);        \
+        apply_impl(s, j, g, sq, count, t,                                     \
+                   spec_of(HOG_LOSS_LOGISTIC, KIND_##K, false));              \
     }
-APPLY_VARIANT(0, false, NONE, false)
-APPLY_VARIANT(1, false, SCALED, false)
-APPLY_VARIANT(2, false, STAMPED, true)
-APPLY_VARIANT(3, true, NONE, false)
-APPLY_VARIANT(4, true, STAMPED, false)
-APPLY_VARIANT(5, true, STAMPED, true)
+FOR_EACH_KIND(APPLY_FN, )
+
+#define APPLY_ENTRY(K, ...) [KIND_##K] = apply_##K,
+static apply_fn *const apply_table[KIND_COUNT] = {
+    FOR_EACH_KIND(APPLY_ENTRY, )
+};
 
 void hog_sgd_apply_many(const struct hog_sgd *s, const uint32_t *j,
                         const double *g, const double *sq, uint64_t count,
                         uint32_t t)
 {
-    static void (*const table[6])(const struct hog_sgd *, const uint32_t *,
-                                  const double *, const double *, uint64_t,
-                                  uint32_t) = {
-        apply_0, apply_1, apply_2, apply_3, apply_4, apply_5
-    };
-    table[variant(s)](s, j, g, sq, count, t);
+    apply_table[variant(s)](s, j, g, sq, count, t);
 }
 
 void hog_sgd_apply(const struct hog_sgd *s, uint64_t j, uint32_t t, double g,
