@@ -280,7 +280,11 @@ int hog_cli_info(int argc, char **argv)
                                      : info_data(path, k, &st, &lo);
         if (r != HOG_EXIT_OK)
             rc = r;
-        fflush(stdout);
+        /* Each file's description out before the next is read; a failed
+         * write stops here with its reason (main's check would only see
+         * the error flag). */
+        if ((s = hog_cli_stdout_check(&err)) != HOG_OK)
+            return hog_cli_fail_status(s, &err);
     }
     return rc;
 }
