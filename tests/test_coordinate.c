@@ -13,6 +13,7 @@
 #include "coordinate/coordinate.h"
 #include "core/core.h"
 #include "helpers.h"
+#include "synth.h"
 #include "io/io.h"
 #include "train/train.h"
 
@@ -135,28 +136,12 @@ static void dcd_vs_liblinear(const char *name, hog_loss loss, int solver,
 static hog_data *random_csr(uint64_t rows, uint64_t nf, double density,
                             uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 3);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc((rows * nf + 1) * sizeof *idx);
-    float *val = malloc((rows * nf + 1) * sizeof *val);
-    cr_assert(off && y && idx && val);
-    uint64_t nnz = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        for (uint64_t j = 0; j < nf; j++)
-            if (hog_rng_uniform(&r) < density) {
-                idx[nnz] = (uint32_t)j;
-                val[nnz++] = (float)hog_rng_normal(&r);
-            }
-        off[i + 1] = nnz;
-        y[i] = hog_rng_uniform(&r) < 0.5 ? -1.0f : 1.0f;
-    }
-    hog_data *d = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, &err),
-                 HOG_OK, "%s", err.msg);
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = (uint32_t)nf, .layout = TH_SYNTH_COIN,
+        .density = density, .seed = seed, .stream = 3, .coin_labels = true },
+        &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 
