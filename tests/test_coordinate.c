@@ -570,36 +570,6 @@ Test(coordinate, metrics_every_and_the_solvers_own_objective)
     hog_data_free(d);
 }
 
-/* A raised cancel flag stops scd and dcd after the current epoch with
- * HOG_EINTR and a sentence. */
-Test(coordinate, cancel_flag_stops_after_the_epoch)
-{
-    hog_data *d = random_csr(300, 30, 0.2, 5);
-    hog_algo algos[] = { HOG_ALGO_SCD, HOG_ALGO_DCD };
-    for (int k = 0; k < 2; k++) {
-        for (unsigned threads = 1; threads <= 2; threads++) {
-            hog_train_opts o = coord_opts(
-                algos[k], HOG_LOSS_LOGISTIC, k == 0 ? 1e-3 : 0,
-                k == 0 ? 0 : 1e-3, threads, 0);
-            volatile sig_atomic_t flag = 1;
-            o.cancel = &flag;
-            struct hist h = { 0 };
-            o.progress = keep;
-            o.progress_ctx = &h;
-            hog_model *m = NULL;
-            hog_err err = { { 0 } };
-            hog_status s = hog_train(d, NULL, &o, &m, &err);
-            cr_assert_eq(s, HOG_EINTR, "algo %d, %u threads: %s", k, threads,
-                         err.msg);
-            cr_assert_null(m);
-            cr_assert_eq(h.n, 1, "algo %d: %u epochs ran", k, h.n);
-            cr_assert(strstr(err.msg, "interrupted after epoch 1"), "%s",
-                      err.msg);
-        }
-    }
-    hog_data_free(d);
-}
-
 /* ---- the command ---------------------------------------------------------------------- */
 
 Test(coordinate, cli_objective_and_tol, .timeout = 60)
