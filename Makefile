@@ -65,7 +65,7 @@ endif
 
 LIB_SRC  := $(sort $(filter-out src/cli/% src/gpu/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/test_*.c)) tests/helpers.c
+TEST_SRC := $(sort $(wildcard tests/test_*.c)) tests/helpers.c tests/synth.c
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -219,10 +219,10 @@ test: check-deps $(BIN) $(TESTS)
 # space TSan reserves), so the threaded checks are plain programs
 # (tests/tsan_*.c) and threaded runs of the command (tests/tsan.sh).
 TSAN_SRC := $(sort $(wildcard tests/tsan_*.c))
-$(BUILD)/tests/tsan_%: tests/tsan_%.c $(STATIC)
+$(BUILD)/tests/tsan_%: tests/tsan_%.c tests/synth.c $(STATIC)
 	$(call msg,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_PKG) -Itests $(LDFLAGS) -o $@ $< tests/synth.c $(STATIC) $(LDLIBS_ALL)
 
 tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan CC=$(CC) NVCC= WERROR= \

@@ -165,49 +165,6 @@ Test(checkpoint, stopped_anywhere_and_resumed_equals_uninterrupted,
     hog_data_free(reg);
 }
 
-/* A cancel flag raised before training: the first block runs, the
- * checkpoint is written, HOG_EINTR comes back with a sentence; resumed
- * (also resuming a resumed run), the result equals the uninterrupted run. */
-Test(checkpoint, cancel_flag_stops_with_a_checkpoint)
-{
-    char dir[1024];
-    cr_assert(th_tmpdir(dir, sizeof dir));
-    hog_data *d = gen_data(dir, 2500, false);
-    char ck[1200];
-    snprintf(ck, sizeof ck, "%s/ck", dir);
-    hog_train_opts o;
-    opts_for(&configs[1], 2, &o);
-    hog_model *ref = train_or_die(d, &o);
-
-    volatile sig_atomic_t flag = 1;
-    hog_train_opts a = o;
-    a.checkpoint = ck;
-    a.checkpoint_rows = 1000;
-    a.cancel = &flag;
-    hog_model *m = NULL;
-    hog_err err;
-    for (int round = 0; round < 3; round++) {
-        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR);
-        cr_assert_null(m);
-        cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
-                  "message: %s", err.msg);
-        a.resume = ck; /* the next round resumes and is cancelled again */
-    }
-    flag = 0;
-    hog_model *res = train_or_die(d, &a);
-    assert_same_model(ref, res, "cancelled three times");
-    hog_model_free(res);
-
-    /* without a checkpoint: HOG_EINTR and a sentence that says so */
-    hog_train_opts b = o;
-    flag = 1;
-    b.cancel = &flag;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR);
-    cr_assert(strstr(err.msg, "no checkpoint"), "message: %s", err.msg);
-    hog_model_free(ref);
-    hog_data_free(d);
-}
-
 Test(checkpoint, resume_with_other_options_or_data_is_refused)
 {
     char dir[1024];
@@ -345,6 +302,162 @@ Test(checkpoint, huge_declared_size_is_refused_before_allocating)
     cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_ECORRUPT);
     cr_assert(strstr(err.msg, "weights"), "message: %s", err.msg);
     free(b);
+}
+
+/* ---- the cancel flag, algorithm by algorithm ------------------------------------ */
+
+/* A cancel flag raised before training. The trainers that write
+ * checkpoints stop at their first block (the serial trainer's rows, a
+ * Cyclades batch, a Hogwild! epoch), write the checkpoint and return
+ * HOG_EINTR with a sentence naming it; resumed and cancelled again
+ * (`rounds` times), then resumed with the flag down, they equal the
+ * uninterrupted run bit for bit; without a checkpoint the sentence says
+ * none was asked for. scd and dcd write no checkpoints: they stop after
+ * the current epoch with HOG_EINTR and a sentence. */
+struct cancel_case {
+    const char *name;
+    hog_algo algo;
+    struct config c;
+    unsigned epochs, threads;
+    uint64_t hot_count, checkpoint_rows;
+    int rounds;          /* 0: no checkpoints (scd, dcd) */
+    bool per_batch;      /* each round's checkpoint one batch further inside
+                          * epoch 1; resumed at 1, 2, 3 threads (Cyclades) */
+    bool threaded_resume; /* a resume at 2 threads ends too, not bit for bit:
+                           * the threads race (Hogwild!) */
+};
+
+static const struct cancel_case cancel_cases[] = {
+    { "serial", HOG_ALGO_SERIAL,
+      { "hinge invscaling l1+l2", HOG_LOSS_HINGE, HOG_SCHED_INVSCALING, 0.1, 1e-4, 1e-4, 1 },
+      2, 1, 0, 1000, 3, false, false },
+    { "cyclades", HOG_ALGO_CYCLADES,
+      { "logistic adagrad l1+l2", HOG_LOSS_LOGISTIC, HOG_SCHED_ADAGRAD, 0.5, 1e-4, 1e-3, 0 },
+      2, 2, 0, 0, 3, true, false },
+    { "hogwild", HOG_ALGO_HOGWILD,
+      { "logistic adagrad l1", HOG_LOSS_LOGISTIC, HOG_SCHED_ADAGRAD, 0.1, 1e-6, 1e-5, 1 },
+      4, 1, 0, 0, 1, false, true },
+    { "hogwild, hot replicas", HOG_ALGO_HOGWILD, /* AdaGrad sums in the state */
+      { "logistic adagrad l1", HOG_LOSS_LOGISTIC, HOG_SCHED_ADAGRAD, 0.1, 1e-6, 1e-5, 1 },
+      4, 1, HOG_HOT_AUTO, 0, 1, false, true },
+    { "scd", HOG_ALGO_SCD,
+      { "logistic l1", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 1e-3, 0, 1 },
+      1000, 1, 0, 0, 0, false, false },
+    { "scd, 2 threads", HOG_ALGO_SCD,
+      { "logistic l1", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 1e-3, 0, 1 },
+      1000, 2, 0, 0, 0, false, false },
+    { "dcd", HOG_ALGO_DCD,
+      { "logistic l2", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 0, 1e-3, 1 },
+      1000, 1, 0, 0, 0, false, false },
+    { "dcd, 2 threads", HOG_ALGO_DCD,
+      { "logistic l2", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 0, 1e-3, 1 },
+      1000, 2, 0, 0, 0, false, false },
+};
+
+static void count_epoch(void *ctx, unsigned epoch, unsigned epochs,
+                        uint64_t done, uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    if (s)
+        ++*(unsigned *)ctx;
+}
+
+static void cancel_without_checkpoints(const struct cancel_case *k,
+                                       const hog_data *d, hog_train_opts o)
+{
+    volatile sig_atomic_t flag = 1;
+    unsigned epochs_done = 0;
+    o.cancel = &flag;
+    o.progress = count_epoch;
+    o.progress_ctx = &epochs_done;
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINTR, "%s: %s",
+                 k->name, err.msg);
+    cr_assert_null(m);
+    cr_assert_eq(epochs_done, 1, "%s: %u epochs ran", k->name, epochs_done);
+    cr_assert(strstr(err.msg, "interrupted after epoch 1"), "%s: %s", k->name,
+              err.msg);
+}
+
+static void cancel_with_checkpoints(const struct cancel_case *k,
+                                    const hog_data *d, const hog_train_opts *o,
+                                    const char *ck)
+{
+    hog_model *ref = train_or_die(d, o);
+    unlink(ck);
+    volatile sig_atomic_t flag = 1;
+    hog_train_opts a = *o;
+    a.checkpoint = ck;
+    a.checkpoint_rows = k->checkpoint_rows;
+    a.cancel = &flag;
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    uint64_t last = 0;
+    for (int round = 0; round < k->rounds; round++) {
+        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR, "%s: %s",
+                     k->name, err.msg);
+        cr_assert_null(m);
+        cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
+                  "%s: message: %s", k->name, err.msg);
+        if (k->per_batch) {
+            struct hog_ckpt kc;
+            cr_assert_eq(hog_ckpt_load(ck, &kc, &err), HOG_OK, "%s", err.msg);
+            cr_assert(kc.st.pos > last && kc.st.pos < d->m.rows,
+                      "%s: one batch per round: at row %llu after %llu",
+                      k->name, (unsigned long long)kc.st.pos,
+                      (unsigned long long)last);
+            last = kc.st.pos;
+            hog_ckpt_free(&kc);
+            a.threads = 1 + (unsigned)round; /* 1, 2, 3 */
+        }
+        a.resume = ck; /* the next round resumes and is cancelled again */
+    }
+    flag = 0;
+    if (k->threaded_resume) { /* from the same checkpoint, not overwriting it */
+        hog_train_opts t = a;
+        t.checkpoint = NULL;
+        t.threads = 2;
+        t.oversubscribe = 1;
+        hog_model_free(train_or_die(d, &t));
+    }
+    hog_model *res = train_or_die(d, &a);
+    char what[256];
+    snprintf(what, sizeof what, "%s cancelled %d times", k->name, k->rounds);
+    assert_same_model(ref, res, what);
+    hog_model_free(res);
+    hog_model_free(ref);
+
+    /* without a checkpoint: HOG_EINTR and a sentence that says so */
+    hog_train_opts b = *o;
+    flag = 1;
+    b.cancel = &flag;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s", k->name);
+    cr_assert_null(m);
+    cr_assert(strstr(err.msg, "no checkpoint"), "%s: message: %s", k->name,
+              err.msg);
+}
+
+Test(checkpoint, cancel_flag_stops_every_algorithm, .timeout = 60)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    char ck[1200];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    for (size_t i = 0; i < sizeof cancel_cases / sizeof cancel_cases[0]; i++) {
+        const struct cancel_case *k = &cancel_cases[i];
+        hog_train_opts o;
+        opts_for(&k->c, k->epochs, &o);
+        o.algo = k->algo;
+        o.threads = k->threads;
+        o.hot_count = k->hot_count;
+        if (k->rounds)
+            cancel_with_checkpoints(k, d, &o, ck);
+        else
+            cancel_without_checkpoints(k, d, o);
+    }
+    hog_data_free(d);
 }
 
 /* ---- command level ------------------------------------------------------------- */
@@ -715,52 +828,6 @@ Test(checkpoint, cyclades_stopped_anywhere_resumed_at_any_thread_count,
               seed);
     hog_data_free(cls);
     hog_data_free(reg);
-}
-
-/* The cancel flag: Cyclades finishes the batch, writes the checkpoint and
- * returns HOG_EINTR; resumed (three times, at other thread counts) it
- * equals the uninterrupted run. */
-Test(checkpoint, cyclades_cancel_flag_stops_at_a_batch_with_a_checkpoint)
-{
-    char dir[1024];
-    cr_assert(th_tmpdir(dir, sizeof dir));
-    hog_data *d = gen_data(dir, 2500, false);
-    char ck[1200];
-    snprintf(ck, sizeof ck, "%s/ck", dir);
-    hog_train_opts o;
-    opts_for(&configs[2], 2, &o);
-    o.algo = HOG_ALGO_CYCLADES;
-    o.threads = 2;
-    hog_model *ref = train_or_die(d, &o);
-    volatile sig_atomic_t flag = 1;
-    hog_train_opts a = o;
-    a.checkpoint = ck;
-    a.cancel = &flag;
-    hog_model *m = NULL;
-    hog_err err;
-    uint64_t last = 0;
-    for (int round = 0; round < 3; round++) {
-        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR, "%s",
-                     err.msg);
-        cr_assert_null(m);
-        cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
-                  "message: %s", err.msg);
-        struct hog_ckpt kc;
-        cr_assert_eq(hog_ckpt_load(ck, &kc, &err), HOG_OK, "%s", err.msg);
-        cr_assert(kc.st.pos > last && kc.st.pos < 2500,
-                  "one batch per round: at row %llu after %llu",
-                  (unsigned long long)kc.st.pos, (unsigned long long)last);
-        last = kc.st.pos;
-        hog_ckpt_free(&kc);
-        a.resume = ck;
-        a.threads = 1 + (unsigned)round; /* 1, 2, 3 */
-    }
-    flag = 0;
-    hog_model *res = train_or_die(d, &a);
-    assert_same_model(ref, res, "Cyclades cancelled three times");
-    hog_model_free(res);
-    hog_model_free(ref);
-    hog_data_free(d);
 }
 
 /* Command level: `hogtrain train --algo cyclades --threads 2` killed with

@@ -13,6 +13,7 @@
 #include "coordinate/coordinate.h"
 #include "core/core.h"
 #include "helpers.h"
+#include "synth.h"
 #include "io/io.h"
 #include "train/train.h"
 
@@ -135,28 +136,12 @@ static void dcd_vs_liblinear(const char *name, hog_loss loss, int solver,
 static hog_data *random_csr(uint64_t rows, uint64_t nf, double density,
                             uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 3);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc((rows * nf + 1) * sizeof *idx);
-    float *val = malloc((rows * nf + 1) * sizeof *val);
-    cr_assert(off && y && idx && val);
-    uint64_t nnz = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        for (uint64_t j = 0; j < nf; j++)
-            if (hog_rng_uniform(&r) < density) {
-                idx[nnz] = (uint32_t)j;
-                val[nnz++] = (float)hog_rng_normal(&r);
-            }
-        off[i + 1] = nnz;
-        y[i] = hog_rng_uniform(&r) < 0.5 ? -1.0f : 1.0f;
-    }
-    hog_data *d = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, &err),
-                 HOG_OK, "%s", err.msg);
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = (uint32_t)nf, .layout = TH_SYNTH_COIN,
+        .density = density, .seed = seed, .stream = 3, .coin_labels = true },
+        &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 
@@ -581,36 +566,6 @@ Test(coordinate, metrics_every_and_the_solvers_own_objective)
         hog_model_free(a);
         hog_model_free(b);
         hog_model_free(c);
-    }
-    hog_data_free(d);
-}
-
-/* A raised cancel flag stops scd and dcd after the current epoch with
- * HOG_EINTR and a sentence. */
-Test(coordinate, cancel_flag_stops_after_the_epoch)
-{
-    hog_data *d = random_csr(300, 30, 0.2, 5);
-    hog_algo algos[] = { HOG_ALGO_SCD, HOG_ALGO_DCD };
-    for (int k = 0; k < 2; k++) {
-        for (unsigned threads = 1; threads <= 2; threads++) {
-            hog_train_opts o = coord_opts(
-                algos[k], HOG_LOSS_LOGISTIC, k == 0 ? 1e-3 : 0,
-                k == 0 ? 0 : 1e-3, threads, 0);
-            volatile sig_atomic_t flag = 1;
-            o.cancel = &flag;
-            struct hist h = { 0 };
-            o.progress = keep;
-            o.progress_ctx = &h;
-            hog_model *m = NULL;
-            hog_err err = { { 0 } };
-            hog_status s = hog_train(d, NULL, &o, &m, &err);
-            cr_assert_eq(s, HOG_EINTR, "algo %d, %u threads: %s", k, threads,
-                         err.msg);
-            cr_assert_null(m);
-            cr_assert_eq(h.n, 1, "algo %d: %u epochs ran", k, h.n);
-            cr_assert(strstr(err.msg, "interrupted after epoch 1"), "%s",
-                      err.msg);
-        }
     }
     hog_data_free(d);
 }

@@ -12,6 +12,7 @@
 #include "core/fit.h"
 #include "cyclades/cyclades.h"
 #include "helpers.h"
+#include "synth.h"
 #include "io/io.h"
 #include "train/train.h"
 
@@ -23,44 +24,13 @@
 static hog_data *skewed(uint64_t rows, uint64_t nf, bool regression,
                         uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 11);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc(rows * 16 * sizeof *idx);
-    float *val = malloc(rows * 16 * sizeof *val);
-    double *wt = malloc(nf * sizeof *wt);
-    unsigned char *seen = calloc(nf, 1);
-    cr_assert(off && y && idx && val && wt && seen);
-    for (uint64_t j = 0; j < nf; j++)
-        wt[j] = hog_rng_normal(&r);
-    uint64_t nnz = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        unsigned k = 3 + (unsigned)hog_rng_below(&r, 12);
-        for (unsigned q = 0; q < k; q++) {
-            double u = hog_rng_uniform(&r);
-            seen[(uint64_t)((double)nf * u * u * u)] = 1;
-        }
-        double m = -0.2;
-        for (uint64_t j = 0; j < nf; j++) { /* ascending, distinct */
-            if (!seen[j])
-                continue;
-            seen[j] = 0;
-            float v = (float)hog_rng_normal(&r);
-            idx[nnz] = (uint32_t)j;
-            val[nnz++] = v;
-            m += wt[j] * v;
-        }
-        off[i + 1] = nnz;
-        double noise = 0.3 * hog_rng_normal(&r);
-        y[i] = regression ? (float)(m + noise) : (m + noise > 0 ? 1.0f : -1.0f);
-    }
-    free(wt);
-    free(seen);
-    hog_data *d;
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, NULL),
-                 HOG_OK);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = (uint32_t)nf, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 11,
+        .first = { .normal = true }, .offset = -0.2, .noise = 0.3,
+        .regression = regression }, &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 

@@ -19,6 +19,7 @@
 #include "gpu/cuda.h"
 #include "gpu/gpu.h"
 #include "helpers.h"
+#include "synth.h"
 #include "io/io.h"
 
 /* ---- data and helpers ------------------------------------------------------------- */
@@ -28,36 +29,13 @@
 static hog_data *synth(uint64_t rows, uint64_t nf, double density,
                        bool regression, uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 9);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc(rows * nf * sizeof *idx);
-    float *val = malloc(rows * nf * sizeof *val);
-    double *wt = malloc(nf * sizeof *wt);
-    cr_assert(off && y && idx && val && wt);
-    for (uint64_t j = 0; j < nf; j++)
-        wt[j] = j % 3 ? hog_rng_normal(&r) : 0.0;
-    uint64_t nnz = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        double m = -0.2;
-        for (uint64_t j = 0; j < nf; j++) {
-            if (hog_rng_uniform(&r) >= density)
-                continue;
-            float v = (float)hog_rng_normal(&r);
-            idx[nnz] = (uint32_t)j;
-            val[nnz++] = v;
-            m += wt[j] * v;
-        }
-        off[i + 1] = nnz;
-        double noise = 0.3 * hog_rng_normal(&r);
-        y[i] = regression ? (float)(m + noise) : (m + noise > 0 ? 1.0f : -1.0f);
-    }
-    free(wt);
-    hog_data *d;
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, NULL),
-                 HOG_OK);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = (uint32_t)nf, .layout = TH_SYNTH_COIN,
+        .density = density, .seed = seed, .stream = 9,
+        .period = 3, .rest = { .normal = true }, /* every third: no signal */
+        .offset = -0.2, .noise = 0.3, .regression = regression }, &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 

@@ -9,6 +9,7 @@
 #include "core/loss.h"
 #include "core/sgd.h"
 #include "helpers.h"
+#include "synth.h"
 #include "train/train.h"
 
 /* A random sparse problem: each entry present with probability density,
@@ -16,36 +17,13 @@
 static hog_data *synth(uint64_t rows, uint64_t nf, double density,
                        bool regression, uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 7);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc(rows * nf * sizeof *idx);
-    float *val = malloc(rows * nf * sizeof *val);
-    double *wt = malloc(nf * sizeof *wt);
-    cr_assert(off && y && idx && val && wt);
-    for (uint64_t j = 0; j < nf; j++) /* odd features carry no signal */
-        wt[j] = j % 2 ? 0.0 : hog_rng_normal(&r);
-    uint64_t nnz = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        double m = 0.3;
-        for (uint64_t j = 0; j < nf; j++) {
-            if (hog_rng_uniform(&r) >= density)
-                continue;
-            float v = (float)hog_rng_normal(&r);
-            idx[nnz] = (uint32_t)j;
-            val[nnz++] = v;
-            m += wt[j] * v;
-        }
-        off[i + 1] = nnz;
-        double noise = 0.5 * hog_rng_normal(&r);
-        y[i] = regression ? (float)(m + noise) : (m + noise > 0 ? 1.0f : -1.0f);
-    }
-    free(wt);
-    hog_data *d;
-    cr_assert_eq(hog_data_wrap(rows, nnz, off, y, idx, val, nf, &d, NULL),
-                 HOG_OK);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = (uint32_t)nf, .layout = TH_SYNTH_COIN,
+        .density = density, .seed = seed, .stream = 7,
+        .period = 2, .first = { .normal = true }, /* odd features: no signal */
+        .offset = 0.3, .noise = 0.5, .regression = regression }, &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 

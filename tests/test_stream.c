@@ -17,6 +17,7 @@
 #include "core/sgd.h"
 #include "train/train.h"
 #include "helpers.h"
+#include "synth.h"
 #include "io/io.h"
 
 /* Random sparse data: rows of 0..2*nnz nonzeros, labels +1/-1 from a
@@ -24,36 +25,13 @@
 static hog_data *make_data(uint64_t rows, uint32_t features, unsigned nnz,
                            uint64_t seed)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, seed, 0);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint64_t cap = rows * (2 * nnz + 1) + 1;
-    uint32_t *idx = malloc(cap * sizeof *idx);
-    float *val = malloc(cap * sizeof *val);
-    cr_assert(off && y && idx && val);
-    uint64_t z = 0;
-    off[0] = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        unsigned k = (unsigned)hog_rng_below(&r, 2 * nnz + 1);
-        uint32_t j = 0;
-        double m = 0;
-        for (unsigned t = 0; t < k && j < features; t++) {
-            j += 1 + (uint32_t)hog_rng_below(&r, 2 * features / (k + 1) + 1);
-            if (j > features)
-                break;
-            idx[z] = j - 1;
-            val[z] = (float)(hog_rng_uniform(&r) + 0.1);
-            m += (idx[z] % 3 == 0 ? 1.0 : -0.5) * val[z];
-            z++;
-        }
-        off[i + 1] = z;
-        y[i] = (m + 0.3 * hog_rng_normal(&r) > 0) ? 1.0f : -1.0f;
-    }
-    hog_data *d;
-    hog_err err;
-    cr_assert_eq(hog_data_wrap(rows, z, off, y, idx, val, features, &d, &err),
-                 HOG_OK, "%s", err.msg);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = features, .layout = TH_SYNTH_GAPS,
+        .nnz = nnz, .values = TH_SYNTH_UNIFORM, .seed = seed,
+        .period = 3, .first = { .value = 1.0 }, .rest = { .value = -0.5 },
+        .noise = 0.3 }, &err);
+    cr_assert(d, "%s", err.msg);
     return d;
 }
 

@@ -15,6 +15,7 @@
  * the uninterrupted run.
  */
 #include "core/core.h"
+#include "synth.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,37 +34,13 @@
 /* Rows of 3 to 10 features drawn as nf u^3: few frequent, many rare. */
 static hog_data *synth(uint64_t rows, uint32_t nf)
 {
-    struct hog_rng r;
-    hog_rng_seed(&r, 21, 0);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc(rows * 12 * sizeof *idx);
-    float *val = malloc(rows * 12 * sizeof *val);
-    unsigned char *seen = calloc(nf, 1);
-    CHECK(off && y && idx && val && seen);
-    off[0] = 0;
-    uint64_t z = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        unsigned k = 3 + (unsigned)hog_rng_below(&r, 8);
-        for (unsigned q = 0; q < k; q++) {
-            double u = hog_rng_uniform(&r);
-            seen[(uint32_t)(nf * u * u * u)] = 1;
-        }
-        double m = 0;
-        for (uint32_t j = 0; j < nf; j++) {
-            if (!seen[j])
-                continue;
-            seen[j] = 0;
-            idx[z] = j;
-            val[z] = (float)hog_rng_normal(&r);
-            m += (j % 3 ? 1.0 : -1.0) * val[z++];
-        }
-        off[i + 1] = z;
-        y[i] = m > 0 ? 1.0f : -1.0f;
-    }
-    free(seen);
-    hog_data *d;
-    CHECK(hog_data_wrap(rows, z, off, y, idx, val, nf, &d, NULL) == HOG_OK);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW, .nnz_min = 3,
+        .nnz_max = 10, .seed = 21,
+        .period = 3, .first = { .value = -1.0 }, .rest = { .value = 1.0 } },
+        &err);
+    CHECK(d);
     return d;
 }
 

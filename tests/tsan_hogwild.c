@@ -12,6 +12,7 @@
  * with, a cancelled run, and more threads than rows.
  */
 #include "core/core.h"
+#include "synth.h"
 #include "core/metrics.h"
 
 #include <math.h>
@@ -30,37 +31,12 @@
  * random cold ones; labels from a planted model. */
 static hog_data *synth(uint64_t rows, uint32_t nf)
 {
-    const uint32_t per = 16;
-    struct hog_rng r;
-    hog_rng_seed(&r, 5, 0);
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc(rows * sizeof *y);
-    uint32_t *idx = malloc(rows * per * sizeof *idx);
-    float *val = malloc(rows * per * sizeof *val);
-    double *w = malloc(nf * sizeof *w);
-    CHECK(off && y && idx && val && w);
-    for (uint32_t j = 0; j < nf; j++)
-        w[j] = hog_rng_normal(&r);
-    off[0] = 0;
-    uint64_t z = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        double m = 0;
-        uint32_t j = 0;
-        for (uint32_t k = 0; k < per; k++) {
-            /* hot 0..3, then strictly increasing cold indices */
-            j = k < 4 ? k
-                      : j + 1 + (uint32_t)hog_rng_below(
-                                    &r, (nf - j - 1) / (per - k) );
-            idx[z] = j;
-            val[z] = (float)hog_rng_normal(&r);
-            m += w[j] * val[z++];
-        }
-        off[i + 1] = z;
-        y[i] = m > 0 ? 1.0f : -1.0f;
-    }
-    free(w);
-    hog_data *d;
-    CHECK(hog_data_wrap(rows, z, off, y, idx, val, 0, &d, NULL) == HOG_OK);
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = nf, .layout = TH_SYNTH_HOT, .nnz = 16,
+        .hot = 4, .seed = 5, .first = { .normal = true },
+        .infer_features = true }, &err);
+    CHECK(d);
     return d;
 }
 
