@@ -266,17 +266,18 @@ static int parse(int argc, char **argv, struct bench_args *a)
             break;
         case OPT_EPOCHS:
         case OPT_REPEAT:
-            if (!hog_parse_u64(optarg, 1, 1000000, &u))
-                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a count "
-                                           "(1 to 1000000)", name, optarg);
+            if ((rc = hog_cli_opt_u64(&cmd, name, optarg, 1, 1000000, &u,
+                                      "a count (1 to 1000000)")) != HOG_EXIT_OK)
+                return rc;
             *(ch == OPT_EPOCHS ? &a->o.epochs : &a->repeat) = (unsigned)u;
             break;
         case OPT_SEED:
         case OPT_SYNC_EVERY:
-            if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
-                return hog_cli_usage_error(&cmd, "--%s: '%s' is not a "
-                                           "non-negative integer", name, optarg);
-            *(ch == OPT_SEED ? &a->o.seed : &a->o.sync_every) = u;
+            if ((rc = hog_cli_opt_u64(&cmd, name, optarg, 0, UINT64_MAX,
+                                      ch == OPT_SEED ? &a->o.seed
+                                                     : &a->o.sync_every,
+                                      "a non-negative integer")) != HOG_EXIT_OK)
+                return rc;
             break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);

@@ -58,9 +58,10 @@ int hog_cli_convert(int argc, char **argv)
         switch (ch) {
         case 'q': quiet = true; break;
         case OPT_WINDOW:
-            if (!hog_cli_parse_size(optarg, &u) || u < 4096 || u > (UINT64_C(1) << 40))
-                return hog_cli_usage_error(&cmd, "--window: '%s' is not a size "
-                                           "of at least 4K (e.g. 64M)", optarg);
+            if ((rc = hog_cli_opt_size(&cmd, "window", optarg, 4096,
+                                       UINT64_C(1) << 40, &u, "a size of at "
+                                       "least 4K (e.g. 64M)")) != HOG_EXIT_OK)
+                return rc;
             window = (size_t)u;
             break;
         default:

@@ -59,7 +59,7 @@ struct objective_args {
     bool quiet, have_loss, have_l1, have_l2, have_c, have_reg;
     hog_loss loss;
     double l1, l2, C;
-    bool reg_l1;
+    int reg_l1; /* --reg l1 */
     hog_load_opts lo;
 };
 
@@ -69,7 +69,11 @@ static int parse(int argc, char **argv, struct objective_args *a)
     hog_train_opts model; /* --loss, --l1 and --l2, read as train reads them */
     hog_train_opts_init(&model);
     int ch, rc;
-    double x;
+    static const struct hog_cli_name reg_names[] = {
+        { "l1", 1, false }, { "l2", 0, false }, { NULL, 0, false },
+    };
+    const struct hog_cli_enum reg = { OPT_REG, NULL, reg_names,
+                                      HOG_CLI_TARGET(a->reg_l1) };
     struct hog_cli_parser op;
     hog_cli_parser_init(&op, &cmd, "qh", longopts);
     op.load = &a->lo;
@@ -78,21 +82,17 @@ static int parse(int argc, char **argv, struct objective_args *a)
         switch (ch) {
         case 'q': a->quiet = true; break;
         case OPT_C:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
-                return hog_cli_usage_error(&cmd, "--C: '%s' is not a number "
-                                           "> 0", optarg);
-            a->C = x;
-            a->have_c = true;
-            break;
-        case OPT_REG:
-            if (strcmp(optarg, "l1") && strcmp(optarg, "l2"))
-                return hog_cli_usage_error(&cmd, "--reg: '%s' is neither l1 "
-                                           "nor l2", optarg);
-            a->reg_l1 = strcmp(optarg, "l1") == 0;
-            a->have_reg = true;
+            if ((rc = hog_cli_opt_double(&cmd, "C", optarg, HOG_CLI_ABOVE(0.0),
+                                         HUGE_VAL, &a->C, "a number > 0")) !=
+                HOG_EXIT_OK)
+                return rc;
             break;
         default:
-            return hog_cli_bad_option(&cmd, '?', argv);
+            if ((rc = hog_cli_enum_option(&cmd, longopts, &reg, 1, ch,
+                                          optarg)) < 0)
+                return hog_cli_bad_option(&cmd, '?', argv);
+            if (rc != HOG_EXIT_OK)
+                return rc;
         }
     }
     if (ch < 0)
@@ -100,6 +100,8 @@ static int parse(int argc, char **argv, struct objective_args *a)
     static const char *const files[] = { "MODEL", "DATA" };
     if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
         return rc;
+    a->have_c = op.seen[OPT_C];
+    a->have_reg = op.seen[OPT_REG];
     a->have_loss = op.seen[OPT_LOSS];
     a->have_l1 = op.seen[OPT_L1];
     a->have_l2 = op.seen[OPT_L2];
