@@ -122,6 +122,7 @@ static const struct hog_cli_cmd cmd = {
     "                      [--hot 0,auto] [--epochs N]\n"
     "                      [--repeat K] [--csv FILE] [--plot FILE.png|FILE.svg]",
     help,
+    NULL,
 };
 
 

@@ -45,7 +45,10 @@ int hog_cli_topo(int argc, char **argv);
 struct hog_cli_cmd {
     const char *name;                 /* "train" */
     const char *usage;                /* "hogtrain train [options] TRAIN ..." */
-    void (*help)(FILE *f);            /* --help: the text after "usage: <usage>" */
+    /* --help: the text after "usage: <usage>", written by help(f) or,
+     * where help is NULL, help_text as it stands. */
+    void (*help)(FILE *f);
+    const char *help_text;
 };
 
 /* Prints "hogtrain CMD: <reason>" and the usage line(s) to stderr; returns
@@ -100,6 +103,14 @@ enum {
 #define HOG_CLI_LOAD_OPTIONS                                                  \
     { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },              \
     { "threads", required_argument, NULL, HOG_CLI_OPT_THREADS }
+
+/* Their lines in a help text (predict, convert, info), and the line on
+ * exit status that ends most helps. */
+#define HOG_CLI_LOAD_HELP                                                     \
+    "      --zero-based    feature indices in the text start at 0\n"          \
+    "      --threads N     parser threads; 0 = all cores (default 0)\n"
+#define HOG_CLI_EXIT_HELP                                                     \
+    "Exit status: 0 success, 1 runtime error, 2 usage error.\n"
 
 /* Every subcommand's option loop. hog_cli_getopt wraps getopt_long and
  * makes the checks they all make, so that one mistake gets one sentence
@@ -279,6 +290,16 @@ const char *hog_cli_bytes(char *buf, size_t len, double bytes);
  * to stderr unless quiet; the seconds taken in *secs (may be NULL). */
 hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
                         hog_data **out, double *secs, hog_err *err);
+
+/* MODEL and DATA, as predict and objective take them: both checked
+ * readable, and out (NULL: none) writable, before either loads; then the
+ * model, then the data with hog_cli_load (in the model's feature space at
+ * least when model_space is set). On failure *m and *d hold what loaded,
+ * for the caller to free. */
+hog_status hog_cli_load_model_data(const char *model, const char *data,
+                                   const char *out, hog_load_opts *lo,
+                                   bool model_space, bool quiet,
+                                   hog_model **m, hog_data **d, hog_err *err);
 
 /* ---- JSON (json.c) ------------------------------------------------------- */
 

@@ -19,26 +19,23 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
-          "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
-          "without parsing. OUT records IN's size and modification time.\n"
-          "\n"
-          "      --zero-based    feature indices in the text start at 0\n"
-          "      --threads N     parser threads; 0 = all cores (default 0)\n"
-          "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
-          "                      memory use is a few windows, whatever IN's size\n"
-          "  -q, --quiet         print nothing but errors\n"
-          "\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
+    "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
+    "without parsing. OUT records IN's size and modification time.\n"
+    "\n"
+    HOG_CLI_LOAD_HELP
+    "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
+    "                      memory use is a few windows, whatever IN's size\n"
+    "  -q, --quiet         print nothing but errors\n"
+    "\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "convert",
     "hogtrain convert [options] IN OUT.hgb",
+    NULL,
     help,
 };
 

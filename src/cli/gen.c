@@ -54,7 +54,7 @@ static void help(FILE *f)
             "                      '-' or no -o: standard output\n"
             "  -q, --quiet         no progress or summary on standard error\n"
             "\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+            HOG_CLI_EXIT_HELP,
             (unsigned long long)d.rows,
             (unsigned long long)d.features, d.nnz_per_row, d.zipf,
             d.label_noise, (unsigned long long)d.seed);
@@ -65,6 +65,7 @@ static const struct hog_cli_cmd cmd = {
     "hogtrain gen [--rows N] [--features N] [--nnz X] [--zipf X] [--noise X]\n"
     "                    [--regression] [--seed N] [-o FILE|-]",
     help,
+    NULL,
 };
 
 

@@ -21,35 +21,33 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
-          "\n"
-          "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
-          "\n"
-          "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
-          "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
-          "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
-          "\n"
-          "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
-          "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
-          "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
-          "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
-          "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
-          "  --zero-based  feature indices in the text start at 0\n"
-          "  --threads N   parser threads; 0 = all cores (default 0)\n"
-          "  -q, --quiet   print nothing on standard error\n"
-          "\n"
-          "Standard output: one 'name value' per line: objective, mean_loss,\n"
-          "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
+    "\n"
+    "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
+    "\n"
+    "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
+    "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
+    "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
+    "\n"
+    "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
+    "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
+    "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
+    "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
+    "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
+    "  --zero-based  feature indices in the text start at 0\n"
+    "  --threads N   parser threads; 0 = all cores (default 0)\n"
+    "  -q, --quiet   print nothing on standard error\n"
+    "\n"
+    "Standard output: one 'name value' per line: objective, mean_loss,\n"
+    "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "objective",
     "hogtrain objective [options] MODEL DATA",
+    NULL,
     help,
 };
 
@@ -130,13 +128,9 @@ int hog_cli_objective(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
-    const char *const ins[] = { a.model, a.data };
-    if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
-        (s = hog_model_load(a.model, &m, &err)) != HOG_OK)
-        goto fail;
     /* The data lives in the model's feature space at least. */
-    a.lo.n_features = hog_model_features(m);
-    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+    if ((s = hog_cli_load_model_data(a.model, a.data, NULL, &a.lo, true,
+                                     a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
 
     hog_loss loss = a.have_loss ? a.loss : m->loss;

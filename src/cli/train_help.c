@@ -161,4 +161,5 @@ const struct hog_cli_cmd hog_cli_train_cmd = {
     "train",
     "hogtrain train [options] TRAIN [-t TEST] [-o MODEL]",
     help,
+    NULL,
 };

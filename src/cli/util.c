@@ -287,7 +287,10 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
         p->seen[ch] = 1;
         if (ch == 'h') {
             printf("usage: %s\n", p->cmd->usage);
-            p->cmd->help(stdout);
+            if (p->cmd->help)
+                p->cmd->help(stdout);
+            else
+                fputs(p->cmd->help_text, stdout);
             p->status = HOG_EXIT_OK;
             return -1;
         }
@@ -667,4 +670,20 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
                 (unsigned long long)hog_data_features(*out),
                 (unsigned long long)hog_data_nnz(*out), t);
     return s;
+}
+
+hog_status hog_cli_load_model_data(const char *model, const char *data,
+                                   const char *out, hog_load_opts *lo,
+                                   bool model_space, bool quiet,
+                                   hog_model **m, hog_data **d, hog_err *err)
+{
+    const char *const ins[] = { model, data };
+    hog_status s;
+    if ((s = hog_cli_check_readable(ins, 2, err)) != HOG_OK ||
+        (out && (s = hog_cli_check_writable(out, err)) != HOG_OK) ||
+        (s = hog_model_load(model, m, err)) != HOG_OK)
+        return s;
+    if (model_space)
+        lo->n_features = hog_model_features(*m);
+    return hog_cli_load(data, lo, quiet, d, NULL, err);
 }
