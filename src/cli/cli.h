@@ -18,6 +18,7 @@
 #include "io/io.h" /* and core/core.h */
 
 #include <getopt.h>
+#include <math.h> /* HOG_CLI_ABOVE, HOG_CLI_BELOW */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +45,10 @@ int hog_cli_topo(int argc, char **argv);
 struct hog_cli_cmd {
     const char *name;                 /* "train" */
     const char *usage;                /* "hogtrain train [options] TRAIN ..." */
-    void (*help)(FILE *f);            /* --help: the text after "usage: <usage>" */
+    /* --help: the text after "usage: <usage>", written by help(f) or,
+     * where help is NULL, help_text as it stands. */
+    void (*help)(FILE *f);
+    const char *help_text;
 };
 
 /* Prints "hogtrain CMD: <reason>" and the usage line(s) to stderr; returns
@@ -99,6 +103,14 @@ enum {
 #define HOG_CLI_LOAD_OPTIONS                                                  \
     { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },              \
     { "threads", required_argument, NULL, HOG_CLI_OPT_THREADS }
+
+/* Their lines in a help text (predict, convert, info), and the line on
+ * exit status that ends most helps. */
+#define HOG_CLI_LOAD_HELP                                                     \
+    "      --zero-based    feature indices in the text start at 0\n"          \
+    "      --threads N     parser threads; 0 = all cores (default 0)\n"
+#define HOG_CLI_EXIT_HELP                                                     \
+    "Exit status: 0 success, 1 runtime error, 2 usage error.\n"
 
 /* Every subcommand's option loop. hog_cli_getopt wraps getopt_long and
  * makes the checks they all make, so that one mistake gets one sentence
@@ -164,6 +176,28 @@ int hog_cli_operands(const struct hog_cli_cmd *c, int argc, char **argv,
 int hog_cli_parse_threads(const struct hog_cli_cmd *c, const char *arg,
                           unsigned *out);
 
+/* ---- numeric options (util.c) ------------------------------------------------ */
+
+/* Every numeric option of every command: arg must be a number in [lo, hi]
+ * (hog_parse_u64, hog_parse_double), else the usage error
+ * "--NAME: 'ARG' is not " followed by what (a printf format: "a number of
+ * epochs (1 to %u)"). Returns HOG_EXIT_OK with *out set, or the usage
+ * error's status with *out unchanged. An open bound is the next number
+ * inward: HOG_CLI_ABOVE(0.0) for "> 0", HOG_CLI_BELOW(1.0) for "< 1". */
+int hog_cli_opt_u64(const struct hog_cli_cmd *c, const char *name,
+                    const char *arg, uint64_t lo, uint64_t hi, uint64_t *out,
+                    const char *what, ...) __attribute__((format(printf, 7, 8)));
+int hog_cli_opt_double(const struct hog_cli_cmd *c, const char *name,
+                       const char *arg, double lo, double hi, double *out,
+                       const char *what, ...)
+    __attribute__((format(printf, 7, 8)));
+/* The same for a size (hog_cli_parse_size: "64M", "2G") in [lo, hi]. */
+int hog_cli_opt_size(const struct hog_cli_cmd *c, const char *name,
+                     const char *arg, uint64_t lo, uint64_t hi, uint64_t *out,
+                     const char *what, ...) __attribute__((format(printf, 7, 8)));
+#define HOG_CLI_ABOVE(x) nextafter((x), HUGE_VAL)
+#define HOG_CLI_BELOW(x) nextafter((x), -HUGE_VAL)
+
 /* ---- strict numbers (util.c) ---------------------------------------------- */
 
 /* Whole string, decimal, no sign, no space, no overflow; in [min, max]. */
@@ -174,7 +208,48 @@ bool hog_parse_double(const char *s, double min, double max, double *out);
  * optionally followed by B or iB: "512M", "2GiB", "4096". */
 bool hog_cli_parse_size(const char *s, uint64_t *out);
 
-/* ---- names of enums (util.c) ---------------------------------------------- */
+/* ---- enum options (util.c) -------------------------------------------------- */
+
+/* One name an option accepts and the value it stands for. */
+struct hog_cli_name {
+    const char *name;
+    int value;
+    bool alias; /* accepted, but not listed in the error ("io_uring") */
+};
+
+/* An option whose value is one of a few names: a row of a command's table,
+ * parsed by hog_cli_enum_option. The error names the choices:
+ *   noun "loss":  "--loss: unknown loss 'cubic' (logistic, hinge, ...)"
+ *   noun NULL:    "--direct: 'x' is not auto, on or off"
+ *                 ("is neither l1 nor l2" for two names). */
+struct hog_cli_enum {
+    int opt;                          /* the getopt_long value */
+    const char *noun;
+    const struct hog_cli_name *names; /* ends with { NULL } */
+    void *target;                     /* an int or an enum of int's size */
+    size_t size;                      /* sizeof *target */
+};
+/* target and size of a struct hog_cli_enum row. */
+#define HOG_CLI_TARGET(x) &(x), sizeof(x)
+
+/* The option ch, when a row of table (n rows) is for it: -1 when none is,
+ * HOG_EXIT_OK when arg named a value (stored in the row's target), else
+ * the usage error's status. lo names the option in the error. */
+int hog_cli_enum_option(const struct hog_cli_cmd *c, const struct option *lo,
+                        const struct hog_cli_enum *table, size_t n, int ch,
+                        const char *arg);
+
+/* The value of the name s (aliases included), or -1. */
+int hog_cli_name_find(const struct hog_cli_name *names, const char *s);
+/* The listed name of v, or "?". */
+const char *hog_cli_name_of(const struct hog_cli_name *names, int v);
+
+extern const struct hog_cli_name hog_cli_loss_names[];
+extern const struct hog_cli_name hog_cli_schedule_names[];
+extern const struct hog_cli_name hog_cli_update_names[];
+extern const struct hog_cli_name hog_cli_replicas_names[];
+/* --algo: the names of the library's table (src/train/algos.c). */
+const struct hog_cli_name *hog_cli_algo_names(void);
 
 /* -1 when the name is unknown. */
 int hog_cli_loss_parse(const char *s);
@@ -215,6 +290,16 @@ const char *hog_cli_bytes(char *buf, size_t len, double bytes);
  * to stderr unless quiet; the seconds taken in *secs (may be NULL). */
 hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
                         hog_data **out, double *secs, hog_err *err);
+
+/* MODEL and DATA, as predict and objective take them: both checked
+ * readable, and out (NULL: none) writable, before either loads; then the
+ * model, then the data with hog_cli_load (in the model's feature space at
+ * least when model_space is set). On failure *m and *d hold what loaded,
+ * for the caller to free. */
+hog_status hog_cli_load_model_data(const char *model, const char *data,
+                                   const char *out, hog_load_opts *lo,
+                                   bool model_space, bool quiet,
+                                   hog_model **m, hog_data **d, hog_err *err);
 
 /* ---- JSON (json.c) ------------------------------------------------------- */
 

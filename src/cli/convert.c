@@ -19,26 +19,23 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
-          "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
-          "without parsing. OUT records IN's size and modification time.\n"
-          "\n"
-          "      --zero-based    feature indices in the text start at 0\n"
-          "      --threads N     parser threads; 0 = all cores (default 0)\n"
-          "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
-          "                      memory use is a few windows, whatever IN's size\n"
-          "  -q, --quiet         print nothing but errors\n"
-          "\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
+    "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
+    "without parsing. OUT records IN's size and modification time.\n"
+    "\n"
+    HOG_CLI_LOAD_HELP
+    "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
+    "                      memory use is a few windows, whatever IN's size\n"
+    "  -q, --quiet         print nothing but errors\n"
+    "\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "convert",
     "hogtrain convert [options] IN OUT.hgb",
+    NULL,
     help,
 };
 
@@ -58,9 +55,10 @@ int hog_cli_convert(int argc, char **argv)
         switch (ch) {
         case 'q': quiet = true; break;
         case OPT_WINDOW:
-            if (!hog_cli_parse_size(optarg, &u) || u < 4096 || u > (UINT64_C(1) << 40))
-                return hog_cli_usage_error(&cmd, "--window: '%s' is not a size "
-                                           "of at least 4K (e.g. 64M)", optarg);
+            if ((rc = hog_cli_opt_size(&cmd, "window", optarg, 4096,
+                                       UINT64_C(1) << 40, &u, "a size of at "
+                                       "least 4K (e.g. 64M)")) != HOG_EXIT_OK)
+                return rc;
             window = (size_t)u;
             break;
         default:

@@ -54,7 +54,7 @@ static void help(FILE *f)
             "                      '-' or no -o: standard output\n"
             "  -q, --quiet         no progress or summary on standard error\n"
             "\n"
-            "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+            HOG_CLI_EXIT_HELP,
             (unsigned long long)d.rows,
             (unsigned long long)d.features, d.nnz_per_row, d.zipf,
             d.label_noise, (unsigned long long)d.seed);
@@ -65,6 +65,7 @@ static const struct hog_cli_cmd cmd = {
     "hogtrain gen [--rows N] [--features N] [--nnz X] [--zipf X] [--noise X]\n"
     "                    [--regression] [--seed N] [-o FILE|-]",
     help,
+    NULL,
 };
 
 
@@ -144,9 +145,7 @@ int hog_cli_gen(int argc, char **argv)
     hog_gen_opts_init(&g);
     const char *out = NULL;
     bool quiet = false;
-    int ch, rc;
-    uint64_t u;
-    double x;
+    int ch, rc = HOG_EXIT_OK;
     struct hog_cli_parser op;
     hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
     while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
@@ -155,45 +154,36 @@ int hog_cli_gen(int argc, char **argv)
         case 'q': quiet = true; break;
         case OPT_REGRESSION: g.regression = true; break;
         case OPT_ROWS:
-            if (!hog_parse_u64(optarg, 1, UINT64_MAX >> 1, &u))
-                return hog_cli_usage_error(&cmd, "--rows: '%s' is not a "
-                                           "positive integer", optarg);
-            g.rows = u;
+            rc = hog_cli_opt_u64(&cmd, "rows", optarg, 1, UINT64_MAX >> 1,
+                                 &g.rows, "a positive integer");
             break;
         case OPT_FEATURES:
-            if (!hog_parse_u64(optarg, 1, (uint64_t)HOG_MAX_FEATURE_INDEX + 1, &u))
-                return hog_cli_usage_error(&cmd, "--features: '%s' is not a "
-                                           "feature count (1 to %llu)", optarg,
-                                           (unsigned long long)HOG_MAX_FEATURE_INDEX + 1);
-            g.features = u;
+            rc = hog_cli_opt_u64(&cmd, "features", optarg, 1,
+                                 (uint64_t)HOG_MAX_FEATURE_INDEX + 1,
+                                 &g.features, "a feature count (1 to %llu)",
+                                 (unsigned long long)HOG_MAX_FEATURE_INDEX + 1);
             break;
         case OPT_SEED:
-            if (!hog_parse_u64(optarg, 0, UINT64_MAX, &u))
-                return hog_cli_usage_error(&cmd, "--seed: '%s' is not a "
-                                           "non-negative integer", optarg);
-            g.seed = u;
+            rc = hog_cli_opt_u64(&cmd, "seed", optarg, 0, UINT64_MAX, &g.seed,
+                                 "a non-negative integer");
             break;
         case OPT_NNZ:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
-                return hog_cli_usage_error(&cmd, "--nnz: '%s' is not a "
-                                           "number > 0", optarg);
-            g.nnz_per_row = x;
+            rc = hog_cli_opt_double(&cmd, "nnz", optarg, HOG_CLI_ABOVE(0.0),
+                                    HUGE_VAL, &g.nnz_per_row, "a number > 0");
             break;
         case OPT_ZIPF:
-            if (!hog_parse_double(optarg, 0.0, 100.0, &x))
-                return hog_cli_usage_error(&cmd, "--zipf: '%s' is not an "
-                                           "exponent in [0, 100]", optarg);
-            g.zipf = x;
+            rc = hog_cli_opt_double(&cmd, "zipf", optarg, 0.0, 100.0, &g.zipf,
+                                    "an exponent in [0, 100]");
             break;
         case OPT_NOISE:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x))
-                return hog_cli_usage_error(&cmd, "--noise: '%s' is not a "
-                                           "number >= 0", optarg);
-            g.label_noise = x;
+            rc = hog_cli_opt_double(&cmd, "noise", optarg, 0.0, HUGE_VAL,
+                                    &g.label_noise, "a number >= 0");
             break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
+        if (rc != HOG_EXIT_OK)
+            return rc;
     }
     if (ch < 0)
         return op.status;

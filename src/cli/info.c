@@ -14,26 +14,23 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
-          "rows, features, nonzeros, density, labels and their counts, the format\n"
-          "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
-          "regularization, features, nonzero weights, bias and label values.\n"
-          "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
-          "regularization, seed, the data) and where it stands (epoch, row, step).\n"
-          "\n"
-          "      --zero-based    feature indices in the text start at 0\n"
-          "      --threads N     parser threads; 0 = all cores (default 0)\n"
-          "\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
+    "rows, features, nonzeros, density, labels and their counts, the format\n"
+    "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
+    "regularization, features, nonzero weights, bias and label values.\n"
+    "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
+    "regularization, seed, the data) and where it stands (epoch, row, step).\n"
+    "\n"
+    HOG_CLI_LOAD_HELP
+    "\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "info",
     "hogtrain info [options] FILE...",
+    NULL,
     help,
 };
 

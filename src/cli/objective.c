@@ -21,35 +21,33 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
-          "\n"
-          "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
-          "\n"
-          "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
-          "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
-          "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
-          "\n"
-          "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
-          "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
-          "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
-          "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
-          "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
-          "  --zero-based  feature indices in the text start at 0\n"
-          "  --threads N   parser threads; 0 = all cores (default 0)\n"
-          "  -q, --quiet   print nothing on standard error\n"
-          "\n"
-          "Standard output: one 'name value' per line: objective, mean_loss,\n"
-          "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
+    "\n"
+    "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
+    "\n"
+    "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
+    "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
+    "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
+    "\n"
+    "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
+    "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
+    "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
+    "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
+    "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
+    "  --zero-based  feature indices in the text start at 0\n"
+    "  --threads N   parser threads; 0 = all cores (default 0)\n"
+    "  -q, --quiet   print nothing on standard error\n"
+    "\n"
+    "Standard output: one 'name value' per line: objective, mean_loss,\n"
+    "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "objective",
     "hogtrain objective [options] MODEL DATA",
+    NULL,
     help,
 };
 
@@ -59,7 +57,7 @@ struct objective_args {
     bool quiet, have_loss, have_l1, have_l2, have_c, have_reg;
     hog_loss loss;
     double l1, l2, C;
-    bool reg_l1;
+    int reg_l1; /* --reg l1 */
     hog_load_opts lo;
 };
 
@@ -69,7 +67,11 @@ static int parse(int argc, char **argv, struct objective_args *a)
     hog_train_opts model; /* --loss, --l1 and --l2, read as train reads them */
     hog_train_opts_init(&model);
     int ch, rc;
-    double x;
+    static const struct hog_cli_name reg_names[] = {
+        { "l1", 1, false }, { "l2", 0, false }, { NULL, 0, false },
+    };
+    const struct hog_cli_enum reg = { OPT_REG, NULL, reg_names,
+                                      HOG_CLI_TARGET(a->reg_l1) };
     struct hog_cli_parser op;
     hog_cli_parser_init(&op, &cmd, "qh", longopts);
     op.load = &a->lo;
@@ -78,21 +80,17 @@ static int parse(int argc, char **argv, struct objective_args *a)
         switch (ch) {
         case 'q': a->quiet = true; break;
         case OPT_C:
-            if (!hog_parse_double(optarg, 0.0, HUGE_VAL, &x) || x == 0.0)
-                return hog_cli_usage_error(&cmd, "--C: '%s' is not a number "
-                                           "> 0", optarg);
-            a->C = x;
-            a->have_c = true;
-            break;
-        case OPT_REG:
-            if (strcmp(optarg, "l1") && strcmp(optarg, "l2"))
-                return hog_cli_usage_error(&cmd, "--reg: '%s' is neither l1 "
-                                           "nor l2", optarg);
-            a->reg_l1 = strcmp(optarg, "l1") == 0;
-            a->have_reg = true;
+            if ((rc = hog_cli_opt_double(&cmd, "C", optarg, HOG_CLI_ABOVE(0.0),
+                                         HUGE_VAL, &a->C, "a number > 0")) !=
+                HOG_EXIT_OK)
+                return rc;
             break;
         default:
-            return hog_cli_bad_option(&cmd, '?', argv);
+            if ((rc = hog_cli_enum_option(&cmd, longopts, &reg, 1, ch,
+                                          optarg)) < 0)
+                return hog_cli_bad_option(&cmd, '?', argv);
+            if (rc != HOG_EXIT_OK)
+                return rc;
         }
     }
     if (ch < 0)
@@ -100,6 +98,8 @@ static int parse(int argc, char **argv, struct objective_args *a)
     static const char *const files[] = { "MODEL", "DATA" };
     if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
         return rc;
+    a->have_c = op.seen[OPT_C];
+    a->have_reg = op.seen[OPT_REG];
     a->have_loss = op.seen[OPT_LOSS];
     a->have_l1 = op.seen[OPT_L1];
     a->have_l2 = op.seen[OPT_L2];
@@ -128,13 +128,9 @@ int hog_cli_objective(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
-    const char *const ins[] = { a.model, a.data };
-    if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
-        (s = hog_model_load(a.model, &m, &err)) != HOG_OK)
-        goto fail;
     /* The data lives in the model's feature space at least. */
-    a.lo.n_features = hog_model_features(m);
-    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+    if ((s = hog_cli_load_model_data(a.model, a.data, NULL, &a.lo, true,
+                                     a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
 
     hog_loss loss = a.have_loss ? a.loss : m->loss;

@@ -17,28 +17,25 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
-          "input): the predicted label, in the label values the model was trained\n"
-          "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
-          "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
-          "accuracy (classification) or RMSE (regression) on standard error.\n"
-          "\n"
-          "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
-          "      --scores        write the raw score w.x + b instead of the label\n"
-          "      --zero-based    feature indices in the text start at 0\n"
-          "      --threads N     parser threads; 0 = all cores (default 0)\n"
-          "  -q, --quiet         print nothing but errors\n"
-          "\n"
-          "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
+    "input): the predicted label, in the label values the model was trained\n"
+    "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
+    "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
+    "accuracy (classification) or RMSE (regression) on standard error.\n"
+    "\n"
+    "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
+    "      --scores        write the raw score w.x + b instead of the label\n"
+    HOG_CLI_LOAD_HELP
+    "  -q, --quiet         print nothing but errors\n"
+    "\n"
+    HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "predict",
     "hogtrain predict [options] MODEL DATA [-o PREDICTIONS]",
+    NULL,
     help,
 };
 
@@ -160,13 +157,8 @@ int hog_cli_predict(int argc, char **argv)
     FILE *f = NULL;
     char tmp[4200];
 
-    const char *const ins[] = { a.model, a.data };
-    if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
-        (a.out && (s = hog_cli_check_writable(a.out, &err)) != HOG_OK))
-        goto fail;
-    if ((s = hog_model_load(a.model, &m, &err)) != HOG_OK)
-        goto fail;
-    if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
+    if ((s = hog_cli_load_model_data(a.model, a.data, a.out, &a.lo, false,
+                                     a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
     if (!a.quiet)
         warn_feature_space(m, d, a.data);

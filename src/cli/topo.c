@@ -8,33 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void help(FILE *f)
-{
-    fputs("\n"
-          "Prints the machine (sockets, NUMA nodes, cores, PUs, the PUs this\n"
-          "process may use), the plan that places worker threads on it, and\n"
-          "the CUDA devices (PCI bus id, memory, NUMA node).\n"
-          "\n"
-          "  -b, --bind SPEC      compact (default), scatter, none, cpus:LIST,\n"
-          "                       numa:LIST, socket:LIST, plus +no_smt or\n"
-          "                       +oversubscribe; LIST is like 0-3,8,10-11\n"
-          "  -t, --threads N      threads to place (default 0: one per core)\n"
-          "      --no-smt         at most one thread per core\n"
-          "      --oversubscribe  allow more threads than PUs (they wrap around)\n"
-          "      --synthetic DESC plan for an hwloc synthetic machine,\n"
-          "                       e.g. \"pack:2 numa:2 core:8 pu:2\"\n"
-          "      --xml FILE       plan for a machine saved by lstopo --of xml\n"
-          "      --allowed LIST   use only these PUs, as taskset would\n"
-          "  -h, --help           this text\n"
-          "\n"
-          "See docs/POOL.md for what each policy does.\n",
-          f);
-}
+static const char help[] =
+    "\n"
+    "Prints the machine (sockets, NUMA nodes, cores, PUs, the PUs this\n"
+    "process may use), the plan that places worker threads on it, and\n"
+    "the CUDA devices (PCI bus id, memory, NUMA node).\n"
+    "\n"
+    "  -b, --bind SPEC      compact (default), scatter, none, cpus:LIST,\n"
+    "                       numa:LIST, socket:LIST, plus +no_smt or\n"
+    "                       +oversubscribe; LIST is like 0-3,8,10-11\n"
+    "  -t, --threads N      threads to place (default 0: one per core)\n"
+    "      --no-smt         at most one thread per core\n"
+    "      --oversubscribe  allow more threads than PUs (they wrap around)\n"
+    "      --synthetic DESC plan for an hwloc synthetic machine,\n"
+    "                       e.g. \"pack:2 numa:2 core:8 pu:2\"\n"
+    "      --xml FILE       plan for a machine saved by lstopo --of xml\n"
+    "      --allowed LIST   use only these PUs, as taskset would\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "See docs/POOL.md for what each policy does.\n";
 
 static const struct hog_cli_cmd cmd = {
     "topo",
     "hogtrain topo [--bind SPEC] [--threads N] [--no-smt] [--oversubscribe]\n"
     "                     [--synthetic DESC | --xml FILE] [--allowed LIST]",
+    NULL,
     help,
 };
 

@@ -185,53 +185,44 @@ void hog_cli_parser_init(struct hog_cli_parser *p, const struct hog_cli_cmd *c,
 int hog_cli_parse_threads(const struct hog_cli_cmd *c, const char *arg,
                           unsigned *out)
 {
-    uint64_t u;
-    if (!hog_parse_u64(arg, 0, 65536, &u))
-        return hog_cli_usage_error(c, "--threads: '%s' is not a thread count "
-                                   "(0 to 65536)", arg);
-    *out = (unsigned)u;
-    return HOG_EXIT_OK;
+    uint64_t u = 0;
+    int rc = hog_cli_opt_u64(c, "threads", arg, 0, 65536, &u,
+                             "a thread count (0 to 65536)");
+    if (rc == HOG_EXIT_OK)
+        *out = (unsigned)u;
+    return rc;
 }
 
 /* The model options, by long name: -1 when name is none of them,
  * HOG_EXIT_OK when arg was applied, else the usage error's status. */
-static int model_option(struct hog_cli_parser *p, const char *name,
-                        const char *arg)
+static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
 {
     const struct hog_cli_cmd *c = p->cmd;
     hog_train_opts *o = p->train;
-    double x;
-    int e;
-    if (strcmp(name, "l1") == 0 || strcmp(name, "l2") == 0 ||
-        strcmp(name, "power") == 0) {
-        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x))
-            return hog_cli_usage_error(c, "--%s: '%s' is not a number >= 0",
-                                       name, arg);
-        *(name[0] == 'p' ? &o->power : name[1] == '1' ? &o->l1 : &o->l2) = x;
-    } else if (strcmp(name, "eta") == 0) {
-        if (!hog_parse_double(arg, 0.0, HUGE_VAL, &x) || x == 0.0)
-            return hog_cli_usage_error(c, "--eta: '%s' is not a step size > 0",
-                                       arg);
-        p->eta = x;
-    } else if (strcmp(name, "bias") == 0) {
-        if (!hog_parse_double(arg, -HUGE_VAL, HUGE_VAL, &x))
-            return hog_cli_usage_error(c, "--bias: '%s' is not a number", arg);
-        o->bias = x;
-    } else if (strcmp(name, "loss") == 0) {
-        if ((e = hog_cli_loss_parse(arg)) < 0)
-            return hog_cli_usage_error(c, "--loss: unknown loss '%s' "
-                                       "(logistic, hinge, sqhinge, squared)",
-                                       arg);
-        o->loss = (hog_loss)e;
-    } else if (strcmp(name, "schedule") == 0) {
-        if ((e = hog_cli_schedule_parse(arg)) < 0)
-            return hog_cli_usage_error(c, "--schedule: unknown schedule '%s' "
-                                       "(constant, invscaling, adagrad)", arg);
-        p->sched = (hog_schedule)e;
-    } else {
-        return -1;
-    }
-    return HOG_EXIT_OK;
+    const char *name = hog_cli_opt_name(p->longopts, ch);
+    if (strcmp(name, "l1") == 0)
+        return hog_cli_opt_double(c, name, arg, 0.0, HUGE_VAL, &o->l1,
+                                  "a number >= 0");
+    if (strcmp(name, "l2") == 0)
+        return hog_cli_opt_double(c, name, arg, 0.0, HUGE_VAL, &o->l2,
+                                  "a number >= 0");
+    if (strcmp(name, "power") == 0)
+        return hog_cli_opt_double(c, name, arg, 0.0, HUGE_VAL, &o->power,
+                                  "a number >= 0");
+    if (strcmp(name, "eta") == 0)
+        return hog_cli_opt_double(c, name, arg, HOG_CLI_ABOVE(0.0), HUGE_VAL,
+                                  &p->eta, "a step size > 0");
+    if (strcmp(name, "bias") == 0)
+        return hog_cli_opt_double(c, name, arg, -HUGE_VAL, HUGE_VAL, &o->bias,
+                                  "a number");
+    const struct hog_cli_enum names[] = {
+        { ch, "loss", hog_cli_loss_names, HOG_CLI_TARGET(o->loss) },
+        { ch, "schedule", hog_cli_schedule_names, HOG_CLI_TARGET(p->sched) },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i].noun) == 0)
+            return hog_cli_enum_option(c, p->longopts, &names[i], 1, ch, arg);
+    return -1;
 }
 
 /* Whether the long option called name was given. */
@@ -254,7 +245,7 @@ static int shared_option(struct hog_cli_parser *p, int ch, const char *arg)
     if (p->load && ch == HOG_CLI_OPT_THREADS)
         return hog_cli_parse_threads(p->cmd, arg, &p->load->threads);
     if (p->train)
-        return model_option(p, hog_cli_opt_name(p->longopts, ch), arg);
+        return model_option(p, ch, arg);
     return -1;
 }
 
@@ -296,7 +287,10 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
         p->seen[ch] = 1;
         if (ch == 'h') {
             printf("usage: %s\n", p->cmd->usage);
-            p->cmd->help(stdout);
+            if (p->cmd->help)
+                p->cmd->help(stdout);
+            else
+                fputs(p->cmd->help_text, stdout);
             p->status = HOG_EXIT_OK;
             return -1;
         }
@@ -342,6 +336,41 @@ int hog_cli_operands(const struct hog_cli_cmd *c, int argc, char **argv,
     return hog_cli_usage_error(c, "missing the %s file%s", list,
                                n - have > 1 ? "s" : "");
 }
+
+/* ---- numeric options ---------------------------------------------------------- */
+
+static bool parse_size_in(const char *s, uint64_t lo, uint64_t hi,
+                          uint64_t *out)
+{
+    uint64_t v;
+    if (!hog_cli_parse_size(s, &v) || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* One body for the three kinds of number: parse(arg, lo, hi, &v), or the
+ * usage error "--NAME: 'ARG' is not WHAT". */
+#define NUMBER_OPTION(fn, type, parse)                                        \
+    int fn(const struct hog_cli_cmd *c, const char *name, const char *arg,    \
+           type lo, type hi, type *out, const char *what, ...)                \
+    {                                                                         \
+        type v;                                                               \
+        if (parse(arg, lo, hi, &v)) {                                         \
+            *out = v;                                                         \
+            return HOG_EXIT_OK;                                               \
+        }                                                                     \
+        char w[256];                                                          \
+        va_list ap;                                                           \
+        va_start(ap, what);                                                   \
+        vsnprintf(w, sizeof w, what, ap);                                     \
+        va_end(ap);                                                           \
+        return hog_cli_usage_error(c, "--%s: '%s' is not %s", name, arg, w); \
+    }
+
+NUMBER_OPTION(hog_cli_opt_u64, uint64_t, hog_parse_u64)
+NUMBER_OPTION(hog_cli_opt_double, double, hog_parse_double)
+NUMBER_OPTION(hog_cli_opt_size, uint64_t, parse_size_in)
 
 /* ---- strict numbers ---------------------------------------------------------- */
 
@@ -404,41 +433,121 @@ bool hog_cli_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
-/* ---- enum names ---------------------------------------------------------------- */
+/* ---- enum options ---------------------------------------------------------------- */
 
-static const char *const loss_names[] = { "logistic", "hinge", "sqhinge",
-                                          "squared" };
-static const char *const sched_names[] = { "constant", "invscaling",
-                                           "adagrad" };
-static const char *const update_names[] = { "none", "atomic", "striped",
-                                            "mutex" };
-static const char *const replicas_names[] = { "shared", "node", "core" };
+const struct hog_cli_name hog_cli_loss_names[] = {
+    { "logistic", HOG_LOSS_LOGISTIC, false }, { "hinge", HOG_LOSS_HINGE, false },
+    { "sqhinge", HOG_LOSS_SQHINGE, false }, { "squared", HOG_LOSS_SQUARED, false },
+    { NULL, 0, false },
+};
+const struct hog_cli_name hog_cli_schedule_names[] = {
+    { "constant", HOG_SCHED_CONSTANT, false },
+    { "invscaling", HOG_SCHED_INVSCALING, false },
+    { "adagrad", HOG_SCHED_ADAGRAD, false }, { NULL, 0, false },
+};
+const struct hog_cli_name hog_cli_update_names[] = {
+    { "none", HOG_UPDATE_NONE, false }, { "atomic", HOG_UPDATE_ATOMIC, false },
+    { "striped", HOG_UPDATE_STRIPED, false }, { "mutex", HOG_UPDATE_MUTEX, false },
+    { NULL, 0, false },
+};
+const struct hog_cli_name hog_cli_replicas_names[] = {
+    { "shared", HOG_REPLICAS_SHARED, false }, { "node", HOG_REPLICAS_NODE, false },
+    { "core", HOG_REPLICAS_CORE, false }, { NULL, 0, false },
+};
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_ALGOS 16
 
-static int name_find(const char *const *names, size_t n, const char *s)
+const struct hog_cli_name *hog_cli_algo_names(void)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0)
-            return (int)i;
+    /* Filled once from the library's rows; the command parses on one
+     * thread. */
+    static struct hog_cli_name names[MAX_ALGOS + 1];
+    if (!names[0].name) {
+        size_t n = 0;
+        for (int a = 0; n < MAX_ALGOS && hog_algo_row((hog_algo)a); a++)
+            names[n++] = (struct hog_cli_name){ hog_algo_cli_name((hog_algo)a),
+                                                a, false };
+    }
+    return names;
+}
+
+int hog_cli_name_find(const struct hog_cli_name *names, const char *s)
+{
+    for (; names->name; names++)
+        if (strcmp(names->name, s) == 0)
+            return names->value;
     return -1;
 }
 
-static const char *name_of(const char *const *names, size_t n, int v)
+const char *hog_cli_name_of(const struct hog_cli_name *names, int v)
 {
-    return v >= 0 && (size_t)v < n ? names[v] : "?";
+    for (; names->name; names++)
+        if (names->value == v && !names->alias)
+            return names->name;
+    return "?";
 }
 
-int hog_cli_loss_parse(const char *s) { return name_find(loss_names, N_OF(loss_names), s); }
-int hog_cli_schedule_parse(const char *s) { return name_find(sched_names, N_OF(sched_names), s); }
+/* The listed names: "a, b, c" (noun set), "a, b or c", "neither a nor b".
+ * Returns how many. */
+static size_t name_list(char *buf, size_t len, const struct hog_cli_name *names,
+                      bool noun)
+{
+    size_t n = 0, k = 0, at = 0;
+    for (const struct hog_cli_name *x = names; x->name; x++)
+        n += !x->alias;
+    buf[0] = '\0';
+    for (; names->name && at < len; names++) {
+        if (names->alias)
+            continue;
+        const char *sep = k == 0 ? (!noun && n == 2 ? "neither " : "")
+                          : noun ? ", "
+                          : k < n - 1 ? ", "
+                          : n == 2 ? " nor " : " or ";
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", sep, names->name);
+        k++;
+    }
+    return n;
+}
+
+int hog_cli_enum_option(const struct hog_cli_cmd *c, const struct option *lo,
+                        const struct hog_cli_enum *table, size_t n, int ch,
+                        const char *arg)
+{
+    const struct hog_cli_enum *e = NULL;
+    for (size_t i = 0; i < n && !e; i++)
+        if (table[i].opt == ch)
+            e = &table[i];
+    if (!e)
+        return -1;
+    const struct hog_cli_name *x = e->names;
+    while (x->name && strcmp(x->name, arg) != 0)
+        x++;
+    if (!x->name) {
+        const char *name = hog_cli_opt_name(lo, ch);
+        char list[256];
+        size_t k = name_list(list, sizeof list, e->names, e->noun != NULL);
+        if (e->noun)
+            return hog_cli_usage_error(c, "--%s: unknown %s '%s' (%s)", name,
+                                       e->noun, arg, list);
+        return hog_cli_usage_error(c, "--%s: '%s' is %s%s", name, arg,
+                                   k == 2 ? "" : "not ", list);
+    }
+    int v = x->value;
+    assert(e->size == sizeof(int)); /* the row's target: an int or an enum */
+    memcpy(e->target, &v, sizeof v);
+    return HOG_EXIT_OK;
+}
+
+int hog_cli_loss_parse(const char *s) { return hog_cli_name_find(hog_cli_loss_names, s); }
+int hog_cli_schedule_parse(const char *s) { return hog_cli_name_find(hog_cli_schedule_names, s); }
 int hog_cli_algo_parse(const char *s) { return hog_algo_parse(s); }
-int hog_cli_update_parse(const char *s) { return name_find(update_names, N_OF(update_names), s); }
-const char *hog_cli_loss_name(hog_loss l) { return name_of(loss_names, N_OF(loss_names), (int)l); }
-const char *hog_cli_schedule_name(hog_schedule s) { return name_of(sched_names, N_OF(sched_names), (int)s); }
+int hog_cli_update_parse(const char *s) { return hog_cli_name_find(hog_cli_update_names, s); }
+const char *hog_cli_loss_name(hog_loss l) { return hog_cli_name_of(hog_cli_loss_names, (int)l); }
+const char *hog_cli_schedule_name(hog_schedule s) { return hog_cli_name_of(hog_cli_schedule_names, (int)s); }
 const char *hog_cli_algo_name(hog_algo a) { return hog_algo_cli_name(a); }
-const char *hog_cli_update_name(hog_update u) { return name_of(update_names, N_OF(update_names), (int)u); }
-int hog_cli_replicas_parse(const char *s) { return name_find(replicas_names, N_OF(replicas_names), s); }
-const char *hog_cli_replicas_name(hog_replicas r) { return name_of(replicas_names, N_OF(replicas_names), (int)r); }
+const char *hog_cli_update_name(hog_update u) { return hog_cli_name_of(hog_cli_update_names, (int)u); }
+int hog_cli_replicas_parse(const char *s) { return hog_cli_name_find(hog_cli_replicas_names, s); }
+const char *hog_cli_replicas_name(hog_replicas r) { return hog_cli_name_of(hog_cli_replicas_names, (int)r); }
 
 int hog_cli_hot_parse(const char *s, uint64_t *k)
 {
@@ -561,4 +670,20 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
                 (unsigned long long)hog_data_features(*out),
                 (unsigned long long)hog_data_nnz(*out), t);
     return s;
+}
+
+hog_status hog_cli_load_model_data(const char *model, const char *data,
+                                   const char *out, hog_load_opts *lo,
+                                   bool model_space, bool quiet,
+                                   hog_model **m, hog_data **d, hog_err *err)
+{
+    const char *const ins[] = { model, data };
+    hog_status s;
+    if ((s = hog_cli_check_readable(ins, 2, err)) != HOG_OK ||
+        (out && (s = hog_cli_check_writable(out, err)) != HOG_OK) ||
+        (s = hog_model_load(model, m, err)) != HOG_OK)
+        return s;
+    if (model_space)
+        lo->n_features = hog_model_features(*m);
+    return hog_cli_load(data, lo, quiet, d, NULL, err);
 }

@@ -1,0 +1,148 @@
+/*
+ * hogtrain train, for the files that make it up and no one else:
+ *   train.c         the command's flow: load, train, report, save
+ *   train_opts.c    the option table and parsing argv
+ *   train_help.c    the help and the command's usage line
+ *   train_net.c     the scale-out options and joining the group
+ *   train_report.c  the JSON report and the summary on standard error
+ */
+#ifndef HOG_CLI_TRAIN_H
+#define HOG_CLI_TRAIN_H
+
+#include "cli/cli.h"
+#include "gpu/gpu.h"
+#include "net/net.h"
+#include "train/train.h"
+
+/* getopt_long values of train's own options. */
+enum {
+    OPT_SEED = HOG_CLI_OPT_OWN,
+    OPT_EPOCHS,
+    OPT_LOSS,
+    OPT_L1,
+    OPT_L2,
+    OPT_ETA,
+    OPT_SCHEDULE,
+    OPT_POWER,
+    OPT_BIAS,
+    OPT_ALGO,
+    OPT_UPDATE,
+    OPT_JSON,
+    OPT_MODEL_FORMAT,
+    OPT_GPUS,
+    OPT_GPU_STEP,
+    OPT_GPU_BATCH,
+    OPT_SYNC_EVERY,
+    /* scale-out */
+    OPT_WORLD,
+    OPT_RANK,
+    OPT_COORDINATOR,
+    OPT_SECRET_FILE,
+    OPT_INSECURE,
+    OPT_JOB,
+    OPT_CONNECT_TIMEOUT,
+    OPT_NET_TIMEOUT,
+    OPT_SYNC,
+    OPT_BMUF_MOMENTUM,
+    OPT_BMUF_LR,
+    OPT_BMUF_NESTEROV,
+    OPT_SHARD,
+    OPT_CHECKPOINT,
+    OPT_NET_BACKEND,
+    OPT_BIND,
+    OPT_NO_SMT,
+    OPT_OVERSUBSCRIBE,
+    OPT_REPLICAS,
+    OPT_BATCH_SIZE,
+    OPT_REPARTITION,
+    OPT_DETERMINISTIC,
+    OPT_HOT,
+    OPT_TOL,
+    OPT_STREAM,
+    OPT_MEM_BUDGET,
+    OPT_IO,
+    OPT_DIRECT,
+    OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
+    OPT_RESUME,
+    OPT_METRICS_EVERY, /* scd, dcd: full training metrics every K epochs */
+};
+
+/* Coordinate descent stops on --tol; --epochs is then only a cap
+ * (LIBLINEAR's default iteration limit). */
+#define COORD_EPOCHS 1000u
+
+/* --net-backend */
+enum { NET_BACKEND_TCP, NET_BACKEND_MPI };
+
+/* Scale-out settings. */
+struct net_args {
+    bool on;                  /* averaging across processes */
+    bool mpi;
+    int backend;              /* NET_BACKEND_*; -1: not given */
+    struct hog_net_opts no;
+    const char *secret_file;
+    struct hog_avg_opts ao;
+    uint64_t sync_every;
+    bool shard;
+    enum hog_shard_mode shard_mode;
+};
+
+struct train_args {
+    struct net_args net;
+    hog_train_opts o;
+    hog_load_opts lo;
+    const char *train, *test, *model, *json;
+    const char *hot_arg; /* --hot as typed: Hogwild!'s meaning needs --algo */
+    hog_model_format fmt;
+    bool quiet;
+    bool stream;
+};
+
+/* What the report and the summary tell of a finished run. */
+struct train_report {
+    const struct train_args *a;
+    const hog_data *train, *test;
+    const hog_stream_stats *stream; /* --stream */
+    double load_train_s, load_test_s, train_s, save_s, total_s;
+    const struct hog_progress *p;
+    const hog_model *m;
+    const hog_net *net;        /* scale-out, or NULL */
+    const struct hog_avg *avg;
+    const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
+    const hog_hot_stats *hot;      /* NULL unless --algo hogwild --hot K */
+};
+
+/* ---- train_help.c, train_opts.c ---------------------------------------------- */
+
+extern const struct hog_cli_cmd hog_cli_train_cmd; /* train_help.c */
+extern const struct option hog_cli_train_longopts[];
+
+/* Parses argv into a; returns -1 to go on, or an exit status. */
+int hog_cli_train_parse(int argc, char **argv, struct train_args *a);
+
+/* ---- train_net.c ------------------------------------------------------------ */
+
+/* The scale-out options after getopt: environment fallbacks, backend,
+ * consistency. Returns -1 to go on, or an exit status. */
+int hog_cli_train_parse_net(struct train_args *a, const unsigned char *seen);
+
+/* Scale-out: joins the group, takes this rank's shard, agrees on the
+ * feature count and the number of averagings per epoch, and hooks the
+ * averaging into the training options. */
+hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
+                                   hog_net **net, struct hog_avg **avg,
+                                   hog_err *err);
+
+/* ---- train_report.c --------------------------------------------------------- */
+
+/* --json FILE, written atomically. */
+hog_status hog_cli_train_save_json(const struct train_report *r, hog_err *err);
+/* After training, unless --quiet: the epochs' table, how Cyclades cut the
+ * batches, an epoch cap met before --tol, the hot replicas. */
+void hog_cli_train_print_tables(const struct train_report *r);
+/* --stream: how the file was read. */
+void hog_cli_train_print_stream(const hog_stream_stats *ss);
+/* "done: 10 epochs in 3.21 s, test accuracy 84.95%, model written to m.hgm" */
+void hog_cli_train_print_summary(const struct train_report *r);
+
+#endif

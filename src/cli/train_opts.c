@@ -1,0 +1,519 @@
+/* hogtrain train: the option table and parsing argv in steps:
+ * the options one by one (those naming one of a few values by a table,
+ * numbers through util.c's ranged helpers), the scale-out options
+ * (train_net.c), then the checks of options that only make sense together. */
+#include "cli/train.h"
+
+#include <math.h>
+#include <string.h>
+
+const struct option hog_cli_train_longopts[] = {
+    { "test", required_argument, NULL, 't' },
+    { "output", required_argument, NULL, 'o' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "seed", required_argument, NULL, OPT_SEED },
+    HOG_CLI_LOAD_OPTIONS, /* --threads: the workers as well as the parser */
+    { "epochs", required_argument, NULL, OPT_EPOCHS },
+    { "loss", required_argument, NULL, OPT_LOSS },
+    { "l1", required_argument, NULL, OPT_L1 },
+    { "l2", required_argument, NULL, OPT_L2 },
+    { "eta", required_argument, NULL, OPT_ETA },
+    { "schedule", required_argument, NULL, OPT_SCHEDULE },
+    { "power", required_argument, NULL, OPT_POWER },
+    { "bias", required_argument, NULL, OPT_BIAS },
+    { "algo", required_argument, NULL, OPT_ALGO },
+    { "update", required_argument, NULL, OPT_UPDATE },
+    { "json", required_argument, NULL, OPT_JSON },
+    { "model-format", required_argument, NULL, OPT_MODEL_FORMAT },
+    { "gpus", required_argument, NULL, OPT_GPUS },
+    { "gpu-step", required_argument, NULL, OPT_GPU_STEP },
+    { "gpu-batch", required_argument, NULL, OPT_GPU_BATCH },
+    { "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
+    { "world", required_argument, NULL, OPT_WORLD },
+    { "rank", required_argument, NULL, OPT_RANK },
+    { "coordinator", required_argument, NULL, OPT_COORDINATOR },
+    { "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+    { "insecure", no_argument, NULL, OPT_INSECURE },
+    { "job", required_argument, NULL, OPT_JOB },
+    { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+    { "net-timeout", required_argument, NULL, OPT_NET_TIMEOUT },
+    { "sync", required_argument, NULL, OPT_SYNC },
+    { "bmuf-momentum", required_argument, NULL, OPT_BMUF_MOMENTUM },
+    { "bmuf-lr", required_argument, NULL, OPT_BMUF_LR },
+    { "bmuf-nesterov", required_argument, NULL, OPT_BMUF_NESTEROV },
+    { "shard", required_argument, NULL, OPT_SHARD },
+    { "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+    { "net-backend", required_argument, NULL, OPT_NET_BACKEND },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "no-smt", no_argument, NULL, OPT_NO_SMT },
+    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
+    { "replicas", required_argument, NULL, OPT_REPLICAS },
+    { "batch-size", required_argument, NULL, OPT_BATCH_SIZE },
+    { "repartition", no_argument, NULL, OPT_REPARTITION },
+    { "deterministic", no_argument, NULL, OPT_DETERMINISTIC },
+    { "hot", required_argument, NULL, OPT_HOT },
+    { "tol", required_argument, NULL, OPT_TOL },
+    { "stream", no_argument, NULL, OPT_STREAM },
+    { "mem-budget", required_argument, NULL, OPT_MEM_BUDGET },
+    { "io", required_argument, NULL, OPT_IO },
+    { "direct", required_argument, NULL, OPT_DIRECT },
+    { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
+    { "resume", required_argument, NULL, OPT_RESUME },
+    { "metrics-every", required_argument, NULL, OPT_METRICS_EVERY },
+    { NULL, 0, NULL, 0 },
+};
+
+static const struct hog_cli_cmd *const cmd = &hog_cli_train_cmd;
+static const struct option *const longopts = hog_cli_train_longopts;
+
+/* ---- the options one by one ---------------------------------------------------- */
+
+static const struct hog_cli_name gpu_step_names[] = {
+    { "minibatch", HOG_GPU_STEP_MINIBATCH, false },
+    { "hogwild", HOG_GPU_STEP_HOGWILD, false }, { NULL, 0, false },
+};
+static const struct hog_cli_name format_names[] = {
+    { "hgm", HOG_MODEL_HGM, false }, { "liblinear", HOG_MODEL_LIBLINEAR, false },
+    { NULL, 0, false },
+};
+static const struct hog_cli_name sync_names[] = {
+    { "ma", HOG_AVG_MA, false }, { "bmuf", HOG_AVG_BMUF, false }, { NULL, 0, false },
+};
+static const struct hog_cli_name shard_names[] = {
+    { "stride", HOG_SHARD_STRIDE, false }, { "range", HOG_SHARD_RANGE, false },
+    { NULL, 0, false },
+};
+static const struct hog_cli_name backend_names[] = {
+    { "tcp", NET_BACKEND_TCP, false }, { "mpi", NET_BACKEND_MPI, false },
+    { NULL, 0, false },
+};
+static const struct hog_cli_name io_names[] = {
+    { "uring", HOG_IO_URING, false }, { "pread", HOG_IO_PREAD, false },
+    { "io_uring", HOG_IO_URING, true }, { NULL, 0, false },
+};
+static const struct hog_cli_name direct_names[] = {
+    { "auto", -1, false }, { "on", 1, false }, { "off", 0, false },
+    { NULL, 0, false },
+};
+
+/* The options whose value is one of a few names (--loss and --schedule
+ * are the shared parser's, util.c): -1 when ch is none of them. */
+static int enum_option(struct train_args *a, int ch, const char *arg)
+{
+    struct net_args *na = &a->net;
+    const struct hog_cli_enum table[] = {
+        { OPT_ALGO, "algorithm", hog_cli_algo_names(),
+          HOG_CLI_TARGET(a->o.algo) },
+        { OPT_UPDATE, "update mode", hog_cli_update_names,
+          HOG_CLI_TARGET(a->o.update) },
+        { OPT_REPLICAS, "replica mode", hog_cli_replicas_names,
+          HOG_CLI_TARGET(a->o.replicas) },
+        { OPT_GPU_STEP, "step", gpu_step_names, HOG_CLI_TARGET(a->o.gpu_step) },
+        { OPT_MODEL_FORMAT, "format", format_names, HOG_CLI_TARGET(a->fmt) },
+        { OPT_SYNC, "method", sync_names, HOG_CLI_TARGET(na->ao.mode) },
+        { OPT_SHARD, "mode", shard_names, HOG_CLI_TARGET(na->shard_mode) },
+        { OPT_NET_BACKEND, "backend", backend_names,
+          HOG_CLI_TARGET(na->backend) },
+        { OPT_IO, "backend", io_names, HOG_CLI_TARGET(a->o.io) },
+        { OPT_DIRECT, NULL, direct_names, HOG_CLI_TARGET(a->o.direct) },
+    };
+    return hog_cli_enum_option(cmd, longopts, table,
+                               sizeof table / sizeof *table, ch, arg);
+}
+
+/* --checkpoint-every N (epochs) or Nr (rows). */
+static int checkpoint_every(struct train_args *a, const char *arg)
+{
+    size_t l = strlen(arg);
+    bool rows = l > 1 && arg[l - 1] == 'r';
+    char num[32];
+    uint64_t u;
+    if (l - rows >= sizeof num)
+        return hog_cli_usage_error(cmd, "--checkpoint-every: '%s' is too "
+                                   "long", arg);
+    memcpy(num, arg, l - rows);
+    num[l - rows] = 0;
+    if (!hog_parse_u64(num, 1, rows ? UINT64_MAX : 1000000, &u))
+        return hog_cli_usage_error(cmd, "--checkpoint-every: '%s' is not N "
+                                   "epochs or Nr rows (N >= 1)", arg);
+    if (rows)
+        a->o.checkpoint_rows = u;
+    else
+        a->o.checkpoint_epochs = (unsigned)u;
+    return HOG_EXIT_OK;
+}
+
+/* --hot: Cyclades' meaning (a degree) here; Hogwild!'s (a number of
+ * features) once --algo is known, in algo_options(). */
+static int hot_option(struct train_args *a, const char *arg)
+{
+    uint64_t u;
+    if (strcmp(arg, "auto") == 0) {
+        a->o.hot = 1;
+        a->o.hot_degree = 0;
+    } else if (strcmp(arg, "off") == 0) {
+        a->o.hot = 0;
+    } else if (hog_parse_u64(arg, 1, UINT64_MAX, &u)) {
+        a->o.hot = 1;
+        a->o.hot_degree = u;
+    } else if (!hog_parse_u64(arg, 0, UINT32_MAX, &u)) {
+        return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or a "
+                                   "number (hogwild: of features; cyclades: "
+                                   "a degree >= 1)", arg);
+    }
+    return HOG_EXIT_OK;
+}
+
+/* Narrows a checked number into its field. */
+#define SET_IF_OK(rc, field, v)                                               \
+    do {                                                                      \
+        if ((rc) == HOG_EXIT_OK)                                              \
+            (field) = (v);                                                    \
+    } while (0)
+
+/* One option of train's own: HOG_EXIT_OK, the usage error's status, or -1
+ * for one it does not know. */
+static int own_option(struct train_args *a, int ch, const char *arg)
+{
+    struct net_args *na = &a->net;
+    const char *name = hog_cli_opt_name(longopts, ch);
+    int rc = enum_option(a, ch, arg);
+    if (rc >= 0)
+        return rc;
+    uint64_t u = 0;
+    rc = HOG_EXIT_OK;
+    switch (ch) {
+    case 't': a->test = arg; break;
+    case 'o': a->model = arg; break;
+    case 'q': a->quiet = true; break;
+    case OPT_JSON: a->json = arg; break;
+    case OPT_CHECKPOINT: /* which one: after hog_cli_train_parse_net() */
+        a->o.checkpoint = na->ao.checkpoint = arg;
+        break;
+    case OPT_RESUME: a->o.resume = arg; break;
+    case OPT_CHECKPOINT_EVERY: return checkpoint_every(a, arg);
+    case OPT_SEED:
+        return hog_cli_opt_u64(cmd, name, arg, 0, UINT64_MAX, &a->o.seed,
+                               "a non-negative integer");
+    case OPT_EPOCHS:
+        rc = hog_cli_opt_u64(cmd, name, arg, 1, 1000000, &u,
+                             "a number of epochs (1 to 1000000)");
+        SET_IF_OK(rc, a->o.epochs, (unsigned)u);
+        break;
+    case OPT_GPUS: {
+        struct hog_gpu_spec gs;
+        hog_err e2 = { { 0 } };
+        if (hog_gpu_spec_parse(arg, &gs, &e2) != HOG_OK)
+            return hog_cli_usage_error(cmd, "%s", e2.msg);
+        a->o.gpus = arg;
+        break;
+    }
+    case OPT_GPU_BATCH:
+        rc = hog_cli_opt_u64(cmd, name, arg, 1, UINT64_C(1) << 30, &u,
+                             "a number of rows (1 to 2^30)");
+        SET_IF_OK(rc, a->o.gpu_batch, (uint32_t)u);
+        break;
+    case OPT_SYNC_EVERY:
+        /* Rows per replica (Hogwild! --replicas, GPU replicas --gpus) or
+         * per process (--world, mpirun) between averagings: one meaning,
+         * one field; 0 (Hogwild! replicas only, checked in
+         * sync_every_options) never averages during training. */
+        rc = hog_cli_opt_u64(cmd, name, arg, 0, UINT64_MAX, &a->o.sync_every,
+                             "a number of rows");
+        na->sync_every = a->o.sync_every;
+        break;
+    case OPT_BIND: a->o.bind = arg; break;
+    case OPT_NO_SMT: a->o.no_smt = 1; break;
+    case OPT_OVERSUBSCRIBE: a->o.oversubscribe = 1; break;
+    case OPT_BATCH_SIZE:
+        return hog_cli_opt_u64(cmd, name, arg, 1, UINT32_MAX,
+                               &a->o.batch_size, "a number of rows (1 to %u)",
+                               UINT32_MAX);
+    case OPT_REPARTITION: a->o.repartition = 1; break;
+    case OPT_DETERMINISTIC: break;
+    case OPT_HOT:
+        a->hot_arg = arg; /* Hogwild!'s meaning: after --algo is known */
+        return hot_option(a, arg);
+    case OPT_METRICS_EVERY:
+        rc = hog_cli_opt_u64(cmd, name, arg, 0, 1000000, &u,
+                             "a number of epochs (0 to 1000000)");
+        SET_IF_OK(rc, a->o.metrics_every, (unsigned)u);
+        break;
+    case OPT_TOL:
+        return hog_cli_opt_double(cmd, name, arg, 0.0, HUGE_VAL, &a->o.tol,
+                                  "a number >= 0");
+    case OPT_WORLD:
+        rc = hog_cli_opt_u64(cmd, name, arg, 1, HOG_NET_MAX_WORLD, &u,
+                             "a number of processes (1 to %u)",
+                             HOG_NET_MAX_WORLD);
+        SET_IF_OK(rc, na->no.world, (unsigned)u);
+        break;
+    case OPT_RANK:
+        rc = hog_cli_opt_u64(cmd, name, arg, 0, HOG_NET_MAX_WORLD - 1, &u,
+                             "a rank (0 to %u)", HOG_NET_MAX_WORLD - 1);
+        SET_IF_OK(rc, na->no.rank, (unsigned)u);
+        break;
+    case OPT_COORDINATOR: {
+        /* The form only (HOST:PORT, [IPV6]:PORT, a port from 1 to 65535);
+         * whether the host resolves is the rendezvous' call. */
+        hog_err e2;
+        if (hog_net_check_address(arg, &e2) != HOG_OK)
+            return hog_cli_usage_error(cmd, "%s", e2.msg);
+        na->no.coordinator = arg;
+        break;
+    }
+    case OPT_SECRET_FILE: na->secret_file = arg; break;
+    case OPT_INSECURE: na->no.insecure = 1; break;
+    case OPT_JOB:
+        if (strlen(arg) > 255)
+            return hog_cli_usage_error(cmd, "--job: at most 255 bytes");
+        na->no.job = arg;
+        break;
+    case OPT_CONNECT_TIMEOUT:
+        return hog_cli_opt_double(cmd, name, arg, HOG_CLI_ABOVE(0.0), 1e6,
+                                  &na->no.connect_timeout,
+                                  "a number of seconds > 0");
+    case OPT_NET_TIMEOUT:
+        return hog_cli_opt_double(cmd, name, arg, HOG_CLI_ABOVE(0.0), 1e6,
+                                  &na->no.timeout, "a number of seconds > 0");
+    case OPT_BMUF_MOMENTUM:
+        return hog_cli_opt_double(cmd, name, arg, 0.0, HOG_CLI_BELOW(1.0),
+                                  &na->ao.momentum, "in [0, 1)");
+    case OPT_BMUF_LR:
+        return hog_cli_opt_double(cmd, name, arg, HOG_CLI_ABOVE(0.0), 1e6,
+                                  &na->ao.block_lr, "a number > 0");
+    case OPT_BMUF_NESTEROV:
+        rc = hog_cli_opt_u64(cmd, name, arg, 0, 1, &u, "0 or 1");
+        SET_IF_OK(rc, na->ao.nesterov, (int)u);
+        break;
+    case OPT_STREAM: a->stream = true; break;
+    case OPT_MEM_BUDGET:
+        return hog_cli_opt_size(cmd, name, arg, 1, UINT64_MAX, &a->o.mem_budget,
+                                "a size (e.g. 64M, 2G)");
+    default:
+        return -1;
+    }
+    return rc;
+}
+
+/* The defaults, then every option through the shared parser and
+ * own_option(). Returns -1 to go on, or an exit status. */
+static int read_options(int argc, char **argv, struct train_args *a,
+                        struct hog_cli_parser *op)
+{
+    struct net_args *na = &a->net;
+    hog_train_opts_init(&a->o);
+    hog_load_opts_init(&a->lo);
+    a->fmt = HOG_MODEL_HGM;
+    hog_net_opts_init(&na->no);
+    hog_avg_opts_init(&na->ao);
+    na->sync_every = 10000;
+    na->backend = -1;
+    hog_cli_parser_init(op, cmd, "t:o:qh", longopts);
+    op->load = &a->lo;
+    op->train = &a->o;
+    int ch, rc;
+    while ((ch = hog_cli_getopt(op, argc, argv)) > 0) {
+        if ((rc = own_option(a, ch, optarg)) < 0)
+            return hog_cli_bad_option(cmd, '?', argv);
+        if (rc != HOG_EXIT_OK)
+            return rc;
+    }
+    if (ch < 0)
+        return op->status;
+    if (op->seen[HOG_CLI_OPT_THREADS]) /* one count for parser and workers */
+        a->o.threads = a->lo.threads;
+    na->shard = op->seen[OPT_SHARD];
+    return -1;
+}
+
+/* ---- options that only make sense together ---------------------------------- */
+
+/* --checkpoint: with several processes rank 0 writes the averaged model
+ * (src/net); in one process, the model and its training state
+ * (docs/RELIABILITY.md). */
+static int checkpoint_options(struct train_args *a, const unsigned char *seen)
+{
+    if (!a->net.on) {
+        a->net.ao.checkpoint = NULL;
+        return -1;
+    }
+    a->o.checkpoint = NULL;
+    if (seen[OPT_CHECKPOINT_EVERY] || seen[OPT_RESUME])
+        return hog_cli_usage_error(cmd, "--%s works in one process only so "
+                                   "far (not with --world or mpirun)",
+                                   seen[OPT_RESUME] ? "resume"
+                                                    : "checkpoint-every");
+    return -1;
+}
+
+/* --deterministic, --gpus, what the algorithm accepts, and --hot's
+ * meaning for it. */
+static int algo_options(struct train_args *a, const unsigned char *seen)
+{
+    const char *hot_arg = a->hot_arg;
+    if (seen[OPT_DETERMINISTIC]) {
+        if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
+            return hog_cli_usage_error(cmd, "--deterministic selects --algo "
+                                       "cyclades; it conflicts with --algo %s",
+                                       hog_cli_algo_name(a->o.algo));
+        a->o.algo = HOG_ALGO_CYCLADES;
+    }
+    bool gpus = hog_gpu_requested(&a->o);
+    if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
+        return hog_cli_usage_error(cmd, "--%s applies to GPU training only "
+                                   "(add --gpus)",
+                                   seen[OPT_GPU_STEP] ? "gpu-step"
+                                                      : "gpu-batch");
+    if (gpus && seen[OPT_ALGO])
+        return hog_cli_usage_error(cmd, "--gpus trains GPU replicas; it "
+                                   "does not combine with --algo");
+    /* What the algorithm accepts: the library's table (src/train/algos.c),
+     * asked with the options typed here as well as those the library sees
+     * in the values, so that `--update none --algo serial` and the knobs
+     * are refused too. Streaming is the library's to refuse (the row's
+     * stream entry), with its own sentence. */
+    if (!gpus) {
+        static const struct { int opt; unsigned cap; } given[] = {
+            { OPT_UPDATE, HOG_CAP_UPDATE },
+            { OPT_REPLICAS, HOG_CAP_REPLICAS },
+            { OPT_HOT, HOG_CAP_HOT },
+            { OPT_BIND, HOG_CAP_BIND },
+            { OPT_NO_SMT, HOG_CAP_BIND },
+            { OPT_OVERSUBSCRIBE, HOG_CAP_BIND },
+            { OPT_BATCH_SIZE, HOG_CAP_BATCH },
+            { OPT_REPARTITION, HOG_CAP_BATCH },
+            { OPT_TOL, HOG_CAP_TOL },
+            { OPT_METRICS_EVERY, HOG_CAP_METRICS_EVERY },
+        };
+        unsigned used = hog_train_opts_caps(&a->o);
+        for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+            if (seen[given[i].opt])
+                used |= given[i].cap;
+        if (a->net.on)
+            used |= HOG_CAP_WORLD;
+        hog_err cap_err;
+        if (hog_algo_check(a->o.algo, used, &cap_err) != HOG_OK)
+            return hog_cli_usage_error(cmd, "%s", cap_err.msg);
+    }
+    if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
+        /* Hogwild!: K features (and the bias) per thread; the cyclades
+         * meaning (a degree) was parsed by hot_option() */
+        if (hog_cli_hot_parse(hot_arg, &a->o.hot_count) != 0)
+            return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or "
+                                       "a number of features", hot_arg);
+        a->o.hot = 1;
+        a->o.hot_degree = 0;
+    } else if (seen[OPT_HOT] && a->o.hot && a->o.hot_degree == 0 &&
+               strcmp(hot_arg, "auto") != 0) {
+        return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or a "
+                                   "number of rows >= 1", hot_arg);
+    }
+    return -1;
+}
+
+/* --sync-every: rows per replica or process between averagings, for
+ * whatever averages: Hogwild! replicas, GPU replicas, processes. */
+static int sync_every_options(const struct train_args *a,
+                              const unsigned char *seen)
+{
+    bool gpus = hog_gpu_requested(&a->o);
+    bool cpu_replicas = a->o.algo == HOG_ALGO_HOGWILD &&
+                        a->o.replicas != HOG_REPLICAS_SHARED;
+    bool hot_folds = a->o.algo == HOG_ALGO_HOGWILD && a->o.hot_count;
+    if (seen[OPT_SYNC_EVERY] && !cpu_replicas && !hot_folds && !gpus &&
+        !a->net.on)
+        return hog_cli_usage_error(cmd, "--sync-every applies to model "
+                                   "replicas (--algo hogwild --replicas node "
+                                   "or core, or --gpus) or to several "
+                                   "processes (--world N, mpirun)");
+    if (seen[OPT_SYNC_EVERY] && a->o.sync_every == 0 && (gpus || a->net.on))
+        return hog_cli_usage_error(cmd, "--sync-every 0 (never average "
+                                   "during training) applies to Hogwild! "
+                                   "replicas only; GPU replicas and processes "
+                                   "need a number of rows >= 1");
+    return -1;
+}
+
+/* The algorithm's own defaults where the option was not given. */
+static void algo_defaults(struct train_args *a, const unsigned char *seen)
+{
+    bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
+    if (coord && !seen[OPT_EPOCHS])
+        a->o.epochs = COORD_EPOCHS;
+    /* dcd's exact mode unless wild is asked for. */
+    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
+        a->o.update = HOG_UPDATE_ATOMIC;
+}
+
+/* --power, the checkpoint's, the model's and the stream's options, and
+ * outputs that would overwrite inputs. */
+static int file_options(const struct train_args *a, const unsigned char *seen)
+{
+    if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
+        return hog_cli_usage_error(cmd, "--power applies to --schedule "
+                                   "invscaling only");
+    if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
+        return hog_cli_usage_error(cmd, "--checkpoint-every needs "
+                                   "--checkpoint FILE");
+    if (a->o.checkpoint && a->model &&
+        hog_cli_same_file(a->o.checkpoint, a->model))
+        return hog_cli_usage_error(cmd, "--checkpoint and -o name the same "
+                                   "file");
+    for (int k = 0; k < 2 && a->o.checkpoint; k++) {
+        const char *in = k ? a->test : a->train;
+        if (hog_cli_same_file(a->o.checkpoint, in))
+            return hog_cli_usage_error(cmd, "--checkpoint %s would "
+                                       "overwrite the input %s",
+                                       a->o.checkpoint, in);
+    }
+    if (seen[OPT_MODEL_FORMAT] && !a->model)
+        return hog_cli_usage_error(cmd, "--model-format needs -o MODEL");
+    if (!a->stream && (seen[OPT_MEM_BUDGET] || seen[OPT_IO] || seen[OPT_DIRECT]))
+        return hog_cli_usage_error(cmd, "--%s applies to --stream only",
+                                   seen[OPT_MEM_BUDGET] ? "mem-budget"
+                                   : seen[OPT_IO]       ? "io"
+                                                        : "direct");
+    if (a->stream && strcmp(a->train, "-") == 0)
+        return hog_cli_usage_error(cmd, "--stream reads a .hgb file, not "
+                                   "standard input");
+    const char *outs[] = { a->model, a->json };
+    const char *ins[] = { a->train, a->test };
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            if (outs[i] && hog_cli_same_file(outs[i], ins[k]))
+                return hog_cli_usage_error(cmd, "%s would overwrite the "
+                                           "input %s", outs[i], ins[k]);
+    if (a->model && a->json && hog_cli_same_file(a->model, a->json))
+        return hog_cli_usage_error(cmd, "-o and --json name the same file");
+    if (a->test && strcmp(a->test, "-") == 0 && strcmp(a->train, "-") == 0)
+        return hog_cli_usage_error(cmd, "TRAIN and TEST cannot both be "
+                                   "standard input");
+    return -1;
+}
+
+/* ---- the steps ------------------------------------------------------------------ */
+
+int hog_cli_train_parse(int argc, char **argv, struct train_args *a)
+{
+    struct hog_cli_parser op;
+    int rc;
+    if ((rc = read_options(argc, argv, a, &op)) >= 0)
+        return rc;
+    const unsigned char *seen = op.seen;
+    if ((rc = hog_cli_train_parse_net(a, seen)) >= 0 ||
+        (rc = checkpoint_options(a, seen)) >= 0)
+        return rc;
+    static const char *const files[] = { "TRAIN" };
+    if ((rc = hog_cli_operands(cmd, argc, argv, 1, files, "one TRAIN file; "
+                               "the test file goes after -t")) >= 0)
+        return rc;
+    a->train = argv[optind];
+    hog_cli_model_finish(&op); /* the loss's step size and schedule, unless given */
+    if ((rc = algo_options(a, seen)) >= 0 ||
+        (rc = sync_every_options(a, seen)) >= 0)
+        return rc;
+    algo_defaults(a, seen);
+    return file_options(a, seen);
+}

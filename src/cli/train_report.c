@@ -1,0 +1,333 @@
+/* hogtrain train's report: the --json file and the lines on standard
+ * error after training (the epochs' table, Cyclades' batches, the
+ * summary). */
+#include "cli/train.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static void json_data(struct hog_json *j, const char *key, const char *path,
+                      const hog_data *d, double secs)
+{
+    hog_json_obj(j, key);
+    hog_json_str(j, "path", path);
+    hog_json_u64(j, "rows", hog_data_rows(d));
+    hog_json_u64(j, "features", hog_data_features(d));
+    hog_json_u64(j, "nonzeros", hog_data_nnz(d));
+    bool bin = d->labels == HOG_LABELS_BINARY;
+    hog_json_str(j, "labels", bin ? "binary" : "real");
+    if (bin) {
+        hog_json_num(j, "label_positive", d->label_pos);
+        hog_json_num(j, "label_negative", d->label_neg);
+        hog_json_u64(j, "rows_positive", d->n_pos);
+        hog_json_u64(j, "rows_negative", hog_data_rows(d) - d->n_pos);
+    }
+    hog_json_num(j, "load_seconds", secs);
+    hog_json_close_obj(j);
+}
+
+/* Why training stopped: "tol" when scd or dcd met --tol, "epochs" when the
+ * run went through --epochs (every other algorithm always does). */
+static const char *stop_reason(const struct train_report *r)
+{
+    const struct hog_progress *p = r->p;
+    return p->hist_len && p->hist[p->hist_len - 1].converged ? "tol"
+                                                             : "epochs";
+}
+
+/* scd and dcd stop on --tol, --epochs being a cap: true when the cap came
+ * first (LIBLINEAR's "reaching max number of iterations"). --tol 0 asks
+ * for every epoch. */
+static bool epoch_cap_first(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    bool coord = o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD;
+    return coord && o->tol > 0 && strcmp(stop_reason(r), "epochs") == 0;
+}
+
+static void write_json(FILE *f, const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    struct hog_json j;
+    hog_json_begin(&j, f);
+    hog_json_str(&j, "hogtrain", hog_version());
+    hog_json_str(&j, "command", "train");
+    hog_json_obj(&j, "options");
+    hog_json_str(&j, "loss", hog_cli_loss_name(o->loss));
+    hog_json_num(&j, "l1", o->l1);
+    hog_json_num(&j, "l2", o->l2);
+    hog_json_num(&j, "eta", o->eta);
+    hog_json_str(&j, "schedule", hog_cli_schedule_name(o->schedule));
+    hog_json_num(&j, "power", o->power);
+    hog_json_num(&j, "bias", o->bias);
+    hog_json_u64(&j, "epochs", o->epochs);
+    hog_json_u64(&j, "seed", o->seed);
+    hog_json_u64(&j, "threads", o->threads);
+    hog_json_u64(&j, "cpus_online", hog_online_cpus());
+    hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
+    hog_json_str(&j, "update", hog_cli_update_name(o->update));
+    if (o->algo == HOG_ALGO_HOGWILD) {
+        hog_json_str(&j, "bind", o->bind ? o->bind : "compact");
+        hog_json_bool(&j, "no_smt", o->no_smt != 0);
+        hog_json_bool(&j, "oversubscribe", o->oversubscribe != 0);
+        hog_json_str(&j, "replicas", hog_cli_replicas_name(o->replicas));
+        hog_json_u64(&j, "sync_every", o->sync_every);
+    }
+    hog_json_num(&j, "tol", o->tol);
+    hog_json_u64(&j, "metrics_every", o->metrics_every);
+    hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
+    if (hog_gpu_requested(o)) {
+        hog_json_str(&j, "gpus", o->gpus);
+        hog_json_str(&j, "gpu_step", o->gpu_step == HOG_GPU_STEP_HOGWILD
+                                         ? "hogwild"
+                                         : "minibatch");
+        hog_json_u64(&j, "gpu_batch",
+                     o->gpu_batch ? o->gpu_batch : HOG_GPU_DEFAULT_BATCH);
+        hog_json_u64(&j, "sync_every",
+                     o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC);
+    } else {
+        hog_json_null(&j, "gpus");
+    }
+    hog_json_str(&j, "model", r->a->model);
+    hog_json_str(&j, "model_format",
+                 r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");
+    hog_json_close_obj(&j);
+
+    if (r->net) {
+        const struct net_args *na = &r->a->net;
+        hog_json_obj(&j, "scale_out");
+        hog_json_str(&j, "backend", hog_net_backend(r->net));
+        hog_json_u64(&j, "world", hog_net_world(r->net));
+        hog_json_u64(&j, "rank", hog_net_rank(r->net));
+        hog_json_str(&j, "sync", na->ao.mode == HOG_AVG_BMUF ? "bmuf" : "ma");
+        hog_json_u64(&j, "sync_every", na->sync_every);
+        hog_json_u64(&j, "averagings_per_epoch", o->average_blocks);
+        hog_json_u64(&j, "averagings", hog_avg_count(r->avg));
+        if (na->ao.mode == HOG_AVG_BMUF) {
+            hog_json_num(&j, "bmuf_momentum",
+                         na->ao.momentum < 0
+                             ? 1.0 - 1.0 / hog_net_world(r->net)
+                             : na->ao.momentum);
+            hog_json_num(&j, "bmuf_lr", na->ao.block_lr);
+            hog_json_bool(&j, "bmuf_nesterov", na->ao.nesterov != 0);
+        }
+        hog_json_str(&j, "shard", !na->shard ? NULL
+                     : na->shard_mode == HOG_SHARD_RANGE ? "range" : "stride");
+        hog_json_close_obj(&j);
+    }
+
+    hog_json_obj(&j, "data");
+    json_data(&j, "train", r->a->train, r->train, r->load_train_s);
+    if (r->test)
+        json_data(&j, "test", r->a->test, r->test, r->load_test_s);
+    else
+        hog_json_null(&j, "test");
+    hog_json_close_obj(&j);
+
+    hog_json_arr(&j, "epochs");
+    for (unsigned i = 0; i < r->p->hist_len; i++) {
+        const hog_epoch_stats *s = &r->p->hist[i];
+        hog_json_obj(&j, NULL);
+        hog_json_u64(&j, "epoch", s->epoch);
+        hog_json_num(&j, "objective", s->objective);
+        hog_json_num(&j, "train_loss", s->train_loss);
+        hog_json_num(&j, "train_accuracy", s->train_accuracy);
+        hog_json_num(&j, "train_auc", s->train_auc);
+        hog_json_num(&j, "train_rmse", s->train_rmse);
+        if (s->has_test) {
+            hog_json_num(&j, "test_loss", s->test_loss);
+            hog_json_num(&j, "test_accuracy", s->test_accuracy);
+            hog_json_num(&j, "test_auc", s->test_auc);
+            hog_json_num(&j, "test_rmse", s->test_rmse);
+        }
+        hog_json_u64(&j, "nonzero_weights", s->nonzero_weights);
+        hog_json_num(&j, "gap", s->gap);
+        hog_json_u64(&j, "aux_bytes", s->aux_bytes);
+        hog_json_num(&j, "seconds", s->seconds);
+        hog_json_num(&j, "total_seconds", s->total_seconds);
+        hog_json_num(&j, "rows_per_s", s->rows_per_s);
+        hog_json_num(&j, "nnz_per_s", s->nnz_per_s);
+        if (o->algo == HOG_ALGO_HOGWILD && o->replicas != HOG_REPLICAS_SHARED)
+            hog_json_u64(&j, "replica_syncs", s->replica_syncs);
+        hog_json_close_obj(&j);
+    }
+    hog_json_close_arr(&j);
+    hog_json_str(&j, "stopped", stop_reason(r));
+
+    if (r->hot) {
+        hog_json_obj(&j, "hot_replicas");
+        hog_json_u64(&j, "hot_features", r->hot->hot_features);
+        hog_json_bool(&j, "bias_hot", r->hot->bias_hot != 0);
+        hog_json_num(&j, "hot_nnz_share", r->hot->hot_nnz_share);
+        hog_json_u64(&j, "folds", r->hot->folds);
+        hog_json_u64(&j, "sync_every", o->sync_every);
+        hog_json_num(&j, "setup_seconds", r->hot->setup_seconds);
+        hog_json_close_obj(&j);
+    }
+
+    if (r->cyc) {
+        const hog_cyclades_stats *c = r->cyc;
+        hog_json_obj(&j, "cyclades");
+        hog_json_u64(&j, "threads", c->threads);
+        hog_json_u64(&j, "batch_size", c->batch_size);
+        hog_json_u64(&j, "batches_per_epoch", c->batches);
+        hog_json_bool(&j, "repartition", o->repartition != 0);
+        hog_json_bool(&j, "hot", o->hot != 0);
+        hog_json_u64(&j, "hot_degree", c->hot_degree);
+        hog_json_u64(&j, "hot_features", c->hot_features);
+        hog_json_bool(&j, "bias_hot", c->bias_hot != 0);
+        hog_json_num(&j, "hot_nnz_share", c->hot_nnz_share);
+        hog_json_u64(&j, "partitions", c->partitions);
+        hog_json_num(&j, "setup_seconds", c->setup_seconds);
+        hog_json_num(&j, "partition_seconds", c->partition_seconds);
+        hog_json_num(&j, "train_seconds", c->train_seconds);
+        hog_json_obj(&j, "components");
+        hog_json_num(&j, "per_batch", c->components);
+        hog_json_u64(&j, "largest_rows", c->largest_rows);
+        hog_json_num(&j, "largest_share", c->largest_share);
+        hog_json_num(&j, "thread_imbalance", c->imbalance);
+        hog_json_close_obj(&j);
+        hog_json_obj(&j, "components_every_feature");
+        hog_json_num(&j, "per_batch", c->all_components);
+        hog_json_u64(&j, "largest_rows", c->all_largest_rows);
+        hog_json_num(&j, "largest_share", c->all_largest_share);
+        hog_json_close_obj(&j);
+        hog_json_close_obj(&j);
+    }
+
+    hog_json_obj(&j, "model");
+    hog_json_u64(&j, "features", hog_model_features(r->m));
+    hog_json_num(&j, "bias_weight", hog_model_bias(r->m));
+    hog_json_close_obj(&j);
+
+    if (r->stream) {
+        const hog_stream_stats *ss = r->stream;
+        hog_json_obj(&j, "stream");
+        hog_json_str(&j, "backend", ss->backend);
+        if (ss->fallback[0])
+            hog_json_str(&j, "fallback_reason", ss->fallback);
+        else
+            hog_json_null(&j, "fallback_reason");
+        hog_json_bool(&j, "direct", ss->direct != 0);
+        hog_json_u64(&j, "mem_budget", o->mem_budget ? o->mem_budget
+                                                     : HOG_STREAM_DEFAULT_BUDGET);
+        hog_json_u64(&j, "slots", ss->slots);
+        hog_json_u64(&j, "window_chunks", ss->window);
+        hog_json_u64(&j, "ring_bytes", ss->ring_bytes);
+        hog_json_u64(&j, "bytes_read", ss->bytes_read);
+        hog_json_num(&j, "read_wait_seconds", ss->read_wait_s);
+        hog_json_close_obj(&j);
+    } else {
+        hog_json_null(&j, "stream");
+    }
+    struct rusage ru;
+    hog_json_obj(&j, "memory");
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        hog_json_u64(&j, "peak_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
+    else
+        hog_json_null(&j, "peak_rss_bytes");
+    hog_json_close_obj(&j);
+
+    hog_json_obj(&j, "timings");
+    hog_json_num(&j, "load_train_seconds", r->load_train_s);
+    hog_json_num(&j, "load_test_seconds", r->test ? r->load_test_s : NAN);
+    hog_json_num(&j, "train_seconds", r->train_s);
+    hog_json_num(&j, "save_seconds", r->a->model ? r->save_s : NAN);
+    hog_json_num(&j, "total_seconds", r->total_s);
+    hog_json_close_obj(&j);
+    hog_json_end(&j);
+}
+
+hog_status hog_cli_train_save_json(const struct train_report *r, hog_err *err)
+{
+    char tmp[4200];
+    FILE *f;
+    hog_status s = hog_tmpfile_open(r->a->json, tmp, sizeof tmp, &f, err);
+    if (s != HOG_OK)
+        return s;
+    write_json(f, r);
+    return hog_tmpfile_commit(f, tmp, r->a->json, err);
+}
+
+/* Two lines on how Cyclades cut the batches. */
+static void print_cyclades(const hog_cyclades_stats *c)
+{
+    fprintf(stderr,
+            "cyclades: %u threads, %llu batches of %llu rows, %llu hot "
+            "features%s (degree > %llu, %.1f%% of nonzeros); partition "
+            "%.3f s (%u times), setup %.3f s\n",
+            c->threads, (unsigned long long)c->batches,
+            (unsigned long long)c->batch_size,
+            (unsigned long long)c->hot_features,
+            c->bias_hot ? " and the bias" : "",
+            (unsigned long long)c->hot_degree, 100.0 * c->hot_nnz_share,
+            c->partition_seconds, c->partitions, c->setup_seconds);
+    fprintf(stderr,
+            "cyclades: components per batch %.1f, largest %llu rows (mean "
+            "share %.1f%%), thread imbalance %.2f; with every feature: %.1f "
+            "per batch, largest %llu rows (%.1f%%)\n",
+            c->components, (unsigned long long)c->largest_rows,
+            100.0 * c->largest_share, c->imbalance, c->all_components,
+            (unsigned long long)c->all_largest_rows,
+            100.0 * c->all_largest_share);
+}
+
+void hog_cli_train_print_tables(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    fputc('\n', stderr);
+    hog_progress_table(r->p, stderr);
+    if (r->cyc)
+        print_cyclades(r->cyc);
+    if (epoch_cap_first(r))
+        fprintf(stderr, "%s: reached the epoch cap (--epochs %u) before "
+                        "--tol %g; the model may be less accurate: raise "
+                        "--epochs\n",
+                hog_cli_algo_name(o->algo), o->epochs, o->tol);
+    if (r->hot)
+        fprintf(stderr, "hot replicas: %llu features%s per thread "
+                        "(%.1f%% of the nonzeros), folded %llu times\n",
+                (unsigned long long)r->hot->hot_features,
+                r->hot->bias_hot ? " and the bias" : "",
+                100.0 * r->hot->hot_nnz_share,
+                (unsigned long long)r->hot->folds);
+}
+
+void hog_cli_train_print_stream(const hog_stream_stats *ss)
+{
+    char per[32], read[32];
+    fprintf(stderr, "streamed with %s%s: %u buffers of %s, %s read, "
+                    "%.2f s waiting for reads\n",
+            ss->backend, ss->direct ? " (O_DIRECT)" : "", ss->slots,
+            hog_cli_bytes(per, sizeof per,
+                          ss->slots ? (double)ss->ring_bytes / ss->slots : 0),
+            hog_cli_bytes(read, sizeof read, (double)ss->bytes_read),
+            ss->read_wait_s);
+}
+
+void hog_cli_train_print_summary(const struct train_report *r)
+{
+    const struct hog_progress *p = r->p;
+    fprintf(stderr, "done: %u epoch%s in %.2f s", p->hist_len,
+            p->hist_len == 1 ? "" : "s", r->train_s);
+    if (p->hist_len) {
+        const hog_epoch_stats *s = &p->hist[p->hist_len - 1];
+        const char *set = s->has_test ? "test" : "train";
+        double acc = s->has_test ? s->test_accuracy : s->train_accuracy;
+        double rmse = s->has_test ? s->test_rmse : s->train_rmse;
+        if (p->regression && isfinite(rmse))
+            fprintf(stderr, ", %s RMSE %.4f", set, rmse);
+        else if (!p->regression && isfinite(acc))
+            fprintf(stderr, ", %s accuracy %.2f%%", set, 100.0 * acc);
+    }
+    if (p->hist_len && p->hist[p->hist_len - 1].aux_bytes) {
+        char b[32];
+        fprintf(stderr, ", %s held beside the data",
+                hog_cli_bytes(b, sizeof b,
+                              (double)p->hist[p->hist_len - 1].aux_bytes));
+    }
+    if (r->a->model)
+        fprintf(stderr, ", model written to %s", r->a->model);
+    fputc('\n', stderr);
+}
