@@ -38,10 +38,49 @@ static void proof(const struct auth *a, const char *label,
 
 /* ---- the client ------------------------------------------------------------------ */
 
-/* Client, first message. */
 /* The client steps set *lost (if not NULL) when the connection failed or
  * the server did not answer in time, as opposed to a refusal or a wrong
  * proof: a joining rank tries again on a new connection. */
+
+/* A frame out to the server. */
+static hog_status client_send(const struct auth *a, int fd, unsigned type,
+                              const void *payload, size_t len,
+                              const char *peer, bool *lost, hog_err *err)
+{
+    char why[128];
+    enum io_res r = tcp_frame_send(fd, a->protocol, type, a->my_rank, payload,
+                                   len, a->timeout);
+    if (lost)
+        *lost = r != IO_OK;
+    if (r != IO_OK)
+        return hog_errf(err, HOG_ENET, "%s %s", peer,
+                        tcp_io_what(r, a->timeout, why, sizeof why));
+    return HOG_OK;
+}
+
+/* A frame in from the server, at most 1023 bytes into buf[1024]; a
+ * refusal is the server's sentence. */
+static hog_status client_recv(const struct auth *a, int fd, struct frame *f,
+                              unsigned char buf[1024], const char *peer,
+                              bool *lost, hog_err *err)
+{
+    hog_err e;
+    enum io_res io = IO_OK;
+    hog_status st = tcp_frame_recv_io(fd, f, buf, 1024 - 1, a->timeout, &io,
+                                      &e);
+    if (lost)
+        *lost = io != IO_OK;
+    if (st != HOG_OK)
+        return hog_errf(err, st, "%s: %s", peer, e.msg);
+    if (f->type == T_REFUSE) {
+        buf[f->len] = 0;
+        return hog_errf(err, HOG_ENET, "%s refused rank %u: %s", peer,
+                        a->my_rank, (char *)buf);
+    }
+    return HOG_OK;
+}
+
+/* Client, first message. */
 hog_status tcp_client_hello(const struct auth *a, int fd, unsigned kind,
                             unsigned port, struct hello *h,
                             const char *peer, bool *lost, hog_err *err)
@@ -59,15 +98,7 @@ hog_status tcp_client_hello(const struct auth *a, int fd, unsigned kind,
     p[46] = (unsigned char)jl;
     memcpy(p + 47, a->job, jl);
     h->raw_len = H1_FIXED + jl;
-    char why[128];
-    enum io_res r = tcp_frame_send(fd, a->protocol, T_HELLO1, a->my_rank,
-                                   h->raw, h->raw_len, a->timeout);
-    if (lost)
-        *lost = r != IO_OK;
-    if (r != IO_OK)
-        return hog_errf(err, HOG_ENET, "%s %s", peer,
-                        tcp_io_what(r, a->timeout, why, sizeof why));
-    return HOG_OK;
+    return client_send(a, fd, T_HELLO1, h->raw, h->raw_len, peer, lost, err);
 }
 
 /* Client: challenge in, proof out. */
@@ -77,34 +108,16 @@ hog_status tcp_client_prove(const struct auth *a, int fd,
 {
     struct frame f;
     unsigned char buf[1024];
-    hog_err e;
-    enum io_res io = IO_OK;
-    hog_status st = tcp_frame_recv_io(fd, &f, buf, sizeof buf - 1, a->timeout,
-                                      &io, &e);
-    if (lost)
-        *lost = io != IO_OK;
+    hog_status st = client_recv(a, fd, &f, buf, peer, lost, err);
     if (st != HOG_OK)
-        return hog_errf(err, st, "%s: %s", peer, e.msg);
-    if (f.type == T_REFUSE) {
-        buf[f.len] = 0;
-        return hog_errf(err, HOG_ENET, "%s refused rank %u: %s", peer,
-                        a->my_rank, (char *)buf);
-    }
+        return st;
     if (f.type != T_CHALLENGE || f.len != 32)
         return hog_errf(err, HOG_ENET, "%s: expected a challenge, got a "
                         "frame of type %u", peer, f.type);
     memcpy(nonce_s, buf, 32);
     unsigned char pr[32];
     proof(a, "hogtrain-c", nonce_s, h->nonce, h->raw, h->raw_len, pr);
-    char why[128];
-    enum io_res r = tcp_frame_send(fd, a->protocol, T_PROOF, a->my_rank, pr, 32,
-                                   a->timeout);
-    if (lost)
-        *lost = r != IO_OK;
-    if (r != IO_OK)
-        return hog_errf(err, HOG_ENET, "%s %s", peer,
-                        tcp_io_what(r, a->timeout, why, sizeof why));
-    return HOG_OK;
+    return client_send(a, fd, T_PROOF, pr, 32, peer, lost, err);
 }
 
 /* Client: welcome (server's proof) or refusal. */
@@ -115,19 +128,9 @@ hog_status tcp_client_welcome(const struct auth *a, int fd,
 {
     struct frame f;
     unsigned char buf[1024];
-    hog_err e;
-    enum io_res io = IO_OK;
-    hog_status st = tcp_frame_recv_io(fd, &f, buf, sizeof buf - 1, a->timeout,
-                                      &io, &e);
-    if (lost)
-        *lost = io != IO_OK;
+    hog_status st = client_recv(a, fd, &f, buf, peer, lost, err);
     if (st != HOG_OK)
-        return hog_errf(err, st, "%s: %s", peer, e.msg);
-    if (f.type == T_REFUSE) {
-        buf[f.len] = 0;
-        return hog_errf(err, HOG_ENET, "%s refused rank %u: %s", peer,
-                        a->my_rank, (char *)buf);
-    }
+        return st;
     unsigned char want[32];
     proof(a, "hogtrain-s", h->nonce, nonce_s, "", 0, want);
     if (f.type != T_WELCOME || f.len != 32 || !hog_net_equal32(buf, want))
