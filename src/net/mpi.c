@@ -37,34 +37,33 @@ static hog_status mpi_fail(int rc, const char *what, hog_err *err)
     return hog_errf(err, HOG_ENET, "%s: %.*s", what, len, msg);
 }
 
-static hog_status mpi_sum(hog_net *n, float *buf, size_t len, hog_err *err)
+/* MPI_Allreduce in place, in pieces of at most INT_MAX elements (its
+ * count is an int). */
+static hog_status mpi_allreduce(void *buf, size_t len, size_t elem,
+                                MPI_Datatype type, MPI_Op op, hog_err *err)
 {
-    (void)n;
+    char *p = buf;
     while (len) {
         int k = len > INT_MAX ? INT_MAX : (int)len;
-        int rc = MPI_Allreduce(MPI_IN_PLACE, buf, k, MPI_FLOAT, MPI_SUM,
-                               MPI_COMM_WORLD);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, p, k, type, op, MPI_COMM_WORLD);
         if (rc != MPI_SUCCESS)
             return mpi_fail(rc, "MPI_Allreduce", err);
-        buf += k;
+        p += (size_t)k * elem;
         len -= (size_t)k;
     }
     return HOG_OK;
 }
 
+static hog_status mpi_sum(hog_net *n, float *buf, size_t len, hog_err *err)
+{
+    (void)n;
+    return mpi_allreduce(buf, len, sizeof *buf, MPI_FLOAT, MPI_SUM, err);
+}
+
 static hog_status mpi_max(hog_net *n, uint64_t *buf, size_t len, hog_err *err)
 {
     (void)n;
-    while (len) {
-        int k = len > INT_MAX ? INT_MAX : (int)len;
-        int rc = MPI_Allreduce(MPI_IN_PLACE, buf, k, MPI_UINT64_T, MPI_MAX,
-                               MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, "MPI_Allreduce", err);
-        buf += k;
-        len -= (size_t)k;
-    }
-    return HOG_OK;
+    return mpi_allreduce(buf, len, sizeof *buf, MPI_UINT64_T, MPI_MAX, err);
 }
 
 static void mpi_close(hog_net *n)
