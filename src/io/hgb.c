@@ -15,11 +15,12 @@
 #include "io/hgb_format.h"
 #include "io/hgb_lease.h"
 
+#include "core/forkjoin.h"
+
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -897,9 +898,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         t = in.n_chunks ? (unsigned)in.n_chunks : 1;
     hog_data *d = NULL;
     struct loader *L = aligned_alloc(HOG_CACHELINE, t * sizeof *L);
-    pthread_t *th = calloc(t, sizeof *th);
-    if (!L || !th) {
-        free(L), free(th);
+    if (!L) {
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -915,15 +914,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
             acc += in.chunks[k++].bytes;
         L[i].k1 = k;
     }
-    unsigned started = 1;
-    for (unsigned i = 1; i < t; i++, started++)
-        if (pthread_create(&th[i], NULL, loader_run, &L[i]) != 0)
-            break;
-    for (unsigned i = started; i < t; i++)
-        loader_run(&L[i]);
-    loader_run(&L[0]);
-    for (unsigned i = 1; i < started; i++)
-        pthread_join(th[i], NULL);
+    hog_fork_join(L, sizeof *L, t, loader_run, HOG_FORK_CALLER_FIRST);
     st = HOG_OK;
     bool labels_ok = true;
     uint64_t n_pos = 0;
@@ -936,7 +927,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         labels_ok &= L[i].labels_ok;
         n_pos += L[i].n_pos;
     }
-    free(L), free(th);
+    free(L);
     if (st == HOG_OK && map_idx)
         st = publish_lease(lease, path, idx, nnz, in.n_features, base + total, err);
     d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;
