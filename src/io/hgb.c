@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,48 +189,6 @@ hog_status hog_hgb_save(const hog_data *d, const char *path, uint64_t src_size,
 
 /* ---- reading the header and the table ------------------------------------------ */
 
-static bool pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-    unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t k = pread(fd, p, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        p += k, len -= (size_t)k, off += (uint64_t)k;
-    }
-    return true;
-}
-
-/* preadv until every byte of iov[0..n) is filled (iov is consumed). */
-static bool preadv_full(int fd, struct iovec *iov, int n, uint64_t off)
-{
-    for (;;) {
-        while (n > 0 && iov->iov_len == 0)
-            iov++, n--;
-        if (n == 0)
-            break;
-        int batch = n < IOV_MAX ? n : IOV_MAX;
-        ssize_t k = preadv(fd, iov, batch, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        off += (uint64_t)k;
-        size_t left = (size_t)k;
-        while (n > 0 && left >= iov->iov_len) {
-            left -= iov->iov_len;
-            iov++, n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + left;
-            iov->iov_len -= left;
-        }
-    }
-    return true;
-}
-
 /* The chunk whose bytes end past `size` (the first cut one). */
 static uint64_t cut_chunk(const struct hog_hgb_info *in, uint64_t size)
 {
@@ -308,9 +265,10 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char hdr[HDR_SIZE];
     size_t got = size < HDR_SIZE ? (size_t)size : HDR_SIZE;
-    if (!pread_full(fd, hdr, got, 0))
+    int rerr;
+    if (hog_pread_full(fd, hdr, got, 0, &rerr) != got)
         return hog_errf(err, HOG_EIO, "%s: cannot read: %s", name,
-                        errno ? strerror(errno) : "short read");
+                        rerr ? strerror(rerr) : "short read");
     if (!hog_hgb_sniff(hdr, got)) {
         /* Say what it is when that can be told (xz, a model, ...). */
         hog_status st = hog_data_kind_check(hog_file_kind(hdr, got), name, err);
@@ -394,7 +352,7 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
     }
     hog_status st = HOG_OK;
-    if (!pread_full(fd, tab, tbytes, toff)) {
+    if (hog_pread_full(fd, tab, tbytes, toff, &rerr) != tbytes) {
         st = hog_errf(err, HOG_EIO, "%s: cannot read the chunk table", name);
         goto fail;
     }
@@ -674,14 +632,16 @@ static bool map_pages(int fd, void *p, uint64_t len, uint64_t at)
 static bool fetch(int fd, struct seg *s, int n, uint64_t at)
 {
     struct iovec iov[MAX_SEGS];
-    int ni = 0;
+    int ni = 0, e;
     uint64_t pos = at, rd = at;
+    size_t want = 0;
     for (int i = 0; i <= n; i++) {
         bool flush = i == n || s[i].map;
         if (flush && ni > 0) {
-            if (!preadv_full(fd, iov, ni, rd))
+            if (hog_preadv_full(fd, iov, ni, rd, &e) != want)
                 return false;
             ni = 0;
+            want = 0;
         }
         if (i == n)
             break;
@@ -691,6 +651,7 @@ static bool fetch(int fd, struct seg *s, int n, uint64_t at)
             if (ni == 0)
                 rd = pos;
             iov[ni++] = (struct iovec){ s[i].p, s[i].len };
+            want += s[i].len;
         }
         pos += s[i].len;
     }

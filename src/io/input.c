@@ -53,10 +53,7 @@ hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
         return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path,
                         strerror(errno));
     unsigned char head[HOG_SNIFF_BYTES];
-    ssize_t n;
-    do
-        n = read(fd, head, sizeof head);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = hog_read_some(fd, head, sizeof head);
     int e = errno;
     close(fd);
     if (n < 0 && e != EAGAIN)

@@ -9,6 +9,7 @@
 #include "core/core.h"
 
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---- LIBSVM text (parse.c) ------------------------------------------------ */
 
@@ -366,6 +367,26 @@ uint64_t hog_line_max(void);
 /* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
 hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
                              hog_err *err);
+
+/* ---- whole transfers (file.c) --------------------------------------------- */
+
+/* read(2), pread(2), preadv(2) and pwrite(2) repeated over interruptions
+ * (EINTR) and short transfers until all len bytes have moved; the one
+ * copy of these loops in io (one loop over readv, preadv and pwritev). Each returns the bytes moved: len, or fewer
+ * at the end of the file (a read) or on an error, whose errno is then in
+ * *error (0 otherwise; errno itself is left as the failed call set it).
+ * hog_preadv_full fills iov[0..n) in order and consumes iov. */
+size_t hog_read_full(int fd, void *buf, size_t len, int *error);
+size_t hog_pread_full(int fd, void *buf, size_t len, uint64_t off, int *error);
+struct iovec;
+size_t hog_preadv_full(int fd, struct iovec *iov, int n, uint64_t off,
+                       int *error);
+size_t hog_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
+                       int *error);
+/* One read(2), repeated only over EINTR: for readers that look at each
+ * piece as it arrives (a pipe). The bytes read, 0 at the end of the file,
+ * -1 with errno on an error. */
+ssize_t hog_read_some(int fd, void *buf, size_t len);
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 

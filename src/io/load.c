@@ -40,9 +40,7 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
             }
             b = q, cap *= 2;
         }
-        ssize_t k = read(fd, b + n, cap - n);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = hog_read_some(fd, b + n, cap - n);
         if (k < 0) {
             st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
                           strerror(errno));

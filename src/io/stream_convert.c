@@ -54,20 +54,6 @@ static hog_status wfail(struct writer *w, hog_err *err, const char *what)
     return hog_errf(err, HOG_EIO, "%s: %s: %s", w->path, what, strerror(errno));
 }
 
-static bool pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t k = pwrite(fd, p, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        p += k, len -= (size_t)k, off += (uint64_t)k;
-    }
-    return true;
-}
-
 /* Appends rows [r0, r0 + r) of m as one chunk. */
 static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
                             uint64_t r0, uint64_t r, hog_err *err)
@@ -113,7 +99,8 @@ static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
     put64(ch + C_PAYLOAD, pay);
     put32(ch + C_PAYLOAD_CRC, hog_crc32c(0, p, bytes - HOG_HGB_CHUNK_HEADER));
     put32(ch + C_CRC, hog_crc32c(0, ch, C_CRC));
-    if (!pwrite_full(w->fd, ch, bytes, w->pos))
+    int e;
+    if (hog_pwrite_full(w->fd, ch, bytes, w->pos, &e) != bytes)
         return wfail(w, err, "write failed");
     w->tab[w->n++] = (struct entry){ w->pos, w->rows, r, z };
     w->pos += bytes;
@@ -155,10 +142,11 @@ static bool move_down(int fd, uint64_t to, uint64_t from, uint64_t len)
     if (!buf)
         return false;
     bool ok = true;
+    int e;
     for (uint64_t done = 0; done < len && ok;) {
         size_t n = len - done < step ? (size_t)(len - done) : step;
-        ssize_t k = pread(fd, buf, n, (off_t)(from + done));
-        ok = k == (ssize_t)n && pwrite_full(fd, buf, n, to + done);
+        ok = hog_pread_full(fd, buf, n, from + done, &e) == n &&
+             hog_pwrite_full(fd, buf, n, to + done, &e) == n;
         done += n;
     }
     free(buf);
@@ -219,8 +207,9 @@ static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
     put64(hdr + H_TABLE_BYTES, tbytes);
     put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, tbytes));
     put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
-    bool ok = pwrite_full(w->fd, table, tbytes, HDR_SIZE) &&
-              pwrite_full(w->fd, hdr, HDR_SIZE, 0);
+    int e;
+    bool ok = hog_pwrite_full(w->fd, table, tbytes, HDR_SIZE, &e) == tbytes &&
+              hog_pwrite_full(w->fd, hdr, HDR_SIZE, 0, &e) == HDR_SIZE;
     free(table), free(hdr);
     if (!ok)
         return wfail(w, err, "write failed");
@@ -313,19 +302,17 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     bool eof = false, first = true;
     while (!eof || len > 0) {
         /* Fill the window. */
-        while (!eof && len < cap) {
-            ssize_t k = read(ifd, buf + len, cap - len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
+        if (!eof && len < cap) {
+            int e;
+            size_t k = hog_read_full(ifd, buf + len, cap - len, &e);
+            if (e) {
                 st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
-                              strerror(errno));
+                              strerror(e));
                 goto done;
             }
-            if (k == 0)
-                eof = true;
-            len += (size_t)k;
-            text += (uint64_t)k;
+            eof = k < cap - len;
+            len += k;
+            text += k;
         }
         if (first) {
             enum hog_file_kind kind = hog_file_kind(buf, len);
