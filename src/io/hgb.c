@@ -94,34 +94,20 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
     }
     uint64_t pos = HDR_SIZE + table_bytes;
     for (uint64_t k = 0; k < n; k++) {
-        unsigned char *e = table + k * TABLE_ENTRY;
-        put64(e, pos);
-        put64(e + 8, pl[k].first_row);
-        put64(e + 16, pl[k].rows);
-        put64(e + 24, pl[k].nnz);
+        table_entry_put(table + k * TABLE_ENTRY, pos, pl[k].first_row,
+                        pl[k].rows, pl[k].nnz);
         struct chunk_layout L = chunk_layout(version, pl[k].rows, pl[k].nnz,
                                              m->off[pl[k].first_row]);
         pos += ALIGN_UP(HOG_HGB_CHUNK_HEADER + L.end);
     }
-    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
-    put32(hdr + H_VERSION, version);
-    put32(hdr + H_HDRSIZE, HDR_SIZE);
-    put64(hdr + H_ROWS, m->rows);
-    put64(hdr + H_FEATURES, d->n_features);
-    put64(hdr + H_NNZ, m->nnz);
-    put64(hdr + H_CHUNKS, n);
-    put64(hdr + H_SRC_SIZE, src_size);
-    put64(hdr + H_SRC_MTIME, (uint64_t)src_mtime);
-    put32(hdr + H_LABELS, (uint32_t)d->labels);
-    memcpy(hdr + H_LABEL_POS, &d->label_pos, 8);
-    memcpy(hdr + H_LABEL_NEG, &d->label_neg, 8);
-    put64(hdr + H_NPOS, d->n_pos);
-    put64(hdr + H_TARGET, target);
-    put64(hdr + H_FILE_SIZE, pos);
-    put64(hdr + H_TABLE_OFF, HDR_SIZE);
-    put64(hdr + H_TABLE_BYTES, table_bytes);
-    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, table_bytes));
-    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
+    struct hog_hgb_info h = {
+        .version = version, .rows = m->rows, .n_features = d->n_features,
+        .nnz = m->nnz, .n_chunks = n, .src_size = src_size,
+        .src_mtime = src_mtime, .labels = d->labels,
+        .label_pos = d->label_pos, .label_neg = d->label_neg,
+        .n_pos = d->n_pos, .file_size = pos
+    };
+    header_put(hdr, &h, target, table, table_bytes);
 
     char tmp[4096];
     FILE *f;

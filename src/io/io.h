@@ -334,6 +334,22 @@ hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
 
 /* ---- what an input is (input.c) ------------------------------------------ */
 
+/* A data input as the loader and convert take it: a path, or "-" for
+ * standard input. */
+struct hog_input {
+    int fd;
+    const char *name;  /* in messages: the path, or "<stdin>" */
+    bool is_stdin;     /* fd is standard input: not opened, never closed */
+    bool regular;      /* fd is a regular file (standard input may be one) */
+    uint64_t size;     /* when regular: its size and modification time */
+    int64_t mtime;
+};
+/* Opens path for reading (O_CLOEXEC) and fstats it; HOG_EIO "path: cannot
+ * open: reason". hog_input_close closes it unless it is standard input. */
+hog_status hog_input_open(const char *path, struct hog_input *in,
+                          hog_err *err);
+void hog_input_close(struct hog_input *in);
+
 /* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
 enum hog_file_kind {
     HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
