@@ -31,10 +31,10 @@
  */
 #include "gpu/gpu.h"
 
+#include "core/forkjoin.h"
 #include "core/loss.h"
 #include "gpu/cuda.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,21 +347,16 @@ hog_status hog_gpu_train_opts(struct hog_fit *f, const struct hog_gpu_opts *g,
         return st;
     struct hog_cuda_shard shards[HOG_GPU_MAX];
     struct build bd[HOG_GPU_MAX];
-    pthread_t th[HOG_GPU_MAX];
-    bool started[HOG_GPU_MAX] = { false };
     memset(shards, 0, sizeof shards);
     for (unsigned q = 0; q < R; q++) {
         shards[q].dev = dev[q];
         bd[q] = (struct build){ d, o, &plan, q,
                                 g->step == HOG_GPU_STEP_MINIBATCH, &shards[q],
                                 HOG_OK, { { 0 } } };
-        started[q] = pthread_create(&th[q], NULL, build_thread, &bd[q]) == 0;
-        if (!started[q])
-            build_thread(&bd[q]);
     }
+    /* Each build binds its thread near its device: none on the caller's. */
+    hog_fork_join(bd, sizeof *bd, R, build_thread, HOG_FORK_ALL);
     for (unsigned q = 0; q < R; q++) {
-        if (started[q])
-            pthread_join(th[q], NULL);
         if (bd[q].st != HOG_OK && st == HOG_OK) {
             st = bd[q].st;
             if (err)

@@ -79,8 +79,9 @@ uint32_t hog_ckpt_data_crc(const hog_data *d)
     return hog_crc32c(c, m->val + base, m->nnz * sizeof *m->val);
 }
 
-/* The arrays present, in file order. */
-static unsigned arrays_of(const struct hog_train_state *s, const void *a[4])
+/* The arrays present, in file order (the save writes them, the load
+ * reads into them). */
+static unsigned arrays_of(const struct hog_train_state *s, void *a[4])
 {
     unsigned k = 0;
     a[k++] = s->w;
@@ -97,7 +98,7 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
                          hog_err *err)
 {
     const struct hog_train_state *s = &c->st;
-    const void *arr[4];
+    void *arr[4];
     unsigned na = arrays_of(s, arr);
     size_t bytes = s->n_weights * 4;
     uint32_t acrc = 0;
@@ -268,14 +269,7 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
                         path, (unsigned long long)nw);
     }
     void *arr[4];
-    unsigned k = 0;
-    arr[k++] = s->w;
-    if (s->w_raw)
-        arr[k++] = s->w_raw;
-    if (s->g2)
-        arr[k++] = s->g2;
-    if (s->stamp)
-        arr[k++] = s->stamp;
+    unsigned k = arrays_of(s, arr);
     uint32_t acrc = 0;
     for (unsigned i = 0; i < k; i++) {
         if (fread(arr[i], 1, bytes, f) != bytes) {

@@ -15,11 +15,11 @@
 #include "io/hgb_format.h"
 #include "io/hgb_lease.h"
 
+#include "core/forkjoin.h"
+
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,34 +94,20 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
     }
     uint64_t pos = HDR_SIZE + table_bytes;
     for (uint64_t k = 0; k < n; k++) {
-        unsigned char *e = table + k * TABLE_ENTRY;
-        put64(e, pos);
-        put64(e + 8, pl[k].first_row);
-        put64(e + 16, pl[k].rows);
-        put64(e + 24, pl[k].nnz);
+        table_entry_put(table + k * TABLE_ENTRY, pos, pl[k].first_row,
+                        pl[k].rows, pl[k].nnz);
         struct chunk_layout L = chunk_layout(version, pl[k].rows, pl[k].nnz,
                                              m->off[pl[k].first_row]);
         pos += ALIGN_UP(HOG_HGB_CHUNK_HEADER + L.end);
     }
-    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
-    put32(hdr + H_VERSION, version);
-    put32(hdr + H_HDRSIZE, HDR_SIZE);
-    put64(hdr + H_ROWS, m->rows);
-    put64(hdr + H_FEATURES, d->n_features);
-    put64(hdr + H_NNZ, m->nnz);
-    put64(hdr + H_CHUNKS, n);
-    put64(hdr + H_SRC_SIZE, src_size);
-    put64(hdr + H_SRC_MTIME, (uint64_t)src_mtime);
-    put32(hdr + H_LABELS, (uint32_t)d->labels);
-    memcpy(hdr + H_LABEL_POS, &d->label_pos, 8);
-    memcpy(hdr + H_LABEL_NEG, &d->label_neg, 8);
-    put64(hdr + H_NPOS, d->n_pos);
-    put64(hdr + H_TARGET, target);
-    put64(hdr + H_FILE_SIZE, pos);
-    put64(hdr + H_TABLE_OFF, HDR_SIZE);
-    put64(hdr + H_TABLE_BYTES, table_bytes);
-    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, table_bytes));
-    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
+    struct hog_hgb_info h = {
+        .version = version, .rows = m->rows, .n_features = d->n_features,
+        .nnz = m->nnz, .n_chunks = n, .src_size = src_size,
+        .src_mtime = src_mtime, .labels = d->labels,
+        .label_pos = d->label_pos, .label_neg = d->label_neg,
+        .n_pos = d->n_pos, .file_size = pos
+    };
+    header_put(hdr, &h, target, table, table_bytes);
 
     char tmp[4096];
     FILE *f;
@@ -188,48 +174,6 @@ hog_status hog_hgb_save(const hog_data *d, const char *path, uint64_t src_size,
 }
 
 /* ---- reading the header and the table ------------------------------------------ */
-
-static bool pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-    unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t k = pread(fd, p, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        p += k, len -= (size_t)k, off += (uint64_t)k;
-    }
-    return true;
-}
-
-/* preadv until every byte of iov[0..n) is filled (iov is consumed). */
-static bool preadv_full(int fd, struct iovec *iov, int n, uint64_t off)
-{
-    for (;;) {
-        while (n > 0 && iov->iov_len == 0)
-            iov++, n--;
-        if (n == 0)
-            break;
-        int batch = n < IOV_MAX ? n : IOV_MAX;
-        ssize_t k = preadv(fd, iov, batch, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        off += (uint64_t)k;
-        size_t left = (size_t)k;
-        while (n > 0 && left >= iov->iov_len) {
-            left -= iov->iov_len;
-            iov++, n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + left;
-            iov->iov_len -= left;
-        }
-    }
-    return true;
-}
 
 /* The chunk whose bytes end past `size` (the first cut one). */
 static uint64_t cut_chunk(const struct hog_hgb_info *in, uint64_t size)
@@ -307,9 +251,10 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char hdr[HDR_SIZE];
     size_t got = size < HDR_SIZE ? (size_t)size : HDR_SIZE;
-    if (!pread_full(fd, hdr, got, 0))
+    int rerr;
+    if (hog_pread_full(fd, hdr, got, 0, &rerr) != got)
         return hog_errf(err, HOG_EIO, "%s: cannot read: %s", name,
-                        errno ? strerror(errno) : "short read");
+                        rerr ? strerror(rerr) : "short read");
     if (!hog_hgb_sniff(hdr, got)) {
         /* Say what it is when that can be told (xz, a model, ...). */
         hog_status st = hog_data_kind_check(hog_file_kind(hdr, got), name, err);
@@ -393,7 +338,7 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
     }
     hog_status st = HOG_OK;
-    if (!pread_full(fd, tab, tbytes, toff)) {
+    if (hog_pread_full(fd, tab, tbytes, toff, &rerr) != tbytes) {
         st = hog_errf(err, HOG_EIO, "%s: cannot read the chunk table", name);
         goto fail;
     }
@@ -673,14 +618,16 @@ static bool map_pages(int fd, void *p, uint64_t len, uint64_t at)
 static bool fetch(int fd, struct seg *s, int n, uint64_t at)
 {
     struct iovec iov[MAX_SEGS];
-    int ni = 0;
+    int ni = 0, e;
     uint64_t pos = at, rd = at;
+    size_t want = 0;
     for (int i = 0; i <= n; i++) {
         bool flush = i == n || s[i].map;
         if (flush && ni > 0) {
-            if (!preadv_full(fd, iov, ni, rd))
+            if (hog_preadv_full(fd, iov, ni, rd, &e) != want)
                 return false;
             ni = 0;
+            want = 0;
         }
         if (i == n)
             break;
@@ -690,6 +637,7 @@ static bool fetch(int fd, struct seg *s, int n, uint64_t at)
             if (ni == 0)
                 rd = pos;
             iov[ni++] = (struct iovec){ s[i].p, s[i].len };
+            want += s[i].len;
         }
         pos += s[i].len;
     }
@@ -897,9 +845,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         t = in.n_chunks ? (unsigned)in.n_chunks : 1;
     hog_data *d = NULL;
     struct loader *L = aligned_alloc(HOG_CACHELINE, t * sizeof *L);
-    pthread_t *th = calloc(t, sizeof *th);
-    if (!L || !th) {
-        free(L), free(th);
+    if (!L) {
         st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -915,15 +861,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
             acc += in.chunks[k++].bytes;
         L[i].k1 = k;
     }
-    unsigned started = 1;
-    for (unsigned i = 1; i < t; i++, started++)
-        if (pthread_create(&th[i], NULL, loader_run, &L[i]) != 0)
-            break;
-    for (unsigned i = started; i < t; i++)
-        loader_run(&L[i]);
-    loader_run(&L[0]);
-    for (unsigned i = 1; i < started; i++)
-        pthread_join(th[i], NULL);
+    hog_fork_join(L, sizeof *L, t, loader_run, HOG_FORK_CALLER_FIRST);
     st = HOG_OK;
     bool labels_ok = true;
     uint64_t n_pos = 0;
@@ -936,7 +874,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         labels_ok &= L[i].labels_ok;
         n_pos += L[i].n_pos;
     }
-    free(L), free(th);
+    free(L);
     if (st == HOG_OK && map_idx)
         st = publish_lease(lease, path, idx, nnz, in.n_features, base + total, err);
     d = st == HOG_OK ? calloc(1, sizeof *d) : NULL;

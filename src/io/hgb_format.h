@@ -48,6 +48,46 @@ static inline uint64_t get64(const unsigned char *p)
     return v;
 }
 
+/* A chunk table entry: where chunk starts and what it holds. */
+static inline void table_entry_put(unsigned char *e, uint64_t offset,
+                                   uint64_t first_row, uint64_t rows,
+                                   uint64_t nnz)
+{
+    put64(e, offset);
+    put64(e + 8, first_row);
+    put64(e + 16, rows);
+    put64(e + 24, nnz);
+}
+
+/* The file header at hdr (HDR_SIZE bytes, zeroed by the caller) for what
+ * in says (its fd, chunks and max_chunk_bytes are not written), the chunk
+ * target, and the table at table[0..table_bytes) that follows the header:
+ * the header of both writers, whose CRCs cover the table and itself. */
+static inline void header_put(unsigned char *hdr, const struct hog_hgb_info *in,
+                              uint64_t target, const unsigned char *table,
+                              uint64_t table_bytes)
+{
+    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
+    put32(hdr + H_VERSION, in->version);
+    put32(hdr + H_HDRSIZE, HDR_SIZE);
+    put64(hdr + H_ROWS, in->rows);
+    put64(hdr + H_FEATURES, in->n_features);
+    put64(hdr + H_NNZ, in->nnz);
+    put64(hdr + H_CHUNKS, in->n_chunks);
+    put64(hdr + H_SRC_SIZE, in->src_size);
+    put64(hdr + H_SRC_MTIME, (uint64_t)in->src_mtime);
+    put32(hdr + H_LABELS, (uint32_t)in->labels);
+    memcpy(hdr + H_LABEL_POS, &in->label_pos, 8);
+    memcpy(hdr + H_LABEL_NEG, &in->label_neg, 8);
+    put64(hdr + H_NPOS, in->n_pos);
+    put64(hdr + H_TARGET, target);
+    put64(hdr + H_FILE_SIZE, in->file_size);
+    put64(hdr + H_TABLE_OFF, HDR_SIZE);
+    put64(hdr + H_TABLE_BYTES, table_bytes);
+    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, table_bytes));
+    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
+}
+
 /* Payload bytes of a version 1 chunk: offsets, labels, indices, values
  * (also the measure the writers plan chunks by). */
 static inline uint64_t payload_bytes(uint64_t rows, uint64_t nnz)

@@ -6,6 +6,8 @@
  * as text on its first NUL byte, and a device such as /dev/zero is refused
  * at its first byte instead of being read without end.
  *
+ * How an input named by a path or "-" is opened (hog_input_open).
+ *
  * And how long one line of text may be where lines are buffered (a pipe, a
  * device, convert's windows): a mapped regular file needs no buffer, but a
  * stream without newlines would otherwise grow one until memory runs out.
@@ -17,7 +19,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+hog_status hog_input_open(const char *path, struct hog_input *in,
+                          hog_err *err)
+{
+    memset(in, 0, sizeof *in);
+    in->is_stdin = strcmp(path, "-") == 0;
+    in->name = in->is_stdin ? "<stdin>" : path;
+    in->fd = in->is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0)
+        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+    struct stat sb;
+    in->regular = fstat(in->fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (in->regular) {
+        in->size = (uint64_t)sb.st_size;
+        in->mtime = (int64_t)sb.st_mtime;
+    }
+    return HOG_OK;
+}
+
+void hog_input_close(struct hog_input *in)
+{
+    if (!in->is_stdin && in->fd >= 0)
+        close(in->fd);
+    in->fd = -1;
+}
 
 enum hog_file_kind hog_file_kind(const void *head, size_t len)
 {
@@ -53,10 +82,7 @@ hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
         return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path,
                         strerror(errno));
     unsigned char head[HOG_SNIFF_BYTES];
-    ssize_t n;
-    do
-        n = read(fd, head, sizeof head);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = hog_read_some(fd, head, sizeof head);
     int e = errno;
     close(fd);
     if (n < 0 && e != EAGAIN)

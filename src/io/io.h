@@ -9,6 +9,7 @@
 #include "core/core.h"
 
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---- LIBSVM text (parse.c) ------------------------------------------------ */
 
@@ -333,6 +334,22 @@ hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
 
 /* ---- what an input is (input.c) ------------------------------------------ */
 
+/* A data input as the loader and convert take it: a path, or "-" for
+ * standard input. */
+struct hog_input {
+    int fd;
+    const char *name;  /* in messages: the path, or "<stdin>" */
+    bool is_stdin;     /* fd is standard input: not opened, never closed */
+    bool regular;      /* fd is a regular file (standard input may be one) */
+    uint64_t size;     /* when regular: its size and modification time */
+    int64_t mtime;
+};
+/* Opens path for reading (O_CLOEXEC) and fstats it; HOG_EIO "path: cannot
+ * open: reason". hog_input_close closes it unless it is standard input. */
+hog_status hog_input_open(const char *path, struct hog_input *in,
+                          hog_err *err);
+void hog_input_close(struct hog_input *in);
+
 /* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
 enum hog_file_kind {
     HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
@@ -366,6 +383,26 @@ uint64_t hog_line_max(void);
 /* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
 hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
                              hog_err *err);
+
+/* ---- whole transfers (file.c) --------------------------------------------- */
+
+/* read(2), pread(2), preadv(2) and pwrite(2) repeated over interruptions
+ * (EINTR) and short transfers until all len bytes have moved; the one
+ * copy of these loops in io (one loop over readv, preadv and pwritev). Each returns the bytes moved: len, or fewer
+ * at the end of the file (a read) or on an error, whose errno is then in
+ * *error (0 otherwise; errno itself is left as the failed call set it).
+ * hog_preadv_full fills iov[0..n) in order and consumes iov. */
+size_t hog_read_full(int fd, void *buf, size_t len, int *error);
+size_t hog_pread_full(int fd, void *buf, size_t len, uint64_t off, int *error);
+struct iovec;
+size_t hog_preadv_full(int fd, struct iovec *iov, int n, uint64_t off,
+                       int *error);
+size_t hog_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
+                       int *error);
+/* One read(2), repeated only over EINTR: for readers that look at each
+ * piece as it arrives (a pipe). The bytes read, 0 at the end of the file,
+ * -1 with errno on an error. */
+ssize_t hog_read_some(int fd, void *buf, size_t len);
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 

@@ -8,11 +8,9 @@
 #include "io/io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Reads fd to its end into a malloc'd buffer: a pipe or a device, whose
@@ -40,9 +38,7 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
             }
             b = q, cap *= 2;
         }
-        ssize_t k = read(fd, b + n, cap - n);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = hog_read_some(fd, b + n, cap - n);
         if (k < 0) {
             st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
                           strerror(errno));
@@ -105,34 +101,32 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
     }
     if (!path || !out)
         return hog_errf(err, HOG_EINVAL, "hog_data_load: no path or no output");
-    bool is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    hog_status st;
-    if (regular && !is_stdin) {
-        size_t len = (size_t)sb.st_size;
+    struct hog_input in;
+    hog_status st = hog_input_open(path, &in, err);
+    if (st != HOG_OK)
+        return st;
+    int fd = in.fd;
+    const char *name = in.name;
+    if (in.regular && !in.is_stdin) {
+        size_t len = (size_t)in.size;
         unsigned char head[HOG_SNIFF_BYTES];
         ssize_t k = pread(fd, head, sizeof head, 0);
         enum hog_file_kind kind = hog_file_kind(head, k > 0 ? (size_t)k : 0);
         if (kind == HOG_FILE_HGB) {
-            close(fd);
+            hog_input_close(&in);
             return hog_hgb_load(path, o, out, err);
         }
         if ((st = hog_data_kind_check(kind, name, err)) != HOG_OK) {
-            close(fd);
+            hog_input_close(&in);
             return st;
         }
         if (len == 0) {
-            close(fd);
+            hog_input_close(&in);
             return hog_errf(err, HOG_EPARSE, "%s: empty file, no rows", name);
         }
         void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
-            close(fd);
+            hog_input_close(&in);
             madvise(map, len, MADV_WILLNEED);
             st = hog_parse_svm(map, len, name, o, out, err);
             munmap(map, len);
@@ -142,8 +136,7 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
     char *buf = NULL;
     size_t len = 0;
     st = read_all(fd, name, &buf, &len, err);
-    if (!is_stdin)
-        close(fd);
+    hog_input_close(&in);
     if (st != HOG_OK)
         return st;
     st = hog_parse_svm(buf, len, name, o, out, err);

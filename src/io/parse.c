@@ -31,12 +31,13 @@
  */
 #include "io/io.h"
 
+#include "core/forkjoin.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <strings.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,25 +564,6 @@ static void slice_free(struct slice *s)
     s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL;
 }
 
-/* Runs fn on every slice: slices 1.. on new threads, slice 0 here. */
-/* Runs fn on every slice: slices 1.. on new threads, slice 0 here; any
- * slice whose thread cannot start runs here too. */
-static void run_all(struct slice *sl, unsigned n, void *(*fn)(void *))
-{
-    pthread_t *th = n > 1 ? calloc(n, sizeof *th) : NULL;
-    unsigned started = 1;
-    for (unsigned i = 1; th && i < n; i++, started++)
-        if (pthread_create(&th[i], NULL, fn, &sl[i]) != 0)
-            break;
-    for (unsigned i = started; i < n; i++)
-        fn(&sl[i]);
-    if (n > 0)
-        fn(&sl[0]);
-    for (unsigned i = 1; i < started; i++)
-        pthread_join(th[i], NULL);
-    free(th);
-}
-
 hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                                 const hog_load_opts *o, unsigned nslices,
                                 hog_data **out, hog_err *err)
@@ -616,7 +598,7 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         sl[i].zero_based = o && o->zero_based;
         at = cut;
     }
-    run_all(sl, nslices, slice_run);
+    hog_fork_join(sl, sizeof *sl, nslices, slice_run, HOG_FORK_CALLER_FIRST);
     hog_status st = HOG_OK;
     uint64_t lines = 0, rows = 0, nnz = 0;
     for (unsigned i = 0; i < nslices && st == HOG_OK; i++) {
@@ -693,7 +675,8 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         sl[i].dst_off = off, sl[i].dst_y = y;
         sl[i].dst_idx = idx, sl[i].dst_val = val;
     }
-    run_all(sl + 1, nslices - 1, slice_copy);
+    hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
+                  HOG_FORK_CALLER_FIRST);
     for (unsigned i = 0; i < nslices; i++)
         slice_free(&sl[i]);
     free(sl);

@@ -25,7 +25,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -52,20 +51,6 @@ struct writer {
 static hog_status wfail(struct writer *w, hog_err *err, const char *what)
 {
     return hog_errf(err, HOG_EIO, "%s: %s: %s", w->path, what, strerror(errno));
-}
-
-static bool pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t k = pwrite(fd, p, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        p += k, len -= (size_t)k, off += (uint64_t)k;
-    }
-    return true;
 }
 
 /* Appends rows [r0, r0 + r) of m as one chunk. */
@@ -113,7 +98,8 @@ static hog_status put_chunk(struct writer *w, const struct hog_csr *m,
     put64(ch + C_PAYLOAD, pay);
     put32(ch + C_PAYLOAD_CRC, hog_crc32c(0, p, bytes - HOG_HGB_CHUNK_HEADER));
     put32(ch + C_CRC, hog_crc32c(0, ch, C_CRC));
-    if (!pwrite_full(w->fd, ch, bytes, w->pos))
+    int e;
+    if (hog_pwrite_full(w->fd, ch, bytes, w->pos, &e) != bytes)
         return wfail(w, err, "write failed");
     w->tab[w->n++] = (struct entry){ w->pos, w->rows, r, z };
     w->pos += bytes;
@@ -155,10 +141,11 @@ static bool move_down(int fd, uint64_t to, uint64_t from, uint64_t len)
     if (!buf)
         return false;
     bool ok = true;
+    int e;
     for (uint64_t done = 0; done < len && ok;) {
         size_t n = len - done < step ? (size_t)(len - done) : step;
-        ssize_t k = pread(fd, buf, n, (off_t)(from + done));
-        ok = k == (ssize_t)n && pwrite_full(fd, buf, n, to + done);
+        ok = hog_pread_full(fd, buf, n, from + done, &e) == n &&
+             hog_pwrite_full(fd, buf, n, to + done, &e) == n;
         done += n;
     }
     free(buf);
@@ -189,38 +176,21 @@ static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", w->path);
     }
     for (uint64_t k = 0; k < w->n; k++) {
-        unsigned char *e = table + k * TABLE_ENTRY;
-        put64(e, w->tab[k].offset);
-        put64(e + 8, w->tab[k].first_row);
-        put64(e + 16, w->tab[k].rows);
-        put64(e + 24, w->tab[k].nnz);
+        table_entry_put(table + k * TABLE_ENTRY, w->tab[k].offset,
+                        w->tab[k].first_row, w->tab[k].rows, w->tab[k].nnz);
     }
     /* The label summary of hog_data_scan_labels over all rows. */
-    enum hog_label_kind lk;
-    double pos, neg;
-    uint64_t npos;
-    hog_label_scan_result(&w->labels, &lk, &pos, &neg, &npos);
-    memcpy(hdr + H_MAGIC, HOG_HGB_MAGIC, 8);
-    put32(hdr + H_VERSION, HOG_HGB_VERSION);
-    put32(hdr + H_HDRSIZE, HDR_SIZE);
-    put64(hdr + H_ROWS, w->rows);
-    put64(hdr + H_FEATURES, w->n_features);
-    put64(hdr + H_NNZ, w->nnz);
-    put64(hdr + H_CHUNKS, w->n);
-    put64(hdr + H_SRC_SIZE, src_size);
-    put64(hdr + H_SRC_MTIME, (uint64_t)src_mtime);
-    put32(hdr + H_LABELS, (uint32_t)lk);
-    memcpy(hdr + H_LABEL_POS, &pos, 8);
-    memcpy(hdr + H_LABEL_NEG, &neg, 8);
-    put64(hdr + H_NPOS, npos);
-    put64(hdr + H_TARGET, w->target);
-    put64(hdr + H_FILE_SIZE, file_size);
-    put64(hdr + H_TABLE_OFF, HDR_SIZE);
-    put64(hdr + H_TABLE_BYTES, tbytes);
-    put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, tbytes));
-    put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
-    bool ok = pwrite_full(w->fd, table, tbytes, HDR_SIZE) &&
-              pwrite_full(w->fd, hdr, HDR_SIZE, 0);
+    struct hog_hgb_info h = {
+        .version = HOG_HGB_VERSION, .rows = w->rows,
+        .n_features = w->n_features, .nnz = w->nnz, .n_chunks = w->n,
+        .src_size = src_size, .src_mtime = src_mtime, .file_size = file_size
+    };
+    hog_label_scan_result(&w->labels, &h.labels, &h.label_pos, &h.label_neg,
+                          &h.n_pos);
+    header_put(hdr, &h, w->target, table, tbytes);
+    int e;
+    bool ok = hog_pwrite_full(w->fd, table, tbytes, HDR_SIZE, &e) == tbytes &&
+              hog_pwrite_full(w->fd, hdr, HDR_SIZE, 0, &e) == HDR_SIZE;
     free(table), free(hdr);
     if (!ok)
         return wfail(w, err, "write failed");
@@ -270,19 +240,15 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         window = 4096;
     if (chunk_target == 0)
         chunk_target = HOG_HGB_CHUNK_TARGET;
-    bool is_stdin = strcmp(in, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : in;
-    int ifd = is_stdin ? STDIN_FILENO : open(in, O_RDONLY | O_CLOEXEC);
-    if (ifd < 0)
-        return hog_errf(err, HOG_EIO, "%s: cannot open: %s", in, strerror(errno));
-    struct stat sb;
-    uint64_t src_size = 0;
-    int64_t src_mtime = 0;
-    bool sized = fstat(ifd, &sb) == 0 && S_ISREG(sb.st_mode);
-    if (sized && !is_stdin) {
-        src_size = (uint64_t)sb.st_size;
-        src_mtime = (int64_t)sb.st_mtime;
-    }
+    struct hog_input src;
+    hog_status st = hog_input_open(in, &src, err);
+    if (st != HOG_OK)
+        return st;
+    const char *name = src.name;
+    int ifd = src.fd;
+    bool sized = src.regular;
+    uint64_t src_size = src.is_stdin ? 0 : src.size;
+    int64_t src_mtime = src.is_stdin ? 0 : src.mtime;
 
     struct writer w;
     memset(&w, 0, sizeof w);
@@ -299,7 +265,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     w.reserve = ALIGN_UP(most * TABLE_ENTRY);
     w.pos = HDR_SIZE + w.reserve;
     char *buf = NULL;
-    hog_status st = hog_tmpfile_open(out, w.tmp, sizeof w.tmp, &w.f, err);
+    st = hog_tmpfile_open(out, w.tmp, sizeof w.tmp, &w.f, err);
     if (st != HOG_OK)
         goto done;
     w.fd = fileno(w.f);
@@ -313,19 +279,17 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     bool eof = false, first = true;
     while (!eof || len > 0) {
         /* Fill the window. */
-        while (!eof && len < cap) {
-            ssize_t k = read(ifd, buf + len, cap - len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
+        if (!eof && len < cap) {
+            int e;
+            size_t k = hog_read_full(ifd, buf + len, cap - len, &e);
+            if (e) {
                 st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
-                              strerror(errno));
+                              strerror(e));
                 goto done;
             }
-            if (k == 0)
-                eof = true;
-            len += (size_t)k;
-            text += (uint64_t)k;
+            eof = k < cap - len;
+            len += k;
+            text += k;
         }
         if (first) {
             enum hog_file_kind kind = hog_file_kind(buf, len);
@@ -390,8 +354,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 done:
     if (w.f)
         hog_tmpfile_abort(w.f, w.tmp);
-    if (!is_stdin)
-        close(ifd);
+    hog_input_close(&src);
     free(buf);
     free(w.tab);
     free(w.stage);

@@ -38,19 +38,11 @@ static void read_slot(struct hog_stream *s, unsigned i)
     uint64_t off, len;
     unsigned char *dst;
     hog_stream_slot_range(s, i, &off, &len, &dst);
-    while (len > 0) {
-        ssize_t k = pread(sl->fd, dst, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            sl->error = errno;
-            return;
-        }
-        if (k == 0)
-            return; /* end of file: short, the consumer says it shrank */
-        sl->got += (uint64_t)k;
-        dst += k, off += (uint64_t)k, len -= (uint64_t)k;
-    }
+    /* Short at the end of the file: the consumer says it shrank. */
+    int e;
+    sl->got += hog_pread_full(sl->fd, dst, len, off, &e);
+    if (e)
+        sl->error = e;
 }
 
 static void *reader(void *arg)
