@@ -867,3 +867,32 @@ Test(stream, forced_uring_backend_is_used_where_the_kernel_allows)
     cr_assert(strstr(out, "streamed with io_uring (O_DIRECT)"), "%s", out);
     cr_assert_null(strstr(out, "unavailable"), "%s", out);
 }
+
+/* A regular file on standard input is sized: the chunk table gets room for
+ * its real size (its size is not recorded in the header, as for a pipe),
+ * not for an empty file's 16 chunks. */
+Test(stream, convert_of_a_file_on_standard_input_has_room_for_its_chunks)
+{
+    TH_DATA_OR_SKIP(a9a, "a9a");
+    char dir[1024], out[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(out, sizeof out, "%s/in.hgb", dir);
+    int fd = open(a9a, O_RDONLY);
+    cr_assert(fd >= 0);
+    int saved = dup(0);
+    cr_assert(saved >= 0 && dup2(fd, 0) == 0);
+    close(fd);
+    hog_err err;
+    /* 4 KiB chunks: a9a's 5.4 MB of payload needs over a thousand */
+    hog_status st = hog_svm_to_hgb_stream("-", out, NULL, 1 << 16, 4096,
+                                          NULL, &err);
+    dup2(saved, 0);
+    close(saved);
+    cr_assert_eq(st, HOG_OK, "%s", err.msg);
+    hog_data *a, *b;
+    cr_assert_eq(hog_data_load(a9a, NULL, &a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_load(out, NULL, &b, &err), HOG_OK, "%s", err.msg);
+    assert_same_data(a, b);
+    hog_data_free(a);
+    hog_data_free(b);
+}

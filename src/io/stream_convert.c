@@ -260,7 +260,9 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
      * the target plus one, and a text byte makes at most 10 payload bytes
      * (an empty row "1\n": 2 bytes of text, 20 of payload). Unknown size
      * (a pipe): room for 2^21 chunks, 8 TiB at 4 MiB each. */
-    uint64_t most = sized ? (10 * src_size) / chunk_target + src_size / window + 16
+    /* The room is the input's own size, also when it is a regular file on
+     * standard input (whose size the header does not record). */
+    uint64_t most = sized ? (10 * src.size) / chunk_target + src.size / window + 16
                           : UINT64_C(1) << 21;
     w.reserve = ALIGN_UP(most * TABLE_ENTRY);
     w.pos = HDR_SIZE + w.reserve;
