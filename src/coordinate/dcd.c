@@ -338,7 +338,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
         double q = s.bias * s.bias;
         for (uint32_t k = 0; k < r.nnz; k++)
             q += (double)r.val[k] * r.val[k];
-        s.y[i] = hog_label_positive(d, r.y) ? 1 : -1;
+        s.y[i] = (signed char)hog_loss_target(s.loss, d->label_pos, r.y);
         s.act[i] = i;
         if (s.loss == HOG_LOSS_LOGISTIC) {
             /* LIBLINEAR's start: a small a_i inside (0, C). */

@@ -444,10 +444,8 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
                    s.n * 2 * sizeof(double);
     if (s.loss == HOG_LOSS_LOGISTIC)
         f->aux_bytes += s.cols * sizeof(double) + s.n * 4 * sizeof(double);
-    bool cls = hog_loss_is_classification(s.loss);
     for (uint64_t i = 0; i < s.n; i++)
-        s.y[i] = cls ? (hog_label_positive(d, d->m.y[i]) ? 1.0 : -1.0)
-                     : (double)d->m.y[i];
+        s.y[i] = hog_loss_target(s.loss, d->label_pos, d->m.y[i]);
     for (uint64_t j = 0; j < s.cols; j++) {
         double q = 0.0;
         for (uint64_t k = s.c.off[j]; k < s.c.off[j + 1]; k++)

@@ -46,9 +46,7 @@ static void ref_step(struct ref *r, const uint64_t *perm, uint64_t lo,
     memset(r->g, 0, r->nw * sizeof *r->g);
     for (uint64_t p = lo; p < hi; p++) {
         struct hog_row row = hog_csr_row(&d->m, perm[p]);
-        double y = o->loss == HOG_LOSS_SQUARED ? (double)row.y
-                   : hog_label_positive(d, row.y) ? 1.0
-                                                  : -1.0;
+        double y = hog_loss_target(o->loss, d->label_pos, row.y);
         double m = 0.0;
         for (uint32_t k = 0; k < row.nnz; k++)
             m += (double)w[row.idx[k]] * row.val[k];
