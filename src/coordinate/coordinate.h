@@ -80,7 +80,6 @@ void hog_csc_free(struct hog_csc *c);
 
 struct hog_coord_env {
     struct hog_topo *topo;
-    struct hog_plan *plan;
     struct hog_pool *pool;
     unsigned threads;
 };
@@ -110,8 +109,9 @@ static inline unsigned hog_coord_threads_for(uint64_t nnz, unsigned threads)
 hog_status hog_coord_check_cancel(struct hog_fit *f, unsigned epoch,
                                   hog_err *err);
 
-/* threads 0: one per allowed core; more than the cores: oversubscribed.
- * threads 1: no pool at all (pool NULL; the jobs run on the caller, which
+/* threads 0: one per allowed core; more than the cores: oversubscribed
+ * (hog_pool_for_opts, HOG_POOL_BIND_ANY: the answers must not depend on
+ * the machine, only the speed may). threads 1: no pool at all (pool NULL; the jobs run on the caller, which
  * saves the topology discovery, several milliseconds). */
 hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
                               hog_err *err);

@@ -71,19 +71,10 @@ hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
         e->threads = 1;
         return HOG_OK;
     }
-    hog_status s = hog_topo_load(&e->topo, NULL, NULL, NULL, err);
+    hog_status s = hog_pool_for_opts(NULL, threads, HOG_POOL_BIND_ANY,
+                                     &e->topo, &e->pool, err);
     if (s != HOG_OK)
         return s;
-    struct hog_bind b;
-    hog_bind_init(&b);
-    /* Tests ask for 4 threads on 2 cores: the answers must not depend on
-     * the machine, only the speed may. */
-    b.oversubscribe = true;
-    if ((s = hog_topo_plan(e->topo, &b, threads, &e->plan, err)) != HOG_OK ||
-        (s = hog_pool_create(e->plan, &e->pool, err)) != HOG_OK) {
-        hog_coord_env_close(e);
-        return s;
-    }
     e->threads = hog_pool_size(e->pool);
     return HOG_OK;
 }
@@ -91,7 +82,6 @@ hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
 void hog_coord_env_close(struct hog_coord_env *e)
 {
     hog_pool_destroy(e->pool);
-    hog_plan_free(e->plan);
     hog_topo_free(e->topo);
     memset(e, 0, sizeof *e);
 }
