@@ -423,9 +423,7 @@ static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
             return HOG_OK;
         keep_state(h, epoch);
     }
-    bool cancel = cut || hog_fit_cancelled(f);
-    hog_status r = f->save(f, &h->last, cancel, h->err);
-    return r == HOG_OK && cancel ? HOG_EINTR : r;
+    return hog_fit_save(f, &h->last, cut || hog_fit_cancelled(f), h->err);
 }
 
 static void train_job(void *arg, unsigned tid, unsigned nthreads)
