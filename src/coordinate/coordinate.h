@@ -12,15 +12,14 @@
  * docs/COORDINATE.md has the mapping and the stopping rules.
  *
  * The shared vectors (dcd's w, scd's w and margins) are doubles touched
- * only through the relaxed atomics below.
+ * only through the relaxed atomics of core/sparse.h (hog_d_*).
  */
 #ifndef HOG_COORDINATE_H
 #define HOG_COORDINATE_H
 
 #include "core/fit.h"
+#include "core/sparse.h"
 #include "pool/pool.h"
-
-#include <stdatomic.h>
 
 /* Checks the options that matter to scd and dcd (loss, regularization,
  * update mode): HOG_EINVAL with a sentence when they do not fit. */
@@ -126,33 +125,5 @@ static inline void hog_coord_run(struct hog_pool *p, hog_pool_fn fn, void *arg)
         fn(arg, 0, 1);
 }
 
-
-/* ---- shared doubles -------------------------------------------------------- */
-
-static inline double hog_d_load(const _Atomic double *p)
-{
-    return atomic_load_explicit((_Atomic double *)p, memory_order_relaxed);
-}
-
-static inline void hog_d_store(_Atomic double *p, double v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-/* A lost update is possible (another writer between the load and store). */
-static inline void hog_d_add_wild(_Atomic double *p, double d)
-{
-    hog_d_store(p, hog_d_load(p) + d);
-}
-
-/* Never loses an update: a compare-and-swap loop. Relaxed, since nothing
- * else is published through it; the pool's barrier orders the epochs. */
-static inline void hog_d_add_cas(_Atomic double *p, double d)
-{
-    double old = hog_d_load(p);
-    while (!atomic_compare_exchange_weak_explicit(
-        p, &old, old + d, memory_order_relaxed, memory_order_relaxed))
-        ;
-}
 
 #endif

@@ -91,9 +91,7 @@ struct dcd {
 
 static inline double row_dot(const struct dcd *s, struct hog_row r)
 {
-    double d = 0.0;
-    for (uint32_t k = 0; k < r.nnz; k++)
-        d += hog_d_load(&s->w[r.idx[k]]) * r.val[k];
+    double d = hog_sparse_dot_d_relaxed(s->w, r, 0.0);
     if (s->bias != 0.0)
         d += hog_d_load(&s->w[s->nf]) * s->bias;
     return d;
@@ -101,17 +99,12 @@ static inline double row_dot(const struct dcd *s, struct hog_row r)
 
 static inline void row_axpy(const struct dcd *s, double a, struct hog_row r)
 {
-    if (s->cas) {
-        for (uint32_t k = 0; k < r.nnz; k++)
-            hog_d_add_cas(&s->w[r.idx[k]], a * r.val[k]);
-        if (s->bias != 0.0)
-            hog_d_add_cas(&s->w[s->nf], a * s->bias);
-    } else {
-        for (uint32_t k = 0; k < r.nnz; k++)
-            hog_d_add_wild(&s->w[r.idx[k]], a * r.val[k]);
-        if (s->bias != 0.0)
-            hog_d_add_cas(&s->w[s->nf], a * s->bias);
-    }
+    if (s->cas)
+        hog_sparse_axpy_d_cas_n(s->w, a, r.idx, r.val, r.nnz);
+    else
+        hog_sparse_axpy_d_wild_n(s->w, a, r.idx, r.val, r.nnz);
+    if (s->bias != 0.0) /* every row adds to it: always CAS (see the top) */
+        hog_d_add_cas(&s->w[s->nf], a * s->bias);
 }
 
 /* Progress from worker 0 only: the hooks are not thread-safe, and the
@@ -240,8 +233,7 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
         loss += hog_loss_value(s->loss, yi, row_dot(s, r));
         double c = a * yi;
         if (c != 0.0) {
-            for (uint32_t k = 0; k < r.nnz; k++)
-                wa[r.idx[k]] += c * r.val[k];
+            hog_sparse_axpy_d(wa, c, r);
             if (s->bias != 0.0)
                 wa[s->nf] += c * s->bias;
         }
@@ -335,9 +327,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
 
     for (uint64_t i = 0; i < s.n; i++) {
         struct hog_row r = hog_csr_row(s.m, i);
-        double q = s.bias * s.bias;
-        for (uint32_t k = 0; k < r.nnz; k++)
-            q += (double)r.val[k] * r.val[k];
+        double q = hog_sparse_sqnorm(r.val, r.nnz, s.bias * s.bias);
         s.y[i] = (signed char)hog_loss_target(s.loss, d->label_pos, r.y);
         s.act[i] = i;
         if (s.loss == HOG_LOSS_LOGISTIC) {

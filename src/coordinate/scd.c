@@ -160,13 +160,10 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
     if (d == 0.0)
         return true;
     hog_d_store(&s->w[j], wj + d);
-    if (cas) {
-        for (uint64_t k = a; k < b; k++)
-            hog_d_add_cas(&s->mar[row[k]], d * val[k]);
-    } else {
-        for (uint64_t k = a; k < b; k++)
-            hog_d_add_wild(&s->mar[row[k]], d * val[k]);
-    }
+    if (cas)
+        hog_sparse_axpy_d_cas_n(s->mar, d, row + a, val + a, b - a);
+    else
+        hog_sparse_axpy_d_wild_n(s->mar, d, row + a, val + a, b - a);
     return true;
 }
 
@@ -447,10 +444,8 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     for (uint64_t i = 0; i < s.n; i++)
         s.y[i] = hog_loss_target(s.loss, d->label_pos, d->m.y[i]);
     for (uint64_t j = 0; j < s.cols; j++) {
-        double q = 0.0;
-        for (uint64_t k = s.c.off[j]; k < s.c.off[j + 1]; k++)
-            q += (double)s.c.val[k] * s.c.val[k];
-        s.colsq[j] = q;
+        s.colsq[j] = hog_sparse_sqnorm(s.c.val + s.c.off[j],
+                                       s.c.off[j + 1] - s.c.off[j], 0.0);
         s.act[j] = j;
     }
     s.active = s.cols;

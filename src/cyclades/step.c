@@ -221,9 +221,9 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
         double y = hog_loss_target(loss, label_pos, r.y);
         double mx = 0.0;
         if (hot) {
-            for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++)
-                mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
-                      c->hot_x[q];
+            uint64_t q = c->hot_off[row];
+            mx = hog_sparse_dot_relaxed_n(s->w, c->hot_j + q, c->hot_x + q,
+                                          c->hot_off[row + 1] - q, 0.0);
             if (c->bias_hot)
                 mx += (double)hog_w_load_relaxed(s->w, bs) * bias;
         }
