@@ -102,16 +102,11 @@ static inline unsigned hog_coord_threads_for(uint64_t nnz, unsigned threads)
     return nnz < 2 * (uint64_t)HOG_COORD_PAR_NNZ ? 1u : threads;
 }
 
-/* After an epoch: HOG_EINTR with the sentence when the cancel flag is set
- * (coordinate descent stops there; it writes no checkpoints), else HOG_OK.
- * objective.c. */
-hog_status hog_coord_check_cancel(struct hog_fit *f, unsigned epoch,
-                                  hog_err *err);
-
 /* threads 0: one per allowed core; more than the cores: oversubscribed
  * (hog_pool_for_opts, HOG_POOL_BIND_ANY: the answers must not depend on
- * the machine, only the speed may). threads 1: no pool at all (pool NULL; the jobs run on the caller, which
- * saves the topology discovery, several milliseconds). */
+ * the machine, only the speed may). threads 1: no pool at all (pool NULL;
+ * the jobs run on the caller, which saves the topology discovery, several
+ * milliseconds). driver.c. */
 hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
                               hog_err *err);
 void hog_coord_env_close(struct hog_coord_env *e);

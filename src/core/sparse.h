@@ -39,7 +39,7 @@ static inline void hog_w_store_relaxed(_Atomic float *w, uint64_t j, float v)
     atomic_store_explicit(&w[j], v, memory_order_relaxed);
 }
 
-/* ---- shared doubles ---------------------------------------------------------- */
+/* ---- shared doubles ------------------------------------------------------ */
 
 static inline double hog_d_load(const _Atomic double *p)
 {
@@ -67,7 +67,7 @@ static inline void hog_d_add_cas(_Atomic double *p, double d)
         ;
 }
 
-/* ---- dot products -------------------------------------------------------------- */
+/* ---- dot products -------------------------------------------------------- */
 
 /* acc + w . x, plain float weights of length n; indices >= n (features the
  * model has not seen) count as zero. */
@@ -110,7 +110,7 @@ static inline double hog_sparse_sqnorm(const float *val, uint64_t nnz,
     return acc;
 }
 
-/* ---- axpy: y += a x ------------------------------------------------------------- */
+/* ---- axpy: y += a x ------------------------------------------------------ */
 
 /* Plain doubles, one writer. */
 static inline void hog_sparse_axpy_d(double *y, double a, struct hog_row r)

@@ -176,7 +176,7 @@ const struct hog_place *hog_pool_place(const struct hog_pool *p, unsigned tid);
 /* True when worker tid was pinned to its place's PU. */
 bool hog_pool_pinned(const struct hog_pool *p, unsigned tid);
 
-/* ---- the pool of an algorithm ---------------------------------------------- */
+/* ---- the pool of an algorithm -------------------------------------------- */
 
 /* Where an algorithm's workers may run. */
 enum hog_pool_binding {
