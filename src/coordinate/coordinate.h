@@ -12,15 +12,14 @@
  * docs/COORDINATE.md has the mapping and the stopping rules.
  *
  * The shared vectors (dcd's w, scd's w and margins) are doubles touched
- * only through the relaxed atomics below.
+ * only through the relaxed atomics of core/sparse.h (hog_d_*).
  */
 #ifndef HOG_COORDINATE_H
 #define HOG_COORDINATE_H
 
 #include "core/fit.h"
+#include "core/sparse.h"
 #include "pool/pool.h"
-
-#include <stdatomic.h>
 
 /* Checks the options that matter to scd and dcd (loss, regularization,
  * update mode): HOG_EINVAL with a sentence when they do not fit. */
@@ -80,7 +79,6 @@ void hog_csc_free(struct hog_csc *c);
 
 struct hog_coord_env {
     struct hog_topo *topo;
-    struct hog_plan *plan;
     struct hog_pool *pool;
     unsigned threads;
 };
@@ -104,15 +102,11 @@ static inline unsigned hog_coord_threads_for(uint64_t nnz, unsigned threads)
     return nnz < 2 * (uint64_t)HOG_COORD_PAR_NNZ ? 1u : threads;
 }
 
-/* After an epoch: HOG_EINTR with the sentence when the cancel flag is set
- * (coordinate descent stops there; it writes no checkpoints), else HOG_OK.
- * objective.c. */
-hog_status hog_coord_check_cancel(struct hog_fit *f, unsigned epoch,
-                                  hog_err *err);
-
-/* threads 0: one per allowed core; more than the cores: oversubscribed.
- * threads 1: no pool at all (pool NULL; the jobs run on the caller, which
- * saves the topology discovery, several milliseconds). */
+/* threads 0: one per allowed core; more than the cores: oversubscribed
+ * (hog_pool_for_opts, HOG_POOL_BIND_ANY: the answers must not depend on
+ * the machine, only the speed may). threads 1: no pool at all (pool NULL;
+ * the jobs run on the caller, which saves the topology discovery, several
+ * milliseconds). driver.c. */
 hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
                               hog_err *err);
 void hog_coord_env_close(struct hog_coord_env *e);
@@ -126,33 +120,5 @@ static inline void hog_coord_run(struct hog_pool *p, hog_pool_fn fn, void *arg)
         fn(arg, 0, 1);
 }
 
-
-/* ---- shared doubles -------------------------------------------------------- */
-
-static inline double hog_d_load(const _Atomic double *p)
-{
-    return atomic_load_explicit((_Atomic double *)p, memory_order_relaxed);
-}
-
-static inline void hog_d_store(_Atomic double *p, double v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-/* A lost update is possible (another writer between the load and store). */
-static inline void hog_d_add_wild(_Atomic double *p, double d)
-{
-    hog_d_store(p, hog_d_load(p) + d);
-}
-
-/* Never loses an update: a compare-and-swap loop. Relaxed, since nothing
- * else is published through it; the pool's barrier orders the epochs. */
-static inline void hog_d_add_cas(_Atomic double *p, double d)
-{
-    double old = hog_d_load(p);
-    while (!atomic_compare_exchange_weak_explicit(
-        p, &old, old + d, memory_order_relaxed, memory_order_relaxed))
-        ;
-}
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * Column access for coordinate descent: a parallel CSR -> CSC transpose,
- * built beside the CSR only when a column method runs, and the pool that
- * the coordinate methods share, plus the options they accept.
+ * built beside the CSR only when a column method runs, and the options
+ * the coordinate methods accept (the pool they share is driver.c's).
  *
  * Transpose in three phases on T workers, separated by barriers:
  *   1. worker t counts, per column j, the nonzeros in its block of rows:
@@ -59,41 +59,6 @@ hog_status hog_coord_validate(const hog_train_opts *o, hog_err *err)
                         "--algo scd always adds to the shared margins "
                         "atomically; --update does not apply to it");
     return HOG_OK;
-}
-
-/* ---- the pool ---------------------------------------------------------------- */
-
-hog_status hog_coord_env_open(unsigned threads, struct hog_coord_env *e,
-                              hog_err *err)
-{
-    memset(e, 0, sizeof *e);
-    if (threads == 1) {
-        e->threads = 1;
-        return HOG_OK;
-    }
-    hog_status s = hog_topo_load(&e->topo, NULL, NULL, NULL, err);
-    if (s != HOG_OK)
-        return s;
-    struct hog_bind b;
-    hog_bind_init(&b);
-    /* Tests ask for 4 threads on 2 cores: the answers must not depend on
-     * the machine, only the speed may. */
-    b.oversubscribe = true;
-    if ((s = hog_topo_plan(e->topo, &b, threads, &e->plan, err)) != HOG_OK ||
-        (s = hog_pool_create(e->plan, &e->pool, err)) != HOG_OK) {
-        hog_coord_env_close(e);
-        return s;
-    }
-    e->threads = hog_pool_size(e->pool);
-    return HOG_OK;
-}
-
-void hog_coord_env_close(struct hog_coord_env *e)
-{
-    hog_pool_destroy(e->pool);
-    hog_plan_free(e->plan);
-    hog_topo_free(e->topo);
-    memset(e, 0, sizeof *e);
 }
 
 /* ---- the transpose ------------------------------------------------------------- */

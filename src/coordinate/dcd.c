@@ -52,11 +52,12 @@
  * (P(w) - D(a)) / P(w) is computed after each epoch, untimed, with
  * D's w recomputed from a (so that it is a true bound under --update none).
  */
-#include "coordinate/coordinate.h"
+#include "coordinate/internal.h"
 
 #include "core/loss.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,52 +67,42 @@ struct dcd_thread {
     uint64_t newton;
 };
 
+/* The driver's part first (internal.h): the active rows in co.act, the
+ * shared w = sum a_i y_i x_i in co.w. */
 struct dcd {
-    struct hog_fit *f;
-    struct hog_pool *pool;
+    struct hog_coord co;
     const struct hog_csr *m;
     uint64_t n, nf;
     double bias;
     hog_loss loss;
     bool cas;             /* --update atomic */
     double C, U, D;       /* bound and diagonal (hinge losses) */
-    _Atomic double *w;    /* nf + (bias != 0) */
     double *alpha;        /* a_i */
     double *calpha;       /* C - a_i (logistic, kept apart for precision) */
     double *qd;           /* |x_i|^2 (+ bias^2) + D */
     signed char *y;       /* +1 / -1 */
-    uint64_t *act;        /* the active rows; the first `active` count */
-    uint64_t active;
     double pgmax_old, pgmin_old; /* shrinking thresholds */
     bool shrink;
     double innereps;      /* logistic: Newton accuracy of the sub-problem */
-    unsigned epoch;
     struct dcd_thread *th;
 };
 
 static inline double row_dot(const struct dcd *s, struct hog_row r)
 {
-    double d = 0.0;
-    for (uint32_t k = 0; k < r.nnz; k++)
-        d += hog_d_load(&s->w[r.idx[k]]) * r.val[k];
+    double d = hog_sparse_dot_d_relaxed(s->co.w, r, 0.0);
     if (s->bias != 0.0)
-        d += hog_d_load(&s->w[s->nf]) * s->bias;
+        d += hog_d_load(&s->co.w[s->nf]) * s->bias;
     return d;
 }
 
 static inline void row_axpy(const struct dcd *s, double a, struct hog_row r)
 {
-    if (s->cas) {
-        for (uint32_t k = 0; k < r.nnz; k++)
-            hog_d_add_cas(&s->w[r.idx[k]], a * r.val[k]);
-        if (s->bias != 0.0)
-            hog_d_add_cas(&s->w[s->nf], a * s->bias);
-    } else {
-        for (uint32_t k = 0; k < r.nnz; k++)
-            hog_d_add_wild(&s->w[r.idx[k]], a * r.val[k]);
-        if (s->bias != 0.0)
-            hog_d_add_cas(&s->w[s->nf], a * s->bias);
-    }
+    if (s->cas)
+        hog_sparse_axpy_d_cas_n(s->co.w, a, r.idx, r.val, r.nnz);
+    else
+        hog_sparse_axpy_d_wild_n(s->co.w, a, r.idx, r.val, r.nnz);
+    if (s->bias != 0.0) /* every row adds to it: always CAS (see the top) */
+        hog_d_add_cas(&s->co.w[s->nf], a * s->bias);
 }
 
 /* Progress from worker 0 only: the hooks are not thread-safe, and the
@@ -120,20 +111,20 @@ static inline void maybe_tick(const struct dcd *s, unsigned tid, unsigned nt,
                               uint64_t done_here)
 {
     if (tid == 0 && (done_here & 4095) == 4095)
-        s->f->tick(s->f, s->epoch, done_here * nt, s->active);
+        s->co.f->tick(s->co.f, s->co.epoch, done_here * nt, s->co.active);
 }
 
 static void svm_job(void *arg, unsigned tid, unsigned nt)
 {
     struct dcd *s = arg;
     uint64_t lo, hi;
-    hog_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->co.active, tid, nt, &lo, &hi);
     double pgmax = -INFINITY, pgmin = INFINITY;
     const double U = s->U, D = s->D;
     const double pmax_old = s->pgmax_old, pmin_old = s->pgmin_old;
     uint64_t kept = 0;
     for (uint64_t t = lo; t < hi; t++) {
-        uint64_t i = s->act[t];
+        uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
         double G = yi * row_dot(s, r) - 1.0 + D * a;
@@ -151,7 +142,7 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
         } else {
             PG = G;
         }
-        s->act[lo + kept++] = i;
+        s->co.act[lo + kept++] = i;
         pgmax = PG > pgmax ? PG : pgmax;
         pgmin = PG < pgmin ? PG : pgmin;
         if (fabs(PG) > 1e-12) {
@@ -175,13 +166,13 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
 {
     struct dcd *s = arg;
     uint64_t lo, hi;
-    hog_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->co.active, tid, nt, &lo, &hi);
     const double C = s->C, innereps = s->innereps;
     const int max_inner = 100;
     double gmax = 0.0;
     uint64_t newton = 0;
     for (uint64_t t = lo; t < hi; t++) {
-        uint64_t i = s->act[t];
+        uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i];
         double a = s->qd[i], b = yi * row_dot(s, r);
@@ -240,8 +231,7 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
         loss += hog_loss_value(s->loss, yi, row_dot(s, r));
         double c = a * yi;
         if (c != 0.0) {
-            for (uint32_t k = 0; k < r.nnz; k++)
-                wa[r.idx[k]] += c * r.val[k];
+            hog_sparse_axpy_d(wa, c, r);
             if (s->bias != 0.0)
                 wa[s->nf] += c * s->bias;
         }
@@ -252,7 +242,7 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
     }
     double w2 = 0.0, wa2 = 0.0;
     for (uint64_t j = 0; j < nw; j++) {
-        double v = hog_d_load(&s->w[j]);
+        double v = hog_d_load(&s->co.w[j]);
         w2 += v * v;
         wa2 += wa[j] * wa[j];
     }
@@ -270,23 +260,138 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
 
 static void dcd_free(struct dcd *s)
 {
-    free((void *)s->w);
     free(s->alpha);
     free(s->calpha);
     free(s->qd);
     free(s->y);
-    free(s->act);
     free(s->th);
+}
+
+/* The driver hands back the struct hog_coord at the start of ours. */
+_Static_assert(offsetof(struct dcd, co) == 0, "co must come first");
+
+static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
+{
+    struct dcd *s = (struct dcd *)c;
+    struct hog_fit *f = c->f;
+    const hog_data *d = f->train;
+    /* One worker has no one to race with: plain adds, the same answer. */
+    s->cas = f->o->update == HOG_UPDATE_ATOMIC && c->env.threads > 1;
+    uint64_t nw = c->nw = s->nf + (s->bias != 0.0);
+    c->w = calloc(nw ? nw : 1, sizeof *c->w);
+    s->alpha = malloc(s->n * sizeof *s->alpha);
+    s->calpha = s->loss == HOG_LOSS_LOGISTIC
+                    ? malloc(s->n * sizeof *s->calpha)
+                    : NULL;
+    s->qd = malloc(s->n * sizeof *s->qd);
+    s->y = malloc(s->n);
+    c->act = malloc(s->n * sizeof *c->act);
+    s->th = aligned_alloc(HOG_CACHELINE, c->env.threads * sizeof *s->th);
+    if (!c->w || !s->alpha || !s->qd || !s->y || !c->act || !s->th ||
+        (s->loss == HOG_LOSS_LOGISTIC && !s->calpha))
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for the dual variables of %llu rows",
+                        (unsigned long long)s->n);
+    size_t aux = nw * sizeof *c->w + s->n * (2 * sizeof(double) + 1 +
+                                             sizeof(uint64_t));
+    if (s->calpha)
+        aux += s->n * sizeof(double);
+    f->aux_bytes = aux;
+
+    for (uint64_t i = 0; i < s->n; i++) {
+        struct hog_row r = hog_csr_row(s->m, i);
+        double q = hog_sparse_sqnorm(r.val, r.nnz, s->bias * s->bias);
+        s->y[i] = (signed char)hog_loss_target(s->loss, d->label_pos, r.y);
+        if (s->loss == HOG_LOSS_LOGISTIC) {
+            /* LIBLINEAR's start: a small a_i inside (0, C). */
+            double a0 = 0.001 * s->C < 1e-8 ? 0.001 * s->C : 1e-8;
+            s->alpha[i] = a0;
+            s->calpha[i] = s->C - a0;
+            s->qd[i] = q;
+            row_axpy(s, a0 * s->y[i], r);
+        } else {
+            s->alpha[i] = 0.0;
+            s->qd[i] = q + s->D;
+        }
+    }
+    hog_coord_all_active(c, s->n);
+    return HOG_OK;
+}
+
+static unsigned dcd_run(struct hog_coord *c)
+{
+    struct dcd *s = (struct dcd *)c;
+    hog_coord_run(c->env.pool,
+                  s->loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job, s);
+    return c->env.threads;
+}
+
+static uint64_t dcd_kept(const struct hog_coord *c, unsigned t)
+{
+    return ((const struct dcd *)c)->th[t].kept;
+}
+
+/* LIBLINEAR's stopping rule and shrinking thresholds, and the logistic
+ * sub-problems' accuracy. */
+static bool dcd_end(struct hog_coord *c, unsigned nt)
+{
+    struct dcd *s = (struct dcd *)c;
+    const double tol = c->f->o->tol;
+    const double innereps_min = tol > 0 && tol < 1e-8 ? tol : 1e-8;
+    uint64_t newton = 0;
+    double pgmax = -INFINITY, pgmin = INFINITY, gmax = 0.0;
+    for (unsigned t = 0; t < nt; t++) {
+        pgmax = s->th[t].pgmax > pgmax ? s->th[t].pgmax : pgmax;
+        pgmin = s->th[t].pgmin < pgmin ? s->th[t].pgmin : pgmin;
+        gmax = s->th[t].gmax > gmax ? s->th[t].gmax : gmax;
+        newton += s->th[t].newton;
+    }
+
+    bool stop = false;
+    if (s->loss == HOG_LOSS_LOGISTIC) {
+        stop = gmax < tol;
+        if (newton <= s->n / 10)
+            s->innereps = 0.1 * s->innereps > innereps_min
+                              ? 0.1 * s->innereps
+                              : innereps_min;
+    } else if (pgmax - pgmin <= tol) {
+        if (c->active == s->n) {
+            stop = true;
+        } else { /* the active set converged: check every row again */
+            hog_coord_all_active(c, s->n);
+            s->pgmax_old = INFINITY;
+            s->pgmin_old = -INFINITY;
+        }
+    } else {
+        s->pgmax_old = pgmax <= 0 ? INFINITY : pgmax;
+        s->pgmin_old = pgmin >= 0 ? -INFINITY : pgmin;
+    }
+    return stop;
+}
+
+/* The duality gap, and with it the objective, when someone listens. */
+static hog_status dcd_report(struct hog_coord *c, hog_err *err)
+{
+    struct hog_fit *f = c->f;
+    if (!f->o->progress)
+        return HOG_OK;
+    double g = duality_gap((struct dcd *)c, &f->objective, &f->mean_loss);
+    if (g < -0.5)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the duality gap");
+    f->gap = g;
+    return HOG_OK;
 }
 
 hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
 {
-    double t_setup = hog_now();
+    static const struct hog_coord_ops ops = { dcd_setup, dcd_run, dcd_kept,
+                                              dcd_end, dcd_report };
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
     struct dcd s;
     memset(&s, 0, sizeof s);
-    s.f = f;
+    s.co.f = f;
+    s.co.ops = &ops;
     s.m = &d->m;
     s.n = d->m.rows;
     s.nf = d->n_features;
@@ -299,131 +404,8 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
     s.pgmax_old = INFINITY;
     s.pgmin_old = -INFINITY;
     s.innereps = 1e-2;
-    const double innereps_min = o->tol > 0 && o->tol < 1e-8 ? o->tol : 1e-8;
-
-    struct hog_coord_env env;
-    /* A small problem runs on one worker (coordinate.h). */
-    uint64_t all_nnz = d->m.nnz + (s.bias != 0.0 ? s.n : 0);
-    hog_status st = hog_coord_env_open(
-        hog_coord_threads_for(all_nnz, o->threads), &env, err);
-    if (st != HOG_OK)
-        return st;
-    s.pool = env.pool;
-    /* One worker has no one to race with: plain adds, the same answer. */
-    s.cas = o->update == HOG_UPDATE_ATOMIC && env.threads > 1;
-    uint64_t nw = s.nf + (s.bias != 0.0);
-    s.w = calloc(nw ? nw : 1, sizeof *s.w);
-    s.alpha = malloc(s.n * sizeof *s.alpha);
-    s.calpha = s.loss == HOG_LOSS_LOGISTIC ? malloc(s.n * sizeof *s.calpha)
-                                           : NULL;
-    s.qd = malloc(s.n * sizeof *s.qd);
-    s.y = malloc(s.n);
-    s.act = malloc(s.n * sizeof *s.act);
-    s.th = aligned_alloc(HOG_CACHELINE, env.threads * sizeof *s.th);
-    if (!s.w || !s.alpha || !s.qd || !s.y || !s.act || !s.th ||
-        (s.loss == HOG_LOSS_LOGISTIC && !s.calpha)) {
-        st = hog_errf(err, HOG_ENOMEM,
-                      "out of memory for the dual variables of %llu rows",
-                      (unsigned long long)s.n);
-        goto out;
-    }
-    size_t aux = nw * sizeof *s.w + s.n * (2 * sizeof(double) + 1 +
-                                           sizeof(uint64_t));
-    if (s.calpha)
-        aux += s.n * sizeof(double);
-    f->aux_bytes = aux;
-
-    for (uint64_t i = 0; i < s.n; i++) {
-        struct hog_row r = hog_csr_row(s.m, i);
-        double q = s.bias * s.bias;
-        for (uint32_t k = 0; k < r.nnz; k++)
-            q += (double)r.val[k] * r.val[k];
-        s.y[i] = hog_label_positive(d, r.y) ? 1 : -1;
-        s.act[i] = i;
-        if (s.loss == HOG_LOSS_LOGISTIC) {
-            /* LIBLINEAR's start: a small a_i inside (0, C). */
-            double a0 = 0.001 * s.C < 1e-8 ? 0.001 * s.C : 1e-8;
-            s.alpha[i] = a0;
-            s.calpha[i] = s.C - a0;
-            s.qd[i] = q;
-            row_axpy(&s, a0 * s.y[i], r);
-        } else {
-            s.alpha[i] = 0.0;
-            s.qd[i] = q + s.D;
-        }
-    }
-    s.active = s.n;
-
-    struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
-    t_setup = hog_now() - t_setup;
-    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
-        double t0 = hog_now();
-        s.epoch = epoch;
-        hog_shuffle_u64(&rng, s.act, s.active);
-        hog_coord_run(env.pool, s.loss == HOG_LOSS_LOGISTIC ? lr_job : svm_job,
-                     &s);
-        /* Gather the rows each worker kept, in worker order. */
-        uint64_t kept = 0, newton = 0;
-        double pgmax = -INFINITY, pgmin = INFINITY, gmax = 0.0;
-        for (unsigned t = 0; t < env.threads; t++) {
-            uint64_t lo, hi;
-            hog_slice(s.active, t, env.threads, &lo, &hi);
-            if (lo != kept)
-                memmove(s.act + kept, s.act + lo,
-                        s.th[t].kept * sizeof *s.act);
-            kept += s.th[t].kept;
-            pgmax = s.th[t].pgmax > pgmax ? s.th[t].pgmax : pgmax;
-            pgmin = s.th[t].pgmin < pgmin ? s.th[t].pgmin : pgmin;
-            gmax = s.th[t].gmax > gmax ? s.th[t].gmax : gmax;
-            newton += s.th[t].newton;
-        }
-        s.active = kept;
-
-        bool stop = false;
-        if (s.loss == HOG_LOSS_LOGISTIC) {
-            stop = gmax < o->tol;
-            if (newton <= s.n / 10)
-                s.innereps = 0.1 * s.innereps > innereps_min
-                                 ? 0.1 * s.innereps
-                                 : innereps_min;
-        } else if (pgmax - pgmin <= o->tol) {
-            if (s.active == s.n) {
-                stop = true;
-            } else { /* the active set converged: check every row again */
-                s.active = s.n;
-                for (uint64_t i = 0; i < s.n; i++)
-                    s.act[i] = i;
-                s.pgmax_old = INFINITY;
-                s.pgmin_old = -INFINITY;
-            }
-        } else {
-            s.pgmax_old = pgmax <= 0 ? INFINITY : pgmax;
-            s.pgmin_old = pgmin >= 0 ? -INFINITY : pgmin;
-        }
-
-        double secs = hog_now() - t0 + (epoch == 1 ? t_setup : 0.0);
-        for (uint64_t j = 0; j < nw; j++)
-            f->model->w[j] = (float)hog_d_load(&s.w[j]);
-        if (o->progress) {
-            double g = duality_gap(&s, &f->objective, &f->mean_loss);
-            if (g < -0.5) {
-                st = hog_errf(err, HOG_ENOMEM,
-                              "out of memory for the duality gap");
-                goto out;
-            }
-            f->gap = g;
-        }
-        f->last = stop || epoch == o->epochs;
-        f->converged = stop;
-        st = f->epoch_end(f, epoch, secs, err);
-        if (st != HOG_OK || stop)
-            break;
-        if ((st = hog_coord_check_cancel(f, epoch, err)) != HOG_OK)
-            break;
-    }
-out:
-    hog_coord_env_close(&env);
+    hog_status st =
+        hog_coord_drive(&s.co, d->m.nnz + (s.bias != 0.0 ? s.n : 0), err);
     dcd_free(&s);
     return st;
 }

@@ -61,15 +61,3 @@ hog_status hog_objective_eval(const hog_model *m, const hog_data *d,
     }
     return HOG_OK;
 }
-
-hog_status hog_coord_check_cancel(struct hog_fit *f, unsigned epoch,
-                                  hog_err *err)
-{
-    if (!hog_fit_cancelled(f))
-        return HOG_OK;
-    return hog_errf(err, HOG_EINTR,
-                    "training interrupted after epoch %u; coordinate descent "
-                    "writes no checkpoints, so nothing was kept (rerun with a "
-                    "smaller --epochs or a looser --tol for a shorter run)",
-                    epoch);
-}

@@ -59,11 +59,12 @@
  * (logistic) or the residuals (squared), so the front door need not make
  * a pass over the data for it (fit.h).
  */
-#include "coordinate/coordinate.h"
+#include "coordinate/internal.h"
 
 #include "core/loss.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,16 +77,16 @@ struct scd_thread {
     uint64_t kept;
 };
 
+/* The driver's part first (internal.h): the active columns in co.act, the
+ * shared weights in co.w (cols). */
 struct scd {
-    struct hog_fit *f;
-    struct hog_pool *pool;
+    struct hog_coord co;
     struct hog_csc c;
     uint64_t n, cols;
     hog_loss loss;
     double l1, l2, inv_n;
     bool cas;               /* more than one worker in this epoch */
     bool shrink;
-    _Atomic double *w;      /* cols */
     _Atomic double *mar;    /* n: w.x_i */
     double *y;              /* n: +1/-1, or the target */
     double *colsq;          /* cols: |x_j|^2 */
@@ -96,10 +97,10 @@ struct scd {
     double *qd;             /* 2n, per row: loss'(m0_i) - loss''(m0_i) m0_i
                                and loss''(m0_i), side by side so that a
                                step's gradient reads one line per row */
-    uint64_t *act;          /* the active columns */
-    uint64_t active;
     double m_old;           /* shrinking margin: last epoch's max violation / n */
-    unsigned epoch;
+    double vnorm0;          /* the first epoch's violation (-1 before it) */
+    double inner;           /* the active set's tolerance */
+    double obj, mean_loss;  /* the epoch's F and mean loss (NaN: unknown) */
     struct scd_thread *th;
 };
 
@@ -107,7 +108,7 @@ struct scd {
 static inline void barrier(struct scd *s, unsigned nt)
 {
     if (nt > 1)
-        hog_pool_barrier(s->pool);
+        hog_pool_barrier(s->co.env.pool);
 }
 
 static inline double soft(double u, double t)
@@ -122,7 +123,7 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
     uint64_t a = s->c.off[j], b = s->c.off[j + 1];
     const uint32_t *row = s->c.row;
     const float *val = s->c.val;
-    double wj = hog_d_load(&s->w[j]);
+    double wj = hog_d_load(&s->co.w[j]);
     double g = 0.0, h = 0.0;
     if (s->loss == HOG_LOSS_SQUARED) {
         for (uint64_t k = a; k < b; k++) {
@@ -159,14 +160,11 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
     double d = soft(wj - g / h, s->l1 / h) - wj;
     if (d == 0.0)
         return true;
-    hog_d_store(&s->w[j], wj + d);
-    if (cas) {
-        for (uint64_t k = a; k < b; k++)
-            hog_d_add_cas(&s->mar[row[k]], d * val[k]);
-    } else {
-        for (uint64_t k = a; k < b; k++)
-            hog_d_add_wild(&s->mar[row[k]], d * val[k]);
-    }
+    hog_d_store(&s->co.w[j], wj + d);
+    if (cas)
+        hog_sparse_axpy_d_cas_n(s->mar, d, row + a, val + a, b - a);
+    else
+        hog_sparse_axpy_d_wild_n(s->mar, d, row + a, val + a, b - a);
     return true;
 }
 
@@ -188,7 +186,7 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
     }
     hog_slice(s->cols, tid, nt, &c0, &c1);
     for (uint64_t j = c0; j < c1; j++)
-        s->w0[j] = hog_d_load(&s->w[j]);
+        s->w0[j] = hog_d_load(&s->co.w[j]);
     s->th[tid].f0 = f;
 }
 
@@ -204,7 +202,7 @@ static double logistic_line_search(struct scd *s, double f0,
     const double sigma = 0.01;
     double n1w0 = 0, n2w0 = 0, n1w = 0, dl2 = 0, dloss = 0;
     for (uint64_t j = 0; j < s->cols; j++) {
-        double a = s->w0[j], b = hog_d_load(&s->w[j]);
+        double a = s->w0[j], b = hog_d_load(&s->co.w[j]);
         n1w0 += fabs(a);
         n2w0 += a * a;
         n1w += fabs(b);
@@ -223,7 +221,7 @@ static double logistic_line_search(struct scd *s, double f0,
             loss += hog_log1pexp_neg(s->y[i] * (m0 + t * (m - m0)));
         }
         for (uint64_t j = 0; j < s->cols; j++) {
-            double a = s->w0[j], v = a + t * (hog_d_load(&s->w[j]) - a);
+            double a = s->w0[j], v = a + t * (hog_d_load(&s->co.w[j]) - a);
             n1 += fabs(v);
             n2 += v * v;
         }
@@ -242,7 +240,7 @@ static double logistic_line_search(struct scd *s, double f0,
         t = 0.0; /* no descent: back to where the epoch started */
     for (uint64_t j = 0; j < s->cols; j++) {
         double a = s->w0[j];
-        hog_d_store(&s->w[j], a + t * (hog_d_load(&s->w[j]) - a));
+        hog_d_store(&s->co.w[j], a + t * (hog_d_load(&s->co.w[j]) - a));
     }
     for (uint64_t i = 0; i < s->n; i++) {
         double m0 = s->m0[i];
@@ -260,7 +258,7 @@ static double squared_objective(const struct scd *s, double *mean_loss)
         loss += 0.5 * r * r;
     }
     for (uint64_t j = 0; j < s->cols; j++) {
-        double v = hog_d_load(&s->w[j]);
+        double v = hog_d_load(&s->co.w[j]);
         n1 += fabs(v);
         n2 += v * v;
     }
@@ -294,8 +292,8 @@ static void inner_cycle(struct scd *s, uint64_t lo, uint64_t kept, bool cas,
                         double *cyc, double *vm)
 {
     for (uint64_t t = lo; t < lo + kept; t++)
-        if (hog_d_load(&s->w[s->act[t]]) != 0.0)
-            update(s, s->act[t], false, cas, cyc, vm);
+        if (hog_d_load(&s->co.w[s->co.act[t]]) != 0.0)
+            update(s, s->co.act[t], false, cas, cyc, vm);
 }
 
 static void scd_job(void *arg, unsigned tid, unsigned nt)
@@ -307,15 +305,16 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
         barrier(s, nt);
     }
     uint64_t lo, hi, kept = 0;
-    hog_slice(s->active, tid, nt, &lo, &hi);
+    hog_slice(s->co.active, tid, nt, &lo, &hi);
     double vsum = 0.0, vmax = 0.0;
     for (uint64_t t = lo; t < hi; t++) {
-        uint64_t j = s->act[t];
+        uint64_t j = s->co.act[t];
         if (update(s, j, true, s->cas, &vsum, &vmax))
-            s->act[lo + kept++] = j;
+            s->co.act[lo + kept++] = j;
         /* Progress from worker 0 only: the hooks are not thread-safe. */
         if (tid == 0 && ((t - lo) & 1023) == 1023)
-            s->f->tick(s->f, s->epoch, (t - lo) * nt, s->active);
+            s->co.f->tick(s->co.f, s->co.epoch, (t - lo) * nt,
+                          s->co.active);
     }
     s->th[tid].vsum = vsum;
     s->th[tid].vmax = vmax;
@@ -328,8 +327,8 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
      * passes before everyone has read it. */
     uint64_t work = 0;
     for (uint64_t t = lo; t < lo + kept; t++) {
-        uint64_t j = s->act[t];
-        if (hog_d_load(&s->w[j]) != 0.0)
+        uint64_t j = s->co.act[t];
+        if (hog_d_load(&s->co.w[j]) != 0.0)
             work += s->c.off[j + 1] - s->c.off[j];
     }
     s->th[tid].work = work;
@@ -367,7 +366,7 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
         if (alone && nt > 1) { /* worker 0 for all: every slice */
             for (unsigned t = 0; t < nt; t++) {
                 uint64_t a, b;
-                hog_slice(s->active, t, nt, &a, &b);
+                hog_slice(s->co.active, t, nt, &a, &b);
                 inner_cycle(s, a, s->th[t].kept, cas, &cyc, &vm);
             }
         } else {
@@ -379,7 +378,6 @@ static void scd_job(void *arg, unsigned tid, unsigned nt)
 static void scd_free(struct scd *s)
 {
     hog_csc_free(&s->c);
-    free((void *)s->w);
     free((void *)s->mar);
     free(s->y);
     free(s->colsq);
@@ -387,18 +385,138 @@ static void scd_free(struct scd *s)
     free(s->m0);
     free(s->lp);
     free(s->qd);
-    free(s->act);
     free(s->th);
+}
+
+/* The driver hands back the struct hog_coord at the start of ours. */
+_Static_assert(offsetof(struct scd, co) == 0, "co must come first");
+
+static hog_status scd_setup(struct hog_coord *c, hog_err *err)
+{
+    struct scd *s = (struct scd *)c;
+    struct hog_fit *f = c->f;
+    const hog_data *d = f->train;
+    hog_status st = hog_csc_build(c->env.pool, &d->m, d->n_features,
+                                  f->o->bias, &s->c, err);
+    if (st != HOG_OK)
+        return st;
+    s->cols = c->nw = s->c.cols;
+    c->w = calloc(s->cols ? s->cols : 1, sizeof *c->w);
+    s->mar = calloc(s->n, sizeof *s->mar);
+    s->y = malloc(s->n * sizeof *s->y);
+    s->colsq = malloc((s->cols ? s->cols : 1) * sizeof *s->colsq);
+    c->act = malloc((s->cols ? s->cols : 1) * sizeof *c->act);
+    s->th = aligned_alloc(HOG_CACHELINE, c->env.threads * sizeof *s->th);
+    if (s->loss == HOG_LOSS_LOGISTIC) {
+        s->w0 = malloc((s->cols ? s->cols : 1) * sizeof *s->w0);
+        s->m0 = malloc(s->n * sizeof *s->m0);
+        s->lp = malloc(s->n * sizeof *s->lp);
+        s->qd = malloc(2 * s->n * sizeof *s->qd);
+    }
+    if (!c->w || !s->mar || !s->y || !s->colsq || !c->act || !s->th ||
+        (s->loss == HOG_LOSS_LOGISTIC &&
+         (!s->w0 || !s->m0 || !s->lp || !s->qd)))
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for coordinate descent over %llu "
+                        "columns and %llu rows",
+                        (unsigned long long)s->cols,
+                        (unsigned long long)s->n);
+    f->aux_bytes = s->c.bytes + s->cols * (2 * sizeof(double) +
+                                           sizeof(uint64_t)) +
+                   s->n * 2 * sizeof(double);
+    if (s->loss == HOG_LOSS_LOGISTIC)
+        f->aux_bytes += s->cols * sizeof(double) + s->n * 4 * sizeof(double);
+    for (uint64_t i = 0; i < s->n; i++)
+        s->y[i] = hog_loss_target(s->loss, d->label_pos, d->m.y[i]);
+    for (uint64_t j = 0; j < s->cols; j++)
+        s->colsq[j] = hog_sparse_sqnorm(s->c.val + s->c.off[j],
+                                        s->c.off[j + 1] - s->c.off[j], 0.0);
+    hog_coord_all_active(c, s->cols);
+    return HOG_OK;
+}
+
+/* A small epoch runs on the caller alone: see SCD_PAR_NNZ. */
+static unsigned scd_run(struct hog_coord *c)
+{
+    struct scd *s = (struct scd *)c;
+    uint64_t work = 0;
+    for (uint64_t t = 0; t < c->active; t++)
+        work += s->c.off[c->act[t] + 1] - s->c.off[c->act[t]];
+    unsigned nt = c->env.threads;
+    if (work < SCD_PAR_NNZ * nt)
+        nt = 1;
+    s->cas = nt > 1;
+    hog_coord_run(nt > 1 ? c->env.pool : NULL, scd_job, s);
+    return nt;
+}
+
+static uint64_t scd_kept(const struct hog_coord *c, unsigned t)
+{
+    return ((const struct scd *)c)->th[t].kept;
+}
+
+/* The logistic line search, then the stopping rule and shrinking. */
+static bool scd_end(struct hog_coord *c, unsigned nt)
+{
+    struct scd *s = (struct scd *)c;
+    const double tol = c->f->o->tol;
+    double vsum = 0.0, vmax = 0.0, f0 = 0.0;
+    for (unsigned t = 0; t < nt; t++) {
+        vsum += s->th[t].vsum;
+        vmax = s->th[t].vmax > vmax ? s->th[t].vmax : vmax;
+        f0 += s->th[t].f0;
+    }
+    s->obj = NAN;
+    s->mean_loss = NAN;
+    if (s->loss == HOG_LOSS_LOGISTIC)
+        s->obj = logistic_line_search(s, f0, &s->mean_loss);
+    if (s->vnorm0 < 0)
+        s->vnorm0 = vsum;
+
+    /* The active set is solved to a looser tolerance first, tightened
+     * tenfold at each full check: a column shrunk early waits for the
+     * next full check, and LIBLINEAR's single tolerance made it wait
+     * 20 epochs on reuters_moneyfx while the rest had converged. */
+    bool stop = false;
+    if (vsum <= s->inner * s->vnorm0) {
+        if (c->active == s->cols && vsum <= tol * s->vnorm0) {
+            stop = true;
+        } else if (c->active < s->cols) { /* check every column */
+            hog_coord_all_active(c, s->cols);
+            s->m_old = INFINITY;
+        } else {
+            s->m_old = vmax * s->inv_n;
+        }
+        s->inner = s->inner * 0.1 > tol ? s->inner * 0.1 : tol;
+    } else {
+        s->m_old = vmax * s->inv_n;
+    }
+    return stop;
+}
+
+/* The objective the line search found (logistic) or the residuals give
+ * (squared, O(n)). */
+static hog_status scd_report(struct hog_coord *c, hog_err *err)
+{
+    (void)err;
+    struct scd *s = (struct scd *)c;
+    if (s->loss == HOG_LOSS_SQUARED)
+        s->obj = squared_objective(s, &s->mean_loss);
+    c->f->objective = s->obj;
+    c->f->mean_loss = s->mean_loss;
+    return HOG_OK;
 }
 
 hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
 {
-    double t_setup = hog_now();
+    static const struct hog_coord_ops ops = { scd_setup, scd_run, scd_kept,
+                                              scd_end, scd_report };
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
     struct scd s;
     memset(&s, 0, sizeof s);
-    s.f = f;
+    s.co.f = f;
+    s.co.ops = &ops;
     s.n = d->m.rows;
     s.loss = o->loss;
     s.l1 = o->l1;
@@ -406,133 +524,11 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     s.inv_n = 1.0 / (double)s.n;
     s.shrink = o->l1 > 0 && o->tol > 0;
     s.m_old = INFINITY; /* no shrinking before a first full epoch */
-
-    struct hog_coord_env env;
+    s.vnorm0 = -1.0;
+    s.inner = o->tol > 0.1 ? o->tol : 0.1;
     /* No epoch of a small problem could run in parallel: no pool for it. */
-    uint64_t all_nnz = d->m.nnz + (o->bias != 0.0 ? s.n : 0);
-    hog_status st = hog_coord_env_open(
-        hog_coord_threads_for(all_nnz, o->threads), &env, err);
-    if (st != HOG_OK)
-        return st;
-    s.pool = env.pool;
-    st = hog_csc_build(env.pool, &d->m, d->n_features, o->bias, &s.c, err);
-    if (st != HOG_OK)
-        goto out;
-    s.cols = s.c.cols;
-    s.w = calloc(s.cols ? s.cols : 1, sizeof *s.w);
-    s.mar = calloc(s.n, sizeof *s.mar);
-    s.y = malloc(s.n * sizeof *s.y);
-    s.colsq = malloc((s.cols ? s.cols : 1) * sizeof *s.colsq);
-    s.act = malloc((s.cols ? s.cols : 1) * sizeof *s.act);
-    s.th = aligned_alloc(HOG_CACHELINE, env.threads * sizeof *s.th);
-    if (s.loss == HOG_LOSS_LOGISTIC) {
-        s.w0 = malloc((s.cols ? s.cols : 1) * sizeof *s.w0);
-        s.m0 = malloc(s.n * sizeof *s.m0);
-        s.lp = malloc(s.n * sizeof *s.lp);
-        s.qd = malloc(2 * s.n * sizeof *s.qd);
-    }
-    if (!s.w || !s.mar || !s.y || !s.colsq || !s.act || !s.th ||
-        (s.loss == HOG_LOSS_LOGISTIC && (!s.w0 || !s.m0 || !s.lp || !s.qd))) {
-        st = hog_errf(err, HOG_ENOMEM,
-                      "out of memory for coordinate descent over %llu "
-                      "columns and %llu rows",
-                      (unsigned long long)s.cols, (unsigned long long)s.n);
-        goto out;
-    }
-    f->aux_bytes = s.c.bytes + s.cols * (2 * sizeof(double) +
-                                         sizeof(uint64_t)) +
-                   s.n * 2 * sizeof(double);
-    if (s.loss == HOG_LOSS_LOGISTIC)
-        f->aux_bytes += s.cols * sizeof(double) + s.n * 4 * sizeof(double);
-    bool cls = hog_loss_is_classification(s.loss);
-    for (uint64_t i = 0; i < s.n; i++)
-        s.y[i] = cls ? (hog_label_positive(d, d->m.y[i]) ? 1.0 : -1.0)
-                     : (double)d->m.y[i];
-    for (uint64_t j = 0; j < s.cols; j++) {
-        double q = 0.0;
-        for (uint64_t k = s.c.off[j]; k < s.c.off[j + 1]; k++)
-            q += (double)s.c.val[k] * s.c.val[k];
-        s.colsq[j] = q;
-        s.act[j] = j;
-    }
-    s.active = s.cols;
-
-    struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
-    double vnorm0 = -1.0;
-    double inner = o->tol > 0.1 ? o->tol : 0.1; /* the active set's tolerance */
-    t_setup = hog_now() - t_setup;
-    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
-        double t0 = hog_now();
-        s.epoch = epoch;
-        hog_shuffle_u64(&rng, s.act, s.active);
-        /* A small epoch runs on the caller alone: see SCD_PAR_NNZ. */
-        uint64_t work = 0;
-        for (uint64_t t = 0; t < s.active; t++)
-            work += s.c.off[s.act[t] + 1] - s.c.off[s.act[t]];
-        unsigned nt = env.threads;
-        if (work < SCD_PAR_NNZ * nt)
-            nt = 1;
-        s.cas = nt > 1;
-        hog_coord_run(nt > 1 ? env.pool : NULL, scd_job, &s);
-        uint64_t kept = 0;
-        double vsum = 0.0, vmax = 0.0, f0 = 0.0;
-        for (unsigned t = 0; t < nt; t++) {
-            uint64_t lo, hi;
-            hog_slice(s.active, t, nt, &lo, &hi);
-            if (lo != kept)
-                memmove(s.act + kept, s.act + lo,
-                        s.th[t].kept * sizeof *s.act);
-            kept += s.th[t].kept;
-            vsum += s.th[t].vsum;
-            vmax = s.th[t].vmax > vmax ? s.th[t].vmax : vmax;
-            f0 += s.th[t].f0;
-        }
-        s.active = kept;
-        double obj = NAN, mean_loss = NAN;
-        if (s.loss == HOG_LOSS_LOGISTIC)
-            obj = logistic_line_search(&s, f0, &mean_loss);
-        if (vnorm0 < 0)
-            vnorm0 = vsum;
-
-        /* The active set is solved to a looser tolerance first, tightened
-         * tenfold at each full check: a column shrunk early waits for the
-         * next full check, and LIBLINEAR's single tolerance made it wait
-         * 20 epochs on reuters_moneyfx while the rest had converged. */
-        bool stop = false;
-        if (vsum <= inner * vnorm0) {
-            if (s.active == s.cols && vsum <= o->tol * vnorm0) {
-                stop = true;
-            } else if (s.active < s.cols) { /* check every column */
-                s.active = s.cols;
-                for (uint64_t j = 0; j < s.cols; j++)
-                    s.act[j] = j;
-                s.m_old = INFINITY;
-            } else {
-                s.m_old = vmax * s.inv_n;
-            }
-            inner = inner * 0.1 > o->tol ? inner * 0.1 : o->tol;
-        } else {
-            s.m_old = vmax * s.inv_n;
-        }
-
-        double secs = hog_now() - t0 + (epoch == 1 ? t_setup : 0.0);
-        for (uint64_t j = 0; j < s.cols; j++)
-            f->model->w[j] = (float)hog_d_load(&s.w[j]);
-        if (s.loss == HOG_LOSS_SQUARED)
-            obj = squared_objective(&s, &mean_loss); /* untimed, O(n) */
-        f->objective = obj;
-        f->mean_loss = mean_loss;
-        f->last = stop || epoch == o->epochs;
-        f->converged = stop;
-        st = f->epoch_end(f, epoch, secs, err);
-        if (st != HOG_OK || stop)
-            break;
-        if ((st = hog_coord_check_cancel(f, epoch, err)) != HOG_OK)
-            break;
-    }
-out:
-    hog_coord_env_close(&env);
+    hog_status st =
+        hog_coord_drive(&s.co, d->m.nnz + (o->bias != 0.0 ? s.n : 0), err);
     scd_free(&s);
     return st;
 }

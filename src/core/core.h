@@ -99,7 +99,6 @@ void hog_label_scan_add(struct hog_label_scan *s, const float *y, uint64_t n);
 void hog_label_scan_result(const struct hog_label_scan *s,
                            enum hog_label_kind *kind, double *pos, double *neg,
                            uint64_t *n_pos);
-/* True when the label counts as positive for classification. */
 /* [lo, hi) = part i of k of [0, n): worker i's share of n items (n * k
  * must fit in 64 bits). */
 static inline void hog_slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
@@ -109,6 +108,8 @@ static inline void hog_slice(uint64_t n, unsigned i, unsigned k, uint64_t *lo,
     *hi = n * (i + 1) / k;
 }
 
+/* True when the label counts as positive for classification (the loss's
+ * +1/-1 target is hog_loss_target() in core/loss.h). */
 static inline bool hog_label_positive(const hog_data *d, float y)
 {
     return (double)y == d->label_pos;

@@ -1,5 +1,6 @@
 /* The in-memory data set and the model object. */
 #include "core.h"
+#include "sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -153,12 +154,8 @@ hog_status hog_model_scores(const hog_model *m, const hog_data *d,
     (void)err;
     double b = hog_model_bias(m);
     for (uint64_t i = 0; i < d->m.rows; i++) {
-        struct hog_row r = hog_csr_row(&d->m, i);
-        double s = b;
-        for (uint32_t k = 0; k < r.nnz; k++)
-            if (r.idx[k] < m->n_features)
-                s += (double)m->w[r.idx[k]] * r.val[k];
-        scores[i] = s;
+        scores[i] = hog_sparse_dot(m->w, m->n_features,
+                                   hog_csr_row(&d->m, i), b);
     }
     return HOG_OK;
 }

@@ -89,6 +89,17 @@ static inline bool hog_fit_cancelled(const struct hog_fit *f)
     return f->o->cancel && *f->o->cancel;
 }
 
+/* Hands st to the front door's save(); a cancelled run's successful save
+ * becomes HOG_EINTR (with the message save() left), which the trainer
+ * returns. */
+static inline hog_status hog_fit_save(struct hog_fit *f,
+                                      const struct hog_train_state *st,
+                                      bool cancelled, hog_err *err)
+{
+    hog_status r = f->save(f, st, cancelled, err);
+    return r == HOG_OK && cancelled ? HOG_EINTR : r;
+}
+
 /* Scale-out: the number of blocks per epoch after which the algorithm
  * calls hog_fit_average() (0: no averaging). Block k of an epoch of n rows
  * ends after row floor(k n / blocks); every weight must be current (all

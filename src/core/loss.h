@@ -1,8 +1,8 @@
 /*
  * Losses of a linear model as functions of the margin m = w.x + b, with
  * their derivatives d loss / d m. For the classification losses y is +1 or
- * -1 (hog_label_positive() maps the data's labels); for the squared loss y
- * is the raw target.
+ * -1; for the squared loss y is the raw target (hog_loss_target() maps a
+ * row's label to it).
  *
  *   logistic      log(1 + exp(-y m))        d = -y / (1 + exp(y m))
  *   hinge         max(0, 1 - y m)           d = -y where y m < 1, else 0
@@ -76,6 +76,17 @@ static inline double hog_loss_deriv(hog_loss loss, double y, double m)
 static inline bool hog_loss_is_classification(hog_loss loss)
 {
     return loss != HOG_LOSS_SQUARED;
+}
+
+/* The y the loss sees for a row labelled `label`: the label itself for the
+ * squared loss; for the classification losses +1 where it is the positive
+ * label (label_pos, compared as a double), else -1. */
+static inline double hog_loss_target(hog_loss loss, double label_pos,
+                                     float label)
+{
+    return loss == HOG_LOSS_SQUARED ? (double)label
+           : (double)label == label_pos ? 1.0
+                                        : -1.0;
 }
 
 static inline const char *hog_loss_name(hog_loss loss)

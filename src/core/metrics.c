@@ -77,7 +77,7 @@ hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
     for (uint64_t i = 0; i < n; i++) {
         double y = d->m.y[i];
         pos[i] = y == m->label_pos;
-        double target = cls ? (pos[i] ? 1.0 : -1.0) : y;
+        double target = hog_loss_target(m->loss, m->label_pos, d->m.y[i]);
         loss += hog_loss_value(m->loss, target, sc[i]);
         se += (sc[i] - y) * (sc[i] - y);
         bool says_pos = cls ? sc[i] > 0 : sc[i] > mid;

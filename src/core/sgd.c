@@ -708,9 +708,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(&m.y[order[i + 1]]);
         }
         struct hog_row r = hog_csr_row(&m, order[i]);
-        double y = spec.loss == HOG_LOSS_SQUARED ? (double)r.y
-                   : (double)r.y == pos          ? 1.0
-                                                 : -1.0;
+        double y = hog_loss_target(spec.loss, pos, r.y);
         double dv;
         if (HOG_UNLIKELY(l != NULL)) {
             lock_row(&sc, l, r, true);

@@ -156,6 +156,15 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                                  const struct hog_train_state *st,
                                  hog_err *err);
 void hog_train_state_free(struct hog_train_state *st);
+/* A checkpoint of an SGD trainer at step seg_pos of the open segment: st,
+ * whose position the caller has filled (epoch, pos, t_global, seg_t0,
+ * seg_want, seg_pos, rng), gets s's state (hog_sgd_state_capture), goes to
+ * the front door (hog_fit_save: HOG_EINTR when cancelled) and has its
+ * arrays freed. The serial trainer and Cyclades call it. */
+struct hog_fit;
+hog_status hog_sgd_checkpoint(struct hog_fit *f, struct hog_sgd *s,
+                              uint32_t seg_pos, struct hog_train_state *st,
+                              bool cancelled, hog_err *err);
 
 /* ---- Cyclades: steps with some weights kept apart (src/cyclades) ------------ */
 

@@ -113,3 +113,14 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
         atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
     return HOG_OK;
 }
+
+hog_status hog_sgd_checkpoint(struct hog_fit *f, struct hog_sgd *s,
+                              uint32_t seg_pos, struct hog_train_state *st,
+                              bool cancelled, hog_err *err)
+{
+    hog_status r = hog_sgd_state_capture(s, seg_pos, st, err);
+    if (r == HOG_OK)
+        r = hog_fit_save(f, st, cancelled, err);
+    hog_train_state_free(st);
+    return r;
+}

@@ -1,15 +1,30 @@
 /*
- * Sparse kernels on one row: dot products and axpy. One place for them, used
- * by every algorithm (STYLE #8).
+ * Sparse kernels: dot products, axpy and squared norms over the nonzeros of
+ * one row (struct hog_row) or of any (idx, val) run (a CSC column, a row's
+ * hot entries). One place for them, used by every algorithm (STYLE #8):
+ * model scores (data.c), Cyclades' hot margins, coordinate descent (dcd.c,
+ * scd.c) and the GPU step's CPU reference (gpu/ref.c). The SGD row kernel
+ * (sgd.c) fuses its dot and update with the lazy regularization and keeps
+ * its own loops.
+ *
+ * Every sum runs over the entries in their order, in double, from the
+ * caller's starting value acc (so that `b + w.x` and `w.x + b` stay the two
+ * different roundings they are): a caller moved onto these gets the same
+ * bits as its loop did.
  *
  * The _relaxed forms work on shared weights (_Atomic float): lost updates
  * are the price Hogwild! accepts; torn or cached values are not, so loads
  * and stores are atomic but unordered. On x86-64 they compile to plain moves.
+ * The shared doubles of coordinate descent have the same relaxed loads and
+ * stores (hog_d_*), with adds that may lose an update (_wild) or never do
+ * (_cas).
  */
 #ifndef HOG_SPARSE_H
 #define HOG_SPARSE_H
 
 #include "core/core.h"
+
+#include <stdatomic.h>
 
 _Static_assert(sizeof(_Atomic float) == sizeof(float),
                "shared weights must have the layout of float");
@@ -24,37 +39,102 @@ static inline void hog_w_store_relaxed(_Atomic float *w, uint64_t j, float v)
     atomic_store_explicit(&w[j], v, memory_order_relaxed);
 }
 
-/* w . x over the row, plain weights; indices >= n (features the model has
- * not seen) count as zero. */
-static inline double hog_sparse_dot(const float *w, uint64_t n,
-                                    struct hog_row r)
+/* ---- shared doubles ------------------------------------------------------ */
+
+static inline double hog_d_load(const _Atomic double *p)
 {
-    double s = 0.0;
+    return atomic_load_explicit((_Atomic double *)p, memory_order_relaxed);
+}
+
+static inline void hog_d_store(_Atomic double *p, double v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/* A lost update is possible (another writer between the load and store). */
+static inline void hog_d_add_wild(_Atomic double *p, double d)
+{
+    hog_d_store(p, hog_d_load(p) + d);
+}
+
+/* Never loses an update: a compare-and-swap loop. Relaxed, since nothing
+ * else is published through it; the pool's barrier orders the epochs. */
+static inline void hog_d_add_cas(_Atomic double *p, double d)
+{
+    double old = hog_d_load(p);
+    while (!atomic_compare_exchange_weak_explicit(
+        p, &old, old + d, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+/* ---- dot products -------------------------------------------------------- */
+
+/* acc + w . x, plain float weights of length n; indices >= n (features the
+ * model has not seen) count as zero. */
+static inline double hog_sparse_dot(const float *w, uint64_t n,
+                                    struct hog_row r, double acc)
+{
     for (uint32_t k = 0; k < r.nnz; k++)
         if (r.idx[k] < n)
-            s += (double)w[r.idx[k]] * r.val[k];
-    return s;
+            acc += (double)w[r.idx[k]] * r.val[k];
+    return acc;
 }
 
-/* w . x on shared weights; every index must be below the weights' length. */
-static inline double hog_sparse_dot_relaxed(const _Atomic float *w,
-                                            struct hog_row r)
+/* acc + w . x over nnz entries, shared float weights; every index must be
+ * below the weights' length. */
+static inline double hog_sparse_dot_relaxed_n(const _Atomic float *w,
+                                              const uint32_t *idx,
+                                              const float *val, uint64_t nnz,
+                                              double acc)
 {
-    double s = 0.0;
+    for (uint64_t k = 0; k < nnz; k++)
+        acc += (double)hog_w_load_relaxed(w, idx[k]) * val[k];
+    return acc;
+}
+
+/* acc + w . x over the row, shared doubles (every index in range). */
+static inline double hog_sparse_dot_d_relaxed(const _Atomic double *w,
+                                              struct hog_row r, double acc)
+{
     for (uint32_t k = 0; k < r.nnz; k++)
-        s += (double)hog_w_load_relaxed(w, r.idx[k]) * r.val[k];
-    return s;
+        acc += hog_d_load(&w[r.idx[k]]) * r.val[k];
+    return acc;
 }
 
-/* w += a x on shared weights (a racing writer's update may be lost). */
-static inline void hog_sparse_axpy_relaxed(_Atomic float *w, double a,
-                                           struct hog_row r)
+/* acc + |x|^2 over nnz values. */
+static inline double hog_sparse_sqnorm(const float *val, uint64_t nnz,
+                                       double acc)
 {
-    for (uint32_t k = 0; k < r.nnz; k++) {
-        uint32_t j = r.idx[k];
-        float v = hog_w_load_relaxed(w, j);
-        hog_w_store_relaxed(w, j, (float)(v + a * r.val[k]));
-    }
+    for (uint64_t k = 0; k < nnz; k++)
+        acc += (double)val[k] * val[k];
+    return acc;
+}
+
+/* ---- axpy: y += a x ------------------------------------------------------ */
+
+/* Plain doubles, one writer. */
+static inline void hog_sparse_axpy_d(double *y, double a, struct hog_row r)
+{
+    for (uint32_t k = 0; k < r.nnz; k++)
+        y[r.idx[k]] += a * r.val[k];
+}
+
+/* Shared doubles, relaxed load + store: a racing writer's add may be lost. */
+static inline void hog_sparse_axpy_d_wild_n(_Atomic double *y, double a,
+                                            const uint32_t *idx,
+                                            const float *val, uint64_t nnz)
+{
+    for (uint64_t k = 0; k < nnz; k++)
+        hog_d_add_wild(&y[idx[k]], a * val[k]);
+}
+
+/* Shared doubles, compare-and-swap: no add is lost. */
+static inline void hog_sparse_axpy_d_cas_n(_Atomic double *y, double a,
+                                           const uint32_t *idx,
+                                           const float *val, uint64_t nnz)
+{
+    for (uint64_t k = 0; k < nnz; k++)
+        hog_d_add_cas(&y[idx[k]], a * val[k]);
 }
 
 #endif

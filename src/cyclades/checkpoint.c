@@ -22,11 +22,7 @@ hog_status hog_cyc_checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
         .seg_want = epos < c->n ? c->seg_want : 0, .seg_pos = seg_pos,
         .rng = c->rows_rng
     };
-    hog_status r = hog_sgd_state_capture(&c->s, seg_pos, &st, c->err);
-    if (r == HOG_OK)
-        r = c->f->save(c->f, &st, cancelled, c->err);
-    hog_train_state_free(&st);
-    return r == HOG_OK && cancelled ? HOG_EINTR : r;
+    return hog_sgd_checkpoint(c->f, &c->s, seg_pos, &st, cancelled, c->err);
 }
 
 /* Epoch position of the first row of the epoch's last batch. */

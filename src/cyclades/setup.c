@@ -36,24 +36,13 @@ static uint64_t batch_size(const hog_data *d, const hog_train_opts *o)
 
 static hog_status make_pool(struct cyc *c, hog_err *err)
 {
-    hog_status st = hog_topo_load(&c->topo, NULL, NULL, NULL, err);
+    /* more threads than PUs: allowed, reproducible */
+    hog_status st = hog_pool_for_opts(c->o, c->o->threads, HOG_POOL_BIND_ANY,
+                                      &c->topo, &c->pool, err);
     if (st != HOG_OK)
         return st;
     struct hog_topo_info info;
     hog_topo_info(c->topo, &info);
-    unsigned T = c->o->threads ? c->o->threads
-                               : (info.allowed_cores ? info.allowed_cores : 1);
-    struct hog_bind b;
-    hog_bind_init(&b);
-    b.oversubscribe = true; /* more threads than PUs: allowed, reproducible */
-    struct hog_plan *plan;
-    st = hog_topo_plan(c->topo, &b, T, &plan, err);
-    if (st != HOG_OK)
-        return st;
-    st = hog_pool_create(plan, &c->pool, err);
-    hog_plan_free(plan);
-    if (st != HOG_OK)
-        return st;
     c->T = hog_pool_size(c->pool);
     /* with more threads than CPUs a spinner holds the CPU of a thread it
      * waits for */

@@ -51,6 +51,8 @@
  */
 #include "cyclades/internal.h"
 
+#include "core/loss.h"
+
 #include <math.h>
 
 #define CYC_PREFETCH 16 /* hot steps ahead whose weights are fetched */
@@ -205,7 +207,8 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
     struct hog_sgd *s = &c->s;
     hog_sgd_split_fn *step = c->step;
     const struct hog_csr *cm = &c->cold;
-    const bool sq = s->loss == HOG_LOSS_SQUARED, hot = c->nh > 0;
+    const hog_loss loss = s->loss;
+    const bool hot = c->nh > 0;
     const bool with_bias = !c->bias_hot;
     const double label_pos = s->label_pos, bias = s->bias;
     const uint64_t lo = b * c->B, bs = s->n_features;
@@ -215,14 +218,12 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
         uint64_t p = c->pos[cur], row = c->perm[p];
         uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
         struct hog_row r = hog_csr_row(cm, row);
-        double y = sq                          ? (double)r.y
-                   : (double)r.y == label_pos ? 1.0
-                                              : -1.0;
+        double y = hog_loss_target(loss, label_pos, r.y);
         double mx = 0.0;
         if (hot) {
-            for (uint64_t q = c->hot_off[row]; q < c->hot_off[row + 1]; q++)
-                mx += (double)hog_w_load_relaxed(s->w, c->hot_j[q]) *
-                      c->hot_x[q];
+            uint64_t q = c->hot_off[row];
+            mx = hog_sparse_dot_relaxed_n(s->w, c->hot_j + q, c->hot_x + q,
+                                          c->hot_off[row + 1] - q, 0.0);
             if (c->bias_hot)
                 mx += (double)hog_w_load_relaxed(s->w, bs) * bias;
         }

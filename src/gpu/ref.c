@@ -10,6 +10,7 @@
 #include "gpu/gpu.h"
 
 #include "core/loss.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,17 +47,12 @@ static void ref_step(struct ref *r, const uint64_t *perm, uint64_t lo,
     memset(r->g, 0, r->nw * sizeof *r->g);
     for (uint64_t p = lo; p < hi; p++) {
         struct hog_row row = hog_csr_row(&d->m, perm[p]);
-        double y = o->loss == HOG_LOSS_SQUARED ? (double)row.y
-                   : hog_label_positive(d, row.y) ? 1.0
-                                                  : -1.0;
-        double m = 0.0;
-        for (uint32_t k = 0; k < row.nnz; k++)
-            m += (double)w[row.idx[k]] * row.val[k];
+        double y = hog_loss_target(o->loss, d->label_pos, row.y);
+        double m = hog_sparse_dot(w, r->nf, row, 0.0);
         if (bias)
             m += (double)w[r->nf] * o->bias;
         double dl = hog_loss_deriv(o->loss, y, m) * inv_m;
-        for (uint32_t k = 0; k < row.nnz; k++)
-            r->g[row.idx[k]] += dl * row.val[k];
+        hog_sparse_axpy_d(r->g, dl, row);
         if (bias)
             r->g[r->nf] += dl * o->bias;
     }

@@ -423,9 +423,7 @@ static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
             return HOG_OK;
         keep_state(h, epoch);
     }
-    bool cancel = cut || hog_fit_cancelled(f);
-    hog_status r = f->save(f, &h->last, cancel, h->err);
-    return r == HOG_OK && cancel ? HOG_EINTR : r;
+    return hog_fit_save(f, &h->last, cut || hog_fit_cancelled(f), h->err);
 }
 
 static void train_job(void *arg, unsigned tid, unsigned nthreads)
@@ -459,25 +457,6 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
 }
 
 /* ---- set-up ------------------------------------------------------------------- */
-
-hog_status hog_hogwild_make_pool(const hog_train_opts *o,
-                                 struct hog_topo **topo,
-                                 struct hog_pool **pool, hog_err *err)
-{
-    struct hog_bind b;
-    struct hog_plan *plan = NULL;
-    hog_status st = hog_bind_parse(o->bind, &b, err);
-    if (st != HOG_OK)
-        return st;
-    b.no_smt |= o->no_smt != 0;
-    b.oversubscribe |= o->oversubscribe != 0;
-    if ((st = hog_topo_load(topo, NULL, NULL, NULL, err)) != HOG_OK)
-        return st;
-    if ((st = hog_topo_plan(*topo, &b, o->threads, &plan, err)) == HOG_OK)
-        st = hog_pool_create(plan, pool, err);
-    hog_plan_free(plan);
-    return st;
-}
 
 /* Which replica each thread trains; returns the number of replicas. */
 static unsigned map_replicas(struct hogwild *h, hog_replicas mode)
@@ -610,7 +589,8 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     struct hog_topo *topo = NULL;
     struct hogwild h = { .f = f, .d = d, .mode = o->update };
 
-    hog_status st = hog_hogwild_make_pool(o, &topo, &h.pool, err);
+    hog_status st = hog_pool_for_opts(o, o->threads, HOG_POOL_BIND_OPTS,
+                                      &topo, &h.pool, err);
     if (st != HOG_OK)
         goto out;
     unsigned T = h.nthreads = hog_pool_size(h.pool);

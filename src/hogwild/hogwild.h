@@ -30,13 +30,8 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err);
  * Update modes as hog_hogwild_train; replicas are refused. */
 hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err);
 
-struct hog_topo;
 struct hog_pool;
 struct hog_sgd;
-/* The pool o asks for (binding, SMT, oversubscription, threads). */
-hog_status hog_hogwild_make_pool(const hog_train_opts *o,
-                                 struct hog_topo **topo,
-                                 struct hog_pool **pool, hog_err *err);
 /* Hot-feature replicas of Hogwild! (hot.c has the design): per thread a
  * view, an address range [head | cold | bias page] whose cold part is the
  * same shared memory in every view and whose hot weights (at the end of the

@@ -108,7 +108,8 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
     struct hog_stream_order ord;
     memset(&ord, 0, sizeof ord);
 
-    hog_status rc = hog_hogwild_make_pool(o, &topo, &h.pool, err);
+    hog_status rc = hog_pool_for_opts(o, o->threads, HOG_POOL_BIND_OPTS,
+                                      &topo, &h.pool, err);
     if (rc != HOG_OK)
         goto out;
     if ((rc = hog_sgd_init(&h.s, o, f->train, err)) != HOG_OK)

@@ -33,11 +33,7 @@ static hog_status checkpoint(struct hog_fit *f, struct hog_sgd *s,
                                   .t_global = t_global, .seg_t0 = s->seg_t0,
                                   .seg_want = want, .seg_pos = seg_pos,
                                   .rng = *rng };
-    hog_status r = hog_sgd_state_capture(s, seg_pos, &st, err);
-    if (r == HOG_OK)
-        r = f->save(f, &st, cancel, err);
-    hog_train_state_free(&st);
-    return r == HOG_OK && cancel ? HOG_EINTR : r;
+    return hog_sgd_checkpoint(f, s, seg_pos, &st, cancel, err);
 }
 
 /* Replaces the weights (all current: a segment just ended) by the average

@@ -176,6 +176,30 @@ const struct hog_place *hog_pool_place(const struct hog_pool *p, unsigned tid);
 /* True when worker tid was pinned to its place's PU. */
 bool hog_pool_pinned(const struct hog_pool *p, unsigned tid);
 
+/* ---- the pool of an algorithm -------------------------------------------- */
+
+/* Where an algorithm's workers may run. */
+enum hog_pool_binding {
+    /* o->bind, with o->no_smt and o->oversubscribe added (Hogwild!). */
+    HOG_POOL_BIND_OPTS,
+    /* compact, oversubscribed, whatever o says: for the algorithms whose
+     * answer must not depend on the machine, only their speed (tests ask
+     * for 4 threads on 2 cores): Cyclades, coordinate descent. */
+    HOG_POOL_BIND_ANY
+};
+
+/* Loads this machine's topology into *topo and starts `threads` workers on
+ * it in *pool (0: one per allowed core the binding may use, as
+ * hog_topo_plan); the plan is freed, the topology must outlive the pool.
+ * o is read only for HOG_POOL_BIND_OPTS (NULL is fine otherwise). The
+ * errors are those of hog_bind_parse, hog_topo_load, hog_topo_plan and
+ * hog_pool_create; on failure *topo and *pool are NULL. Free with
+ * hog_pool_destroy, then hog_topo_free (for_opts.c). */
+hog_status hog_pool_for_opts(const hog_train_opts *o, unsigned threads,
+                             enum hog_pool_binding how,
+                             struct hog_topo **topo, struct hog_pool **pool,
+                             hog_err *err);
+
 /* ---- NUMA memory ----------------------------------------------------------- */
 
 /* bytes (> 0) of page-aligned memory bound to NUMA node `node` (OS index).
