@@ -196,9 +196,8 @@ hog_status hog_gpu_shard_build(const hog_data *d, const hog_train_opts *o,
         for (uint64_t p = lo; p < hi; p++) {
             struct hog_row r = hog_csr_row(&d->m, pl->perm[p]);
             uint32_t i = (uint32_t)(p - lo);
-            s->y[at_row + i] = o->loss == HOG_LOSS_SQUARED ? r.y
-                               : hog_label_positive(d, r.y)   ? 1.0f
-                                                              : -1.0f;
+            s->y[at_row + i] = (float)hog_loss_target(o->loss, d->label_pos,
+                                                      r.y);
             for (uint32_t j = 0; j < r.nnz; j++, e++) {
                 col[e] = (int32_t)r.idx[j];
                 val[e] = r.val[j];
