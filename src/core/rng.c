@@ -42,22 +42,17 @@ double hog_rng_normal(struct hog_rng *r)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-void hog_shuffle_u64(struct hog_rng *r, uint64_t *a, uint64_t n)
-{
-    for (uint64_t i = n; i > 1; i--) {
-        uint64_t j = hog_rng_below(r, i);
-        uint64_t t = a[i - 1];
-        a[i - 1] = a[j];
-        a[j] = t;
+/* Fisher-Yates, one body for both element types. */
+#define SHUFFLE(NAME, T)                                                      \
+    void NAME(struct hog_rng *r, T *a, uint64_t n)                            \
+    {                                                                         \
+        for (uint64_t i = n; i > 1; i--) {                                    \
+            uint64_t j = hog_rng_below(r, i);                                 \
+            T t = a[i - 1];                                                   \
+            a[i - 1] = a[j];                                                  \
+            a[j] = t;                                                         \
+        }                                                                     \
     }
-}
-
-void hog_shuffle_u32(struct hog_rng *r, uint32_t *a, uint64_t n)
-{
-    for (uint64_t i = n; i > 1; i--) {
-        uint64_t j = hog_rng_below(r, i);
-        uint32_t t = a[i - 1];
-        a[i - 1] = a[j];
-        a[j] = t;
-    }
-}
+SHUFFLE(hog_shuffle_u64, uint64_t)
+SHUFFLE(hog_shuffle_u32, uint32_t)
+#undef SHUFFLE

@@ -373,17 +373,28 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     return HOG_OK;
 }
 
+/* The end of a run: the trained model to the caller, or freed on failure. */
+static hog_status hand_out(hog_status st, hog_model *m, hog_model **out)
+{
+    if (st != HOG_OK) {
+        hog_model_free(m);
+        return st;
+    }
+    *out = m;
+    return HOG_OK;
+}
+
 hog_status hog_train_stream(const char *path, const hog_data *test,
                             const hog_train_opts *user, hog_model **out,
                             hog_err *err)
 {
     *out = NULL;
+    if (!path)
+        return hog_errf(err, HOG_EINVAL, "no training file");
     hog_train_opts o;
     hog_status st = take_opts(user, &o, err);
     if (st != HOG_OK)
         return st;
-    if (!path)
-        return hog_errf(err, HOG_EINVAL, "no training file");
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     if (row && !row->stream)
         return hog_errf(err, HOG_ENOTSUP,
@@ -438,12 +449,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     if (o.stream_stats)
         hog_stream_get_stats(stream, o.stream_stats);
     hog_stream_close(stream);
-    if (st != HOG_OK) {
-        hog_model_free(m);
-        return st;
-    }
-    *out = m;
-    return HOG_OK;
+    return hand_out(st, m, out);
 }
 
 hog_status hog_train(const hog_data *train, const hog_data *test,
@@ -482,10 +488,5 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     if (st == HOG_OK)
         st = gpu ? hog_gpu_train(&f, err) : row->run(&f, err);
     hog_train_ckpt_end(&ck);
-    if (st != HOG_OK) {
-        hog_model_free(m);
-        return st;
-    }
-    *out = m;
-    return HOG_OK;
+    return hand_out(st, m, out);
 }
