@@ -116,7 +116,8 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
     for (struct criterion_suite_stats *s = stats->suites; s; s = s->next)
         for (struct criterion_test_stats *t = s->tests; t; t = t->next)
             if (t->test_status == CR_STATUS_SKIPPED && t->message &&
-                strstr(t->message, "not found"))
+                (strstr(t->message, "real data") ||
+                 strstr(t->message, "HOGTRAIN_DATA")))
                 no_data++;
     if (no_data) {
         const char *root = getenv("HOGTRAIN_DATA");
