@@ -309,11 +309,13 @@ typedef struct hog_train_opts {
      * (at most HOG_HOT_AUTO_MAX of them). */
     uint64_t hot_count;
     hog_hot_stats *hot_stats; /* out: filled after training when not NULL */
-    /* scd and dcd: the full training-set metrics (accuracy, AUC; a pass
-     * over the data and a sort) after every metrics_every-th epoch and
-     * after the last; the other epochs report the objective and mean loss
-     * the solver keeps (accuracy and AUC NaN). 0 (default): after the last
-     * epoch only; 1: every epoch. Other algorithms: every epoch. */
+    /* The full training-set metrics (objective, loss, accuracy, AUC; a
+     * pass over the data on `threads` threads) after every
+     * metrics_every-th epoch and after the last. On the other epochs scd
+     * and dcd report the objective and mean loss the solver keeps
+     * (accuracy and AUC NaN), the SGD trainers none (all NaN). 0
+     * (default): after the last epoch only for scd and dcd, every epoch
+     * for the others; 1: every epoch. Only with a progress callback. */
     unsigned metrics_every;
 } hog_train_opts;
 

@@ -383,6 +383,52 @@ Test(cli, serial_training_is_deterministic)
                  "two serial runs with one seed differ: %s", out);
 }
 
+/* -q alone: nobody reads the epochs' metrics, and the command asks for
+ * none (no progress callback: the library computes none); --json or -t
+ * still get every epoch's (a test seam prints how many arrived). The
+ * model is the same either way. */
+Test(cli, quiet_alone_computes_no_metrics)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    char json[1200], tset[1200];
+    snprintf(json, sizeof json, "--json '%s/r.json'", dir);
+    snprintf(tset, sizeof tset, "-t '%s'", test);
+    const char *opts[] = { "", json, tset };
+    const char *want[] = { "epoch reports: 0", "epoch reports: 3",
+                           "epoch reports: 3" };
+    for (int i = 0; i < 3; i++) {
+        int rc = th_run(out, sizeof out, "HOGTRAIN_TEST_EPOCH_REPORTS=1 '%s' "
+                        "train -q --epochs 3 %s -o '%s/m%d.hgm' '%s'",
+                        th_bin(), opts[i], dir, i, train);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_assert(strstr(out, want[i]), "-q %s: %s", opts[i], out);
+    }
+    cr_assert_eq(th_run(out, sizeof out, "cmp '%s/m0.hgm' '%s/m1.hgm' && "
+                        "cmp '%s/m0.hgm' '%s/m2.hgm'", dir, dir, dir, dir), 0,
+                 "the metrics changed the model: %s", out);
+}
+
+/* --metrics-every K with serial SGD: the exact training-set metrics on
+ * the K-th epochs and the last, null in --json on the others. */
+Test(cli, metrics_every_for_serial_sgd)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    int rc = th_run(out, sizeof out,
+                    "'%s' train -q --epochs 5 --metrics-every 2 --json "
+                    "'%s/r.json' '%s' && python3 -c \"import json; j = "
+                    "json.load(open('%s/r.json')); print(j['options']"
+                    "['metrics_every'], [(e['train_accuracy'] is not None, "
+                    "e['objective'] is not None) for e in j['epochs']])\"",
+                    th_bin(), dir, train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "2 [(False, False), (True, True), (False, False), "
+                          "(True, True), (True, True)]"), "%s", out);
+}
+
 Test(cli, json_report_is_valid_json)
 {
     char dir[1024], train[1100], test[1100];

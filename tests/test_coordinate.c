@@ -605,12 +605,9 @@ Test(coordinate, cli_objective_and_tol, .timeout = 60)
     rc = th_run(out, sizeof out, "'%s' objective -q --reg l1 '%s/m.hgm' '%s'",
                 th_bin(), dir, path);
     cr_assert_eq(rc, 2, "%s", out);
-    /* --metrics-every: the coordinate methods only; recorded in --json,
-     * accuracy there on the K-th and last epochs, null on the others. */
-    rc = th_run(out, sizeof out, "'%s' train --metrics-every 2 '%s'", th_bin(),
-                path);
-    cr_assert_eq(rc, 2, "%s", out);
-    cr_assert(strstr(out, "--metrics-every applies"), "%s", out);
+    /* --metrics-every: every algorithm takes it (serial below, in
+     * test_cli.c); recorded in --json, accuracy there on the K-th and last
+     * epochs, null on the others. */
     rc = th_run(out, sizeof out,
                 "'%s' train -q --algo scd --l1 0.0001 --l2 0 --tol 0 "
                 "--epochs 5 --metrics-every 2 --json '%s/r.json' '%s' && "

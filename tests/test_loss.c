@@ -1,6 +1,7 @@
 /* loss: values and derivatives of every loss; the AUC and other metrics. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/loss.h"
 #include "core/metrics.h"
@@ -98,4 +99,100 @@ Test(loss, auc_counts_ties_as_half)
     cr_assert_float_eq(auc, 0.0, 1e-12);
     cr_assert_eq(hog_auc(s2, p4, 4, &auc, NULL), HOG_OK);
     cr_assert(isnan(auc));
+}
+
+/* The AUC as it was computed before the radix sort: qsort of (score,
+ * class) pairs, then the runs of equal scores. The reference for the
+ * radix ranks, which must give the same double. */
+struct ref_scored {
+    double s;
+    unsigned char pos;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+    double x = ((const struct ref_scored *)a)->s;
+    double y = ((const struct ref_scored *)b)->s;
+    return (x > y) - (x < y);
+}
+
+static double ref_auc(const double *sc, const unsigned char *pos, uint64_t n)
+{
+    uint64_t n_pos = 0;
+    for (uint64_t i = 0; i < n; i++)
+        n_pos += pos[i] != 0;
+    uint64_t n_neg = n - n_pos;
+    if (n_pos == 0 || n_neg == 0)
+        return NAN;
+    struct ref_scored *a = malloc(n * sizeof *a);
+    cr_assert_not_null(a);
+    for (uint64_t i = 0; i < n; i++)
+        a[i] = (struct ref_scored){ sc[i], pos[i] != 0 };
+    qsort(a, n, sizeof *a, ref_cmp);
+    double rank_sum = 0.0;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t j = i + 1, p = a[i].pos;
+        while (j < n && a[j].s == a[i].s)
+            p += a[j++].pos;
+        rank_sum += (double)p * (0.5 * (double)(i + 1 + j));
+        i = j;
+    }
+    free(a);
+    double np = (double)n_pos, nn = (double)n_neg;
+    return (rank_sum - np * (np + 1) / 2) / (np * nn);
+}
+
+/* Random scores with many ties (a few distinct values, both zeros, the
+ * infinities, subnormals, wide exponents) and random classes: the radix
+ * ranks give the comparison sort's AUC to the last bit, on one thread
+ * and on two. */
+Test(loss, auc_radix_ranks_equal_the_comparison_sort)
+{
+    const uint64_t sizes[] = { 2, 3, 17, 1000, 4096, 20000, 70001 };
+    struct hog_rng r;
+    hog_rng_seed(&r, 42, 0);
+    unsigned cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        uint64_t n = sizes[si];
+        double *sc = malloc(n * sizeof *sc);
+        unsigned char *pos = malloc(n);
+        cr_assert(sc && pos);
+        for (int kind = 0; kind < 5; kind++) {
+            for (uint64_t i = 0; i < n; i++) {
+                double u = hog_rng_uniform(&r) - 0.5;
+                switch (kind) {
+                case 0: /* a handful of values: long ties */
+                    sc[i] = (double)(int)(u * 8);
+                    break;
+                case 1: /* few ties, both signs */
+                    sc[i] = hog_rng_normal(&r);
+                    break;
+                case 2: /* rounded: ties among many values */
+                    sc[i] = round(u * 200) / 16;
+                    break;
+                case 3: /* zeros of both signs, infinities, subnormals */
+                    sc[i] = (const double[]){ 0.0, -0.0, INFINITY, -INFINITY,
+                                              4.9e-324, -4.9e-324, 1e300,
+                                              -1e-300, u }[hog_rng_below(&r, 9)];
+                    break;
+                default: /* wide exponents */
+                    sc[i] = ldexp(u, (int)hog_rng_below(&r, 200) - 100);
+                    break;
+                }
+                /* classes skewed per kind, both present */
+                pos[i] = i == 0 || (i + 1 < n &&
+                                    hog_rng_uniform(&r) < 0.15 + 0.15 * kind);
+            }
+            double want = ref_auc(sc, pos, n), got1, got2;
+            cr_assert_eq(hog_auc(sc, pos, n, &got1, NULL), HOG_OK);
+            cr_assert_eq(hog_auc_threads(sc, pos, n, 2, &got2, NULL), HOG_OK);
+            cr_assert(got1 == want && got2 == want,
+                      "n %llu kind %d: qsort %.17g, radix %.17g / %.17g",
+                      (unsigned long long)n, kind, want, got1, got2);
+            cases++;
+        }
+        free(sc);
+        free(pos);
+    }
+    cr_assert_eq(cases, 35);
 }

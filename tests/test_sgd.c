@@ -7,6 +7,7 @@
 
 #include "core/core.h"
 #include "core/loss.h"
+#include "core/metrics.h"
 #include "core/sgd.h"
 #include "helpers.h"
 #include "synth.h"
@@ -344,6 +345,106 @@ Test(sgd, progress_reports_every_epoch_with_metrics)
     cr_assert(s->nonzero_weights > 0 && s->nonzero_weights <= 41);
     cr_assert(s->total_seconds >= s->seconds && s->seconds >= 0);
     hog_model_free(m);
+    hog_data_free(tr);
+    hog_data_free(te);
+}
+
+/* The metrics pass on several threads: the same doubles as on one, for a
+ * classifier and a regression, on data large enough to be split. */
+Test(sgd, parallel_metrics_equal_serial_metrics_exactly)
+{
+    for (int reg = 0; reg < 2; reg++) {
+        hog_data *d = synth(50000, 60, 0.15, reg, 11);
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        if (reg) {
+            o.loss = HOG_LOSS_SQUARED;
+            hog_train_opts_defaults_for_loss(&o);
+        }
+        o.epochs = 1;
+        hog_model *m;
+        hog_err err;
+        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+        struct hog_metrics one, many;
+        cr_assert_eq(hog_metrics_eval(m, d, &one, &err), HOG_OK, "%s", err.msg);
+        cr_assert(isfinite(one.loss));
+        cr_assert(reg ? isfinite(one.rmse) : isfinite(one.auc));
+        const unsigned threads[] = { 1, 2, 3, 7, 16, 0 };
+        for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+            cr_assert_eq(hog_metrics_eval_threads(m, d, threads[i], &many, &err),
+                         HOG_OK, "%s", err.msg);
+            cr_assert(memcmp(&one, &many, sizeof one) == 0,
+                      "%u threads: loss %.17g/%.17g acc %.17g/%.17g "
+                      "auc %.17g/%.17g rmse %.17g/%.17g", threads[i],
+                      one.loss, many.loss, one.accuracy, many.accuracy,
+                      one.auc, many.auc, one.rmse, many.rmse);
+        }
+        hog_model_free(m);
+        hog_data_free(d);
+    }
+}
+
+/* Every epoch's stats. */
+struct history {
+    unsigned n;
+    hog_epoch_stats s[8];
+};
+
+static void on_history(void *ctx, unsigned epoch, unsigned epochs,
+                       uint64_t done, uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct history *h = ctx;
+    if (s && h->n < 8)
+        h->s[h->n++] = *s;
+}
+
+/* --metrics-every K for SGD: the exact training-set pass on every K-th
+ * epoch and the last, nothing on the others (the SGD trainers keep no
+ * loss of their own); default every epoch; test metrics every epoch; the
+ * model the same bits whatever is measured, and with no callback. */
+Test(sgd, metrics_every_k_epochs_for_serial_sgd)
+{
+    hog_data *tr = synth(2000, 40, 0.2, false, 9);
+    hog_data *te = synth(500, 40, 0.2, false, 10);
+    hog_model *ref = NULL;
+    const unsigned every[] = { 0, 1, 2, 3, 7 };
+    for (int k = -1; k < 5; k++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.epochs = 5;
+        struct history h = { 0 };
+        if (k >= 0) { /* k == -1: no callback, no metrics */
+            o.metrics_every = every[k];
+            o.progress = on_history;
+            o.progress_ctx = &h;
+        }
+        hog_model *m;
+        hog_err err;
+        cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+        if (k < 0) {
+            ref = m;
+            continue;
+        }
+        cr_assert_eq(h.n, 5);
+        unsigned K = every[k] ? every[k] : 1;
+        for (unsigned e = 0; e < 5; e++) {
+            bool full = (e + 1) % K == 0 || e == 4;
+            const hog_epoch_stats *s = &h.s[e];
+            cr_assert_eq(isfinite(s->train_accuracy), full,
+                         "every %u epoch %u: accuracy %g", K, e + 1,
+                         s->train_accuracy);
+            cr_assert_eq(isfinite(s->objective), full);
+            cr_assert_eq(isfinite(s->train_loss), full);
+            cr_assert_eq(isfinite(s->train_auc), full);
+            cr_assert(s->has_test && isfinite(s->test_accuracy));
+        }
+        cr_assert(memcmp(hog_model_weights(m), hog_model_weights(ref),
+                         (hog_model_features(m) + 1) * sizeof(float)) == 0,
+                  "metrics_every %u changed the model", every[k]);
+        hog_model_free(m);
+    }
+    hog_model_free(ref);
     hog_data_free(tr);
     hog_data_free(te);
 }

@@ -57,6 +57,10 @@ if "$HOG" gen -q --rows 60000 --features 20000 --nnz 20 -o "$T/stream.svm" &&
         check "stream-hogwild-$io" "$HOG" train "$T/stream.hgb" --stream \
             $([ "$io" = pread ] && echo --io pread) --mem-budget 9M --algo hogwild --threads 2 --epochs 2 --quiet
     done
+    # The epochs' metrics on all CPUs (blocks claimed by the threads of
+    # hog_fork_join, the AUC's two sorts), in memory with --json.
+    check "metrics-threads" "$HOG" train "$T/stream.hgb" --epochs 2 --quiet \
+        --json "$T/metrics-threads.json"
 else
     echo "tsan: could not make the streaming data; streamed runs skipped"
 fi

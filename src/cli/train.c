@@ -3,6 +3,7 @@
  * report train_report.c's (train.h). */
 #include "cli/train.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void quiet_log(void *ctx, const char *line)
@@ -115,8 +116,13 @@ int hog_cli_train(int argc, char **argv)
         r.test = test;
     }
 
-    a.o.progress = hog_progress_cb;
-    a.o.progress_ctx = &p;
+    /* The epochs' metrics feed the lines on standard error, the --json
+     * report and the test set's figures; -q alone reads none of them, and
+     * a run without a progress callback computes none. */
+    if (!a.quiet || a.json || a.test) {
+        a.o.progress = hog_progress_cb;
+        a.o.progress_ctx = &p;
+    }
     hog_cyclades_stats cyc;
     memset(&cyc, 0, sizeof cyc);
     if (a.o.algo == HOG_ALGO_CYCLADES) {
@@ -141,6 +147,9 @@ int hog_cli_train(int argc, char **argv)
     if (s != HOG_OK)
         goto fail;
     r.m = m;
+    /* Test seam (tests/test_cli.c): how many epochs' metrics arrived. */
+    if (getenv("HOGTRAIN_TEST_EPOCH_REPORTS"))
+        fprintf(stderr, "epoch reports: %u\n", p.hist_len);
     if (p.oom)
         fprintf(stderr, "hogtrain: warning: out of memory for the epoch "
                         "history; the table and report are incomplete\n");

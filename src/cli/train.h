@@ -64,7 +64,7 @@ enum {
     OPT_DIRECT,
     OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
     OPT_RESUME,
-    OPT_METRICS_EVERY, /* scd, dcd: full training metrics every K epochs */
+    OPT_METRICS_EVERY, /* full training-set metrics every K epochs */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap

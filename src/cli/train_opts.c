@@ -385,7 +385,6 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
             { OPT_BATCH_SIZE, HOG_CAP_BATCH },
             { OPT_REPARTITION, HOG_CAP_BATCH },
             { OPT_TOL, HOG_CAP_TOL },
-            { OPT_METRICS_EVERY, HOG_CAP_METRICS_EVERY },
         };
         unsigned used = hog_train_opts_caps(&a->o);
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)

@@ -1,24 +1,108 @@
-/* Metrics of a model on a data set. */
+/*
+ * Metrics of a model on a data set, on several threads.
+ *
+ * The pass over the rows is cut into blocks of BLOCK_ROWS rows, a block
+ * being the unit a thread claims and the unit of the partial sums: each
+ * block sums its rows' losses in row order, and the blocks' sums are
+ * added in block order at the end. The blocks do not depend on the thread
+ * count, so neither does any bit of the result.
+ *
+ * The AUC ranks the scores exactly without a comparison sort: each score
+ * becomes a 64-bit key whose unsigned order is the order of the doubles
+ * (flip every bit of a negative number, only the sign bit of a positive
+ * one; -0 taken as +0), the positives' keys and the negatives' keys are
+ * sorted apart by an LSD radix sort (11-bit digits, six passes at most,
+ * a pass whose digit is the same for every key skipped), and one merge of
+ * the two walks the runs of equal scores in ascending order, as the
+ * sorted array of all scores would: each run adds its positives times
+ * the run's mean rank to the rank sum, in the same order and with the same
+ * operands as the comparison sort it replaces, so the AUC is the same
+ * double. O(n), two threads (one per class) when there are several.
+ */
 #include "core/metrics.h"
 
+#include "core/forkjoin.h"
 #include "core/loss.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-struct scored {
-    double s;
-    unsigned char pos;
-};
+#define BLOCK_ROWS 4096u
+/* Below this many rows a pass is not worth a thread's start. */
+#define PAR_MIN_ROWS (4u * BLOCK_ROWS)
 
-static int cmp_scored(const void *a, const void *b)
+/* ---- exact ranks: radix sort on the doubles' bits ------------------------- */
+
+enum { DIGIT_BITS = 11, DIGITS = 1 << DIGIT_BITS, PASSES = 6 };
+
+static uint64_t score_key(double s)
 {
-    double x = ((const struct scored *)a)->s, y = ((const struct scored *)b)->s;
-    return (x > y) - (x < y);
+    uint64_t u;
+    if (s == 0.0)
+        s = 0.0; /* -0 ties with +0, as == has it */
+    memcpy(&u, &s, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
-hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
-                   double *auc, hog_err *err)
+/* A NaN's key: above +inf's (positive NaN) or below -inf's (negative). */
+static bool key_is_nan(uint64_t k)
+{
+    return k > UINT64_C(0xfff0000000000000) ||
+           k < UINT64_C(0x000fffffffffffff);
+}
+
+struct radix_job {
+    const double *scores; /* all n_all of them */
+    const unsigned char *pos;
+    uint64_t n_all;
+    unsigned char want;      /* the class whose scores this job ranks */
+    uint64_t *a, *tmp;       /* n keys; scratch of n */
+    uint64_t n;
+    uint64_t (*cnt)[DIGITS]; /* PASSES histograms */
+    const uint64_t *sorted;  /* out: a or tmp */
+};
+
+/* The keys of one class's scores, sorted by a stable LSD radix sort; the
+ * result lands in a or tmp. */
+static void *radix_sort(void *arg)
+{
+    struct radix_job *j = arg;
+    uint64_t *src = j->a, *dst = j->tmp, n = j->n;
+    for (uint64_t i = 0, k = 0; i < j->n_all; i++)
+        if ((j->pos[i] != 0) == j->want)
+            src[k++] = score_key(j->scores[i]);
+    memset(j->cnt, 0, PASSES * sizeof *j->cnt);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = src[i];
+        for (unsigned p = 0; p < PASSES; p++)
+            j->cnt[p][(k >> (p * DIGIT_BITS)) & (DIGITS - 1)]++;
+    }
+    for (unsigned p = 0; p < PASSES && n > 1; p++) {
+        unsigned shift = p * DIGIT_BITS;
+        uint64_t *c = j->cnt[p];
+        if (c[(src[0] >> shift) & (DIGITS - 1)] == n)
+            continue; /* one digit for all: the pass moves nothing */
+        uint64_t sum = 0;
+        for (unsigned d = 0; d < DIGITS; d++) {
+            uint64_t x = c[d];
+            c[d] = sum;
+            sum += x;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[c[(src[i] >> shift) & (DIGITS - 1)]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    j->sorted = src;
+    return NULL;
+}
+
+hog_status hog_auc_threads(const double *scores, const unsigned char *pos,
+                           uint64_t n, unsigned threads, double *auc,
+                           hog_err *err)
 {
     uint64_t n_pos = 0;
     for (uint64_t i = 0; i < n; i++)
@@ -27,73 +111,203 @@ hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
     *auc = NAN;
     if (n_pos == 0 || n_neg == 0)
         return HOG_OK;
-    struct scored *a = malloc(n * sizeof *a);
-    if (!a)
-        return hog_errf(err, HOG_ENOMEM, "out of memory for the AUC of %llu rows",
-                        (unsigned long long)n);
-    for (uint64_t i = 0; i < n; i++)
-        a[i] = (struct scored){ scores[i], pos[i] != 0 };
-    qsort(a, n, sizeof *a, cmp_scored);
-    /* Sum of the positives' ranks (1-based), tied scores sharing the mean
-     * rank of their run. */
-    double rank_sum = 0.0;
-    for (uint64_t i = 0; i < n;) {
-        uint64_t j = i + 1, p = a[i].pos; /* NaN equals nothing */
-        while (j < n && a[j].s == a[i].s)
-            p += a[j++].pos;
-        rank_sum += (double)p * (0.5 * (double)(i + 1 + j));
-        i = j;
+    uint64_t *keys = malloc(2 * n * sizeof *keys);
+    uint64_t (*cnt)[DIGITS] = malloc(2 * PASSES * sizeof *cnt);
+    if (!keys || !cnt) {
+        free(keys), free(cnt);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the AUC of %llu "
+                        "rows", (unsigned long long)n);
     }
-    free(a);
+    /* keys: the positives' then the negatives'; scratch behind them. */
+    struct radix_job job[2] = {
+        { scores, pos, n, 1, keys, keys + n, n_pos, cnt, NULL },
+        { scores, pos, n, 0, keys + n_pos, keys + n + n_pos, n_neg,
+          cnt + PASSES, NULL },
+    };
+    if (threads == 0)
+        threads = hog_allowed_cpus();
+    if (threads >= 2 && n >= PAR_MIN_ROWS) {
+        hog_fork_join(job, sizeof *job, 2, radix_sort, HOG_FORK_CALLER_FIRST);
+    } else {
+        radix_sort(&job[0]);
+        radix_sort(&job[1]);
+    }
+    const uint64_t *sp = job[0].sorted, *sn = job[1].sorted;
+
+    /* Sum of the positives' ranks (1-based), tied scores sharing the mean
+     * rank of their run; r counts the scores below the run. A NaN equals
+     * nothing, itself included: a run of its own. */
+    double rank_sum = 0.0;
+    uint64_t i = 0, j = 0, r = 0;
+    while (i < n_pos || j < n_neg) {
+        bool from_pos = j == n_neg || (i < n_pos && sp[i] <= sn[j]);
+        uint64_t k = from_pos ? sp[i] : sn[j], p = 0, g = 0;
+        if (key_is_nan(k)) {
+            p = from_pos;
+            g = 1;
+            i += from_pos;
+            j += !from_pos;
+        } else {
+            while (i < n_pos && sp[i] == k)
+                i++, p++;
+            g = p;
+            while (j < n_neg && sn[j] == k)
+                j++, g++;
+        }
+        rank_sum += (double)p * (0.5 * (double)(r + 1 + r + g));
+        r += g;
+    }
+    free(keys);
+    free(cnt);
     double np = (double)n_pos, nn = (double)n_neg;
     *auc = (rank_sum - np * (np + 1) / 2) / (np * nn);
     return HOG_OK;
 }
 
-hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
-                            struct hog_metrics *out, hog_err *err)
+hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
+                   double *auc, hog_err *err)
+{
+    return hog_auc_threads(scores, pos, n, 1, auc, err);
+}
+
+/* ---- the pass over the rows ----------------------------------------------- */
+
+struct pass {
+    const hog_model *m;
+    const hog_data *d;
+    double *sc;
+    unsigned char *pos;
+    double *loss, *se;  /* per block */
+    uint64_t *correct;  /* per block */
+    uint64_t n_blocks;
+    double bias, mid;
+    bool cls;
+    bool inside; /* d's features are all the model's */
+    _Alignas(HOG_CACHELINE) _Atomic uint64_t next; /* the next block to claim */
+};
+
+static void pass_block(struct pass *p, uint64_t b)
+{
+    const hog_model *m = p->m;
+    const struct hog_csr *x = &p->d->m;
+    const uint64_t nf = m->n_features;
+    uint64_t lo = b * BLOCK_ROWS, hi = lo + BLOCK_ROWS;
+    if (hi > x->rows)
+        hi = x->rows;
+    double loss = 0, se = 0;
+    uint64_t correct = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct hog_row r = hog_csr_row(x, i);
+        double s = p->bias;
+        if (p->inside) /* the training set: every index has a weight */
+            for (uint32_t k = 0; k < r.nnz; k++)
+                s += (double)m->w[r.idx[k]] * r.val[k];
+        else
+            for (uint32_t k = 0; k < r.nnz; k++)
+                if (r.idx[k] < nf)
+                    s += (double)m->w[r.idx[k]] * r.val[k];
+        double y = r.y;
+        bool pos = y == m->label_pos;
+        p->sc[i] = s;
+        p->pos[i] = pos;
+        double target = p->cls ? (pos ? 1.0 : -1.0) : y;
+        loss += hog_loss_value(m->loss, target, s);
+        se += (s - y) * (s - y);
+        bool says_pos = p->cls ? s > 0 : s > p->mid;
+        correct += says_pos == pos;
+    }
+    p->loss[b] = loss;
+    p->se[b] = se;
+    p->correct[b] = correct;
+}
+
+static void *pass_worker(void *arg)
+{
+    struct pass *p = *(struct pass **)arg;
+    for (;;) {
+        /* relaxed: a block's claim orders nothing; the fork-join's join
+         * publishes the blocks' results */
+        uint64_t b = atomic_fetch_add_explicit(&p->next, 1,
+                                               memory_order_relaxed);
+        if (b >= p->n_blocks)
+            return NULL;
+        pass_block(p, b);
+    }
+}
+
+hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
+                                    unsigned threads, struct hog_metrics *out,
+                                    hog_err *err)
 {
     *out = (struct hog_metrics){ NAN, NAN, NAN, NAN };
     uint64_t n = d->m.rows;
     if (n == 0)
         return HOG_OK;
+    uint64_t nb = (n + BLOCK_ROWS - 1) / BLOCK_ROWS;
     double *sc = malloc(n * sizeof *sc);
     unsigned char *pos = malloc(n);
-    if (!sc || !pos) {
-        free(sc), free(pos);
-        return hog_errf(err, HOG_ENOMEM,
-                        "out of memory for the scores of %llu rows",
-                        (unsigned long long)n);
-    }
-    hog_status st = hog_model_scores(m, d, sc, err);
-    if (st != HOG_OK)
+    double *part = malloc(2 * nb * sizeof *part);
+    uint64_t *correct = malloc(nb * sizeof *correct);
+    struct pass *p = aligned_alloc(HOG_CACHELINE, sizeof *p);
+    hog_status st = HOG_OK;
+    if (!sc || !pos || !part || !correct || !p) {
+        st = hog_errf(err, HOG_ENOMEM, "out of memory for the scores of %llu "
+                      "rows", (unsigned long long)n);
         goto out;
+    }
+    *p = (struct pass){
+        .m = m, .d = d, .sc = sc, .pos = pos, .loss = part, .se = part + nb,
+        .correct = correct, .n_blocks = nb, .bias = hog_model_bias(m),
+        .mid = 0.5 * (m->label_pos + m->label_neg),
+        .cls = hog_loss_is_classification(m->loss),
+        .inside = d->n_features <= m->n_features,
+    };
+    atomic_init(&p->next, 0);
+    if (threads == 0)
+        threads = hog_allowed_cpus();
+    if (n < PAR_MIN_ROWS)
+        threads = 1;
+    if (threads > nb)
+        threads = (unsigned)nb;
+    if (threads > 1) {
+        struct pass **items = malloc(threads * sizeof *items);
+        if (items) {
+            for (unsigned t = 0; t < threads; t++)
+                items[t] = p;
+            hog_fork_join(items, sizeof *items, threads, pass_worker,
+                          HOG_FORK_CALLER_FIRST);
+            free(items);
+        }
+    }
+    pass_worker(&p); /* the lot with one thread; nothing left otherwise */
 
-    const bool cls = hog_loss_is_classification(m->loss);
-    const bool binary = m->labels == HOG_LABELS_BINARY;
-    const double mid = 0.5 * (m->label_pos + m->label_neg);
     double loss = 0, se = 0;
-    uint64_t correct = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        double y = d->m.y[i];
-        pos[i] = y == m->label_pos;
-        double target = hog_loss_target(m->loss, m->label_pos, d->m.y[i]);
-        loss += hog_loss_value(m->loss, target, sc[i]);
-        se += (sc[i] - y) * (sc[i] - y);
-        bool says_pos = cls ? sc[i] > 0 : sc[i] > mid;
-        correct += says_pos == (pos[i] != 0);
+    uint64_t right = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        loss += p->loss[b];
+        se += p->se[b];
+        right += p->correct[b];
     }
     out->loss = loss / (double)n;
-    if (!cls)
+    if (!p->cls)
         out->rmse = sqrt(se / (double)n);
-    if (binary) {
-        out->accuracy = (double)correct / (double)n;
-        st = hog_auc(sc, pos, n, &out->auc, err);
+    if (m->labels == HOG_LABELS_BINARY) {
+        out->accuracy = (double)right / (double)n;
+        st = hog_auc_threads(sc, pos, n, threads, &out->auc, err);
     }
 out:
     free(sc);
     free(pos);
+    free(part);
+    free(correct);
+    free(p);
     return st;
+}
+
+hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
+                            struct hog_metrics *out, hog_err *err)
+{
+    return hog_metrics_eval_threads(m, d, 1, out, err);
 }
 
 double hog_model_regularizer(const hog_model *m)

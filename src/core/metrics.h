@@ -1,7 +1,8 @@
 /*
  * Model quality on a data set: mean loss, accuracy, AUC, RMSE, and the
  * regularization term of the objective. Used by the training front door
- * after each epoch, outside the timed part.
+ * after each epoch, outside the timed part, on the run's threads; the
+ * result does not depend on the thread count (metrics.c).
  */
 #ifndef HOG_METRICS_H
 #define HOG_METRICS_H
@@ -22,11 +23,22 @@ struct hog_metrics {
  * the midpoint of the two label values). */
 hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
                             struct hog_metrics *out, hog_err *err);
+/* The same on up to `threads` threads (0: every allowed CPU; one for a
+ * small set), with the same result to the last bit at any count. */
+hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
+                                    unsigned threads, struct hog_metrics *out,
+                                    hog_err *err);
 
 /* Area under the ROC curve of scores against pos[i] != 0, ties counted as
- * half (the Mann-Whitney U statistic). NaN when a class is absent. */
+ * half (the Mann-Whitney U statistic). NaN when a class is absent. Exact
+ * ranks in O(n) (a radix sort); a NaN score (which finite weights never
+ * give) ranks below or above every number by its sign bit, tied with
+ * nothing. _threads: two threads when threads is not 1, same result. */
 hog_status hog_auc(const double *scores, const unsigned char *pos, uint64_t n,
                    double *auc, hog_err *err);
+hog_status hog_auc_threads(const double *scores, const unsigned char *pos,
+                           uint64_t n, unsigned threads, double *auc,
+                           hog_err *err);
 
 /* l2/2 |w|^2 + l1 |w|_1 over all weights, the bias weight included. */
 double hog_model_regularizer(const hog_model *m);

@@ -32,11 +32,10 @@ static const struct hog_algo_row rows[] = {
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT },
     [HOG_ALGO_SCD] = {
         "scd", "stochastic coordinate descent", hog_scd_train, NULL,
-        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_METRICS_EVERY },
+        HOG_CAP_THREADS | HOG_CAP_TOL },
     [HOG_ALGO_DCD] = {
         "dcd", "dual coordinate descent", hog_dcd_train, NULL,
-        HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL |
-            HOG_CAP_METRICS_EVERY },
+        HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -54,7 +53,6 @@ static const struct {
     { HOG_CAP_BIND, "--bind, --no-smt and --oversubscribe", true },
     { HOG_CAP_BATCH, "--batch-size and --repartition", true },
     { HOG_CAP_TOL, "--tol", false },
-    { HOG_CAP_METRICS_EVERY, "--metrics-every", false },
     { HOG_CAP_CHECKPOINT, "--checkpoint and --resume", true },
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },

@@ -295,24 +295,29 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
 
     struct hog_metrics m;
     hog_status st;
-    /* The algorithm's own objective (coordinate descent): a full pass
-     * only every metrics_every-th epoch and after the last. */
-    unsigned every = f->o->metrics_every;
-    bool cheap = isfinite(f->objective) && !f->last &&
-                 !(every && epoch % every == 0);
-    if (cheap) {
+    /* The exact pass over the training set (mean loss, accuracy, AUC)
+     * every metrics_every-th epoch and after the last. Between them an
+     * algorithm that keeps its own objective and mean loss (coordinate
+     * descent) reports those; the SGD trainers keep none (their epochs
+     * would have to sum each row's loss before its step), so their other
+     * epochs have no training metrics. metrics_every 0: after the last
+     * only with an objective of the algorithm's own, else every epoch. */
+    const bool own = isfinite(f->objective);
+    unsigned every = f->o->metrics_every ? f->o->metrics_every : !own;
+    bool last = f->last || epoch == f->o->epochs;
+    bool full = last || (every && epoch % every == 0);
+    s.objective = s.train_loss = s.train_accuracy = s.train_auc =
+        s.train_rmse = NAN;
+    if (!full && own) {
         s.objective = f->objective;
         s.train_loss = f->mean_loss;
-        s.train_accuracy = s.train_auc = s.train_rmse = NAN;
         if (f->o->loss == HOG_LOSS_SQUARED) /* loss (m - y)^2 / 2 */
             s.train_rmse = sqrt(2.0 * f->mean_loss);
-    } else if (f->stream) {
+    } else if (!full || f->stream) {
         /* Streamed: the training set is not in memory; its metrics would
          * cost a second pass over the disk each epoch. */
-        s.objective = s.train_loss = s.train_accuracy = s.train_auc =
-            s.train_rmse = NAN;
     } else {
-        st = hog_metrics_eval(f->model, d, &m, err);
+        st = hog_metrics_eval_threads(f->model, d, f->o->threads, &m, err);
         if (st != HOG_OK)
             return st;
         s.objective = m.loss + hog_model_regularizer(f->model);
@@ -323,7 +328,8 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     }
     s.test_loss = s.test_accuracy = s.test_auc = s.test_rmse = NAN;
     if (c->test) {
-        st = hog_metrics_eval(f->model, c->test, &m, err);
+        st = hog_metrics_eval_threads(f->model, c->test, f->o->threads, &m,
+                                      err);
         if (st != HOG_OK)
             return st;
         s.has_test = 1;

@@ -38,7 +38,6 @@ enum hog_cap {
     HOG_CAP_BIND = 1u << 6,        /* knob: --bind, --no-smt, --oversubscribe */
     HOG_CAP_BATCH = 1u << 7,       /* knob: --batch-size, --repartition */
     HOG_CAP_TOL = 1u << 8,         /* knob: a stopping rule (--tol) */
-    HOG_CAP_METRICS_EVERY = 1u << 9, /* knob: --metrics-every */
 };
 
 struct hog_fit;
