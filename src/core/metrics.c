@@ -23,6 +23,7 @@
 
 #include "core/forkjoin.h"
 #include "core/loss.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -198,19 +199,14 @@ static void pass_block(struct pass *p, uint64_t b)
     uint64_t correct = 0;
     for (uint64_t i = lo; i < hi; i++) {
         struct hog_row r = hog_csr_row(x, i);
-        double s = p->bias;
-        if (p->inside) /* the training set: every index has a weight */
-            for (uint32_t k = 0; k < r.nnz; k++)
-                s += (double)m->w[r.idx[k]] * r.val[k];
-        else
-            for (uint32_t k = 0; k < r.nnz; k++)
-                if (r.idx[k] < nf)
-                    s += (double)m->w[r.idx[k]] * r.val[k];
+        /* the training set: every index has a weight, no bound test */
+        double s = p->inside ? hog_sparse_dot_in(m->w, r, p->bias)
+                             : hog_sparse_dot(m->w, nf, r, p->bias);
         double y = r.y;
         bool pos = y == m->label_pos;
         p->sc[i] = s;
         p->pos[i] = pos;
-        double target = p->cls ? (pos ? 1.0 : -1.0) : y;
+        double target = hog_loss_target(m->loss, m->label_pos, r.y);
         loss += hog_loss_value(m->loss, target, s);
         se += (s - y) * (s - y);
         bool says_pos = p->cls ? s > 0 : s > p->mid;

@@ -80,6 +80,16 @@ static inline double hog_sparse_dot(const float *w, uint64_t n,
     return acc;
 }
 
+/* acc + w . x, plain float weights; every index must be below the
+ * weights' length (the data the model was trained on): no bound test. */
+static inline double hog_sparse_dot_in(const float *w, struct hog_row r,
+                                       double acc)
+{
+    for (uint32_t k = 0; k < r.nnz; k++)
+        acc += (double)w[r.idx[k]] * r.val[k];
+    return acc;
+}
+
 /* acc + w . x over nnz entries, shared float weights; every index must be
  * below the weights' length. */
 static inline double hog_sparse_dot_relaxed_n(const _Atomic float *w,
