@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* The window size: HOG_PARSE_WINDOW, or a test's (docs/RELIABILITY.md's
- * seams; not a feature). */
+/* The window size: HOG_PARSE_WINDOW, or a test's (a test seam, not a
+ * feature: docs/FORMATS.md). */
 static size_t text_window(void)
 {
     const char *t = getenv("HOGTRAIN_TEST_TEXT_WINDOW");

@@ -3,13 +3,20 @@
  *
  *     label [qid:N] idx:val idx:val ... [# comment]
  *
- * The buffer is cut into one slice per thread at line boundaries; each
- * thread parses its slice into its own growable arrays, counting lines;
- * slice 0's arrays then grow to the whole set and the other slices are
- * copied in after it, in file order and in parallel. An error names the
- * global line: slice k starts at 1 + the newlines of slices 0..k-1, which
- * all finished (only the first failing slice matters: its line is the
- * smallest).
+ * The text arrives in windows of whole lines (hog_svm_parser_feed; the
+ * whole-buffer entries below cut their buffer into windows of about
+ * HOG_PARSE_WINDOW bytes). Each window is cut into one slice per thread at
+ * line boundaries; slice 0 parses straight onto the end of the result's
+ * arrays (the accumulator), each other slice into scratch arrays of its
+ * own, counting lines; the accumulator then grows to hold them and they
+ * are copied in after it, in file order and in parallel. So besides the
+ * result only one window's scratch arrays are held, and the text only one
+ * window at a time where the caller can drop the rest (a mapping's pages
+ * behind, with MADV_DONTNEED; a pipe's bytes read a window at a time). An
+ * error names the file's line: the accumulator counts the lines of every
+ * window so far, and slice k of a window starts after the newlines of
+ * slices 0..k-1, which all finished (only the first failing slice
+ * matters: its line is the smallest).
  *
  * Every line of a slice but possibly the buffer's very last ends with '\n',
  * which serves as the sentinel that stops every scan: the hot loop needs no
