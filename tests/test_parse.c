@@ -581,3 +581,146 @@ Test(parse, fixture_files_load_alike)
     hog_data_free(b);
     hog_data_free(c);
 }
+
+/* ---- windows: parsed a window of whole lines at a time ---------------------- */
+
+static hog_status parse_w(const char *text, size_t len, size_t window,
+                          hog_data **d, hog_err *err)
+{
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    *d = NULL;
+    return hog_parse_svm_windows(text, len, "t.svm", &o, window, false, d, err);
+}
+
+Test(windows, windowed_parse_equals_whole_on_real_files, .timeout = 120)
+{
+    static const size_t windows[] = { 4093, 65536, (1u << 20) + 7, 3u << 20 };
+    static const char *names[] = { "a9a", "news20.binary.train.svm" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        TH_DATA_OR_SKIP(path, names[i]);
+        size_t len;
+        char *text = slurp(path, &len);
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        hog_data *ref, *d;
+        hog_err err;
+        cr_assert_eq(hog_parse_svm_slices(text, len, path, &o, 1, &ref, &err), HOG_OK);
+        for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+            cr_assert_eq(parse_w(text, len, windows[w], &d, &err), HOG_OK,
+                         "%s", err.msg);
+            char what[128];
+            snprintf(what, sizeof what, "%s in windows of %zu", names[i],
+                     windows[w]);
+            assert_same(ref, d, what);
+            hog_data_free(d);
+        }
+        /* The loader: the file mapped and its pages dropped behind, and
+         * standard input read a window at a time, both in small windows. */
+        setenv("HOGTRAIN_TEST_TEXT_WINDOW", "100003", 1);
+        cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
+        assert_same(ref, d, "mapped, windows of 100003");
+        hog_data_free(d);
+        cr_assert(freopen(path, "rb", stdin));
+        cr_assert_eq(hog_data_load("-", &o, &d, &err), HOG_OK, "%s", err.msg);
+        assert_same(ref, d, "standard input, windows of 100003");
+        hog_data_free(d);
+        unsetenv("HOGTRAIN_TEST_TEXT_WINDOW");
+        hog_data_free(ref);
+        free(text);
+    }
+}
+
+/* Every window size over a text of every awkward shape: CRLF line ends
+ * (a window may end between the '\r' and the '\n'), comments, blank and
+ * comment-only lines, qid, a byte order mark, no newline at the end. */
+Test(windows, every_window_boundary_parses_alike)
+{
+    static const char text[] = "\xEF\xBB\xBF" "1 1:0.5 3:2\r\n"
+                               "# a comment line\r\n"
+                               "\r\n"
+                               "-1 qid:3 2:1e-3 7:-4 # trailing\r\n"
+                               "   \t\n"
+                               "+1 1:1 2:2 3:3 4:4 5:5 6:6 7:7 8:8 9:9\n"
+                               "-1\r\n"
+                               "1 10:0.125";
+    size_t len = sizeof text - 1;
+    hog_data *ref, *d;
+    hog_err err;
+    cr_assert_eq(parse_w(text, len, len, &ref, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(ref->m.rows, 5);
+    for (size_t w = 1; w <= len; w++) {
+        cr_assert_eq(parse_w(text, len, w, &d, &err), HOG_OK, "%zu: %s", w,
+                     err.msg);
+        char what[64];
+        snprintf(what, sizeof what, "windows of %zu bytes", w);
+        assert_same(ref, d, what);
+        hog_data_free(d);
+    }
+    /* Only comments in the first windows, rows after; and none at all. */
+    static const char late[] = "# c\n# d\n\n\n1 1:1\n";
+    cr_assert_eq(parse_w(late, sizeof late - 1, 2, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(d->m.rows, 1);
+    hog_data_free(d);
+    cr_assert_eq(parse_w("# c\n\n# d\n", 9, 3, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "t.svm: no rows") == err.msg, "%s", err.msg);
+    cr_assert_eq(parse_w("", 0, 3, &d, &err), HOG_EPARSE);
+    cr_assert_str_eq(err.msg, "t.svm: empty file, no rows");
+}
+
+/* A malformed line in a later window names the file's own line: lines
+ * are counted across windows (and across each window's slices). */
+Test(windows, error_lines_count_across_windows)
+{
+    size_t n = 60000;
+    char *buf = malloc(n * 32 + 64);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(buf + len, i % 5 == 3 ? "# note %zu\r\n"
+                               : "%zu 1:%zu.5\r\n", i % 2, i);
+    len += (size_t)sprintf(buf + len, "1 3:1 2:1\n1 1:1\n");
+    static const size_t windows[] = { 1000, 4096, 65537, 1u << 20, 0 };
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        hog_data *d;
+        hog_err err;
+        cr_assert_eq(parse_w(buf, len, windows[w], &d, &err), HOG_EPARSE);
+        cr_assert(strncmp(err.msg, "t.svm:60001: feature index 2 after 3", 36) == 0,
+                  "%zu: %s", windows[w], err.msg);
+    }
+    /* The same through the loader's two readers, in windows of 4096. */
+    char dir[512];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *p = th_write(dir, "bad.svm", buf, len);
+    setenv("HOGTRAIN_TEST_TEXT_WINDOW", "4096", 1);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(p, NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "bad.svm:60001: feature index 2 after 3"), "%s",
+              err.msg);
+    cr_assert(freopen(p, "rb", stdin));
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strncmp(err.msg, "<stdin>:60001: feature index 2 after 3", 38) == 0,
+              "%s", err.msg);
+    /* A NUL byte in a later window, a line across many windows. */
+    memcpy(buf + len - 16, "1 2:1 3:1\n", 10); /* line 60001 mended */
+    buf[len - 3] = '\0';
+    p = th_write(dir, "nul.svm", buf, len);
+    cr_assert_eq(hog_data_load(p, NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "nul.svm:60002: NUL byte in the line"), "%s",
+              err.msg);
+    cr_assert(freopen(p, "rb", stdin));
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "<stdin>:60002: NUL byte in the line"), "%s", err.msg);
+    len = (size_t)sprintf(buf, "1");
+    for (size_t i = 0; i < 3000; i++)
+        len += (size_t)sprintf(buf + len, " %zu:1", i + 1);
+    len += (size_t)sprintf(buf + len, "\n-1 2:x\n");
+    p = th_write(dir, "long.svm", buf, len);
+    cr_assert_eq(hog_data_load(p, NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "long.svm:2: bad value 'x'"), "%s", err.msg);
+    cr_assert(freopen(p, "rb", stdin));
+    cr_assert_eq(hog_data_load("-", NULL, &d, &err), HOG_EPARSE);
+    cr_assert(strstr(err.msg, "<stdin>:2: bad value 'x'"), "%s", err.msg);
+    unsetenv("HOGTRAIN_TEST_TEXT_WINDOW");
+    free(buf);
+}

@@ -35,18 +35,21 @@ void hog_cli_explain_memory(const char *path, hog_err *err)
         need = (info.rows + 1) * 8 + info.rows * 4 + info.nnz * 8;
         hog_hgb_info_close(&info);
     } else if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        /* A pipe or a device: read whole, of a size nobody knows. */
+        /* A pipe or a device, of a size nobody knows: read a window at a
+         * time, its parsed rows did not fit. */
         char msg[HOG_ERR_MAX + 256];
-        int n = snprintf(msg, sizeof msg, "%s: %s is not a regular file, so "
-                         "it was read whole into memory; save it to a file "
-                         "and convert it to .hgb (hogtrain convert), then "
+        int n = snprintf(msg, sizeof msg, "%s: %s is not a regular file, and "
+                         "its parsed rows do not fit in memory; save it to a "
+                         "file and convert it to .hgb (hogtrain convert), then "
                          "train with --stream", err->msg, path);
         if (n > 0 && (size_t)n < sizeof err->msg)
             memcpy(err->msg, msg, (size_t)n + 1);
         return;
     } else if (stat(path, &sb) == 0) {
-        /* the text mapped, plus its parsed rows (about as large again) */
-        need = 2 * (uint64_t)sb.st_size;
+        /* the text mapped (all of it counts in the address space, though
+         * only a window is resident), plus its parsed rows (about half the
+         * text's size) */
+        need = (uint64_t)sb.st_size + (uint64_t)sb.st_size / 2;
         how = " (the text and its parsed rows)";
         conv = "convert it to .hgb (hogtrain convert) and ";
     } else {

@@ -14,14 +14,44 @@
 /* ---- LIBSVM text (parse.c) ------------------------------------------------ */
 
 /* Parses LIBSVM/SVMlight text in buf[0..len) with o->threads threads; name
- * is used in messages ("name:line: reason"). */
+ * is used in messages ("name:line: reason"). The text is parsed in windows
+ * of HOG_PARSE_WINDOW bytes (whole lines), so that besides the result only
+ * one window's partial arrays are held. */
 hog_status hog_parse_svm(const char *buf, size_t len, const char *name,
                          const hog_load_opts *o, hog_data **out, hog_err *err);
+/* The text a window holds: bounds the memory a load holds besides its
+ * result, large enough that each of many threads gets slices of MiBs. */
+#define HOG_PARSE_WINDOW ((size_t)32 << 20)
+/* hog_parse_svm in windows of about window bytes (0: HOG_PARSE_WINDOW),
+ * each cut after a newline. With drop_behind, buf is the start of a
+ * private read-only mapping of the file, and the pages of each window are
+ * unmapped from the process (MADV_DONTNEED) once parsed: the text is never
+ * wholly resident beside the arrays. */
+hog_status hog_parse_svm_windows(const char *buf, size_t len, const char *name,
+                                 const hog_load_opts *o, size_t window,
+                                 bool drop_behind, hog_data **out, hog_err *err);
 /* The same with exactly nslices slices (threads), whatever the input size:
  * for tests that compare parallel against serial parsing on small files. */
 hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                                 const hog_load_opts *o, unsigned nslices,
                                 hog_data **out, hog_err *err);
+
+/* The incremental parser under those: text fed in pieces of whole lines
+ * (each ending with '\n'; the last piece's last line may lack it), in file
+ * order, each piece parsed in parallel and appended to the result. An
+ * error names the file's own line, counted across pieces; after one, feed
+ * and finish refuse. finish hands the rows over (the "empty file" and "no
+ * rows" errors are its); free releases what is left, after finish too. */
+struct hog_svm_parser;
+hog_status hog_svm_parser_create(const char *name, const hog_load_opts *o,
+                                 struct hog_svm_parser **out, hog_err *err);
+hog_status hog_svm_parser_feed(struct hog_svm_parser *p, const char *buf,
+                               size_t len, hog_err *err);
+/* Lines fed so far (the last piece's unterminated line counted). */
+uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p);
+hog_status hog_svm_parser_finish(struct hog_svm_parser *p, hog_data **out,
+                                 hog_err *err);
+void hog_svm_parser_free(struct hog_svm_parser *p);
 
 /* ---- .hgb binary cache (hgb.c) -------------------------------------------- */
 

@@ -2,8 +2,10 @@
  * hog_data_load: a path (or "-" for standard input) to a hog_data. The
  * content decides: the .hgb magic means the binary cache; compressed files,
  * models and checkpoints are refused with what they are (input.c);
- * anything else is LIBSVM text, mapped into memory (or read whole when it
- * cannot be mapped) and handed to the parallel parser.
+ * anything else is LIBSVM text, handed to the parallel parser a window of
+ * whole lines at a time: mapped into memory, each window's pages dropped
+ * once parsed, or (a pipe, a file that cannot be mapped) read a window at
+ * a time. The text is never wholly in memory beside the arrays.
  */
 #include "io/io.h"
 
@@ -13,23 +15,55 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Reads fd to its end into a malloc'd buffer: a pipe or a device, whose
- * size is not known. Its first bytes are checked as soon as they arrive
+/* The window size: HOG_PARSE_WINDOW, or a test's (a test seam, not a
+ * feature: docs/FORMATS.md). */
+static size_t text_window(void)
+{
+    const char *t = getenv("HOGTRAIN_TEST_TEXT_WINDOW");
+    if (t && *t) {
+        unsigned long long w = strtoull(t, NULL, 10);
+        if (w > 0)
+            return (size_t)w;
+    }
+    return HOG_PARSE_WINDOW;
+}
+
+/* Reads fd to its end (a pipe or a device, whose size is not known) in
+ * windows of whole lines, each parsed as it fills: besides the result only
+ * one window is held. The first bytes are checked as soon as they arrive
  * (so that /dev/zero or a compressed stream is refused at once, not read
  * without end), a NUL byte ends the read with the parser's own error, and
  * no line may grow past hog_line_max(). */
-static hog_status read_all(int fd, const char *name, char **out, size_t *len,
-                           hog_err *err)
+static hog_status read_windows(int fd, const char *name,
+                               const hog_load_opts *o, hog_data **out,
+                               hog_err *err)
 {
-    size_t cap = 1 << 20, n = 0;
+    struct hog_svm_parser *ps = NULL;
+    hog_status st = hog_svm_parser_create(name, o, &ps, err);
+    if (st != HOG_OK)
+        return st;
+    size_t window = text_window();
+    size_t cap = window < (1 << 20) ? window : 1 << 20, n = 0;
     char *b = malloc(cap);
-    if (!b)
+    if (!b) {
+        hog_svm_parser_free(ps);
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+    }
     uint64_t max_line = hog_line_max(), line = 1, line_len = 0;
     bool sniffed = false;
-    hog_status st = HOG_OK;
     for (;;) {
         if (n == cap) {
+            /* Full: parse its whole lines, keep the line in progress. */
+            const char *nl = cap >= window ? memrchr(b, '\n', n) : NULL;
+            if (nl) {
+                size_t cut = (size_t)(nl - b) + 1;
+                if ((st = hog_svm_parser_feed(ps, b, cut, err)) != HOG_OK)
+                    break;
+                memmove(b, b + cut, n - cut);
+                n -= cut;
+                continue;
+            }
+            /* Still filling the first window, or one line longer. */
             char *q = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
             if (!q) {
                 st = hog_errf(err, HOG_ENOMEM, "%s: out of memory after "
@@ -55,8 +89,11 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
             if (st != HOG_OK)
                 break;
         }
-        if (k == 0)
+        if (k == 0) {
+            if ((st = hog_svm_parser_feed(ps, b, n, err)) == HOG_OK)
+                st = hog_svm_parser_finish(ps, out, err);
             break;
+        }
         /* The line in progress (bytes since the last newline), and the
          * first NUL byte, which the parser would refuse anyway: a stream
          * of binary (/dev/urandom) stops here, not when memory runs out. */
@@ -82,13 +119,9 @@ static hog_status read_all(int fd, const char *name, char **out, size_t *len,
             break;
         }
     }
-    if (st != HOG_OK) {
-        free(b);
-        return st;
-    }
-    *out = b;
-    *len = n;
-    return HOG_OK;
+    free(b);
+    hog_svm_parser_free(ps);
+    return st;
 }
 
 hog_status hog_data_load(const char *path, const hog_load_opts *o,
@@ -128,19 +161,14 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
         if (map != MAP_FAILED) {
             hog_input_close(&in);
             madvise(map, len, MADV_WILLNEED);
-            st = hog_parse_svm(map, len, name, o, out, err);
+            st = hog_parse_svm_windows(map, len, name, o, text_window(),
+                                       true, out, err);
             munmap(map, len);
             return st;
         }
     }
-    char *buf = NULL;
-    size_t len = 0;
-    st = read_all(fd, name, &buf, &len, err);
+    st = read_windows(fd, name, o, out, err);
     hog_input_close(&in);
-    if (st != HOG_OK)
-        return st;
-    st = hog_parse_svm(buf, len, name, o, out, err);
-    free(buf);
     return st;
 }
 

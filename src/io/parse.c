@@ -3,13 +3,20 @@
  *
  *     label [qid:N] idx:val idx:val ... [# comment]
  *
- * The buffer is cut into one slice per thread at line boundaries; each
- * thread parses its slice into its own growable arrays, counting lines;
- * slice 0's arrays then grow to the whole set and the other slices are
- * copied in after it, in file order and in parallel. An error names the
- * global line: slice k starts at 1 + the newlines of slices 0..k-1, which
- * all finished (only the first failing slice matters: its line is the
- * smallest).
+ * The text arrives in windows of whole lines (hog_svm_parser_feed; the
+ * whole-buffer entries below cut their buffer into windows of about
+ * HOG_PARSE_WINDOW bytes). Each window is cut into one slice per thread at
+ * line boundaries; slice 0 parses straight onto the end of the result's
+ * arrays (the accumulator), each other slice into scratch arrays of its
+ * own, counting lines; the accumulator then grows to hold them and they
+ * are copied in after it, in file order and in parallel. So besides the
+ * result only one window's scratch arrays are held, and the text only one
+ * window at a time where the caller can drop the rest (a mapping's pages
+ * behind, with MADV_DONTNEED; a pipe's bytes read a window at a time). An
+ * error names the file's line: the accumulator counts the lines of every
+ * window so far, and slice k of a window starts after the newlines of
+ * slices 0..k-1, which all finished (only the first failing slice
+ * matters: its line is the smallest).
  *
  * Every line of a slice but possibly the buffer's very last ends with '\n',
  * which serves as the sentinel that stops every scan: the hot loop needs no
@@ -491,21 +498,24 @@ static void *slice_run(void *arg)
 {
     struct slice *s = arg;
     s->status = HOG_OK;
-    uint64_t guess = (uint64_t)(s->end - s->beg) / 12 + 16;
-    s->cap_rows = guess / 16 + 16;
-    s->off = malloc((s->cap_rows + 1) * sizeof *s->off);
-    s->y = malloc(s->cap_rows * sizeof *s->y);
-    s->cap_nnz = guess;
-    s->idx = malloc(s->cap_nnz * sizeof *s->idx);
-    s->val = malloc(s->cap_nnz * sizeof *s->val);
-    if (!s->off || !s->y || !s->idx || !s->val) {
-        slice_fail(s, HOG_ENOMEM, 1, "out of memory while parsing");
-        return NULL;
+    if (!s->off) {
+        /* First use; the arrays are kept for the windows that follow. */
+        uint64_t guess = (uint64_t)(s->end - s->beg) / 12 + 16;
+        s->cap_rows = guess / 16 + 16;
+        s->off = malloc((s->cap_rows + 1) * sizeof *s->off);
+        s->y = malloc(s->cap_rows * sizeof *s->y);
+        s->cap_nnz = guess;
+        s->idx = malloc(s->cap_nnz * sizeof *s->idx);
+        s->val = malloc(s->cap_nnz * sizeof *s->val);
+        if (!s->off || !s->y || !s->idx || !s->val) {
+            slice_fail(s, HOG_ENOMEM, s->lines + 1, "out of memory while parsing");
+            return NULL;
+        }
+        s->off[0] = 0;
     }
-    s->off[0] = 0;
     const char *end = s->end;
     if (end > s->beg && end[-1] != '\n') {
-        /* The buffer's last line has no newline: parse the rest, then a
+        /* The text's last line has no newline: parse the rest, then a
          * heap copy of that line with one appended. */
         const char *ls = end;
         while (ls > s->beg && ls[-1] != '\n')
@@ -564,24 +574,128 @@ static void slice_free(struct slice *s)
     s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL;
 }
 
-hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
-                                const hog_load_opts *o, unsigned nslices,
-                                hog_data **out, hog_err *err)
+
+/* ---- the incremental parser ------------------------------------------------
+ *
+ * Slice 0 of every feed is the accumulator: its arrays are the result's,
+ * and its row, nonzero and line counts run on from feed to feed, so that
+ * it parses straight into place. The other slices are scratch, emptied
+ * before each feed and kept (with their capacity) for the next; once all
+ * have parsed, the accumulator grows to hold them and they are copied in
+ * after it, in file order and in parallel. What is held besides the
+ * result is thus one feed's text and its scratch slices. */
+struct hog_svm_parser {
+    const char *name;
+    bool zero_based, started;
+    unsigned threads;         /* o->threads: 0 = all online CPUs */
+    uint64_t n_features_min;
+    uint64_t text;            /* bytes fed, after a byte order mark */
+    hog_status failed;        /* the first error, after which feeds refuse */
+    struct slice *sl;         /* sl[0], the accumulator; then the scratch */
+    unsigned nsl;
+};
+
+hog_status hog_svm_parser_create(const char *name, const hog_load_opts *o,
+                                 struct hog_svm_parser **out, hog_err *err)
 {
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        buf += 3, len -= 3; /* a UTF-8 byte order mark */
+    struct hog_svm_parser *p = calloc(1, sizeof *p);
+    if (!p)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
+    p->name = name;
+    p->zero_based = o && o->zero_based;
+    p->threads = o ? o->threads : 0;
+    p->n_features_min = o ? o->n_features : 0;
+    *out = p;
+    return HOG_OK;
+}
+
+void hog_svm_parser_free(struct hog_svm_parser *p)
+{
+    if (!p)
+        return;
+    for (unsigned i = 0; i < p->nsl; i++)
+        slice_free(&p->sl[i]);
+    free(p->sl);
+    free(p);
+}
+
+/* Room for n slices, the accumulator's state kept. */
+static bool parser_slices(struct hog_svm_parser *p, unsigned n)
+{
+    if (n <= p->nsl)
+        return true;
+    size_t bytes = ((n * sizeof *p->sl + HOG_CACHELINE - 1) / HOG_CACHELINE) *
+                   HOG_CACHELINE;
+    struct slice *sl = aligned_alloc(HOG_CACHELINE, bytes);
+    if (!sl)
+        return false;
+    memset(sl, 0, bytes);
+    if (p->nsl)
+        memcpy(sl, p->sl, p->nsl * sizeof *sl);
+    free(p->sl);
+    p->sl = sl;
+    p->nsl = n;
+    return true;
+}
+
+/* The accumulator's arrays grown (by half again, as in parse_lines) to
+ * hold rows rows and nnz nonzeros. */
+static bool acc_reserve(struct slice *a, uint64_t rows, uint64_t nnz)
+{
+    if (rows > a->cap_rows) {
+        uint64_t c = a->cap_rows, c2;
+        if (!grow((void **)&a->y, &c, rows, sizeof *a->y))
+            return false;
+        c2 = a->cap_rows + 1;
+        if (!grow((void **)&a->off, &c2, c + 1, sizeof *a->off))
+            return false;
+        a->cap_rows = c;
+    }
+    if (nnz > a->cap_nnz) {
+        uint64_t c = a->cap_nnz, c2;
+        if (!grow((void **)&a->idx, &c, nnz, sizeof *a->idx))
+            return false;
+        c2 = a->cap_nnz;
+        if (!grow((void **)&a->val, &c2, c, sizeof *a->val))
+            return false;
+        a->cap_nnz = c;
+    }
+    return true;
+}
+
+static unsigned feed_threads(const struct hog_svm_parser *p, size_t len)
+{
+    unsigned t = p->threads ? p->threads : hog_online_cpus();
+    if (len < SMALL_INPUT)
+        t = 1;
+    else if (t > len / (SMALL_INPUT / 4))
+        t = (unsigned)(len / (SMALL_INPUT / 4)); /* slices of >= 256 KiB */
+    return t ? t : 1;
+}
+
+static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
+                              size_t len, unsigned nslices, hog_err *err)
+{
+    if (p->failed != HOG_OK)
+        return hog_errf(err, p->failed, "%s: the parser already failed",
+                        p->name);
+    if (!p->started) {
+        p->started = true;
+        if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+            buf += 3, len -= 3; /* a UTF-8 byte order mark */
+    }
     if (len == 0)
-        return hog_errf(err, HOG_EPARSE, "%s: empty file, no rows", name);
+        return HOG_OK;
+    p->text += len;
     if (nslices == 0)
-        nslices = 1;
+        nslices = feed_threads(p, len);
     if (nslices > len)
         nslices = (unsigned)len;
-    struct slice *sl = aligned_alloc(HOG_CACHELINE,
-                                     ((nslices * sizeof *sl + HOG_CACHELINE - 1) /
-                                      HOG_CACHELINE) * HOG_CACHELINE);
-    if (!sl)
+    if (!parser_slices(p, nslices)) {
+        p->failed = HOG_ENOMEM;
         return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
-    memset(sl, 0, nslices * sizeof *sl);
+    }
+    struct slice *sl = p->sl;
     /* Cut at line boundaries; a slice may end up empty. */
     const char *end = buf + len, *at = buf;
     for (unsigned i = 0; i < nslices; i++) {
@@ -594,16 +708,26 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         }
         sl[i].beg = at;
         sl[i].end = cut;
-        sl[i].name = name;
-        sl[i].zero_based = o && o->zero_based;
+        sl[i].name = p->name;
+        sl[i].zero_based = p->zero_based;
+        if (i > 0) {
+            sl[i].rows = sl[i].nnz = sl[i].lines = 0;
+            sl[i].err_line = 0;
+        }
         at = cut;
     }
     hog_fork_join(sl, sizeof *sl, nslices, slice_run, HOG_FORK_CALLER_FIRST);
+    /* Only the first failing slice matters: its line is the smallest. The
+     * accumulator counts the file's lines; a scratch slice its own. */
+    struct slice *a = &sl[0];
     hog_status st = HOG_OK;
-    uint64_t lines = 0, rows = 0, nnz = 0;
-    for (unsigned i = 0; i < nslices && st == HOG_OK; i++) {
+    uint64_t lines = a->lines, rows = a->rows, nnz = a->nnz;
+    if (a->status != HOG_OK)
+        st = hog_errf(err, a->status, "%s:%llu: %s", p->name,
+                      (unsigned long long)a->err_line, a->reason);
+    for (unsigned i = 1; i < nslices && st == HOG_OK; i++) {
         if (sl[i].status != HOG_OK) {
-            st = hog_errf(err, sl[i].status, "%s:%llu: %s", name,
+            st = hog_errf(err, sl[i].status, "%s:%llu: %s", p->name,
                           (unsigned long long)(lines + sl[i].err_line),
                           sl[i].reason);
             break;
@@ -614,82 +738,123 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
         rows += sl[i].rows;
         nnz += sl[i].nnz;
     }
-    if (st == HOG_OK && rows == 0)
-        st = hog_errf(err, HOG_EPARSE,
-                      "%s: no rows (only blank lines and comments)", name);
+    if (st == HOG_OK && !acc_reserve(a, rows, nnz))
+        st = hog_errf(err, HOG_ENOMEM,
+                      "%s: out of memory for %llu rows and %llu nonzeros",
+                      p->name, (unsigned long long)rows,
+                      (unsigned long long)nnz);
     if (st != HOG_OK) {
-        for (unsigned i = 0; i < nslices; i++)
-            slice_free(&sl[i]);
-        free(sl);
+        p->failed = st;
         return st;
     }
-    uint64_t *off;
-    float *y, *val;
-    uint32_t *idx;
-    uint64_t nf_min = o ? o->n_features : 0;
-    if (nslices == 1) {
-        /* Take the arrays over, trimmed. */
-        struct slice *s = &sl[0];
-        off = realloc(s->off, (rows + 1) * sizeof *off);
-        y = realloc(s->y, rows * sizeof *y);
-        idx = nnz ? realloc(s->idx, nnz * sizeof *idx) : s->idx;
-        val = nnz ? realloc(s->val, nnz * sizeof *val) : s->val;
-        off = off ? off : s->off, y = y ? y : s->y;
-        idx = idx ? idx : s->idx, val = val ? val : s->val;
-        free(sl);
-        return hog_data_wrap(rows, nnz, off, y, idx, val, nf_min, out, err);
-    }
-    /* Slice 0's arrays grow to the whole set (realloc of a large block
-     * remaps rather than copies); the other slices are copied in after it,
-     * in parallel. */
-    struct slice *s0 = &sl[0];
-    bool ok = true;
-    void *q;
-    if ((q = realloc(s0->off, (rows + 1) * sizeof *off)))
-        s0->off = q;
-    else
-        ok = false;
-    if (ok && (q = realloc(s0->y, rows * sizeof *y)))
-        s0->y = q;
-    else
-        ok = false;
-    if (ok && (q = realloc(s0->idx, (nnz ? nnz : 1) * sizeof *idx)))
-        s0->idx = q;
-    else
-        ok = false;
-    if (ok && (q = realloc(s0->val, (nnz ? nnz : 1) * sizeof *val)))
-        s0->val = q;
-    else
-        ok = false;
-    if (!ok) {
-        for (unsigned i = 0; i < nslices; i++)
-            slice_free(&sl[i]);
-        free(sl);
-        return hog_errf(err, HOG_ENOMEM,
-                        "%s: out of memory for %llu rows and %llu nonzeros",
-                        name, (unsigned long long)rows, (unsigned long long)nnz);
-    }
-    off = s0->off, y = s0->y, idx = s0->idx, val = s0->val;
-    s0->off = NULL, s0->y = NULL, s0->idx = NULL, s0->val = NULL;
     for (unsigned i = 1; i < nslices; i++) {
-        sl[i].dst_off = off, sl[i].dst_y = y;
-        sl[i].dst_idx = idx, sl[i].dst_val = val;
+        sl[i].dst_off = a->off, sl[i].dst_y = a->y;
+        sl[i].dst_idx = a->idx, sl[i].dst_val = a->val;
     }
-    hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
-                  HOG_FORK_CALLER_FIRST);
-    for (unsigned i = 0; i < nslices; i++)
-        slice_free(&sl[i]);
-    free(sl);
-    return hog_data_wrap(rows, nnz, off, y, idx, val, nf_min, out, err);
+    if (nslices > 1)
+        hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
+                      HOG_FORK_CALLER_FIRST);
+    a->lines = lines, a->rows = rows, a->nnz = nnz;
+    return HOG_OK;
+}
+
+hog_status hog_svm_parser_feed(struct hog_svm_parser *p, const char *buf,
+                               size_t len, hog_err *err)
+{
+    return parser_feed(p, buf, len, 0, err);
+}
+
+uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p)
+{
+    return p->nsl ? p->sl[0].lines : 0;
+}
+
+hog_status hog_svm_parser_finish(struct hog_svm_parser *p, hog_data **out,
+                                 hog_err *err)
+{
+    if (p->failed != HOG_OK)
+        return hog_errf(err, p->failed, "%s: the parser already failed",
+                        p->name);
+    if (p->text == 0)
+        return hog_errf(err, HOG_EPARSE, "%s: empty file, no rows", p->name);
+    struct slice *a = &p->sl[0];
+    if (a->rows == 0)
+        return hog_errf(err, HOG_EPARSE,
+                        "%s: no rows (only blank lines and comments)", p->name);
+    /* Take the arrays over, trimmed (a large block shrinks in place). */
+    uint64_t rows = a->rows, nnz = a->nnz;
+    uint64_t *off = realloc(a->off, (rows + 1) * sizeof *off);
+    float *y = realloc(a->y, rows * sizeof *y);
+    uint32_t *idx = nnz ? realloc(a->idx, nnz * sizeof *idx) : a->idx;
+    float *val = nnz ? realloc(a->val, nnz * sizeof *val) : a->val;
+    off = off ? off : a->off, y = y ? y : a->y;
+    idx = idx ? idx : a->idx, val = val ? val : a->val;
+    a->off = NULL, a->y = NULL, a->idx = NULL, a->val = NULL;
+    a->rows = a->nnz = a->cap_rows = a->cap_nnz = 0;
+    p->failed = HOG_EINVAL; /* finished: nothing more to feed */
+    return hog_data_wrap(rows, nnz, off, y, idx, val, p->n_features_min, out,
+                         err);
+}
+
+/* ---- whole texts -------------------------------------------------------- */
+
+hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
+                                const hog_load_opts *o, unsigned nslices,
+                                hog_data **out, hog_err *err)
+{
+    struct hog_svm_parser *p = NULL;
+    hog_status st = hog_svm_parser_create(name, o, &p, err);
+    if (st != HOG_OK)
+        return st;
+    st = parser_feed(p, buf, len, nslices ? nslices : 1, err);
+    if (st == HOG_OK)
+        st = hog_svm_parser_finish(p, out, err);
+    hog_svm_parser_free(p);
+    return st;
+}
+
+hog_status hog_parse_svm_windows(const char *buf, size_t len, const char *name,
+                                 const hog_load_opts *o, size_t window,
+                                 bool drop_behind, hog_data **out, hog_err *err)
+{
+    struct hog_svm_parser *p = NULL;
+    hog_status st = hog_svm_parser_create(name, o, &p, err);
+    if (st != HOG_OK)
+        return st;
+    if (window == 0)
+        window = HOG_PARSE_WINDOW;
+    const uintptr_t page = 4096;
+    const char *end = buf + len, *at = buf;
+    uintptr_t dropped = ((uintptr_t)buf + page - 1) & ~(page - 1);
+    while (st == HOG_OK && at < end) {
+        /* Whole lines of about window bytes: cut after the newline that
+         * ends the line in progress at the nominal end. */
+        const char *cut = (size_t)(end - at) > window ? at + window : end;
+        if (cut < end && cut[-1] != '\n') {
+            const char *nl = memchr(cut, '\n', (size_t)(end - cut));
+            cut = nl ? nl + 1 : end;
+        }
+        st = hog_svm_parser_feed(p, at, (size_t)(cut - at), err);
+        at = cut;
+        if (drop_behind) {
+            /* The pages wholly behind: parsed, never needed again. */
+            uintptr_t to = (uintptr_t)at & ~(page - 1);
+            if (at == end)
+                to = ((uintptr_t)end + page - 1) & ~(page - 1);
+            if (to > dropped) {
+                madvise((void *)dropped, to - dropped, MADV_DONTNEED);
+                dropped = to;
+            }
+        }
+    }
+    if (st == HOG_OK)
+        st = hog_svm_parser_finish(p, out, err);
+    hog_svm_parser_free(p);
+    return st;
 }
 
 hog_status hog_parse_svm(const char *buf, size_t len, const char *name,
                          const hog_load_opts *o, hog_data **out, hog_err *err)
 {
-    unsigned t = o && o->threads ? o->threads : hog_online_cpus();
-    if (len < SMALL_INPUT)
-        t = 1;
-    else if (t > len / (SMALL_INPUT / 4))
-        t = (unsigned)(len / (SMALL_INPUT / 4)); /* slices of >= 256 KiB */
-    return hog_parse_svm_slices(buf, len, name, o, t, out, err);
+    return hog_parse_svm_windows(buf, len, name, o, 0, false, out, err);
 }
