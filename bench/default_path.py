@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""The default path's targets, each against a baseline from the same run on
+the same binary (docs/BENCHMARKS.md, "Default path"):
+
+  kernel    the default (AdaGrad, --l2 1e-5) against --schedule constant:
+            nonzeros/s per thread on news20.binary, 1 thread, and test
+            accuracy (target: default >= 0.5x constant)
+  sklearn   the default's training seconds at 1 thread (5 epochs) against
+            scikit-learn's SGDClassifier fit of 5 epochs (log loss, alpha
+            1e-5) on news20.binary, and both test accuracies (target: no
+            slower, equal or better accuracy)
+  metrics   a whole run with per-epoch metrics on (--json) against the same
+            run without them (-q) on a 1M-row generated .hgb (target <= 1.15x)
+  coord     dcd and scd epoch time at 2 threads against 1 on news20.binary,
+            C = 1 (target <= 0.7x)
+  cyclades  Cyclades at 2 threads against the serial trainer, whole runs on
+            the 1M-row generated set (target <= 0.7x)
+  parse     peak RSS of loading the generated text against its in-memory
+            size (target <= 1.5x + 100 MiB)
+
+usage: /usr/bin/python3 bench/default_path.py BUILD_DIR [--only kernel,...]
+Prints a table with the load average beside each figure, and writes
+BUILD_DIR/bench/default_path.csv and .json. Run it alone on the machine.
+"""
+import csv, json, os, statistics, subprocess, sys, tempfile, time
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+ONLY = None
+if "--only" in sys.argv:
+    ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+HOG = os.path.join(BUILD, "hogtrain")
+DATA = os.environ.get("HOGTRAIN_DATA", os.path.abspath("../shared/data"))
+WORK = os.path.join(BUILD, "benchdata")
+OUT = os.path.join(BUILD, "bench")
+os.makedirs(WORK, exist_ok=True)
+os.makedirs(OUT, exist_ok=True)
+ROWS = []
+
+
+def load():
+    return os.getloadavg()[0]
+
+
+def data(name):
+    dst = os.path.join(WORK, name)
+    if os.path.exists(dst):
+        return dst
+    src = os.path.join(DATA, name + ".xz")
+    if not os.path.exists(src):
+        sys.exit(f"default_path: {src} not found (set HOGTRAIN_DATA)")
+    with open(dst + ".part", "wb") as f:
+        subprocess.run(["xz", "-dc", src], stdout=f, check=True)
+    os.rename(dst + ".part", dst)
+    return dst
+
+
+def hgb(txt):
+    out = txt + ".hgb"
+    if not os.path.exists(out):
+        subprocess.run([HOG, "convert", "-q", txt, out], check=True)
+    return out
+
+
+def generated():
+    """The generated set: 1M rows x 1M features, 30 nonzeros a row
+    (DEFAULT_PATH_ROWS=N for a quick check of the script itself)."""
+    rows = os.environ.get("DEFAULT_PATH_ROWS", "1000000")
+    txt = os.path.join(WORK, f"gen{rows}.svm")
+    if not os.path.exists(txt):
+        subprocess.run([HOG, "gen", "-q", "--rows", rows, "--features",
+                        "1000000", "--nnz", "30", "--seed", "7", "-o", txt],
+                       check=True)
+    return txt
+
+
+def train_json(args):
+    """Runs hogtrain train with --json; returns the report."""
+    with tempfile.NamedTemporaryFile(suffix=".json", dir=WORK) as j:
+        subprocess.run([HOG, "train", "-q", "--json", j.name] + args,
+                       check=True, capture_output=True)
+        with open(j.name) as f:
+            return json.load(f)
+
+
+def wall(cmd, repeat=3):
+    best = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        t = time.perf_counter() - t0
+        best = t if best is None else min(best, t)
+    return best
+
+
+def epoch_seconds(rep):
+    return sum(e["seconds"] for e in rep["epochs"])
+
+
+def row(what, ours, base, ratio, target, met, la):
+    ROWS.append(dict(measure=what, hogtrain=ours, baseline=base,
+                     ratio=ratio, target=target, met=met, load=la))
+
+
+def kernel(tr, te):
+    la = load()
+    reps = {}
+    for name, extra in (("default", []),
+                        ("constant", ["--schedule", "constant", "--eta", "0.1"])):
+        rs = [train_json([tr, "-t", te, "--threads", "1"] + extra) for _ in range(3)]
+        nnz = statistics.median(
+            statistics.median(e["nnz_per_s"] for e in r["epochs"]) for r in rs)
+        reps[name] = (nnz, rs[0]["epochs"][-1]["test_accuracy"])
+    d, c = reps["default"], reps["constant"]
+    r = d[0] / c[0]
+    row("default vs constant, M nnz/s (test acc)",
+        f"{d[0] / 1e6:.0f} M ({100 * d[1]:.2f}%)",
+        f"{c[0] / 1e6:.0f} M ({100 * c[1]:.2f}%)", f"{r:.2f}", ">= 0.5",
+        r >= 0.5, la)
+
+
+def sklearn(tr, te):
+    try:
+        from sklearn.datasets import load_svmlight_file
+        from sklearn.linear_model import SGDClassifier
+    except ImportError:
+        print("sklearn: scikit-learn not installed (python3-sklearn); skipped")
+        return
+    la = load()
+    X, y = load_svmlight_file(tr)
+    Xt, yt = load_svmlight_file(te, n_features=X.shape[1])
+    fits = []
+    for _ in range(3):
+        m = SGDClassifier(loss="log_loss", alpha=1e-5, max_iter=5, tol=None,
+                          random_state=1)
+        t0 = time.perf_counter()
+        m.fit(X, y)
+        fits.append(time.perf_counter() - t0)
+    acc = m.score(Xt, yt)
+    rs = [train_json([tr, "-t", te, "--threads", "1", "--epochs", "5"])
+          for _ in range(3)]
+    secs = min(epoch_seconds(r) for r in rs)
+    ours_acc = rs[0]["epochs"][-1]["test_accuracy"]
+    r = secs / min(fits)
+    row("default 5 epochs vs SGDClassifier fit, s (test acc)",
+        f"{secs:.3f} s ({100 * ours_acc:.2f}%)",
+        f"{min(fits):.3f} s ({100 * acc:.2f}%)", f"{r:.2f}", "<= 1.0",
+        r <= 1.0 and ours_acc >= acc, la)
+
+
+def metrics(g):
+    la = load()
+    gh = hgb(g)
+    base = [HOG, "train", "--schedule", "constant", "--eta", "0.1", gh]
+    off = wall(base + ["-q"])
+    with tempfile.NamedTemporaryFile(suffix=".json", dir=WORK) as j:
+        on = wall(base + ["-q", "--json", j.name])
+    r = on / off
+    row("1M rows, whole run with metrics (--json) vs -q, s", f"{on:.2f} s",
+        f"{off:.2f} s", f"{r:.2f}", "<= 1.15", r <= 1.15, la)
+
+
+def coord(tr):
+    n = int(subprocess.run([HOG, "info", tr], capture_output=True, text=True,
+                           check=True).stdout.split("rows")[1].split()[0])
+    for algo, loss in (("dcd", "sqhinge"), ("scd", "squared")):
+        la = load()
+        per = {}
+        for t in (1, 2):
+            rs = [train_json([tr, "--algo", algo, "--loss", loss, "--l2",
+                              f"{1.0 / n:.6g}", "--tol", "0", "--epochs", "10",
+                              "--threads", str(t)]) for _ in range(3)]
+            per[t] = min(statistics.mean(e["seconds"] for e in r["epochs"])
+                         for r in rs)
+        r = per[2] / per[1]
+        row(f"{algo} epoch at 2 threads vs 1, ms", f"{1e3 * per[2]:.1f} ms",
+            f"{1e3 * per[1]:.1f} ms", f"{r:.2f}", "<= 0.7", r <= 0.7, la)
+
+
+def cyclades(g):
+    la = load()
+    gh = hgb(g)
+    ser = wall([HOG, "train", "-q", "--algo", "serial", gh])
+    cyc = wall([HOG, "train", "-q", "--algo", "cyclades", "--threads", "2", gh])
+    r = cyc / ser
+    row("1M rows, Cyclades 2 threads vs serial, s", f"{cyc:.2f} s",
+        f"{ser:.2f} s", f"{r:.2f}", "<= 0.7", r <= 0.7, la)
+
+
+def parse(g):
+    la = load()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", HOG, "info", g],
+                       capture_output=True, text=True, check=True)
+    rss = int(p.stderr.strip().split("\n")[-1]) * 1024
+    info = p.stdout
+    rows = int(info.split("rows")[1].split()[0])
+    nnz = int(info.split("nonzeros")[1].split()[0])
+    mem = 8 * (rows + 1) + 4 * rows + 8 * nnz
+    limit = 1.5 * mem + 100 * 2**20
+    row("peak RSS loading 1M-row text vs its data, MiB",
+        f"{rss / 2**20:.0f} MiB", f"{mem / 2**20:.0f} MiB",
+        f"{rss / mem:.2f}", f"<= {limit / 2**20:.0f} MiB", rss <= limit, la)
+
+
+def main():
+    if not os.access(HOG, os.X_OK):
+        sys.exit(f"default_path: {HOG} not built (make)")
+    t0 = time.time()
+    tr = data("news20.binary.train.svm")
+    te = data("news20.binary.test.svm")
+    trh, teh = hgb(tr), hgb(te)
+    steps = [("kernel", lambda: kernel(trh, teh)), ("sklearn", lambda: sklearn(tr, te)),
+             ("coord", lambda: coord(trh))]
+    if not ONLY or ONLY & {"metrics", "cyclades", "parse"}:
+        g = generated()
+        steps += [("metrics", lambda: metrics(g)), ("cyclades", lambda: cyclades(g)),
+                  ("parse", lambda: parse(g))]
+    for name, fn in steps:
+        if ONLY and name not in ONLY:
+            continue
+        fn()
+    print("\n| measure | hogtrain | baseline | ratio | target | met | load |")
+    print("|---|---|---|---|---|---|---|")
+    for r in ROWS:
+        print(f"| {r['measure']} | {r['hogtrain']} | {r['baseline']} | "
+              f"{r['ratio']} | {r['target']} | {'yes' if r['met'] else 'no'} | "
+              f"{r['load']:.2f} |")
+    print(f"\n{os.cpu_count()} CPUs, load average {load():.2f} at the end, "
+          f"{time.time() - t0:.0f} s")
+    with open(os.path.join(OUT, "default_path.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(ROWS[0]) if ROWS else ["measure"])
+        w.writeheader()
+        w.writerows(ROWS)
+    with open(os.path.join(OUT, "default_path.json"), "w") as f:
+        json.dump(ROWS, f, indent=1)
+
+
+main()
