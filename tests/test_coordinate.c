@@ -699,6 +699,39 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
     hog_data_free(d);
 }
 
+/* With more than one worker the duality gap is computed on the pool
+ * (dcd.c gap_job; wild rebuilds sum a_i y_i x_i by CAS adds, atomic uses
+ * w) and the bias adds are folded per worker: the reported objective is
+ * still the model's, the gap still a bound that closes. */
+Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
+{
+    hog_data *d = random_csr(40000, 100, 0.3, 23);
+    const hog_loss losses[] = { HOG_LOSS_SQHINGE, HOG_LOSS_LOGISTIC };
+    const hog_update ups[] = { HOG_UPDATE_ATOMIC, HOG_UPDATE_NONE };
+    for (int k = 0; k < 2; k++)
+        for (int u = 0; u < 2; u++) {
+            double l2 = 1e-3;
+            hog_train_opts o = coord_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1,
+                                          1e-3);
+            struct seen v = { 0, NAN, NAN, 0 };
+            o.threads = 2;
+            o.update = ups[u];
+            o.progress = record;
+            o.progress_ctx = &v;
+            hog_model *m = train_ok(d, &o);
+            char what[96];
+            snprintf(what, sizeof what, "loss %d, update %d", (int)losses[k],
+                     (int)ups[u]);
+            assert_close(v.last_obj, objective(m, d, losses[k], 0, l2), 1e-5,
+                         what);
+            cr_assert(isfinite(v.last_gap) && v.last_gap >= -1e-9 &&
+                          v.last_gap < 1e-2,
+                      "%s: gap %g at the end", what, v.last_gap);
+            hog_model_free(m);
+        }
+    hog_data_free(d);
+}
+
 Test(threads, coord_scd_workers_reach_the_serial_objective, .timeout = 120)
 {
     threads_reach("reuters_moneyfx.trn", HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1,

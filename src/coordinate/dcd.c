@@ -39,7 +39,10 @@
  *                    weight is the exception: every row adds to it, so two
  *                    workers would collide on it all the time (on
  *                    reuters_moneyfx a wild bias left a relative gap of
- *                    2.5); its adds are always compare-and-swap. Frequent
+ *                    2.5); no add to it is lost: each worker gathers its
+ *                    own and folds them in with one compare-and-swap every
+ *                    HOG_DCD_BIAS_FOLD rows (row_axpy), so w is exactly
+ *                    sum a_i y_i x_i at the end of every epoch. Frequent
  *                    features still collide: wild ends within about 1e-2
  *                    of the optimum where atomic reaches it.
  * With one worker both are the serial algorithm and deterministic given
@@ -50,7 +53,9 @@
  * logistic when the largest |gradient| is < tol. Also after `epochs`.
  * When someone listens to the progress, the relative duality gap
  * (P(w) - D(a)) / P(w) is computed after each epoch, untimed, with
- * D's w recomputed from a (so that it is a true bound under --update none).
+ * D's w recomputed from a (so that it is a true bound under --update none;
+ * with several workers on the pool, and under --update atomic from w,
+ * which is that sum already).
  */
 #include "coordinate/internal.h"
 
@@ -61,11 +66,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A worker's own line(s): its epoch's results, its unfolded bias adds
+ * and its part of the duality gap. */
 struct dcd_thread {
     _Alignas(HOG_CACHELINE) double pgmax, pgmin, gmax;
     uint64_t kept;
     uint64_t newton;
+    double bias_own;   /* bias adds not yet folded into the shared weight */
+    unsigned since;    /* rows since the last fold */
+    double loss, sum_a, sum_a2, ent, w2, wa2; /* gap_job's sums */
 };
+
+/* Rows a worker goes between folds of its bias adds (fold_bias). */
+#define HOG_DCD_BIAS_FOLD 64u
 
 /* The driver's part first (internal.h): the active rows in co.act, the
  * shared w = sum a_i y_i x_i in co.w. */
@@ -76,6 +89,8 @@ struct dcd {
     double bias;
     hog_loss loss;
     bool cas;             /* --update atomic */
+    bool par;             /* more than one worker: bias adds folded per
+                             worker, the gap computed on the pool */
     double C, U, D;       /* bound and diagonal (hinge losses) */
     double *alpha;        /* a_i */
     double *calpha;       /* C - a_i (logistic, kept apart for precision) */
@@ -85,24 +100,66 @@ struct dcd {
     bool shrink;
     double innereps;      /* logistic: Newton accuracy of the sub-problem */
     struct dcd_thread *th;
+    _Atomic double *gap_wa; /* gap_job's rebuilt w, wild only */
 };
 
-static inline double row_dot(const struct dcd *s, struct hog_row r)
+/* w.x_i with the bias; th: the worker's state when bias adds are folded
+ * (s->par), whose unfolded adds it counts; NULL: the shared bias only. */
+static inline double row_dot(const struct dcd *s, struct hog_row r,
+                             const struct dcd_thread *th)
 {
     double d = hog_sparse_dot_d_relaxed(s->co.w, r, 0.0);
-    if (s->bias != 0.0)
-        d += hog_d_load(&s->co.w[s->nf]) * s->bias;
+    if (s->bias != 0.0) {
+        double b = hog_d_load(&s->co.w[s->nf]);
+        if (th)
+            b += th->bias_own;
+        d += b * s->bias;
+    }
     return d;
 }
 
-static inline void row_axpy(const struct dcd *s, double a, struct hog_row r)
+/* w += a x_i. The bias weight is in every row: with one worker (th NULL)
+ * its add is a CAS like all of them; with several, each worker gathers
+ * its bias adds and folds them in with one CAS every HOG_DCD_BIAS_FOLD
+ * rows (fold_bias): one CAS per add on that line made the two workers
+ * trade it on every row. */
+static inline void row_axpy(const struct dcd *s, double a, struct hog_row r,
+                            struct dcd_thread *th)
 {
     if (s->cas)
         hog_sparse_axpy_d_cas_n(s->co.w, a, r.idx, r.val, r.nnz);
     else
         hog_sparse_axpy_d_wild_n(s->co.w, a, r.idx, r.val, r.nnz);
-    if (s->bias != 0.0) /* every row adds to it: always CAS (see the top) */
-        hog_d_add_cas(&s->co.w[s->nf], a * s->bias);
+    if (s->bias != 0.0) {
+        if (th)
+            th->bias_own += a * s->bias;
+        else /* never lost, even wild (see the top) */
+            hog_d_add_cas(&s->co.w[s->nf], a * s->bias);
+    }
+}
+
+/* The worker's gathered bias adds into the shared weight: one CAS, so no
+ * add is lost under either update mode. */
+static inline void fold_bias(const struct dcd *s, struct dcd_thread *th)
+{
+    if (th->bias_own != 0.0)
+        hog_d_add_cas(&s->co.w[s->nf], th->bias_own);
+    th->bias_own = 0.0;
+    th->since = 0;
+}
+
+/* The worker's state for row_dot/row_axpy: NULL with one worker (the
+ * serial algorithm, bit for bit as it always was). */
+static inline struct dcd_thread *fold_state(const struct dcd *s, unsigned tid)
+{
+    return s->par && s->bias != 0.0 ? &s->th[tid] : NULL;
+}
+
+/* After each row of a worker with fold state. */
+static inline void after_row(const struct dcd *s, struct dcd_thread *th)
+{
+    if (th && ++th->since == HOG_DCD_BIAS_FOLD)
+        fold_bias(s, th);
 }
 
 /* Progress from worker 0 only: the hooks are not thread-safe, and the
@@ -122,12 +179,14 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
     double pgmax = -INFINITY, pgmin = INFINITY;
     const double U = s->U, D = s->D;
     const double pmax_old = s->pgmax_old, pmin_old = s->pgmin_old;
+    struct dcd_thread *th = fold_state(s, tid);
     uint64_t kept = 0;
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
-        double G = yi * row_dot(s, r) - 1.0 + D * a;
+        double G = yi * row_dot(s, r, th) - 1.0 + D * a;
+        after_row(s, th);
         double PG = 0.0;
         if (a == 0.0) {
             if (s->shrink && G > pmax_old)
@@ -149,10 +208,12 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
             double an = a - G / s->qd[i];
             an = an < 0.0 ? 0.0 : an > U ? U : an;
             s->alpha[i] = an;
-            row_axpy(s, (an - a) * yi, r);
+            row_axpy(s, (an - a) * yi, r, th);
         }
         maybe_tick(s, tid, nt, t - lo);
     }
+    if (th)
+        fold_bias(s, th);
     s->th[tid].pgmax = pgmax;
     s->th[tid].pgmin = pgmin;
     s->th[tid].kept = kept;
@@ -171,11 +232,13 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
     const int max_inner = 100;
     double gmax = 0.0;
     uint64_t newton = 0;
+    struct dcd_thread *th = fold_state(s, tid);
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i];
-        double a = s->qd[i], b = yi * row_dot(s, r);
+        double a = s->qd[i], b = yi * row_dot(s, r, th);
+        after_row(s, th);
         double *z1 = &s->alpha[i], *z2 = &s->calpha[i];
         double sign = 1.0;
         if (0.5 * a * (*z2 - *z1) + b < 0) {
@@ -200,10 +263,12 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
         if (inner > 0) {
             *z1 = z;
             *z2 = C - z;
-            row_axpy(s, sign * (z - z0) * yi, r);
+            row_axpy(s, sign * (z - z0) * yi, r, th);
         }
         maybe_tick(s, tid, nt, t - lo);
     }
+    if (th)
+        fold_bias(s, th);
     s->th[tid].gmax = gmax;
     s->th[tid].newton = newton;
     s->th[tid].kept = hi - lo;
@@ -215,10 +280,29 @@ static double xlogx_c(double x, double C)
     return x > 0 ? x * log(x / C) : 0.0;
 }
 
+/* (P - D) / P from the sums over rows and weights, and F and the mean
+ * loss; wa2 = |sum a_i y_i x_i|^2. */
+static double gap_from_sums(const struct dcd *s, double loss, double sum_a,
+                            double sum_a2, double ent, double w2, double wa2,
+                            double *F, double *mean_loss)
+{
+    double P = 0.5 * w2 + s->C * loss, D;
+    *F = P / (s->C * (double)s->n);
+    *mean_loss = loss / (double)s->n;
+    switch (s->loss) {
+    case HOG_LOSS_HINGE: D = sum_a - 0.5 * wa2; break;
+    case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2 * s->D / 2; break;
+    default: D = -0.5 * wa2 - ent; break;
+    }
+    return P > 0 ? (P - D) / P : 0.0;
+}
+
 /* (P(w) - D(a)) / P(w), in LIBLINEAR's scale; -1 when out of memory.
  * Also the front door's objective F = P / (C n) and mean loss of w, which
- * spares it a second pass over the data (fit.h). */
-static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
+ * spares it a second pass over the data (fit.h). One worker: on the
+ * caller, as it always was. */
+static double duality_gap_serial(const struct dcd *s, double *F,
+                                 double *mean_loss)
 {
     uint64_t nw = s->nf + (s->bias != 0.0);
     double *wa = calloc(nw, sizeof *wa);
@@ -228,7 +312,7 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
     for (uint64_t i = 0; i < s->n; i++) {
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
-        loss += hog_loss_value(s->loss, yi, row_dot(s, r));
+        loss += hog_loss_value(s->loss, yi, row_dot(s, r, NULL));
         double c = a * yi;
         if (c != 0.0) {
             hog_sparse_axpy_d(wa, c, r);
@@ -247,15 +331,76 @@ static double duality_gap(const struct dcd *s, double *F, double *mean_loss)
         wa2 += wa[j] * wa[j];
     }
     free(wa);
-    double P = 0.5 * w2 + s->C * loss, D;
-    *F = P / (s->C * (double)s->n);
-    *mean_loss = loss / (double)s->n;
-    switch (s->loss) {
-    case HOG_LOSS_HINGE: D = sum_a - 0.5 * wa2; break;
-    case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2 * s->D / 2; break;
-    default: D = -0.5 * wa2 - ent; break;
+    return gap_from_sums(s, loss, sum_a, sum_a2, ent, w2, wa2, F, mean_loss);
+}
+
+/* The gap's pass on every worker: a block of rows each (loss, sums of a,
+ * and, wild only, sum a_i y_i x_i rebuilt into s->gap_wa by CAS adds),
+ * a barrier, then a block of weights each (|w|^2, |wa|^2). Under
+ * --update atomic no add was lost, so w is sum a_i y_i x_i already (to
+ * rounding) and is not rebuilt. */
+static void gap_job(void *arg, unsigned tid, unsigned nt)
+{
+    struct dcd *s = arg;
+    _Atomic double *wa = s->gap_wa;
+    uint64_t lo, hi;
+    hog_slice(s->n, tid, nt, &lo, &hi);
+    double loss = 0.0, sum_a = 0.0, sum_a2 = 0.0, ent = 0.0;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct hog_row r = hog_csr_row(s->m, i);
+        double yi = s->y[i], a = s->alpha[i];
+        loss += hog_loss_value(s->loss, yi, row_dot(s, r, NULL));
+        double c = a * yi;
+        if (wa && c != 0.0) {
+            hog_sparse_axpy_d_cas_n(wa, c, r.idx, r.val, r.nnz);
+            if (s->bias != 0.0)
+                hog_d_add_cas(&wa[s->nf], c * s->bias);
+        }
+        sum_a += a;
+        sum_a2 += a * a;
+        if (s->loss == HOG_LOSS_LOGISTIC)
+            ent += xlogx_c(a, s->C) + xlogx_c(s->calpha[i], s->C);
     }
-    return P > 0 ? (P - D) / P : 0.0;
+    struct dcd_thread *th = &s->th[tid];
+    th->loss = loss, th->sum_a = sum_a, th->sum_a2 = sum_a2, th->ent = ent;
+    if (wa) /* every add to wa done before anyone sums it */
+        hog_pool_barrier(s->co.env.pool);
+    double w2 = 0.0, wa2 = 0.0;
+    hog_slice(s->co.nw, tid, nt, &lo, &hi);
+    for (uint64_t j = lo; j < hi; j++) {
+        double v = hog_d_load(&s->co.w[j]);
+        w2 += v * v;
+        if (wa) {
+            double u = hog_d_load(&wa[j]);
+            wa2 += u * u;
+        }
+    }
+    th->w2 = w2;
+    th->wa2 = wa ? wa2 : w2;
+}
+
+/* The gap on the pool (gap_job): it was a serial pass over the data as
+ * long as an epoch's, between every two epochs. The sums are added in
+ * worker order. */
+static double duality_gap_pool(struct dcd *s, double *F, double *mean_loss)
+{
+    s->gap_wa = NULL;
+    if (!s->cas) {
+        s->gap_wa = calloc(s->co.nw, sizeof *s->gap_wa);
+        if (!s->gap_wa)
+            return -1.0;
+    }
+    hog_pool_run(s->co.env.pool, gap_job, s);
+    free((void *)s->gap_wa);
+    s->gap_wa = NULL;
+    double loss = 0.0, sum_a = 0.0, sum_a2 = 0.0, ent = 0.0, w2 = 0.0,
+           wa2 = 0.0;
+    for (unsigned t = 0; t < s->co.env.threads; t++) {
+        const struct dcd_thread *th = &s->th[t];
+        loss += th->loss, sum_a += th->sum_a, sum_a2 += th->sum_a2;
+        ent += th->ent, w2 += th->w2, wa2 += th->wa2;
+    }
+    return gap_from_sums(s, loss, sum_a, sum_a2, ent, w2, wa2, F, mean_loss);
 }
 
 static void dcd_free(struct dcd *s)
@@ -277,6 +422,7 @@ static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
     const hog_data *d = f->train;
     /* One worker has no one to race with: plain adds, the same answer. */
     s->cas = f->o->update == HOG_UPDATE_ATOMIC && c->env.threads > 1;
+    s->par = c->env.threads > 1;
     uint64_t nw = c->nw = s->nf + (s->bias != 0.0);
     c->w = calloc(nw ? nw : 1, sizeof *c->w);
     s->alpha = malloc(s->n * sizeof *s->alpha);
@@ -292,6 +438,7 @@ static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for the dual variables of %llu rows",
                         (unsigned long long)s->n);
+    memset(s->th, 0, c->env.threads * sizeof *s->th); /* no bias adds held */
     size_t aux = nw * sizeof *c->w + s->n * (2 * sizeof(double) + 1 +
                                              sizeof(uint64_t));
     if (s->calpha)
@@ -308,7 +455,7 @@ static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
             s->alpha[i] = a0;
             s->calpha[i] = s->C - a0;
             s->qd[i] = q;
-            row_axpy(s, a0 * s->y[i], r);
+            row_axpy(s, a0 * s->y[i], r, NULL);
         } else {
             s->alpha[i] = 0.0;
             s->qd[i] = q + s->D;
@@ -375,7 +522,9 @@ static hog_status dcd_report(struct hog_coord *c, hog_err *err)
     struct hog_fit *f = c->f;
     if (!f->o->progress)
         return HOG_OK;
-    double g = duality_gap((struct dcd *)c, &f->objective, &f->mean_loss);
+    struct dcd *s = (struct dcd *)c;
+    double g = c->env.pool ? duality_gap_pool(s, &f->objective, &f->mean_loss)
+                           : duality_gap_serial(s, &f->objective, &f->mean_loss);
     if (g < -0.5)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the duality gap");
     f->gap = g;
