@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CYC_CONFLICT 0.5 /* mean conflict degree of the cold graph, default */
 #define CYC_LINE (HOG_CACHELINE / sizeof(float)) /* weights per cache line */
@@ -59,13 +60,47 @@ static inline bool is_hot(const struct cyc *c, const uint32_t *deg,
     return deg[j] > c->tau && (j < c->nf || c->bias_hot);
 }
 
-/* deg[j]: the rows of feature j (saturating). */
-static void count_degrees(const struct hog_csr *m, uint32_t *deg)
+/* deg[j]: the rows of feature j (saturating), on the pool: each thread
+ * counts its share of the rows into its own table (its union-find's
+ * touched list, unused until the partition), then sums every thread's
+ * tables over its share of the features. Each table saturates as the one
+ * count would, so the sum reaches UINT32_MAX exactly when that count
+ * does. */
+struct degree_job {
+    struct cyc *c;
+    uint32_t *deg;
+};
+
+static void degree_count_job(void *arg, unsigned tid, unsigned T)
 {
-    const uint64_t base = m->off[0];
-    for (uint64_t q = base; q < base + m->nnz; q++)
-        if (deg[m->idx[q]] != UINT32_MAX)
-            deg[m->idx[q]]++;
+    const struct cyc *c = ((struct degree_job *)arg)->c;
+    const struct hog_csr *m = &c->d->m;
+    uint32_t *cnt = c->th[tid].touched;
+    memset(cnt, 0, (c->nf + 1) * sizeof *cnt);
+    const uint64_t q1 = m->off[cyc_share(c->n, tid + 1, T)];
+    for (uint64_t q = m->off[cyc_share(c->n, tid, T)]; q < q1; q++)
+        if (cnt[m->idx[q]] != UINT32_MAX)
+            cnt[m->idx[q]]++;
+}
+
+static void degree_sum_job(void *arg, unsigned tid, unsigned T)
+{
+    const struct degree_job *job = arg;
+    const struct cyc *c = job->c;
+    const uint64_t nf1 = c->nf + 1, j1 = cyc_share(nf1, tid + 1, T);
+    for (uint64_t j = cyc_share(nf1, tid, T); j < j1; j++) {
+        uint64_t sum = 0;
+        for (unsigned t = 0; t < T; t++)
+            sum += c->th[t].touched[j];
+        job->deg[j] = sum < UINT32_MAX ? (uint32_t)sum : UINT32_MAX;
+    }
+}
+
+static void count_degrees(struct cyc *c, uint32_t *deg)
+{
+    struct degree_job job = { c, deg };
+    hog_pool_run(c->pool, degree_count_job, &job);
+    hog_pool_run(c->pool, degree_sum_job, &job);
 }
 
 /* Marks every weight cold (owner CYC_NONE), counts the hot ones into
@@ -159,17 +194,43 @@ static void deal_lines(struct cyc *c, const uint32_t *deg,
     }
 }
 
+/* The views are made on the pool, each thread over its share of the rows
+ * (cyc_share): it counts their cold and hot entries (view_count_job); the
+ * counts of the threads before it say where its rows start in each view
+ * (make_views); it copies them there (split_job), or, when every entry is
+ * hot and the rows are the hot view, computes their |x_hot|_1 only
+ * (alias_job). Each row's sum runs over its entries in order, as one
+ * thread would: the views do not depend on the thread count. */
+static void view_count_job(void *arg, unsigned tid, unsigned T)
+{
+    struct cyc *c = arg;
+    const struct hog_csr *m = &c->d->m;
+    const uint64_t q1 = m->off[cyc_share(c->n, tid + 1, T)];
+    uint64_t cold = 0, hot = 0;
+    for (uint64_t q = m->off[cyc_share(c->n, tid, T)]; q < q1; q++) {
+        bool h = c->hot_owner[m->idx[q]] != CYC_NONE;
+        cold += !h;
+        hot += h && m->val[q] != 0.0f;
+    }
+    c->th[tid].v_cold = cold;
+    c->th[tid].v_hot = hot;
+}
+
+static double bias_l1(const struct cyc *c)
+{
+    return c->bias_hot ? fabs(c->o->bias) : 0.0;
+}
+
 /* Every entry hot (text, most often): the rows are the hot view; only
  * each row's |x_hot|_1 is computed. */
-static void alias_rows(struct cyc *c, double bias_l1)
+static void alias_job(void *arg, unsigned tid, unsigned T)
 {
+    struct cyc *c = arg;
     const struct hog_csr *m = &c->d->m;
-    c->hot_off = (uint64_t *)m->off;
-    c->hot_j = (uint32_t *)m->idx;
-    c->hot_x = (float *)m->val;
-    c->hot_alias = true;
-    for (uint64_t r = 0; r < c->n; r++) {
-        double l1 = bias_l1;
+    const double b1 = bias_l1(c);
+    const uint64_t r1 = cyc_share(c->n, tid + 1, T);
+    for (uint64_t r = cyc_share(c->n, tid, T); r < r1; r++) {
+        double l1 = b1;
         for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++)
             l1 += fabs((double)m->val[q]);
         c->hot_l1[r] = l1;
@@ -177,16 +238,19 @@ static void alias_rows(struct cyc *c, double bias_l1)
 }
 
 /* Each row's cold entries into the cold view and its nonzero hot entries
- * into the hot view, with its |x_hot|_1. */
-static void split_rows(struct cyc *c, double bias_l1)
+ * into the hot view, with its |x_hot|_1; the thread's rows start at
+ * v_cold and v_hot. */
+static void split_job(void *arg, unsigned tid, unsigned T)
 {
+    struct cyc *c = arg;
     const struct hog_csr *m = &c->d->m;
-    const uint64_t n = c->n;
-    uint64_t pc = 0, ph = 0;
-    for (uint64_t r = 0; r < n; r++) {
+    const double b1 = bias_l1(c);
+    const uint64_t r1 = cyc_share(c->n, tid + 1, T);
+    uint64_t pc = c->th[tid].v_cold, ph = c->th[tid].v_hot;
+    for (uint64_t r = cyc_share(c->n, tid, T); r < r1; r++) {
         c->cold_off[r] = pc;
         c->hot_off[r] = ph;
-        double l1 = bias_l1;
+        double l1 = b1;
         for (uint64_t q = m->off[r]; q < m->off[r + 1]; q++) {
             uint32_t j = m->idx[q];
             if (c->hot_owner[j] == CYC_NONE) {
@@ -200,8 +264,6 @@ static void split_rows(struct cyc *c, double bias_l1)
         }
         c->hot_l1[r] = l1;
     }
-    c->cold_off[n] = pc;
-    c->hot_off[n] = ph;
 }
 
 /* Cold rows and hot entries (zeros add nothing and are dropped), and the
@@ -209,13 +271,16 @@ static void split_rows(struct cyc *c, double bias_l1)
 static hog_status make_views(struct cyc *c, hog_err *err)
 {
     const struct hog_csr *m = &c->d->m;
-    const uint64_t n = c->n, base = m->off[0];
+    const uint64_t n = c->n;
     const unsigned G = c->G;
+    hog_pool_run(c->pool, view_count_job, c);
     uint64_t hot_nnz = 0, cold_nnz = 0;
-    for (uint64_t q = base; q < base + m->nnz; q++) {
-        bool hot = c->hot_owner[m->idx[q]] != CYC_NONE;
-        cold_nnz += !hot;
-        hot_nnz += hot && m->val[q] != 0.0f;
+    for (unsigned t = 0; t < c->T; t++) { /* now where each share starts */
+        uint64_t cold = c->th[t].v_cold, hot = c->th[t].v_hot;
+        c->th[t].v_cold = cold_nnz;
+        c->th[t].v_hot = hot_nnz;
+        cold_nnz += cold;
+        hot_nnz += hot;
     }
     c->hot_l1 = malloc(n * sizeof *c->hot_l1);
     c->cold_off = calloc(n + 1, sizeof *c->cold_off);
@@ -229,16 +294,21 @@ static hog_status make_views(struct cyc *c, hog_err *err)
     if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val ||
         !c->ent || !c->rec || !c->eoff || !c->roff || !c->bslot)
         return hot_oom(err);
-    const double bias_l1 = c->bias_hot ? fabs(c->o->bias) : 0.0;
     if (cold_nnz == 0 && hot_nnz == m->nnz) {
-        alias_rows(c, bias_l1);
+        c->hot_off = (uint64_t *)m->off;
+        c->hot_j = (uint32_t *)m->idx;
+        c->hot_x = (float *)m->val;
+        c->hot_alias = true;
+        hog_pool_run(c->pool, alias_job, c);
     } else {
         c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
         c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
         c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
         if (!c->hot_off || !c->hot_j || !c->hot_x)
             return hot_oom(err);
-        split_rows(c, bias_l1);
+        hog_pool_run(c->pool, split_job, c);
+        c->cold_off[n] = cold_nnz;
+        c->hot_off[n] = hot_nnz;
     }
     c->cold.off = c->cold_off;
     c->cold.idx = c->cold_idx;
@@ -271,7 +341,8 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
         st = hot_oom(err);
         goto out;
     }
-    count_degrees(&c->d->m, deg);
+    count_degrees(c, deg);
+    cyc_prof_lap(&c->prof, CYC_P_DEGREES, CYC_PROF_PROCESS);
     c->tau = o->hot_degree ? o->hot_degree
                            : hot_degree(deg, c->nf, c->n, c->B, err, &st);
     if (st != HOG_OK)
@@ -282,7 +353,9 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
     if ((st = order_by_degree(c, deg, maxdeg, &order, err)) != HOG_OK)
         goto out;
     deal_lines(c, deg, order, load);
+    cyc_prof_lap(&c->prof, CYC_P_HOTSET, CYC_PROF_PROCESS);
     st = make_views(c, err);
+    cyc_prof_lap(&c->prof, CYC_P_VIEWS, CYC_PROF_PROCESS);
 out:
     free(deg);
     free(load);

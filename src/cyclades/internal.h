@@ -13,6 +13,7 @@
 #include "core/sparse.h"
 #include "pool/pool.h"
 #include "pool/spin.h"
+#include "cyclades/prof.h"
 
 #define CYC_NONE UINT32_MAX
 /* Work groups per thread. A batch's components, and the hot lines, are
@@ -69,9 +70,13 @@ struct cyc_thread {
     uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
     double *ag;         /* gradient, */
     double *asq;        /* AdaGrad's increment */
+    /* the views' setup (hot.c): entries of the thread's share of the
+     * rows, cold and hot, then where its share starts in each view */
+    uint64_t v_cold, v_hot;
     /* statistics of the batches this thread partitioned */
     uint64_t st_batches, st_comps, st_largest;
     double st_share, st_imb;
+    struct cyc_prof prof; /* the epochs' phases (prof.h) */
 };
 
 struct cyc {
@@ -143,9 +148,18 @@ struct cyc {
     _Alignas(HOG_CACHELINE) atomic_uint_fast64_t claim;
     char claim_pad[HOG_CACHELINE - sizeof(atomic_uint_fast64_t)];
     hog_cyclades_stats st;
+    struct cyc_prof prof; /* the setup's phases (prof.h) */
 };
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Where thread t's share of n items starts, of T threads' (n t / T in 128
+ * bits: n may be a count of nonzeros). The setup's pool jobs split rows
+ * and features this way. */
+static inline uint64_t cyc_share(uint64_t n, unsigned t, unsigned T)
+{
+    return (uint64_t)((unsigned __int128)n * t / T);
+}
 
 /* ---- setup.c ------------------------------------------------------------ */
 
@@ -154,8 +168,11 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
  * the row order's arrays. On failure c is left for hog_cyc_free. */
 hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
                            hog_err *err);
-/* The per-thread scratch, for T threads, nf + 1 features, B rows. */
+/* The per-thread scratch for T threads, nf + 1 features and B rows,
+ * before the hot set (the degree count uses it), set on the pool's
+ * threads; then, once the hot set is known, the hot phase's. */
 hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err);
+hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err);
 /* Frees what hog_cyc_prepare and the rest allocated (not c itself). */
 void hog_cyc_free(struct cyc *c);
 
@@ -182,6 +199,10 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T);
 /* Draws the row order of an epoch; true when it must be partitioned. */
 bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
                         struct hog_rng *batches, unsigned epoch);
+
+/* The phase timers on standard error (prof.h; nothing without
+ * HOG_CYC_PROF). */
+void hog_cyc_prof_print(const struct cyc *c);
 
 /* ---- checkpoint.c ------------------------------------------------------- */
 

@@ -66,6 +66,22 @@ static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
     const uint32_t bias_f = (uint32_t)c->nf;
 
     for (uint64_t p = lo; p < hi; p++) {
+        /* rows come in random order: the offsets two rows ahead, the
+         * first lines of the next row (and of its hot entries, which
+         * hot_layout reads next) while this one is joined */
+        if (p + 2 < hi) {
+            __builtin_prefetch(&m->off[c->perm[p + 2]]);
+            if (c->hot_off && !all)
+                __builtin_prefetch(&c->hot_off[c->perm[p + 2]]);
+        }
+        if (p + 1 < hi) {
+            uint64_t nx = c->perm[p + 1];
+            __builtin_prefetch(m->idx + m->off[nx]);
+            if (c->hot_off && !all) {
+                __builtin_prefetch(c->hot_j + c->hot_off[nx]);
+                __builtin_prefetch(c->hot_x + c->hot_off[nx]);
+            }
+        }
         uint64_t row = c->perm[p];
         uint32_t r0 = CYC_NONE;
         for (uint64_t q = m->off[row]; q < m->off[row + 1]; q++) {
@@ -229,6 +245,24 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
         hcnt[w->htouch[i]] = 0;
 }
 
+/* eoff[b + 1]: batch b's hot entries, for the batches of the thread's
+ * share; hog_cyc_partition sums them into offsets. */
+static void hot_count_job(void *arg, unsigned tid, unsigned T)
+{
+    struct cyc *c = arg;
+    const uint64_t *ho = c->hot_off;
+    const uint64_t b1 = cyc_share(c->nb, tid + 1, T);
+    for (uint64_t b = cyc_share(c->nb, tid, T); b < b1; b++) {
+        uint64_t lo = b * c->B, hi = min_u64(lo + c->B, c->n), e = 0;
+        for (uint64_t p = lo; p < hi; p++) {
+            if (p + 8 < hi)
+                __builtin_prefetch(&ho[c->perm[p + 8]]);
+            e += ho[c->perm[p] + 1] - ho[c->perm[p]];
+        }
+        c->eoff[b + 1] = e;
+    }
+}
+
 static void partition_job(void *arg, unsigned tid, unsigned nthreads)
 {
     struct cyc *c = arg;
@@ -254,14 +288,10 @@ void hog_cyc_partition(struct cyc *c, bool all)
     }
     c->all_mode = all;
     if (c->nh && !all) {
-        uint64_t e = 0;
-        for (uint64_t b = 0; b < c->nb; b++) {
-            c->eoff[b] = e;
-            uint64_t lo = b * c->B, hi = min_u64(lo + c->B, c->n);
-            for (uint64_t p = lo; p < hi; p++)
-                e += c->hot_off[c->perm[p] + 1] - c->hot_off[c->perm[p]];
-        }
-        c->eoff[c->nb] = e;
+        hog_pool_run(c->pool, hot_count_job, c);
+        c->eoff[0] = 0;
+        for (uint64_t b = 0; b < c->nb; b++)
+            c->eoff[b + 1] += c->eoff[b];
     }
     hog_pool_run(c->pool, partition_job, c);
     c->boff[c->nb * c->G] = c->n;

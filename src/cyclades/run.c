@@ -31,7 +31,9 @@
  * set, the cold and hot views), partition.c (the batches' components),
  * step.c (the parallel job of an epoch), checkpoint.c (checkpoints and
  * resume), serial_ref.c (the serial reference); internal.h is what they
- * share.
+ * share, prof.h the phase timers (-DHOG_CYC_PROF). The setup's passes over
+ * the data run on the pool's threads too (docs/CYCLADES.md, "What runs on
+ * the pool's threads").
  */
 #include "cyclades/internal.h"
 
@@ -53,6 +55,41 @@ bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
     return false;
 }
 
+#ifdef HOG_CYC_PROF
+#include <stdio.h>
+void hog_cyc_prof_print(const struct cyc *c)
+{
+    static const char *const name[CYC_P_COUNT] = {
+        "prepare", "degrees", "hot set", "views", "threads", "partition",
+        "stats partition", "epoch ends", "rows", "rows wait", "hot",
+        "hot wait", "segment ends", "between batches"};
+    double wall = 0, cpu = 0;
+    fprintf(stderr, "cyclades profile, %u threads (seconds: wall, cpu)\n",
+            c->T);
+    for (int p = 0; p < CYC_P_ROWS; p++) {
+        fprintf(stderr, "  %-16s %8.3f %8.3f\n", name[p], c->prof.wall[p],
+                c->prof.cpu[p]);
+        wall += c->prof.wall[p];
+        cpu += c->prof.cpu[p];
+    }
+    fprintf(stderr, "  %-16s %8.3f %8.3f\n", "setup, all", wall, cpu);
+    for (unsigned t = 0; t < c->T; t++) {
+        const struct cyc_prof *p = &c->th[t].prof;
+        wall = cpu = 0;
+        for (int q = CYC_P_ROWS; q < CYC_P_COUNT; q++) {
+            wall += p->wall[q];
+            cpu += p->cpu[q];
+        }
+        fprintf(stderr, "  thread %u: epochs %.3f %.3f\n", t, wall, cpu);
+        for (int q = CYC_P_ROWS; q < CYC_P_COUNT; q++)
+            fprintf(stderr, "    %-14s %8.3f %8.3f\n", name[q], p->wall[q],
+                    p->cpu[q]);
+    }
+}
+#else
+void hog_cyc_prof_print(const struct cyc *c) { (void)c; }
+#endif
+
 hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
 {
     struct cyc c;
@@ -60,8 +97,9 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
     hog_status st = hog_cyc_prepare(&c, f, true, err);
     if (st != HOG_OK)
         goto out;
-    if ((st = hog_cyc_setup_hot(&c, err)) != HOG_OK ||
-        (st = hog_cyc_alloc_threads(&c, err)) != HOG_OK)
+    if ((st = hog_cyc_alloc_threads(&c, err)) != HOG_OK ||
+        (st = hog_cyc_setup_hot(&c, err)) != HOG_OK ||
+        (st = hog_cyc_alloc_hot_scratch(&c, err)) != HOG_OK)
         goto out;
     c.pos = malloc(c.n * sizeof *c.pos);
     c.boff = malloc((c.nb * c.G + 1) * sizeof *c.boff);
@@ -98,11 +136,14 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         if ((fresh && hog_cyc_next_order(&c, &rows, &batches, epoch)) ||
             need_partition) {
             double tp = hog_now();
+            cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
             hog_cyc_partition(&c, false);
+            cyc_prof_lap(&c.prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
             c.st.partition_seconds += hog_now() - tp;
             if (epoch == 1 && c.o->cyclades_stats) {
                 double ta = hog_now();
                 hog_cyc_partition(&c, true);
+                cyc_prof_lap(&c.prof, CYC_P_STATS, CYC_PROF_PROCESS);
                 extra += hog_now() - ta;
             }
             need_partition = false;
@@ -116,7 +157,9 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         }
         c.ck_st = HOG_OK;
         atomic_store_explicit(&c.claim, 0, memory_order_relaxed);
+        cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
         hog_pool_run(c.pool, hog_cyc_run_job, &c);
+        cyc_prof_start(&c.prof, CYC_PROF_PROCESS);
         if ((st = c.ck_st) != HOG_OK)
             break;
         hog_sgd_copy_weights(&c.s, f->model->w);
@@ -135,8 +178,11 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         t0 = hog_now();
         extra = 0.0;
     }
+    cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
     if (st == HOG_OK && c.o->cyclades_stats)
         *c.o->cyclades_stats = c.st;
+    if (st == HOG_OK)
+        hog_cyc_prof_print(&c);
 out:
     hog_cyc_free(&c);
     return st;

@@ -102,6 +102,16 @@ void hog_cyc_free(struct cyc *c)
     hog_sgd_free(&c->s);
 }
 
+/* Thread tid's union-find tables, all untouched (and first touched by the
+ * thread that uses them). */
+static void clear_job(void *arg, unsigned tid, unsigned T)
+{
+    struct cyc *c = arg;
+    struct cyc_thread *w = &c->th[tid];
+    memset(w->parent, 0xff, (c->nf + 1) * sizeof *w->parent);
+    memset(w->cid, 0xff, (c->nf + 1) * sizeof *w->cid);
+}
+
 hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err)
 {
     unsigned T = c->T;
@@ -126,20 +136,13 @@ hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err)
         w->gby = malloc(c->G * sizeof *w->gby);
         w->busy = malloc(T * sizeof *w->busy);
         w->scur = malloc(c->G * sizeof *w->scur);
-        /* +1: the branch-free append */
-        w->hcnt = calloc(c->nh ? nf1 : 1, sizeof *w->hcnt);
-        w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
-        w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
-        w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
-        w->asq = malloc(((size_t)c->nh + 1) * sizeof *w->asq);
         if (!w->parent || !w->cid || !w->touched || !w->comp_of ||
             !w->thr_of || !w->comps || !w->load || !w->cur || !w->slot ||
-            !w->busy || !w->scur || !w->gby || !w->hcnt ||
-            !w->htouch || !w->aj || !w->ag || !w->asq)
+            !w->busy || !w->scur || !w->gby)
             goto oom;
-        memset(w->parent, 0xff, nf1 * sizeof *w->parent);
-        memset(w->cid, 0xff, nf1 * sizeof *w->cid);
     }
+    hog_pool_run(c->pool, clear_job, c);
+    cyc_prof_lap(&c->prof, CYC_P_THREADS, CYC_PROF_PROCESS);
     return HOG_OK;
 oom:
     return hog_errf(err, HOG_ENOMEM,
@@ -148,10 +151,31 @@ oom:
                     T, (unsigned long long)c->nf);
 }
 
+hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err)
+{
+    size_t nf1 = c->nf + 1;
+    for (unsigned t = 0; t < c->T; t++) {
+        struct cyc_thread *w = &c->th[t];
+        /* +1: the branch-free append */
+        w->hcnt = calloc(c->nh ? nf1 : 1, sizeof *w->hcnt);
+        w->htouch = malloc(((size_t)c->nh + 1) * sizeof *w->htouch);
+        w->aj = malloc(((size_t)c->nh + 1) * sizeof *w->aj);
+        w->ag = malloc(((size_t)c->nh + 1) * sizeof *w->ag);
+        w->asq = malloc(((size_t)c->nh + 1) * sizeof *w->asq);
+        if (!w->hcnt || !w->htouch || !w->aj || !w->ag || !w->asq)
+            return hog_errf(err, HOG_ENOMEM,
+                            "out of memory for Cyclades' hot-phase tables "
+                            "(%u threads, %llu hot weights)",
+                            c->T, (unsigned long long)c->nh);
+    }
+    return HOG_OK;
+}
+
 hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
                            hog_err *err)
 {
     memset(c, 0, sizeof *c);
+    cyc_prof_start(&c->prof, CYC_PROF_PROCESS);
     c->f = f;
     c->d = f->train;
     c->o = f->o;
@@ -177,5 +201,6 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
         return hog_errf(err, HOG_ENOMEM, "out of memory for the row order");
     for (uint64_t i = 0; i < c->n; i++)
         c->perm[i] = i;
+    cyc_prof_lap(&c->prof, CYC_P_PREPARE, CYC_PROF_PROCESS);
     return HOG_OK;
 }

@@ -215,6 +215,26 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
     uint64_t cur = first ? c->boff[b * c->G + k] : c->gcur[k];
     const uint64_t end = c->boff[b * c->G + k + 1];
     for (; cur < end && c->pos[cur] < plim; cur++) {
+        /* Rows come in random order: fetch the offsets two rows ahead and
+         * the first lines of the next row while this one computes, as the
+         * serial trainer does (hog_sgd_run). */
+        if (cur + 2 < end) {
+            uint64_t r2 = c->perm[c->pos[cur + 2]];
+            __builtin_prefetch(&cm->off[r2]);
+            if (hot)
+                __builtin_prefetch(&c->hot_off[r2]);
+        }
+        if (cur + 1 < end) {
+            uint64_t r1 = c->perm[c->pos[cur + 1]], q1 = cm->off[r1];
+            __builtin_prefetch(cm->idx + q1);
+            __builtin_prefetch(cm->val + q1);
+            __builtin_prefetch(&cm->y[r1]);
+            if (hot) {
+                uint64_t h1 = c->hot_off[r1];
+                __builtin_prefetch(c->hot_j + h1);
+                __builtin_prefetch(c->hot_x + h1);
+            }
+        }
         uint64_t p = c->pos[cur], row = c->perm[p];
         uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
         struct hog_row r = hog_csr_row(cm, row);
@@ -244,6 +264,7 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
     uint64_t base = 0; /* first ticket of this phase's claims */
     uint32_t k;
 
+    cyc_prof_start(&w->prof, CYC_PROF_THREAD);
     uint64_t epos = c->start_epos; /* epoch position of the batch's first row */
     for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
         const uint64_t b = c->visit[bi], lo = b * c->B;
@@ -258,6 +279,7 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
              * next sub-batch, whoever claims it then */
             while (cyc_claim(c, &base, &k))
                 rows_group(c, b, k, epos, plim, done == 0);
+            cyc_prof_lap(&w->prof, CYC_P_ROWS, CYC_PROF_THREAD);
             /* the cancel flag, polled once the batch's rows are done and
              * published to every thread by the barriers that follow */
             if (tid == 0 && done + sub == len)
@@ -265,16 +287,21 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
                                       hog_fit_cancelled(c->f),
                                       memory_order_relaxed);
             hog_spin_barrier_wait(&c->bar);
+            cyc_prof_lap(&w->prof, CYC_P_ROWS_WAIT, CYC_PROF_THREAD);
             const bool seg_over = epos + done + sub == seg_end;
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
                 while (cyc_claim(c, &base, &k))
                     hot_group(c, w, b, k, done, done + sub, t_end);
+                cyc_prof_lap(&w->prof, CYC_P_HOT, CYC_PROF_THREAD);
                 hog_spin_barrier_wait(&c->bar);
+                cyc_prof_lap(&w->prof, CYC_P_HOT_WAIT, CYC_PROF_THREAD);
             }
             done += sub;
-            if (seg_over)
+            if (seg_over) {
                 end_segment(c, tid, T);
+                cyc_prof_lap(&w->prof, CYC_P_SEGMENT, CYC_PROF_THREAD);
+            }
         }
         epos += len;
         if (tid == 0)
@@ -293,5 +320,6 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
             if (c->ck_st != HOG_OK)
                 return;
         }
+        cyc_prof_lap(&w->prof, CYC_P_BETWEEN, CYC_PROF_THREAD);
     }
 }
