@@ -179,6 +179,51 @@ Test(sgd, lazy_equals_eager_across_underflow_restarts)
                              0.5, 1000, 2);
 }
 
+/* The catch-up (1 - a)^k of AdaGrad with l2 only, in lanes, against
+ * shrink_pow() (the exact catch-up the other AdaGrad kinds keep) and a long
+ * double powl: a near 0, in between and near 1, k = 0, 1, small, large. */
+Test(sgd, adagrad_l2_catch_up_equals_exact)
+{
+    struct hog_rng rng;
+    hog_rng_seed(&rng, 99, 0);
+    double worst_exact = 0, worst_ref = 0;
+    for (int i = 0; i < 200000; i++) {
+        double u = hog_rng_uniform(&rng);
+        double a = i % 3 == 0   ? pow(10.0, -14.0 * u)       /* 1e-14..1 */
+                   : i % 3 == 1 ? 1.0 - pow(10.0, -12.0 * u) /* near 1 */
+                                : u;
+        static const uint32_t fixed[] = { 0, 1, 2, 3, 7, UINT32_MAX };
+        uint32_t k = i % 4 == 0 ? fixed[hog_rng_below(&rng, 6)]
+                     : i % 4 == 1
+                         ? (uint32_t)hog_rng_below(&rng, 1000)
+                         : (uint32_t)pow(10.0, 9.0 * hog_rng_uniform(&rng));
+        double fast = hog_sgd_shrink_lanes(a, k);
+        double exact = hog_sgd_shrink_exact(a, k);
+        long double ref = a >= 1.0 ? (k ? 0.0L : 1.0L)
+                                   : powl(1.0L - (long double)a, k);
+        if (k == 1)
+            cr_assert_eq(fast, 1.0 - a, "k = 1 is one exact factor");
+        if (k == 0 && a < 1.0)
+            cr_assert_eq(fast, 1.0);
+        /* below e^-700 both round to 0 or to the smallest doubles */
+        double e1 = fabs(fast - exact) / fmax(exact, 1e-290);
+        double e2 = (double)(fabsl((long double)fast - ref) /
+                             fmaxl(ref, 1e-290L));
+        cr_assert(e1 <= 1e-6, "a %.17g, k %u: lanes %.17g, shrink_pow %.17g",
+                  a, k, fast, exact);
+        /* the series' error on the log grows with the power's log */
+        double lnp = ref > 0 ? -(double)logl(ref) : 0.0;
+        cr_assert(e2 <= 1e-9 * fmax(1.0, lnp),
+                  "a %.17g, k %u: lanes %.17g, powl %.17Lg", a, k, fast, ref);
+        e2 /= fmax(1.0, lnp);
+        worst_exact = fmax(worst_exact, e1);
+        worst_ref = fmax(worst_ref, e2);
+    }
+    cr_log_info("lanes vs shrink_pow: %.3g relative; vs powl: %.3g "
+                "relative per unit of max(1, |log p|)",
+                worst_exact, worst_ref);
+}
+
 Test(sgd, segment_ends_before_the_prefix_underflows)
 {
     hog_data *d = synth(5000, 10, 0.3, false, 3);
@@ -571,4 +616,54 @@ Test(sgd, news20_binary_reaches_liblinear_accuracy, .timeout = 120)
                                "news20.binary.test.svm", HOG_LOSS_SQHINGE, 0.1,
                                3);
     cr_assert_geq(acc, 95.6452 - 0.5, "news20.binary: %.4f%%", acc);
+}
+
+/* ---- the default options (AdaGrad, l2 = 1e-5) on real data -------------------
+ * hogtrain train X -t X.t with every option at its default; the figures
+ * are this kernel's test accuracy after 5 epochs (the lanes' catch-up of
+ * sgd.c: the same as the scalar exp/log catch-up it replaced, to the two
+ * decimals shown), and a change must stay within 0.1 point of them. */
+
+static double default_accuracy(const char *train_name, const char *test_name)
+{
+    const char *trp = th_data(train_name), *tep = th_data(test_name);
+    if (!trp || !tep)
+        cr_skip_test("real data %s / %s not found under HOGTRAIN_DATA; "
+                     "skipping",
+                     train_name, test_name);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *tr, *te;
+    hog_err err;
+    cr_assert_eq(hog_data_load(trp, &lo, &tr, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    cr_assert_eq(o.schedule, HOG_SCHED_ADAGRAD);
+    cr_assert(o.l2 > 0 && o.l1 == 0, "the default is AdaGrad with l2 only");
+    struct seen v = { 0 };
+    o.progress = on_progress;
+    o.progress_ctx = &v;
+    hog_model *m;
+    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+    double acc = 100.0 * v.last.test_accuracy;
+    cr_log_info("%s, default options: test accuracy %.4f%% after %u epochs",
+                train_name, acc, v.epochs);
+    hog_model_free(m);
+    hog_data_free(tr);
+    hog_data_free(te);
+    return acc;
+}
+
+Test(sgd, a9a_default_options_accuracy, .timeout = 60)
+{
+    double acc = default_accuracy("a9a", "a9a.t");
+    cr_assert_geq(acc, 85.03 - 0.1, "a9a: %.4f%%", acc);
+}
+
+Test(sgd, news20_binary_default_options_accuracy, .timeout = 120)
+{
+    double acc = default_accuracy("news20.binary.train.svm",
+                                  "news20.binary.test.svm");
+    cr_assert_geq(acc, 95.15 - 0.1, "news20.binary: %.4f%%", acc);
 }

@@ -63,7 +63,11 @@
  * constant, so with a = min(1, eta_j l2), b = eta_j l1 and k untouched steps
  * P = (1 - a)^k and Q = b (1 - (1 - a)^k) / a (b k when a = 0). The clamp
  * a <= 1 keeps the composition valid where a young coordinate's step is
- * large; the eager reference in the tests applies the same clamp.
+ * large; the eager reference in the tests applies the same clamp. With l2
+ * only (the default options) the power (1 - a)^k is evaluated four
+ * weights at a time, branch-free, as exp(k log(1 - a)) with log(1 - a)
+ * from a itself where a is small (1 - a exactly at k = 1); the formulation
+ * and its accuracy are above the lanes ("AdaGrad with l2 only").
  *
  * Several threads (Hogwild!). The kernel takes the step number t and reads
  * and writes weights, accumulators and stamps with relaxed atomics. A thread
@@ -426,6 +430,410 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
                                                  memory_order_relaxed);
 }
 
+/* ---- AdaGrad with l2 only: the catch-up in lanes ---------------------------
+ *
+ * The kernel of the default options (AdaGrad, l2 > 0, l1 = 0). A weight
+ * v untouched for n steps at its constant rate eta_j = eta / sqrt(eps + G_j)
+ * is brought current by the exact composition above (Q = 0 without l1),
+ *
+ *     v (1 - a)^n,   a = min(1, eta_j l2),
+ *
+ * evaluated in double, four weights at a time, as
+ *
+ *     n = 1:   1 - a                (exact: the power is one factor)
+ *     a = 1:   0
+ *     else:    exp(n log(1 - a))
+ *
+ *   log(1 - a), a < 1/4:  2 atanh(s), s = -a/(2 - a) formed from a itself
+ *                         (1 - a would round a's last digits away: n 2^-53
+ *                         on the power), series to s^11, |s| < 1/7;
+ *   log(1 - a), else:     x = 1 - a (exact for a >= 1/2) = 2^e m, m in
+ *                         [sqrt(1/2), sqrt(2)): e ln2 + 2 atanh((m-1)/(m+1)),
+ *                         the same series, |s| < 0.172 (log_unit's sequence);
+ *   exp(y), y <= 0:       y = r ln2 + f, |f| <= ln2/2, 2^r times e^f by
+ *                         Taylor to f^8 (relative error < 3e-10); y < -700
+ *                         gives 0 (exp_nonpos's sequence).
+ *
+ * The series' relative error on the log is below 2e-11, which the power
+ * takes times |log p|: against the real (1 - a)^n the relative error is at
+ * most 1e-9 max(1, |log p|) (3.3e-10 measured), so below 1e-9 wherever
+ * p > 1e-8 and the weight still shows in float; tests/test_sgd.c checks
+ * it on random (a, n) against powl() and against shrink_pow(), the scalar
+ * catch-up the other AdaGrad kinds keep (1.5e-7: its short series for
+ * log(1 - a) where a < 1e-3 is the less exact of the two). The formulation
+ * is the same exact catch-up; the models differ from shrink_pow()'s by
+ * rounding only. What it buys is one straight-line sequence for every
+ * lane, with no branch per weight: the row's weights, stamps and sums are
+ * gathered four at a time (AVX2 and FMA, chosen at build time; the same
+ * sequence per lane in C without them, one weight at a time), caught up,
+ * stepped (G_j += g^2, the new rate, w <- (1 - a) c - eta_j g from the
+ * caught-up c) and installed by scalar relaxed stores. Every catch-up of
+ * this kind (row, single weight, segment end) goes through these lanes, so
+ * a weight's rounding does not depend on the path that brought it current:
+ * one thread still gives the same model in every update mode, in Cyclades
+ * and in resumed runs. The lanes need no state beyond the weights, stamps
+ * and sums (a cached log(1 - a) per coordinate would be one more array for
+ * Hogwild!'s hot views, Cyclades and the checkpoints to keep in step with
+ * the sums that they average, add and restore). */
+
+#define ADA_W 4 /* lanes */
+
+/* What the lanes read of the trainer: the shared arrays and the scalars,
+ * copied out of struct hog_sgd by ada_ctx_of() into a local, so that the
+ * compiler keeps them in registers across the weight stores. */
+struct ada_ctx {
+    _Atomic float *w, *g2;
+    _Atomic uint32_t *stamp;
+    float eta; /* AdaGrad's base rate, in float as adagrad_eta() has it */
+    double l2, bias;
+    uint64_t bias_j; /* the bias weight's index, n_features */
+};
+
+static ALWAYS_INLINE struct ada_ctx ada_ctx_of(const struct hog_sgd *s)
+{
+    return (struct ada_ctx){ .w = s->w, .g2 = s->g2, .stamp = s->stamp,
+                             .eta = (float)s->eta, .l2 = s->l2,
+                             .bias = s->bias, .bias_j = s->n_features };
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/* a lane vector of doubles, and the margin's 4 partial sums */
+typedef __m256d ada_vec;
+typedef __m256d ada_acc;
+static ALWAYS_INLINE ada_vec ada_vec_f32(const float *p)
+{
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+static ALWAYS_INLINE ada_vec ada_vec_f64(const double *p)
+{
+    return _mm256_loadu_pd(p);
+}
+static ALWAYS_INLINE ada_vec ada_vec_scale(ada_vec x, double d)
+{
+    return _mm256_mul_pd(x, _mm256_set1_pd(d));
+}
+static ALWAYS_INLINE ada_acc ada_acc_zero(void) { return _mm256_setzero_pd(); }
+static ALWAYS_INLINE double ada_acc_sum(ada_acc a)
+{
+    double l[ADA_W];
+    _mm256_storeu_pd(l, a);
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+/* 2 atanh(s) = log((1 + s)/(1 - s)) by its series to s^11, for
+ * |s| < 0.172. */
+static ALWAYS_INLINE __m256d log4_series(__m256d sv)
+{
+    __m256d s2 = _mm256_mul_pd(sv, sv);
+    __m256d p = _mm256_set1_pd(1.0 / 11);
+    p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0 / 9));
+    p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0 / 7));
+    p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0 / 5));
+    p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0 / 3));
+    p = _mm256_fmadd_pd(p, s2, _mm256_set1_pd(1.0));
+    return _mm256_mul_pd(_mm256_add_pd(sv, sv), p);
+}
+
+/* log(1 - a) for 0 <= a < 1: where a < 1/4, 2 atanh(s) with s = -a/(2 - a)
+ * from a itself (1 - a would round a's last digits away: a relative error
+ * 2^-53/a of the log, n times that on the power); elsewhere log_unit()'s
+ * sequence on x = 1 - a, which is exact there. small: the lanes with
+ * a < 1/4, which log1m4_small() gives bit for bit. */
+static ALWAYS_INLINE __m256d log1m4_small(__m256d a)
+{
+    return log4_series(_mm256_div_pd(_mm256_sub_pd(_mm256_setzero_pd(), a),
+                                     _mm256_sub_pd(_mm256_set1_pd(2.0), a)));
+}
+
+static ALWAYS_INLINE __m256d log1m4(__m256d a, __m256d small)
+{
+    const __m256d x = _mm256_sub_pd(_mm256_set1_pd(1.0), a);
+    const __m256i bits = _mm256_castpd_si256(x);
+    /* e: the biased exponent, made a double by putting it in 2^52's
+     * mantissa */
+    __m256d e = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(
+            _mm256_srli_epi64(bits, 52),
+            _mm256_set1_epi64x(0x4330000000000000ll))),
+        _mm256_set1_pd(0x1p52 + 1023.0));
+    __m256d m = _mm256_castsi256_pd(_mm256_or_si256(
+        _mm256_and_si256(bits, _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll)),
+        _mm256_set1_epi64x(0x3FF0000000000000ll)));
+    __m256d big = _mm256_cmp_pd(m, _mm256_set1_pd(1.4142135623730951),
+                                _CMP_GT_OQ);
+    m = _mm256_blendv_pd(m, _mm256_mul_pd(m, _mm256_set1_pd(0.5)), big);
+    e = _mm256_add_pd(e, _mm256_and_pd(big, _mm256_set1_pd(1.0)));
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256d sv = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
+    sv = _mm256_blendv_pd(
+        sv,
+        _mm256_div_pd(_mm256_sub_pd(_mm256_setzero_pd(), a),
+                      _mm256_sub_pd(_mm256_set1_pd(2.0), a)),
+        small);
+    e = _mm256_andnot_pd(small, e); /* 0 where small: fma(0, ln2, z) = z */
+    return _mm256_fmadd_pd(e, _mm256_set1_pd(0.6931471805599453),
+                           log4_series(sv));
+}
+
+/* exp(y) for y <= 0 (exp_nonpos's sequence). */
+static ALWAYS_INLINE __m256d exp4_nonpos(__m256d y)
+{
+    __m256d r = _mm256_round_pd(
+        _mm256_mul_pd(y, _mm256_set1_pd(1.4426950408889634)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d f = _mm256_fnmadd_pd(r, _mm256_set1_pd(0.6931471803691238), y);
+    f = _mm256_fnmadd_pd(r, _mm256_set1_pd(1.9082149292705877e-10), f);
+    __m256d p = _mm256_set1_pd(1.0 / 40320);
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 5040));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 720));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 120));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 24));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 6));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(0.5));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0));
+    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0));
+    /* 2^r: r + 1.5 2^52 holds r in its low mantissa bits */
+    __m256i ri = _mm256_castpd_si256(
+        _mm256_add_pd(r, _mm256_set1_pd(0x1.8p52)));
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(
+        _mm256_add_epi64(ri, _mm256_set1_epi64x(1023)), 52));
+    __m256d under = _mm256_cmp_pd(y, _mm256_set1_pd(-700.0), _CMP_LT_OQ);
+    return _mm256_andnot_pd(under, _mm256_mul_pd(p, scale));
+}
+
+/* (1 - a)^n for 0 <= a <= 1, n >= 1 (the formulation above). */
+static ALWAYS_INLINE __m256d shrink_pow4(__m256d a, __m256d n)
+{
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256d x = _mm256_sub_pd(one, a);
+    /* a < 1/4 in every lane (all but the young coordinates): the series
+     * alone */
+    __m256d small = _mm256_cmp_pd(a, _mm256_set1_pd(0.25), _CMP_LT_OQ);
+    __m256d lg = _mm256_movemask_pd(small) == 0xF ? log1m4_small(a)
+                                                   : log1m4(a, small);
+    __m256d p = exp4_nonpos(_mm256_mul_pd(n, lg));
+    p = _mm256_blendv_pd(p, x, _mm256_cmp_pd(n, one, _CMP_EQ_OQ));
+    return _mm256_andnot_pd(_mm256_cmp_pd(a, one, _CMP_GE_OQ), p);
+}
+
+/* AdaGrad's rate (adagrad_eta, in float: the same rounding) of 4 sums. */
+static ALWAYS_INLINE __m256d rate4(const struct ada_ctx *s, __m128 g2)
+{
+    __m128 r = _mm_div_ps(_mm_set1_ps(s->eta),
+                          _mm_sqrt_ps(_mm_add_ps(
+                              _mm_set1_ps((float)HOG_ADAGRAD_EPS), g2)));
+    return _mm256_cvtps_pd(r);
+}
+
+/* a = min(1, eta_j l2) */
+static ALWAYS_INLINE __m256d shrink_a4(const struct ada_ctx *s, __m256d eta)
+{
+    return _mm256_min_pd(_mm256_mul_pd(eta, _mm256_set1_pd(s->l2)),
+                         _mm256_set1_pd(1.0));
+}
+
+/* c[i] = v[i] with stamp k[i] brought to step t (k >= t: v itself), for
+ * the sums g[i] of the untouched steps; returns acc + c x, lane by lane. */
+static ALWAYS_INLINE __m256d ada_catch_up4(const struct ada_ctx *s,
+                                           uint32_t t, const float *v,
+                                           const float *g, const uint32_t *k,
+                                           double *c, ada_vec x, ada_acc acc)
+{
+    __m256d vd = _mm256_cvtps_pd(_mm_loadu_ps(v));
+    /* n = t - k, unsigned (through the signed conversion, offset by
+     * 2^31); behind (to catch up) where t > k */
+    const __m128i sb = _mm_set1_epi32(INT32_MIN);
+    __m128i ki = _mm_loadu_si128((const __m128i *)(const void *)k);
+    __m128i ti = _mm_set1_epi32((int)t);
+    __m256d n = _mm256_add_pd(
+        _mm256_cvtepi32_pd(_mm_xor_si128(_mm_sub_epi32(ti, ki), sb)),
+        _mm256_set1_pd(0x1p31));
+    __m256d behind = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
+        _mm_cmpgt_epi32(_mm_xor_si128(ti, sb), _mm_xor_si128(ki, sb))));
+    __m256d a = shrink_a4(s, rate4(s, _mm_loadu_ps(g)));
+    __m256d cd = _mm256_blendv_pd(vd, _mm256_mul_pd(shrink_pow4(a, n), vd),
+                                  behind);
+    _mm256_storeu_pd(c, cd);
+    return _mm256_fmadd_pd(cd, x, acc);
+}
+
+/* Step t of 4 weights: v[i] with stamp k[i] and sum g[i], caught up to
+ * c[i], loss gradient gj[i] and increment sq[i] (NULL: gj[i]^2) give the
+ * new weight nv[i] and sum g2n[i]. A weight stamped beyond t (a thread
+ * further ahead) takes the gradient alone. */
+static ALWAYS_INLINE void ada_step4(const struct ada_ctx *s, uint32_t t,
+                                    const float *g, const uint32_t *k,
+                                    const double *c, ada_vec gd,
+                                    const double *sq, float *nv, float *g2n,
+                                    uint32_t *kn)
+{
+    __m256d sd = sq ? _mm256_loadu_pd(sq) : _mm256_mul_pd(gd, gd);
+    __m128 gn = _mm256_cvtpd_ps(
+        _mm256_add_pd(_mm256_cvtps_pd(_mm_loadu_ps(g)), sd));
+    _mm_storeu_ps(g2n, gn);
+    __m256d eta = rate4(s, gn);
+    __m256d shrink = _mm256_sub_pd(_mm256_set1_pd(1.0), shrink_a4(s, eta));
+    __m128i ki = _mm_loadu_si128((const __m128i *)(const void *)k);
+    /* k <= t (unsigned): k ^ 2^31 <= t ^ 2^31 (signed) */
+    const __m128i sb = _mm_set1_epi32(INT32_MIN);
+    __m128i ahead = _mm_cmpgt_epi32(_mm_xor_si128(ki, sb),
+                                    _mm_xor_si128(_mm_set1_epi32((int)t), sb));
+    _mm_storeu_si128((__m128i *)(void *)kn,
+                     _mm_blendv_epi8(_mm_set1_epi32((int)(t + 1)), ki, ahead));
+    __m256d ah = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(ahead));
+    __m256d cd = _mm256_loadu_pd(c);
+    __m256d base = _mm256_blendv_pd(_mm256_mul_pd(shrink, cd), cd, ah);
+    _mm_storeu_ps(nv, _mm256_cvtpd_ps(_mm256_fnmadd_pd(eta, gd, base)));
+}
+
+
+#else /* the same sequence per lane, in C */
+
+typedef struct {
+    double l[ADA_W];
+} ada_vec;
+typedef ada_vec ada_acc;
+static ALWAYS_INLINE ada_vec ada_vec_f32(const float *p)
+{
+    return (ada_vec){ { p[0], p[1], p[2], p[3] } };
+}
+static ALWAYS_INLINE ada_vec ada_vec_f64(const double *p)
+{
+    return (ada_vec){ { p[0], p[1], p[2], p[3] } };
+}
+static ALWAYS_INLINE ada_vec ada_vec_scale(ada_vec x, double d)
+{
+    for (int i = 0; i < ADA_W; i++)
+        x.l[i] *= d;
+    return x;
+}
+static ALWAYS_INLINE ada_acc ada_acc_zero(void) { return (ada_acc){ { 0 } }; }
+static ALWAYS_INLINE double ada_acc_sum(ada_acc a)
+{
+    return (a.l[0] + a.l[1]) + (a.l[2] + a.l[3]);
+}
+
+static ALWAYS_INLINE double shrink_pow1(double a, double n)
+{
+    if (a >= 1.0)
+        return 0.0;
+    if (n == 1.0)
+        return 1.0 - a;
+    double lg;
+    if (a < 0.25) { /* log4_series(-a / (2 - a)) */
+        double sv = -a / (2.0 - a), s2 = sv * sv;
+        double p = 1.0 / 11;
+        p = p * s2 + 1.0 / 9;
+        p = p * s2 + 1.0 / 7;
+        p = p * s2 + 1.0 / 5;
+        p = p * s2 + 1.0 / 3;
+        p = p * s2 + 1.0;
+        lg = (sv + sv) * p;
+    } else {
+        lg = log_unit(1.0 - a);
+    }
+    return exp_nonpos(n * lg);
+}
+
+static ALWAYS_INLINE double ada_eta1(const struct ada_ctx *s, float g2)
+{
+    return s->eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
+}
+
+static ALWAYS_INLINE double shrink_a1(const struct ada_ctx *s, double eta)
+{
+    double a = eta * s->l2;
+    return a < 1.0 ? a : 1.0;
+}
+
+static ALWAYS_INLINE ada_acc ada_catch_up4(const struct ada_ctx *s,
+                                           uint32_t t, const float *v,
+                                           const float *g, const uint32_t *k,
+                                           double *c, ada_vec x,
+                                           ada_acc acc)
+{
+    for (int i = 0; i < ADA_W; i++) {
+        c[i] = k[i] >= t ? (double)v[i]
+                         : shrink_pow1(shrink_a1(s, ada_eta1(s, g[i])),
+                                       (double)(t - k[i])) *
+                               (double)v[i];
+        acc.l[i] += c[i] * x.l[i];
+    }
+    return acc;
+}
+
+static ALWAYS_INLINE void ada_step4(const struct ada_ctx *s, uint32_t t,
+                                    const float *g, const uint32_t *k,
+                                    const double *c, ada_vec gj,
+                                    const double *sq, float *nv, float *g2n,
+                                    uint32_t *kn)
+{
+    for (int i = 0; i < ADA_W; i++) {
+        g2n[i] = (float)((double)g[i] + (sq ? sq[i] : gj.l[i] * gj.l[i]));
+        double eta = ada_eta1(s, g2n[i]);
+        double base = k[i] <= t ? (1.0 - shrink_a1(s, eta)) * c[i] : c[i];
+        nv[i] = (float)(base - eta * gj.l[i]);
+        kn[i] = k[i] <= t ? t + 1 : k[i];
+    }
+}
+
+#endif
+
+double hog_sgd_shrink_exact(double a, uint32_t k)
+{
+    return shrink_pow(a, k);
+}
+
+double hog_sgd_shrink_lanes(double a, uint32_t k)
+{
+#if defined(__AVX2__) && defined(__FMA__)
+    double p[ADA_W];
+    _mm256_storeu_pd(p, shrink_pow4(_mm256_set1_pd(a),
+                                    _mm256_set1_pd((double)k)));
+    return p[0];
+#else
+    return shrink_pow1(a, (double)k);
+#endif
+}
+
+/* One weight through the lanes (lane 0; the others idle). */
+static ALWAYS_INLINE double ada_catch_up1(const struct ada_ctx *s, uint32_t t,
+                                          float v, float g, uint32_t k)
+{
+    float vv[ADA_W] = { v }, gg[ADA_W] = { g };
+    uint32_t kk[ADA_W] = { k, t, t, t };
+    double c[ADA_W];
+    (void)ada_catch_up4(s, t, vv, gg, kk, c, ada_acc_zero(), ada_acc_zero());
+    return c[0];
+}
+
+/* Step t of weight j alone (hog_sgd_apply; a row's weight that another
+ * thread changed between the passes): the catch-up and step through the
+ * lanes, installed as update_sq() installs. */
+static ALWAYS_INLINE void ada_l2_update1(const struct ada_ctx *s, uint64_t j,
+                                         double gj, double sq, uint32_t t,
+                                         bool cas)
+{
+    _Atomic float *wp = &s->w[j];
+    float v = ld(wp);
+    for (;;) {
+        uint32_t k = ld_u32(&s->stamp[j]);
+        float g[ADA_W] = { ld(&s->g2[j]) }, nv[ADA_W], g2n[ADA_W];
+        uint32_t kk[ADA_W] = { k, t, t, t }, kn[ADA_W];
+        double c[ADA_W] = { ada_catch_up1(s, t, v, g[0], k) };
+        double gg[ADA_W] = { gj }, qq[ADA_W] = { sq };
+        ada_step4(s, t, g, kk, c, ada_vec_f64(gg), qq, nv, g2n, kn);
+        if (w_install(wp, &v, nv[0], cas)) {
+            st(&s->g2[j], g2n[0]);
+            if (k <= t)
+                st_u32(&s->stamp[j], t + 1);
+            return;
+        }
+    }
+}
+
 /* Stamped weight v of coordinate j with stamp k < t brought to step t;
  * g2 is AdaGrad's accumulator over the untouched steps. */
 static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, float v,
@@ -478,6 +886,11 @@ static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
 {
     const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
     const uint32_t t = p.t;
+    if (spec.ada && stamped && !spec.l1) {
+        const struct ada_ctx c = ada_ctx_of(s);
+        ada_l2_update1(&c, j, gj, sq, t, spec.cas);
+        return;
+    }
     _Atomic float *wp = w_at(s, j);
     float v = ld(wp);
     uint32_t k = stamped ? ld_u32(stamp_at(s, j)) : 0;
@@ -526,6 +939,269 @@ static ALWAYS_INLINE void update(const struct hog_sgd *s, uint64_t j,
     update_sq(s, j, gj, gj * gj, p, spec, sn);
 }
 
+/* ---- the row step of AdaGrad with l2 only ---------------------------------- */
+
+/* The passes are functions of their own: inlined into the run loops they
+ * would compete with the loops' state for the 16 vector registers. */
+#define NOINLINE __attribute__((noinline))
+
+/* Entries of a row whose pass 1 is kept for pass 2 (a multiple of ADA_W);
+ * a longer row's earlier blocks are gathered and caught up again in pass 2
+ * (the same lanes, so the same values where nothing changed). */
+#define ADA_BLOCK 2048
+
+/* One block of a row's weights as pass 1 read them (v, stamps k, sums g)
+ * and caught them up (c), with room for the bias weight and the idle lanes
+ * after the last block's entries: 40 KiB of stack. */
+struct ada_block {
+    float v[ADA_BLOCK + ADA_W], g[ADA_BLOCK + ADA_W];
+    uint32_t k[ADA_BLOCK + ADA_W];
+    double c[ADA_BLOCK + ADA_W];
+};
+
+/* Weight j into lane i of b (relaxed loads: nothing is written). */
+static ALWAYS_INLINE void ada_read(const struct ada_ctx *s, uint64_t j,
+                                   struct ada_block *b, uint32_t i)
+{
+    b->v[i] = ld(&s->w[j]);
+    b->k[i] = ld_u32(&s->stamp[j]);
+    b->g[i] = ld(&s->g2[j]);
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+/* Weights idx[0..4) into lanes i..i+4 of b, by gathers: the C11 model has
+ * no atomic gather, so these are vector loads of the shared arrays, each
+ * lane an aligned 4-byte load that x86 never tears, emitted where they are
+ * written: what the relaxed loads of ada_read() promise, unordered and
+ * untorn (TSan does not see them; the scalar build's ada_read4() is the
+ * relaxed loads). */
+static ALWAYS_INLINE void ada_read4(const struct ada_ctx *s,
+                                    const uint32_t *idx, struct ada_block *b,
+                                    uint32_t i)
+{
+    __m256i j = _mm256_cvtepu32_epi64(
+        _mm_loadu_si128((const __m128i *)(const void *)idx));
+    _mm_storeu_ps(b->v + i,
+                  _mm256_i64gather_ps((const float *)(const void *)s->w, j,
+                                      4));
+    _mm_storeu_si128(
+        (__m128i *)(void *)(b->k + i),
+        _mm256_i64gather_epi32((const int *)(const void *)s->stamp, j, 4));
+    _mm_storeu_ps(b->g + i,
+                  _mm256_i64gather_ps((const float *)(const void *)s->g2, j,
+                                      4));
+}
+
+/* Whether weights idx[0..4) and their stamps still hold lanes i..i+4 of
+ * b (the same gathers). */
+static ALWAYS_INLINE bool ada_same4(const struct ada_ctx *s,
+                                    const uint32_t *idx,
+                                    const struct ada_block *b, uint32_t i)
+{
+    __m256i j = _mm256_cvtepu32_epi64(
+        _mm_loadu_si128((const __m128i *)(const void *)idx));
+    __m128i v = _mm_castps_si128(
+        _mm256_i64gather_ps((const float *)(const void *)s->w, j, 4));
+    __m128i k =
+        _mm256_i64gather_epi32((const int *)(const void *)s->stamp, j, 4);
+    __m128i same = _mm_and_si128(
+        _mm_cmpeq_epi32(v, _mm_loadu_si128((const __m128i *)(const void *)(
+                               b->v + i))),
+        _mm_cmpeq_epi32(k, _mm_loadu_si128((const __m128i *)(const void *)(
+                               b->k + i))));
+    return _mm_movemask_epi8(same) == 0xFFFF;
+}
+#else
+static ALWAYS_INLINE void ada_read4(const struct ada_ctx *s,
+                                    const uint32_t *idx, struct ada_block *b,
+                                    uint32_t i)
+{
+    for (uint32_t q = 0; q < ADA_W; q++)
+        ada_read(s, idx[q], b, i + q);
+}
+
+static ALWAYS_INLINE bool ada_same4(const struct ada_ctx *s,
+                                    const uint32_t *idx,
+                                    const struct ada_block *b, uint32_t i)
+{
+    bool same = true;
+    for (uint32_t q = 0; q < ADA_W; q++) {
+        float v = ld(&s->w[idx[q]]);
+        same &= ld_u32(&s->stamp[idx[q]]) == b->k[i + q] &&
+                memcmp(&v, &b->v[i + q], sizeof v) == 0;
+    }
+    return same;
+}
+#endif
+
+/* The row's entries [lo, hi) and, if bias, the bias weight after them,
+ * read into b and caught up to step t; returns their sum c x. Long rows
+ * miss the cache on most weights: the lines PF entries ahead are fetched
+ * (for writing where every row steps; see step_impl). */
+static NOINLINE double ada_gather(const struct ada_ctx *sp, struct hog_row r,
+                                  uint32_t lo, uint32_t hi, bool bias,
+                                  uint32_t t, struct ada_block *b,
+                                  bool pf_write)
+{
+    const struct ada_ctx sc = *sp, *s = &sc; /* see ada_ctx */
+    enum { PF = 16 };
+    ada_acc acc = ada_acc_zero();
+    uint32_t e = lo, i = 0;
+    for (; e + ADA_W <= hi; e += ADA_W, i += ADA_W) {
+        if (e + PF + ADA_W <= r.nnz) {
+#pragma GCC unroll 4
+            for (uint32_t q = 0; q < ADA_W; q++) {
+                uint32_t jp = r.idx[e + q + PF];
+                if (pf_write) {
+                    __builtin_prefetch(&s->w[jp], 1);
+                    __builtin_prefetch(&s->stamp[jp], 1);
+                    __builtin_prefetch(&s->g2[jp], 1);
+                } else {
+                    __builtin_prefetch(&s->w[jp], 0);
+                    __builtin_prefetch(&s->stamp[jp], 0);
+                    __builtin_prefetch(&s->g2[jp], 0);
+                }
+            }
+        }
+        ada_read4(s, r.idx + e, b, i);
+        acc = ada_catch_up4(s, t, b->v + i, b->g + i, b->k + i, b->c + i,
+                            ada_vec_f32(r.val + e), acc);
+    }
+    /* the last < ADA_W entries and the bias weight: one more set of
+     * lanes, the idle ones current and zero */
+    if (e < hi || bias) {
+        double x[ADA_W] = { 0 };
+#pragma GCC unroll 4
+        for (uint32_t q = 0; q < ADA_W; q++) {
+            b->v[i + q] = b->g[i + q] = 0.0f;
+            b->k[i + q] = t;
+        }
+        uint32_t q = 0;
+        for (; e + q < hi; q++) {
+            ada_read(s, r.idx[e + q], b, i + q);
+            x[q] = r.val[e + q];
+        }
+        if (bias) {
+            ada_read(s, s->bias_j, b, i + q);
+            x[q] = s->bias;
+        }
+        acc = ada_catch_up4(s, t, b->v + i, b->g + i, b->k + i, b->c + i,
+                            ada_vec_f64(x), acc);
+    }
+    return ada_acc_sum(acc);
+}
+
+/* Installs lane i's step of weight j where the weight and its stamp still
+ * hold what pass 1 read (always with one thread); else ada_l2_update1()
+ * steps that weight afresh with gradient d x. */
+static ALWAYS_INLINE void ada_install(const struct ada_ctx *s, uint64_t j,
+                                      const struct ada_block *b, uint32_t i,
+                                      float nv, float g2n, uint32_t t,
+                                      double d, double x, bool cas)
+{
+    _Atomic float *wp = &s->w[j];
+    float v = ld(wp);
+    uint32_t k = ld_u32(&s->stamp[j]);
+    if (k == b->k[i] && memcmp(&v, &b->v[i], sizeof v) == 0 &&
+        w_install(wp, &v, nv, cas)) {
+        st(&s->g2[j], g2n);
+        if (k <= t)
+            st_u32(&s->stamp[j], t + 1);
+        return;
+    }
+    double gj = d * x;
+    ada_l2_update1(s, j, gj, gj * gj, t, cas);
+}
+
+/* ada_install() of 4 lanes: the compare-and-swap mode, or a weight that
+ * changed between the passes (kept out of the loop of the common case). */
+static NOINLINE void ada_install4(const struct ada_ctx *s, const uint32_t *idx,
+                                  const float *val, const struct ada_block *b,
+                                  uint32_t i, const float *nv,
+                                  const float *g2n, uint32_t t, double d,
+                                  bool cas)
+{
+    for (uint32_t q = 0; q < ADA_W; q++)
+        ada_install(s, idx[q], b, i + q, nv[q], g2n[q], t, d, val[q], cas);
+}
+
+/* Pass 2 of the entries ada_gather() put in b: step t with loss derivative
+ * d, in lanes, then one install per weight. */
+static NOINLINE void ada_apply(const struct ada_ctx *sp, struct hog_row r,
+                               uint32_t lo, uint32_t hi, bool bias, uint32_t t,
+                               double d, struct ada_block *b, bool cas)
+{
+    const struct ada_ctx sc = *sp, *s = &sc;
+    uint32_t e = lo, i = 0;
+    float nv[ADA_W], g2n[ADA_W];
+    uint32_t kn[ADA_W];
+    for (; e + ADA_W <= hi; e += ADA_W, i += ADA_W) {
+        ada_step4(s, t, b->g + i, b->k + i, b->c + i,
+                  ada_vec_scale(ada_vec_f32(r.val + e), d), NULL, nv, g2n,
+                  kn);
+        if (!cas && ada_same4(s, r.idx + e, b, i)) {
+#pragma GCC unroll 4
+            for (uint32_t q = 0; q < ADA_W; q++) {
+                uint32_t j = r.idx[e + q];
+                st(&s->w[j], nv[q]);
+                st(&s->g2[j], g2n[q]);
+                st_u32(&s->stamp[j], kn[q]);
+            }
+        } else {
+            ada_install4(s, r.idx + e, r.val + e, b, i, nv, g2n, t, d, cas);
+        }
+    }
+    if (e == hi && !bias)
+        return;
+    double x[ADA_W] = { 0 };
+    for (uint32_t q = 0; e + q < hi; q++)
+        x[q] = r.val[e + q];
+    if (bias)
+        x[hi - e] = s->bias;
+    ada_step4(s, t, b->g + i, b->k + i, b->c + i,
+              ada_vec_scale(ada_vec_f64(x), d), NULL, nv, g2n, kn);
+    uint32_t q = 0;
+    for (; e + q < hi; q++)
+        ada_install(s, r.idx[e + q], b, i + q, nv[q], g2n[q], t, d, x[q],
+                    cas);
+    if (bias)
+        ada_install(s, s->bias_j, b, i + q, nv[q], g2n[q], t, d, s->bias,
+                    cas);
+}
+
+/* step_impl() for AdaGrad with l2 only (the same contract): pass 1 reads
+ * and catches up the row's weights in blocks of ADA_BLOCK, pass 2 steps
+ * them, the last block straight from pass 1's lanes. */
+static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
+                                        struct hog_row r, double y,
+                                        uint32_t t, double m_extra,
+                                        bool with_bias, double *dout,
+                                        struct spec spec)
+{
+    const struct ada_ctx sc = ada_ctx_of(sg), *s = &sc;
+    const bool pf_write = spec.loss == HOG_LOSS_LOGISTIC ||
+                          spec.loss == HOG_LOSS_SQUARED;
+    const bool has_bias = with_bias && s->bias != 0.0;
+    /* the last block: [last, nnz) and the bias weight */
+    const uint32_t last = r.nnz ? (r.nnz - 1) / ADA_BLOCK * ADA_BLOCK : 0;
+    struct ada_block b;
+    double m = m_extra;
+    for (uint32_t lo = 0; lo < last; lo += ADA_BLOCK)
+        m += ada_gather(s, r, lo, lo + ADA_BLOCK, false, t, &b, pf_write);
+    m += ada_gather(s, r, last, r.nnz, has_bias, t, &b, pf_write);
+    double d = hog_loss_deriv(spec.loss, y, m);
+    *dout = d;
+    if (d == 0.0)
+        return m; /* step t's shrink stays pending in the stamps */
+    /* the weights are distinct, so the blocks' order does not matter */
+    ada_apply(s, r, last, r.nnz, has_bias, t, d, &b, spec.cas);
+    for (uint32_t lo = 0; lo < last; lo += ADA_BLOCK) {
+        (void)ada_gather(s, r, lo, lo + ADA_BLOCK, false, t, &b, pf_write);
+        ada_apply(s, r, lo, lo + ADA_BLOCK, false, t, d, &b, spec.cas);
+    }
+    return m;
+}
+
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the
  * margin and the bias weight takes part only if with_bias; the run loops
  * pass 0 and true, constants the compiler folds away. Returns the margin;
@@ -536,6 +1212,8 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       double *dout, struct spec spec)
 {
     const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
+    if (spec.ada && stamped && !spec.l1)
+        return step_ada_l2(s, r, y, t, m_extra, with_bias, dout, spec);
     struct step p = step_at(s, t, spec);
     /* Long rows miss the cache on most weights; prefetching a few entries
      * ahead keeps several misses in flight despite the catch-up's
@@ -863,6 +1541,28 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
     if (!ada) {
         qt_inv = 1.0 / s->pre[len].q;
         ct = s->pre[len].c;
+    }
+    if (ada && !l1) { /* through the lanes, four weights at a time */
+        const struct ada_ctx cx = ada_ctx_of(s);
+        for (uint64_t j0 = lo; j0 < hi; j0 += ADA_W) {
+            float v[ADA_W] = { 0 }, g[ADA_W] = { 0 };
+            uint32_t k[ADA_W] = { len, len, len, len };
+            double c[ADA_W];
+            uint64_t nl = hi - j0 < ADA_W ? hi - j0 : ADA_W;
+            for (uint64_t i = 0; i < nl; i++) {
+                v[i] = ld(w_at(s, j0 + i));
+                g[i] = ld(&s->g2[j0 + i]);
+                k[i] = ld_u32(stamp_at(s, j0 + i));
+            }
+            (void)ada_catch_up4(&cx, len, v, g, k, c, ada_acc_zero(),
+                                ada_acc_zero());
+            for (uint64_t i = 0; i < nl; i++) {
+                if (k[i] < len)
+                    st(w_at(s, j0 + i), (float)c[i]);
+                st_u32(stamp_at(s, j0 + i), 0);
+            }
+        }
+        return;
     }
     for (uint64_t j = lo; j < hi; j++) {
         _Atomic float *wp = w_at(s, j);

@@ -141,6 +141,15 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 
+/* ---- the catch-up's power, for the tests ------------------------------------ */
+
+/* (1 - a)^k for 0 <= a <= 1 as the kernel of AdaGrad with l2 only
+ * computes it (its lanes: 1 - a at k = 1, else exp(k log(1 - a)); sgd.c
+ * states the accuracy), and as shrink_pow() does for the other AdaGrad
+ * kinds (log(1 - a) by a short series where a < 1e-3). */
+double hog_sgd_shrink_lanes(double a, uint32_t k);
+double hog_sgd_shrink_exact(double a, uint32_t k);
+
 /* ---- checkpoints (sgd_state.c) ---------------------------------------------- */
 
 /* Checkpoint state of an SGD trainer (core/fit.h). capture fills st
