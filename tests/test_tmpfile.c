@@ -131,22 +131,6 @@ Test(tmpfile, failed_commit_removes_nothing_else)
     cr_assert(exists(dead), "cleanup ran although the write failed");
 }
 
-/* This host's tag as src/io/file.c makes it ([A-Za-z0-9_.], 64 bytes). */
-static void host_tag(char *buf, size_t len)
-{
-    char h[256] = "";
-    if (gethostname(h, sizeof h - 1) != 0 || !h[0])
-        snprintf(h, sizeof h, "localhost");
-    size_t n = 0;
-    for (const char *p = h; *p && n + 1 < len && n < 64; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  (c >= '0' && c <= '9') || c == '_' || c == '.';
-        buf[n++] = ok ? c : '_';
-    }
-    buf[n] = 0;
-}
-
 static void put_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -172,7 +156,7 @@ static void assert_content(const char *path, const char *want)
 static void plant(const char *dir, const char *target, const char *pidstr)
 {
     char host[80], link[4500], ghost[4300];
-    host_tag(host, sizeof host);
+    hog_tmp_host_tag(host, sizeof host);
     snprintf(ghost, sizeof ghost, "%s/ghost", dir);
     snprintf(link, sizeof link, "%s/%s.tmp.%s-%s", dir, target, host, pidstr);
     cr_assert_eq(symlink("victim", link), 0, "%s", link);
@@ -226,7 +210,7 @@ Test(tmpfile, planted_symlinks_are_never_followed, .timeout = 60)
     /* The command's writers: model, checkpoint, JSON, predictions, gen,
      * convert. */
     char host[80], out[8192];
-    host_tag(host, sizeof host);
+    hog_tmp_host_tag(host, sizeof host);
     static const char *const runs[][2] = {
         { "m.hgm ck r.json",
           "train d.svm --epochs 2 -q --checkpoint ck -o m.hgm --json r.json" },

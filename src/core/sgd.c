@@ -283,6 +283,21 @@ static ALWAYS_INLINE double exp_nonpos(double x)
     return p * scale;
 }
 
+/* 2 atanh(s) = log((1 + s)/(1 - s)) by its series to s^11, for small |s|
+ * (log_unit's mantissa, and log(1 - a) = 2 atanh(-a / (2 - a)) for small a;
+ * log4_series below is the same sequence in four lanes). */
+static ALWAYS_INLINE double atanh2_series(double sv)
+{
+    double s2 = sv * sv;
+    double p = 1.0 / 11;
+    p = p * s2 + 1.0 / 9;
+    p = p * s2 + 1.0 / 7;
+    p = p * s2 + 1.0 / 5;
+    p = p * s2 + 1.0 / 3;
+    p = p * s2 + 1.0;
+    return (sv + sv) * p;
+}
+
 /* log(x) for 0 < x < 1, inline: x = 2^e m with m in [sqrt(1/2), sqrt(2)),
  * log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172, by its series to
  * s^11 (relative error < 1e-10). */
@@ -298,14 +313,7 @@ static ALWAYS_INLINE double log_unit(double x)
         m *= 0.5;
         e += 1;
     }
-    double sv = (m - 1.0) / (m + 1.0), s2 = sv * sv;
-    double p = 1.0 / 11;
-    p = p * s2 + 1.0 / 9;
-    p = p * s2 + 1.0 / 7;
-    p = p * s2 + 1.0 / 5;
-    p = p * s2 + 1.0 / 3;
-    p = p * s2 + 1.0;
-    return (double)e * 0.6931471805599453 + 2.0 * sv * p;
+    return (double)e * 0.6931471805599453 + atanh2_series((m - 1.0) / (m + 1.0));
 }
 
 /* (1 - a)^k for 0 <= a <= 1: k = 1 directly, else exp(k log(1 - a)) with
@@ -723,14 +731,7 @@ static ALWAYS_INLINE double shrink_pow1(double a, double n)
         return 1.0 - a;
     double lg;
     if (a < 0.25) { /* log4_series(-a / (2 - a)) */
-        double sv = -a / (2.0 - a), s2 = sv * sv;
-        double p = 1.0 / 11;
-        p = p * s2 + 1.0 / 9;
-        p = p * s2 + 1.0 / 7;
-        p = p * s2 + 1.0 / 5;
-        p = p * s2 + 1.0 / 3;
-        p = p * s2 + 1.0;
-        lg = (sv + sv) * p;
+        lg = atanh2_series(-a / (2.0 - a));
     } else {
         lg = log_unit(1.0 - a);
     }

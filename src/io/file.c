@@ -118,7 +118,7 @@ size_t hog_pwrite_full(int fd, const void *buf, size_t len, uint64_t off,
 
 /* This host's name reduced to [A-Za-z0-9_.] (at most 64 bytes), so that it
  * cannot contain the '-' that separates it from the PID, nor a '/'. */
-static void host_tag(char *buf, size_t len)
+void hog_tmp_host_tag(char *buf, size_t len)
 {
     char h[256] = "";
     if (gethostname(h, sizeof h - 1) != 0 || !h[0])
@@ -183,7 +183,7 @@ hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
                             FILE **out, hog_err *err)
 {
     char host[72];
-    host_tag(host, sizeof host);
+    hog_tmp_host_tag(host, sizeof host);
     int fd = -1, e = EEXIST;
     for (unsigned attempt = 0; fd < 0 && e == EEXIST && attempt < 16;
          attempt++) {
@@ -255,7 +255,7 @@ static void remove_stale_temporaries(const char *path)
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
     snprintf(basebuf, sizeof basebuf, "%s", path);
     const char *dir = dirname(dirbuf), *base = basename(basebuf);
-    host_tag(host, sizeof host);
+    hog_tmp_host_tag(host, sizeof host);
     char prefix[4200];
     int plen = snprintf(prefix, sizeof prefix, "%s.tmp.%s-", base, host);
     if (plen < 0 || (size_t)plen >= sizeof prefix)

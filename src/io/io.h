@@ -436,6 +436,10 @@ ssize_t hog_read_some(int fd, void *buf, size_t len);
 
 /* ---- helpers shared by the writers ---------------------------------------- */
 
+/* This host's name as temporaries carry it: reduced to [A-Za-z0-9_.], at
+ * most 64 bytes (no '-', which separates it from the PID, nor '/'). */
+void hog_tmp_host_tag(char *buf, size_t len);
+
 /* Creates "path.tmp.HOST-PID-RANDOM" beside path for writing (O_EXCL |
  * O_NOFOLLOW: a name planted there is never opened) with the mode path
  * would get; hog_tmpfile_commit() fsyncs, closes and renames it over path
