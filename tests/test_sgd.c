@@ -544,8 +544,11 @@ Test(sgd, l1_gives_sparse_models)
  * 1, regularized like LIBLINEAR's -B 1) with serial AdaGrad SGD and must
  * come within 0.5 points of it. */
 
-static double real_accuracy(const char *train_name, const char *test_name,
-                            hog_loss loss, double eta, unsigned epochs)
+/* Trains on train_name with o (its rows known only once loaded, so
+ * l2_per_row, when set, makes l2 = 1 / n: C = 1) and returns the test
+ * accuracy after the last epoch, in percent. */
+static double accuracy_with(const char *train_name, const char *test_name,
+                            hog_train_opts o, bool l2_per_row)
 {
     const char *trp = th_data(train_name), *tep = th_data(test_name);
     if (!trp || !tep)
@@ -558,27 +561,34 @@ static double real_accuracy(const char *train_name, const char *test_name,
     hog_err err;
     cr_assert_eq(hog_data_load(trp, &lo, &tr, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
-    hog_train_opts o;
-    hog_train_opts_init(&o);
-    o.loss = loss;
-    o.schedule = HOG_SCHED_ADAGRAD;
-    o.eta = eta;
-    o.l2 = 1.0 / (double)hog_data_rows(tr); /* C = 1 */
-    o.bias = 1.0;
-    o.epochs = epochs;
+    if (l2_per_row)
+        o.l2 = 1.0 / (double)hog_data_rows(tr);
     struct seen v = { 0 };
     o.progress = on_progress;
     o.progress_ctx = &v;
     hog_model *m;
     cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(v.epochs, epochs);
+    cr_assert_eq(v.epochs, o.epochs);
     double acc = 100.0 * v.last.test_accuracy;
     cr_log_info("%s: test accuracy %.4f%% after %u epochs (%.3f s)",
-                train_name, acc, epochs, v.last.total_seconds);
+                train_name, acc, v.epochs, v.last.total_seconds);
     hog_model_free(m);
     hog_data_free(tr);
     hog_data_free(te);
     return acc;
+}
+
+static double real_accuracy(const char *train_name, const char *test_name,
+                            hog_loss loss, double eta, unsigned epochs)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = loss;
+    o.schedule = HOG_SCHED_ADAGRAD;
+    o.eta = eta;
+    o.bias = 1.0;
+    o.epochs = epochs;
+    return accuracy_with(train_name, test_name, o, true);
 }
 
 Test(sgd, a9a_reaches_liblinear_accuracy, .timeout = 60)
@@ -626,33 +636,11 @@ Test(sgd, news20_binary_reaches_liblinear_accuracy, .timeout = 120)
 
 static double default_accuracy(const char *train_name, const char *test_name)
 {
-    const char *trp = th_data(train_name), *tep = th_data(test_name);
-    if (!trp || !tep)
-        cr_skip_test("real data %s / %s not found under HOGTRAIN_DATA; "
-                     "skipping",
-                     train_name, test_name);
-    hog_load_opts lo;
-    hog_load_opts_init(&lo);
-    hog_data *tr, *te;
-    hog_err err;
-    cr_assert_eq(hog_data_load(trp, &lo, &tr, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
     hog_train_opts o;
     hog_train_opts_init(&o);
     cr_assert_eq(o.schedule, HOG_SCHED_ADAGRAD);
     cr_assert(o.l2 > 0 && o.l1 == 0, "the default is AdaGrad with l2 only");
-    struct seen v = { 0 };
-    o.progress = on_progress;
-    o.progress_ctx = &v;
-    hog_model *m;
-    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
-    double acc = 100.0 * v.last.test_accuracy;
-    cr_log_info("%s, default options: test accuracy %.4f%% after %u epochs",
-                train_name, acc, v.epochs);
-    hog_model_free(m);
-    hog_data_free(tr);
-    hog_data_free(te);
-    return acc;
+    return accuracy_with(train_name, test_name, o, false);
 }
 
 Test(sgd, a9a_default_options_accuracy, .timeout = 60)
