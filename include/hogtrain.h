@@ -97,6 +97,17 @@ typedef enum hog_schedule {
     HOG_SCHED_ADAGRAD       /* eta_{t,j} = eta / sqrt(eps + sum of g_j^2) */
 } hog_schedule;
 
+/* A classification loss on training labels with K >= 3 distinct values
+ * trains K classes (two values stay the binary problem). */
+typedef enum hog_multiclass {
+    HOG_MULTICLASS_OVR = 0, /* one-vs-rest: K binary problems, one load */
+    HOG_MULTICLASS_SOFTMAX  /* multinomial logistic regression (logistic loss) */
+} hog_multiclass;
+
+/* At most this many classes (a label column with more distinct values is
+ * a regression target, or needs hashing of its own). */
+#define HOG_MAX_CLASSES 100000u
+
 typedef enum hog_algo {
     HOG_ALGO_SERIAL = 0, /* the reference serial SGD */
     HOG_ALGO_HOGWILD,
@@ -147,6 +158,13 @@ typedef struct hog_epoch_stats {
     int converged;           /* scd, dcd: 1 when the stopping rule (tol) was
                                 met after this epoch, the last; 0 on an epoch
                                 that ends at the epochs cap without it */
+    /* K classes: the macro-averaged F1 (accuracy above is the share of
+     * rows whose arg-max class is their label; loss is the multiclass
+     * log-loss for logistic models, of the OvR scores normalised as
+     * LIBLINEAR's -b 1, else the summed binary losses); NaN otherwise. */
+    double train_macro_f1, test_macro_f1;
+    unsigned classes;        /* K, or 0 for a binary or regression model */
+    unsigned classes_done;   /* one-vs-rest: classes trained so far */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -317,6 +335,8 @@ typedef struct hog_train_opts {
      * (default): after the last epoch only for scd and dcd, every epoch
      * for the others; 1: every epoch. Only with a progress callback. */
     unsigned metrics_every;
+    /* K >= 3 label values under a classification loss (docs/TRAINING.md). */
+    hog_multiclass multiclass;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);
@@ -354,12 +374,26 @@ HOG_API void hog_model_free(hog_model *m);
 
 HOG_API uint64_t hog_model_features(const hog_model *m);
 HOG_API hog_loss hog_model_loss(const hog_model *m);
+/* Binary and regression models: the n_features weights (+ the bias
+ * weight). K classes: K such vectors one after another, in the order of
+ * hog_model_classes(). */
 HOG_API const float *hog_model_weights(const hog_model *m);
+/* K (>= 3) and the class labels in the model's order (the first
+ * appearance in the training data, as LIBLINEAR), or 0 and NULL for a
+ * binary or regression model. */
+HOG_API unsigned hog_model_classes(const hog_model *m, const double **labels);
+HOG_API hog_multiclass hog_model_multiclass(const hog_model *m);
 HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias value */
 
-/* scores[i] = w . x_i (+ bias) for every row of d. */
+/* scores[i] = w . x_i (+ bias) for every row of d. K classes: scores has
+ * rows * K entries, row i's K scores at scores[i * K]. */
 HOG_API hog_status hog_model_scores(const hog_model *m, const hog_data *d,
                                     double *scores, hog_err *err);
+/* The predicted label of every row: the label value of the positive or
+ * negative class (binary), of the class with the highest score (K
+ * classes), or the score itself (regression). */
+HOG_API hog_status hog_model_predict(const hog_model *m, const hog_data *d,
+                                     double *labels, hog_err *err);
 
 #ifdef __cplusplus
 }

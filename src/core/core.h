@@ -126,7 +126,55 @@ struct hog_model {
     double bias;
     double label_pos, label_neg; /* values written into LIBLINEAR models */
     enum hog_label_kind labels;
+    /* K classes (K >= 3): w holds K vectors of hog_model_vector_len()
+     * floats, class c's at w + c * len, for the label classes[c]; 0 and
+     * NULL for binary and regression models (one vector). */
+    uint32_t n_classes;
+    double *classes;
+    hog_multiclass multiclass;
 };
+
+/* Floats per weight vector (the features, + 1 for the bias), vectors in the
+ * model (K, or 1), and all of w. */
+static inline uint64_t hog_model_vector_len(const hog_model *m)
+{
+    return m->n_features + (m->bias != 0.0);
+}
+static inline uint64_t hog_model_vectors(const hog_model *m)
+{
+    return m->n_classes ? m->n_classes : 1;
+}
+static inline uint64_t hog_model_len(const hog_model *m)
+{
+    return hog_model_vector_len(m) * hog_model_vectors(m);
+}
+
+/* Makes m a K-class model for the labels (copied), its weights K zero
+ * vectors (the old ones freed). */
+hog_status hog_model_set_classes(hog_model *m, uint32_t k,
+                                 const double *labels, hog_multiclass mc,
+                                 hog_err *err);
+
+/* The distinct label values of d in order of first appearance, at most
+ * max of them: *k and a malloc'd array in *labels (freed by the caller);
+ * more than max: HOG_EINVAL with a sentence. */
+hog_status hog_data_classes(const hog_data *d, uint32_t max, double **labels,
+                            uint32_t *k, hog_err *err);
+/* The class of label y among labels[0..k) (-1: none), by a lookup table
+ * built once (struct hog_class_index, below). */
+struct hog_class_index {
+    uint64_t mask;     /* slots - 1 */
+    uint64_t *key;     /* the label's bits; UINT64_MAX: empty (no finite
+                          double has these bits... NaN payload) */
+    uint32_t *cls;
+};
+hog_status hog_class_index_init(struct hog_class_index *ix,
+                                const double *labels, uint32_t k,
+                                hog_err *err);
+int64_t hog_class_index_find(const struct hog_class_index *ix, double y);
+void hog_class_index_free(struct hog_class_index *ix);
+/* The first class of the highest of k scores. */
+uint32_t hog_scores_argmax(const double *s, uint32_t k);
 
 hog_status hog_model_new(uint64_t n_features, hog_loss loss, double bias,
                          hog_model **out, hog_err *err);

@@ -137,6 +137,7 @@ void hog_model_free(hog_model *m)
     if (!m)
         return;
     free(m->w);
+    free(m->classes);
     free(m);
 }
 
@@ -146,16 +147,4 @@ const float *hog_model_weights(const hog_model *m) { return m->w; }
 double hog_model_bias(const hog_model *m)
 {
     return m->bias != 0.0 ? (double)m->w[m->n_features] * m->bias : 0.0;
-}
-
-hog_status hog_model_scores(const hog_model *m, const hog_data *d,
-                            double *scores, hog_err *err)
-{
-    (void)err;
-    double b = hog_model_bias(m);
-    for (uint64_t i = 0; i < d->m.rows; i++) {
-        scores[i] = hog_sparse_dot(m->w, m->n_features,
-                                   hog_csr_row(&d->m, i), b);
-    }
-    return HOG_OK;
 }

@@ -231,11 +231,221 @@ static void *pass_worker(void *arg)
     }
 }
 
+/* ---- K classes ---------------------------------------------------------------- */
+
+void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
+                             double *p)
+{
+    double sum = 0;
+    if (mc == HOG_MULTICLASS_SOFTMAX) {
+        double top = s[hog_scores_argmax(s, k)];
+        for (uint32_t c = 0; c < k; c++)
+            sum += p[c] = exp(s[c] - top);
+    } else {
+        for (uint32_t c = 0; c < k; c++)
+            sum += p[c] = 1.0 / (1.0 + exp(-s[c]));
+    }
+    for (uint32_t c = 0; c < k; c++)
+        p[c] /= sum;
+}
+
+/* Row scores s of a row of class y (-1: a label the model lacks): the
+ * multiclass log-loss, and the loss term of the objective. */
+static void class_losses(const hog_model *m, const double *s, int64_t y,
+                         double *logloss, double *obj)
+{
+    uint32_t k = m->n_classes;
+    if (m->multiclass == HOG_MULTICLASS_SOFTMAX) {
+        /* -log softmax(s)_y = log sum exp(s_c - top) - (s_y - top) */
+        double top = s[hog_scores_argmax(s, k)], z = 0;
+        for (uint32_t c = 0; c < k; c++)
+            z += exp(s[c] - top);
+        *logloss = *obj = log(z) - (s[y] - top);
+        return;
+    }
+    double sum = 0, sig = 0;
+    for (uint32_t c = 0; c < k; c++) {
+        double t = (int64_t)c == y ? 1.0 : -1.0;
+        sum += hog_loss_value(m->loss, t, s[c]);
+        if (m->loss == HOG_LOSS_LOGISTIC)
+            sig += 1.0 / (1.0 + exp(-s[c]));
+    }
+    *obj = sum;
+    /* -log(sigma(s_y) / sum sigma): log(sum) + log(1 + exp(-s_y)) */
+    *logloss = m->loss == HOG_LOSS_LOGISTIC
+                   ? log(sig) + hog_log1pexp_neg(s[y])
+                   : sum;
+}
+
+struct mpass {
+    const hog_model *m;
+    const hog_data *d;
+    struct hog_class_index ix;
+    int32_t *truth, *pred;  /* per row; truth -1: unknown label */
+    double *ll, *obj;       /* per block */
+    uint64_t n_blocks;
+    _Alignas(HOG_CACHELINE) _Atomic uint64_t next;
+};
+
+static void mpass_block(struct mpass *p, uint64_t b, double *s)
+{
+    const hog_model *m = p->m;
+    const struct hog_csr *x = &p->d->m;
+    uint64_t len = hog_model_vector_len(m), nf = m->n_features;
+    uint64_t lo = b * BLOCK_ROWS, hi = lo + BLOCK_ROWS;
+    if (hi > x->rows)
+        hi = x->rows;
+    double ll = 0, obj = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        struct hog_row r = hog_csr_row(x, i);
+        for (uint32_t c = 0; c < m->n_classes; c++) {
+            const float *w = m->w + c * len;
+            double bw = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
+            s[c] = hog_sparse_dot(w, nf, r, bw);
+        }
+        int64_t y = hog_class_index_find(&p->ix, r.y);
+        p->truth[i] = (int32_t)y;
+        p->pred[i] = (int32_t)hog_scores_argmax(s, m->n_classes);
+        if (y >= 0) {
+            double a, o;
+            class_losses(m, s, y, &a, &o);
+            ll += a;
+            obj += o;
+        }
+    }
+    p->ll[b] = ll;
+    p->obj[b] = obj;
+}
+
+static void *mpass_worker(void *arg)
+{
+    struct mpass *p = *(struct mpass **)arg;
+    double *s = malloc(p->m->n_classes * sizeof *s);
+    if (!s)
+        return p; /* the caller sees the blocks left and runs them */
+    for (;;) {
+        /* relaxed: as pass_worker */
+        uint64_t b = atomic_fetch_add_explicit(&p->next, 1,
+                                               memory_order_relaxed);
+        if (b >= p->n_blocks)
+            break;
+        mpass_block(p, b, s);
+    }
+    free(s);
+    return NULL;
+}
+
+static hog_status eval_classes(const hog_model *m, const hog_data *d,
+                               unsigned threads, struct hog_metrics *out,
+                               uint64_t *conf, hog_err *err)
+{
+    uint64_t n = d->m.rows, nb = (n + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    uint32_t k = m->n_classes;
+    struct mpass *p = aligned_alloc(HOG_CACHELINE, sizeof *p);
+    if (!p)
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    *p = (struct mpass){ .m = m, .d = d, .n_blocks = nb };
+    atomic_init(&p->next, 0);
+    hog_status st = hog_class_index_init(&p->ix, m->classes, k, err);
+    if (st != HOG_OK) {
+        free(p);
+        return st;
+    }
+    p->truth = malloc(n * sizeof *p->truth);
+    p->pred = malloc(n * sizeof *p->pred);
+    p->ll = malloc(2 * nb * sizeof *p->ll);
+    /* per class: true positives, predicted, actual */
+    uint64_t *cnt = calloc(3 * (uint64_t)k, sizeof *cnt);
+    double *s = malloc(k * sizeof *s);
+    if (!p->truth || !p->pred || !p->ll || !cnt || !s) {
+        st = hog_errf(err, HOG_ENOMEM, "out of memory for the metrics of "
+                      "%llu rows", (unsigned long long)n);
+        goto out;
+    }
+    p->obj = p->ll + nb;
+    if (threads == 0)
+        threads = hog_allowed_cpus();
+    if (n < PAR_MIN_ROWS)
+        threads = 1;
+    if (threads > nb)
+        threads = (unsigned)nb;
+    if (threads > 1) {
+        struct mpass **items = malloc(threads * sizeof *items);
+        if (items) {
+            for (unsigned t = 0; t < threads; t++)
+                items[t] = p;
+            hog_fork_join(items, sizeof *items, threads, mpass_worker,
+                          HOG_FORK_CALLER_FIRST);
+            free(items);
+        }
+    }
+    for (uint64_t b; (b = atomic_fetch_add_explicit(&p->next, 1,
+                                                    memory_order_relaxed)) <
+                     nb;)
+        mpass_block(p, b, s);
+
+    double ll = 0, obj = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        ll += p->ll[b];
+        obj += p->obj[b];
+    }
+    uint64_t right = 0, known = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        int32_t y = p->truth[i], q = p->pred[i];
+        cnt[k + (uint64_t)q]++;
+        if (y < 0)
+            continue;
+        known++;
+        cnt[2 * (uint64_t)k + (uint64_t)y]++;
+        if (y == q) {
+            right++;
+            cnt[y]++;
+        }
+        if (conf)
+            conf[(uint64_t)y * k + (uint64_t)q]++;
+    }
+    /* F1 of a class = 2 tp / (predicted + actual); a class neither
+     * predicted nor present counts 0, as scikit-learn's zero_division */
+    double f1 = 0;
+    for (uint32_t c = 0; c < k; c++) {
+        uint64_t den = cnt[k + c] + cnt[2 * (uint64_t)k + c];
+        f1 += den ? 2.0 * (double)cnt[c] / (double)den : 0.0;
+    }
+    out->accuracy = (double)right / (double)n;
+    out->macro_f1 = f1 / k;
+    out->loss = known ? ll / (double)known : NAN;
+    out->obj_loss = known ? obj / (double)known : NAN;
+    out->unknown = n - known;
+out:
+    hog_class_index_free(&p->ix);
+    free(p->truth);
+    free(p->pred);
+    free(p->ll);
+    free(p);
+    free(cnt);
+    free(s);
+    return st;
+}
+
+hog_status hog_metrics_confusion(const hog_model *m, const hog_data *d,
+                                 uint64_t *conf, hog_err *err)
+{
+    uint64_t k = m->n_classes;
+    memset(conf, 0, k * k * sizeof *conf);
+    struct hog_metrics out;
+    return eval_classes(m, d, 1, &out, conf, err);
+}
+
 hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
                                     unsigned threads, struct hog_metrics *out,
                                     hog_err *err)
 {
-    *out = (struct hog_metrics){ NAN, NAN, NAN, NAN };
+    if (m->n_classes) {
+        *out = (struct hog_metrics){ NAN, NAN, NAN, NAN, NAN, NAN, 0 };
+        return d->m.rows ? eval_classes(m, d, threads, out, NULL, err)
+                         : HOG_OK;
+    }
+    *out = (struct hog_metrics){ NAN, NAN, NAN, NAN, NAN, NAN, 0 };
     uint64_t n = d->m.rows;
     if (n == 0)
         return HOG_OK;
@@ -284,7 +494,7 @@ hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
         se += p->se[b];
         right += p->correct[b];
     }
-    out->loss = loss / (double)n;
+    out->loss = out->obj_loss = loss / (double)n;
     if (!p->cls)
         out->rmse = sqrt(se / (double)n);
     if (m->labels == HOG_LABELS_BINARY) {
@@ -308,7 +518,7 @@ hog_status hog_metrics_eval(const hog_model *m, const hog_data *d,
 
 double hog_model_regularizer(const hog_model *m)
 {
-    uint64_t n = m->n_features + (m->bias != 0.0);
+    uint64_t n = hog_model_len(m);
     double s2 = 0, s1 = 0;
     for (uint64_t j = 0; j < n; j++) {
         s2 += (double)m->w[j] * m->w[j];
@@ -319,7 +529,7 @@ double hog_model_regularizer(const hog_model *m)
 
 uint64_t hog_model_nonzeros(const hog_model *m)
 {
-    uint64_t n = m->n_features + (m->bias != 0.0), nz = 0;
+    uint64_t n = hog_model_len(m), nz = 0;
     for (uint64_t j = 0; j < n; j++)
         nz += m->w[j] != 0.0f;
     return nz;

@@ -11,11 +11,30 @@
 
 /* Fields that do not apply are NaN. */
 struct hog_metrics {
-    double loss;     /* mean loss of the model's loss function */
-    double accuracy; /* binary labels */
+    double loss;     /* mean loss of the model's loss function; K classes:
+                        the multiclass log-loss of logistic models, else
+                        the mean of the summed one-vs-rest losses */
+    double accuracy; /* binary labels; K classes: arg-max equals the label */
     double auc;      /* binary labels, both classes present */
     double rmse;     /* squared loss */
+    double macro_f1; /* K classes: the mean over classes of F1 */
+    double obj_loss; /* the loss term of the training objective: loss, but
+                        for K classes the mean summed one-vs-rest loss
+                        (softmax: the cross-entropy) */
+    uint64_t unknown;/* K classes: rows whose label the model has no class
+                        for (counted wrong, left out of the losses) */
 };
+
+/* K classes: the confusion matrix conf[true * K + predicted] (k * k counts,
+ * zeroed here) of the rows of d whose label is one of m's classes, and
+ * their count per class. */
+hog_status hog_metrics_confusion(const hog_model *m, const hog_data *d,
+                                 uint64_t *conf, hog_err *err);
+/* The K-class probabilities of row scores s (logistic models): softmax
+ * models exp(s_c) / sum, one-vs-rest sigma(s_c) / sum of sigma (LIBLINEAR's
+ * -b 1 for one-vs-rest). */
+void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
+                             double *p);
 
 /* Scores every row of d with m (features beyond the model's count as zero)
  * and fills out. Classification: a row is positive when its label equals

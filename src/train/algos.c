@@ -21,20 +21,20 @@
 
 static const struct hog_algo_row rows[] = {
     [HOG_ALGO_SERIAL] = {
-        "serial", "serial", hog_serial_train, hog_serial_train_stream,
+        "serial", "serial", hog_serial_train, hog_serial_train_stream, NULL,
         HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_HOGWILD] = {
-        "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
+        "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream, NULL,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
             HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_CYCLADES] = {
-        "cyclades", "Cyclades", hog_cyclades_train, NULL,
+        "cyclades", "Cyclades", hog_cyclades_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT },
     [HOG_ALGO_SCD] = {
-        "scd", "stochastic coordinate descent", hog_scd_train, NULL,
+        "scd", "stochastic coordinate descent", hog_scd_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_TOL },
     [HOG_ALGO_DCD] = {
-        "dcd", "dual coordinate descent", hog_dcd_train, NULL,
+        "dcd", "dual coordinate descent", hog_dcd_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])

@@ -21,6 +21,7 @@
 #include "io/io.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* AdaGrad's per-coordinate steps make one eta work across feature scales
@@ -131,12 +132,15 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
 /* Refuses, before anything is allocated, a model that cannot fit: a
  * feature index of 4e9 is 16 GB of weights alone, which the kernel would
  * otherwise answer by killing the process partway through. */
+/* k classes (0: one vector) add k - 1 model vectors. */
 static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
-                                     hog_err *err)
+                                     uint32_t k, hog_err *err)
 {
     char what[256];
     uint64_t nw = nf + (o->bias != 0.0);
     uint64_t need = nw * bytes_per_weight(o, what, sizeof what);
+    if (k > 1)
+        need += nw * sizeof(float) * (k - 1);
     const char *limit;
     uint64_t have = hog_mem_available(&limit);
     if (need <= have)
@@ -150,6 +154,46 @@ static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
                     "them into a smaller range by feature hashing)",
                     (unsigned long long)nf, (double)need / gib, what,
                     (double)have / gib, limit);
+}
+
+bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
+{
+    return train && hog_loss_is_classification(o->loss) &&
+           train->labels != HOG_LABELS_BINARY;
+}
+
+/* What K classes do not run with (yet), each in a sentence. */
+static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
+{
+    if (o->multiclass == HOG_MULTICLASS_SOFTMAX &&
+        o->loss != HOG_LOSS_LOGISTIC)
+        return hog_errf(err, HOG_EINVAL,
+                        "--multiclass softmax is multinomial logistic "
+                        "regression and needs the logistic loss, not %s "
+                        "(one-vs-rest, --multiclass ovr, takes every loss)",
+                        hog_loss_name(o->loss));
+    if (o->multiclass == HOG_MULTICLASS_SOFTMAX) {
+        const struct hog_algo_row *r = hog_algo_row(o->algo);
+        if (r && !r->softmax)
+            return hog_errf(err, HOG_ENOTSUP,
+                            "--multiclass softmax runs with --algo serial "
+                            "and hogwild; %s trains K classes one-vs-rest "
+                            "(--multiclass ovr)", r->title);
+    }
+    if (hog_gpu_requested(o))
+        return hog_errf(err, HOG_ENOTSUP,
+                        "the GPU trainer takes two classes only; the "
+                        "training labels have more (train K classes on the "
+                        "CPUs: drop --gpus)");
+    if (o->average)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "model averaging across processes takes two classes "
+                        "only so far; the training labels have more");
+    if (o->checkpoint || o->resume)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "checkpoints of K-class training are not written "
+                        "yet; drop --checkpoint and --resume");
+    return HOG_OK;
 }
 
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
@@ -210,7 +254,13 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         o->tol);
     /* GPU replicas are a trainer of their own (o->algo unused). */
     if (!hog_gpu_requested(o)) {
-        hog_status st = hog_algo_check(o->algo, hog_train_opts_caps(o), err);
+        unsigned used = hog_train_opts_caps(o);
+        /* one-vs-rest spreads the classes over the threads of any
+         * algorithm */
+        if (hog_train_is_multiclass(o, train) &&
+            o->multiclass == HOG_MULTICLASS_OVR)
+            used &= ~(unsigned)HOG_CAP_THREADS;
+        hog_status st = hog_algo_check(o->algo, used, err);
         if (st != HOG_OK)
             return st;
     }
@@ -223,13 +273,21 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
-    if (hog_loss_is_classification(o->loss) &&
-        train->labels != HOG_LABELS_BINARY)
+    if ((unsigned)o->multiclass > HOG_MULTICLASS_SOFTMAX)
+        return hog_errf(err, HOG_EINVAL, "unknown multiclass mode %d",
+                        (int)o->multiclass);
+    if (hog_train_is_multiclass(o, train)) {
+        hog_status st = multiclass_validate(o, err);
+        if (st != HOG_OK)
+            return st;
+    } else if (hog_loss_is_classification(o->loss) &&
+               train->labels == HOG_LABELS_BINARY &&
+               (train->n_pos == 0 || train->n_pos == train->m.rows)) {
         return hog_errf(err, HOG_EINVAL,
-                        "the %s loss needs two label values, but the "
-                        "training labels take more (use the squared loss "
-                        "for regression)",
-                        hog_loss_name(o->loss));
+                        "the training labels take one value only (%g): a "
+                        "classifier needs at least two classes",
+                        train->m.y[0]);
+    }
     /* The loaders refuse wider data naming the file; this is for data
      * built through the API. */
     if (train->n_features > HOG_MAX_FEATURES)
@@ -237,7 +295,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "features, more than hogtrain supports (%llu)",
                         (unsigned long long)train->n_features,
                         (unsigned long long)HOG_MAX_FEATURES);
-    return check_model_memory(o, train->n_features, err);
+    return check_model_memory(o, train->n_features, 0, err);
 }
 
 /* ---- hooks the algorithms call ------------------------------------------------ */
@@ -269,7 +327,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     const hog_data *d = f->train;
     c->total_seconds += seconds;
     c->next_tick = hog_now() + 0.1;
-    uint64_t nw = f->model->n_features + (f->model->bias != 0.0);
+    uint64_t nw = hog_model_len(f->model);
     for (uint64_t j = 0; j < nw; j++)
         if (!isfinite(f->model->w[j]))
             return hog_errf(err, HOG_ERANGE,
@@ -308,6 +366,9 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     bool full = last || (every && epoch % every == 0);
     s.objective = s.train_loss = s.train_accuracy = s.train_auc =
         s.train_rmse = NAN;
+    s.train_macro_f1 = s.test_macro_f1 = NAN;
+    s.classes = f->model->n_classes;
+    s.classes_done = f->model->n_classes;
     if (!full && own) {
         s.objective = f->objective;
         s.train_loss = f->mean_loss;
@@ -320,13 +381,15 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         st = hog_metrics_eval_threads(f->model, d, f->o->threads, &m, err);
         if (st != HOG_OK)
             return st;
-        s.objective = m.loss + hog_model_regularizer(f->model);
+        s.objective = m.obj_loss + hog_model_regularizer(f->model);
         s.train_loss = m.loss;
         s.train_accuracy = m.accuracy;
         s.train_auc = m.auc;
         s.train_rmse = m.rmse;
+        s.train_macro_f1 = m.macro_f1;
     }
     s.test_loss = s.test_accuracy = s.test_auc = s.test_rmse = NAN;
+
     if (c->test) {
         st = hog_metrics_eval_threads(f->model, c->test, f->o->threads, &m,
                                       err);
@@ -337,6 +400,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         s.test_accuracy = m.accuracy;
         s.test_auc = m.auc;
         s.test_rmse = m.rmse;
+        s.test_macro_f1 = m.macro_f1;
     }
     f->objective = f->mean_loss = NAN;
     f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
@@ -375,6 +439,21 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
                                                     : train->labels;
     m->label_pos = train->label_pos;
     m->label_neg = train->label_neg;
+    if (hog_train_is_multiclass(o, train) && train->m.y) {
+        double *labels;
+        uint32_t k;
+        st = hog_data_classes(train, HOG_MAX_CLASSES, &labels, &k, err);
+        if (st == HOG_OK) {
+            st = hog_model_set_classes(m, k, labels, o->multiclass, err);
+            free(labels);
+        }
+        if (st == HOG_OK)
+            st = check_model_memory(o, train->n_features, k, err);
+        if (st != HOG_OK) {
+            hog_model_free(m);
+            return st;
+        }
+    }
     *out = m;
     return HOG_OK;
 }
@@ -492,7 +571,10 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     struct hog_ckpt_ctx ck;
     st = hog_train_ckpt_begin(&f, &ck, err);
     if (st == HOG_OK)
-        st = gpu ? hog_gpu_train(&f, err) : row->run(&f, err);
+        st = gpu                              ? hog_gpu_train(&f, err)
+             : !m->n_classes                  ? row->run(&f, err)
+             : m->multiclass == HOG_MULTICLASS_SOFTMAX ? row->softmax(&f, err)
+                                              : hog_train_ovr(&f, row, err);
     hog_train_ckpt_end(&ck);
     return hand_out(st, m, out);
 }

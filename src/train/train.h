@@ -15,6 +15,9 @@
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err);
 
+/* A classification loss on labels with more than two values: K classes. */
+bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
+
 /* Sets the step size and schedule that work best for o->loss out of the box
  * (hog_train_opts_init() gives those of the logistic loss). For callers
  * that pick the loss but not the step. */
@@ -48,6 +51,8 @@ struct hog_algo_row {
     const char *title;    /* in sentences: "Hogwild!" */
     hog_algo_fn *run;     /* the data in memory */
     hog_algo_fn *stream;  /* out of core; NULL: needs the data in memory */
+    hog_algo_fn *softmax; /* multinomial logistic regression of K classes
+                             (--multiclass softmax); NULL: one-vs-rest only */
     unsigned caps;        /* enum hog_cap */
 };
 
@@ -66,5 +71,13 @@ unsigned hog_train_opts_caps(const hog_train_opts *o);
  * HOG_EINVAL and the sentence naming the first option it does not take and
  * the algorithms that do. */
 hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
+
+/* ---- K classes (multiclass.c) ------------------------------------------------ */
+
+/* One-vs-rest: trains f->model's K vectors with row's in-memory run, the
+ * classes spread over the threads or one after another (multiclass.c
+ * says which when), then calls f->epoch_end once with the whole model. */
+hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
+                         hog_err *err);
 
 #endif

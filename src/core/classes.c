@@ -1,0 +1,253 @@
+/*
+ * K classes: the distinct labels of a data set in order of first appearance
+ * (LIBLINEAR's order), a lookup table from a label to its class, and the
+ * K-vector model's set-up, scores and predictions.
+ */
+#include "core/core.h"
+#include "core/loss.h"
+#include "core/sparse.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The table's empty slot: the bits of a negative quiet NaN with a payload
+ * no label has (the parsers never give NaN labels). */
+#define EMPTY UINT64_MAX
+
+static uint64_t label_bits(double y)
+{
+    if (y == 0.0)
+        y = 0.0; /* -0 and +0 are one label */
+    uint64_t b;
+    memcpy(&b, &y, sizeof b);
+    return b;
+}
+
+static uint64_t slot_of(uint64_t b, uint64_t mask)
+{
+    return (b * 0x9E3779B97F4A7C15ull >> 17) & mask;
+}
+
+static hog_status index_alloc(struct hog_class_index *ix, uint64_t cap,
+                              hog_err *err)
+{
+    uint64_t slots = 16;
+    while (slots < 2 * cap)
+        slots *= 2;
+    ix->mask = slots - 1;
+    ix->key = malloc(slots * sizeof *ix->key);
+    ix->cls = malloc(slots * sizeof *ix->cls);
+    if (!ix->key || !ix->cls) {
+        hog_class_index_free(ix);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for a table of %llu "
+                        "classes", (unsigned long long)cap);
+    }
+    memset(ix->key, 0xFF, slots * sizeof *ix->key);
+    return HOG_OK;
+}
+
+/* The slot of b: its own, or the empty one where it would go. */
+static uint64_t index_probe(const struct hog_class_index *ix, uint64_t b)
+{
+    uint64_t s = slot_of(b, ix->mask);
+    while (ix->key[s] != EMPTY && ix->key[s] != b)
+        s = (s + 1) & ix->mask;
+    return s;
+}
+
+hog_status hog_class_index_init(struct hog_class_index *ix,
+                                const double *labels, uint32_t k,
+                                hog_err *err)
+{
+    memset(ix, 0, sizeof *ix);
+    hog_status st = index_alloc(ix, k, err);
+    if (st != HOG_OK)
+        return st;
+    for (uint32_t c = 0; c < k; c++) {
+        uint64_t b = label_bits(labels[c]), s = index_probe(ix, b);
+        ix->key[s] = b;
+        ix->cls[s] = c;
+    }
+    return HOG_OK;
+}
+
+int64_t hog_class_index_find(const struct hog_class_index *ix, double y)
+{
+    uint64_t s = index_probe(ix, label_bits(y));
+    return ix->key[s] == EMPTY ? -1 : (int64_t)ix->cls[s];
+}
+
+void hog_class_index_free(struct hog_class_index *ix)
+{
+    free(ix->key);
+    free(ix->cls);
+    ix->key = NULL;
+    ix->cls = NULL;
+}
+
+hog_status hog_data_classes(const hog_data *d, uint32_t max, double **labels,
+                            uint32_t *k, hog_err *err)
+{
+    *labels = NULL;
+    *k = 0;
+    struct hog_class_index ix;
+    memset(&ix, 0, sizeof ix);
+    /* the table grows with the classes seen, up to max + 1 of them */
+    uint64_t cap = 64;
+    double *out = malloc(cap * sizeof *out);
+    hog_status st = out ? index_alloc(&ix, cap, err)
+                        : hog_errf(err, HOG_ENOMEM, "out of memory");
+    uint32_t n = 0;
+    for (uint64_t i = 0; st == HOG_OK && i < d->m.rows; i++) {
+        double y = d->m.y[i];
+        uint64_t b = label_bits(y), s = index_probe(&ix, b);
+        if (ix.key[s] == b)
+            continue;
+        if (n == max) {
+            st = hog_errf(err, HOG_EINVAL,
+                          "the labels take more than %u distinct values "
+                          "(row %llu has the %u-th): too many classes for "
+                          "a classification loss; for a regression target "
+                          "use --loss squared",
+                          max, (unsigned long long)i + 1, max + 1);
+            break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            double *grown = realloc(out, cap * sizeof *out);
+            struct hog_class_index bigger;
+            if (!grown || index_alloc(&bigger, cap, err) != HOG_OK) {
+                if (grown)
+                    out = grown;
+                st = hog_errf(err, HOG_ENOMEM, "out of memory for %u "
+                              "classes", n);
+                break;
+            }
+            out = grown;
+            hog_class_index_free(&ix);
+            ix = bigger;
+            for (uint32_t c = 0; c < n; c++) {
+                uint64_t bc = label_bits(out[c]), sc = index_probe(&ix, bc);
+                ix.key[sc] = bc;
+                ix.cls[sc] = c;
+            }
+            s = index_probe(&ix, b);
+        }
+        ix.key[s] = b;
+        ix.cls[s] = n;
+        out[n++] = y == 0.0 ? 0.0 : y;
+    }
+    hog_class_index_free(&ix);
+    if (st != HOG_OK) {
+        free(out);
+        return st;
+    }
+    *labels = out;
+    *k = n;
+    return HOG_OK;
+}
+
+/* ---- the K-vector model ------------------------------------------------------ */
+
+hog_status hog_model_set_classes(hog_model *m, uint32_t k,
+                                 const double *labels, hog_multiclass mc,
+                                 hog_err *err)
+{
+    uint64_t len = hog_model_vector_len(m);
+    if (k > HOG_MAX_CLASSES || (len && k > UINT64_MAX / sizeof(float) / len))
+        return hog_errf(err, HOG_EINVAL, "%u classes of %llu weights are "
+                        "more than hogtrain supports", k,
+                        (unsigned long long)len);
+    uint64_t n = len * k;
+    float *w = calloc(n ? n : 1, sizeof *w);
+    double *cl = malloc((k ? k : 1) * sizeof *cl);
+    if (!w || !cl) {
+        free(w);
+        free(cl);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for a model of %u "
+                        "classes x %llu weights (%.1f GiB)", k,
+                        (unsigned long long)len,
+                        (double)len * k * sizeof *w / (1u << 30));
+    }
+    memcpy(cl, labels, k * sizeof *cl);
+    free(m->w);
+    free(m->classes);
+    m->w = w;
+    m->classes = cl;
+    m->n_classes = k;
+    m->multiclass = mc;
+    m->labels = HOG_LABELS_BINARY; /* per class: label == classes[c] or not */
+    return HOG_OK;
+}
+
+unsigned hog_model_classes(const hog_model *m, const double **labels)
+{
+    if (labels)
+        *labels = m->n_classes ? m->classes : NULL;
+    return m->n_classes;
+}
+
+hog_multiclass hog_model_multiclass(const hog_model *m)
+{
+    return m->multiclass;
+}
+
+/* Row r's K scores. */
+static void row_scores(const hog_model *m, struct hog_row r, double *s)
+{
+    uint64_t len = hog_model_vector_len(m), nf = m->n_features;
+    for (uint32_t c = 0; c < m->n_classes; c++) {
+        const float *w = m->w + c * len;
+        double b = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
+        s[c] = hog_sparse_dot(w, nf, r, b);
+    }
+}
+
+hog_status hog_model_scores(const hog_model *m, const hog_data *d,
+                            double *scores, hog_err *err)
+{
+    (void)err;
+    if (m->n_classes) {
+        for (uint64_t i = 0; i < d->m.rows; i++)
+            row_scores(m, hog_csr_row(&d->m, i), scores + i * m->n_classes);
+        return HOG_OK;
+    }
+    double b = hog_model_bias(m);
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        scores[i] = hog_sparse_dot(m->w, m->n_features,
+                                   hog_csr_row(&d->m, i), b);
+    return HOG_OK;
+}
+
+uint32_t hog_scores_argmax(const double *s, uint32_t k)
+{
+    uint32_t best = 0;
+    for (uint32_t c = 1; c < k; c++)
+        if (s[c] > s[best])
+            best = c;
+    return best;
+}
+
+hog_status hog_model_predict(const hog_model *m, const hog_data *d,
+                             double *labels, hog_err *err)
+{
+    uint32_t k = m->n_classes;
+    double *s = malloc((k ? k : 1) * sizeof *s);
+    if (!s)
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    double b = hog_model_bias(m);
+    bool cls = hog_loss_is_classification(m->loss);
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        if (k) {
+            row_scores(m, r, s);
+            labels[i] = m->classes[hog_scores_argmax(s, k)];
+        } else {
+            double v = hog_sparse_dot(m->w, m->n_features, r, b);
+            labels[i] = !cls ? v : v > 0 ? m->label_pos : m->label_neg;
+        }
+    }
+    free(s);
+    return HOG_OK;
+}
