@@ -343,6 +343,9 @@ struct hog_progress {
     hog_epoch_stats *hist;/* one per finished epoch (hist_len of them) */
     unsigned hist_len, hist_cap;
     bool oom;
+    bool ovr;             /* one-vs-rest of K classes: the running reports
+                             count classes done (epoch of epochs) and class
+                             epochs (done of total) */
 };
 
 void hog_progress_init(struct hog_progress *p, FILE *f, bool quiet,

@@ -46,6 +46,22 @@ static void fmt_secs(char *buf, size_t len, double s)
                  (int)fmod(s / 60, 60));
 }
 
+/* One-vs-rest: classes done of K, and the share of class epochs. */
+static void draw_classes(struct hog_progress *p, unsigned classes, unsigned k,
+                         uint64_t done, uint64_t total, double now)
+{
+    double frac = total ? (double)done / (double)total : 0.0;
+    double el = now - p->t0;
+    char e1[32], e2[32];
+    fmt_secs(e1, sizeof e1, el);
+    fmt_secs(e2, sizeof e2, frac > 0 ? el * (1.0 - frac) / frac : NAN);
+    fprintf(p->f, "\r\033[Kone-vs-rest: %u/%u classes trained, %3.0f%% of "
+                  "the class epochs | elapsed %s | ETA %s",
+            classes, k, 100.0 * frac, e1, e2);
+    fflush(p->f);
+    p->line_open = true;
+}
+
 static void draw_running(struct hog_progress *p, unsigned epoch,
                          unsigned epochs, uint64_t done, uint64_t total,
                          double now)
@@ -105,6 +121,7 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
         put_num(f, "loss", s->train_loss);
         put_pct(f, "acc", s->train_accuracy);
         put_num(f, "AUC", s->train_auc);
+        put_num(f, "macro-F1", s->train_macro_f1);
     }
     if (s->has_test) {
         fputs(isfinite(s->objective) ? " | test" : " test", f);
@@ -113,6 +130,7 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
         } else {
             put_pct(f, "acc", s->test_accuracy);
             put_num(f, "AUC", s->test_auc);
+            put_num(f, "macro-F1", s->test_macro_f1);
         }
     }
     if (isfinite(s->gap))
@@ -132,6 +150,13 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     if (!stats) {
         if (p->quiet || !p->tty)
             return;
+        if (p->ovr) {
+            if (now - p->last_draw >= 0.1 || done == total) {
+                p->last_draw = now;
+                draw_classes(p, epoch, epochs, done, total, now);
+            }
+            return;
+        }
         if (epoch != p->cur_epoch) { /* the epoch's first report: a start */
             p->cur_epoch = epoch;
             p->tick_t0 = now;
@@ -190,16 +215,19 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
     if (!p->hist_len)
         return;
     bool test = p->hist[0].has_test;
+    /* K classes: the macro-averaged F1 where two classes have the AUC */
+    bool k = p->hist[0].classes != 0;
     fprintf(f, "%5s %12s", "epoch", "objective");
     if (p->regression)
         fprintf(f, " %10s", "train RMSE");
     else
-        fprintf(f, " %10s %9s %9s", "train loss", "train acc", "train AUC");
+        fprintf(f, " %10s %9s %9s", "train loss", "train acc",
+                k ? "train F1" : "train AUC");
     if (test) {
         if (p->regression)
             fprintf(f, " %10s", "test RMSE");
         else
-            fprintf(f, " %9s %9s", "test acc", "test AUC");
+            fprintf(f, " %9s %9s", "test acc", k ? "test F1" : "test AUC");
     }
     fprintf(f, " %10s %8s %9s\n", "nonzero w", "seconds", "rows/s");
     for (unsigned i = 0; i < p->hist_len; i++) {
@@ -212,14 +240,14 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
         } else {
             cell_num(f, 10, 4, s->train_loss);
             cell_pct(f, 9, s->train_accuracy);
-            cell_num(f, 9, 4, s->train_auc);
+            cell_num(f, 9, 4, k ? s->train_macro_f1 : s->train_auc);
         }
         if (test) {
             if (p->regression) {
                 cell_num(f, 10, 4, s->test_rmse);
             } else {
                 cell_pct(f, 9, s->test_accuracy);
-                cell_num(f, 9, 4, s->test_auc);
+                cell_num(f, 9, 4, k ? s->test_macro_f1 : s->test_auc);
             }
         }
         fprintf(f, " %10llu", (unsigned long long)s->nonzero_weights);

@@ -135,6 +135,10 @@ int hog_cli_train(int argc, char **argv)
         a.o.hot_stats = &hot;
         r.hot = &hot;
     }
+    /* K classes one-vs-rest report classes done while they train */
+    p.ovr = a.o.multiclass == HOG_MULTICLASS_OVR &&
+            a.o.loss != HOG_LOSS_SQUARED &&
+            r.train->labels != HOG_LABELS_BINARY;
     p.t0 = p.epoch_t0 = hog_now();
     a.o.cancel = hog_cli_signals_install();
     s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)

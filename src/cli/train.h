@@ -145,4 +145,10 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss);
 /* "done: 10 epochs in 3.21 s, test accuracy 84.95%, model written to m.hgm" */
 void hog_cli_train_print_summary(const struct train_report *r);
 
+/* ---- train_classes.c ----------------------------------------------------------- */
+
+/* --json of a K-class model: "classes" with the mode, labels, the threads'
+ * use, the per-class table and the confusion matrix. */
+void hog_cli_json_classes(struct hog_json *j, const struct train_report *r);
+
 #endif

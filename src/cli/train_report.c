@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 
 static void json_data(struct hog_json *j, const char *key, const char *path,
-                      const hog_data *d, double secs)
+                      const hog_data *d, double secs, const hog_model *m)
 {
     hog_json_obj(j, key);
     hog_json_str(j, "path", path);
@@ -16,7 +16,9 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
     hog_json_u64(j, "features", hog_data_features(d));
     hog_json_u64(j, "nonzeros", hog_data_nnz(d));
     bool bin = d->labels == HOG_LABELS_BINARY;
-    hog_json_str(j, "labels", bin ? "binary" : "real");
+    hog_json_str(j, "labels", bin                    ? "binary"
+                              : m && m->n_classes ? "classes"
+                                                  : "real");
     if (bin) {
         hog_json_num(j, "label_positive", d->label_pos);
         hog_json_num(j, "label_negative", d->label_neg);
@@ -118,9 +120,9 @@ static void write_json(FILE *f, const struct train_report *r)
     }
 
     hog_json_obj(&j, "data");
-    json_data(&j, "train", r->a->train, r->train, r->load_train_s);
+    json_data(&j, "train", r->a->train, r->train, r->load_train_s, r->m);
     if (r->test)
-        json_data(&j, "test", r->a->test, r->test, r->load_test_s);
+        json_data(&j, "test", r->a->test, r->test, r->load_test_s, r->m);
     else
         hog_json_null(&j, "test");
     hog_json_close_obj(&j);
@@ -135,11 +137,15 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_num(&j, "train_accuracy", s->train_accuracy);
         hog_json_num(&j, "train_auc", s->train_auc);
         hog_json_num(&j, "train_rmse", s->train_rmse);
+        if (s->classes)
+            hog_json_num(&j, "train_macro_f1", s->train_macro_f1);
         if (s->has_test) {
             hog_json_num(&j, "test_loss", s->test_loss);
             hog_json_num(&j, "test_accuracy", s->test_accuracy);
             hog_json_num(&j, "test_auc", s->test_auc);
             hog_json_num(&j, "test_rmse", s->test_rmse);
+            if (s->classes)
+                hog_json_num(&j, "test_macro_f1", s->test_macro_f1);
         }
         hog_json_u64(&j, "nonzero_weights", s->nonzero_weights);
         hog_json_num(&j, "gap", s->gap);
@@ -198,8 +204,13 @@ static void write_json(FILE *f, const struct train_report *r)
 
     hog_json_obj(&j, "model");
     hog_json_u64(&j, "features", hog_model_features(r->m));
-    hog_json_num(&j, "bias_weight", hog_model_bias(r->m));
+    if (r->m->n_classes)
+        hog_json_null(&j, "bias_weight"); /* one per class: multiclass */
+    else
+        hog_json_num(&j, "bias_weight", hog_model_bias(r->m));
     hog_json_close_obj(&j);
+    if (r->m->n_classes)
+        hog_cli_json_classes(&j, r);
 
     if (r->stream) {
         const hog_stream_stats *ss = r->stream;
@@ -309,8 +320,13 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
 void hog_cli_train_print_summary(const struct train_report *r)
 {
     const struct hog_progress *p = r->p;
-    fprintf(stderr, "done: %u epoch%s in %.2f s", p->hist_len,
-            p->hist_len == 1 ? "" : "s", r->train_s);
+    unsigned epochs = p->hist_len ? p->hist[p->hist_len - 1].epoch : 0;
+    fprintf(stderr, "done: %u epoch%s", epochs, epochs == 1 ? "" : "s");
+    if (r->m && r->m->n_classes)
+        fprintf(stderr, " of %u classes (%s)", r->m->n_classes,
+                r->m->multiclass == HOG_MULTICLASS_SOFTMAX ? "softmax"
+                                                           : "one-vs-rest");
+    fprintf(stderr, " in %.2f s", r->train_s);
     if (p->hist_len) {
         const hog_epoch_stats *s = &p->hist[p->hist_len - 1];
         const char *set = s->has_test ? "test" : "train";
@@ -320,6 +336,9 @@ void hog_cli_train_print_summary(const struct train_report *r)
             fprintf(stderr, ", %s RMSE %.4f", set, rmse);
         else if (!p->regression && isfinite(acc))
             fprintf(stderr, ", %s accuracy %.2f%%", set, 100.0 * acc);
+        double f1 = s->has_test ? s->test_macro_f1 : s->train_macro_f1;
+        if (s->classes && isfinite(f1))
+            fprintf(stderr, ", macro-F1 %.4f", f1);
     }
     if (p->hist_len && p->hist[p->hist_len - 1].aux_bytes) {
         char b[32];

@@ -150,15 +150,25 @@ static void *class_worker(void *arg)
     }
 }
 
+static unsigned ovr_threads(const hog_train_opts *o)
+{
+    unsigned t = o->threads ? o->threads : hog_allowed_cpus();
+    return t ? t : 1;
+}
+
+bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k)
+{
+    unsigned t = ovr_threads(o);
+    return t > 1 && k >= t;
+}
+
 hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
                          hog_err *err)
 {
     hog_model *m = f->model;
     const hog_train_opts *o = f->o;
     uint32_t k = m->n_classes;
-    unsigned threads = o->threads ? o->threads : hog_allowed_cpus();
-    if (threads < 1)
-        threads = 1;
+    unsigned threads = ovr_threads(o);
     struct ovr *v = aligned_alloc(HOG_CACHELINE, sizeof *v);
     uint64_t *n_pos = calloc(k, sizeof *n_pos);
     struct hog_class_index ix;
@@ -184,10 +194,10 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->st = HOG_OK;
     pthread_mutex_init(&v->lock, NULL);
     atomic_init(&v->next, 0);
-    /* K >= threads: a class per thread, each on one thread (and unpinned:
-     * the workers are the OS's to place, each running a one-thread
-     * trainer); else one class at a time on all threads */
-    bool spread = threads > 1 && k >= threads;
+    /* a class per thread, each on one thread (and unpinned: the workers
+     * are the OS's to place, each running a one-thread trainer); else one
+     * class at a time on all threads */
+    bool spread = hog_train_ovr_spread(o, k);
     unsigned workers = spread ? threads : 1;
     v->sub = *o;
     v->sub.threads = spread ? 1 : o->threads;

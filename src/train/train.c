@@ -443,7 +443,13 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
         double *labels;
         uint32_t k;
         st = hog_data_classes(train, HOG_MAX_CLASSES, &labels, &k, err);
-        if (st == HOG_OK) {
+        if (st == HOG_OK && k < 3) {
+            st = hog_errf(err, HOG_EINVAL,
+                          "the training labels take one value only (%g): a "
+                          "classifier needs at least two classes",
+                          labels[0]);
+            free(labels);
+        } else if (st == HOG_OK) {
             st = hog_model_set_classes(m, k, labels, o->multiclass, err);
             free(labels);
         }

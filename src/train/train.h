@@ -79,5 +79,9 @@ hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
  * says which when), then calls f->epoch_end once with the whole model. */
 hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
                          hog_err *err);
+/* True when one-vs-rest of k classes spreads the classes over the threads
+ * (each class on one thread): k >= threads > 1. Else the classes run one
+ * after another, each on all threads. */
+bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k);
 
 #endif

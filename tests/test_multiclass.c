@@ -1,0 +1,330 @@
+/* K classes: the label scan, one-vs-rest for every algorithm (each class
+ * equal to the binary problem trained alone), the K-class metrics against
+ * a count by hand, Cyclades' model the same at every thread count, the
+ * refusals, and the accuracy on news20 against LIBLINEAR. */
+#include <criterion/criterion.h>
+
+#include "core/core.h"
+#include "core/metrics.h"
+#include "train/train.h"
+#include "helpers.h"
+#include "synth.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define K 4
+
+/* A skewed sparse problem whose label is the arg-max of K planted random
+ * models' margins, as the label values 10, 20, ... (first appearance in
+ * the rows' order decides the classes' order, which the tests check). */
+static hog_data *k_classes(uint64_t rows, uint32_t nf, uint64_t seed)
+{
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
+        .first = { .normal = true } }, &err);
+    cr_assert(d, "%s", err.msg);
+    struct hog_rng rng; /* the planted models: the same for every seed */
+    hog_rng_seed(&rng, 1, 99);
+    double *w = malloc((size_t)K * nf * sizeof *w);
+    cr_assert(w);
+    for (size_t i = 0; i < (size_t)K * nf; i++)
+        w[i] = hog_rng_uniform(&rng) - 0.5;
+    float *y = (float *)d->m.y;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double best = -INFINITY;
+        for (int c = 0; c < K; c++) {
+            double s = 0;
+            for (uint32_t e = 0; e < r.nnz; e++)
+                s += w[(size_t)c * nf + r.idx[e]] * r.val[e];
+            if (s > best) {
+                best = s;
+                y[i] = (float)(10 * (c + 1));
+            }
+        }
+    }
+    free(w);
+    hog_data_scan_labels(d);
+    cr_assert_neq(d->labels, HOG_LABELS_BINARY);
+    return d;
+}
+
+static hog_model *train(const hog_data *d, const hog_train_opts *o)
+{
+    hog_model *m;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    return m;
+}
+
+Test(multiclass, classes_in_order_of_first_appearance)
+{
+    hog_data *d = k_classes(500, 50, 3);
+    double *labels;
+    uint32_t k;
+    hog_err err;
+    cr_assert_eq(hog_data_classes(d, 100, &labels, &k, &err), HOG_OK);
+    cr_assert_eq(k, K);
+    /* by hand: the first row of each new label */
+    double seen[K];
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        bool known = false;
+        for (uint32_t c = 0; c < n; c++)
+            known |= seen[c] == d->m.y[i];
+        if (!known)
+            seen[n++] = d->m.y[i];
+    }
+    cr_assert_eq(n, K);
+    for (uint32_t c = 0; c < K; c++)
+        cr_assert_eq(labels[c], seen[c]);
+    free(labels);
+    /* more classes than the bound: a sentence naming the bound */
+    cr_assert_eq(hog_data_classes(d, 3, &labels, &k, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "more than 3 distinct values"), "%s", err.msg);
+    hog_data_free(d);
+}
+
+/* Each class's vector is the binary model of "label == c" trained alone
+ * with the same options: for every algorithm, with one thread per class
+ * (four classes over two threads) and with the classes one after another
+ * on two threads. */
+Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
+{
+    hog_data *d = k_classes(3000, 300, 4);
+    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
+                               HOG_ALGO_CYCLADES, HOG_ALGO_SCD, HOG_ALGO_DCD };
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.algo = algos[a];
+        o.epochs = 3;
+        o.threads = 2; /* K = 4 >= 2: a class per thread, each on one */
+        hog_model *m = train(d, &o);
+        cr_assert_eq(m->n_classes, K);
+        uint64_t len = hog_model_vector_len(m);
+        for (uint32_t c = 0; c < K; c++) {
+            hog_data view = *d;
+            memset(view.mem, 0, sizeof view.mem);
+            view.release = NULL;
+            float *y = malloc(d->m.rows * sizeof *y);
+            cr_assert(y);
+            for (uint64_t i = 0; i < d->m.rows; i++)
+                y[i] = d->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
+            view.m.y = y;
+            hog_data_scan_labels(&view);
+            hog_train_opts b = o;
+            b.threads = 1;
+            hog_model *bm = train(&view, &b);
+            cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w),
+                         0, "algorithm %d, class %u differs from its binary "
+                         "problem", (int)algos[a], c);
+            hog_model_free(bm);
+            free(y);
+        }
+        hog_model_free(m);
+    }
+    hog_data_free(d);
+}
+
+/* Cyclades' model of every class is the same at every thread count, so
+ * the K-class model is too, whichever way the classes meet the threads. */
+Test(multiclass, cyclades_same_model_at_1_2_3_8_threads, .timeout = 60)
+{
+    hog_data *d = k_classes(4000, 400, 5);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_CYCLADES;
+    o.epochs = 2;
+    o.threads = 1;
+    hog_model *ref = train(d, &o);
+    const unsigned threads[] = { 2, 3, 8 };
+    for (size_t t = 0; t < 3; t++) {
+        o.threads = threads[t];
+        o.oversubscribe = 1;
+        hog_model *m = train(d, &o);
+        cr_assert_eq(memcmp(m->w, ref->w, hog_model_len(m) * sizeof *m->w), 0,
+                     "%u threads", threads[t]);
+        hog_model_free(m);
+    }
+    hog_model_free(ref);
+    hog_data_free(d);
+}
+
+struct last_stats {
+    hog_epoch_stats s;
+    unsigned calls;
+};
+
+static void keep_stats(void *ctx, unsigned epoch, unsigned epochs,
+                       uint64_t done, uint64_t total,
+                       const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct last_stats *l = ctx;
+    if (s) {
+        l->s = *s;
+        l->calls++;
+    }
+}
+
+/* Accuracy, macro-F1 and the log-loss of the report against a count by
+ * hand from the model's scores; a label the model never saw counts wrong. */
+Test(multiclass, metrics_equal_a_count_by_hand, .timeout = 60)
+{
+    hog_data *d = k_classes(3000, 300, 6), *t = k_classes(1000, 300, 7);
+    float *ty = (float *)t->m.y;
+    ty[0] = 77.0f; /* a class the training set has not */
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    struct last_stats l = { 0 };
+    o.progress = keep_stats;
+    o.progress_ctx = &l;
+    hog_model *m;
+    hog_err err;
+    cr_assert_eq(hog_train(d, t, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(l.s.classes, K);
+    /* one-vs-rest reports once, after every class's last epoch */
+    cr_assert_eq(l.calls, 1);
+    cr_assert_eq(l.s.epoch, o.epochs);
+
+    double *s = malloc(t->m.rows * K * sizeof *s);
+    cr_assert(s);
+    cr_assert_eq(hog_model_scores(m, t, s, &err), HOG_OK);
+    uint64_t tp[K] = { 0 }, pred[K] = { 0 }, act[K] = { 0 }, right = 0, n = 0;
+    double ll = 0;
+    for (uint64_t i = 0; i < t->m.rows; i++) {
+        int q = 0, y = -1;
+        for (int c = 1; c < K; c++)
+            q = s[i * K + c] > s[i * K + q] ? c : q;
+        for (int c = 0; c < K; c++)
+            y = m->classes[c] == t->m.y[i] ? c : y;
+        pred[q]++;
+        if (y < 0)
+            continue;
+        act[y]++;
+        right += q == y;
+        tp[y] += q == y;
+        /* OvR logistic: sigma(s_y) / sum sigma */
+        double sum = 0;
+        for (int c = 0; c < K; c++)
+            sum += 1 / (1 + exp(-s[i * K + c]));
+        ll -= log(1 / (1 + exp(-s[i * K + y])) / sum);
+        n++;
+    }
+    double f1 = 0;
+    for (int c = 0; c < K; c++)
+        f1 += 2.0 * tp[c] / (double)(pred[c] + act[c]);
+    cr_assert_eq(n, t->m.rows - 1);
+    cr_assert_float_eq(l.s.test_accuracy, (double)right / t->m.rows, 1e-12);
+    cr_assert_float_eq(l.s.test_macro_f1, f1 / K, 1e-12);
+    cr_assert_float_eq(l.s.test_loss, ll / n, 1e-9);
+    cr_assert_gt(l.s.test_accuracy, 0.6, "%g", l.s.test_accuracy);
+
+    uint64_t conf[K * K];
+    cr_assert_eq(hog_metrics_confusion(m, t, conf, &err), HOG_OK);
+    uint64_t total = 0, diag = 0;
+    for (int c = 0; c < K * K; c++)
+        total += conf[c];
+    for (int c = 0; c < K; c++)
+        diag += conf[c * K + c];
+    cr_assert_eq(total, n);
+    cr_assert_eq(diag, right);
+
+    double *labels = malloc(t->m.rows * sizeof *labels);
+    cr_assert(labels);
+    cr_assert_eq(hog_model_predict(m, t, labels, &err), HOG_OK);
+    uint64_t same = 0;
+    for (uint64_t i = 0; i < t->m.rows; i++)
+        same += labels[i] == t->m.y[i];
+    cr_assert_eq(same, right);
+    free(labels);
+    free(s);
+    hog_model_free(m);
+    hog_data_free(d);
+    hog_data_free(t);
+}
+
+Test(multiclass, refusals_are_sentences)
+{
+    hog_data *d = k_classes(300, 30, 8);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    hog_model *m;
+    hog_err err;
+    o.checkpoint = "/nonexistent/ckpt";
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
+    cr_assert(strstr(err.msg, "checkpoints"), "%s", err.msg);
+    hog_train_opts_init(&o);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    o.loss = HOG_LOSS_HINGE;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "logistic loss"), "%s", err.msg);
+    /* one label value: not a classification problem */
+    float *y = (float *)d->m.y;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        y[i] = 3.0f;
+    hog_data_scan_labels(d);
+    hog_train_opts_init(&o);
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "one value only"), "%s", err.msg);
+    hog_data_free(d);
+}
+
+/* news20 (20 classes, 11,314 x 62k... rows of tf-idf text), against
+ * LIBLINEAR -s 1 (L2-loss SVM dual, C = 1, one-vs-rest):
+ *     liblinear-train -s 1 -q news20.train.svm m; liblinear-predict
+ *     news20.test.svm m out   ->  86.26%
+ * hogtrain's one-vs-rest must come within half a point: the SGD default
+ * with the hinge loss, and dual CD with LIBLINEAR's loss and C. */
+static double news20_accuracy(hog_train_opts o, bool c_one)
+{
+    TH_DATA_OR_SKIP(trp, "news20.train.svm");
+    TH_DATA_OR_SKIP(tep, "news20.test.svm");
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *tr, *te;
+    hog_err err;
+    cr_assert_eq(hog_data_load(trp, &lo, &tr, &err), HOG_OK, "%s", err.msg);
+    lo.n_features = tr->n_features;
+    cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
+    if (c_one)
+        o.l2 = 1.0 / (double)tr->m.rows;
+    struct last_stats l = { 0 };
+    o.progress = keep_stats;
+    o.progress_ctx = &l;
+    hog_model *m;
+    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(m->n_classes, 20);
+    hog_model_free(m);
+    hog_data_free(tr);
+    hog_data_free(te);
+    return 100.0 * l.s.test_accuracy;
+}
+
+Test(multiclass, news20_ovr_sgd_hinge_within_half_a_point, .timeout = 120)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.loss = HOG_LOSS_HINGE;
+    hog_train_opts_defaults_for_loss(&o);
+    double acc = news20_accuracy(o, false);
+    cr_assert_geq(acc, 86.26 - 0.5, "%.2f%%", acc);
+}
+
+Test(multiclass, news20_ovr_dcd_within_half_a_point, .timeout = 120)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_DCD;
+    o.loss = HOG_LOSS_SQHINGE;
+    o.update = HOG_UPDATE_ATOMIC;
+    o.epochs = 50;
+    o.tol = 0.1;
+    double acc = news20_accuracy(o, true);
+    cr_assert_geq(acc, 86.26 - 0.5, "%.2f%%", acc);
+}
