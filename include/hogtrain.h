@@ -165,6 +165,8 @@ typedef struct hog_epoch_stats {
     double train_macro_f1, test_macro_f1;
     unsigned classes;        /* K, or 0 for a binary or regression model */
     unsigned classes_done;   /* one-vs-rest: classes trained so far */
+    uint64_t test_unknown_labels; /* K classes: test rows whose label is
+                                     none of the model's (counted wrong) */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every

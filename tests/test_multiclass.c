@@ -11,6 +11,8 @@
 #include "synth.h"
 
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,4 +329,78 @@ Test(multiclass, news20_ovr_dcd_within_half_a_point, .timeout = 120)
     o.tol = 0.1;
     double acc = news20_accuracy(o, true);
     cr_assert_geq(acc, 86.26 - 0.5, "%.2f%%", acc);
+}
+
+/* Stops a run (the cancel flag, as SIGINT sets it) once `after` class
+ * epochs are done. */
+struct stopper {
+    volatile sig_atomic_t flag;
+    uint64_t after; /* 0: never stop; count the class epochs run */
+    uint64_t ran;
+};
+
+static void stop_after(void *ctx, unsigned epoch, unsigned epochs,
+                       uint64_t done, uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)total;
+    struct stopper *p = ctx;
+    if (!s && done > p->ran)
+        p->ran = done;
+    if (!s && p->after && done >= p->after)
+        p->flag = 1;
+}
+
+/* One-vs-rest stopped anywhere (a class epoch's end, or the row
+ * checkpoints in between), then resumed, gives the uninterrupted model bit
+ * for bit: serial and Cyclades. */
+Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
+{
+    char dir[256], ck[300];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_data *d = k_classes(2000, 200, 9);
+    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_CYCLADES };
+    unsigned seed = 777;
+    for (size_t a = 0; a < 2; a++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.algo = algos[a];
+        o.epochs = 3;
+        o.threads = 2;
+        hog_model *ref = train(d, &o);
+        for (int trial = 0; trial < 4; trial++) {
+            struct stopper s = { 0, 1 + (uint64_t)rand_r(&seed) % (K * 3 - 1),
+                                 0 };
+            hog_train_opts b = o;
+            b.checkpoint = ck;
+            b.checkpoint_rows = 1 + (uint64_t)rand_r(&seed) % 3000;
+            b.cancel = &s.flag;
+            b.progress = stop_after;
+            b.progress_ctx = &s;
+            hog_model *m;
+            hog_err err;
+            cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s",
+                         err.msg);
+            cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
+            hog_train_opts r = o;
+            r.resume = ck;
+            struct stopper count = { 0, 0, 0 };
+            r.progress = stop_after;
+            r.progress_ctx = &count;
+            m = train(d, &r);
+            /* it went on from the checkpoint: the finished classes and
+             * epochs did not run again */
+            cr_assert_lt(count.ran, K * 3, "%llu class epochs",
+                         (unsigned long long)count.ran);
+            cr_assert_geq(count.ran + s.after, K * 3, "%llu + %llu",
+                          (unsigned long long)count.ran,
+                          (unsigned long long)s.after);
+            cr_assert_eq(memcmp(m->w, ref->w, hog_model_len(m) * sizeof *m->w),
+                         0, "algorithm %d stopped after %llu class epochs",
+                         (int)algos[a], (unsigned long long)s.after);
+            hog_model_free(m);
+        }
+        hog_model_free(ref);
+    }
+    hog_data_free(d);
 }

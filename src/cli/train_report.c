@@ -320,6 +320,14 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
 void hog_cli_train_print_summary(const struct train_report *r)
 {
     const struct hog_progress *p = r->p;
+    const hog_epoch_stats *last = p->hist_len ? &p->hist[p->hist_len - 1]
+                                              : NULL;
+    if (last && last->test_unknown_labels)
+        fprintf(stderr, "warning: %llu rows of %s have a label the training "
+                        "set has not (no class of the model): counted as "
+                        "errors in the test accuracy\n",
+                (unsigned long long)last->test_unknown_labels,
+                hog_cli_basename(r->a->test));
     unsigned epochs = p->hist_len ? p->hist[p->hist_len - 1].epoch : 0;
     fprintf(stderr, "done: %u epoch%s", epochs, epochs == 1 ? "" : "s");
     if (r->m && r->m->n_classes)

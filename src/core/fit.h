@@ -82,6 +82,12 @@ struct hog_train_state {
     float *w_raw;        /* mid-segment: the lazy weights; else NULL */
     float *g2;           /* AdaGrad accumulators, else NULL */
     uint32_t *stamp;     /* mid-segment with l1 or l2: timestamps; else NULL */
+    /* One-vs-rest of n_classes classes (0: a binary or regression run):
+     * the state above is class ovr_class's, and ovr_done holds the
+     * finished vectors of classes 0 .. ovr_class - 1, one after another
+     * (n_weights floats each; not owned by a trainer's state). */
+    uint32_t n_classes, ovr_class;
+    float *ovr_done;
 };
 
 static inline bool hog_fit_cancelled(const struct hog_fit *f)

@@ -28,6 +28,10 @@
  *
  * then n_weights float32 weights (current), and with their flags the lazy
  * weights (float32), the AdaGrad sums (float32) and the timestamps (u32).
+ * Version 3, flag 8 (one-vs-rest of K classes; only such files are written
+ * as version 3, the others as version 2): then K u32, the class in
+ * progress c u32, and the c finished vectors (c x n_weights float32); the
+ * arrays' CRC at 204 covers this part too.
  */
 #include "io/io.h"
 
@@ -41,7 +45,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the checkpoint writer and reader assume a little-endian host");
 
 #define CK_HDR 256u
-enum { F_RAW = 1, F_G2 = 2, F_STAMP = 4 };
+enum { F_RAW = 1, F_G2 = 2, F_STAMP = 4, F_OVR = 8 };
 
 static void p32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static void p64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
@@ -104,14 +108,23 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     uint32_t acrc = 0;
     for (unsigned k = 0; k < na; k++)
         acrc = hog_crc32c(acrc, arr[k], bytes);
+    const bool ovr = s->n_classes != 0;
+    unsigned char kc[8];
+    size_t done_bytes = ovr ? (size_t)s->ovr_class * bytes : 0;
+    if (ovr) {
+        p32(kc, s->n_classes);
+        p32(kc + 4, s->ovr_class);
+        acrc = hog_crc32c(acrc, kc, sizeof kc);
+        acrc = hog_crc32c(acrc, s->ovr_done, done_bytes);
+    }
 
     unsigned char h[CK_HDR];
     memset(h, 0, sizeof h);
     memcpy(h, HOG_CKPT_MAGIC, 8);
-    p32(h + 8, HOG_CKPT_VERSION);
+    p32(h + 8, ovr ? HOG_CKPT_VERSION : 2u);
     p32(h + 12, CK_HDR);
     p32(h + 16, (s->w_raw ? F_RAW : 0) | (s->g2 ? F_G2 : 0) |
-                    (s->stamp ? F_STAMP : 0));
+                    (s->stamp ? F_STAMP : 0) | (ovr ? F_OVR : 0));
     p32(h + 20, c->algo);
     p32(h + 24, c->loss);
     p32(h + 28, c->schedule);
@@ -154,6 +167,9 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     bool ok = fwrite(h, 1, CK_HDR, f) == CK_HDR;
     for (unsigned k = 0; ok && k < na; k++)
         ok = fwrite(arr[k], 1, bytes, f) == bytes;
+    if (ok && ovr)
+        ok = fwrite(kc, 1, sizeof kc, f) == sizeof kc &&
+             fwrite(s->ovr_done, 1, done_bytes, f) == done_bytes;
     if (!ok) {
         int e = errno;
         hog_tmpfile_abort(f, tmp);
@@ -169,7 +185,8 @@ void hog_ckpt_free(struct hog_ckpt *c)
     free(c->st.w_raw);
     free(c->st.g2);
     free(c->st.stamp);
-    c->st.w = c->st.w_raw = c->st.g2 = NULL;
+    free(c->st.ovr_done);
+    c->st.w = c->st.w_raw = c->st.g2 = c->st.ovr_done = NULL;
     c->st.stamp = NULL;
 }
 
@@ -197,7 +214,8 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: checkpoint header checksum mismatch", path);
     uint32_t flags = g32(h + 16);
-    if (ver == 0 || g32(h + 12) != CK_HDR || (flags & ~7u))
+    if (ver == 0 || g32(h + 12) != CK_HDR || (flags & ~15u) ||
+        ((flags & F_OVR) && ver < 3))
         return hog_errf(err, HOG_EFORMAT,
                         "%s: checkpoint version %u with header size %u and "
                         "flags %#x is not readable", path, ver, g32(h + 12),
@@ -205,9 +223,14 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
     unsigned na = 1 + !!(flags & F_RAW) + !!(flags & F_G2) +
                   !!(flags & F_STAMP);
     uint64_t nw = g64(h + 112);
-    /* sizes before allocation: the file must be exactly header + arrays */
+    /* one-vs-rest: the class count, the class and its finished vectors
+     * follow the arrays (8 bytes, then checked below) */
+    uint64_t tail = (flags & F_OVR) ? 8 : 0;
+    /* sizes before allocation: the file must be exactly header + arrays
+     * (+ the one-vs-rest part, checked once its class is read) */
     if (nw == 0 || nw > (fsize - CK_HDR) / 4 / na ||
-        fsize != CK_HDR + nw * 4 * na)
+        (tail ? fsize < CK_HDR + nw * 4 * na + tail
+              : fsize != CK_HDR + nw * 4 * na))
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: checkpoint of %llu weights in %u arrays needs "
                         "%llu bytes but the file has %llu (truncated or "
@@ -278,6 +301,39 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
                             "%s: checkpoint truncated while reading", path);
         }
         acrc = hog_crc32c(acrc, arr[i], bytes);
+    }
+    if (tail) {
+        unsigned char kc[8];
+        hog_status ts = HOG_OK;
+        if (fread(kc, 1, sizeof kc, f) != sizeof kc)
+            ts = hog_errf(err, HOG_ECORRUPT,
+                          "%s: checkpoint truncated while reading", path);
+        uint64_t left = fsize - CK_HDR - nw * 4 * na - tail;
+        if (ts == HOG_OK) {
+            s->n_classes = g32(kc);
+            s->ovr_class = g32(kc + 4);
+            if (s->n_classes < 3 || s->n_classes > HOG_MAX_CLASSES ||
+                s->ovr_class >= s->n_classes ||
+                left != (uint64_t)s->ovr_class * bytes)
+                ts = hog_errf(err, HOG_ECORRUPT,
+                              "%s: bad checkpoint: class %u of %u with %llu "
+                              "bytes of finished classes", path,
+                              s->ovr_class, s->n_classes,
+                              (unsigned long long)left);
+        }
+        if (ts == HOG_OK && left &&
+            !(s->ovr_done = malloc(left)))
+            ts = hog_errf(err, HOG_ENOMEM, "%s: out of memory for %u "
+                          "finished classes", path, s->ovr_class);
+        if (ts == HOG_OK && left && fread(s->ovr_done, 1, left, f) != left)
+            ts = hog_errf(err, HOG_ECORRUPT,
+                          "%s: checkpoint truncated while reading", path);
+        if (ts != HOG_OK) {
+            hog_ckpt_free(c);
+            return ts;
+        }
+        acrc = hog_crc32c(acrc, kc, sizeof kc);
+        acrc = hog_crc32c(acrc, s->ovr_done, left);
     }
     if (acrc != g32(h + 204)) {
         hog_ckpt_free(c);

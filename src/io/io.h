@@ -307,7 +307,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 #include "core/fit.h"
 
 #define HOG_CKPT_MAGIC "HOGCKPT\0"
-#define HOG_CKPT_VERSION 2u
+#define HOG_CKPT_VERSION 3u
 
 /* A checkpoint file: what it belongs to (checked on resume) and the state.
  * Layout in docs/RELIABILITY.md; every byte is covered by a CRC32C. */

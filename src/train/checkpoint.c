@@ -90,6 +90,9 @@ static hog_status check_identity(const struct hog_fit *f,
         if (c.hot_count || c.replicas != HOG_REPLICAS_SHARED)
             DIFF_U(sync_every, "--sync-every")
     }
+    if (!what[0] && k->st.n_classes != f->model->n_classes)
+        snprintf(what, sizeof what, "%u classes, not %u (0: two)",
+                 k->st.n_classes, f->model->n_classes);
 #undef DIFF_U
 #undef DIFF_D
     if (what[0])

@@ -14,6 +14,11 @@
  * Either way each class's model equals the algorithm's binary model of that
  * problem with the same options and thread count, so the one-thread runs
  * (serial, cyclades, dcd with one thread) are deterministic.
+ *
+ * Checkpoints: the classes run one after another, and a checkpoint is the
+ * running class's state (the algorithm's own) with the class number and
+ * the finished classes' vectors (core/fit.h); a resumed run copies those,
+ * resumes that class from its state and goes on with the next.
  */
 #include "train/train.h"
 
@@ -35,6 +40,8 @@ struct ovr {
     hog_status st;
     hog_err err;
     uint64_t epochs_done;    /* class epochs, for progress */
+    uint32_t current;        /* the class running (checkpoints: one at a
+                                time) */
     unsigned classes_done;
     double seconds;          /* the longest class's training time, summed
                                 over the waves (see run_all) */
@@ -88,6 +95,21 @@ static void class_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
     (void)f, (void)epoch, (void)done, (void)total;
 }
 
+/* A class's checkpoint: its state, its number and the classes before it,
+ * through the front door's save. */
+static hog_status class_save(struct hog_fit *f,
+                             const struct hog_train_state *s, bool cancelled,
+                             hog_err *err)
+{
+    struct ovr *v = f->ctx;
+    struct hog_fit *p = v->parent;
+    struct hog_train_state k = *s;
+    k.n_classes = p->model->n_classes;
+    k.ovr_class = v->current;
+    k.ovr_done = p->model->w;
+    return p->save(p, &k, cancelled, err);
+}
+
 /* Trains class c into the model's vector c. */
 static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
                               hog_err *err)
@@ -113,8 +135,18 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     struct hog_fit f = { .train = &view, .o = &v->sub, .model = &sub,
                          .epoch_end = class_epoch_end, .tick = class_tick,
                          .ctx = v, .gap = NAN, .objective = NAN,
-                         .mean_loss = NAN, .save = p->save,
-                         .ckpt_ctx = p->ckpt_ctx };
+                         .mean_loss = NAN, .save = class_save,
+                         .ckpt_rows = p->ckpt_rows,
+                         .ckpt_epochs = p->ckpt_epochs };
+    const struct hog_train_state *r = p->resume;
+    if (r && c < r->ovr_class) { /* finished before the checkpoint */
+        uint64_t len = hog_model_vector_len(m);
+        memcpy(sub.w, r->ovr_done + c * len, len * sizeof *sub.w);
+        return HOG_OK;
+    }
+    if (r && c == r->ovr_class)
+        f.resume = r;
+    v->current = c;
     double t0 = hog_now();
     hog_status st = v->row->run(&f, err);
     *seconds += hog_now() - t0;
@@ -197,7 +229,7 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     /* a class per thread, each on one thread (and unpinned: the workers
      * are the OS's to place, each running a one-thread trainer); else one
      * class at a time on all threads */
-    bool spread = hog_train_ovr_spread(o, k);
+    bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint && !f->resume;
     unsigned workers = spread ? threads : 1;
     v->sub = *o;
     v->sub.threads = spread ? 1 : o->threads;

@@ -189,10 +189,12 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
         return hog_errf(err, HOG_ENOTSUP,
                         "model averaging across processes takes two classes "
                         "only so far; the training labels have more");
-    if (o->checkpoint || o->resume)
+    if ((o->checkpoint || o->resume) &&
+        o->multiclass == HOG_MULTICLASS_SOFTMAX)
         return hog_errf(err, HOG_ENOTSUP,
-                        "checkpoints of K-class training are not written "
-                        "yet; drop --checkpoint and --resume");
+                        "checkpoints of softmax training are not written "
+                        "yet (one-vs-rest writes them); drop --checkpoint "
+                        "and --resume");
     return HOG_OK;
 }
 
@@ -401,6 +403,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         s.test_auc = m.auc;
         s.test_rmse = m.rmse;
         s.test_macro_f1 = m.macro_f1;
+        s.test_unknown_labels = m.unknown;
     }
     f->objective = f->mean_loss = NAN;
     f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
@@ -528,7 +531,12 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     hd.n_pos = in->n_pos;
 
     hog_model *m = NULL;
-    if ((st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
+    if (hog_train_is_multiclass(&o, &hd))
+        st = hog_errf(err, HOG_ENOTSUP,
+                      "streamed training takes two classes only so far; "
+                      "the labels of %s take more: drop --stream to train "
+                      "its classes in memory", path);
+    else if ((st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
         (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
         struct front c = { test, 0.0, hog_now() + 0.1 };
         struct hog_fit f = { .train = &hd, .o = &o, .model = m,
