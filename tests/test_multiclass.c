@@ -251,6 +251,12 @@ Test(multiclass, metrics_equal_a_count_by_hand, .timeout = 60)
     hog_data_free(t);
 }
 
+static hog_status no_average(void *ctx, float *w, uint64_t n, hog_err *err)
+{
+    (void)ctx, (void)w, (void)n, (void)err;
+    return HOG_OK;
+}
+
 Test(multiclass, refusals_are_sentences)
 {
     hog_data *d = k_classes(300, 30, 8);
@@ -258,14 +264,28 @@ Test(multiclass, refusals_are_sentences)
     hog_train_opts_init(&o);
     hog_model *m;
     hog_err err;
-    o.checkpoint = "/nonexistent/ckpt";
+    o.average = no_average;
+    o.average_blocks = 1;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
-    cr_assert(strstr(err.msg, "checkpoints"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "two classes only"), "%s", err.msg);
+    hog_train_opts_init(&o);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    o.checkpoint = "/nonexistent/ckpt";
+    cr_assert_neq(hog_train(d, NULL, &o, &m, &err), HOG_OK);
+    cr_assert(strstr(err.msg, "checkpoint"), "%s", err.msg);
     hog_train_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.loss = HOG_LOSS_HINGE;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "logistic loss"), "%s", err.msg);
+    /* a distinct label on most rows: regression targets, refused */
+    float *y0 = (float *)d->m.y;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        y0[i] = (float)i * 0.5f;
+    hog_data_scan_labels(d);
+    hog_train_opts_init(&o);
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--loss squared"), "%s", err.msg);
     /* one label value: not a classification problem */
     float *y = (float *)d->m.y;
     for (uint64_t i = 0; i < d->m.rows; i++)

@@ -446,7 +446,15 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
         double *labels;
         uint32_t k;
         st = hog_data_classes(train, HOG_MAX_CLASSES, &labels, &k, err);
-        if (st == HOG_OK && k < 3) {
+        if (st == HOG_OK && k > 2 && k > train->m.rows / 2) {
+            st = hog_errf(err, HOG_EINVAL,
+                          "the training labels take %u distinct values over "
+                          "%llu rows, too many for classes of the %s loss: "
+                          "for regression targets use --loss squared",
+                          k, (unsigned long long)train->m.rows,
+                          hog_loss_name(o->loss));
+            free(labels);
+        } else if (st == HOG_OK && k < 3) {
             st = hog_errf(err, HOG_EINVAL,
                           "the training labels take one value only (%g): a "
                           "classifier needs at least two classes",
