@@ -5,8 +5,10 @@
 # script: bench/hogwild.sh, bench/cyclades.sh, bench/coordinate.sh,
 # bench/stream.sh, bench/net.sh, bench/startup.sh (CUDA build: startup with
 # the GPU plugin), bench/gpu_check.sh (on a GPU machine); and the default
-# path's targets, bench/default_path.py.
+# path's targets, bench/default_path.py; K classes against LIBLINEAR and
+# scikit-learn, bench/multiclass.py.
 set -e
 BUILD=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/foundation.py" "$BUILD"
 /usr/bin/python3 "$(dirname "$0")/default_path.py" "$BUILD"
+/usr/bin/python3 "$(dirname "$0")/multiclass.py" "$BUILD"

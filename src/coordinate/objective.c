@@ -7,7 +7,10 @@
  * with the bias weight regularized like the others, as LIBLINEAR's -B
  * does. LIBLINEAR minimises 1/2 |w|^2 + C sum loss (L2) or
  * |w|_1 + C sum loss (L1): the same problem with l2 (or l1) = 1 / (C n),
- * whose objective is F / l2 (or F / l1).
+ * whose objective is F / l2 (or F / l1). A K-class one-vs-rest model's is
+ * the sum of its K binary objectives (the loss of each row summed over the
+ * classes, every vector regularized), LIBLINEAR's one-vs-rest objectives
+ * summed the same way.
  */
 #include "coordinate/coordinate.h"
 
@@ -28,7 +31,12 @@ hog_status hog_objective_eval(const hog_model *m, const hog_data *d,
                         l1, l2);
     if (d->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the data has no rows");
-    if (hog_loss_is_classification(loss) && d->labels != HOG_LABELS_BINARY)
+    if (m->n_classes && !hog_loss_is_classification(loss))
+        return hog_errf(err, HOG_EINVAL, "a model of %u classes takes a "
+                        "classification loss, not %s", m->n_classes,
+                        hog_loss_name(loss));
+    if (!m->n_classes && hog_loss_is_classification(loss) &&
+        d->labels != HOG_LABELS_BINARY)
         return hog_errf(err, HOG_EINVAL,
                         "the %s loss needs two label values, and the data "
                         "has more",
@@ -38,7 +46,8 @@ hog_status hog_objective_eval(const hog_model *m, const hog_data *d,
     v.loss = loss;
     v.l1 = l1;
     v.l2 = l2;
-    if (hog_loss_is_classification(loss) && m->labels != HOG_LABELS_BINARY) {
+    if (!m->n_classes && hog_loss_is_classification(loss) &&
+        m->labels != HOG_LABELS_BINARY) {
         v.labels = HOG_LABELS_BINARY;
         v.label_pos = d->label_pos;
         v.label_neg = d->label_neg;
@@ -47,7 +56,10 @@ hog_status hog_objective_eval(const hog_model *m, const hog_data *d,
     hog_status st = hog_metrics_eval(&v, d, &mt, err);
     if (st != HOG_OK)
         return st;
-    out->mean_loss = mt.loss;
+    /* K classes: the one-vs-rest losses summed over the classes
+     * (LIBLINEAR's objective of its K binary problems, summed), or the
+     * cross-entropy of a softmax model */
+    out->mean_loss = m->n_classes ? mt.obj_loss : mt.loss;
     out->reg = hog_model_regularizer(&v);
     out->value = out->mean_loss + out->reg;
     out->nonzeros = hog_model_nonzeros(&v);
