@@ -743,6 +743,8 @@ static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
         double v[2] = { 0, 0 };
         char *p = ln;
         for (uint32_t c = 0; c < cols; c++, p = end) {
+            while (*p == ' ' || *p == '\t')
+                p++;
             double x = strtod(p, &end);
             if (end == p) {
                 if (cols == 1)
