@@ -130,6 +130,13 @@ Test(multiclass_model, hgm_round_trip_keeps_classes_mode_and_weights)
             hog_model_free(m), hog_model_free(r);
         }
     }
+    /* two "classes" are a binary model: the API's caller is told */
+    hog_model *m = k_model(3, 0, 3, labels, HOG_MULTICLASS_OVR);
+    m->n_classes = 2;
+    hog_err err;
+    cr_assert_eq(hog_model_save(m, a, HOG_MODEL_HGM, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "K-class models have 3 or more"), "%s", err.msg);
+    hog_model_free(m);
 }
 
 /* tests/data/model_v1_*.hgm were written by hogtrain before K-class files

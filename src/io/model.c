@@ -125,8 +125,8 @@ static hog_status write_failed(const char *path, hog_err *err)
                     strerror(errno));
 }
 
-/* The header (and, for K classes, the labels after it) in h, hsize bytes:
- * version 1 unless the model has K classes. */
+/* The header, and for K classes the labels after it: *hsize bytes,
+ * malloc'd; version 1 unless the model has K classes. */
 static unsigned char *hgm_header(const hog_model *m, uint32_t *hsize,
                                  hog_err *err)
 {
@@ -306,6 +306,10 @@ hog_status hog_model_save(const hog_model *m, const char *path,
     if (fmt != HOG_MODEL_HGM && fmt != HOG_MODEL_LIBLINEAR)
         return hog_errf(err, HOG_EINVAL, "%s: unknown model format %d", path,
                         (int)fmt);
+    if (m->n_classes && (m->n_classes < 3 || !m->classes))
+        return hog_errf(err, HOG_EINVAL, "%s: a model of %u classes: K-class "
+                        "models have 3 or more (two are a binary model)",
+                        path, m->n_classes);
     char tmp[4200];
     FILE *f;
     hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
