@@ -107,6 +107,29 @@ int th_run(char *out, size_t outlen, const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+char *th_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_not_null(b);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n, "short read of %s", path);
+    b[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+int th_have_liblinear(void)
+{
+    char out[256];
+    return th_run(out, sizeof out, "command -v liblinear-predict && "
+                                   "command -v liblinear-train") == 0;
+}
+
 /* One line at the end of the run for the tests that had no real data:
  * without it, a machine without ../shared/data passes a suite that never
  * read a real data set, and nobody is told. */

@@ -30,4 +30,17 @@ const char *th_bin(void);
 int th_run(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The bytes of path, NUL-terminated, malloc'd; the length in *len. Fails
+ * the test when the file cannot be read. */
+char *th_slurp(const char *path, size_t *len);
+
+/* Whether liblinear-train and liblinear-predict are on the PATH (Debian:
+ * liblinear-tools); TH_LIBLINEAR_OR_SKIP() skips the test with a sentence
+ * when they are not. */
+int th_have_liblinear(void);
+#define TH_LIBLINEAR_OR_SKIP()                                                \
+    if (!th_have_liblinear())                                                 \
+    cr_skip_test("liblinear-train/liblinear-predict not installed "           \
+                 "(apt-get install liblinear-tools); skipping")
+
 #endif

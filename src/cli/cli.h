@@ -284,6 +284,13 @@ bool hog_cli_same_file(const char *a, const char *b);
 const char *hog_cli_basename(const char *path);
 /* "1.23 M", "456 k", "12" in buf. */
 const char *hog_cli_si(char *buf, size_t len, double v);
+/* A label value in buf: an integer as an integer ("3", "-1"), anything
+ * else with the 9 digits that give back its float ("0.5"). */
+const char *hog_cli_label(char *buf, size_t len, double v);
+/* k labels separated by spaces in buf; more than head + 2 of them are cut
+ * to the first head, " ..." and the last two ("1 2 3 ... 19 20"). */
+const char *hog_cli_labels(char *buf, size_t len, const double *labels,
+                           uint32_t k, uint32_t head);
 /* "2.1 MB" etc. in buf. */
 const char *hog_cli_bytes(char *buf, size_t len, double bytes);
 /* Loads data, printing "loaded NAME: R rows, F features, Z nonzeros in T s"

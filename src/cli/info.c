@@ -19,7 +19,8 @@ static const char help[] =
     "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
     "rows, features, nonzeros, density, labels and their counts, the format\n"
     "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
-    "regularization, features, nonzero weights, bias and label values.\n"
+    "regularization, features, nonzero weights, bias and label values; for\n"
+    "K classes their number, labels and the multiclass mode.\n"
     "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
     "regularization, seed, the data) and where it stands (epoch, row, step).\n"
     "\n"
@@ -127,6 +128,36 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
     return HOG_EXIT_OK;
 }
 
+/* K classes: how many, their labels in the model's order (the first
+ * eight and the last two when there are more than ten), and how they were
+ * trained. */
+static void classes_rows(const hog_model *m)
+{
+    char list[512];
+    ROW("classes", "%u: %s", m->n_classes,
+        hog_cli_labels(list, sizeof list, m->classes, m->n_classes, 8));
+    if (m->multiclass == HOG_MULTICLASS_SOFTMAX)
+        ROW("multiclass", "softmax (multinomial logistic regression), %u "
+                          "weight vectors", m->n_classes);
+    else
+        ROW("multiclass", "one-vs-rest, %u weight vectors", m->n_classes);
+}
+
+/* K classes: one bias weight per class, summarised by their range. */
+static void bias_row_classes(const hog_model *m)
+{
+    uint64_t len = hog_model_vector_len(m);
+    double lo = INFINITY, hi = -INFINITY;
+    for (uint32_t c = 0; c < m->n_classes; c++) {
+        double b = (double)m->w[c * len + m->n_features] * m->bias;
+        lo = b < lo ? b : lo;
+        hi = b > hi ? b : hi;
+    }
+    ROW("bias", "one per class, from %.6g to %.6g (weights times bias "
+                "feature %g)",
+        lo, hi, m->bias);
+}
+
 static int info_model(const char *path, enum hog_file_kind k,
                       const struct stat *st)
 {
@@ -138,8 +169,9 @@ static int info_model(const char *path, enum hog_file_kind k,
     uint64_t nf = hog_model_features(m), nz = 0;
     const float *w = hog_model_weights(m);
     double l2 = 0, l1 = 0;
-    /* Counted as training counts them: the bias weight is a weight. */
-    uint64_t nw = nf + (m->bias != 0.0);
+    /* Counted as training counts them: the bias weight is a weight; K
+     * classes: every class's. */
+    uint64_t nw = hog_model_len(m);
     for (uint64_t j = 0; j < nw; j++) {
         nz += w[j] != 0.0f;
         l2 += (double)w[j] * w[j];
@@ -157,16 +189,27 @@ static int info_model(const char *path, enum hog_file_kind k,
     else
         ROW("regularization", "not recorded in this format");
     ROW("features", "%llu", (unsigned long long)nf);
+    if (m->n_classes)
+        classes_rows(m);
     ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,
-        (unsigned long long)nw, nw > nf ? ", bias included" : "",
+        (unsigned long long)nw,
+        m->bias == 0.0 ? ""
+        : m->n_classes ? ", the bias weights included"
+                       : ", bias included",
         nw ? 100.0 * (double)nz / (double)nw : 0.0);
     ROW("weight norms", "|w|_1 %.6g, |w|_2 %.6g", l1, sqrt(l2));
-    if (m->bias != 0.0)
+    if (m->bias != 0.0 && m->n_classes)
+        bias_row_classes(m);
+    else if (m->bias != 0.0)
         ROW("bias", "%.6g (weight %.6g times bias feature %g)",
             hog_model_bias(m), (double)w[nf], m->bias);
     else
         ROW("bias", "none");
-    if (m->labels == HOG_LABELS_BINARY && hog_model_loss(m) != HOG_LOSS_SQUARED)
+    if (m->n_classes)
+        ROW("labels", "the class of the highest of the %u scores",
+            m->n_classes);
+    else if (m->labels == HOG_LABELS_BINARY &&
+             hog_model_loss(m) != HOG_LOSS_SQUARED)
         ROW("labels", "%g if score > 0, else %g", m->label_pos, m->label_neg);
     else
         ROW("labels", "real-valued (regression)");

@@ -1,18 +1,31 @@
 /* hogtrain predict: labels (or scores) for every row of a data file, and
- * the accuracy or RMSE when the file's labels can be compared. */
+ * the accuracy, macro-F1 and confusion matrix (classification) or RMSE
+ * (regression) when the file's labels can be compared.
+ *
+ * The rows are scored a block at a time, so that a K-class model's scores
+ * take K doubles a row of the block only; each block's predictions are
+ * written and counted before the next is scored. */
 #include "cli/cli.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SCORES = HOG_CLI_OPT_OWN };
+enum { OPT_SCORES = HOG_CLI_OPT_OWN, OPT_CONFUSION };
+
+/* Rows scored at a time. */
+#define BLOCK_ROWS 4096u
+/* The most classes --confusion prints a table of (K x K counts). */
+#define CONFUSION_MAX_CLASSES 1000u
+/* Unknown labels named in the warning. */
+#define UNSEEN_SHOWN 5u
 
 static const struct option longopts[] = {
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "scores", no_argument, NULL, OPT_SCORES },
+    { "confusion", no_argument, NULL, OPT_CONFUSION },
     HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
@@ -21,12 +34,20 @@ static const char help[] =
     "\n"
     "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
     "input): the predicted label, in the label values the model was trained\n"
-    "with, or for a regression model the predicted value. MODEL is a .hgm or\n"
-    "a LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
-    "accuracy (classification) or RMSE (regression) on standard error.\n"
+    "with (for K classes the label of the class with the highest score), or\n"
+    "for a regression model the predicted value. MODEL is a .hgm or a\n"
+    "LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
+    "accuracy (classification; K classes also the macro-F1) or RMSE\n"
+    "(regression) on standard error. A K-class model counts a row whose label\n"
+    "is none of its classes as wrong, and says so in one warning line.\n"
     "\n"
     "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
-    "      --scores        write the raw score w.x + b instead of the label\n"
+    "      --scores        write the raw score w.x + b instead of the label; K\n"
+    "                      classes: a line 'labels L1 ... LK' first, then the K\n"
+    "                      scores of each row in that order\n"
+    "      --confusion     print the confusion matrix on standard error (rows:\n"
+    "                      true label, columns: predicted), with the accuracy\n"
+    "                      and macro-F1; DATA must be labelled\n"
     HOG_CLI_LOAD_HELP
     "  -q, --quiet         print nothing but errors\n"
     "\n"
@@ -42,7 +63,7 @@ static const struct hog_cli_cmd cmd = {
 
 struct predict_args {
     const char *model, *data, *out;
-    bool scores, quiet;
+    bool scores, confusion, quiet;
     hog_load_opts lo;
 };
 
@@ -58,12 +79,16 @@ static int parse(int argc, char **argv, struct predict_args *a)
         case 'o': a->out = optarg; break;
         case 'q': a->quiet = true; break;
         case OPT_SCORES: a->scores = true; break;
+        case OPT_CONFUSION: a->confusion = true; break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
         }
     }
     if (ch < 0)
         return op.status;
+    if (a->confusion && a->quiet)
+        return hog_cli_usage_error(&cmd, "--confusion prints a report and "
+                                   "--quiet none: give one of them");
     static const char *const files[] = { "MODEL", "DATA" };
     if ((rc = hog_cli_operands(&cmd, argc, argv, 2, files, NULL)) >= 0)
         return rc;
@@ -80,47 +105,309 @@ static int parse(int argc, char **argv, struct predict_args *a)
 
 static bool is_regression(const hog_model *m)
 {
-    return m->labels == HOG_LABELS_REAL || m->loss == HOG_LOSS_SQUARED;
+    return !m->n_classes &&
+           (m->labels == HOG_LABELS_REAL || m->loss == HOG_LOSS_SQUARED);
 }
 
-static void write_predictions(FILE *f, const hog_model *m, const double *sc,
-                              uint64_t rows, bool scores)
+static const char *data_name(const char *path)
 {
-    bool reg = is_regression(m);
-    for (uint64_t i = 0; i < rows; i++) {
-        if (scores || reg)
-            fprintf(f, "%.9g\n", sc[i]);
-        else
-            fprintf(f, "%g\n", sc[i] > 0 ? m->label_pos : m->label_neg);
-    }
+    return strcmp(path, "-") == 0 ? "standard input" : hog_cli_basename(path);
 }
 
-/* Accuracy or RMSE on stderr, when the data's labels allow it. */
-static void report(const hog_model *m, const hog_data *d, const double *sc)
+/* ---- what the labels say ------------------------------------------------------ */
+
+/* The predictions counted against the labels: per class for
+ * classification (the K classes, or a binary model's positive and
+ * negative label), the squared error for regression. */
+struct tally {
+    uint32_t k;                /* classes; 0: regression */
+    const double *labels;      /* the k labels, in the model's order */
+    double pair[2];            /* a binary model's: positive, negative */
+    struct hog_class_index ix;
+    uint64_t rows, right, unknown;
+    uint64_t *tp, *predicted, *actual; /* per class */
+    uint64_t *conf;            /* --confusion: (k + 1) x k counts [true][predicted],
+                                  row k for labels that are no class */
+    double unseen[UNSEEN_SHOWN];
+    unsigned n_unseen;
+    bool more_unseen;
+    double se;
+};
+
+static hog_status tally_init(struct tally *t, const hog_model *m,
+                             bool confusion, hog_err *err)
 {
-    uint64_t rows = d->m.rows;
-    if (!rows)
-        return;
-    if (is_regression(m)) {
-        double se = 0;
-        for (uint64_t i = 0; i < rows; i++) {
-            double e = sc[i] - (double)d->m.y[i];
-            se += e * e;
+    memset(t, 0, sizeof *t);
+    if (is_regression(m))
+        return HOG_OK;
+    t->k = m->n_classes ? m->n_classes : 2;
+    t->pair[0] = m->label_pos;
+    t->pair[1] = m->label_neg;
+    t->labels = m->n_classes ? m->classes : t->pair;
+    hog_status s = hog_class_index_init(&t->ix, t->labels, t->k, err);
+    if (s != HOG_OK)
+        return s;
+    t->tp = calloc(3 * (size_t)t->k, sizeof *t->tp);
+    if (confusion)
+        t->conf = calloc(((size_t)t->k + 1) * t->k, sizeof *t->conf);
+    if (!t->tp || (confusion && !t->conf))
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the counts of %u "
+                        "classes", t->k);
+    t->predicted = t->tp + t->k;
+    t->actual = t->predicted + t->k;
+    return HOG_OK;
+}
+
+static void tally_free(struct tally *t)
+{
+    if (t->k)
+        hog_class_index_free(&t->ix);
+    free(t->tp);
+    free(t->conf);
+}
+
+/* A row labelled y whose predicted class is p (classification). */
+static void tally_class(struct tally *t, double y, uint32_t p)
+{
+    int64_t c = hog_class_index_find(&t->ix, y);
+    t->rows++;
+    t->predicted[p]++;
+    if (c >= 0) {
+        t->actual[c]++;
+        if ((uint32_t)c == p) {
+            t->tp[c]++;
+            t->right++;
         }
-        fprintf(stderr, "RMSE %.4f (%llu rows)\n", sqrt(se / (double)rows),
-                (unsigned long long)rows);
+    } else {
+        t->unknown++;
+        bool seen = false;
+        for (unsigned i = 0; i < t->n_unseen; i++)
+            seen |= t->unseen[i] == y;
+        if (!seen && t->n_unseen < UNSEEN_SHOWN)
+            t->unseen[t->n_unseen++] = y;
+        else if (!seen)
+            t->more_unseen = true;
+    }
+    if (t->conf)
+        t->conf[(uint64_t)(c >= 0 ? (uint32_t)c : t->k) * t->k + p]++;
+}
+
+/* The macro-averaged F1 as training reports it (src/core/metrics.c):
+ * 2 tp / (predicted + actual) per class, 0 for a class neither predicted
+ * nor present. */
+static double tally_macro_f1(const struct tally *t)
+{
+    double f1 = 0;
+    for (uint32_t c = 0; c < t->k; c++) {
+        uint64_t den = t->predicted[c] + t->actual[c];
+        f1 += den ? 2.0 * (double)t->tp[c] / (double)den : 0.0;
+    }
+    return f1 / t->k;
+}
+
+/* Rows of d whose label is one of the tally's classes. */
+static uint64_t rows_with_a_class(const struct tally *t, const hog_data *d)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        n += hog_class_index_find(&t->ix, d->m.y[i]) >= 0;
+    return n;
+}
+
+/* ---- predictions ------------------------------------------------------------------ */
+
+/* The predictions of rows [lo, lo + n) of d, scores sc, written to f and
+ * counted in t. names: the K classes' labels as text. */
+static void write_block(FILE *f, const hog_model *m, const hog_data *d,
+                        uint64_t lo, uint64_t n, const double *sc,
+                        char (*names)[40], bool scores, struct tally *t)
+{
+    uint32_t k = m->n_classes;
+    bool reg = is_regression(m);
+    for (uint64_t i = 0; i < n; i++) {
+        double y = d->m.y[lo + i];
+        if (k) {
+            const double *s = sc + i * k;
+            uint32_t p = hog_scores_argmax(s, k);
+            if (scores)
+                for (uint32_t c = 0; c < k; c++)
+                    fprintf(f, c + 1 < k ? "%.9g " : "%.9g\n", s[c]);
+            else
+                fprintf(f, "%s\n", names[p]);
+            tally_class(t, y, p);
+        } else if (reg) {
+            fprintf(f, "%.9g\n", sc[i]);
+            t->se += (sc[i] - y) * (sc[i] - y);
+            t->rows++;
+        } else {
+            if (scores)
+                fprintf(f, "%.9g\n", sc[i]);
+            else
+                fprintf(f, "%g\n", sc[i] > 0 ? m->label_pos : m->label_neg);
+            tally_class(t, y, sc[i] > 0 ? 0 : 1);
+        }
+    }
+}
+
+/* Scores every row of d a block at a time; writes and counts them. */
+static hog_status predict_rows(FILE *f, const hog_model *m, const hog_data *d,
+                               bool scores, struct tally *t, hog_err *err)
+{
+    uint32_t k = m->n_classes;
+    uint64_t per_row = k ? k : 1;
+    double *sc = malloc(BLOCK_ROWS * per_row * sizeof *sc);
+    char (*names)[40] = malloc((k ? k : 1) * sizeof *names);
+    hog_status s = HOG_OK;
+    if (!sc || !names) {
+        s = hog_errf(err, HOG_ENOMEM, "out of memory for the scores of %u "
+                     "classes", k);
+        goto out;
+    }
+    for (uint32_t c = 0; c < k; c++)
+        hog_cli_label(names[c], sizeof names[c], m->classes[c]);
+    if (k && scores) {
+        fputs("labels", f);
+        for (uint32_t c = 0; c < k; c++)
+            fprintf(f, " %s", names[c]);
+        fputc('\n', f);
+    }
+    for (uint64_t lo = 0; lo < d->m.rows; lo += BLOCK_ROWS) {
+        uint64_t n = d->m.rows - lo < BLOCK_ROWS ? d->m.rows - lo : BLOCK_ROWS;
+        /* a view of the block's rows: the offsets stay global */
+        hog_data view = *d;
+        view.m.rows = n;
+        view.m.off = d->m.off + lo;
+        view.m.y = d->m.y + lo;
+        if ((s = hog_model_scores(m, &view, sc, err)) != HOG_OK)
+            goto out;
+        write_block(f, m, d, lo, n, sc, names, scores, t);
+    }
+out:
+    free(sc);
+    free(names);
+    return s;
+}
+
+/* ---- reports on standard error ------------------------------------------------------ */
+
+/* One line when some labels are none of the model's classes. */
+static void warn_unseen(const struct tally *t, const char *path)
+{
+    char list[UNSEEN_SHOWN * 40 + 8] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < t->n_unseen; i++) {
+        char one[40];
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                              hog_cli_label(one, sizeof one, t->unseen[i]));
+    }
+    if (t->more_unseen)
+        snprintf(list + n, sizeof list - n, ", ...");
+    fprintf(stderr, "hogtrain: warning: %llu row%s of %s %s label%s the model "
+                    "has no class for (%s): counted as wrong\n",
+            (unsigned long long)t->unknown, t->unknown == 1 ? "" : "s",
+            data_name(path), t->unknown == 1 ? "has a" : "have",
+            t->unknown == 1 ? "" : "s", list);
+}
+
+static void print_scores_line(const struct tally *t)
+{
+    fprintf(stderr, "accuracy %.2f%% (%llu/%llu), macro-F1 %.4f\n",
+            100.0 * (double)t->right / (double)t->rows,
+            (unsigned long long)t->right, (unsigned long long)t->rows,
+            tally_macro_f1(t));
+}
+
+struct label_at {
+    double label;
+    uint32_t c;
+};
+
+static int by_label(const void *a, const void *b)
+{
+    double x = ((const struct label_at *)a)->label,
+           y = ((const struct label_at *)b)->label;
+    return (x > y) - (x < y);
+}
+
+/* The confusion matrix as a table: a column per predicted label, a row
+ * per true label, both in increasing label order, and a row "(unseen)"
+ * for labels that are no class. */
+static void print_confusion(const struct tally *t, const char *path)
+{
+    uint32_t k = t->k;
+    char (*names)[40] = malloc(k * sizeof *names);
+    struct label_at *order = malloc(k * sizeof *order);
+    if (!names || !order) {
+        free(names);
+        free(order);
+        fprintf(stderr, "hogtrain: out of memory for the confusion matrix\n");
         return;
     }
-    uint64_t right = 0;
-    for (uint64_t i = 0; i < rows; i++) {
-        double y = d->m.y[i];
-        if (y != m->label_pos && y != m->label_neg)
-            return; /* unlabelled, or labelled in other values: no metric */
-        right += (sc[i] > 0) == (y == m->label_pos);
+    for (uint32_t c = 0; c < k; c++)
+        order[c] = (struct label_at){ t->labels[c], c };
+    qsort(order, k, sizeof *order, by_label);
+    const char *corner = "true\\pred", *other = "(unseen)";
+    int w = 1, w0 = (int)strlen(corner);
+    for (uint32_t c = 0; c < k; c++) {
+        int l = (int)strlen(hog_cli_label(names[c], sizeof names[c],
+                                          t->labels[c]));
+        w = l > w ? l : w;
+        w0 = l > w0 ? l : w0;
     }
-    fprintf(stderr, "accuracy %.2f%% (%llu/%llu)\n",
-            100.0 * (double)right / (double)rows, (unsigned long long)right,
-            (unsigned long long)rows);
+    if (t->unknown)
+        w0 = (int)strlen(other) > w0 ? (int)strlen(other) : w0;
+    for (uint64_t i = 0; i < ((uint64_t)k + 1) * k; i++) {
+        char num[24];
+        int l = snprintf(num, sizeof num, "%llu", (unsigned long long)t->conf[i]);
+        w = l > w ? l : w;
+    }
+    fprintf(stderr, "confusion matrix of %s, %llu rows (rows: true label, "
+                    "columns: predicted)\n",
+            data_name(path), (unsigned long long)t->rows);
+    fprintf(stderr, "%*s", w0, corner);
+    for (uint32_t j = 0; j < k; j++)
+        fprintf(stderr, " %*s", w, names[order[j].c]);
+    fputc('\n', stderr);
+    for (uint32_t i = 0; i <= k; i++) {
+        if (i == k && !t->unknown)
+            break;
+        uint32_t r = i < k ? order[i].c : k;
+        fprintf(stderr, "%*s", w0, r < k ? names[r] : other);
+        for (uint32_t j = 0; j < k; j++)
+            fprintf(stderr, " %*llu", w,
+                    (unsigned long long)t->conf[(uint64_t)r * k + order[j].c]);
+        fputc('\n', stderr);
+    }
+    free(names);
+    free(order);
+}
+
+/* Accuracy (and macro-F1, the matrix) or RMSE, when the labels allow. */
+static void report(const hog_model *m, const struct tally *t, bool confusion,
+                   const char *path)
+{
+    if (!t->rows)
+        return;
+    if (!t->k) {
+        fprintf(stderr, "RMSE %.4f (%llu rows)\n",
+                sqrt(t->se / (double)t->rows), (unsigned long long)t->rows);
+        return;
+    }
+    if (!confusion && !m->n_classes) {
+        /* binary: labelled in other values, or unlabelled: no metric */
+        if (!t->unknown)
+            fprintf(stderr, "accuracy %.2f%% (%llu/%llu)\n",
+                    100.0 * (double)t->right / (double)t->rows,
+                    (unsigned long long)t->right, (unsigned long long)t->rows);
+        return;
+    }
+    if (t->unknown == t->rows)
+        return; /* an unlabelled file (--confusion refused it before) */
+    if (t->unknown)
+        warn_unseen(t, path);
+    if (confusion)
+        print_confusion(t, path);
+    print_scores_line(t);
 }
 
 /* A model of other data predicts without an error (a feature it lacks
@@ -137,10 +424,30 @@ static void warn_feature_space(const hog_model *m, const hog_data *d,
         fprintf(stderr, "hogtrain: warning: the model has %llu features but "
                         "%s has %llu: was it trained on other data? "
                         "(predictions go on)\n",
-                (unsigned long long)mf,
-                strcmp(path, "-") == 0 ? "standard input"
-                                       : hog_cli_basename(path),
+                (unsigned long long)mf, data_name(path),
                 (unsigned long long)df);
+}
+
+/* --confusion needs a classifier, a table that fits, and labels to count. */
+static hog_status confusion_check(const struct predict_args *a,
+                                  const hog_data *d, const struct tally *t,
+                                  hog_err *err)
+{
+    if (!t->k)
+        return hog_errf(err, HOG_EINVAL, "--confusion: %s is a regression "
+                        "model; a confusion matrix needs classes", a->model);
+    if (t->k > CONFUSION_MAX_CLASSES)
+        return hog_errf(err, HOG_EINVAL, "--confusion prints a table of at "
+                        "most %u classes; %s has %u", CONFUSION_MAX_CLASSES,
+                        a->model, t->k);
+    if (d->m.rows && rows_with_a_class(t, d) == 0) {
+        char list[200];
+        return hog_errf(err, HOG_EINVAL, "--confusion: no row of %s has a "
+                        "label among the model's classes (%s): is it "
+                        "labelled?", data_name(a->data),
+                        hog_cli_labels(list, sizeof list, t->labels, t->k, 8));
+    }
+    return HOG_OK;
 }
 
 int hog_cli_predict(int argc, char **argv)
@@ -153,45 +460,44 @@ int hog_cli_predict(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
-    double *sc = NULL;
     FILE *f = NULL;
     char tmp[4200];
+    struct tally t;
+    memset(&t, 0, sizeof t);
 
     if ((s = hog_cli_load_model_data(a.model, a.data, a.out, &a.lo, false,
                                      a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
     if (!a.quiet)
         warn_feature_space(m, d, a.data);
-    uint64_t rows = hog_data_rows(d);
-    sc = malloc((rows ? rows : 1) * sizeof *sc);
-    if (!sc) {
-        s = hog_errf(&err, HOG_ENOMEM, "out of memory for %llu scores",
-                     (unsigned long long)rows);
+    if ((s = tally_init(&t, m, a.confusion, &err)) != HOG_OK)
         goto fail;
-    }
-    if ((s = hog_model_scores(m, d, sc, &err)) != HOG_OK)
+    if (a.confusion && (s = confusion_check(&a, d, &t, &err)) != HOG_OK)
         goto fail;
     if (a.out) {
         if ((s = hog_tmpfile_open(a.out, tmp, sizeof tmp, &f, &err)) != HOG_OK)
             goto fail;
-        write_predictions(f, m, sc, rows, a.scores);
+        s = predict_rows(f, m, d, a.scores, &t, &err);
+        if (s != HOG_OK) {
+            hog_tmpfile_abort(f, tmp);
+            goto fail;
+        }
         s = hog_tmpfile_commit(f, tmp, a.out, &err);
-        f = NULL;
         if (s != HOG_OK)
             goto fail;
     } else {
-        write_predictions(stdout, m, sc, rows, a.scores);
-        if ((s = hog_cli_stdout_check(&err)) != HOG_OK)
+        if ((s = predict_rows(stdout, m, d, a.scores, &t, &err)) != HOG_OK ||
+            (s = hog_cli_stdout_check(&err)) != HOG_OK)
             goto fail;
     }
     if (!a.quiet)
-        report(m, d, sc);
+        report(m, &t, a.confusion, a.data);
     rc = HOG_EXIT_OK;
     goto out;
 fail:
     rc = hog_cli_fail_status(s, &err);
 out:
-    free(sc);
+    tally_free(&t);
     hog_data_free(d);
     hog_model_free(m);
     return rc;

@@ -639,6 +639,33 @@ const char *hog_cli_si(char *buf, size_t len, double v)
     return buf;
 }
 
+const char *hog_cli_label(char *buf, size_t len, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v == 0.0 ? 0.0 : v);
+    else
+        snprintf(buf, len, "%.9g", v);
+    return buf;
+}
+
+const char *hog_cli_labels(char *buf, size_t len, const double *labels,
+                           uint32_t k, uint32_t head)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (uint32_t c = 0; c < k && n + 1 < len; c++) {
+        char one[40];
+        if (k > head + 2 && c == head) {
+            n += (size_t)snprintf(buf + n, len - n, " ...");
+            c = k - 2; /* and the last two */
+        }
+        hog_cli_label(one, sizeof one, labels[c]);
+        if (n + 1 < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", c ? " " : "", one);
+    }
+    return buf;
+}
+
 const char *hog_cli_bytes(char *buf, size_t len, double b)
 {
     if (b >= 1024.0 * 1024 * 1024)

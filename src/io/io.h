@@ -300,7 +300,9 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
-#define HOG_HGM_VERSION 1u
+/* The newest .hgm version read: 2, K-class models. Binary and regression
+ * models are still written as version 1, byte for byte. */
+#define HOG_HGM_VERSION 2u
 
 /* ---- training checkpoints (checkpoint.c) --------------------------------- */
 

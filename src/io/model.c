@@ -5,8 +5,9 @@
  *
  *     offset size
  *          0    8  magic "HOGMODL\0"
- *          8    4  format version (1)
- *         12    4  header size in bytes (88 in version 1): the weights start here
+ *          8    4  format version: 1 (one weight vector), 2 (K classes)
+ *         12    4  header size in bytes: the weights start here
+ *                  (88 in version 1, 104 + 8 K in version 2)
  *         16    4  loss (hog_loss)
  *         20    4  label kind (0 binary, 1 real)
  *         24    8  l1 (f64)
@@ -15,17 +16,27 @@
  *         48    8  label_pos (f64)
  *         56    8  label_neg (f64)
  *         64    8  n_features (u64)
- *         72    8  number of weights stored (u64) = n_features + (bias != 0)
+ *         72    8  number of weights stored (u64) = V * (n_features + (bias != 0)),
+ *                  V vectors: 1, or K
  *         80    8  reserved, zero
- *         88  4*n  weights (f32)
- *     88+4*n    4  CRC32C of everything before it
+ *     version 2 only:
+ *         88    4  K, the number of classes (u32, >= 3)
+ *         92    4  multiclass mode (hog_multiclass)
+ *         96    8  reserved, zero
+ *        104  8*K  the class labels (f64), in the model's class order
+ *     then
+ *     hsize   4*n  weights (f32), class c's vector at c * (n / K)
+ *   hsize+4*n    4  CRC32C of everything before it
  *
- * A reader checks, in order: magic, version, that the declared sizes add up
- * to the file's size (before allocating anything), the CRC, then the fields.
+ * Binary and regression models are written as version 1, byte for byte as
+ * before version 2 existed; K-class models as version 2. A reader checks,
+ * in order: magic, version, that the declared sizes add up to the file's
+ * size (before allocating anything), the CRC, then the fields.
  *
  * LIBLINEAR text is written exactly as liblinear-train writes it (see
  * save_model() in linear.cpp) so that liblinear-predict reads it and gives
- * the same labels as hogtrain.
+ * the same labels as hogtrain: one weight per line for two classes, one
+ * line per feature with K weights (in the label line's order) for K.
  */
 #include "io/io.h"
 
@@ -36,6 +47,9 @@
 #include <sys/stat.h>
 
 #define HGM_HEADER_V1 88u
+#define HGM_HEADER_V2 104u /* then the K class labels */
+#define HGM_VERSION_ONE 1u /* one weight vector */
+#define HGM_VERSION_K 2u   /* K classes */
 
 /* ---- little-endian fields -------------------------------------------------- */
 
@@ -103,22 +117,30 @@ static void f32_le_inplace(float *w, uint64_t n)
 #endif
 }
 
-static uint64_t model_nweights(const hog_model *m)
-{
-    return m->n_features + (m->bias != 0.0);
-}
-
 /* ---- .hgm writer ------------------------------------------------------------ */
 
-static hog_status save_hgm(const hog_model *m, FILE *f, const char *path,
-                           hog_err *err)
+static hog_status write_failed(const char *path, hog_err *err)
 {
-    unsigned char h[HGM_HEADER_V1];
-    uint64_t n = model_nweights(m);
-    memset(h, 0, sizeof h);
+    return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
+                    strerror(errno));
+}
+
+/* The header, and for K classes the labels after it: *hsize bytes,
+ * malloc'd; version 1 unless the model has K classes. */
+static unsigned char *hgm_header(const hog_model *m, uint32_t *hsize,
+                                 hog_err *err)
+{
+    uint32_t k = m->n_classes;
+    *hsize = k ? HGM_HEADER_V2 + 8u * k : HGM_HEADER_V1;
+    unsigned char *h = calloc(1, *hsize);
+    if (!h) {
+        hog_errf(err, HOG_ENOMEM, "out of memory for a model header of %u "
+                 "classes", k);
+        return NULL;
+    }
     memcpy(h, HOG_HGM_MAGIC, 8);
-    put_u32(h + 8, HOG_HGM_VERSION);
-    put_u32(h + 12, HGM_HEADER_V1);
+    put_u32(h + 8, k ? HGM_VERSION_K : HGM_VERSION_ONE);
+    put_u32(h + 12, *hsize);
     put_u32(h + 16, (uint32_t)m->loss);
     put_u32(h + 20, (uint32_t)m->labels);
     put_f64(h + 24, m->l1);
@@ -127,11 +149,29 @@ static hog_status save_hgm(const hog_model *m, FILE *f, const char *path,
     put_f64(h + 48, m->label_pos);
     put_f64(h + 56, m->label_neg);
     put_u64(h + 64, m->n_features);
-    put_u64(h + 72, n);
-    uint32_t crc = hog_crc32c(0, h, sizeof h);
-    if (fwrite(h, 1, sizeof h, f) != sizeof h)
-        return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
-                        strerror(errno));
+    put_u64(h + 72, hog_model_len(m));
+    if (k) {
+        put_u32(h + 88, k);
+        put_u32(h + 92, (uint32_t)m->multiclass);
+        for (uint32_t c = 0; c < k; c++)
+            put_f64(h + HGM_HEADER_V2 + 8 * c, m->classes[c]);
+    }
+    return h;
+}
+
+static hog_status save_hgm(const hog_model *m, FILE *f, const char *path,
+                           hog_err *err)
+{
+    uint32_t hsize;
+    unsigned char *h = hgm_header(m, &hsize, err);
+    if (!h)
+        return HOG_ENOMEM;
+    uint64_t n = hog_model_len(m);
+    uint32_t crc = hog_crc32c(0, h, hsize);
+    size_t put = fwrite(h, 1, hsize, f);
+    free(h);
+    if (put != hsize)
+        return write_failed(path, err);
 #if HOG_HOST_BIG_ENDIAN
     float buf[4096];
     for (uint64_t i = 0; i < n; i += 4096) {
@@ -140,20 +180,17 @@ static hog_status save_hgm(const hog_model *m, FILE *f, const char *path,
         f32_le_inplace(buf, k);
         crc = hog_crc32c(crc, buf, k * 4);
         if (fwrite(buf, 4, k, f) != k)
-            return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
-                            strerror(errno));
+            return write_failed(path, err);
     }
 #else
     crc = hog_crc32c(crc, m->w, n * 4);
     if (n && fwrite(m->w, 4, n, f) != n)
-        return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
-                        strerror(errno));
+        return write_failed(path, err);
 #endif
     unsigned char c[4];
     put_u32(c, crc);
     if (fwrite(c, 1, 4, f) != 4)
-        return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
-                        strerror(errno));
+        return write_failed(path, err);
     return HOG_OK;
 }
 
@@ -192,18 +229,38 @@ static bool label_as_int(double v, int *out)
     return true;
 }
 
+/* One weight as LIBLINEAR prints it ("%.17g "); zeros, most weights of a
+ * sparse model, without printf. */
+static void ll_put_weight(FILE *f, float v)
+{
+    if (v == 0.0f && !signbit(v))
+        fputs("0 ", f);
+    else
+        fprintf(f, "%.17g ", (double)v);
+}
+
 static hog_status save_liblinear(const hog_model *m, FILE *f, const char *path,
                                  hog_err *err)
 {
     bool regression = m->loss == HOG_LOSS_SQUARED &&
-                      m->labels == HOG_LABELS_REAL;
+                      m->labels == HOG_LABELS_REAL && !m->n_classes;
+    uint32_t k = m->n_classes;
     int lp = 0, ln = 0;
-    if (!regression &&
-        (!label_as_int(m->label_pos, &lp) || !label_as_int(m->label_neg, &ln)))
+    if (k) {
+        for (uint32_t c = 0; c < k; c++)
+            if (!label_as_int(m->classes[c], &lp))
+                return hog_errf(err, HOG_ERANGE,
+                                "%s: LIBLINEAR stores class labels as "
+                                "integers, and this model's class %u of %u "
+                                "is %g",
+                                path, c + 1, k, m->classes[c]);
+    } else if (!regression && (!label_as_int(m->label_pos, &lp) ||
+                               !label_as_int(m->label_neg, &ln))) {
         return hog_errf(err, HOG_ERANGE,
                         "%s: LIBLINEAR stores class labels as integers, and this "
                         "model's labels are %g and %g",
                         path, m->label_pos, m->label_neg);
+    }
     if (m->n_features > INT32_MAX)
         return hog_errf(err, HOG_ERANGE,
                         "%s: LIBLINEAR models hold at most %d features, this "
@@ -214,19 +271,30 @@ static hog_status save_liblinear(const hog_model *m, FILE *f, const char *path,
     double bias = m->bias;
     float bias_sign = bias < 0 ? -1.0f : 1.0f;
     fprintf(f, "solver_type %s\n", ll_solver_for(m, regression));
-    fprintf(f, "nr_class 2\n");
-    if (!regression)
+    fprintf(f, "nr_class %u\n", k ? k : 2u);
+    if (k) {
+        /* liblinear-predict takes the arg-max over the K columns, in the
+         * label line's order: the model's class order */
+        fputs("label", f);
+        for (uint32_t c = 0; c < k; c++)
+            fprintf(f, " %d", (int)m->classes[c]);
+        fputc('\n', f);
+    } else if (!regression) {
         fprintf(f, "label %d %d\n", lp, ln); /* label[0] is predicted when w.x > 0 */
+    }
     fprintf(f, "nr_feature %llu\n", (unsigned long long)m->n_features);
     fprintf(f, "bias %.17g\n", bias != 0.0 ? fabs(bias) : -1.0);
     fprintf(f, "w\n");
-    for (uint64_t i = 0; i < m->n_features; i++)
-        fprintf(f, "%.17g \n", (double)m->w[i]);
-    if (bias != 0.0)
-        fprintf(f, "%.17g \n", (double)(bias_sign * m->w[m->n_features]));
+    /* one line per feature (the bias last), one weight per vector on it */
+    uint64_t len = hog_model_vector_len(m), nv = hog_model_vectors(m);
+    for (uint64_t i = 0; i < len; i++) {
+        float sign = i == m->n_features ? bias_sign : 1.0f;
+        for (uint64_t c = 0; c < nv; c++)
+            ll_put_weight(f, sign * m->w[c * len + i]);
+        fputc('\n', f);
+    }
     if (ferror(f))
-        return hog_errf(err, HOG_EIO, "%s: write failed: %s", path,
-                        strerror(errno));
+        return write_failed(path, err);
     return HOG_OK;
 }
 
@@ -238,6 +306,10 @@ hog_status hog_model_save(const hog_model *m, const char *path,
     if (fmt != HOG_MODEL_HGM && fmt != HOG_MODEL_LIBLINEAR)
         return hog_errf(err, HOG_EINVAL, "%s: unknown model format %d", path,
                         (int)fmt);
+    if (m->n_classes && (m->n_classes < 3 || !m->classes))
+        return hog_errf(err, HOG_EINVAL, "%s: a model of %u classes: K-class "
+                        "models have 3 or more (two are a binary model)",
+                        path, m->n_classes);
     char tmp[4200];
     FILE *f;
     hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
@@ -258,18 +330,81 @@ hog_status hog_model_save(const hog_model *m, const char *path,
 
 /* ---- .hgm reader ------------------------------------------------------------ */
 
+/* The labels of a K-class file: finite and distinct. NULL when they are,
+ * else why not. */
+static const char *check_classes(const double *cl, uint32_t k, hog_err *err)
+{
+    for (uint32_t c = 0; c < k; c++)
+        if (!isfinite(cl[c]))
+            return "a class label is not finite";
+    /* a label listed twice makes the index answer its later class */
+    struct hog_class_index ix;
+    if (hog_class_index_init(&ix, cl, k, err) != HOG_OK)
+        return "out of memory for the class labels";
+    const char *bad = NULL;
+    for (uint32_t c = 0; c < k && !bad; c++)
+        if (hog_class_index_find(&ix, cl[c]) != (int64_t)c)
+            bad = "a class label is listed twice";
+    hog_class_index_free(&ix);
+    return bad;
+}
+
+/* What a header's fields say, checked after its CRC. NULL when they are
+ * valid, else why not. */
+static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
+                                    const double *cl, hog_err *err)
+{
+    uint32_t loss = get_u32(h + 16), kind = get_u32(h + 20);
+    double bias = get_f64(h + 40);
+    uint64_t nf = get_u64(h + 64), nw = get_u64(h + 72);
+    uint64_t k = version == HGM_VERSION_K ? get_u32(h + 88) : 1;
+    if (loss > HOG_LOSS_SQUARED)
+        return "unknown loss";
+    if (kind > HOG_LABELS_REAL)
+        return "unknown label kind";
+    if (!isfinite(bias))
+        return "bias value is not finite";
+    if (nf > (uint64_t)HOG_MAX_FEATURES)
+        return "too many features";
+    if (nw % k != 0 || nw / k != nf + (bias != 0.0))
+        return k > 1 ? "weight count is not the classes times features and "
+                       "bias"
+                     : "weight count does not match features and bias";
+    if (version != HGM_VERSION_K)
+        return NULL;
+    uint32_t mc = get_u32(h + 92);
+    if (loss == HOG_LOSS_SQUARED || kind != HOG_LABELS_BINARY)
+        return "K classes of a regression model";
+    if (mc > HOG_MULTICLASS_SOFTMAX)
+        return "unknown multiclass mode";
+    if (mc == HOG_MULTICLASS_SOFTMAX && loss != HOG_LOSS_LOGISTIC)
+        return "a softmax model without the logistic loss";
+    return check_classes(cl, (uint32_t)k, err);
+}
+
+static hog_status read_failed(const char *path, hog_err *err)
+{
+    return hog_errf(err, HOG_EIO, "%s: read failed: %s", path,
+                    strerror(errno));
+}
+
+static hog_status truncated_header(const char *path, uint64_t fsize,
+                                   uint32_t need, hog_err *err)
+{
+    return hog_errf(err, HOG_ECORRUPT,
+                    "%s: truncated .hgm file (%llu bytes, the header alone "
+                    "is %u)",
+                    path, (unsigned long long)fsize, need);
+}
+
 static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
                            hog_model **out, hog_err *err)
 {
-    unsigned char h[HGM_HEADER_V1];
+    unsigned char h[HGM_HEADER_V2];
     if (fsize < 16)
-        return hog_errf(err, HOG_ECORRUPT,
-                        "%s: truncated .hgm file (%llu bytes, the header alone "
-                        "is %u)",
-                        path, (unsigned long long)fsize, HGM_HEADER_V1);
+        return truncated_header(path, fsize, HGM_HEADER_V1, err);
     if (fread(h, 1, 16, f) != 16)
-        return hog_errf(err, HOG_EIO, "%s: read failed: %s", path,
-                        strerror(errno));
+        return read_failed(path, err);
     uint32_t version = get_u32(h + 8), hsize = get_u32(h + 12);
     if (version > HOG_HGM_VERSION)
         return hog_errf(err, HOG_EFORMAT,
@@ -279,84 +414,106 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
     if (version == 0)
         return hog_errf(err, HOG_EFORMAT, "%s: .hgm format version 0 is not valid",
                         path);
-    if (hsize != HGM_HEADER_V1)
+    /* the fixed part: all of version 1's header; version 2's before its
+     * class labels */
+    uint32_t fixed = version == HGM_VERSION_K ? HGM_HEADER_V2 : HGM_HEADER_V1;
+    if (version == HGM_VERSION_ONE && hsize != HGM_HEADER_V1)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: .hgm header size %u, version %u has %u", path,
                         hsize, version, HGM_HEADER_V1);
-    if (fsize < (uint64_t)HGM_HEADER_V1 + 4)
-        return hog_errf(err, HOG_ECORRUPT,
-                        "%s: truncated .hgm file (%llu bytes, the header alone "
-                        "is %u)",
-                        path, (unsigned long long)fsize, HGM_HEADER_V1);
-    if (fread(h + 16, 1, HGM_HEADER_V1 - 16, f) != HGM_HEADER_V1 - 16)
-        return hog_errf(err, HOG_EIO, "%s: read failed: %s", path,
-                        strerror(errno));
-    uint64_t nf = get_u64(h + 64), nw = get_u64(h + 72);
+    if (fsize < (uint64_t)fixed + 4)
+        return truncated_header(path, fsize, fixed, err);
+    if (fread(h + 16, 1, fixed - 16, f) != fixed - 16)
+        return read_failed(path, err);
+    uint32_t k = 0;
+    if (version == HGM_VERSION_K) {
+        k = get_u32(h + 88);
+        if (k < 3 || k > HOG_MAX_CLASSES)
+            return hog_errf(err, HOG_ECORRUPT,
+                            "%s: invalid .hgm header: %u classes (a K-class "
+                            "model has 3 to %u)",
+                            path, k, HOG_MAX_CLASSES);
+        if (hsize != HGM_HEADER_V2 + 8u * k)
+            return hog_errf(err, HOG_ECORRUPT,
+                            "%s: .hgm header size %u, version %u with %u "
+                            "classes has %u",
+                            path, hsize, version, k, HGM_HEADER_V2 + 8u * k);
+        if (fsize < (uint64_t)hsize + 4)
+            return truncated_header(path, fsize, hsize, err);
+    }
+    uint64_t nw = get_u64(h + 72);
     /* Sizes first, against the file: nothing is allocated for a size the
      * file does not hold. */
-    uint64_t avail = (fsize - HGM_HEADER_V1 - 4) / 4;
-    if (nw > avail || (fsize - HGM_HEADER_V1 - 4) % 4 != 0 || nw != avail)
+    uint64_t avail = (fsize - hsize - 4) / 4;
+    if (nw > avail || (fsize - hsize - 4) % 4 != 0 || nw != avail)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: header declares %llu weights, so %llu bytes, but "
                         "the file has %llu bytes (truncated or corrupt)",
                         path, (unsigned long long)nw,
-                        nw <= (UINT64_MAX - HGM_HEADER_V1 - 4) / 4
-                            ? (unsigned long long)(HGM_HEADER_V1 + 4 + 4 * nw)
+                        nw <= (UINT64_MAX - hsize - 4) / 4
+                            ? (unsigned long long)(hsize + 4 + 4 * nw)
                             : 0ull,
                         (unsigned long long)fsize);
+    unsigned char *lab = malloc(8 * (size_t)k + 1);
+    double *cl = malloc(sizeof *cl * k + 1);
     float *w = malloc(nw ? nw * 4 : 4);
-    if (!w)
-        return hog_errf(err, HOG_ENOMEM, "%s: out of memory for %llu weights",
-                        path, (unsigned long long)nw);
+    hog_model *m = calloc(1, sizeof *m);
+    hog_status s = HOG_OK;
     unsigned char c[4];
-    if ((nw && fread(w, 4, nw, f) != nw) || fread(c, 1, 4, f) != 4) {
-        free(w);
-        return hog_errf(err, HOG_ECORRUPT, "%s: truncated while reading weights",
-                        path);
+    const char *bad;
+    if (!lab || !cl || !w || !m) {
+        s = hog_errf(err, HOG_ENOMEM, "%s: out of memory for %llu weights",
+                     path, (unsigned long long)nw);
+        goto fail;
     }
-    uint32_t crc = hog_crc32c(hog_crc32c(0, h, sizeof h), w, nw * 4);
+    if ((k && fread(lab, 8, k, f) != k) || (nw && fread(w, 4, nw, f) != nw) ||
+        fread(c, 1, 4, f) != 4) {
+        s = hog_errf(err, HOG_ECORRUPT, "%s: truncated while reading weights",
+                     path);
+        goto fail;
+    }
+    uint32_t crc = hog_crc32c(hog_crc32c(hog_crc32c(0, h, fixed), lab, 8u * k),
+                              w, nw * 4);
     if (crc != get_u32(c)) {
-        free(w);
-        return hog_errf(err, HOG_ECORRUPT,
-                        "%s: checksum mismatch (stored %08x, computed %08x): the "
-                        "file is corrupt",
-                        path, get_u32(c), crc);
+        s = hog_errf(err, HOG_ECORRUPT,
+                     "%s: checksum mismatch (stored %08x, computed %08x): the "
+                     "file is corrupt",
+                     path, get_u32(c), crc);
+        goto fail;
     }
     f32_le_inplace(w, nw);
-    uint32_t loss = get_u32(h + 16), kind = get_u32(h + 20);
-    double l1 = get_f64(h + 24), l2 = get_f64(h + 32), bias = get_f64(h + 40);
-    const char *bad = NULL;
-    if (loss > HOG_LOSS_SQUARED)
-        bad = "unknown loss";
-    else if (kind > HOG_LABELS_REAL)
-        bad = "unknown label kind";
-    else if (!isfinite(bias))
-        bad = "bias value is not finite";
-    else if (nf > (uint64_t)HOG_MAX_FEATURES)
-        bad = "too many features";
-    else if (nw != nf + (bias != 0.0))
-        bad = "weight count does not match features and bias";
-    if (bad) {
-        free(w);
-        return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: %s", path,
-                        bad);
+    for (uint32_t i = 0; i < k; i++)
+        cl[i] = get_f64(lab + 8 * i);
+    if ((bad = check_hgm_fields(h, version, cl, err))) {
+        s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: %s", path,
+                     bad);
+        goto fail;
     }
-    hog_model *m = calloc(1, sizeof *m);
-    if (!m) {
-        free(w);
-        return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
-    }
-    m->n_features = nf;
+    free(lab);
+    m->n_features = get_u64(h + 64);
     m->w = w;
-    m->loss = (hog_loss)loss;
-    m->labels = (enum hog_label_kind)kind;
-    m->l1 = l1;
-    m->l2 = l2;
-    m->bias = bias;
+    m->loss = (hog_loss)get_u32(h + 16);
+    m->labels = (enum hog_label_kind)get_u32(h + 20);
+    m->l1 = get_f64(h + 24);
+    m->l2 = get_f64(h + 32);
+    m->bias = get_f64(h + 40);
     m->label_pos = get_f64(h + 48);
     m->label_neg = get_f64(h + 56);
+    if (k) {
+        m->n_classes = k;
+        m->classes = cl;
+        m->multiclass = (hog_multiclass)get_u32(h + 92);
+    } else {
+        free(cl);
+    }
     *out = m;
     return HOG_OK;
+fail:
+    free(lab);
+    free(cl);
+    free(w);
+    free(m);
+    return s;
 }
 
 /* ---- LIBLINEAR reader ------------------------------------------------------- */
@@ -388,17 +545,57 @@ static bool is_blank(const char *s)
     return *s == 0;
 }
 
+/* LIBLINEAR's solver numbers (the index in ll_solvers) that hogtrain's
+ * reader tells apart. */
+enum { LL_MCSVM_CS = 4, LL_FIRST_SVR = 11 };
+
+static hog_loss ll_loss_of(int solver)
+{
+    switch (solver) {
+    case 0: case 6: case 7: return HOG_LOSS_LOGISTIC;
+    case 3: return HOG_LOSS_HINGE;
+    case LL_MCSVM_CS: return HOG_LOSS_HINGE; /* Crammer-Singer's multiclass hinge */
+    case 1: case 2: case 5: return HOG_LOSS_SQHINGE;
+    default: return HOG_LOSS_SQUARED; /* the SVR solvers */
+    }
+}
+
+/* The numbers of a "label" line, appended to a growing array. Returns how
+ * many, or -1 when more than HOG_MAX_CLASSES or out of memory; *rest is
+ * where they end. */
+static long ll_labels(char *arg, double **lab, char **rest)
+{
+    size_t k = 0, cap = 0;
+    char *p = arg, *end;
+    for (;;) {
+        double v = strtod(p, &end);
+        if (end == p)
+            break;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 16;
+            double *grown = k < HOG_MAX_CLASSES ? realloc(*lab, cap * sizeof *grown)
+                                                : NULL;
+            if (!grown)
+                return -1;
+            *lab = grown;
+        }
+        (*lab)[k++] = v;
+        p = end;
+    }
+    *rest = p;
+    return (long)k;
+}
+
 static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
                                  hog_model **out, hog_err *err)
 {
     struct ll_reader r = { f, path, NULL, 0, 0 };
     hog_status s = HOG_OK;
     int solver = -1;
-    long nr_class = -1;
+    long nr_class = -1, nlab = -1;
     long long nr_feature = -1;
     double bias = -1;
-    bool have_label = false;
-    double lab[2] = { 0, 0 };
+    double *lab = NULL;
     hog_model *m = NULL;
     char *ln, *end;
 
@@ -435,39 +632,36 @@ static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
                     solver = (int)i;
             if (solver < 0)
                 FAIL(HOG_ENOTSUP, "unknown LIBLINEAR solver \"%s\"", name);
-            if (solver == 4)
-                FAIL(HOG_ENOTSUP, "MCSVM_CS (Crammer-Singer multiclass) models "
-                                  "are not supported; hogtrain reads two-class "
-                                  "and regression models");
         } else if (!strcmp(key, "nr_class")) {
             nr_class = strtol(arg, &end, 10);
             if (end == arg || !is_blank(end) || nr_class < 1)
                 FAIL(HOG_EPARSE, "nr_class needs a positive integer");
-            if (nr_class > 2)
-                FAIL(HOG_ENOTSUP, "a multiclass LIBLINEAR model (nr_class %ld); "
-                                  "hogtrain reads two-class and regression "
-                                  "models only",
-                     nr_class);
+            if (nr_class > (long)HOG_MAX_CLASSES)
+                FAIL(HOG_ENOTSUP, "a LIBLINEAR model of %ld classes; hogtrain "
+                                  "reads at most %u",
+                     nr_class, HOG_MAX_CLASSES);
             if (nr_class < 2)
                 FAIL(HOG_ENOTSUP, "a LIBLINEAR model of a single class "
                                   "(nr_class 1) predicts one label for every "
-                                  "row; hogtrain reads two-class and "
-                                  "regression models only");
+                                  "row; hogtrain reads models of two or more "
+                                  "classes and regression models");
         } else if (!strcmp(key, "label")) {
-            int k = 0;
-            char *p = arg;
-            for (;;) {
-                double v = strtod(p, &end);
-                if (end == p)
-                    break;
-                if (k < 2)
-                    lab[k] = v;
-                k++;
-                p = end;
-            }
-            if (!is_blank(p) || k != 2)
-                FAIL(HOG_EPARSE, "label needs two numbers (found %d)", k);
-            have_label = true;
+            char *rest;
+            free(lab);
+            lab = NULL;
+            if ((nlab = ll_labels(arg, &lab, &rest)) < 0)
+                FAIL(HOG_ENOTSUP, "label lists more classes than hogtrain "
+                                  "reads (%u)",
+                     HOG_MAX_CLASSES);
+            if (!is_blank(rest))
+                FAIL(HOG_EPARSE, "label needs numbers, one per class");
+            if (nr_class > 0 && nlab != nr_class)
+                FAIL(HOG_EPARSE, "label needs %ld numbers, one per class "
+                                 "(found %ld)",
+                     nr_class, nlab);
+            for (long c = 0; c < nlab; c++)
+                if (!isfinite(lab[c]))
+                    FAIL(HOG_EPARSE, "label %ld is not a finite number", c + 1);
         } else if (!strcmp(key, "nr_feature")) {
             nr_feature = strtoll(arg, &end, 10);
             if (end == arg || !is_blank(end) || nr_feature < 0 ||
@@ -488,72 +682,115 @@ static hog_status load_liblinear(FILE *f, const char *path, uint64_t fsize,
         FAIL(HOG_EPARSE, "no solver_type before the weights");
     if (nr_feature < 0)
         FAIL(HOG_EPARSE, "no nr_feature before the weights");
-    bool regression = solver >= 11;
-    if (!regression && !have_label)
+    bool regression = solver >= LL_FIRST_SVR;
+    if (!regression && nlab < 0)
         FAIL(HOG_EPARSE, "a classification model without a label line");
-    if (!regression && nr_class != 2)
-        FAIL(HOG_EPARSE, "a classification model without nr_class 2");
+    if (!regression && nr_class < 0)
+        FAIL(HOG_EPARSE, "a classification model without nr_class");
+    if (!regression && nlab != nr_class)
+        FAIL(HOG_EPARSE, "label lists %ld classes, but nr_class is %ld", nlab,
+             nr_class);
+    /* LIBLINEAR keeps one weight column for two classes (w.x > 0 predicts
+     * label[0]), K for K classes and for Crammer-Singer of any K (the
+     * arg-max of the K scores predicts) */
+    uint32_t k = regression || nr_class == 2 ? 0 : (uint32_t)nr_class;
+    uint32_t cols = regression || (nr_class == 2 && solver != LL_MCSVM_CS)
+                        ? 1
+                        : (uint32_t)nr_class;
 
-    hog_loss loss;
-    switch (solver) {
-    case 0: case 6: case 7: loss = HOG_LOSS_LOGISTIC; break;
-    case 3: loss = HOG_LOSS_HINGE; break;
-    case 1: case 2: case 5: loss = HOG_LOSS_SQHINGE; break;
-    default: loss = HOG_LOSS_SQUARED; break; /* the SVR solvers */
-    }
     /* LIBLINEAR adds a bias feature when bias >= 0; of value 0 it adds
      * nothing, so that weight is read and dropped. */
     bool has_bias_line = bias >= 0;
     double hbias = bias > 0 ? bias : 0.0;
     uint64_t nlines = (uint64_t)nr_feature + has_bias_line;
-    /* Each weight takes a line of at least two bytes: a size the file
-     * cannot hold is refused before the weights are allocated. */
-    if (nlines > fsize / 2)
+    /* Each weight takes at least two bytes: a size the file cannot hold
+     * is refused before the weights are allocated. */
+    if (nlines > fsize / 2 / cols)
         FAIL(HOG_ECORRUPT, "nr_feature %lld, but a file of %llu bytes holds "
                            "fewer weights (truncated?)",
              nr_feature, (unsigned long long)fsize);
-    s = hog_model_new((uint64_t)nr_feature, loss, hbias, &m, err);
+    s = hog_model_new((uint64_t)nr_feature, ll_loss_of(solver), hbias, &m, err);
+    if (s == HOG_OK && k) {
+        const char *dup = check_classes(lab, k, err);
+        if (dup)
+            FAIL(HOG_EPARSE, "label: %s", dup);
+        s = hog_model_set_classes(m, k, lab, HOG_MULTICLASS_OVR, err);
+    }
     if (s != HOG_OK)
         goto done;
     /* The strengths are not stored; NaN says "regularized, strength unknown"
      * and keeps the L1/L2 choice for a later export. */
     m->l1 = (solver == 5 || solver == 6) ? NAN : 0.0;
     m->l2 = (solver == 5 || solver == 6) ? 0.0 : NAN;
-    m->labels = regression ? HOG_LABELS_REAL : HOG_LABELS_BINARY;
+    if (!k)
+        m->labels = regression ? HOG_LABELS_REAL : HOG_LABELS_BINARY;
     /* LIBLINEAR predicts label[0] when w.x > 0; hogtrain predicts the larger
-     * label when w.x > 0, so a model listing the smaller label first is read
-     * with its weights negated. */
+     * label when w.x > 0, so a two-class model listing the smaller label
+     * first is read with its weights negated. */
     bool negate = false;
-    if (!regression) {
+    if (!regression && !k) {
+        if (lab[0] == lab[1])
+            FAIL(HOG_EPARSE, "label lists the same class twice");
         negate = lab[0] < lab[1];
         m->label_pos = negate ? lab[1] : lab[0];
         m->label_neg = negate ? lab[0] : lab[1];
-        if (lab[0] == lab[1])
-            FAIL(HOG_EPARSE, "label lists the same class twice");
     }
+    uint64_t len = hog_model_vector_len(m);
+    const char *lines = cols == 1 ? "weights" : "lines of weights";
     for (uint64_t i = 0; i < nlines; i++) {
         if (!(ln = ll_next(&r)))
-            FAIL(HOG_ECORRUPT, "end of file after %llu of %llu weights "
+            FAIL(HOG_ECORRUPT, "end of file after %llu of %llu %s "
                                "(truncated)",
-                 (unsigned long long)i, (unsigned long long)nlines);
-        double v = strtod(ln, &end);
-        if (end == ln || !is_blank(end))
-            FAIL(HOG_EPARSE, "expected one weight per line");
-        if (!isfinite(v) || fabs(v) > 3.4028234663852886e38)
-            FAIL(HOG_ERANGE, "weight %s does not fit a float", ln);
-        float fv = (float)(negate ? -v : v);
-        if (i < (uint64_t)nr_feature)
-            m->w[i] = fv;
-        else if (hbias != 0.0)
-            m->w[nr_feature] = fv;
+                 (unsigned long long)i, (unsigned long long)nlines, lines);
+        /* the line's weights, one per column; bias 0's line is dropped */
+        bool keep = i < (uint64_t)nr_feature || hbias != 0.0;
+        double v[2] = { 0, 0 };
+        char *p = ln;
+        for (uint32_t c = 0; c < cols; c++, p = end) {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            double x = strtod(p, &end);
+            if (end == p) {
+                if (cols == 1)
+                    FAIL(HOG_EPARSE, "expected one weight per line");
+                FAIL(HOG_EPARSE, "expected %u weights per line, one per "
+                                 "class (found %u)",
+                     cols, c);
+            }
+            if (!isfinite(x) || fabs(x) > 3.4028234663852886e38)
+                FAIL(HOG_ERANGE, "weight %.*s does not fit a float",
+                     (int)(end - p), p);
+            if (k && keep)
+                m->w[c * len + i] = (float)x;
+            else if (c < 2)
+                v[c] = x;
+        }
+        if (!is_blank(p)) {
+            if (cols == 1)
+                FAIL(HOG_EPARSE, "expected one weight per line");
+            FAIL(HOG_EPARSE, "expected %u weights per line, one per class "
+                             "(found more)",
+                 cols);
+        }
+        if (k || !keep)
+            continue;
+        /* two-class Crammer-Singer: label[0] wins when its score is the
+         * larger, w0.x - w1.x > 0 */
+        double x = cols == 2 ? v[0] - v[1] : v[0];
+        if (fabs(x) > 3.4028234663852886e38)
+            FAIL(HOG_ERANGE, "the two weights' difference %g does not fit a "
+                             "float",
+                 x);
+        m->w[i] = (float)(negate ? -x : x);
     }
     while ((ln = ll_next(&r)))
         if (!is_blank(ln))
-            FAIL(HOG_EPARSE, "unexpected text after the %llu weights",
-                 (unsigned long long)nlines);
+            FAIL(HOG_EPARSE, "unexpected text after the %llu %s",
+                 (unsigned long long)nlines, lines);
 #undef FAIL
 done:
     free(r.line);
+    free(lab);
     if (s != HOG_OK) {
         hog_model_free(m);
         return s;
