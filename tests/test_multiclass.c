@@ -424,3 +424,33 @@ Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
     }
     hog_data_free(d);
 }
+
+/* `hogtrain objective` of a LIBLINEAR one-vs-rest model is LIBLINEAR's
+ * objective summed over the classes: liblinear-train -s 1 prints each
+ * class's dual objective, which at -e 1e-4 equals the primal's to about
+ * 1e-7 (with the sign of the minimised dual: primal = -dual). abalone:
+ * 28 classes. */
+Test(multiclass, objective_of_a_liblinear_model_sums_its_classes,
+     .timeout = 60)
+{
+    TH_LIBLINEAR_OR_SKIP();
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[256], out[1 << 16];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    cr_assert_eq(th_run(out, sizeof out, "liblinear-train -s 1 -e 0.0001 "
+                        "%s %s/m", path, dir), 0, "%s", out);
+    double dual = 0;
+    int classes = 0;
+    for (const char *p = out; (p = strstr(p, "Objective value = ")); classes++) {
+        p += strlen("Objective value = ");
+        dual += strtod(p, NULL);
+    }
+    cr_assert_eq(classes, 28);
+    cr_assert_eq(th_run(out, sizeof out, "%s objective -q --loss sqhinge "
+                        "--C 1 %s/m %s", th_bin(), dir, path), 0, "%s", out);
+    const char *l = strstr(out, "liblinear_objective ");
+    cr_assert(l, "%s", out);
+    double ours = strtod(l + strlen("liblinear_objective "), NULL);
+    cr_assert_float_eq(ours, -dual, 1e-6 * -dual, "%.10g vs %.10g", ours,
+                       -dual);
+}

@@ -133,12 +133,6 @@ int hog_cli_objective(int argc, char **argv)
                                      a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
 
-    if (m->n_classes) {
-        s = hog_errf(&err, HOG_ENOTSUP, "%s is a model of %u classes; "
-                     "objective evaluates two-class and regression models",
-                     a.model, m->n_classes);
-        goto fail;
-    }
     hog_loss loss = a.have_loss ? a.loss : m->loss;
     double l1 = m->l1, l2 = m->l2;
     if (a.have_c) {
