@@ -65,6 +65,7 @@ enum {
     OPT_CHECKPOINT_EVERY, /* with OPT_CHECKPOINT: docs/RELIABILITY.md */
     OPT_RESUME,
     OPT_METRICS_EVERY, /* full training-set metrics every K epochs */
+    OPT_MULTICLASS,    /* K classes: ovr or softmax */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap

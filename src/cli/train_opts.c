@@ -61,6 +61,7 @@ const struct option hog_cli_train_longopts[] = {
     { "checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY },
     { "resume", required_argument, NULL, OPT_RESUME },
     { "metrics-every", required_argument, NULL, OPT_METRICS_EVERY },
+    { "multiclass", required_argument, NULL, OPT_MULTICLASS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -92,6 +93,10 @@ static const struct hog_cli_name io_names[] = {
     { "uring", HOG_IO_URING, false }, { "pread", HOG_IO_PREAD, false },
     { "io_uring", HOG_IO_URING, true }, { NULL, 0, false },
 };
+static const struct hog_cli_name multiclass_names[] = {
+    { "ovr", HOG_MULTICLASS_OVR, false },
+    { "softmax", HOG_MULTICLASS_SOFTMAX, false }, { NULL, 0, false },
+};
 static const struct hog_cli_name direct_names[] = {
     { "auto", -1, false }, { "on", 1, false }, { "off", 0, false },
     { NULL, 0, false },
@@ -117,6 +122,8 @@ static int enum_option(struct train_args *a, int ch, const char *arg)
           HOG_CLI_TARGET(na->backend) },
         { OPT_IO, "backend", io_names, HOG_CLI_TARGET(a->o.io) },
         { OPT_DIRECT, NULL, direct_names, HOG_CLI_TARGET(a->o.direct) },
+        { OPT_MULTICLASS, NULL, multiclass_names,
+          HOG_CLI_TARGET(a->o.multiclass) },
     };
     return hog_cli_enum_option(cmd, longopts, table,
                                sizeof table / sizeof *table, ch, arg);

@@ -108,8 +108,8 @@
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
-                        const hog_data *train, hog_err *err)
+hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err)
 {
     memset(s, 0, sizeof *s);
     s->loss = o->loss;
@@ -132,18 +132,34 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
     if (ada)
         s->seg_cap = UINT32_MAX - 1;
 
+    bool ok = true;
+    if (!ada) {
+        ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
+        if (ok && s->reg != HOG_SGD_REG_NONE)
+            ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
+                                  sizeof *s->pre)) != NULL;
+    }
+    if (!ok) {
+        hog_sgd_free(s);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the step sizes "
+                        "of a segment of %u steps", s->seg_cap);
+    }
+    return HOG_OK;
+}
+
+hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
+                        const hog_data *train, hog_err *err)
+{
+    hog_status st = hog_sgd_init_schedule(s, o, train, err);
+    if (st != HOG_OK)
+        return st;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
     size_t nw = s->n_weights ? s->n_weights : 1;
     bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
     if (ok && s->reg == HOG_SGD_REG_STAMPED)
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
     if (ok && ada)
         ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
-    if (ok && !ada) {
-        ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
-        if (ok && s->reg != HOG_SGD_REG_NONE)
-            ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
-                                  sizeof *s->pre)) != NULL;
-    }
     if (!ok) {
         hog_sgd_free(s);
         return hog_errf(err, HOG_ENOMEM,
@@ -238,11 +254,7 @@ static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
 
 static inline float soft_threshold(double u, double b)
 {
-    if (u > b)
-        return (float)(u - b);
-    if (u < -b)
-        return (float)(u + b);
-    return 0.0f;
+    return hog_sgd_soft_threshold(u, b);
 }
 
 /* Stamped weight v of stamp k brought to step t (shared schedules, l1 > 0);
@@ -251,11 +263,7 @@ static ALWAYS_INLINE float catch_up_prefix(const struct hog_sgd_prefix *pre,
                                            float v, uint32_t k, double qt_inv,
                                            double ct)
 {
-    if (v == 0.0f)
-        return 0.0f;
-    struct hog_sgd_prefix pk = pre[k];
-    double u = fabs((double)v) * pk.q - (ct - pk.c);
-    return u > 0 ? (float)copysign(u * qt_inv, (double)v) : 0.0f;
+    return hog_sgd_prefix_catch_up(pre[k], v, qt_inv, ct);
 }
 
 /* exp(x) for x <= 0, inline: x = n ln2 + f with |f| <= ln2/2, e^f by its
@@ -335,8 +343,28 @@ static ALWAYS_INLINE double shrink_pow(double a, uint32_t k)
  * float's square root and division cost half of double's. */
 static ALWAYS_INLINE double adagrad_eta(const struct hog_sgd *s, float g2)
 {
-    return (float)s->eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
+    return hog_sgd_adagrad_rate(s->eta, g2);
 }
+
+/* k regularization steps at one constant rate with a = min(1, eta l2):
+ * returns P = (1 - a)^k, and *q (when q is not NULL) Q / b, the l1 part's
+ * sum (1 - (1 - a)^k) / a (k where a = 0), by its series where 1 - P
+ * would cancel. */
+static ALWAYS_INLINE double ada_decay(double a, uint32_t k, double *q)
+{
+    double p = a > 0 ? shrink_pow(a, k) : 1.0;
+    if (q) {
+        double ka = (double)k * a;
+        *q = ka < 1e-4 ? (double)k * (1.0 - 0.5 * (ka - a)) : (1.0 - p) / a;
+    }
+    return p;
+}
+
+double hog_sgd_adagrad_decay(double a, uint32_t k, double *q)
+{
+    return ada_decay(a, k, q);
+}
+
 /* AdaGrad: k regularization steps of a coordinate whose squared gradients
  * sum to g2, at its constant rate. */
 static ALWAYS_INLINE float catch_up_adagrad_g2(const struct hog_sgd *s,
@@ -348,15 +376,11 @@ static ALWAYS_INLINE float catch_up_adagrad_g2(const struct hog_sgd *s,
     double eta = adagrad_eta(s, g2);
     double a = eta * s->l2;
     a = a < 1.0 ? a : 1.0;
-    double p = a > 0 ? shrink_pow(a, k) : 1.0;
+    double q;
+    double p = ada_decay(a, k, l1 ? &q : NULL);
     double u = p * fabs((double)v);
-    if (l1) {
-        /* Q = b (1 - p) / a, by its series where 1 - p would cancel */
-        double ka = (double)k * a;
-        double q = ka < 1e-4 ? (double)k * (1.0 - 0.5 * (ka - a))
-                             : (1.0 - p) / a;
+    if (l1)
         u -= eta * s->l1 * q;
-    }
     return u > 0 ? (float)copysign(u, (double)v) : 0.0f;
 }
 

@@ -23,6 +23,8 @@
 
 #include "core/core.h"
 
+#include <math.h>
+
 #define HOG_ADAGRAD_EPS 1e-8
 /* A segment ends early when the product of the shrink factors would fall
  * below this: 1/product scales the weights stored as float (l2 only), so it
@@ -77,6 +79,13 @@ struct hog_sgd {
  * asks for. o must be validated (hog_train checks it). */
 hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         const hog_data *train, hog_err *err);
+/* The same without the weights, AdaGrad sums and timestamps (w, g2, stamp
+ * NULL): the schedule, the kind of regularization and a segment's step
+ * sizes and prefixes, for a trainer that keeps weights of its own in
+ * another layout (softmax.c) and steps them by the same maths:
+ * hog_sgd_eta_at, hog_sgd_segment_begin and the helpers below. */
+hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err);
 void hog_sgd_free(struct hog_sgd *s);
 
 /* The step size of global step t for the shared schedules (constant and
@@ -140,6 +149,75 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
+
+/* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
+
+/* S_b(u) = sign(u) max(0, |u| - b), the proximal map of b|.|_1. */
+static inline __attribute__((always_inline)) float
+hog_sgd_soft_threshold(double u, double b)
+{
+    if (u > b)
+        return (float)(u - b);
+    if (u < -b)
+        return (float)(u + b);
+    return 0.0f;
+}
+
+/* A weight v stamped k (pk = its segment's prefix at k) brought to step t
+ * with qt_inv = 1/q_t and ct = c_t (shared schedules with l1):
+ * sign(v) max(0, |v| q_k - (c_t - c_k)) / q_t. */
+static inline __attribute__((always_inline)) float
+hog_sgd_prefix_catch_up(struct hog_sgd_prefix pk, float v, double qt_inv,
+                        double ct)
+{
+    if (v == 0.0f)
+        return 0.0f;
+    double u = fabs((double)v) * pk.q - (ct - pk.c);
+    return u > 0 ? (float)copysign(u * qt_inv, (double)v) : 0.0f;
+}
+
+/* The two maps above for vector lanes: no branch and no speculated
+ * operation (the arithmetic is done on every lane, then max(0, .) is a
+ * select), so that a loop of them vectorises under the default
+ * -ftrapping-math. The values are the scalar forms', bit for bit: the
+ * added +0 turns the -0 that copysign gives in the dead zone of a
+ * negative value into the scalar forms' +0 (and changes nothing else);
+ * the prefix form's v = 0 case needs c_t >= c_k, true since c never
+ * decreases. */
+static inline __attribute__((always_inline)) double hog_sgd_pos(double x)
+{
+    return x > 0 ? x : 0.0;
+}
+
+static inline __attribute__((always_inline)) float
+hog_sgd_soft_threshold_lanes(double u, double b)
+{
+    return (float)(copysign(hog_sgd_pos(fabs(u) - b), u) + 0.0);
+}
+
+static inline __attribute__((always_inline)) float
+hog_sgd_prefix_catch_up_lanes(struct hog_sgd_prefix pk, float v,
+                              double qt_inv, double ct)
+{
+    double u = hog_sgd_pos(fabs((double)v) * pk.q - (ct - pk.c));
+    return (float)(copysign(u * qt_inv, (double)v) + 0.0);
+}
+
+/* AdaGrad's rate eta / sqrt(eps + g2) of a coordinate whose squared
+ * gradients sum to g2, in float as the kernel keeps it (the rate is
+ * stored nowhere; every catch-up recomputes it). */
+static inline __attribute__((always_inline)) double
+hog_sgd_adagrad_rate(double eta, float g2)
+{
+    return (float)eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);
+}
+
+/* k regularization steps at one AdaGrad rate, a = min(1, rate l2): returns
+ * P = (1 - a)^k (hog_sgd_shrink_exact's power; 1 where a = 0) and, when q
+ * is not NULL, *q = Q / b = (1 - P) / a (k where a = 0), so that a weight
+ * untouched for those steps becomes sign(v) max(0, P |v| - b *q) with
+ * b = rate l1 (the closed form at the top of sgd.c). */
+double hog_sgd_adagrad_decay(double a, uint32_t k, double *q);
 
 /* ---- the catch-up's power, for the tests ------------------------------------ */
 

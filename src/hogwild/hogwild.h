@@ -1,7 +1,8 @@
 /*
  * hogwild: stochastic gradient descent on sparse rows. The serial reference
  * trainer (serial.c); Hogwild! and the locked update modes run the same
- * kernel (src/core/sgd.h) from several threads.
+ * kernel (src/core/sgd.h) from several threads; multinomial logistic
+ * regression of K classes, serial and Hogwild! (softmax.c).
  */
 #ifndef HOG_HOGWILD_H
 #define HOG_HOGWILD_H
@@ -29,6 +30,22 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err);
  * trained by all threads on one shared model while the next one is read.
  * Update modes as hog_hogwild_train; replicas are refused. */
 hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err);
+
+/* Multinomial logistic regression of the model's K classes
+ * (--multiclass softmax; softmax.c has the maths): SGD on one
+ * feature-major K-wide weight array, with the binary kernel's schedules
+ * and lazy regularization (one stamp and, AdaGrad, one accumulator per
+ * feature). o->algo serial: on the calling thread, the serial trainer's
+ * row order; hogwild: o->threads Hogwild! threads on the shared array,
+ * whose model with one thread equals the serial one bit for bit. The
+ * options train.c refuses for it (update modes, replicas, hot features,
+ * checkpoints, streaming, averaging) are not looked at. */
+hog_status hog_softmax_train(struct hog_fit *f, hog_err *err);
+/* The gradient of the cross-entropy -log softmax(s)_y with respect to the
+ * k scores s: g_c = softmax(s)_c - [c == y]; returns the cross-entropy
+ * (the step's own, for the tests' finite differences). */
+double hog_softmax_score_grad(const double *s, uint32_t k, uint32_t y,
+                              double *g);
 
 struct hog_pool;
 struct hog_sgd;

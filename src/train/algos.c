@@ -21,10 +21,12 @@
 
 static const struct hog_algo_row rows[] = {
     [HOG_ALGO_SERIAL] = {
-        "serial", "serial", hog_serial_train, hog_serial_train_stream, NULL,
+        "serial", "serial", hog_serial_train, hog_serial_train_stream,
+        hog_softmax_train,
         HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_HOGWILD] = {
-        "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream, NULL,
+        "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
+        hog_softmax_train,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
             HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
     [HOG_ALGO_CYCLADES] = {

@@ -132,7 +132,8 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
 /* Refuses, before anything is allocated, a model that cannot fit: a
  * feature index of 4e9 is 16 GB of weights alone, which the kernel would
  * otherwise answer by killing the process partway through. */
-/* k classes (0: one vector) add k - 1 model vectors. */
+/* k classes (0: one vector) add k - 1 model vectors (and, softmax, k - 1
+ * working copies). */
 static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
                                      uint32_t k, hog_err *err)
 {
@@ -141,10 +142,20 @@ static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
     uint64_t need = nw * bytes_per_weight(o, what, sizeof what);
     if (k > 1)
         need += nw * sizeof(float) * (k - 1);
+    /* softmax.c's working copy is K wide too (its per-feature state is
+     * counted once, as above) */
+    if (k > 1 && o->multiclass == HOG_MULTICLASS_SOFTMAX)
+        need += nw * sizeof(float) * (k - 1);
     const char *limit;
     uint64_t have = hog_mem_available(&limit);
     if (need <= have)
         return HOG_OK;
+    if (k > 1) {
+        size_t l = strlen(what);
+        snprintf(what + l, sizeof what - l, " (the weights%s for each of "
+                 "%u classes)", o->multiclass == HOG_MULTICLASS_SOFTMAX
+                                    ? " and the working copy" : "", k);
+    }
     const double gib = 1024.0 * 1024.0 * 1024.0;
     return hog_errf(err, HOG_ENOMEM,
                     "the training data spans %llu features (up to its "
@@ -179,6 +190,17 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
                             "--multiclass softmax runs with --algo serial "
                             "and hogwild; %s trains K classes one-vs-rest "
                             "(--multiclass ovr)", r->title);
+        /* softmax.c: Hogwild! on one shared K-wide model, plain stores */
+        const char *what = o->update != HOG_UPDATE_NONE ? "--update"
+                           : o->replicas != HOG_REPLICAS_SHARED
+                               ? "--replicas"
+                           : o->hot_count ? "--hot" : NULL;
+        if (what)
+            return hog_errf(err, HOG_ENOTSUP,
+                            "--multiclass softmax runs Hogwild! on one "
+                            "shared model with lock-free updates only; drop "
+                            "%s (or train one-vs-rest: --multiclass ovr)",
+                            what);
     }
     if (hog_gpu_requested(o))
         return hog_errf(err, HOG_ENOTSUP,
