@@ -573,19 +573,21 @@ Test(softmax, a_model_too_large_is_a_sentence)
         cr_skip_test("cannot lower the address-space limit; skipping");
     /* 3 classes of 60M features: 0.7 GiB of model, 0.7 GiB of working
      * weights, 0.7 GiB of per-feature state and a binary working copy */
-    uint64_t *off = malloc(4 * sizeof *off);
-    uint32_t *idx = malloc(3 * sizeof *idx);
-    float *val = malloc(3 * sizeof *val), *y = malloc(3 * sizeof *y);
-    for (int i = 0; i < 3; i++) {
+    enum { ROWS = 9 };
+    uint64_t *off = malloc((ROWS + 1) * sizeof *off);
+    uint32_t *idx = malloc(ROWS * sizeof *idx);
+    float *val = malloc(ROWS * sizeof *val), *y = malloc(ROWS * sizeof *y);
+    for (int i = 0; i < ROWS; i++) {
         off[i] = (uint64_t)i;
         idx[i] = (uint32_t)i;
         val[i] = 1.0f;
-        y[i] = (float)i;
+        y[i] = (float)(i % 3);
     }
-    off[3] = 3;
+    off[ROWS] = ROWS;
     hog_data *d;
     hog_err err;
-    cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 60000000, &d, &err),
+    cr_assert_eq(hog_data_wrap(ROWS, ROWS, off, y, idx, val, 60000000, &d,
+                               &err),
                  HOG_OK);
     hog_train_opts o = softmax_opts();
     assert_refused(d, o, HOG_ENOMEM, "3 classes");
