@@ -634,3 +634,40 @@ Test(softmax, news20_reaches_liblinear_ovr_accuracy, .timeout = 120)
     double acc = real_accuracy("news20.train.svm", "news20.test.svm", o);
     cr_assert_geq(acc, 84.3335 - 1.0, "news20: %.4f%%", acc);
 }
+
+/* ---- the command ---------------------------------------------------------------- */
+
+Test(softmax, command_trains_softmax_and_names_bad_modes, .timeout = 60)
+{
+    char dir[512], text[16384], out[8192];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    size_t n = 0;
+    for (int i = 0; i < 90; i++) /* 3 classes, each with its own feature */
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d:1 4:%.2f\n",
+                              i % 3 + 1, i % 3 + 1, 0.01 * (i % 7));
+    const char *data = th_write(dir, "k3.svm", text, n);
+    char json[600];
+    snprintf(json, sizeof json, "%s/k3.json", dir);
+    int rc = th_run(out, sizeof out, "%s train %s --multiclass softmax "
+                    "--algo hogwild --threads 2 --oversubscribe --json %s",
+                    th_bin(), data, json);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "3 classes (softmax)"), "%s", out);
+    cr_assert(strstr(out, "100.00%"), "a separable problem: %s", out);
+    FILE *f = fopen(json, "r");
+    cr_assert(f);
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = 0;
+    fclose(f);
+    cr_assert(strstr(text, "\"softmax\""), "%s", text);
+
+    rc = th_run(out, sizeof out, "%s train %s --multiclass multinomial",
+                th_bin(), data);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "ovr") && strstr(out, "softmax"), "%s", out);
+    rc = th_run(out, sizeof out, "%s train %s --multiclass softmax --algo "
+                "dcd", th_bin(), data);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "--multiclass softmax runs with --algo serial"),
+              "%s", out);
+}
