@@ -481,6 +481,39 @@ Test(softmax, hogwild_two_threads_reach_the_serial_accuracy, .timeout = 60)
     hog_data_free(te);
 }
 
+Test(softmax, many_classes_and_empty_rows)
+{
+    /* 600 planted classes of which 229 win a row, over 1500 rows, a third
+     * of them empty (the bias alone, or nothing at all without it) */
+    enum { K = 600, ROWS = 1500, NF = 40 };
+    float *lab = malloc(K * sizeof *lab);
+    for (int c = 0; c < K; c++)
+        lab[c] = (float)(c * 3 - 700);
+    hog_data *d = synth_k(ROWS, NF, 0.027, K, lab, 0.0, 2); /* 0.973^40 */
+    free(lab);
+    for (int bias = 0; bias < 2; bias++) {
+        hog_train_opts o = softmax_opts();
+        o.bias = bias;
+        o.epochs = 2;
+        hog_model *s = train_ok(d, &o);
+        cr_assert_gt(hog_model_classes(s, NULL), 200);
+        cr_log_info("%u classes, bias %d: training accuracy %.2f%%",
+                    hog_model_classes(s, NULL), bias, accuracy(s, d));
+        cr_assert_gt(accuracy(s, d), 30.0, "many classes: %.2f%%",
+                     accuracy(s, d));
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = 1;
+        hog_model *h = train_ok(d, &o);
+        size_t bytes = (size_t)(NF + bias) * hog_model_classes(s, NULL) *
+                       sizeof(float);
+        cr_assert(memcmp(hog_model_weights(s), hog_model_weights(h),
+                         bytes) == 0);
+        hog_model_free(s);
+        hog_model_free(h);
+    }
+    hog_data_free(d);
+}
+
 /* ---- the front door ------------------------------------------------------------- */
 
 static void assert_refused(const hog_data *d, hog_train_opts o,
@@ -516,6 +549,17 @@ Test(softmax, refuses_what_it_does_not_run)
     o = softmax_opts();
     o.threads = 2; /* the serial trainer */
     assert_refused(d, o, HOG_EINVAL, "--threads above 1");
+    hog_data_free(d);
+}
+
+Test(softmax, divergence_is_a_sentence)
+{
+    hog_data *d = small5(200, 1);
+    hog_train_opts o = softmax_opts();
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.l2 = 0;
+    o.eta = 1e38;
+    assert_refused(d, o, HOG_ERANGE, "diverged");
     hog_data_free(d);
 }
 

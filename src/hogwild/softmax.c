@@ -118,6 +118,7 @@ struct worker {
     alignas(HOG_CACHELINE) struct hog_rng rng;
     uint64_t *shard; /* its rows, shuffled each epoch */
     uint64_t n;
+    /* scratch, one allocation on cache lines of its own: */
     double *s, *g;   /* a row's K scores, and their gradient */
     float *buf;      /* Hogwild!: a private copy of one feature's K weights */
 };
@@ -355,8 +356,23 @@ static ALWAYS_INLINE void step_row(const struct softmax *m, struct worker *w,
     const bool bias = m->bias != 0.0;
     for (uint32_t c = 0; c < K; c++)
         s[c] = 0.0;
-    for (uint32_t e = 0; e < r.nnz; e++)
+    /* A row's features lie anywhere in the array: the lines of the
+     * features a few entries ahead are fetched, for writing (every step
+     * writes every weight it reads: the softmax gradient is never 0), as
+     * the binary kernel does for the logistic loss. */
+    enum { PF = 8 };
+    for (uint32_t e = 0; e < r.nnz; e++) {
+        if (e + PF < r.nnz) {
+            uint64_t jp = r.idx[e + PF];
+            __builtin_prefetch(m->w + jp * K, 1);
+            __builtin_prefetch(m->w + jp * K + K - 1, 1);
+            if (is_stamped(sp))
+                __builtin_prefetch(&m->stamp[jp], 1);
+            if (is_ada(sp))
+                __builtin_prefetch(&m->g2[jp], 1);
+        }
         score_feature(m, s, w->buf, r.idx[e], (double)r.val[e], t, &rt, sp);
+    }
     if (bias)
         score_feature(m, s, w->buf, m->nf, m->bias, t, &rt, sp);
     if (sp.kind == KIND_SCALED)
@@ -680,13 +696,16 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
     for (unsigned p = 0; p < T; p++) {
         struct worker *w = &m->wk[p];
         w->n = n > p ? (n - p + T - 1) / T : 0;
+        /* 2 K doubles, then K floats, in whole cache lines */
+        size_t bytes = (size_t)m->k * (2 * sizeof(double) + sizeof(float));
+        bytes = (bytes + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
         w->shard = malloc((w->n ? w->n : 1) * sizeof *w->shard);
-        w->s = malloc(2 * (size_t)m->k * sizeof *w->s);
-        w->buf = malloc((size_t)m->k * sizeof *w->buf);
-        if (!w->shard || !w->s || !w->buf)
+        w->s = aligned_alloc(HOG_CACHELINE, bytes);
+        if (!w->shard || !w->s)
             return hog_errf(err, HOG_ENOMEM, "out of memory for the rows "
                             "and scratch of %u threads", T);
         w->g = w->s + m->k;
+        w->buf = (float *)(w->g + m->k);
         for (uint64_t k = 0; k < w->n; k++)
             w->shard[k] = p + k * T;
         /* stream p of the seed: thread 0 of 1 draws the serial order */
@@ -701,7 +720,6 @@ static void destroy(struct softmax *m)
         for (unsigned p = 0; p < m->nthreads; p++) {
             free(m->wk[p].shard);
             free(m->wk[p].s);
-            free(m->wk[p].buf);
         }
     free(m->wk);
     free(m->w);
