@@ -690,20 +690,26 @@ Test(softmax, command_trains_softmax_and_names_bad_modes, .timeout = 60)
         n += (size_t)snprintf(text + n, sizeof text - n, "%d %d:1 4:%.2f\n",
                               i % 3 + 1, i % 3 + 1, 0.01 * (i % 7));
     const char *data = th_write(dir, "k3.svm", text, n);
-    char json[600];
+    char json[600], model[600];
     snprintf(json, sizeof json, "%s/k3.json", dir);
+    snprintf(model, sizeof model, "%s/k3.hgm", dir);
     int rc = th_run(out, sizeof out, "%s train %s --multiclass softmax "
-                    "--algo hogwild --threads 2 --oversubscribe --json %s",
-                    th_bin(), data, json);
+                    "--algo hogwild --threads 2 --oversubscribe --json %s "
+                    "-o %s", th_bin(), data, json, model);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "3 classes (softmax)"), "%s", out);
     cr_assert(strstr(out, "100.00%"), "a separable problem: %s", out);
-    FILE *f = fopen(json, "r");
-    cr_assert(f);
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    text[len] = 0;
-    fclose(f);
-    cr_assert(strstr(text, "\"softmax\""), "%s", text);
+    size_t len;
+    char *js = th_slurp(json, &len);
+    cr_assert(js && strstr(js, "\"softmax\""), "%s", js ? js : json);
+    free(js);
+    /* the model file keeps the mode, and predicts as trained */
+    rc = th_run(out, sizeof out, "%s predict %s %s -o /dev/null", th_bin(),
+                model, data);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "accuracy 100.00% (90/90)"), "%s", out);
+    rc = th_run(out, sizeof out, "%s info %s", th_bin(), model);
+    cr_assert(rc == 0 && strstr(out, "softmax"), "%s", out);
 
     rc = th_run(out, sizeof out, "%s train %s --multiclass multinomial",
                 th_bin(), data);
