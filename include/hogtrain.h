@@ -396,6 +396,14 @@ HOG_API hog_status hog_model_scores(const hog_model *m, const hog_data *d,
  * classes), or the score itself (regression). */
 HOG_API hog_status hog_model_predict(const hog_model *m, const hog_data *d,
                                      double *labels, hog_err *err);
+/* Class probabilities of logistic models: rows * K entries (row i's at
+ * probs[i * K], classes in hog_model_classes() order; softmax models
+ * exp(s_c) / sum, one-vs-rest sigma(s_c) / sum sigma, as LIBLINEAR's -b 1),
+ * or rows * 2 for a binary model (the positive label's, then the
+ * negative's). Other losses: HOG_ENOTSUP with a sentence. */
+HOG_API hog_status hog_model_probabilities(const hog_model *m,
+                                           const hog_data *d, double *probs,
+                                           hog_err *err);
 
 #ifdef __cplusplus
 }

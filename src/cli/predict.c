@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SCORES = HOG_CLI_OPT_OWN, OPT_CONFUSION };
+enum { OPT_SCORES = HOG_CLI_OPT_OWN, OPT_CONFUSION, OPT_PROBABILITIES };
+
+/* What a row's line holds. */
+enum out_kind { OUT_LABELS, OUT_SCORES, OUT_PROBABILITIES };
 
 /* Rows scored at a time. */
 #define BLOCK_ROWS 4096u
@@ -26,6 +29,7 @@ static const struct option longopts[] = {
     { "help", no_argument, NULL, 'h' },
     { "scores", no_argument, NULL, OPT_SCORES },
     { "confusion", no_argument, NULL, OPT_CONFUSION },
+    { "probabilities", no_argument, NULL, OPT_PROBABILITIES },
     HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
@@ -45,6 +49,10 @@ static const char help[] =
     "      --scores        write the raw score w.x + b instead of the label; K\n"
     "                      classes: a line 'labels L1 ... LK' first, then the K\n"
     "                      scores of each row in that order\n"
+    "      --probabilities logistic and softmax models: a line 'labels L1 ...'\n"
+    "                      first, then per row the predicted label and each\n"
+    "                      class's probability (liblinear-predict -b 1's\n"
+    "                      layout; binary: the positive label first)\n"
     "      --confusion     print the confusion matrix on standard error (rows:\n"
     "                      true label, columns: predicted), with the accuracy\n"
     "                      and macro-F1; DATA must be labelled\n"
@@ -63,7 +71,8 @@ static const struct hog_cli_cmd cmd = {
 
 struct predict_args {
     const char *model, *data, *out;
-    bool scores, confusion, quiet;
+    bool confusion, quiet;
+    enum out_kind kind;
     hog_load_opts lo;
 };
 
@@ -78,7 +87,13 @@ static int parse(int argc, char **argv, struct predict_args *a)
         switch (ch) {
         case 'o': a->out = optarg; break;
         case 'q': a->quiet = true; break;
-        case OPT_SCORES: a->scores = true; break;
+        case OPT_SCORES:
+        case OPT_PROBABILITIES:
+            if (a->kind != OUT_LABELS)
+                return hog_cli_usage_error(&cmd, "--scores and "
+                                           "--probabilities: give one");
+            a->kind = ch == OPT_SCORES ? OUT_SCORES : OUT_PROBABILITIES;
+            break;
         case OPT_CONFUSION: a->confusion = true; break;
         default:
             return hog_cli_bad_option(&cmd, '?', argv);
@@ -220,13 +235,25 @@ static uint64_t rows_with_a_class(const struct tally *t, const hog_data *d)
  * counted in t. names: the K classes' labels as text. */
 static void write_block(FILE *f, const hog_model *m, const hog_data *d,
                         uint64_t lo, uint64_t n, const double *sc,
-                        char (*names)[40], bool scores, struct tally *t)
+                        const double *pr, char (*names)[40],
+                        enum out_kind kind, struct tally *t)
 {
     uint32_t k = m->n_classes;
-    bool reg = is_regression(m);
+    bool reg = is_regression(m), scores = kind == OUT_SCORES;
     for (uint64_t i = 0; i < n; i++) {
         double y = d->m.y[lo + i];
-        if (k) {
+        if (kind == OUT_PROBABILITIES) {
+            /* the predicted label, then each class's probability */
+            uint32_t kk = k ? k : 2;
+            const double *p = pr + i * kk;
+            uint32_t c = k ? hog_scores_argmax(sc + i * k, k)
+                           : sc[i] > 0 ? 0 : 1;
+            fputs(names[c], f);
+            for (uint32_t q = 0; q < kk; q++)
+                fprintf(f, " %.9g", p[q]);
+            fputc('\n', f);
+            tally_class(t, y, c);
+        } else if (k) {
             const double *s = sc + i * k;
             uint32_t p = hog_scores_argmax(s, k);
             if (scores)
@@ -251,23 +278,30 @@ static void write_block(FILE *f, const hog_model *m, const hog_data *d,
 
 /* Scores every row of d a block at a time; writes and counts them. */
 static hog_status predict_rows(FILE *f, const hog_model *m, const hog_data *d,
-                               bool scores, struct tally *t, hog_err *err)
+                               enum out_kind kind, struct tally *t,
+                               hog_err *err)
 {
     uint32_t k = m->n_classes;
-    uint64_t per_row = k ? k : 1;
+    uint64_t per_row = k ? k : 1, named = k ? k : 2;
+    bool probs = kind == OUT_PROBABILITIES;
     double *sc = malloc(BLOCK_ROWS * per_row * sizeof *sc);
-    char (*names)[40] = malloc((k ? k : 1) * sizeof *names);
+    double *pr = probs ? malloc(BLOCK_ROWS * named * sizeof *pr) : NULL;
+    char (*names)[40] = malloc(named * sizeof *names);
     hog_status s = HOG_OK;
-    if (!sc || !names) {
+    if (!sc || !names || (probs && !pr)) {
         s = hog_errf(err, HOG_ENOMEM, "out of memory for the scores of %u "
                      "classes", k);
         goto out;
     }
     for (uint32_t c = 0; c < k; c++)
         hog_cli_label(names[c], sizeof names[c], m->classes[c]);
-    if (k && scores) {
+    if (!k) { /* binary: the positive label first, as the probabilities */
+        hog_cli_label(names[0], sizeof names[0], m->label_pos);
+        hog_cli_label(names[1], sizeof names[1], m->label_neg);
+    }
+    if ((k && kind == OUT_SCORES) || probs) {
         fputs("labels", f);
-        for (uint32_t c = 0; c < k; c++)
+        for (uint32_t c = 0; c < named; c++)
             fprintf(f, " %s", names[c]);
         fputc('\n', f);
     }
@@ -278,11 +312,14 @@ static hog_status predict_rows(FILE *f, const hog_model *m, const hog_data *d,
         view.m.rows = n;
         view.m.off = d->m.off + lo;
         view.m.y = d->m.y + lo;
-        if ((s = hog_model_scores(m, &view, sc, err)) != HOG_OK)
+        if ((s = hog_model_scores(m, &view, sc, err)) != HOG_OK ||
+            (probs &&
+             (s = hog_model_probabilities(m, &view, pr, err)) != HOG_OK))
             goto out;
-        write_block(f, m, d, lo, n, sc, names, scores, t);
+        write_block(f, m, d, lo, n, sc, pr, names, kind, t);
     }
 out:
+    free(pr);
     free(sc);
     free(names);
     return s;
@@ -470,6 +507,14 @@ int hog_cli_predict(int argc, char **argv)
         goto fail;
     if (!a.quiet)
         warn_feature_space(m, d, a.data);
+    if (a.kind == OUT_PROBABILITIES &&
+        (m->loss != HOG_LOSS_LOGISTIC || is_regression(m))) {
+        s = hog_errf(&err, HOG_EINVAL, "--probabilities: %s is a %s model; "
+                     "probabilities come from logistic (and softmax) "
+                     "models, whose scores are log-odds", a.model,
+                     hog_cli_loss_name(m->loss));
+        goto fail;
+    }
     if ((s = tally_init(&t, m, a.confusion, &err)) != HOG_OK)
         goto fail;
     if (a.confusion && (s = confusion_check(&a, d, &t, &err)) != HOG_OK)
@@ -477,7 +522,7 @@ int hog_cli_predict(int argc, char **argv)
     if (a.out) {
         if ((s = hog_tmpfile_open(a.out, tmp, sizeof tmp, &f, &err)) != HOG_OK)
             goto fail;
-        s = predict_rows(f, m, d, a.scores, &t, &err);
+        s = predict_rows(f, m, d, a.kind, &t, &err);
         if (s != HOG_OK) {
             hog_tmpfile_abort(f, tmp);
             goto fail;
@@ -486,7 +531,7 @@ int hog_cli_predict(int argc, char **argv)
         if (s != HOG_OK)
             goto fail;
     } else {
-        if ((s = predict_rows(stdout, m, d, a.scores, &t, &err)) != HOG_OK ||
+        if ((s = predict_rows(stdout, m, d, a.kind, &t, &err)) != HOG_OK ||
             (s = hog_cli_stdout_check(&err)) != HOG_OK)
             goto fail;
     }

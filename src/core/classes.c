@@ -5,6 +5,7 @@
  */
 #include "core/core.h"
 #include "core/loss.h"
+#include "core/metrics.h"
 #include "core/sparse.h"
 
 #include <math.h>
@@ -247,6 +248,36 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
             double v = hog_sparse_dot(m->w, m->n_features, r, b);
             labels[i] = !cls ? v : v > 0 ? m->label_pos : m->label_neg;
         }
+    }
+    free(s);
+    return HOG_OK;
+}
+
+hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
+                                   double *probs, hog_err *err)
+{
+    if (m->loss != HOG_LOSS_LOGISTIC)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "probabilities come from logistic models; this "
+                        "model's loss is %s (its scores are margins, not "
+                        "log-odds)", hog_loss_name(m->loss));
+    uint32_t k = m->n_classes;
+    if (!k) {
+        double b = hog_model_bias(m);
+        for (uint64_t i = 0; i < d->m.rows; i++) {
+            double s = hog_sparse_dot(m->w, m->n_features,
+                                      hog_csr_row(&d->m, i), b);
+            probs[2 * i] = 1.0 / (1.0 + exp(-s));
+            probs[2 * i + 1] = 1.0 - probs[2 * i];
+        }
+        return HOG_OK;
+    }
+    double *s = malloc(k * sizeof *s);
+    if (!s)
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        row_scores(m, hog_csr_row(&d->m, i), s);
+        hog_class_probabilities(m->multiclass, s, k, probs + i * k);
     }
     free(s);
     return HOG_OK;
