@@ -339,6 +339,9 @@ typedef struct hog_train_opts {
     unsigned metrics_every;
     /* K >= 3 label values under a classification loss (docs/TRAINING.md). */
     hog_multiclass multiclass;
+    /* 1: per-feature max-abs scaling learned on the training set, folded
+     * into the returned weights (docs/TRAINING.md, "Scaling"). */
+    int normalize;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

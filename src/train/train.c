@@ -561,7 +561,12 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     hd.n_pos = in->n_pos;
 
     hog_model *m = NULL;
-    if (hog_train_is_multiclass(&o, &hd))
+    if (o.normalize)
+        st = hog_errf(err, HOG_ENOTSUP,
+                      "--normalize learns the scales in a pass over the "
+                      "data in memory; drop --stream, or scale %s first",
+                      path);
+    else if (hog_train_is_multiclass(&o, &hd))
         st = hog_errf(err, HOG_ENOTSUP,
                       "streamed training takes two classes only so far; "
                       "the labels of %s take more: drop --stream to train "
@@ -592,6 +597,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
         return st;
     if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
+    if (o.normalize)
+        return hog_train_normalized(train, test, &o, out, err);
     const bool gpu = hog_gpu_requested(&o);
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     /* The table's check (in validate) refuses averaging with an algorithm

@@ -72,6 +72,14 @@ unsigned hog_train_opts_caps(const hog_train_opts *o);
  * the algorithms that do. */
 hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
 
+/* ---- --normalize (normalize.c) ------------------------------------------------ */
+
+/* hog_train() on max-abs scaled copies of train's and test's values, the
+ * scales then folded into the model's weights. */
+hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
+                                const hog_train_opts *o, hog_model **out,
+                                hog_err *err);
+
 /* ---- K classes (multiclass.c) ------------------------------------------------ */
 
 /* One-vs-rest: trains f->model's K vectors with row's in-memory run, the
