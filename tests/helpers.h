@@ -5,6 +5,16 @@
 
 #include <stddef.h>
 
+/* Built with AddressSanitizer (whose shadow memory changes the resident
+ * set: the tests of peak memory skip under it). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TH_ASAN 1
+#endif
+#endif
+
 /* Path of the decompressed real data file NAME (e.g. "a9a", "a9a.t",
  * "news20.binary.train.svm") from HOGTRAIN_DATA (default ../shared/data),
  * decompressed once into HOGTRAIN_TEST_TMP. NULL when it is absent: the
@@ -29,5 +39,9 @@ const char *th_bin(void);
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The peak resident set (KiB) of sh -c cmd and what it waited for, its
+ * standard output discarded; the test fails unless cmd exits with 0. */
+long th_peak_rss_kib(const char *cmd);
 
 #endif
