@@ -318,8 +318,12 @@ hog_status hog_text_reader_open(const struct hog_input *in, size_t window,
                                 struct hog_text_reader **out, hog_err *err)
 {
     bool plain = in->kind == HOG_FILE_TEXT;
-    if (!plain && !hog_decoder_supports(in->kind))
-        return hog_data_kind_check(in->kind, in->name, err);
+    if (!plain && !hog_decoder_supports(in->kind)) {
+        hog_status st = hog_data_kind_check(in->kind, in->name, err);
+        return st != HOG_OK ? st : hog_errf(err, HOG_EINVAL, "%s is %s, not "
+                                            "text", in->name,
+                                            hog_file_kind_name(in->kind));
+    }
     struct hog_text_reader *r = calloc(1, sizeof *r);
     if (!r)
         return hog_errf(err, HOG_ENOMEM, "%s: out of memory", in->name);
