@@ -113,8 +113,25 @@ static void ckpt_one(const char *path, const unsigned char *b, size_t len)
         hog_ckpt_free(&c);
 }
 
+/* fuzz_compressed's input less its mode byte: a compressed file, loaded. */
+static void compressed_one(const char *path, const unsigned char *b, size_t len)
+{
+    if (len < 2)
+        return;
+    static char dir[1024];
+    if (!dir[0])
+        cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *f = th_write(dir, "in", (const char *)b + 1, len - 1);
+    hog_data *d = NULL;
+    hog_err err;
+    hog_status st = hog_data_load(f, NULL, &d, &err);
+    cr_assert(st == HOG_OK || !d, "%s: data left behind on error", path);
+    hog_data_free(d);
+}
+
 Test(reliability, fuzz_corpora_replay_without_a_crash)
 {
+    cr_assert_gt(each_input("fuzz_compressed", compressed_one), 0);
     cr_assert_gt(each_input("fuzz_svm", svm_one), 0);
     cr_assert_gt(each_input("fuzz_hgb", hgb_one), 0);
     cr_assert_gt(each_input("fuzz_hgm", model_one), 0);
