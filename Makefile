@@ -20,9 +20,10 @@ NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/
 SONAME_MAJOR := 0
 VERSION      := 0.1.0
 
-PKGS     := hwloc liburing openblas libsodium
+PKGS     := hwloc liburing openblas libsodium zlib liblzma libzstd
 TESTPKGS := criterion
 DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev libsodium-dev \
+            zlib1g-dev liblzma-dev libzstd-dev zstd \
             libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

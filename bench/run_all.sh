@@ -3,7 +3,9 @@
 # LIBLINEAR), as Markdown tables for docs/BENCHMARKS.md and CSV under
 # BUILD/bench/. The other sections of docs/BENCHMARKS.md each have their own
 # script: bench/hogwild.sh, bench/cyclades.sh, bench/coordinate.sh,
-# bench/stream.sh, bench/net.sh, bench/startup.sh (CUDA build: startup with
+# bench/stream.sh, bench/net.sh, bench/compressed.py (loading gzip, xz and
+# zstd files against a pipe from the tool and the plain text; --quick checks
+# that it runs), bench/startup.sh (CUDA build: startup with
 # the GPU plugin), bench/gpu_check.sh (on a GPU machine); and the default
 # path's targets, bench/default_path.py; K classes against LIBLINEAR and
 # scikit-learn, bench/multiclass.py.

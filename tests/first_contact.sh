@@ -15,7 +15,7 @@ if [ "$(id -u)" != 0 ]; then
     exit 0
 fi
 real_pc=$(pkg-config --variable pc_path pkg-config)
-for p in hwloc liburing openblas; do
+for p in hwloc liburing openblas libsodium zlib liblzma libzstd; do
     pkg-config --exists "$p" || { echo "first_contact: FAILED: the real $p package is not installed here (make deps)"; exit 1; }
 done
 
@@ -54,14 +54,17 @@ if ! PATH="$tmp/bin:$PATH" PKG_CONFIG_LIBDIR="$tmp/pc" PKG_CONFIG_PATH= \
     exit 1
 fi
 fail=0
-# The installed pkg-config file: hwloc, liburing and OpenBLAS are
-# Requires.private, so a static link gets their own dependencies (hwloc's
-# libudev) and the README's program links against libhogtrain.a.
+# The installed pkg-config file: hwloc, liburing, OpenBLAS, libsodium and
+# the decompressors (zlib, liblzma, libzstd) are Requires.private, so a
+# static link gets them and their own dependencies (hwloc's libudev) and
+# the README's program links against libhogtrain.a.
 stage=$tmp/stage
 if make -C "$tmp/src" --no-print-directory NVCC= install DESTDIR="$stage" PREFIX=/usr >>"$log" 2>&1; then
     pcdir=$stage/usr/lib/pkgconfig
-    grep -q '^Requires.private:.*hwloc' "$pcdir/hogtrain.pc" ||
-        { echo "first_contact: FAILED: hogtrain.pc does not require hwloc privately"; fail=1; }
+    for p in hwloc zlib liblzma libzstd; do
+        grep -q "^Requires.private:.*\<$p\>" "$pcdir/hogtrain.pc" ||
+            { echo "first_contact: FAILED: hogtrain.pc does not require $p privately"; fail=1; }
+    done
     sed -n '/^```c$/,/^```$/p' "$root/README.md" | sed '1d;$d' > "$tmp/example.c"
     static_libs=$(PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_SYSROOT_DIR= pkg-config --static --libs hogtrain |
                   sed 's/-lhogtrain//')

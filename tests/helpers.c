@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,6 +130,25 @@ int th_have_liblinear(void)
     char out[256];
     return th_run(out, sizeof out, "command -v liblinear-predict && "
                                    "command -v liblinear-train") == 0;
+}
+
+long th_peak_rss_kib(const char *cmd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, STDOUT_FILENO);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    cr_assert_eq(wait4(pid, &status, 0, &ru), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "'%s' failed (%d)", cmd, status);
+    return ru.ru_maxrss;
 }
 
 /* One line at the end of the run for the tests that had no real data:

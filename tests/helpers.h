@@ -5,6 +5,16 @@
 
 #include <stddef.h>
 
+/* Built with AddressSanitizer (whose shadow memory changes the resident
+ * set: the tests of peak memory skip under it). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TH_ASAN 1
+#endif
+#endif
+
 /* Path of the decompressed real data file NAME (e.g. "a9a", "a9a.t",
  * "news20.binary.train.svm") from HOGTRAIN_DATA (default ../shared/data),
  * decompressed once into HOGTRAIN_TEST_TMP. NULL when it is absent: the
@@ -42,5 +52,9 @@ int th_have_liblinear(void);
     if (!th_have_liblinear())                                                 \
     cr_skip_test("liblinear-train/liblinear-predict not installed "           \
                  "(apt-get install liblinear-tools); skipping")
+
+/* The peak resident set (KiB) of sh -c cmd and what it waited for, its
+ * standard output discarded; the test fails unless cmd exits with 0. */
+long th_peak_rss_kib(const char *cmd);
 
 #endif

@@ -71,9 +71,10 @@ Test(outputs, full_disk_under_predict_says_no_space, .timeout = 60)
 
 /* ---- G: files that are not data, told apart by their magic --------------- */
 
-/* A compressed file, a model or a checkpoint given where data is expected
- * (training, --test, predict, --stream, convert) says what it is, in the
- * same words from the loader and the streamer. */
+/* A file compressed in a way hogtrain does not read (bzip2), a model or a
+ * checkpoint given where data is expected (training, --test, predict,
+ * --stream, convert) says what it is, in the same words from the loader
+ * and the streamer. (gzip, xz and zstd are read: tests/test_compressed.c.) */
 Test(inputs, compressed_models_and_checkpoints_given_as_data_are_named,
      .timeout = 60)
 {
@@ -86,10 +87,8 @@ Test(inputs, compressed_models_and_checkpoints_given_as_data_are_named,
     static const struct {
         const char *tool, *file, *says;
     } cases[] = {
-        { "gzip -k", "d.svm.gz", "d.svm.gz is gzip-compressed: decompress it first (gzip -dk d.svm.gz)" },
-        { "xz -k", "d.svm.xz", "d.svm.xz is xz-compressed: decompress it first (xz -dk d.svm.xz)" },
-        { "zstd -q", "d.svm.zst", "d.svm.zst is zstd-compressed: decompress it first (zstd -d d.svm.zst)" },
-        { "bzip2 -k", "d.svm.bz2", "d.svm.bz2 is bzip2-compressed: decompress it first (bzip2 -dk d.svm.bz2)" },
+        { "bzip2 -k", "d.svm.bz2", "d.svm.bz2 is bzip2-compressed, which hogtrain does not read: decompress it first (bzip2 -dk d.svm.bz2)" },
+        { "zip -q d.svm.zip", "d.svm.zip", "d.svm.zip is a zip archive, which hogtrain does not read: extract it first (unzip d.svm.zip)" },
         { NULL, "m.hgm", "m.hgm is a hogtrain model, not data" },
         { NULL, "run.ck", "run.ck is a hogtrain checkpoint, not data" },
     };
@@ -119,7 +118,7 @@ Test(inputs, compressed_models_and_checkpoints_given_as_data_are_named,
             tried++;
         }
     }
-    cr_assert_geq(tried, 20, "only %u cases could be tried", tried);
+    cr_assert_geq(tried, 10, "only %u cases could be tried", tried);
 
     /* The library's loader, from a path and from a pipe. */
     char path[1100];

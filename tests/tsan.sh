@@ -30,6 +30,15 @@ if [ -f "$DATA/a9a.xz" ]; then
         --threads 2 --hot auto --sync-every 4096 --epochs 1 --quiet
     check "cyclades" "$HOG" train "$T/a9a" -t "$T/a9a.t" --algo cyclades \
         --threads 2 --epochs 1 --quiet
+    # The read-ahead thread handing windows of text to the parser's threads
+    # (docs/FORMATS.md): an xz file decompressed in windows of 1.1 MB (each
+    # parsed in two slices), a pipe in windows of 64 KiB, convert's windows.
+    check "readahead-xz" env HOGTRAIN_TEST_TEXT_WINDOW=1100000 "$HOG" train \
+        "$DATA/a9a.xz" --epochs 1 --quiet
+    check "readahead-pipe" sh -c "xz -dc '$DATA/a9a.xz' | HOGTRAIN_TEST_TEXT_WINDOW=65536 \
+        '$HOG' train - --epochs 1 --quiet"
+    check "readahead-convert" "$HOG" convert -q --threads 2 --window 64K \
+        "$DATA/a9a.xz" "$T/a9a-xz.hgb"
     # Two processes averaging their Hogwild! models over loopback
     # (docs/SCALEOUT.md): threads meet at the pool barrier, thread 0 averages.
     port=$((20000 + $$ % 20000))

@@ -1,8 +1,8 @@
-/* hogtrain convert: LIBSVM text to the .hgb binary cache, which loads
- * without parsing. The cache records the source's size and modification
- * time, so that a stale cache can be told from a fresh one. The text is
- * parsed in windows (hog_svm_to_hgb_stream), so that a file larger than
- * memory converts in bounded memory. */
+/* hogtrain convert: LIBSVM text (plain or compressed) to the .hgb binary
+ * cache, which loads without parsing. The cache records the source's size
+ * and modification time, so that a stale cache can be told from a fresh
+ * one. The text is parsed in windows (hog_svm_to_hgb_stream), so that a
+ * file larger than memory converts in bounded memory. */
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -21,9 +21,10 @@ static const struct option longopts[] = {
 
 static const char help[] =
     "\n"
-    "Converts IN (LIBSVM/SVMlight text; '-' reads standard input) to the\n"
-    "hogtrain binary cache OUT.hgb, which train, predict and info read\n"
-    "without parsing. OUT records IN's size and modification time.\n"
+    "Converts IN (LIBSVM/SVMlight text, plain or compressed with gzip, xz\n"
+    "or zstd; '-' reads standard input) to the hogtrain binary cache\n"
+    "OUT.hgb, which train, predict and info read without parsing. OUT\n"
+    "records the text's size (decompressed) and IN's modification time.\n"
     "\n"
     HOG_CLI_LOAD_HELP
     "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"

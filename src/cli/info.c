@@ -16,9 +16,10 @@ static const struct option longopts[] = {
 
 static const char help[] =
     "\n"
-    "Describes each FILE on standard output. Data (LIBSVM text or .hgb):\n"
-    "rows, features, nonzeros, density, labels and their counts, the format\n"
-    "and the .hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
+    "Describes each FILE on standard output. Data (LIBSVM text, plain or\n"
+    "compressed with gzip, xz or zstd, or .hgb): rows, features, nonzeros,\n"
+    "density, labels and their counts, the format (and compression) and the\n"
+    ".hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
     "regularization, features, nonzero weights, bias and label values; for\n"
     "K classes their number, labels and the multiclass mode.\n"
     "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
@@ -111,9 +112,12 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
     ROW("file", "%s", path);
     if (k == HOG_FILE_HGB)
         hgb_rows(path);
-    else
+    else if (k == HOG_FILE_TEXT)
         ROW("format", "LIBSVM text (%s-based feature indices)",
             lo->zero_based ? "0" : "1");
+    else /* decompressed by the loader */
+        ROW("format", "LIBSVM text, %s (%s-based feature indices)",
+            hog_file_kind_name(k), lo->zero_based ? "0" : "1");
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("rows", "%llu", (unsigned long long)rows);

@@ -229,6 +229,28 @@ hog_status hog_hgb_labels_match(const struct hog_hgb_info *in,
                     name);
 }
 
+/* A file that is not a .hgb, named for what its magic says it is; else
+ * "name: not a .hgb file (why)". Compressed text is data, but not one to
+ * read in place: convert makes the cache from it. */
+static hog_status not_hgb(const unsigned char *head, size_t n, const char *name,
+                          const char *why, hog_err *err)
+{
+    enum hog_file_kind k = hog_file_kind(head, n);
+    if (hog_decoder_supports(k)) {
+        const char *dot = strrchr(name, '.');
+        int stem = dot && dot != name && strchr(dot, '/') == NULL &&
+                   (!strcmp(dot, ".gz") || !strcmp(dot, ".xz") ||
+                    !strcmp(dot, ".zst") || !strcmp(dot, ".zstd"))
+                       ? (int)(dot - name) : (int)strlen(name);
+        return hog_errf(err, HOG_EFORMAT, "%s is %s, not a .hgb file (make "
+                        "one with: hogtrain convert %s %.*s.hgb)", name,
+                        hog_file_kind_name(k), name, stem, name);
+    }
+    hog_status st = hog_data_kind_check(k, name, err);
+    return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
+                                        "%s: not a .hgb file (%s)", name, why);
+}
+
 static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                             hog_err *err)
 {
@@ -242,11 +264,8 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
          * still say what it is (/dev/zero). */
         unsigned char head[HOG_SNIFF_BYTES];
         ssize_t k = pread(fd, head, sizeof head, 0);
-        hog_status st = hog_data_kind_check(hog_file_kind(head, k > 0 ? (size_t)k : 0),
-                                            name, err);
-        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
-                                            "%s: not a .hgb file (not even a "
-                                            "regular file)", name);
+        return not_hgb(head, k > 0 ? (size_t)k : 0, name,
+                       "not even a regular file", err);
     }
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char hdr[HDR_SIZE];
@@ -257,10 +276,7 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                         rerr ? strerror(rerr) : "short read");
     if (!hog_hgb_sniff(hdr, got)) {
         /* Say what it is when that can be told (xz, a model, ...). */
-        hog_status st = hog_data_kind_check(hog_file_kind(hdr, got), name, err);
-        return st != HOG_OK ? st : hog_errf(err, HOG_EFORMAT,
-                                            "%s: not a .hgb file (bad magic)",
-                                            name);
+        return not_hgb(hdr, got, name, "bad magic", err);
     }
     if (got < 12)
         return hog_errf(err, HOG_ECORRUPT,

@@ -1,12 +1,15 @@
 /*
  * What an input file is, told from its first bytes, for the loader, the
- * streamer, `convert` and `info` alike: so that a compressed file, a model
- * or a checkpoint given as data is named for what it is ("a9a.xz is
- * xz-compressed: decompress it first (xz -dk a9a.xz)") instead of failing
- * as text on its first NUL byte, and a device such as /dev/zero is refused
- * at its first byte instead of being read without end.
+ * streamer, `convert` and `info` alike: so that a model or a checkpoint
+ * given as data is named for what it is ("m.hgm is a hogtrain model, not
+ * data") instead of failing as text on its first NUL byte, a device such
+ * as /dev/zero is refused at its first byte instead of being read without
+ * end, and compressed text (gzip, xz, zstd) goes to its decoder
+ * (decompress.c) while the kinds hogtrain does not decompress (bzip2,
+ * zip) are named with the command that does.
  *
- * How an input named by a path or "-" is opened (hog_input_open).
+ * How an input named by a path or "-" is opened (hog_input_open) and its
+ * first bytes read (hog_input_sniff).
  *
  * And how long one line of text may be where lines are buffered (a pipe, a
  * device, convert's windows): a mapped regular file needs no buffer, but a
@@ -41,6 +44,22 @@ hog_status hog_input_open(const char *path, struct hog_input *in,
     return HOG_OK;
 }
 
+hog_status hog_input_sniff(struct hog_input *in, hog_err *err)
+{
+    /* A file named by its path is read from 0 again (or mapped); a pipe
+     * or standard input goes on after the bytes read here. */
+    in->head_consumed = !in->regular || in->is_stdin;
+    int e;
+    in->head_len = in->head_consumed
+                       ? hog_read_full(in->fd, in->head, sizeof in->head, &e)
+                       : hog_pread_full(in->fd, in->head, sizeof in->head, 0, &e);
+    if (e)
+        return hog_errf(err, HOG_EIO, "%s: read failed: %s", in->name,
+                        strerror(e));
+    in->kind = hog_file_kind(in->head, in->head_len);
+    return HOG_OK;
+}
+
 void hog_input_close(struct hog_input *in)
 {
     if (!in->is_stdin && in->fd >= 0)
@@ -63,6 +82,7 @@ enum hog_file_kind hog_file_kind(const void *head, size_t len)
         { "\x1F\x8B", 2, HOG_FILE_GZIP },
         { "\xFD" "7zXZ\0", 6, HOG_FILE_XZ },
         { "\x28\xB5\x2F\xFD", 4, HOG_FILE_ZSTD },
+        { "PK\x03\x04", 4, HOG_FILE_ZIP },
     };
     for (size_t i = 0; i < sizeof magics / sizeof *magics; i++)
         if (len >= magics[i].len && memcmp(h, magics[i].magic, magics[i].len) == 0)
@@ -103,6 +123,7 @@ const char *hog_file_kind_name(enum hog_file_kind k)
     case HOG_FILE_XZ: return "xz-compressed";
     case HOG_FILE_ZSTD: return "zstd-compressed";
     case HOG_FILE_BZIP2: return "bzip2-compressed";
+    case HOG_FILE_ZIP: return "a zip archive";
     case HOG_FILE_NUL: return "binary (it starts with a NUL byte)";
     }
     return "of an unknown kind";
@@ -111,27 +132,32 @@ const char *hog_file_kind_name(enum hog_file_kind k)
 hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
                                hog_err *err)
 {
-    /* The command that decompresses, keeping the original (a file), or
-     * to standard output (a pipe). */
-    const char *tool = k == HOG_FILE_GZIP ? "gzip" :
-                       k == HOG_FILE_XZ ? "xz" :
-                       k == HOG_FILE_ZSTD ? "zstd" : "bzip2";
     bool is_stdin = strcmp(name, "<stdin>") == 0;
     switch (k) {
     case HOG_FILE_TEXT:
     case HOG_FILE_HGB:
-        return HOG_OK;
     case HOG_FILE_GZIP:
     case HOG_FILE_XZ:
     case HOG_FILE_ZSTD:
+        return HOG_OK;
     case HOG_FILE_BZIP2:
+        /* The command that decompresses, keeping the original (a file),
+         * or to standard output (a pipe). */
         if (is_stdin)
-            return hog_errf(err, HOG_EFORMAT,
-                            "%s is %s: decompress it first (%s -dc FILE | "
-                            "hogtrain ...)", name, hog_file_kind_name(k), tool);
-        return hog_errf(err, HOG_EFORMAT, "%s is %s: decompress it first (%s "
-                        "-d%s %s)", name, hog_file_kind_name(k), tool,
-                        k == HOG_FILE_ZSTD ? "" : "k", name);
+            return hog_errf(err, HOG_EFORMAT, "%s is %s, which hogtrain does "
+                            "not read: decompress it first (bzip2 -dc FILE | "
+                            "hogtrain ...)", name, hog_file_kind_name(k));
+        return hog_errf(err, HOG_EFORMAT, "%s is %s, which hogtrain does not "
+                        "read: decompress it first (bzip2 -dk %s)", name,
+                        hog_file_kind_name(k), name);
+    case HOG_FILE_ZIP:
+        if (is_stdin)
+            return hog_errf(err, HOG_EFORMAT, "%s is %s, which hogtrain does "
+                            "not read: extract it first (unzip -p FILE | "
+                            "hogtrain ...)", name, hog_file_kind_name(k));
+        return hog_errf(err, HOG_EFORMAT, "%s is %s, which hogtrain does not "
+                        "read: extract it first (unzip %s)", name,
+                        hog_file_kind_name(k), name);
     case HOG_FILE_HGM:
     case HOG_FILE_LIBLINEAR:
         return hog_errf(err, HOG_EFORMAT, "%s is %s, not data", name,

@@ -366,6 +366,22 @@ hog_status hog_gen_model(const struct hog_gen_opts *g, hog_model **out,
 
 /* ---- what an input is (input.c) ------------------------------------------ */
 
+/* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
+enum hog_file_kind {
+    HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
+    HOG_FILE_HGB,
+    HOG_FILE_HGM,
+    HOG_FILE_CKPT,
+    HOG_FILE_LIBLINEAR, /* a LIBLINEAR text model */
+    HOG_FILE_GZIP,      /* gzip, xz and zstd are read (decompress.c) */
+    HOG_FILE_XZ,
+    HOG_FILE_ZSTD,
+    HOG_FILE_BZIP2,     /* bzip2 and zip are only named */
+    HOG_FILE_ZIP,
+    HOG_FILE_NUL        /* starts with a NUL byte (binary, /dev/zero) */
+};
+#define HOG_SNIFF_BYTES 16
+
 /* A data input as the loader and convert take it: a path, or "-" for
  * standard input. */
 struct hog_input {
@@ -375,37 +391,32 @@ struct hog_input {
     bool regular;      /* fd is a regular file (standard input may be one) */
     uint64_t size;     /* when regular: its size and modification time */
     int64_t mtime;
+    /* Filled by hog_input_sniff: */
+    enum hog_file_kind kind;
+    unsigned char head[HOG_SNIFF_BYTES]; /* the first head_len bytes */
+    size_t head_len;
+    bool head_consumed; /* read from fd (a pipe, standard input), which
+                           goes on after them; else fd is still at 0 */
 };
 /* Opens path for reading (O_CLOEXEC) and fstats it; HOG_EIO "path: cannot
  * open: reason". hog_input_close closes it unless it is standard input. */
 hog_status hog_input_open(const char *path, struct hog_input *in,
                           hog_err *err);
+/* Reads the input's first bytes (waiting for HOG_SNIFF_BYTES of a pipe, or
+ * its end) and tells its kind; HOG_EIO "name: read failed: reason". */
+hog_status hog_input_sniff(struct hog_input *in, hog_err *err);
 void hog_input_close(struct hog_input *in);
-
-/* A file's kind from its first HOG_SNIFF_BYTES bytes (magic numbers). */
-enum hog_file_kind {
-    HOG_FILE_TEXT,      /* none of the others: LIBSVM text, as far as it shows */
-    HOG_FILE_HGB,
-    HOG_FILE_HGM,
-    HOG_FILE_CKPT,
-    HOG_FILE_LIBLINEAR, /* a LIBLINEAR text model */
-    HOG_FILE_GZIP,
-    HOG_FILE_XZ,
-    HOG_FILE_ZSTD,
-    HOG_FILE_BZIP2,
-    HOG_FILE_NUL        /* starts with a NUL byte (binary, /dev/zero) */
-};
-#define HOG_SNIFF_BYTES 16
 enum hog_file_kind hog_file_kind(const void *head, size_t len);
 /* The kind of the file at path (its first bytes read; never blocks). */
 hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
                             hog_err *err);
 /* "xz-compressed", "a hogtrain model", ... */
 const char *hog_file_kind_name(enum hog_file_kind k);
-/* HOG_OK for the kinds that are data (text, .hgb); else HOG_EFORMAT with
- * a sentence saying what the file is and what to do ("a9a.xz is
- * xz-compressed: decompress it first (xz -dk a9a.xz)"). name as in
- * messages ("<stdin>" for standard input). */
+/* HOG_OK for the kinds that are data (text, .hgb, text compressed with
+ * gzip, xz or zstd); else HOG_EFORMAT with a sentence saying what the file
+ * is and what to do ("a9a.bz2 is bzip2-compressed, which hogtrain does not
+ * read: decompress it first (bzip2 -dk a9a.bz2)"). name as in messages
+ * ("<stdin>" for standard input). */
 hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
                                hog_err *err);
 /* The longest line of text read through a buffer (pipes, devices,
@@ -415,6 +426,53 @@ uint64_t hog_line_max(void);
 /* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
 hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
                              hog_err *err);
+
+/* ---- compressed input (decompress.c) --------------------------------------- */
+
+/* A decoder of gzip, xz or zstd: compressed bytes in, in pieces, the text
+ * out. Every member, stream or frame of a file is decoded in turn (as zcat,
+ * xzcat and zstdcat do) and each one's check verified. */
+struct hog_decoder;
+/* True for the kinds a decoder reads (gzip, xz, zstd). */
+bool hog_decoder_supports(enum hog_file_kind k);
+/* name: the file, in messages. HOG_ENOTSUP for a kind it does not read. */
+hog_status hog_decoder_open(enum hog_file_kind k, const char *name,
+                            struct hog_decoder **out, hog_err *err);
+/* Decodes in[*in_used..in_len) into out[*out_used..out_cap), advancing both,
+ * until the output is full or more input is needed; last: nothing follows
+ * in_len. *end once the data ended, with the input. A bad file is
+ * HOG_ECORRUPT naming it and the reason ("a9a.xz: xz data is truncated
+ * (unexpected end of input)", "gzip data is corrupt (invalid block
+ * type)"): input that ends inside a member, stream or frame is never
+ * taken for the end. */
+hog_status hog_decoder_run(struct hog_decoder *d, const unsigned char *in,
+                           size_t in_len, size_t *in_used, char *out,
+                           size_t out_cap, size_t *out_used, bool last,
+                           bool *end, hog_err *err);
+void hog_decoder_free(struct hog_decoder *d);
+
+/* ---- text read ahead in windows of whole lines (readahead.c) ---------------- */
+
+/* A thread reads the input (decompressing it when in->kind is gzip, xz or
+ * zstd) into two buffers in turn, handing each over as a window of about
+ * `window` bytes (0: HOG_PARSE_WINDOW) cut after a newline, so that the
+ * caller parses one window while the next is read. A NUL byte, a line
+ * longer than hog_line_max(), a read or decompression error ends the
+ * text with an error naming the file (and the line, for the first two),
+ * after the windows before it. in must have been sniffed; its kind is
+ * text or compressed text, else the answer is hog_data_kind_check's. */
+struct hog_text_reader;
+hog_status hog_text_reader_open(const struct hog_input *in, size_t window,
+                                struct hog_text_reader **out, hog_err *err);
+/* The next window (*len 0 at the end): whole lines, except that the text's
+ * last line may lack its newline. Valid until the next call. */
+hog_status hog_text_reader_next(struct hog_text_reader *r, const char **buf,
+                                size_t *len, hog_err *err);
+/* The largest window buffer so far (a line longer than the window grows one). */
+size_t hog_text_reader_buffer_bytes(struct hog_text_reader *r);
+/* Stops the thread, wherever it is (a read from a pipe is woken), joins it
+ * and frees everything. NULL is a no-op. */
+void hog_text_reader_close(struct hog_text_reader *r);
 
 /* ---- whole transfers (file.c) --------------------------------------------- */
 

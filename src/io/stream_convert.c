@@ -1,8 +1,10 @@
 /*
  * Streaming conversion: LIBSVM text of any size to .hgb in bounded memory.
  *
- * The text is read in windows of a few tens of MB, each cut after its last
- * newline and parsed by hog_parse_svm (parallel), with error lines shifted
+ * The text (plain, or gzip, xz or zstd decompressed on the way) is read
+ * ahead by a thread in windows of a few tens of MB, each cut after its
+ * last newline (readahead.c), and each window is parsed by hog_parse_svm
+ * (parallel) while the next is read, with error lines shifted
  * to the file's own numbering. Each window's rows are appended to the
  * output as chunks; the label summary and the feature count are merged
  * across windows exactly as hog_data_scan_labels would find them on the
@@ -245,10 +247,6 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     if (st != HOG_OK)
         return st;
     const char *name = src.name;
-    int ifd = src.fd;
-    bool sized = src.regular;
-    uint64_t src_size = src.is_stdin ? 0 : src.size;
-    int64_t src_mtime = src.is_stdin ? 0 : src.mtime;
 
     struct writer w;
     memset(&w, 0, sizeof w);
@@ -256,68 +254,41 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     w.target = chunk_target;
     hog_label_scan_init(&w.labels);
     w.n_features = o->n_features;
+    struct hog_text_reader *r = NULL;
+    uint64_t line_base = 0, text = 0;
+    if ((st = hog_input_sniff(&src, err)) != HOG_OK)
+        goto done;
+    st = src.kind == HOG_FILE_HGB
+             ? hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name)
+             : hog_data_kind_check(src.kind, name, err);
+    if (st != HOG_OK)
+        goto done;
     /* Room for the table: a window's chunks are at most its payload over
      * the target plus one, and a text byte makes at most 10 payload bytes
      * (an empty row "1\n": 2 bytes of text, 20 of payload). Unknown size
-     * (a pipe): room for 2^21 chunks, 8 TiB at 4 MiB each. */
-    /* The room is the input's own size, also when it is a regular file on
-     * standard input (whose size the header does not record). */
+     * (a pipe, compressed text): room for 2^21 chunks, 8 TiB at 4 MiB
+     * each. The room is the input's own size, also when it is a regular
+     * file on standard input (whose size the header does not record). */
+    bool sized = src.regular && src.kind == HOG_FILE_TEXT;
     uint64_t most = sized ? (10 * src.size) / chunk_target + src.size / window + 16
                           : UINT64_C(1) << 21;
     w.reserve = ALIGN_UP(most * TABLE_ENTRY);
     w.pos = HDR_SIZE + w.reserve;
-    char *buf = NULL;
     st = hog_tmpfile_open(out, w.tmp, sizeof w.tmp, &w.f, err);
     if (st != HOG_OK)
         goto done;
     w.fd = fileno(w.f);
-    size_t cap = window, len = 0;
-    buf = malloc(cap);
-    if (!buf) {
-        st = hog_errf(err, HOG_ENOMEM, "%s: out of memory", name);
+    /* The text read ahead (and decompressed) a window at a time. */
+    if ((st = hog_text_reader_open(&src, window, &r, err)) != HOG_OK)
         goto done;
-    }
-    uint64_t line_base = 0, text = 0, max_line = hog_line_max();
-    bool eof = false, first = true;
-    while (!eof || len > 0) {
-        /* Fill the window. */
-        if (!eof && len < cap) {
-            int e;
-            size_t k = hog_read_full(ifd, buf + len, cap - len, &e);
-            if (e) {
-                st = hog_errf(err, HOG_EIO, "%s: read failed: %s", name,
-                              strerror(e));
-                goto done;
-            }
-            eof = k < cap - len;
-            len += k;
-            text += k;
-        }
-        if (first) {
-            enum hog_file_kind kind = hog_file_kind(buf, len);
-            st = kind == HOG_FILE_HGB
-                     ? hog_errf(err, HOG_EINVAL, "%s: already a .hgb file", name)
-                     : hog_data_kind_check(kind, name, err);
-            if (st != HOG_OK)
-                goto done;
-        }
-        first = false;
-        /* Cut after the last newline; a line longer than the window grows it. */
-        size_t cut = len;
-        if (!eof) {
-            const char *nl = memrchr(buf, '\n', len);
-            if (!nl) {
-                char *nb = cap <= SIZE_MAX / 2 && cap < max_line
-                               ? realloc(buf, cap * 2) : NULL;
-                if (!nb) {
-                    st = hog_line_too_long(name, line_base + 1, max_line, err);
-                    goto done;
-                }
-                buf = nb, cap *= 2;
-                continue;
-            }
-            cut = (size_t)(nl - buf) + 1;
-        }
+    for (;;) {
+        const char *buf;
+        size_t cut;
+        if ((st = hog_text_reader_next(r, &buf, &cut, err)) != HOG_OK)
+            goto done;
+        if (cut == 0)
+            break;
+        text += cut;
         hog_data *d = NULL;
         st = hog_parse_svm(buf, cut, name, o, &d, err);
         if (st == HOG_EPARSE && err && strstr(err->msg, ": no rows (only blank")) {
@@ -332,8 +303,6 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
                 goto done;
         }
         line_base += count_lines(buf, cut);
-        memmove(buf, buf + cut, len - cut);
-        len -= cut;
         if (cs)
             cs->windows++;
     }
@@ -342,6 +311,10 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
                       "and comments)" : "%s: empty file, no rows", name);
         goto done;
     }
+    /* The source: the text's size (decompressed, from a compressed file:
+     * what `xz -dk` would leave, with the same modification time). */
+    uint64_t src_size = src.is_stdin ? 0 : text;
+    int64_t src_mtime = src.is_stdin ? 0 : src.mtime;
     if ((st = finish(&w, src_size, src_mtime, err)) != HOG_OK)
         goto done;
     st = hog_tmpfile_commit(w.f, w.tmp, out, err);
@@ -351,13 +324,13 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         cs->nnz = w.nnz;
         cs->n_features = w.n_features;
         cs->chunks = w.n;
-        cs->window_bytes = cap;
+        cs->window_bytes = hog_text_reader_buffer_bytes(r);
     }
 done:
+    hog_text_reader_close(r);
     if (w.f)
         hog_tmpfile_abort(w.f, w.tmp);
     hog_input_close(&src);
-    free(buf);
     free(w.tab);
     free(w.stage);
     return st;
