@@ -66,6 +66,7 @@ enum {
     OPT_RESUME,
     OPT_METRICS_EVERY, /* full training-set metrics every K epochs */
     OPT_MULTICLASS,    /* K classes: ovr or softmax */
+    OPT_NORMALIZE,     /* max-abs feature scaling, folded into the model */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap

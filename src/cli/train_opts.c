@@ -62,6 +62,7 @@ const struct option hog_cli_train_longopts[] = {
     { "resume", required_argument, NULL, OPT_RESUME },
     { "metrics-every", required_argument, NULL, OPT_METRICS_EVERY },
     { "multiclass", required_argument, NULL, OPT_MULTICLASS },
+    { "normalize", no_argument, NULL, OPT_NORMALIZE },
     { NULL, 0, NULL, 0 },
 };
 
@@ -238,6 +239,7 @@ static int own_option(struct train_args *a, int ch, const char *arg)
                                &a->o.batch_size, "a number of rows (1 to %u)",
                                UINT32_MAX);
     case OPT_REPARTITION: a->o.repartition = 1; break;
+    case OPT_NORMALIZE: a->o.normalize = 1; break;
     case OPT_DETERMINISTIC: break;
     case OPT_HOT:
         a->hot_arg = arg; /* Hogwild!'s meaning: after --algo is known */

@@ -78,6 +78,10 @@ static void write_json(FILE *f, const struct train_report *r)
     }
     hog_json_num(&j, "tol", o->tol);
     hog_json_u64(&j, "metrics_every", o->metrics_every);
+    hog_json_str(&j, "multiclass", o->multiclass == HOG_MULTICLASS_SOFTMAX
+                                       ? "softmax"
+                                       : "ovr");
+    hog_json_bool(&j, "normalize", o->normalize != 0);
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     if (hog_gpu_requested(o)) {
         hog_json_str(&j, "gpus", o->gpus);
