@@ -343,6 +343,12 @@ typedef struct hog_train_opts {
     /* 1: per-feature max-abs scaling learned on the training set, folded
      * into the returned weights (docs/TRAINING.md, "Scaling"). */
     int normalize;
+    /* Warm start: training starts from this model's weights (same loss
+     * kind, bias, classes and mode; at most the data's features; the
+     * serial, Hogwild! (shared weights, no hot features), Cyclades and
+     * softmax trainers). With epochs = 0 the result is init's weights. The
+     * caller keeps the model. NULL: zero weights. */
+    const struct hog_model *init;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

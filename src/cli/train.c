@@ -49,7 +49,7 @@ int hog_cli_train(int argc, char **argv)
     hog_err err = { { 0 } };
     hog_status s = HOG_OK;
     hog_data *train = NULL, *test = NULL;
-    hog_model *m = NULL;
+    hog_model *m = NULL, *init = NULL;
     hog_net *net = NULL;
     struct hog_avg *avg = NULL;
     struct hog_progress p;
@@ -139,6 +139,11 @@ int hog_cli_train(int argc, char **argv)
     p.ovr = a.o.multiclass == HOG_MULTICLASS_OVR &&
             a.o.loss != HOG_LOSS_SQUARED &&
             r.train->labels != HOG_LABELS_BINARY;
+    if (a.init) { /* the warm start's model */
+        if ((s = hog_model_load(a.init, &init, &err)) != HOG_OK)
+            goto fail;
+        a.o.init = init;
+    }
     p.t0 = p.epoch_t0 = hog_now();
     a.o.cancel = hog_cli_signals_install();
     s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)
@@ -179,6 +184,7 @@ out:
     hog_avg_free(avg);
     hog_net_close(net);
     hog_model_free(m);
+    hog_model_free(init);
     hog_data_free(test);
     hog_data_free(train);
     hog_progress_free(&p);

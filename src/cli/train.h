@@ -67,6 +67,7 @@ enum {
     OPT_METRICS_EVERY, /* full training-set metrics every K epochs */
     OPT_MULTICLASS,    /* K classes: ovr or softmax */
     OPT_NORMALIZE,     /* max-abs feature scaling, folded into the model */
+    OPT_INIT,          /* warm start from a model file */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap
@@ -95,6 +96,7 @@ struct train_args {
     hog_load_opts lo;
     const char *train, *test, *model, *json;
     const char *hot_arg; /* --hot as typed: Hogwild!'s meaning needs --algo */
+    const char *init;    /* --init MODEL */
     hog_model_format fmt;
     bool quiet;
     bool stream;

@@ -63,6 +63,7 @@ const struct option hog_cli_train_longopts[] = {
     { "metrics-every", required_argument, NULL, OPT_METRICS_EVERY },
     { "multiclass", required_argument, NULL, OPT_MULTICLASS },
     { "normalize", no_argument, NULL, OPT_NORMALIZE },
+    { "init", required_argument, NULL, OPT_INIT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -205,8 +206,9 @@ static int own_option(struct train_args *a, int ch, const char *arg)
         return hog_cli_opt_u64(cmd, name, arg, 0, UINT64_MAX, &a->o.seed,
                                "a non-negative integer");
     case OPT_EPOCHS:
-        rc = hog_cli_opt_u64(cmd, name, arg, 1, 1000000, &u,
-                             "a number of epochs (1 to 1000000)");
+        rc = hog_cli_opt_u64(cmd, name, arg, 0, 1000000, &u,
+                             "a number of epochs (1 to 1000000; 0 with "
+                             "--init)");
         SET_IF_OK(rc, a->o.epochs, (unsigned)u);
         break;
     case OPT_GPUS: {
@@ -240,6 +242,7 @@ static int own_option(struct train_args *a, int ch, const char *arg)
                                UINT32_MAX);
     case OPT_REPARTITION: a->o.repartition = 1; break;
     case OPT_NORMALIZE: a->o.normalize = 1; break;
+    case OPT_INIT: a->init = arg; break;
     case OPT_DETERMINISTIC: break;
     case OPT_HOT:
         a->hot_arg = arg; /* Hogwild!'s meaning: after --algo is known */
@@ -462,6 +465,11 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(cmd, "--power applies to --schedule "
                                    "invscaling only");
+    if (a->o.epochs == 0 && !a->init)
+        return hog_cli_usage_error(cmd, "--epochs 0 trains nothing: it "
+                                   "takes --init MODEL (the model as it is)");
+    if (a->init && a->model && hog_cli_same_file(a->init, a->model))
+        return hog_cli_usage_error(cmd, "--init and -o name the same file");
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
         return hog_cli_usage_error(cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");

@@ -82,6 +82,7 @@ static void write_json(FILE *f, const struct train_report *r)
                                        ? "softmax"
                                        : "ovr");
     hog_json_bool(&j, "normalize", o->normalize != 0);
+    hog_json_str(&j, "init", r->a->init);
     hog_json_bool(&j, "zero_based", r->a->lo.zero_based != 0);
     if (hog_gpu_requested(o)) {
         hog_json_str(&j, "gpus", o->gpus);

@@ -166,6 +166,8 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         "out of memory for the SGD state of %llu weights",
                         (unsigned long long)nw);
     }
+    if (o->init) /* a warm start: the front door checked the shapes */
+        hog_model_vector_in(o->init, 0, s->n_features, (float *)s->w);
     return HOG_OK;
 }
 

@@ -132,7 +132,17 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     sub.labels = HOG_LABELS_BINARY;
     sub.label_pos = label;
     sub.label_neg = NAN;
-    struct hog_fit f = { .train = &view, .o = &v->sub, .model = &sub,
+    /* a warm start: the class's vector of the model given */
+    hog_train_opts co = v->sub;
+    hog_model init;
+    if (co.init) {
+        init = *co.init;
+        init.w = co.init->w + c * hog_model_vector_len(co.init);
+        init.n_classes = 0;
+        init.classes = NULL;
+        co.init = &init;
+    }
+    struct hog_fit f = { .train = &view, .o = &co, .model = &sub,
                          .epoch_end = class_epoch_end, .tick = class_tick,
                          .ctx = v, .gap = NAN, .objective = NAN,
                          .mean_loss = NAN, .save = class_save,

@@ -167,6 +167,61 @@ static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
                     (double)have / gib, limit);
 }
 
+/* A warm start's model against this run: a sentence naming the first
+ * mismatch. m is the run's new model (its classes scanned). */
+static hog_status init_check(const hog_train_opts *o, const hog_model *m,
+                             hog_err *err)
+{
+    const hog_model *in = o->init;
+    if (hog_gpu_requested(o) || o->algo == HOG_ALGO_SCD ||
+        o->algo == HOG_ALGO_DCD ||
+        (o->algo == HOG_ALGO_HOGWILD &&
+         (o->replicas != HOG_REPLICAS_SHARED || o->hot_count)))
+        return hog_errf(err, HOG_ENOTSUP,
+                        "a warm start (--init) runs with --algo serial, "
+                        "hogwild (shared weights, no --hot or --replicas) "
+                        "and cyclades; coordinate descent starts from its "
+                        "own variables");
+    if (hog_loss_is_classification(in->loss) !=
+        hog_loss_is_classification(m->loss))
+        return hog_errf(err, HOG_EINVAL,
+                        "--init: the model is a %s model and this run %s",
+                        hog_loss_is_classification(in->loss) ? "classification"
+                                                             : "regression",
+                        hog_loss_is_classification(m->loss) ? "classifies"
+                                                            : "regresses");
+    if ((in->bias != 0.0) != (m->bias != 0.0))
+        return hog_errf(err, HOG_EINVAL, "--init: the model %s a bias "
+                        "weight and this run %s (--bias)",
+                        in->bias != 0.0 ? "has" : "has no",
+                        m->bias != 0.0 ? "has one" : "has none");
+    if (in->n_features > m->n_features)
+        return hog_errf(err, HOG_EINVAL, "--init: the model has %llu "
+                        "features, the training data %llu",
+                        (unsigned long long)in->n_features,
+                        (unsigned long long)m->n_features);
+    if (in->n_classes != m->n_classes)
+        return hog_errf(err, HOG_EINVAL, "--init: the model has %u classes, "
+                        "the training labels %u (0: two, or regression)",
+                        in->n_classes, m->n_classes);
+    for (uint32_t c = 0; c < m->n_classes; c++)
+        if (in->classes[c] != m->classes[c])
+            return hog_errf(err, HOG_EINVAL, "--init: the model's class %u "
+                            "is label %g, the training data's %g (the "
+                            "labels' order of first appearance differs)",
+                            c + 1, in->classes[c], m->classes[c]);
+    if (m->n_classes && in->multiclass != m->multiclass)
+        return hog_errf(err, HOG_EINVAL, "--init: the model is %s, this run "
+                        "%s", in->multiclass ? "softmax" : "one-vs-rest",
+                        m->multiclass ? "softmax" : "one-vs-rest");
+    if (!m->n_classes && in->label_pos != m->label_pos &&
+        hog_loss_is_classification(m->loss))
+        return hog_errf(err, HOG_EINVAL, "--init: the model's positive "
+                        "label is %g, the training data's %g",
+                        in->label_pos, m->label_pos);
+    return HOG_OK;
+}
+
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
 {
     return train && hog_loss_is_classification(o->loss) &&
@@ -252,7 +307,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (!isfinite(o->bias))
         return hog_errf(err, HOG_EINVAL, "the bias must be a number, not %g",
                         o->bias);
-    if (o->epochs < 1)
+    if (o->epochs < 1 && !o->init)
         return hog_errf(err, HOG_EINVAL, "epochs must be at least 1");
     if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
@@ -619,6 +674,14 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     hog_model *m;
     if ((st = new_model(train, &o, &m, err)) != HOG_OK)
         return st;
+    if (o.init && (st = init_check(&o, m, err)) != HOG_OK)
+        return hand_out(st, m, out);
+    if (o.init && o.epochs == 0) { /* no step: the model given */
+        for (uint64_t c = 0; c < hog_model_vectors(m); c++)
+            hog_model_vector_in(o.init, (uint32_t)c, m->n_features,
+                                m->w + c * hog_model_vector_len(m));
+        return hand_out(HOG_OK, m, out);
+    }
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
     struct hog_fit f = { .train = train, .o = &o, .model = m,
