@@ -66,6 +66,8 @@ enum {
     OPT_RESUME,
     OPT_METRICS_EVERY, /* full training-set metrics every K epochs */
     OPT_MULTICLASS,    /* K classes: ovr or softmax */
+    OPT_WEIGHTS,       /* --weights FILE: one weight per training row */
+    OPT_CLASS_WEIGHT,  /* --class-weight balanced|LABEL:W,... */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap
@@ -94,6 +96,12 @@ struct train_args {
     hog_load_opts lo;
     const char *train, *test, *model, *json;
     const char *hot_arg; /* --hot as typed: Hogwild!'s meaning needs --algo */
+    /* Weights (docs/TRAINING.md, "Weights"): the file, read once the
+     * training rows are known (train.c), into row_w; --class-weight as
+     * typed, and its labels and weights (malloc'd; NULL for balanced). */
+    const char *weights, *class_weight;
+    float *row_w;
+    double *cw_labels, *cw_values;
     hog_model_format fmt;
     bool quiet;
     bool stream;
