@@ -20,7 +20,7 @@
 #include "synth.h"
 #include "train/train.h"
 
-/* ---- problems ---------------------------------------------------------------- */
+/* ---- problems ----------------------------------------------------------- */
 
 /* A skewed sparse binary problem (+1/-1 labels from a planted model). */
 static hog_data *binary(uint64_t rows, uint32_t nf, uint64_t seed,
@@ -181,7 +181,7 @@ static double rel_distance(const hog_model *a, const hog_model *b)
     return d / (s > 1e-3 ? s : 1e-3);
 }
 
-/* ---- weights of 1 are no weights, bit for bit ------------------------------- */
+/* ---- weights of 1 are no weights, bit for bit --------------------------- */
 
 struct algo_case {
     const char *name;
@@ -321,7 +321,7 @@ Test(weights, ones_equal_no_weights_bit_for_bit, .timeout = 240)
     hog_data_free(three);
 }
 
-/* ---- a weight of 2 is the row twice ----------------------------------------- */
+/* ---- a weight of 2 is the row twice ------------------------------------- */
 
 /* LIBLINEAR's scale at one C: 1/2 |w|^2 + C sum_i v_i loss_i (or |w|_1 +
  * ...) of the weighted rows equals that of the duplicated rows, whatever
@@ -362,7 +362,8 @@ Test(weights, weight_two_objective_equals_duplicated_rows)
                       "%s, %s: weighted %.17g, duplicated %.17g",
                       k3 ? "3 classes" : hog_loss_name(loss), r ? "l1" : "l2",
                       a.liblinear, b.liblinear);
-            cr_assert(fabs(a.C - C) <= 1e-12 * C && fabs(b.C - C) <= 1e-12 * C);
+            cr_assert(fabs(a.C - C) <= 1e-12 * C &&
+                      fabs(b.C - C) <= 1e-12 * C);
         }
         hog_model_free(m);
         free(w);
@@ -478,7 +479,7 @@ Test(weights, sgd_weight_two_is_near_duplicated_rows, .timeout = 120)
     hog_data_free(d);
 }
 
-/* ---- what the weights mean --------------------------------------------------- */
+/* ---- what the weights mean ---------------------------------------------- */
 
 /* The row's weight is its row weight times its class's (scikit-learn's
  * sample_weight x class_weight[y]): the two given apart train the model
@@ -537,7 +538,7 @@ Test(weights, metrics_weigh_the_loss_not_the_counts)
     hog_data_free(d);
 }
 
-/* ---- balanced class weights on real, skewed data ------------------------------ */
+/* ---- balanced class weights on real, skewed data ------------------------ */
 
 /* The positive class's recall on the training rows, in percent. */
 static double recall_pos(const hog_model *m, const hog_data *d)
@@ -582,8 +583,8 @@ Test(weights, balanced_raises_minority_recall_on_w8a, .timeout = 120)
 }
 
 /* The parallel trainers run the weighted kernel as the serial trainer
- * does: one Hogwild! thread (every update mode, hot features) is the
- * serial weighted model bit for bit, Cyclades' weighted model is the same
+ * does: one Hogwild! thread (every update mode, hot features, replicas) is
+ * the serial weighted model bit for bit, Cyclades' weighted model is the same
  * at 1 and 3 threads, and in every algorithm balanced weights raise the
  * training recall of a minority class by more than 10 points (measured:
  * 17.8 to 24.1 points, from 72-77% to 94-96%). */
@@ -613,6 +614,14 @@ Test(weights, every_algorithm_takes_the_weights, .timeout = 240)
     }
     o.update = HOG_UPDATE_NONE;
     o.hot_count = 0;
+    for (int r = HOG_REPLICAS_NODE; r <= HOG_REPLICAS_CORE; r++) {
+        o.replicas = (hog_replicas)r; /* one thread: one replica */
+        hog_model *h = train_ok(d, &o, "hogwild replicas");
+        cr_assert(same_weights(serial, h), "one Hogwild! thread, replicas "
+                  "%d: not the serial weighted model", r);
+        hog_model_free(h);
+    }
+    o.replicas = HOG_REPLICAS_SHARED;
     o.algo = HOG_ALGO_CYCLADES;
     hog_model *c1 = train_ok(d, &o, "cyclades 1");
     o.threads = 3;
@@ -665,7 +674,7 @@ Test(weights, every_algorithm_takes_the_weights, .timeout = 240)
     hog_data_free(d);
 }
 
-/* ---- bad inputs ------------------------------------------------------------------ */
+/* ---- bad inputs --------------------------------------------------------- */
 
 static void assert_refused(const hog_data *d, const hog_train_opts *o,
                            hog_status want, const char *says)
@@ -737,7 +746,7 @@ Test(weights, bad_weights_are_refused_with_a_sentence)
     hog_data_free(reg);
 }
 
-/* ---- the command ------------------------------------------------------------------ */
+/* ---- the command -------------------------------------------------------- */
 
 #define HT(...) th_run(out, sizeof out, "'%s' " __VA_ARGS__)
 
@@ -880,7 +889,7 @@ Test(weights, command_bad_weights_are_named, .timeout = 60)
     hog_data_free(d);
 }
 
-/* ---- checkpoints -------------------------------------------------------------------- */
+/* ---- checkpoints -------------------------------------------------------- */
 
 Test(weights, checkpoint_refuses_other_weights, .timeout = 60)
 {
