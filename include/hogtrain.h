@@ -349,6 +349,23 @@ typedef struct hog_train_opts {
      * softmax trainers). With epochs = 0 the result is init's weights. The
      * caller keeps the model. NULL: zero weights. */
     const struct hog_model *init;
+    /* Weights (docs/TRAINING.md, "Weights"): training row i's loss counts
+     * v_i = row_weights[i] x (the class weight of its label) times in the
+     * objective (1/n) sum_i v_i loss_i + regularizer, in every algorithm
+     * and in every one-vs-rest problem alike (scikit-learn's sample_weight
+     * times class_weight[y]). row_weights: NULL (every row 1) or one
+     * finite weight >= 0 per training row, owned by the caller. Class
+     * weights: class_weight_balanced = 1 gives class k of K with n_k rows
+     * n / (K n_k) (scikit-learn's "balanced"); or n_class_weights labels
+     * class_weight_labels[] with their weights class_weight_values[]
+     * (finite, >= 0; each label one of the training labels; a label not
+     * listed weighs 1); not both. At least one row must weigh more than 0.
+     * Not with hog_train_stream or GPUs. */
+    const float *row_weights;
+    int class_weight_balanced;
+    const double *class_weight_labels;
+    const double *class_weight_values;
+    unsigned n_class_weights;
 } hog_train_opts;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);

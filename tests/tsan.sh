@@ -39,6 +39,13 @@ if [ -f "$DATA/a9a.xz" ]; then
         '$HOG' train - --epochs 1 --quiet"
     check "readahead-convert" "$HOG" convert -q --threads 2 --window 64K \
         "$DATA/a9a.xz" "$T/a9a-xz.hgb"
+    # Weighted rows (docs/TRAINING.md, "Weights"): the weighted kernels.
+    check "hogwild-weighted" "$HOG" train "$T/a9a" --algo hogwild \
+        --update atomic --threads 2 --class-weight balanced --epochs 1 --quiet
+    check "hogwild-hot-weighted" "$HOG" train "$T/a9a" --algo hogwild \
+        --threads 2 --hot auto --class-weight 1:3 --epochs 1 --quiet
+    check "cyclades-weighted" "$HOG" train "$T/a9a" --algo cyclades \
+        --threads 2 --class-weight balanced --epochs 1 --quiet
     # Two processes averaging their Hogwild! models over loopback
     # (docs/SCALEOUT.md): threads meet at the pool barrier, thread 0 averages.
     port=$((20000 + $$ % 20000))
@@ -55,6 +62,17 @@ if [ -f "$DATA/a9a.xz" ]; then
     fi
 else
     echo "tsan: real data a9a not found under $DATA; threaded runs skipped"
+fi
+# Coordinate descent with weights on two workers: w8a is large enough for
+# two (a9a runs on one, coordinate.h).
+if [ -f "$DATA/w8a.xz" ]; then
+    [ -f "$T/w8a" ] || xz -dc "$DATA/w8a.xz" >"$T/w8a"
+    check "dcd-weighted" "$HOG" train "$T/w8a" --algo dcd --loss hinge \
+        --threads 2 --class-weight balanced --epochs 5 --quiet
+    check "scd-weighted" "$HOG" train "$T/w8a" --algo scd --l1 1e-4 --l2 0 \
+        --threads 2 --class-weight balanced --epochs 5 --quiet
+else
+    echo "tsan: real data w8a not found under $DATA; weighted coordinate runs skipped"
 fi
 # Streamed training (docs/STREAMING.md): the pread reader threads and the
 # pool over a ring of chunk buffers; generated data, several chunks.

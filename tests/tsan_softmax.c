@@ -127,6 +127,19 @@ int main(void)
         CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR && m == NULL);
     }
     o.cancel = NULL;
+    /* row weights (docs/TRAINING.md, "Weights"): 2 on every third row,
+     * read by every thread, and balanced class weights */
+    float *rw = malloc(d->m.rows * sizeof *rw);
+    CHECK(rw != NULL);
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        rw[i] = i % 3 ? 1.0f : 2.0f;
+    o.row_weights = rw;
+    o.class_weight_balanced = 1;
+    o.threads = 2;
+    printf("weighted, 2 threads: %.2f%%\n", train_acc(d, &o));
+    o.row_weights = NULL;
+    o.class_weight_balanced = 0;
+    free(rw);
     hog_data_free(d);
 
     /* more threads than rows */

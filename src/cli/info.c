@@ -256,6 +256,10 @@ static int info_ckpt(const char *path, const struct stat *st)
     ROW("data", "%llu rows, %llu nonzeros, %llu features (CRC32C %08x)",
         (unsigned long long)c.rows, (unsigned long long)c.nnz,
         (unsigned long long)c.n_features, (unsigned)c.data_crc);
+    if (c.weighted)
+        ROW("row weights", "yes (CRC32C %08x)", (unsigned)c.weights_crc);
+    else
+        ROW("row weights", "none");
     if (t->pos >= c.rows)
         ROW("position", "after epoch %llu (step %llu)",
             (unsigned long long)t->epoch, (unsigned long long)t->t_global);

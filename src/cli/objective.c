@@ -5,9 +5,10 @@
 #include "coordinate/coordinate.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LOSS = HOG_CLI_OPT_OWN, OPT_L1, OPT_L2, OPT_C, OPT_REG };
+enum { OPT_LOSS = HOG_CLI_OPT_OWN, OPT_L1, OPT_L2, OPT_C, OPT_REG, OPT_WEIGHTS };
 
 static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
@@ -17,6 +18,7 @@ static const struct option longopts[] = {
     { "l2", required_argument, NULL, OPT_L2 },
     { "C", required_argument, NULL, OPT_C },
     { "reg", required_argument, NULL, OPT_REG },
+    { "weights", required_argument, NULL, OPT_WEIGHTS },
     HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
@@ -25,17 +27,21 @@ static const char help[] =
     "\n"
     "Prints the primal objective of MODEL (.hgm or LIBLINEAR text) on DATA:\n"
     "\n"
-    "    F(w) = (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
+    "    F(w) = (1/n) sum_i v_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1\n"
     "\n"
-    "with the bias weight regularized like the others (LIBLINEAR's -B), and\n"
-    "the same objective in LIBLINEAR's scale: 1/2 |w|^2 + C sum loss = F / l2\n"
-    "with C = 1/(l2 n), or |w|_1 + C sum loss = F / l1 with C = 1/(l1 n).\n"
+    "with v_i the row weights of --weights (1 without), the bias weight\n"
+    "regularized like the others (LIBLINEAR's -B), and the same objective in\n"
+    "LIBLINEAR's scale: 1/2 |w|^2 + C sum v_i loss_i = F / l2 with\n"
+    "C = 1/(l2 n), or |w|_1 + C sum v_i loss_i = F / l1 with C = 1/(l1 n).\n"
     "\n"
     "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
     "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
     "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
     "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
     "                kind; LIBLINEAR -s 5 and -s 6 models are l1)\n"
+    "  --weights F   row weights, one per line of F for each row of DATA (as\n"
+    "                train --weights): the loss term is (1/n) sum_i v_i loss_i,\n"
+    "                LIBLINEAR's C sum_i v_i loss_i\n"
     "  --zero-based  feature indices in the text start at 0\n"
     "  --threads N   parser threads; 0 = all cores (default 0)\n"
     "  -q, --quiet   print nothing on standard error\n"
@@ -53,7 +59,7 @@ static const struct hog_cli_cmd cmd = {
 
 
 struct objective_args {
-    const char *model, *data;
+    const char *model, *data, *weights;
     bool quiet, have_loss, have_l1, have_l2, have_c, have_reg;
     hog_loss loss;
     double l1, l2, C;
@@ -79,6 +85,7 @@ static int parse(int argc, char **argv, struct objective_args *a)
     while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
         switch (ch) {
         case 'q': a->quiet = true; break;
+        case OPT_WEIGHTS: a->weights = optarg; break;
         case OPT_C:
             if ((rc = hog_cli_opt_double(&cmd, "C", optarg, HOG_CLI_ABOVE(0.0),
                                          HUGE_VAL, &a->C, "a number > 0")) !=
@@ -128,10 +135,18 @@ int hog_cli_objective(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
+    float *rw = NULL;
     /* The data lives in the model's feature space at least. */
     if ((s = hog_cli_load_model_data(a.model, a.data, NULL, &a.lo, true,
                                      a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
+    /* the metrics weigh each row's loss by the data's row weights */
+    if (a.weights) {
+        if ((s = hog_weights_load(a.weights, hog_data_rows(d), &rw, &err)) !=
+            HOG_OK)
+            goto fail;
+        d->row_w = rw;
+    }
 
     hog_loss loss = a.have_loss ? a.loss : m->loss;
     double l1 = m->l1, l2 = m->l2;
@@ -157,6 +172,7 @@ int hog_cli_objective(int argc, char **argv)
     if (isnan(l1) || isnan(l2)) {
         hog_model_free(m);
         hog_data_free(d);
+        free(rw);
         return hog_cli_usage_error(&cmd, "%s does not record its "
                                    "regularization strength (a LIBLINEAR "
                                    "model); give --C or --l1/--l2", a.model);
@@ -181,5 +197,6 @@ fail:
 out:
     hog_model_free(m);
     hog_data_free(d);
+    free(rw);
     return rc;
 }

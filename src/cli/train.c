@@ -42,8 +42,11 @@ int hog_cli_train(int argc, char **argv)
 {
     struct train_args a = { 0 };
     int rc = hog_cli_train_parse(argc, argv, &a);
-    if (rc >= 0)
+    if (rc >= 0) {
+        free(a.cw_labels);
+        free(a.cw_values);
         return rc;
+    }
 
     double t_start = hog_now();
     hog_err err = { { 0 } };
@@ -59,7 +62,7 @@ int hog_cli_train(int argc, char **argv)
     /* Fail before the work, not after it, when an input cannot be read or
      * an output cannot be made. */
     const char *const ins[] = { a.train, a.test, a.o.resume,
-                                a.net.secret_file };
+                                a.net.secret_file, a.weights };
     if ((s = hog_cli_check_readable(ins, sizeof ins / sizeof *ins, &err)) !=
             HOG_OK ||
         (a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
@@ -106,6 +109,14 @@ int hog_cli_train(int argc, char **argv)
     }
     r.net = net;
     r.avg = avg;
+    /* --weights: one per training row, so read once the rows are known
+     * (the library checks the combination with --class-weight) */
+    if (a.weights) {
+        if ((s = hog_weights_load(a.weights, hog_data_rows(r.train), &a.row_w,
+                                  &err)) != HOG_OK)
+            goto fail;
+        a.o.row_weights = a.row_w;
+    }
     if (a.test) {
         /* The test set lives in the training set's feature space. */
         hog_load_opts tl = a.lo;
@@ -188,5 +199,8 @@ out:
     hog_data_free(test);
     hog_data_free(train);
     hog_progress_free(&p);
+    free(a.row_w);
+    free(a.cw_labels);
+    free(a.cw_values);
     return rc;
 }

@@ -68,6 +68,8 @@ enum {
     OPT_MULTICLASS,    /* K classes: ovr or softmax */
     OPT_NORMALIZE,     /* max-abs feature scaling, folded into the model */
     OPT_INIT,          /* warm start from a model file */
+    OPT_WEIGHTS,       /* --weights FILE: one weight per training row */
+    OPT_CLASS_WEIGHT,  /* --class-weight balanced|LABEL:W,... */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap
@@ -97,6 +99,12 @@ struct train_args {
     const char *train, *test, *model, *json;
     const char *hot_arg; /* --hot as typed: Hogwild!'s meaning needs --algo */
     const char *init;    /* --init MODEL */
+    /* Weights (docs/TRAINING.md, "Weights"): the file, read once the
+     * training rows are known (train.c), into row_w; --class-weight as
+     * typed, and its labels and weights (malloc'd; NULL for balanced). */
+    const char *weights, *class_weight;
+    float *row_w;
+    double *cw_labels, *cw_values;
     hog_model_format fmt;
     bool quiet;
     bool stream;

@@ -5,6 +5,7 @@
 #include "cli/train.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct option hog_cli_train_longopts[] = {
@@ -64,6 +65,8 @@ const struct option hog_cli_train_longopts[] = {
     { "multiclass", required_argument, NULL, OPT_MULTICLASS },
     { "normalize", no_argument, NULL, OPT_NORMALIZE },
     { "init", required_argument, NULL, OPT_INIT },
+    { "weights", required_argument, NULL, OPT_WEIGHTS },
+    { "class-weight", required_argument, NULL, OPT_CLASS_WEIGHT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -171,6 +174,58 @@ static int hot_option(struct train_args *a, const char *arg)
                                    "number (hogwild: of features; cyclades: "
                                    "a degree >= 1)", arg);
     }
+    return HOG_EXIT_OK;
+}
+
+/* --class-weight balanced, or LABEL:W[,LABEL:W...]: the labels and
+ * weights into a->cw_* (the library checks them against the data). */
+static int class_weight_option(struct train_args *a, const char *arg)
+{
+    a->class_weight = arg;
+    free(a->cw_labels);
+    free(a->cw_values);
+    a->cw_labels = a->cw_values = NULL;
+    a->o.class_weight_balanced = 0;
+    a->o.n_class_weights = 0;
+    if (strcmp(arg, "balanced") == 0) {
+        a->o.class_weight_balanced = 1;
+        return HOG_EXIT_OK;
+    }
+    size_t k = 1;
+    for (const char *p = arg; *p; p++)
+        k += *p == ',';
+    if (k > HOG_MAX_CLASSES)
+        return hog_cli_usage_error(cmd, "--class-weight: more than %u "
+                                   "labels", HOG_MAX_CLASSES);
+    a->cw_labels = malloc(k * sizeof *a->cw_labels);
+    a->cw_values = malloc(k * sizeof *a->cw_values);
+    if (!a->cw_labels || !a->cw_values)
+        return hog_cli_usage_error(cmd, "--class-weight: out of memory");
+    const char *p = arg;
+    for (size_t i = 0; i < k; i++) {
+        char *end;
+        double l = strtod(p, &end), w = 0;
+        bool ok = end != p && *end == ':';
+        if (ok) {
+            const char *q = end + 1;
+            w = strtod(q, &end);
+            ok = end != q && (*end == ',' || *end == '\0');
+        }
+        if (!ok || !isfinite(l))
+            return hog_cli_usage_error(cmd, "--class-weight: '%s' is not "
+                                       "balanced or LABEL:WEIGHT[,LABEL:"
+                                       "WEIGHT...] (e.g. 1:5,-1:1)", arg);
+        if (!(isfinite(w) && w >= 0))
+            return hog_cli_usage_error(cmd, "--class-weight: the weight of "
+                                       "label %g is %g; weights are finite "
+                                       "numbers >= 0", l, w);
+        a->cw_labels[i] = l;
+        a->cw_values[i] = w;
+        p = end + (*end == ',');
+    }
+    a->o.class_weight_labels = a->cw_labels;
+    a->o.class_weight_values = a->cw_values;
+    a->o.n_class_weights = (unsigned)k;
     return HOG_EXIT_OK;
 }
 
@@ -300,6 +355,8 @@ static int own_option(struct train_args *a, int ch, const char *arg)
         SET_IF_OK(rc, na->ao.nesterov, (int)u);
         break;
     case OPT_STREAM: a->stream = true; break;
+    case OPT_WEIGHTS: a->weights = arg; break;
+    case OPT_CLASS_WEIGHT: return class_weight_option(a, arg);
     case OPT_MEM_BUDGET:
         return hog_cli_opt_size(cmd, name, arg, 1, UINT64_MAX, &a->o.mem_budget,
                                 "a size (e.g. 64M, 2G)");
@@ -503,6 +560,10 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
                                            "input %s", outs[i], ins[k]);
     if (a->model && a->json && hog_cli_same_file(a->model, a->json))
         return hog_cli_usage_error(cmd, "-o and --json name the same file");
+    for (int i = 0; i < 2 && a->weights; i++)
+        if (outs[i] && hog_cli_same_file(outs[i], a->weights))
+            return hog_cli_usage_error(cmd, "%s would overwrite the weights "
+                                       "file %s", outs[i], a->weights);
     if (a->test && strcmp(a->test, "-") == 0 && strcmp(a->train, "-") == 0)
         return hog_cli_usage_error(cmd, "TRAIN and TEST cannot both be "
                                    "standard input");
@@ -521,6 +582,12 @@ int hog_cli_train_parse(int argc, char **argv, struct train_args *a)
     if ((rc = hog_cli_train_parse_net(a, seen)) >= 0 ||
         (rc = checkpoint_options(a, seen)) >= 0)
         return rc;
+    /* each rank trains a shard of the rows: the file's rows and the
+     * classes' counts are the whole data's */
+    if (a->net.on && (a->weights || a->class_weight))
+        return hog_cli_usage_error(cmd, "--%s works in one process only so "
+                                   "far (not with --world or mpirun)",
+                                   a->weights ? "weights" : "class-weight");
     static const char *const files[] = { "TRAIN" };
     if ((rc = hog_cli_operands(cmd, argc, argv, 1, files, "one TRAIN file; "
                                "the test file goes after -t")) >= 0)

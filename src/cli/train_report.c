@@ -4,6 +4,7 @@
 #include "cli/train.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -27,6 +28,33 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
     }
     hog_json_num(j, "load_seconds", secs);
     hog_json_close_obj(j);
+}
+
+/* The weights' source (options.weights: the file, or null) and the class
+ * weights: as typed (options.class_weight) and as resolved against the
+ * training labels (options.class_weights: balanced computed, unlisted
+ * labels 1), from the library's own resolution (src/train/weights.c). */
+static void json_weights(struct hog_json *j, const struct train_report *r)
+{
+    const struct train_args *a = r->a;
+    hog_json_str(j, "weights", a->weights);
+    hog_json_str(j, "class_weight", a->class_weight);
+    double *lab, *w;
+    uint32_t k = 0;
+    hog_err e;
+    if (!a->class_weight || !r->train ||
+        hog_train_class_weights(&a->o, r->train, &lab, &w, &k, &e) != HOG_OK)
+        return;
+    hog_json_arr(j, "class_weights");
+    for (uint32_t c = 0; c < k; c++) {
+        hog_json_obj(j, NULL);
+        hog_json_num(j, "label", lab[c]);
+        hog_json_num(j, "weight", w[c]);
+        hog_json_close_obj(j);
+    }
+    hog_json_close_arr(j);
+    free(lab);
+    free(w);
 }
 
 /* Why training stopped: "tol" when scd or dcd met --tol, "epochs" when the
@@ -99,6 +127,7 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "model", r->a->model);
     hog_json_str(&j, "model_format",
                  r->a->fmt == HOG_MODEL_LIBLINEAR ? "liblinear" : "hgm");
+    json_weights(&j, r);
     hog_json_close_obj(&j);
 
     if (r->net) {

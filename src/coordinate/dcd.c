@@ -56,6 +56,13 @@
  * D's w recomputed from a (so that it is a true bound under --update none;
  * with several workers on the pool, and under --update atomic from w,
  * which is that sum already).
+ *
+ * Row weights v_i (docs/TRAINING.md, "Weights"): the primal is
+ * 1/2 |w|^2 + C sum_i v_i loss_i, whose dual is the one above with a
+ * bound of its own per row, C_i = C v_i (LIBLINEAR's weighted dual, as its
+ * -wi and instance weights): hinge U_i = C_i, squared hinge D_i =
+ * 1/(2 C_i), logistic 0 < a_i < C_i. A row of weight 0 has a_i = 0 and is
+ * never visited (it is left out of the active set).
  */
 #include "coordinate/internal.h"
 
@@ -92,6 +99,8 @@ struct dcd {
     bool par;             /* more than one worker: bias adds folded per
                              worker, the gap computed on the pool */
     double C, U, D;       /* bound and diagonal (hinge losses) */
+    const float *rw;      /* row weights (NULL: all 1): C_i = C v_i */
+    uint64_t live;        /* rows of positive weight (n unweighted) */
     double *alpha;        /* a_i */
     double *calpha;       /* C - a_i (logistic, kept apart for precision) */
     double *qd;           /* |x_i|^2 (+ bias^2) + D */
@@ -102,6 +111,39 @@ struct dcd {
     struct dcd_thread *th;
     _Atomic double *gap_wa; /* gap_job's rebuilt w, wild only */
 };
+
+/* Row i's C_i = C v_i, and its bound U_i and diagonal D_i. */
+static inline double row_c(const struct dcd *s, uint64_t i)
+{
+    return s->rw ? s->C * (double)s->rw[i] : s->C;
+}
+
+static inline void row_bounds(const struct dcd *s, uint64_t i, double *U,
+                              double *D)
+{
+    if (!s->rw) {
+        *U = s->U;
+        *D = s->D;
+        return;
+    }
+    double c = row_c(s, i);
+    *U = s->loss == HOG_LOSS_HINGE ? c : INFINITY;
+    *D = s->loss == HOG_LOSS_SQHINGE ? 1.0 / (2.0 * c) : 0.0;
+}
+
+/* Every row of positive weight active again, in order. */
+static void all_rows(struct dcd *s)
+{
+    if (!s->rw) {
+        hog_coord_all_active(&s->co, s->n);
+        return;
+    }
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < s->n; i++)
+        if (s->rw[i] > 0.0f)
+            s->co.act[k++] = i;
+    s->co.active = k;
+}
 
 /* w.x_i with the bias; th: the worker's state when bias adds are folded
  * (s->par), whose unfolded adds it counts; NULL: the shared bias only. */
@@ -177,7 +219,7 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
     uint64_t lo, hi;
     hog_slice(s->co.active, tid, nt, &lo, &hi);
     double pgmax = -INFINITY, pgmin = INFINITY;
-    const double U = s->U, D = s->D;
+    double U = s->U, D = s->D;
     const double pmax_old = s->pgmax_old, pmin_old = s->pgmin_old;
     struct dcd_thread *th = fold_state(s, tid);
     uint64_t kept = 0;
@@ -185,6 +227,8 @@ static void svm_job(void *arg, unsigned tid, unsigned nt)
         uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
         double yi = s->y[i], a = s->alpha[i];
+        if (s->rw)
+            row_bounds(s, i, &U, &D);
         double G = yi * row_dot(s, r, th) - 1.0 + D * a;
         after_row(s, th);
         double PG = 0.0;
@@ -228,7 +272,7 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
     struct dcd *s = arg;
     uint64_t lo, hi;
     hog_slice(s->co.active, tid, nt, &lo, &hi);
-    const double C = s->C, innereps = s->innereps;
+    const double innereps = s->innereps;
     const int max_inner = 100;
     double gmax = 0.0;
     uint64_t newton = 0;
@@ -236,7 +280,7 @@ static void lr_job(void *arg, unsigned tid, unsigned nt)
     for (uint64_t t = lo; t < hi; t++) {
         uint64_t i = s->co.act[t];
         struct hog_row r = hog_csr_row(s->m, i);
-        double yi = s->y[i];
+        double yi = s->y[i], C = row_c(s, i);
         double a = s->qd[i], b = yi * row_dot(s, r, th);
         after_row(s, th);
         double *z1 = &s->alpha[i], *z2 = &s->calpha[i];
@@ -280,10 +324,32 @@ static double xlogx_c(double x, double C)
     return x > 0 ? x * log(x / C) : 0.0;
 }
 
+/* Row i's part of the gap's sums: its weighted loss at margin m into
+ * *loss, and a_i, a_i^2 D_i and the logistic entropy terms. */
+static inline void gap_row(const struct dcd *s, uint64_t i, double m,
+                           double *loss, double *sum_a, double *sum_a2d,
+                           double *ent)
+{
+    double yi = s->y[i], a = s->alpha[i];
+    double l = hog_loss_value(s->loss, yi, m);
+    *loss += s->rw ? (double)s->rw[i] * l : l;
+    *sum_a += a;
+    if (s->loss == HOG_LOSS_SQHINGE && a != 0.0) {
+        double U, D;
+        row_bounds(s, i, &U, &D);
+        *sum_a2d += a * a * D;
+    }
+    if (s->loss == HOG_LOSS_LOGISTIC) {
+        double C = row_c(s, i);
+        *ent += xlogx_c(a, C) + xlogx_c(s->calpha[i], C);
+    }
+}
+
 /* (P - D) / P from the sums over rows and weights, and F and the mean
- * loss; wa2 = |sum a_i y_i x_i|^2. */
+ * loss; loss = sum_i v_i loss_i, sum_a2d = sum_i a_i^2 D_i, wa2 =
+ * |sum a_i y_i x_i|^2. */
 static double gap_from_sums(const struct dcd *s, double loss, double sum_a,
-                            double sum_a2, double ent, double w2, double wa2,
+                            double sum_a2d, double ent, double w2, double wa2,
                             double *F, double *mean_loss)
 {
     double P = 0.5 * w2 + s->C * loss, D;
@@ -291,7 +357,7 @@ static double gap_from_sums(const struct dcd *s, double loss, double sum_a,
     *mean_loss = loss / (double)s->n;
     switch (s->loss) {
     case HOG_LOSS_HINGE: D = sum_a - 0.5 * wa2; break;
-    case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2 * s->D / 2; break;
+    case HOG_LOSS_SQHINGE: D = sum_a - 0.5 * wa2 - sum_a2d / 2; break;
     default: D = -0.5 * wa2 - ent; break;
     }
     return P > 0 ? (P - D) / P : 0.0;
@@ -311,18 +377,13 @@ static double duality_gap_serial(const struct dcd *s, double *F,
     double loss = 0.0, sum_a = 0.0, sum_a2 = 0.0, ent = 0.0;
     for (uint64_t i = 0; i < s->n; i++) {
         struct hog_row r = hog_csr_row(s->m, i);
-        double yi = s->y[i], a = s->alpha[i];
-        loss += hog_loss_value(s->loss, yi, row_dot(s, r, NULL));
-        double c = a * yi;
+        double c = s->alpha[i] * s->y[i];
+        gap_row(s, i, row_dot(s, r, NULL), &loss, &sum_a, &sum_a2, &ent);
         if (c != 0.0) {
             hog_sparse_axpy_d(wa, c, r);
             if (s->bias != 0.0)
                 wa[s->nf] += c * s->bias;
         }
-        sum_a += a;
-        sum_a2 += a * a;
-        if (s->loss == HOG_LOSS_LOGISTIC)
-            ent += xlogx_c(a, s->C) + xlogx_c(s->calpha[i], s->C);
     }
     double w2 = 0.0, wa2 = 0.0;
     for (uint64_t j = 0; j < nw; j++) {
@@ -348,18 +409,13 @@ static void gap_job(void *arg, unsigned tid, unsigned nt)
     double loss = 0.0, sum_a = 0.0, sum_a2 = 0.0, ent = 0.0;
     for (uint64_t i = lo; i < hi; i++) {
         struct hog_row r = hog_csr_row(s->m, i);
-        double yi = s->y[i], a = s->alpha[i];
-        loss += hog_loss_value(s->loss, yi, row_dot(s, r, NULL));
-        double c = a * yi;
+        double c = s->alpha[i] * s->y[i];
+        gap_row(s, i, row_dot(s, r, NULL), &loss, &sum_a, &sum_a2, &ent);
         if (wa && c != 0.0) {
             hog_sparse_axpy_d_cas_n(wa, c, r.idx, r.val, r.nnz);
             if (s->bias != 0.0)
                 hog_d_add_cas(&wa[s->nf], c * s->bias);
         }
-        sum_a += a;
-        sum_a2 += a * a;
-        if (s->loss == HOG_LOSS_LOGISTIC)
-            ent += xlogx_c(a, s->C) + xlogx_c(s->calpha[i], s->C);
     }
     struct dcd_thread *th = &s->th[tid];
     th->loss = loss, th->sum_a = sum_a, th->sum_a2 = sum_a2, th->ent = ent;
@@ -445,23 +501,29 @@ static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
         aux += s->n * sizeof(double);
     f->aux_bytes = aux;
 
+    s->live = 0;
     for (uint64_t i = 0; i < s->n; i++) {
         struct hog_row r = hog_csr_row(s->m, i);
         double q = hog_sparse_sqnorm(r.val, r.nnz, s->bias * s->bias);
         s->y[i] = (signed char)hog_loss_target(s->loss, d->label_pos, r.y);
+        double C = row_c(s, i), U, D;
+        s->live += C > 0.0;
         if (s->loss == HOG_LOSS_LOGISTIC) {
-            /* LIBLINEAR's start: a small a_i inside (0, C). */
-            double a0 = 0.001 * s->C < 1e-8 ? 0.001 * s->C : 1e-8;
+            /* LIBLINEAR's start: a small a_i inside (0, C_i); a row of
+             * weight 0 keeps a_i = 0 = C_i and is never visited. */
+            double a0 = 0.001 * C < 1e-8 ? 0.001 * C : 1e-8;
             s->alpha[i] = a0;
-            s->calpha[i] = s->C - a0;
+            s->calpha[i] = C - a0;
             s->qd[i] = q;
-            row_axpy(s, a0 * s->y[i], r, NULL);
+            if (a0 > 0.0)
+                row_axpy(s, a0 * s->y[i], r, NULL);
         } else {
+            row_bounds(s, i, &U, &D);
             s->alpha[i] = 0.0;
-            s->qd[i] = q + s->D;
+            s->qd[i] = C > 0.0 ? q + D : q;
         }
     }
-    hog_coord_all_active(c, s->n);
+    all_rows(s);
     return HOG_OK;
 }
 
@@ -502,10 +564,10 @@ static bool dcd_end(struct hog_coord *c, unsigned nt)
                               ? 0.1 * s->innereps
                               : innereps_min;
     } else if (pgmax - pgmin <= tol) {
-        if (c->active == s->n) {
+        if (c->active == s->live) {
             stop = true;
         } else { /* the active set converged: check every row again */
-            hog_coord_all_active(c, s->n);
+            all_rows(s);
             s->pgmax_old = INFINITY;
             s->pgmin_old = -INFINITY;
         }
@@ -547,6 +609,7 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
     s.bias = o->bias;
     s.loss = o->loss;
     s.C = 1.0 / (o->l2 * (double)s.n);
+    s.rw = d->row_w;
     s.U = o->loss == HOG_LOSS_HINGE ? s.C : INFINITY;
     s.D = o->loss == HOG_LOSS_SQHINGE ? 1.0 / (2.0 * s.C) : 0.0;
     s.shrink = o->loss != HOG_LOSS_LOGISTIC && o->tol > 0;

@@ -10,7 +10,9 @@
  * whose objective is F / l2 (or F / l1). A K-class one-vs-rest model's is
  * the sum of its K binary objectives (the loss of each row summed over the
  * classes, every vector regularized), LIBLINEAR's one-vs-rest objectives
- * summed the same way.
+ * summed the same way. Row weights v_i on d (d->row_w) weigh each row's
+ * loss, (1/n) sum_i v_i loss_i, LIBLINEAR's C sum_i v_i loss_i (the
+ * metrics' weighted loss; core/metrics.h).
  */
 #include "coordinate/coordinate.h"
 

@@ -58,6 +58,13 @@
  * epoch opens no pool. The per-epoch objective comes from the line search
  * (logistic) or the residuals (squared), so the front door need not make
  * a pass over the data for it (fit.h).
+ *
+ * Row weights v_i (docs/TRAINING.md, "Weights"): the loss term is
+ * (1/n) sum_i v_i loss_i, so g and h take v_i x_ij loss'(m_i) and
+ * v_i x_ij^2 loss''(m_i). Logistic: the epoch's quadratic model carries
+ * the weights (its per-row coefficients are v_i times the unweighted
+ * ones), and the column loops stay as they are. Squared: |x_j|^2 becomes
+ * sum_i v_i x_ij^2, and the residual loop has a weighted twin.
  */
 #include "coordinate/internal.h"
 
@@ -89,14 +96,16 @@ struct scd {
     bool shrink;
     _Atomic double *mar;    /* n: w.x_i */
     double *y;              /* n: +1/-1, or the target */
+    const float *rw;        /* n: row weights, or NULL (all 1) */
     double *colsq;          /* cols: |x_j|^2 */
     /* logistic: the epoch's quadratic model around (w0, m0) */
     double *w0;             /* cols */
     double *m0;             /* n */
-    double *lp;             /* n: loss'(m0_i) = -y_i sigma(-y_i m0_i) */
-    double *qd;             /* 2n, per row: loss'(m0_i) - loss''(m0_i) m0_i
-                               and loss''(m0_i), side by side so that a
-                               step's gradient reads one line per row */
+    double *lp;             /* n: v_i loss'(m0_i) = -v_i y_i sigma(-y_i m0_i) */
+    double *qd;             /* 2n, per row: v_i (loss'(m0_i) - loss''(m0_i)
+                               m0_i) and v_i loss''(m0_i), side by side so
+                               that a step's gradient reads one line per
+                               row */
     double m_old;           /* shrinking margin: last epoch's max violation / n */
     double vnorm0;          /* the first epoch's violation (-1 before it) */
     double inner;           /* the active set's tolerance */
@@ -116,6 +125,22 @@ static inline double soft(double u, double t)
     return u > t ? u - t : u < -t ? u + t : 0.0;
 }
 
+/* The squared loss's sum_i x_ij (m_i - y_i) down column [a, b), each term
+ * times v_i when weighted: two loops, chosen once per column. */
+static inline __attribute__((always_inline)) double
+residual_dot(const struct scd *s, uint64_t a, uint64_t b, bool weighted)
+{
+    const uint32_t *row = s->c.row;
+    const float *val = s->c.val;
+    double g = 0.0;
+    for (uint64_t k = a; k < b; k++) {
+        uint32_t i = row[k];
+        double t = val[k] * (hog_d_load(&s->mar[i]) - s->y[i]);
+        g += weighted ? (double)s->rw[i] * t : t;
+    }
+    return g;
+}
+
 /* One coordinate; returns false when it leaves the active set. */
 static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
                           bool cas, double *vsum, double *vmax)
@@ -126,10 +151,7 @@ static inline bool update(struct scd *s, uint64_t j, bool may_shrink,
     double wj = hog_d_load(&s->co.w[j]);
     double g = 0.0, h = 0.0;
     if (s->loss == HOG_LOSS_SQUARED) {
-        for (uint64_t k = a; k < b; k++) {
-            uint32_t i = row[k];
-            g += val[k] * (hog_d_load(&s->mar[i]) - s->y[i]);
-        }
+        g = s->rw ? residual_dot(s, a, b, true) : residual_dot(s, a, b, false);
         h = s->colsq[j];
     } else { /* the quadratic model of the epoch: no exp() here */
         for (uint64_t k = a; k < b; k++) {
@@ -178,11 +200,13 @@ static void logistic_model(struct scd *s, unsigned tid, unsigned nt)
     for (uint64_t i = r0; i < r1; i++) {
         double m = hog_d_load(&s->mar[i]), z = s->y[i] * m;
         double p = hog_sigmoid_neg(z);
+        double v = s->rw ? (double)s->rw[i] : 1.0; /* v = 1: the same bits */
+        double dd = v * (p * (1.0 - p));
         s->m0[i] = m;
-        s->lp[i] = -s->y[i] * p;
-        s->qd[2 * i + 1] = p * (1.0 - p);
-        s->qd[2 * i] = s->lp[i] - p * (1.0 - p) * m;
-        f += hog_log1pexp_neg(z);
+        s->lp[i] = v * (-s->y[i] * p);
+        s->qd[2 * i + 1] = dd;
+        s->qd[2 * i] = s->lp[i] - dd * m;
+        f += v * hog_log1pexp_neg(z);
     }
     hog_slice(s->cols, tid, nt, &c0, &c1);
     for (uint64_t j = c0; j < c1; j++)
@@ -218,7 +242,8 @@ static double logistic_line_search(struct scd *s, double f0,
         double loss = 0, n1 = 0, n2 = 0;
         for (uint64_t i = 0; i < s->n; i++) {
             double m0 = s->m0[i], m = hog_d_load(&s->mar[i]);
-            loss += hog_log1pexp_neg(s->y[i] * (m0 + t * (m - m0)));
+            double l = hog_log1pexp_neg(s->y[i] * (m0 + t * (m - m0)));
+            loss += s->rw ? (double)s->rw[i] * l : l;
         }
         for (uint64_t j = 0; j < s->cols; j++) {
             double a = s->w0[j], v = a + t * (hog_d_load(&s->co.w[j]) - a);
@@ -255,7 +280,8 @@ static double squared_objective(const struct scd *s, double *mean_loss)
     double loss = 0.0, n1 = 0.0, n2 = 0.0;
     for (uint64_t i = 0; i < s->n; i++) {
         double r = hog_d_load(&s->mar[i]) - s->y[i];
-        loss += 0.5 * r * r;
+        double l = 0.5 * r * r;
+        loss += s->rw ? (double)s->rw[i] * l : l;
     }
     for (uint64_t j = 0; j < s->cols; j++) {
         double v = hog_d_load(&s->co.w[j]);
@@ -428,9 +454,17 @@ static hog_status scd_setup(struct hog_coord *c, hog_err *err)
         f->aux_bytes += s->cols * sizeof(double) + s->n * 4 * sizeof(double);
     for (uint64_t i = 0; i < s->n; i++)
         s->y[i] = hog_loss_target(s->loss, d->label_pos, d->m.y[i]);
-    for (uint64_t j = 0; j < s->cols; j++)
-        s->colsq[j] = hog_sparse_sqnorm(s->c.val + s->c.off[j],
-                                        s->c.off[j + 1] - s->c.off[j], 0.0);
+    for (uint64_t j = 0; j < s->cols; j++) {
+        uint64_t a = s->c.off[j], b = s->c.off[j + 1];
+        if (!s->rw) {
+            s->colsq[j] = hog_sparse_sqnorm(s->c.val + a, b - a, 0.0);
+            continue;
+        }
+        double q = 0.0; /* sum_i v_i x_ij^2, in entry order */
+        for (uint64_t k = a; k < b; k++)
+            q += (double)s->rw[s->c.row[k]] * ((double)s->c.val[k] * s->c.val[k]);
+        s->colsq[j] = q;
+    }
     hog_coord_all_active(c, s->cols);
     return HOG_OK;
 }
@@ -518,6 +552,7 @@ hog_status hog_scd_train(struct hog_fit *f, hog_err *err)
     s.co.f = f;
     s.co.ops = &ops;
     s.n = d->m.rows;
+    s.rw = d->row_w;
     s.loss = o->loss;
     s.l1 = o->l1;
     s.l2 = o->l2;

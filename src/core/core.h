@@ -77,6 +77,12 @@ struct hog_data {
      * on a mapped .hgb file, src/io/hgb_lease.c). */
     void (*release)(void *ctx);
     void *release_ctx;
+    /* Row weights (docs/TRAINING.md, "Weights"): row i's loss counts
+     * row_w[i] times in the objective and its gradient is scaled by it;
+     * NULL: every row weighs 1. Not owned: the training front door sets it
+     * on its view of the caller's data (src/train/weights.c), `hogtrain
+     * objective --weights` on the data it loaded. */
+    const float *row_w;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken

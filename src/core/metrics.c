@@ -18,6 +18,11 @@
  * the run's mean rank to the rank sum, in the same order and with the same
  * operands as the comparison sort it replaces, so the AUC is the same
  * double. O(n), two threads (one per class) when there are several.
+ *
+ * Row weights (d->row_w, docs/TRAINING.md "Weights"): the losses and the
+ * squared errors are the weighted sums over n, (1/n) sum_i v_i loss_i, the
+ * objective's loss term; accuracy, AUC, macro-F1 and the confusion count
+ * rows, unweighted.
  */
 #include "core/metrics.h"
 
@@ -197,8 +202,10 @@ static void pass_block(struct pass *p, uint64_t b)
         hi = x->rows;
     double loss = 0, se = 0;
     uint64_t correct = 0;
+    const float *rw = p->d->row_w;
     for (uint64_t i = lo; i < hi; i++) {
         struct hog_row r = hog_csr_row(x, i);
+        const double v = rw ? (double)rw[i] : 1.0; /* the row's weight */
         /* the training set: every index has a weight, no bound test */
         double s = p->inside ? hog_sparse_dot_in(m->w, r, p->bias)
                              : hog_sparse_dot(m->w, nf, r, p->bias);
@@ -207,8 +214,8 @@ static void pass_block(struct pass *p, uint64_t b)
         p->sc[i] = s;
         p->pos[i] = pos;
         double target = hog_loss_target(m->loss, m->label_pos, r.y);
-        loss += hog_loss_value(m->loss, target, s);
-        se += (s - y) * (s - y);
+        loss += v * hog_loss_value(m->loss, target, s);
+        se += v * ((s - y) * (s - y));
         bool says_pos = p->cls ? s > 0 : s > p->mid;
         correct += says_pos == pos;
     }
@@ -296,8 +303,10 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s)
     if (hi > x->rows)
         hi = x->rows;
     double ll = 0, obj = 0;
+    const float *rw = p->d->row_w;
     for (uint64_t i = lo; i < hi; i++) {
         struct hog_row r = hog_csr_row(x, i);
+        const double v = rw ? (double)rw[i] : 1.0; /* the row's weight */
         for (uint32_t c = 0; c < m->n_classes; c++) {
             const float *w = m->w + c * len;
             double bw = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
@@ -309,8 +318,8 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s)
         if (y >= 0) {
             double a, o;
             class_losses(m, s, y, &a, &o);
-            ll += a;
-            obj += o;
+            ll += v * a;
+            obj += v * o;
         }
     }
     p->ll[b] = ll;

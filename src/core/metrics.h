@@ -9,7 +9,9 @@
 
 #include "core/core.h"
 
-/* Fields that do not apply are NaN. */
+/* Fields that do not apply are NaN. With row weights (d->row_w) the loss,
+ * obj_loss and rmse weigh each row's term (still divided by the rows);
+ * accuracy, AUC and macro-F1 count rows unweighted. */
 struct hog_metrics {
     double loss;     /* mean loss of the model's loss function; K classes:
                         the multiclass log-loss of logistic models, else

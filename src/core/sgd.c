@@ -94,6 +94,13 @@
  * in stored units (the kernel divides them by q_t with the rest of the
  * margin), and single-weight steps at a given t. With no extra term it is
  * the row step bit for bit.
+ *
+ * Row weights (docs/TRAINING.md, "Weights"). The objective's loss term
+ * becomes (1/n) sum_i v_i loss(y_i, w.x_i), so a step on row i uses
+ * d = v_i loss'(y_i, m): the one change is where d is made (row_deriv),
+ * in kernels of their own (spec.weighted; the loss at run time there),
+ * and AdaGrad's sums take the weighted gradients (v_i d x_j)^2. The
+ * unweighted kernels are the ones that ran before weights existed.
  */
 #include "core/sgd.h"
 
@@ -405,6 +412,7 @@ struct spec {
     enum hog_sgd_reg reg; /* how the weights are kept (sgd.h) */
     bool l1;              /* stamped: soft threshold after the shrink */
     bool cas;             /* install each weight by compare-and-swap */
+    bool weighted;        /* the row's loss derivative times its weight */
 };
 
 /* Step t's scalars, shared by all of a row's weights. Shared schedules
@@ -1196,14 +1204,30 @@ static NOINLINE void ada_apply(const struct ada_ctx *sp, struct hog_row r,
                     cas);
 }
 
+/* THE one place a row's loss derivative is made, for every kind: d =
+ * loss'(y, m), times the row's weight rw in the weighted kinds (the
+ * gradient of rw loss; sgd.h). *dout gets d before the weight (Cyclades
+ * weighs its hot gradients and curvatures itself). The unweighted kinds
+ * never read rw, so their arithmetic is what it was, and a weight of 1
+ * changes no bit (d * 1 is d). A zero result writes nothing. */
+static ALWAYS_INLINE double row_deriv(struct spec spec, double y, double m,
+                                      double rw, double *dout)
+{
+    double d = hog_loss_deriv(spec.loss, y, m);
+    *dout = d;
+    if (spec.weighted)
+        d *= rw;
+    return d;
+}
+
 /* step_impl() for AdaGrad with l2 only (the same contract): pass 1 reads
  * and catches up the row's weights in blocks of ADA_BLOCK, pass 2 steps
  * them, the last block straight from pass 1's lanes. */
 static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
                                         struct hog_row r, double y,
-                                        uint32_t t, double m_extra,
-                                        bool with_bias, double *dout,
-                                        struct spec spec)
+                                        double rw, uint32_t t,
+                                        double m_extra, bool with_bias,
+                                        double *dout, struct spec spec)
 {
     const struct ada_ctx sc = ada_ctx_of(sg), *s = &sc;
     const bool pf_write = spec.loss == HOG_LOSS_LOGISTIC ||
@@ -1216,8 +1240,7 @@ static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
     for (uint32_t lo = 0; lo < last; lo += ADA_BLOCK)
         m += ada_gather(s, r, lo, lo + ADA_BLOCK, false, t, &b, pf_write);
     m += ada_gather(s, r, last, r.nnz, has_bias, t, &b, pf_write);
-    double d = hog_loss_deriv(spec.loss, y, m);
-    *dout = d;
+    double d = row_deriv(spec, y, m, rw, dout);
     if (d == 0.0)
         return m; /* step t's shrink stays pending in the stamps */
     /* the weights are distinct, so the blocks' order does not matter */
@@ -1231,16 +1254,18 @@ static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
 
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the
  * margin and the bias weight takes part only if with_bias; the run loops
- * pass 0 and true, constants the compiler folds away. Returns the margin;
- * *dout gets the loss derivative (0: nothing was written). */
+ * pass 0 and true, constants the compiler folds away. rw is the row's
+ * weight, read only by the weighted kinds (spec.weighted). Returns the
+ * margin; *dout gets the loss derivative before the weight (row_deriv). */
 static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
-                                      struct hog_row r, double y, uint32_t t,
-                                      double m_extra, bool with_bias,
-                                      double *dout, struct spec spec)
+                                      struct hog_row r, double y, double rw,
+                                      uint32_t t, double m_extra,
+                                      bool with_bias, double *dout,
+                                      struct spec spec)
 {
     const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
     if (spec.ada && stamped && !spec.l1)
-        return step_ada_l2(s, r, y, t, m_extra, with_bias, dout, spec);
+        return step_ada_l2(s, r, y, rw, t, m_extra, with_bias, dout, spec);
     struct step p = step_at(s, t, spec);
     /* Long rows miss the cache on most weights; prefetching a few entries
      * ahead keeps several misses in flight despite the catch-up's
@@ -1286,8 +1311,7 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
     if (spec.reg == HOG_SGD_REG_SCALED)
         m *= p.qt_inv; /* stored w_j q_t -> w_j, for m_extra's part too */
 
-    double d = hog_loss_deriv(spec.loss, y, m);
-    *dout = d;
+    double d = row_deriv(spec, y, m, rw, dout);
     if (d == 0.0)
         return m; /* step t's shrink stays pending (stamps, or q) */
     p = step_rates(s, p, spec);
@@ -1400,6 +1424,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
      * them in registers. */
     const struct hog_sgd sc = *s;
     const struct hog_csr m = d->m;
+    const float *const rw = spec.weighted ? d->row_w : NULL;
     const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
         /* Rows come in random order: fetch the offsets two rows ahead and
@@ -1411,16 +1436,19 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(m.idx + nx);
             __builtin_prefetch(m.val + nx);
             __builtin_prefetch(&m.y[order[i + 1]]);
+            if (spec.weighted)
+                __builtin_prefetch(&rw[order[i + 1]]);
         }
         struct hog_row r = hog_csr_row(&m, order[i]);
         double y = hog_loss_target(spec.loss, pos, r.y);
+        double w = spec.weighted ? (double)rw[order[i]] : 1.0;
         double dv;
         if (HOG_UNLIKELY(l != NULL)) {
             lock_row(&sc, l, r, true);
-            step_impl(&sc, r, y, t, 0.0, true, &dv, spec);
+            step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
             lock_row(&sc, l, r, false);
         } else {
-            step_impl(&sc, r, y, t, 0.0, true, &dv, spec);
+            step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
         }
     }
 }
@@ -1476,6 +1504,16 @@ static ALWAYS_INLINE struct spec spec_of(hog_loss loss, enum kind k, bool cas)
                           .cas = cas };
 }
 
+/* A weighted kind: the loss read at run time (one switch per row, in
+ * hog_loss_deriv and the choice of prefetch), everything else folded. */
+static ALWAYS_INLINE struct spec spec_weighted(const struct hog_sgd *s,
+                                               enum kind k, bool cas)
+{
+    struct spec p = spec_of(s->loss, k, cas);
+    p.weighted = true;
+    return p;
+}
+
 /* The kind of s. */
 static enum kind variant(const struct hog_sgd *s)
 {
@@ -1523,6 +1561,35 @@ static run_fn *const run_table[4][2][KIND_COUNT] = {
     [HOG_LOSS_SQUARED] = RUN_ROW(SQUARED),
 };
 
+/* Weighted rows (d->row_w set): one loop per update and kind, the loss
+ * read at run time (spec_weighted), so that weights add a quarter of the
+ * unweighted loops' code rather than as much again; the unweighted loops
+ * above are untouched. */
+#define RUN_W_FN(K, CAS)                                                      \
+    static void run_w_##K##_##CAS(                                            \
+        const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
+        uint64_t count, uint32_t t, uint32_t stride,                          \
+        const struct hog_sgd_locks *l)                                        \
+    {                                                                         \
+        run_impl(s, d, order, count, t, stride, l,                            \
+                 spec_weighted(s, KIND_##K, CAS));                            \
+    }
+FOR_EACH_KIND(RUN_W_FN, 0)
+FOR_EACH_KIND(RUN_W_FN, 1)
+#define RUN_W_ENTRY(K, CAS) [KIND_##K] = run_w_##K##_##CAS,
+/* [cas][kind] */
+static run_fn *const run_w_table[2][KIND_COUNT] = {
+    { FOR_EACH_KIND(RUN_W_ENTRY, 0) }, { FOR_EACH_KIND(RUN_W_ENTRY, 1) },
+};
+
+/* The loop for s and d, chosen once per call. */
+static run_fn *run_fn_for(const struct hog_sgd *s, const hog_data *d,
+                          bool cas)
+{
+    return d->row_w ? run_w_table[cas][variant(s)]
+                    : run_table[s->loss][cas][variant(s)];
+}
+
 void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
                       const uint64_t *order, uint64_t count, uint32_t t_first,
                       uint32_t t_stride, hog_update mode,
@@ -1530,23 +1597,22 @@ void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
 {
     bool cas = mode == HOG_UPDATE_ATOMIC;
     bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
-    run_table[s->loss][cas][variant(s)](s, d, order, count, t_first,
-                                        t_stride, locked ? l : NULL);
+    run_fn_for(s, d, cas)(s, d, order, count, t_first, t_stride,
+                          locked ? l : NULL);
 }
 
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    run_table[s->loss][false][variant(s)](s, d, order, count, t_first,
-                                          t_stride, NULL);
+    run_fn_for(s, d, false)(s, d, order, count, t_first, t_stride, NULL);
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t)
 {
     double dv;
-    return step_impl(s, r, y, t, 0.0, true, &dv,
+    return step_impl(s, r, y, 1.0, t, 0.0, true, &dv,
                      spec_of(s->loss, variant(s), false));
 }
 
@@ -1626,11 +1692,13 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
  * representation as every other weight and segment_end fixes them all. */
 #define SPLIT_FN(K, LOSS)                                                     \
     static double split_##LOSS##_##K(const struct hog_sgd *s,                 \
-                                     struct hog_row r, double y, uint32_t t,  \
-                                     double m_extra, bool with_bias)          \
+                                     struct hog_row r, double y, double rw,   \
+                                     uint32_t t, double m_extra,              \
+                                     bool with_bias)                          \
     {                                                                         \
         double dv;                                                            \
-        step_impl(s, r, y, t, m_extra, with_bias, &dv,                        \
+        (void)rw;                                                             \
+        step_impl(s, r, y, 1.0, t, m_extra, with_bias, &dv,                   \
                   spec_of(HOG_LOSS_##LOSS, KIND_##K, false));                 \
         return dv;                                                            \
     }
@@ -1649,9 +1717,27 @@ static hog_sgd_split_fn *const split_table[4][KIND_COUNT] = {
     [HOG_LOSS_SQUARED] = SPLIT_ROW(SQUARED),
 };
 
-hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s)
+/* Weighted rows: the loss at run time, as the weighted run loops. */
+#define SPLIT_W_FN(K, ...)                                                    \
+    static double split_w_##K(const struct hog_sgd *s, struct hog_row r,      \
+                              double y, double rw, uint32_t t,                \
+                              double m_extra, bool with_bias)                 \
+    {                                                                         \
+        double dv;                                                            \
+        step_impl(s, r, y, rw, t, m_extra, with_bias, &dv,                    \
+                  spec_weighted(s, KIND_##K, false));                         \
+        return dv;                                                            \
+    }
+FOR_EACH_KIND(SPLIT_W_FN, )
+#define SPLIT_W_ENTRY(K, ...) [KIND_##K] = split_w_##K,
+static hog_sgd_split_fn *const split_w_table[KIND_COUNT] = {
+    FOR_EACH_KIND(SPLIT_W_ENTRY, )
+};
+
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s, bool weighted)
 {
-    return split_table[s->loss][variant(s)];
+    return weighted ? split_w_table[variant(s)]
+                    : split_table[s->loss][variant(s)];
 }
 
 /* update() catches the weight up to step t itself (stamped). */

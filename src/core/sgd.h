@@ -106,7 +106,12 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
 
 /* Runs count SGD steps on rows order[0..count) of d; the i-th row is segment
  * step t_first + i * t_stride (all < seg_len). Serial: t_first = position in
- * the segment, t_stride = 1. Safe to call from several threads at once. */
+ * the segment, t_stride = 1. Safe to call from several threads at once.
+ * With d->row_w set, row i's loss derivative is times row_w[i] (the
+ * gradient of its weighted loss; a weight of 0 makes the row a no-op, and
+ * weights of 1 give the unweighted run's weights bit for bit): the
+ * weighted loops, chosen here once per call, leave the unweighted ones
+ * untouched. */
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride);
@@ -262,13 +267,15 @@ hog_status hog_sgd_checkpoint(struct hog_fit *f, struct hog_sgd *s,
  * kernel sums the row's own weights; in the scaled mode (l2 only) the
  * kernel divides the whole margin, m_extra included, by q_t, so the caller
  * never needs to know the representation. Returns the loss derivative d at
- * the margin (0: no step). With m_extra = 0 and with_bias = (bias != 0) it
- * is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
+ * the margin, before the row's weight (0: no step). The weighted function
+ * (hog_sgd_split_step(s, true)) steps with rw d, rw the row's weight; the
+ * unweighted one ignores rw. With m_extra = 0 and with_bias = (bias != 0)
+ * it is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
  * function once with hog_sgd_split_step(). */
 typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
-                                double y, uint32_t t, double m_extra,
-                                bool with_bias);
-hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s);
+                                double y, double rw, uint32_t t,
+                                double m_extra, bool with_bias);
+hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s, bool weighted);
 
 /* Step t's update of weight j alone, with loss gradient g (d x_j, the TRUE
  * gradient): the pending regularization, then the step as in hog_sgd_step

@@ -189,7 +189,7 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     hog_status st = hog_sgd_init(&c->s, c->o, c->d, err);
     if (st != HOG_OK)
         return st;
-    c->step = hog_sgd_split_step(&c->s);
+    c->step = hog_sgd_split_step(&c->s, c->d->row_w != NULL);
     if (parallel && (st = make_pool(c, err)) != HOG_OK)
         return st;
     c->G = CYC_GROUPS * c->T;

@@ -48,6 +48,10 @@
  * delayed, damped hot-feature updates, and it does not depend on the
  * thread count either. With hot == 0 nothing is delayed and the model is
  * serial SGD's over the same order, bit for bit.
+ *
+ * Row weights v_i (docs/TRAINING.md, "Weights"): the cold step is the
+ * kernel's weighted split step (v_i loss'), and the hot sums take
+ * v_i loss'_i and v_i h_i, the weighted loss's gradient and curvature.
  */
 #include "cyclades/internal.h"
 
@@ -210,6 +214,7 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
     const hog_loss loss = s->loss;
     const bool hot = c->nh > 0;
     const bool with_bias = !c->bias_hot;
+    const float *const rw = c->d->row_w; /* NULL: every row weighs 1 */
     const double label_pos = s->label_pos, bias = s->bias;
     const uint64_t lo = b * c->B, bs = s->n_features;
     uint64_t cur = first ? c->boff[b * c->G + k] : c->gcur[k];
@@ -247,10 +252,13 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
             if (c->bias_hot)
                 mx += (double)hog_w_load_relaxed(s->w, bs) * bias;
         }
-        double dv = step(s, r, y, t, mx, with_bias);
+        const double v = rw ? (double)rw[row] : 1.0;
+        double dv = step(s, r, y, v, t, mx, with_bias);
         if (hot) {
+            /* the weighted loss's gradient and curvature: v times the
+             * row's (v = 1 changes no bit) */
             c->rd[p - lo] =
-                (struct row_d){ dv, hot_curv(c, dv) * c->pl1[p] };
+                (struct row_d){ v * dv, v * hot_curv(c, dv) * c->pl1[p] };
         }
     }
     c->gcur[k] = cur;

@@ -10,8 +10,10 @@
  *     CE(y, p) = -log p_y,   softmax(s)_c = exp(s_c) / sum_d exp(s_d).
  *
  * Step t on row x of class y: the K scores s, p = softmax(s) and the score
- * gradient g_c = p_c - [c == y] (hog_softmax_score_grad), then for every
- * weight, as the binary kernel's eager update (src/core/sgd.c),
+ * gradient g_c = p_c - [c == y] (hog_softmax_score_grad; times the row's
+ * weight when the data has row weights: the weighted objective's
+ * (1/n) sum_i v_i CE_i), then for every weight, as the binary kernel's
+ * eager update (src/core/sgd.c),
  *
  *     W[j][c] <- S_{b}( (1 - a) W[j][c] - eta g_c x_j ),
  *
@@ -345,9 +347,11 @@ static ALWAYS_INLINE void step_feature(const struct softmax *m,
         st_u32(&m->stamp[j], t + 1);
 }
 
-/* One SGD step on row r of class y at segment step t. */
+/* One SGD step on row r of class y and weight rw (NULL: 1) at segment
+ * step t. */
 static ALWAYS_INLINE void step_row(const struct softmax *m, struct worker *w,
-                                   struct hog_row r, uint32_t y, uint32_t t,
+                                   struct hog_row r, uint32_t y,
+                                   const float *rw, uint32_t t,
                                    struct spec sp)
 {
     const uint32_t K = m->k;
@@ -379,6 +383,9 @@ static ALWAYS_INLINE void step_row(const struct softmax *m, struct worker *w,
         for (uint32_t c = 0; c < K; c++)
             s[c] *= rt.qt_inv;
     (void)hog_softmax_score_grad(s, K, y, g);
+    if (rw) /* the gradient of the row's weighted cross-entropy */
+        for (uint32_t c = 0; c < K; c++)
+            g[c] *= (double)*rw;
     double gsq = 0;
     if (is_ada(sp))
         for (uint32_t c = 0; c < K; c++)
@@ -397,13 +404,15 @@ static ALWAYS_INLINE void run_impl(const struct softmax *m, struct worker *w,
                                    struct spec sp)
 {
     const struct hog_csr x = m->d->m;
+    const float *rw = m->d->row_w;
     for (uint64_t i = 0; i < count; i++, t += stride) {
         if (HOG_LIKELY(i + 1 < count)) {
             uint64_t nx = x.off[rows[i + 1]];
             __builtin_prefetch(x.idx + nx);
             __builtin_prefetch(x.val + nx);
         }
-        step_row(m, w, hog_csr_row(&x, rows[i]), m->cls[rows[i]], t, sp);
+        step_row(m, w, hog_csr_row(&x, rows[i]), m->cls[rows[i]],
+                 rw ? rw + rows[i] : NULL, t, sp);
     }
 }
 

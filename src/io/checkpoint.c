@@ -23,7 +23,9 @@
  *   version 2 (zero in version 1 files):
  *     208 batch size u64       216 hot degree u64   224 hot count u64
  *     232 sync every u64       240 repartition u8   241 Cyclades hot u8
- *     242 (zero)               248 replicas u32
+ *     242 weighted u8 (1: row weights; zero in older files: none)
+ *     243 (zero)               244 CRC32C of the row weights u32 (weighted)
+ *     248 replicas u32
  *     252 CRC32C of 0..251
  *
  * then n_weights float32 weights (current), and with their flags the lazy
@@ -81,6 +83,12 @@ uint32_t hog_ckpt_data_crc(const hog_data *d)
     c = hog_crc32c(c, m->y, m->rows * sizeof *m->y);
     c = hog_crc32c(c, m->idx + base, m->nnz * sizeof *m->idx);
     return hog_crc32c(c, m->val + base, m->nnz * sizeof *m->val);
+}
+
+uint32_t hog_ckpt_weights_crc(const hog_data *d)
+{
+    return d->row_w ? hog_crc32c(0, d->row_w, d->m.rows * sizeof *d->row_w)
+                    : 0;
 }
 
 /* The arrays present, in file order (the save writes them, the load
@@ -156,6 +164,8 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     p64(h + 232, c->sync_every);
     h[240] = (unsigned char)(c->repartition != 0);
     h[241] = (unsigned char)(c->cyc_hot != 0);
+    h[242] = (unsigned char)(c->weighted != 0);
+    p32(h + 244, c->weighted ? c->weights_crc : 0);
     p32(h + 248, c->replicas);
     p32(h + 252, hog_crc32c(0, h, 252));
 
@@ -274,6 +284,8 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
         c->sync_every = g64(h + 232);
         c->repartition = h[240];
         c->cyc_hot = h[241];
+        c->weighted = h[242] != 0;
+        c->weights_crc = g32(h + 244);
         c->replicas = g32(h + 248);
     }
 

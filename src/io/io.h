@@ -328,17 +328,34 @@ struct hog_ckpt {
     uint32_t repartition, cyc_hot;    /* Cyclades */
     uint64_t hot_count, sync_every;   /* Hogwild! hot replicas, replicas */
     uint32_t replicas;                /* Hogwild! hog_replicas */
+    /* Row weights the run trained with (docs/TRAINING.md, "Weights"):
+     * the CRC32C of the effective weights (hog_ckpt_weights_crc); files
+     * written before weights existed say unweighted. */
+    bool weighted;
+    uint32_t weights_crc;
     struct hog_train_state st;  /* arrays owned (hog_ckpt_free) */
 };
 
 /* CRC32C over the rows, labels, indices and values of d. */
 uint32_t hog_ckpt_data_crc(const hog_data *d);
+/* CRC32C over d's row weights (d->row_w, rows floats); 0 without them. */
+uint32_t hog_ckpt_weights_crc(const hog_data *d);
 hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
                          hog_err *err);
 /* Reads and checks a checkpoint: magic, version (a newer one is refused
  * with its number), CRCs, sizes against the file size before allocating. */
 hog_status hog_ckpt_load(const char *path, struct hog_ckpt *c, hog_err *err);
 void hog_ckpt_free(struct hog_ckpt *c);
+
+/* ---- row-weight files (weights.c) ----------------------------------------- */
+
+/* Reads path, one weight per line for each of the training data's rows
+ * (LIBLINEAR's instance weights; docs/TRAINING.md, "Weights"), into a
+ * malloc'd array of rows floats. A line that is not a finite number >= 0
+ * is HOG_EPARSE naming file and line; another count of lines than rows is
+ * HOG_EINVAL naming both counts and the file. */
+hog_status hog_weights_load(const char *path, uint64_t rows, float **out,
+                            hog_err *err);
 
 /* ---- synthetic data (gen.c) ----------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * Checkpoints, the front door's side: which run a checkpoint belongs to
- * (options and a CRC of the data, so that resuming with anything else is
- * refused with the difference named), when they are written (fit.h), and
+ * (options, a CRC of the data and one of the effective row weights, so
+ * that resuming with anything else is refused with the difference named), when they are written (fit.h), and
  * what the user is told: where an interrupted run stands, how to resume,
  * and, when a checkpoint cannot be written (a full disk), that the previous
  * one is intact.
@@ -41,6 +41,8 @@ static void identity(const struct hog_fit *f, uint32_t data_crc,
     c->hot_count = o->hot_count;
     c->sync_every = o->sync_every;
     c->replicas = (uint32_t)o->replicas;
+    c->weighted = d->row_w != NULL;
+    c->weights_crc = hog_ckpt_weights_crc(d);
 }
 
 /* Names the first difference between the checkpoint and this run. */
@@ -104,6 +106,22 @@ static hog_status check_identity(const struct hog_fit *f,
         return hog_errf(err, HOG_EINVAL,
                         "%s: the checkpoint was written for other training "
                         "data (same size, different content)", p);
+    /* The effective row weights are part of the problem: resuming with
+     * others would continue another objective's run. */
+    if (k->weighted != c.weighted)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: the checkpoint was written %s row or class "
+                        "weights and this run has %s; resume with the "
+                        "weights it was written with", p,
+                        k->weighted ? "with" : "without",
+                        c.weighted ? "some" : "none");
+    if (k->weighted && k->weights_crc != c.weights_crc)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: the checkpoint was written with other row "
+                        "weights (CRC32C %08x, not %08x: a different "
+                        "--weights file or --class-weight); resume with the "
+                        "weights it was written with", p, k->weights_crc,
+                        c.weights_crc);
     if (k->st.epoch > f->o->epochs)
         return hog_errf(err, HOG_EINVAL,
                         "%s: the checkpoint is at epoch %llu, beyond the %u "

@@ -2,10 +2,13 @@
  * The training front door: options, dispatch to an algorithm, per-epoch
  * metrics and progress. The objective every algorithm minimises:
  *
- *     (1/n) sum_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1
+ *     (1/n) sum_i v_i loss(y_i, w.x_i + b) + l2/2 |w|^2 + l1 |w|_1
  *
  * with the bias b = w_bias * opts.bias a weight like the others when
- * opts.bias != 0 (LIBLINEAR's -B). docs/TRAINING.md maps it to LIBLINEAR.
+ * opts.bias != 0 (LIBLINEAR's -B), and v_i the row's weight (1 without
+ * weights; weights.c combines row and class weights once, and the
+ * algorithms see them through the front door's view of the data,
+ * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  */
 #include "train/train.h"
 
@@ -367,6 +370,16 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "classifier needs at least two classes",
                         train->m.y[0]);
     }
+    if (hog_train_weighted(o)) {
+        if (hog_gpu_requested(o))
+            return hog_errf(err, HOG_ENOTSUP,
+                            "the GPU trainer does not take row or class "
+                            "weights yet; drop --gpus (every CPU algorithm "
+                            "takes them)");
+        hog_status st = hog_train_row_weights(o, train, NULL, err);
+        if (st != HOG_OK)
+            return st;
+    }
     /* The loaders refuse wider data naming the file; this is for data
      * built through the API. */
     if (train->n_features > HOG_MAX_FEATURES)
@@ -595,6 +608,12 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
         return hog_errf(err, HOG_ENOTSUP,
                         "streamed training does not write or resume "
                         "checkpoints yet; drop --stream to use them");
+    if (hog_train_weighted(&o))
+        return hog_errf(err, HOG_ENOTSUP,
+                        "streamed training does not take row or class "
+                        "weights yet (class weights need every row's label "
+                        "before the first step); drop --stream to train the "
+                        "weighted rows in memory");
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
 
@@ -671,20 +690,40 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                         "averaging across processes yet; use --algo serial "
                         "or hogwild");
 
-    hog_model *m;
-    if ((st = new_model(train, &o, &m, err)) != HOG_OK)
+    /* Row and class weights, combined once; the algorithms and the
+     * training-set metrics see them on this view of the data. */
+    float *rw;
+    if ((st = hog_train_row_weights(&o, train, &rw, err)) != HOG_OK)
         return st;
-    if (o.init && (st = init_check(&o, m, err)) != HOG_OK)
+    hog_data view;
+    if (rw) {
+        view = *train;
+        memset(view.mem, 0, sizeof view.mem); /* train owns its arrays */
+        memset(view.mem_len, 0, sizeof view.mem_len);
+        view.release = NULL;
+        view.row_w = rw;
+    }
+    const hog_data *data = rw ? &view : train;
+
+    hog_model *m;
+    if ((st = new_model(train, &o, &m, err)) != HOG_OK) {
+        free(rw);
+        return st;
+    }
+    if (o.init && (st = init_check(&o, m, err)) != HOG_OK) {
+        free(rw);
         return hand_out(st, m, out);
+    }
     if (o.init && o.epochs == 0) { /* no step: the model given */
         for (uint64_t c = 0; c < hog_model_vectors(m); c++)
             hog_model_vector_in(o.init, (uint32_t)c, m->n_features,
                                 m->w + c * hog_model_vector_len(m));
+        free(rw);
         return hand_out(HOG_OK, m, out);
     }
 
     struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { .train = train, .o = &o, .model = m,
+    struct hog_fit f = { .train = data, .o = &o, .model = m,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
                          .objective = NAN, .mean_loss = NAN };
@@ -697,5 +736,6 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
              : m->multiclass == HOG_MULTICLASS_SOFTMAX ? row->softmax(&f, err)
                                               : hog_train_ovr(&f, row, err);
     hog_train_ckpt_end(&ck);
+    free(rw);
     return hand_out(st, m, out);
 }

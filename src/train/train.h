@@ -80,6 +80,29 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
                                 const hog_train_opts *o, hog_model **out,
                                 hog_err *err);
 
+/* ---- row and class weights (weights.c) --------------------------------------- */
+
+/* True when o asks for row or class weights. */
+bool hog_train_weighted(const hog_train_opts *o);
+/* The class weights o asks for, resolved against train's labels: the k
+ * classes in order of first appearance (hog_data_classes) with their
+ * weights, "balanced" computed and unlisted labels 1, in two malloc'd
+ * arrays the caller frees; k = 0 and NULLs when o asks for none. A label
+ * no training row has, a negative or non-finite weight, both balanced and
+ * a list: HOG_EINVAL with a sentence. */
+hog_status hog_train_class_weights(const hog_train_opts *o,
+                                   const hog_data *train, double **labels,
+                                   double **weights, uint32_t *k,
+                                   hog_err *err);
+/* The effective weight of every training row, its row weight times its
+ * class weight: checked (finite, >= 0, one row above 0) and, when out is
+ * not NULL, stored in a malloc'd array of rows floats (*out NULL when o
+ * asks for no weights). The front door's view of the data carries it
+ * (hog_data.row_w) to every algorithm. */
+hog_status hog_train_row_weights(const hog_train_opts *o,
+                                 const hog_data *train, float **out,
+                                 hog_err *err);
+
 /* ---- K classes (multiclass.c) ------------------------------------------------ */
 
 /* One-vs-rest: trains f->model's K vectors with row's in-memory run, the
