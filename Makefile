@@ -271,7 +271,7 @@ fuzz-run: fuzz
 # (net/mpi_*) run in a second pass without leak checks: Open MPI's plugins
 # leak at exit from code unloaded by then, which no suppression can name. No -Werror here: -O1 brings
 # maybe-uninitialized false positives that -O3 does not.
-SAN_ENV = ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
+SAN_ENV = HOGTRAIN_TEST_SANITIZER=1 ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
           LSAN_OPTIONS="suppressions=$(abspath tests/lsan.supp)" \
           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
 ASAN_FLAGS  := -fsanitize=address

@@ -4,6 +4,7 @@
 #define HOG_TEST_HELPERS_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Built with AddressSanitizer (whose shadow memory changes the resident
  * set: the tests of peak memory skip under it). */
@@ -21,6 +22,15 @@
  * caller skips with th_skip_reason(). */
 const char *th_data(const char *name);
 /* Skips the current test with a sentence when th_data(name) is NULL. */
+/* The long accuracy runs of K classes on the full news20 and
+ * Fashion-MNIST: skipped in the sanitizer builds (make asan, make ubsan
+ * set HOGTRAIN_TEST_SANITIZER), where they would add minutes and reach no
+ * code path that the small tests of the same suite leave out. */
+#define TH_HEAVY_OR_SKIP()                                                    \
+    if (getenv("HOGTRAIN_TEST_SANITIZER"))                                    \
+    cr_skip_test("a long accuracy run; skipped in the sanitizer build, "       \
+                 "where the suite's small tests cover its code")
+
 #define TH_DATA_OR_SKIP(var, name)                                            \
     const char *var = th_data(name);                                          \
     if (!var)                                                                 \

@@ -330,6 +330,7 @@ static double news20_accuracy(hog_train_opts o, bool c_one)
 
 Test(multiclass, news20_ovr_sgd_hinge_within_half_a_point, .timeout = 120)
 {
+    TH_HEAVY_OR_SKIP();
     hog_train_opts o;
     hog_train_opts_init(&o);
     o.loss = HOG_LOSS_HINGE;
@@ -340,6 +341,7 @@ Test(multiclass, news20_ovr_sgd_hinge_within_half_a_point, .timeout = 120)
 
 Test(multiclass, news20_ovr_dcd_within_half_a_point, .timeout = 120)
 {
+    TH_HEAVY_OR_SKIP();
     hog_train_opts o;
     hog_train_opts_init(&o);
     o.algo = HOG_ALGO_DCD;

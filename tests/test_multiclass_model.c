@@ -782,6 +782,7 @@ static void agree_with_liblinear(const char *dir, const char *model,
 Test(multiclass_model, news20_liblinear_model_predicts_as_liblinear_predict,
      .timeout = 300)
 {
+    TH_HEAVY_OR_SKIP();
     TH_LIBLINEAR_OR_SKIP();
     TH_DATA_OR_SKIP(train, "news20.train.svm");
     TH_DATA_OR_SKIP(test, "news20.test.svm");
@@ -807,6 +808,7 @@ Test(multiclass_model, news20_liblinear_model_predicts_as_liblinear_predict,
 Test(multiclass_model, news20_model_written_for_liblinear_predicts_alike,
      .timeout = 300)
 {
+    TH_HEAVY_OR_SKIP();
     TH_LIBLINEAR_OR_SKIP();
     TH_DATA_OR_SKIP(train, "news20.train.svm");
     TH_DATA_OR_SKIP(test, "news20.test.svm");

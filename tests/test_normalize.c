@@ -96,6 +96,7 @@ Test(normalize, raw_scores_equal_the_scaled_problem_and_units_do_not_matter)
  * fashion-mnist.test.svm m out), within half a point (84.36% measured). */
 Test(normalize, fashion_mnist_softmax_defaults_reach_liblinear, .timeout = 240)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(trp, "fashion-mnist.train.svm");
     TH_DATA_OR_SKIP(tep, "fashion-mnist.test.svm");
     char dir[256], js[300], out[4096];

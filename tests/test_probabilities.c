@@ -81,6 +81,7 @@ Test(probabilities, a9a_equals_liblinear_predict_b1, .timeout = 60)
 
 Test(probabilities, news20_equals_liblinear_predict_b1, .timeout = 120)
 {
+    TH_HEAVY_OR_SKIP();
     against_liblinear("news20.train.svm", "news20.test.svm", 7532);
 }
 

@@ -666,6 +666,7 @@ static double real_accuracy(const char *train_name, const char *test_name,
 
 Test(softmax, news20_reaches_liblinear_ovr_accuracy, .timeout = 120)
 {
+    TH_HEAVY_OR_SKIP();
     /* liblinear-train -s 0 -q news20.train.svm m (C = 1, no bias; 20
      * classes one-vs-rest, LIBLINEAR 2.3.0); liblinear-predict
      * news20.test.svm m out
@@ -724,6 +725,7 @@ Test(softmax, command_trains_softmax_and_names_bad_modes, .timeout = 60)
 
 Test(softmax, fashion_mnist_reaches_liblinear_ovr_accuracy, .timeout = 180)
 {
+    TH_HEAVY_OR_SKIP();
     /* liblinear-train -s 0 -q fashion-mnist.train.svm m (C = 1, no bias,
      * the raw pixels 0..255; 10 classes one-vs-rest, LIBLINEAR 2.3.0,
      * 116 s); liblinear-predict fashion-mnist.test.svm m out
