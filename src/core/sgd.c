@@ -1614,6 +1614,14 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
         out[j] = ld(&s->w[j]);
 }
 
+void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
+{
+    /* between segments every kind holds the weights themselves (scale 1,
+     * stamps 0) */
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        st(&s->w[j], in[j]);
+}
+
 /* ---- Cyclades: steps with some weights kept apart ------------------------------ */
 
 /* step_impl itself with m_extra and with_bias free: m_extra = 0 with the
