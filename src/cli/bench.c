@@ -381,7 +381,7 @@ int hog_cli_bench(int argc, char **argv)
     const char *csv = a.csv;
     char csv_buf[4200];
     bool plot = a.plot != NULL;
-    if (plot && !hog_cli_bench_have_gnuplot()) {
+    if (plot && !hog_cli_have_gnuplot()) {
         if (!csv) {
             snprintf(csv_buf, sizeof csv_buf, "%.*s.csv",
                      (int)(strrchr(a.plot, '.') - a.plot), a.plot);

@@ -82,7 +82,6 @@ void hog_cli_bench_print_notes(const struct cell *c, unsigned n, double stream,
 
 /* ---- bench_plot.c ------------------------------------------------------------- */
 
-bool hog_cli_bench_have_gnuplot(void);
 /* --plot FILE (.png or .svg), written atomically. */
 hog_status hog_cli_bench_draw_plot(const struct bench_args *a,
                                    const struct cell *c, unsigned n,

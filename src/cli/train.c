@@ -48,7 +48,9 @@ int hog_cli_train(int argc, char **argv)
     double t_start = hog_now();
     hog_err err = { { 0 } };
     hog_status s = HOG_OK;
-    hog_data *train = NULL, *test = NULL;
+    hog_data *train = NULL, *test = NULL, *valid = NULL;
+    hog_cv_fold *folds = NULL;
+    hog_search_result *search = NULL;
     hog_model *m = NULL;
     hog_net *net = NULL;
     struct hog_avg *avg = NULL;
@@ -59,13 +61,14 @@ int hog_cli_train(int argc, char **argv)
     /* Fail before the work, not after it, when an input cannot be read or
      * an output cannot be made. */
     const char *const ins[] = { a.train, a.test, a.o.resume,
-                                a.net.secret_file };
+                                a.net.secret_file, a.validation };
     if ((s = hog_cli_check_readable(ins, sizeof ins / sizeof *ins, &err)) !=
             HOG_OK ||
         (a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
         (a.o.checkpoint &&
          (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
-        (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
+        (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK) ||
+        (a.plot && (s = hog_cli_check_writable(a.plot, &err)) != HOG_OK))
         goto fail;
 
     hog_data hdr; /* --stream: the file's header, no arrays */
@@ -114,6 +117,53 @@ int hog_cli_train(int argc, char **argv)
                               &err)) != HOG_OK)
             goto fail;
         r.test = test;
+    }
+    if (a.validation) { /* in the training set's feature space, too */
+        hog_load_opts vl = a.lo;
+        vl.n_features = hog_data_features(r.train);
+        if ((s = hog_cli_load(a.validation, &vl, a.quiet, &valid,
+                              &r.load_valid_s, &err)) != HOG_OK)
+            goto fail;
+        r.valid = valid;
+        a.o.validation = valid;
+    }
+    hog_valid_stats vs;
+    memset(&vs, 0, sizeof vs);
+    if (a.o.validation || a.o.holdout > 0) {
+        a.o.valid_stats = &vs;
+        r.vs = &vs;
+    }
+
+    /* --cv, --search-C: the cross-validation first; a model only when -o
+     * or -t asks for one (trained on every row, at the best C) */
+    hog_cv_result cvr;
+    if (a.cv) {
+        folds = calloc(a.cv, sizeof *folds);
+        search = a.search_c ? malloc(sizeof *search) : NULL;
+        if (!folds || (a.search_c && !search)) {
+            s = hog_errf(&err, HOG_ENOMEM, "out of memory");
+            goto fail;
+        }
+        double t = hog_now();
+        a.o.cancel = hog_cli_signals_install();
+        s = hog_cli_train_cv(&a, train, &cvr, folds, search, &err);
+        hog_cli_signals_restore();
+        r.train_s = hog_now() - t;
+        if (s != HOG_OK)
+            goto fail;
+        r.cv = a.search_c ? NULL : &cvr;
+        r.search = search;
+        if (!a.model && !a.test) {
+            r.total_s = hog_now() - t_start;
+            if (a.json && (s = hog_cli_train_save_json(&r, &err)) != HOG_OK)
+                goto fail;
+            rc = HOG_EXIT_OK;
+            goto out;
+        }
+        if (!a.quiet)
+            fprintf(stderr, "training on all %llu rows%s\n",
+                    (unsigned long long)hog_data_rows(train),
+                    a.search_c ? " at the best C" : "");
     }
 
     /* The epochs' metrics feed the lines on standard error, the --json
@@ -180,7 +230,10 @@ out:
     hog_net_close(net);
     hog_model_free(m);
     hog_data_free(test);
+    hog_data_free(valid);
     hog_data_free(train);
+    free(folds);
+    free(search);
     hog_progress_free(&p);
     return rc;
 }
