@@ -5,6 +5,7 @@
  *   train_help.c    the help and the command's usage line
  *   train_net.c     the scale-out options and joining the group
  *   train_report.c  the JSON report and the summary on standard error
+ *   train_cv.c      --cv, --search-C, --plot, the validation set's report
  */
 #ifndef HOG_CLI_TRAIN_H
 #define HOG_CLI_TRAIN_H

@@ -15,6 +15,10 @@
  * problem with the same options and thread count, so the one-thread runs
  * (serial, cyclades, dcd with one thread) are deterministic.
  *
+ * The classes are spread.c's jobs. Early stopping (o->early_stop with a
+ * validation set): each class stops on its own binary validation loss and
+ * keeps its best epoch's vector (early.c), scored on the class's thread.
+ *
  * Checkpoints: the classes run one after another, and a checkpoint is the
  * running class's state (the algorithm's own) with the class number and
  * the finished classes' vectors (core/fit.h); a resumed run copies those,
