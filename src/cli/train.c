@@ -160,6 +160,11 @@ int hog_cli_train(int argc, char **argv)
             rc = HOG_EXIT_OK;
             goto out;
         }
+        /* --threads was the folds'; a one-thread algorithm's model is
+         * trained on one (the metrics on every allowed CPU) */
+        const struct hog_algo_row *row = hog_algo_row(a.o.algo);
+        if (row && !(row->caps & HOG_CAP_THREADS) && a.o.threads > 1)
+            a.o.threads = 0;
         if (!a.quiet)
             fprintf(stderr, "training on all %llu rows%s\n",
                     (unsigned long long)hog_data_rows(train),

@@ -420,6 +420,9 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
             { OPT_TOL, HOG_CAP_TOL },
         };
         unsigned used = hog_train_opts_caps(&a->o);
+        /* --cv: the folds spread over the threads whatever the algorithm */
+        if (a->cv)
+            used &= ~(unsigned)HOG_CAP_THREADS;
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)
             if (seen[given[i].opt])
                 used |= given[i].cap;

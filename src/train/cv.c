@@ -9,7 +9,9 @@
  * Threads, as one-vs-rest's classes (spread.c): with at least as many
  * folds as threads the folds spread over the threads, each fold's
  * training and scoring on one thread (unpinned), no weight shared; else
- * the folds one after another, each on all threads. Either way a fold's
+ * the folds one after another, each on all threads. An algorithm that
+ * trains on one thread only (serial) spreads its folds over the threads
+ * whenever there are several: as many folds at a time as threads. Either way a fold's
  * model is hog_train's with the fold's options, so a deterministic
  * algorithm (serial; cyclades; scd and dcd on one thread) gives the same
  * figures bit for bit for the same seed.
@@ -193,6 +195,11 @@ hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
     for (unsigned k = 0; k < K; k++)
         fold[k] = (hog_cv_fold){ 0, 0, NAN, NAN, NAN, NAN, NAN, NAN };
     unsigned workers = hog_train_spread_workers(o, K);
+    const struct hog_algo_row *row = hog_algo_row(o->algo);
+    if (workers == 1 && row && !(row->caps & HOG_CAP_THREADS)) {
+        unsigned t = hog_train_threads(o);
+        workers = t < K ? t : K;
+    }
     r->cv = cv;
     r->sub = *o;
     r->warm = warm;

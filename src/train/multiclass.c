@@ -43,7 +43,8 @@ struct ovr {
     pthread_mutex_t lock;    /* the progress callback, the counts below */
     uint64_t epochs_done;    /* class epochs, for progress */
     uint32_t current;        /* the class running (checkpoints: one at a
-                                time) */
+                                time; not kept when the classes spread) */
+    bool spread;             /* the classes spread over the threads */
     unsigned classes_done;
     double *seconds;         /* per worker: its training time */
     hog_valid_stats early;   /* early stopping: what the classes did */
@@ -192,7 +193,8 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     }
     if (st != HOG_OK)
         return st;
-    v->current = c;
+    if (!v->spread)
+        v->current = c;
     double t0 = hog_now();
     st = v->row->run(&r.f, err);
     *seconds += hog_now() - t0;
@@ -278,6 +280,7 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->n_pos = n_pos;
     v->valid_pos = n_pos + k;
     v->seconds = seconds;
+    v->spread = spread;
     pthread_mutex_init(&v->lock, NULL);
     v->sub = *o;
     v->sub.threads = spread ? 1 : o->threads;
