@@ -33,6 +33,7 @@
 #include "train/train.h"
 
 #include "core/metrics.h"
+#include "gpu/gpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -67,6 +68,9 @@ hog_status hog_cv_open(const hog_data *d, const hog_train_opts *o,
                         "folds, at most one per row (%llu rows), not %u",
                         HOG_CV_MAX_FOLDS, (unsigned long long)d->m.rows,
                         folds);
+    if (hog_gpu_requested(o))
+        return hog_errf(err, HOG_ENOTSUP, "cross-validation trains its folds "
+                        "on the CPUs (several at once); drop --gpus");
     struct hog_cv *cv = calloc(1, sizeof *cv);
     if (!cv || !(cv->fold = malloc(d->m.rows * sizeof *cv->fold)) ||
         (keep_models && !(cv->model = calloc(folds, sizeof *cv->model)))) {
