@@ -8,9 +8,11 @@
 # that it runs), bench/startup.sh (CUDA build: startup with
 # the GPU plugin), bench/gpu_check.sh (on a GPU machine); and the default
 # path's targets, bench/default_path.py; K classes against LIBLINEAR and
-# scikit-learn, bench/multiclass.py.
+# scikit-learn, bench/multiclass.py; cross-validation and the search of C
+# against liblinear-train -v and -C, bench/cv.py.
 set -e
 BUILD=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/foundation.py" "$BUILD"
 /usr/bin/python3 "$(dirname "$0")/default_path.py" "$BUILD"
 /usr/bin/python3 "$(dirname "$0")/multiclass.py" "$BUILD"
+/usr/bin/python3 "$(dirname "$0")/cv.py" "$BUILD"

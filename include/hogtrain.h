@@ -168,6 +168,12 @@ typedef struct hog_epoch_stats {
     unsigned classes_done;   /* one-vs-rest: classes trained so far */
     uint64_t test_unknown_labels; /* K classes: test rows whose label is
                                      none of the model's (counted wrong) */
+    /* The validation set (hog_train_opts.holdout or .validation): its
+     * metrics after every epoch, as the test set's; NaN without one. */
+    int has_valid;
+    double valid_loss, valid_accuracy, valid_auc, valid_rmse, valid_macro_f1;
+    unsigned best_epoch;     /* the epoch of the lowest validation loss so
+                                far (this one or earlier); 0 without one */
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -343,12 +349,6 @@ typedef struct hog_train_opts {
     /* 1: per-feature max-abs scaling learned on the training set, folded
      * into the returned weights (docs/TRAINING.md, "Scaling"). */
     int normalize;
-    /* Warm start: training starts from this model's weights (same loss
-     * kind, bias, classes and mode; at most the data's features; the
-     * serial, Hogwild! (shared weights, no hot features), Cyclades and
-     * softmax trainers). With epochs = 0 the result is init's weights. The
-     * caller keeps the model. NULL: zero weights. */
-    const struct hog_model *init;
     /* Weights (docs/TRAINING.md, "Weights"): training row i's loss counts
      * v_i = row_weights[i] x (the class weight of its label) times in the
      * objective (1/n) sum_i v_i loss_i + regularizer, in every algorithm
@@ -366,7 +366,49 @@ typedef struct hog_train_opts {
     const double *class_weight_labels;
     const double *class_weight_values;
     unsigned n_class_weights;
+
+    /* ---- LIBLINEAR's C, validation and early stopping, warm start ----
+     * (docs/TRAINING.md, "Cross-validation, C search and early stopping") */
+    /* C > 0: the objective is LIBLINEAR's for that C: l2 = 1/(C n), l1 = 0
+     * (C_l1 = 1: l1 = 1/(C n), l2 = 0), n the rows trained on (after the
+     * holdout), replacing l1 and l2. 0 (default): l1 and l2 as given. */
+    double C;
+    int C_l1;
+    /* 0 < holdout < 1: a seeded (seed), stratified share of the training
+     * rows is kept out as the validation set (a copy of the rows: memory
+     * for one more data set); or validation: a set of the caller's. Its
+     * metrics come after every epoch (hog_epoch_stats.valid_*). */
+    double holdout;
+    const hog_data *validation;
+    /* early_stop N >= 1 (needs a validation set): training stops after N
+     * epochs in a row without a lower validation loss, and the model is
+     * the epoch's of the lowest one (also when the epochs run out).
+     * One-vs-rest: each class stops on its own binary validation loss. */
+    unsigned early_stop;
+    struct hog_valid_stats *valid_stats; /* out: filled when not NULL */
+    /* Warm start (--init): start from this model's weights instead of
+     * zero: a model of the same features, bias, loss kind, classes and
+     * mode (a mismatch is a sentence); the serial, Hogwild! and Cyclades
+     * trainers, softmax and one-vs-rest. With epochs = 0 the result is its
+     * weights. The caller keeps the model. */
+    const struct hog_model *warm_start;
 } hog_train_opts;
+
+/* What the validation set saw (hog_train_opts.valid_stats). */
+typedef struct hog_valid_stats {
+    uint64_t rows;         /* of the validation set */
+    uint64_t train_rows;   /* trained on */
+    unsigned epochs_run;   /* epochs trained (one-vs-rest: the most any
+                              class ran) */
+    unsigned best_epoch;   /* the epoch whose model was kept: the lowest
+                              validation loss (one-vs-rest with early_stop:
+                              the latest of the classes' kept epochs) */
+    double best_loss;      /* its validation loss (one-vs-rest: of the
+                              returned K-class model) */
+    int early_stopped;     /* 1: stopped by early_stop before the epochs ran
+                              out (one-vs-rest: some class did) */
+    unsigned classes_stopped; /* one-vs-rest: the classes that stopped early */
+} hog_valid_stats;
 
 HOG_API void hog_train_opts_init(hog_train_opts *o);
 
@@ -387,6 +429,94 @@ HOG_API hog_status hog_train(const hog_data *train, const hog_data *test,
 HOG_API hog_status hog_train_stream(const char *path, const hog_data *test,
                                     const hog_train_opts *o, hog_model **out,
                                     hog_err *err);
+
+/* ---- cross-validation and the search for C ------------------------------ */
+
+/* One fold of a cross-validation: the model trained on the other folds,
+ * scored on this one. Fields that do not apply are NaN. */
+typedef struct hog_cv_fold {
+    uint64_t train_rows, valid_rows;
+    double loss, accuracy, auc, rmse, macro_f1;
+    double seconds;        /* its training time */
+} hog_cv_fold;
+
+#define HOG_CV_MAX_FOLDS 1000u
+
+typedef struct hog_cv_result {
+    unsigned folds;
+    unsigned parallel;     /* folds trained at once, each on one thread;
+                              1: one after another on all threads */
+    /* accuracy over every row (each scored once, by its fold's model, as
+     * LIBLINEAR's -v), RMSE over every row, and the means of the folds'
+     * AUC, macro-F1 and loss; each _sd the sample standard deviation of
+     * the folds' figures */
+    double accuracy, accuracy_sd, auc, auc_sd, rmse, rmse_sd;
+    double macro_f1, macro_f1_sd, loss, loss_sd;
+    double seconds;        /* wall time of the whole cross-validation */
+    hog_cv_fold *fold;     /* in: NULL or an array of `folds` entries the
+                              caller owns, filled fold by fold */
+} hog_cv_result;
+
+/* K-fold cross-validation of the options o on d: the rows dealt into K
+ * stratified folds (seeded by o->seed: each fold holds each class's share
+ * within one row; regression: a seeded shuffle), K models each trained on
+ * K - 1 folds (hog_train with o; a fold's n for o->C is its training
+ * rows) and scored on the fold left out. The folds' copies of the rows
+ * are made as each fold starts: memory for one more data set per fold in
+ * flight. 2 <= folds <= min(rows, HOG_CV_MAX_FOLDS). o->progress is not
+ * called. */
+HOG_API hog_status hog_cross_validate(const hog_data *d,
+                                      const hog_train_opts *o, unsigned folds,
+                                      hog_cv_result *res, hog_err *err);
+
+/* One C of the search. */
+typedef struct hog_search_step {
+    double C;
+    double l1, l2;          /* the strengths of C on the whole data (n rows);
+                               each fold's are 1/(C n_fold) */
+    double accuracy, accuracy_sd, auc, rmse, macro_f1;
+    double seconds;         /* wall time of this C's cross-validation */
+    int warm;               /* the folds started from the previous C's */
+} hog_search_step;
+
+#define HOG_SEARCH_MAX_STEPS 128u
+
+typedef struct hog_search_opts {
+    size_t size;            /* sizeof(hog_search_opts) */
+    double C_min;           /* the first C; 0 (default): LIBLINEAR's start,
+                               2^floor(log2(1 / (n max |x|^2))) (sqhinge:
+                               1 / (2 n max |x|^2)) */
+    double C_max;           /* the last C at most (default 1024 = 2^10) */
+    double ratio;           /* C grows by this factor (default 2) */
+    unsigned patience;      /* stop after this many C in a row without a
+                               better CV figure (default 5; 0: every C) */
+    int warm_start;         /* 1 (default): each fold starts from its model
+                               of the previous C where the algorithm takes
+                               a warm start (serial, hogwild, cyclades) */
+    /* Called after each C (may be NULL). */
+    void (*step)(void *ctx, const hog_search_step *s);
+    void *step_ctx;
+} hog_search_opts;
+
+HOG_API void hog_search_opts_init(hog_search_opts *so);
+
+typedef struct hog_search_result {
+    unsigned steps;
+    hog_search_step step[HOG_SEARCH_MAX_STEPS];
+    unsigned best;          /* index of the best step: the highest CV
+                               accuracy (regression: the lowest RMSE), the
+                               smallest C of a tie, as LIBLINEAR */
+    double best_C;
+    int stopped_early;      /* 1: patience ran out before C_max */
+    double seconds;
+} hog_search_result;
+
+/* LIBLINEAR's -C: cross-validation (folds, as hog_cross_validate) over
+ * C = C_min, C_min ratio, ... up to C_max, stopping early by patience.
+ * o->C_l1 says which strength C sets; o->C itself is ignored. */
+HOG_API hog_status hog_search_C(const hog_data *d, const hog_train_opts *o,
+                                unsigned folds, const hog_search_opts *so,
+                                hog_search_result *res, hog_err *err);
 
 typedef enum hog_model_format {
     HOG_MODEL_HGM = 0,   /* hogtrain's binary model */

@@ -82,16 +82,16 @@ Test(init, every_trainer_starts_from_the_model, .timeout = 60)
         w.schedule = HOG_SCHED_CONSTANT;
         w.eta = 1e-9;
         w.epochs = 1;
-        w.init = m;
+        w.warm_start = m;
         hog_model *a = train(d, &w);
         cr_assert_lt(max_abs(a->w, m->w, n), 1e-5 * size,
                      "%s: the warm start moved from the model", q->name);
-        w.init = NULL;
+        w.warm_start = NULL;
         hog_model *z = train(d, &w);
         cr_assert_lt(max_abs(z->w, NULL, n), 1e-5 * size,
                      "%s: the cold start is not near zero", q->name);
         /* no epoch: the model itself */
-        w.init = m;
+        w.warm_start = m;
         w.epochs = 0;
         hog_model *e = train(d, &w);
         cr_assert_eq(memcmp(e->w, m->w, n * sizeof *m->w), 0, "%s", q->name);
@@ -111,26 +111,26 @@ Test(init, mismatches_are_sentences)
     hog_model *m2 = train(d2, &o), *m4 = train(d4, &o), *x;
     hog_err err;
     hog_train_opts w = o;
-    w.init = m2;
+    w.warm_start = m2;
     cr_assert_eq(hog_train(d4, NULL, &w, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "classes"), "%s", err.msg);
-    w.init = m4;
+    w.warm_start = m4;
     w.multiclass = HOG_MULTICLASS_SOFTMAX;
     cr_assert_eq(hog_train(d4, NULL, &w, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "one-vs-rest"), "%s", err.msg);
     w = o;
-    w.init = m2;
+    w.warm_start = m2;
     w.bias = 0;
     cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "bias"), "%s", err.msg);
     w = o;
-    w.init = m2;
+    w.warm_start = m2;
     w.algo = HOG_ALGO_DCD;
     w.update = HOG_UPDATE_ATOMIC;
     cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_ENOTSUP);
-    cr_assert(strstr(err.msg, "coordinate descent"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "warm start"), "%s", err.msg);
     w = o;
-    w.init = m2;
+    w.warm_start = m2;
     w.loss = HOG_LOSS_SQUARED;
     w.eta = 0.01;
     cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);

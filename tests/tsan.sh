@@ -46,6 +46,18 @@ if [ -f "$DATA/a9a.xz" ]; then
         --threads 2 --hot auto --class-weight 1:3 --epochs 1 --quiet
     check "cyclades-weighted" "$HOG" train "$T/a9a" --algo cyclades \
         --threads 2 --class-weight balanced --epochs 1 --quiet
+    # Model selection (docs/TRAINING.md): folds spread over the threads
+    # (src/train/spread.c), early stopping stopping Hogwild!'s threads, and
+    # one-vs-rest's classes each stopping on its own (3 classes from a9a).
+    check "cv-spread" "$HOG" train "$T/a9a" --cv 4 --threads 2 --epochs 1 \
+        --quiet
+    check "early-stop-hogwild" "$HOG" train "$T/a9a" --algo hogwild \
+        --threads 2 --holdout 0.2 --early-stop 1 --schedule constant --eta 3 \
+        --l2 0 --epochs 8 --quiet
+    [ -f "$T/a9a.k3" ] || awk '{ $1 = NF % 3; print }' "$T/a9a" >"$T/a9a.k3"
+    check "early-stop-ovr" "$HOG" train "$T/a9a.k3" --algo hogwild --threads 2 \
+        --holdout 0.2 --early-stop 1 --schedule constant --eta 3 --l2 0 \
+        --epochs 8 --quiet
     # Two processes averaging their Hogwild! models over loopback
     # (docs/SCALEOUT.md): threads meet at the pool barrier, thread 0 averages.
     port=$((20000 + $$ % 20000))

@@ -45,6 +45,8 @@ enum {
     OPT_OVERSUBSCRIBE,
     OPT_NO_SMT,
     OPT_HOT,
+    OPT_C,
+    OPT_REG,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +74,8 @@ static const struct option longopts[] = {
     { "no-smt", no_argument, NULL, OPT_NO_SMT },
     { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },
     { "hot", required_argument, NULL, OPT_HOT },
+    { "C", required_argument, NULL, OPT_C },
+    { "reg", required_argument, NULL, OPT_REG },
     { NULL, 0, NULL, 0 },
 };
 
@@ -110,9 +114,9 @@ static void help(FILE *f)
             "                         gnuplot, says so and writes the CSV alone\n"
             "  -q, --quiet            no progress lines\n"
             "\n"
-            "training (as in hogtrain train): --loss, --l1, --l2, --eta, --schedule,\n"
-            "--bias, --seed, --bind, --no-smt, --oversubscribe, --sync-every,\n"
-            "--zero-based.\n");
+            "training (as in hogtrain train): --loss, --l1, --l2, --C (LIBLINEAR's C:\n"
+            "l2 = 1/(C n), or l1 with --reg l1), --eta, --schedule, --bias, --seed,\n"
+            "--bind, --no-smt, --oversubscribe, --sync-every, --zero-based.\n");
 }
 
 static const struct hog_cli_cmd cmd = {
@@ -381,7 +385,7 @@ int hog_cli_bench(int argc, char **argv)
     const char *csv = a.csv;
     char csv_buf[4200];
     bool plot = a.plot != NULL;
-    if (plot && !hog_cli_bench_have_gnuplot()) {
+    if (plot && !hog_cli_have_gnuplot()) {
         if (!csv) {
             snprintf(csv_buf, sizeof csv_buf, "%.*s.csv",
                      (int)(strrchr(a.plot, '.') - a.plot), a.plot);

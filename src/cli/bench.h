@@ -3,7 +3,7 @@
  *   bench.c        the options, the grid and the command's flow
  *   bench_run.c    one run of a cell, medians, the memory stream's pace
  *   bench_table.c  the table, the CSV and the lines under the table
- *   bench_plot.c   the gnuplot script and running gnuplot
+ *   bench_plot.c   the gnuplot script (run by plot.c)
  */
 #ifndef HOG_CLI_BENCH_H
 #define HOG_CLI_BENCH_H
@@ -82,7 +82,6 @@ void hog_cli_bench_print_notes(const struct cell *c, unsigned n, double stream,
 
 /* ---- bench_plot.c ------------------------------------------------------------- */
 
-bool hog_cli_bench_have_gnuplot(void);
 /* --plot FILE (.png or .svg), written atomically. */
 hog_status hog_cli_bench_draw_plot(const struct bench_args *a,
                                    const struct cell *c, unsigned n,

@@ -1,24 +1,10 @@
 /* hogtrain bench --plot: speedup and seconds to the serial objective
- * against threads, drawn by gnuplot from a script written here and fed
- * on its standard input; the image goes to a temporary file renamed into
- * place. */
+ * against threads, drawn by gnuplot (plot.c) from the script written
+ * here. */
 #include "cli/bench.h"
 
-#include <errno.h>
 #include <math.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
-
-bool hog_cli_bench_have_gnuplot(void)
-{
-    return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
 
 /* The rows of one series: Hogwild! with one update and replica mode, or
  * Cyclades (one mode of its own). */
@@ -49,14 +35,6 @@ static bool plot_series(FILE *g, const char *name, const struct cell *c,
     return reached;
 }
 
-/* s between gnuplot's single quotes, where a quote is written twice. */
-static void put_quoted(FILE *g, const char *s)
-{
-    fputc('\'', g);
-    for (; *s; s++)
-        fputs(*s == '\'' ? "''" : (char[2]){ *s, 0 }, g);
-    fputc('\'', g);
-}
 
 /* Colour-blind-safe (Okabe and Ito, then Tol's), none of them the black
  * of the control or the grey of the ideal line; series s keeps colour
@@ -108,7 +86,7 @@ static void plot_script(FILE *g, const struct bench_args *a,
             tmax = a->threads[i];
     bool modes = a->nreplicas > 1 || a->nhot > 1;
     fputs("set multiplot layout 1,2 title ", g);
-    put_quoted(g, title);
+    hog_cli_plot_quoted(g, title);
     fprintf(g, "\nset key below center Left reverse vertical maxrows 5\nset grid\n"
                "set xlabel 'threads'\nset xrange [0.8:%u]\nset xtics 1\n",
             tmax);
@@ -148,89 +126,24 @@ static void plot_script(FILE *g, const struct bench_args *a,
     fprintf(g, "unset multiplot\n");
 }
 
-/* Runs gnuplot on script, its image (standard output) into fd. */
-static hog_status run_gnuplot(const char *script, size_t len, int fd,
-                              hog_err *err)
+/* The script's body for hog_cli_plot. */
+struct bench_plot {
+    const struct bench_args *a;
+    const struct cell *c;
+    unsigned n;
+    const char *title;
+};
+
+static void bench_script(FILE *g, const char *term, void *ctx)
 {
-    int p[2];
-    if (pipe(p) != 0)
-        return hog_errf(err, HOG_EIO, "cannot run gnuplot: %s",
-                        strerror(errno));
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, p[1]);
-    char *args[] = { (char[]){ "gnuplot" }, NULL };
-    pid_t pid;
-    int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, args, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[0]);
-    if (e != 0) {
-        close(p[1]);
-        return hog_errf(err, HOG_EIO, "cannot run gnuplot: %s", strerror(e));
-    }
-    /* A gnuplot that dies early closes the pipe: an error, not SIGPIPE. */
-    struct sigaction ign = { .sa_handler = SIG_IGN }, old;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old);
-    for (size_t done = 0; done < len;) {
-        ssize_t k = write(p[1], script + done, len - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break; /* its exit status says why */
-        done += (size_t)k;
-    }
-    close(p[1]);
-    sigaction(SIGPIPE, &old, NULL);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return hog_errf(err, HOG_EIO, "gnuplot failed (status %d)",
-                        WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    return HOG_OK;
+    const struct bench_plot *p = ctx;
+    plot_script(g, p->a, p->c, p->n, p->title, term);
 }
 
 hog_status hog_cli_bench_draw_plot(const struct bench_args *a,
                                    const struct cell *c, unsigned n,
                                    const char *title, hog_err *err)
 {
-    bool svg = strcmp(strrchr(a->plot, '.'), ".svg") == 0;
-    const char *term = svg ? "svg dynamic" : "pngcairo";
-    if (!svg && system("gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1") != 0)
-        term = "png"; /* libgd's, where gnuplot has no cairo */
-    char *script = NULL;
-    size_t len = 0;
-    FILE *g = open_memstream(&script, &len);
-    if (!g)
-        return hog_errf(err, HOG_ENOMEM, "out of memory for the plot");
-    plot_script(g, a, c, n, title, term);
-    if (fclose(g) != 0) {
-        free(script);
-        return hog_errf(err, HOG_ENOMEM, "out of memory for the plot");
-    }
-    /* Test seam: the script itself, to see what was drawn. */
-    const char *keep = getenv("HOGTRAIN_TEST_PLOT_SCRIPT");
-    if (keep && *keep) {
-        FILE *k = fopen(keep, "w");
-        if (k) {
-            fwrite(script, 1, len, k);
-            fclose(k);
-        }
-    }
-    char tmp[4200];
-    FILE *f;
-    hog_status s = hog_tmpfile_open(a->plot, tmp, sizeof tmp, &f, err);
-    if (s == HOG_OK && (s = run_gnuplot(script, len, fileno(f), err)) != HOG_OK) {
-        hog_tmpfile_abort(f, tmp);
-        char why[HOG_ERR_MAX];
-        snprintf(why, sizeof why, "%s", err->msg);
-        s = hog_errf(err, s, "%s, drawing %s", why, a->plot);
-    } else if (s == HOG_OK) {
-        s = hog_tmpfile_commit(f, tmp, a->plot, err);
-    }
-    free(script);
-    return s;
+    struct bench_plot p = { a, c, n, title };
+    return hog_cli_plot(a->plot, bench_script, &p, err);
 }

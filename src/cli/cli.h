@@ -330,6 +330,19 @@ void hog_json_u64(struct hog_json *j, const char *key, uint64_t v);
 void hog_json_bool(struct hog_json *j, const char *key, bool v);
 void hog_json_null(struct hog_json *j, const char *key);
 
+/* ---- images (plot.c) ------------------------------------------------------ */
+
+bool hog_cli_have_gnuplot(void);
+/* s between gnuplot's single quotes, where a quote is written twice. */
+void hog_cli_plot_quoted(FILE *g, const char *s);
+/* Draws path (.svg or .png) with gnuplot: body writes the script, whose
+ * first line sets the terminal term ("set terminal TERM size ..."); the
+ * image is written to a temporary name and renamed. The test seam
+ * HOGTRAIN_TEST_PLOT_SCRIPT=FILE keeps the script. */
+hog_status hog_cli_plot(const char *path,
+                        void (*body)(FILE *g, const char *term, void *ctx),
+                        void *ctx, hog_err *err);
+
 /* ---- progress (progress.c) ------------------------------------------------- */
 
 /* The training display: on a terminal one line rewritten with \r while an

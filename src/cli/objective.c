@@ -3,6 +3,7 @@
  * regularization, so that two solvers can be compared on one problem. */
 #include "cli/cli.h"
 #include "coordinate/coordinate.h"
+#include "core/loss.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,32 +74,21 @@ static int parse(int argc, char **argv, struct objective_args *a)
     hog_train_opts model; /* --loss, --l1 and --l2, read as train reads them */
     hog_train_opts_init(&model);
     int ch, rc;
-    static const struct hog_cli_name reg_names[] = {
-        { "l1", 1, false }, { "l2", 0, false }, { NULL, 0, false },
-    };
-    const struct hog_cli_enum reg = { OPT_REG, NULL, reg_names,
-                                      HOG_CLI_TARGET(a->reg_l1) };
+    /* --loss, --l1, --l2, --C and --reg are the shared parser's, read as
+     * train reads them (with its checks: --C excludes --l1 and --l2, --reg
+     * needs --C) */
     struct hog_cli_parser op;
     hog_cli_parser_init(&op, &cmd, "qh", longopts);
     op.load = &a->lo;
     op.train = &model;
     while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
-        switch (ch) {
-        case 'q': a->quiet = true; break;
-        case OPT_WEIGHTS: a->weights = optarg; break;
-        case OPT_C:
-            if ((rc = hog_cli_opt_double(&cmd, "C", optarg, HOG_CLI_ABOVE(0.0),
-                                         HUGE_VAL, &a->C, "a number > 0")) !=
-                HOG_EXIT_OK)
-                return rc;
-            break;
-        default:
-            if ((rc = hog_cli_enum_option(&cmd, longopts, &reg, 1, ch,
-                                          optarg)) < 0)
-                return hog_cli_bad_option(&cmd, '?', argv);
-            if (rc != HOG_EXIT_OK)
-                return rc;
+        if (ch == OPT_WEIGHTS) {
+            a->weights = optarg;
+            continue;
         }
+        if (ch != 'q')
+            return hog_cli_bad_option(&cmd, '?', argv);
+        a->quiet = true;
     }
     if (ch < 0)
         return op.status;
@@ -113,12 +103,8 @@ static int parse(int argc, char **argv, struct objective_args *a)
     a->loss = model.loss;
     a->l1 = model.l1;
     a->l2 = model.l2;
-    if (a->have_c && (a->have_l1 || a->have_l2))
-        return hog_cli_usage_error(&cmd, "--C sets l1 or l2; give either "
-                                   "--C or --l1/--l2");
-    if (a->have_reg && !a->have_c)
-        return hog_cli_usage_error(&cmd, "--reg says what --C sets; it "
-                                   "needs --C");
+    a->C = model.C;
+    a->reg_l1 = model.C_l1;
     a->model = argv[optind];
     a->data = argv[optind + 1];
     return -1;
@@ -155,9 +141,7 @@ int hog_cli_objective(int argc, char **argv)
          * strength unknown"). */
         bool reg_l1 = a.have_reg ? a.reg_l1
                                  : (isnan(m->l1) || (m->l1 > 0 && !(m->l2 > 0)));
-        double lam = 1.0 / (a.C * (double)hog_data_rows(d));
-        l1 = reg_l1 ? lam : 0.0;
-        l2 = reg_l1 ? 0.0 : lam;
+        hog_strengths_of_C(a.C, reg_l1, hog_data_rows(d), &l1, &l2);
     } else {
         if (a.have_l1)
             l1 = a.l1;

@@ -133,10 +133,24 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
             put_num(f, "macro-F1", s->test_macro_f1);
         }
     }
+    if (s->has_valid) {
+        fputs(" | valid", f);
+        if (p->regression) {
+            put_num(f, "RMSE", s->valid_rmse);
+        } else {
+            put_num(f, "loss", s->valid_loss);
+            put_pct(f, "acc", s->valid_accuracy);
+        }
+        if (s->best_epoch == s->epoch)
+            fputs(" (best)", f);
+    }
     if (isfinite(s->gap))
         fprintf(f, " | gap %.3g", s->gap);
     fprintf(f, "%s%s rows/s | %.2f s\n",
-            isfinite(s->objective) || s->has_test || isfinite(s->gap) ? " | " : " ",
+            isfinite(s->objective) || s->has_test || s->has_valid ||
+                    isfinite(s->gap)
+                ? " | "
+                : " ",
             hog_cli_si(r, sizeof r, s->rows_per_s),
             s->seconds);
     fflush(f);
@@ -229,6 +243,13 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
         else
             fprintf(f, " %9s %9s", "test acc", k ? "test F1" : "test AUC");
     }
+    bool valid = p->hist[0].has_valid;
+    if (valid) {
+        if (p->regression)
+            fprintf(f, " %10s", "valid RMSE");
+        else
+            fprintf(f, " %10s %9s", "valid loss", "valid acc");
+    }
     fprintf(f, " %10s %8s %9s\n", "nonzero w", "seconds", "rows/s");
     for (unsigned i = 0; i < p->hist_len; i++) {
         const hog_epoch_stats *s = &p->hist[i];
@@ -249,6 +270,12 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
                 cell_pct(f, 9, s->test_accuracy);
                 cell_num(f, 9, 4, k ? s->test_macro_f1 : s->test_auc);
             }
+        }
+        if (valid && p->regression) {
+            cell_num(f, 10, 4, s->valid_rmse);
+        } else if (valid) {
+            cell_num(f, 10, 4, s->valid_loss);
+            cell_pct(f, 9, s->valid_accuracy);
         }
         fprintf(f, " %10llu", (unsigned long long)s->nonzero_weights);
         cell_num(f, 8, 3, s->seconds);

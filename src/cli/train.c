@@ -51,7 +51,9 @@ int hog_cli_train(int argc, char **argv)
     double t_start = hog_now();
     hog_err err = { { 0 } };
     hog_status s = HOG_OK;
-    hog_data *train = NULL, *test = NULL;
+    hog_data *train = NULL, *test = NULL, *valid = NULL;
+    hog_cv_fold *folds = NULL;
+    hog_search_result *search = NULL;
     hog_model *m = NULL, *init = NULL;
     hog_net *net = NULL;
     struct hog_avg *avg = NULL;
@@ -62,13 +64,15 @@ int hog_cli_train(int argc, char **argv)
     /* Fail before the work, not after it, when an input cannot be read or
      * an output cannot be made. */
     const char *const ins[] = { a.train, a.test, a.o.resume,
-                                a.net.secret_file, a.weights };
+                                a.net.secret_file, a.weights, a.validation,
+                                a.init };
     if ((s = hog_cli_check_readable(ins, sizeof ins / sizeof *ins, &err)) !=
             HOG_OK ||
         (a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
         (a.o.checkpoint &&
          (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
-        (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK))
+        (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK) ||
+        (a.plot && (s = hog_cli_check_writable(a.plot, &err)) != HOG_OK))
         goto fail;
 
     hog_data hdr; /* --stream: the file's header, no arrays */
@@ -126,6 +130,58 @@ int hog_cli_train(int argc, char **argv)
             goto fail;
         r.test = test;
     }
+    if (a.validation) { /* in the training set's feature space, too */
+        hog_load_opts vl = a.lo;
+        vl.n_features = hog_data_features(r.train);
+        if ((s = hog_cli_load(a.validation, &vl, a.quiet, &valid,
+                              &r.load_valid_s, &err)) != HOG_OK)
+            goto fail;
+        r.valid = valid;
+        a.o.validation = valid;
+    }
+    hog_valid_stats vs;
+    memset(&vs, 0, sizeof vs);
+    if (a.o.validation || a.o.holdout > 0) {
+        a.o.valid_stats = &vs;
+        r.vs = &vs;
+    }
+
+    /* --cv, --search-C: the cross-validation first; a model only when -o
+     * or -t asks for one (trained on every row, at the best C) */
+    hog_cv_result cvr;
+    if (a.cv) {
+        folds = calloc(a.cv, sizeof *folds);
+        search = a.search_c ? malloc(sizeof *search) : NULL;
+        if (!folds || (a.search_c && !search)) {
+            s = hog_errf(&err, HOG_ENOMEM, "out of memory");
+            goto fail;
+        }
+        double t = hog_now();
+        a.o.cancel = hog_cli_signals_install();
+        s = hog_cli_train_cv(&a, train, &cvr, folds, search, &err);
+        hog_cli_signals_restore();
+        r.train_s = hog_now() - t;
+        if (s != HOG_OK)
+            goto fail;
+        r.cv = a.search_c ? NULL : &cvr;
+        r.search = search;
+        if (!a.model && !a.test) {
+            r.total_s = hog_now() - t_start;
+            if (a.json && (s = hog_cli_train_save_json(&r, &err)) != HOG_OK)
+                goto fail;
+            rc = HOG_EXIT_OK;
+            goto out;
+        }
+        /* --threads was the folds'; a one-thread algorithm's model is
+         * trained on one (the metrics on every allowed CPU) */
+        const struct hog_algo_row *row = hog_algo_row(a.o.algo);
+        if (row && !(row->caps & HOG_CAP_THREADS) && a.o.threads > 1)
+            a.o.threads = 0;
+        if (!a.quiet)
+            fprintf(stderr, "training on all %llu rows%s\n",
+                    (unsigned long long)hog_data_rows(train),
+                    a.search_c ? " at the best C" : "");
+    }
 
     /* The epochs' metrics feed the lines on standard error, the --json
      * report and the test set's figures; -q alone reads none of them, and
@@ -153,7 +209,7 @@ int hog_cli_train(int argc, char **argv)
     if (a.init) { /* the warm start's model */
         if ((s = hog_model_load(a.init, &init, &err)) != HOG_OK)
             goto fail;
-        a.o.init = init;
+        a.o.warm_start = init;
     }
     p.t0 = p.epoch_t0 = hog_now();
     a.o.cancel = hog_cli_signals_install();
@@ -197,7 +253,10 @@ out:
     hog_model_free(m);
     hog_model_free(init);
     hog_data_free(test);
+    hog_data_free(valid);
     hog_data_free(train);
+    free(folds);
+    free(search);
     hog_progress_free(&p);
     free(a.row_w);
     free(a.cw_labels);

@@ -5,6 +5,7 @@
  *   train_help.c    the help and the command's usage line
  *   train_net.c     the scale-out options and joining the group
  *   train_report.c  the JSON report and the summary on standard error
+ *   train_cv.c      --cv, --search-C, --plot, the validation set's report
  */
 #ifndef HOG_CLI_TRAIN_H
 #define HOG_CLI_TRAIN_H
@@ -70,6 +71,15 @@ enum {
     OPT_INIT,          /* warm start from a model file */
     OPT_WEIGHTS,       /* --weights FILE: one weight per training row */
     OPT_CLASS_WEIGHT,  /* --class-weight balanced|LABEL:W,... */
+    /* model selection (train_cv.c) */
+    OPT_C,             /* LIBLINEAR's C (the shared parser's) */
+    OPT_REG,           /* which strength --C sets */
+    OPT_CV,            /* K-fold cross-validation */
+    OPT_SEARCH_C,      /* the path of C (LIBLINEAR -C) */
+    OPT_PLOT,          /* --search-C: the SVG of CV accuracy against C */
+    OPT_HOLDOUT,       /* a share of TRAIN kept out for validation */
+    OPT_VALIDATION,    /* or a validation file */
+    OPT_EARLY_STOP,    /* epochs without a lower validation loss */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap
@@ -108,6 +118,10 @@ struct train_args {
     hog_model_format fmt;
     bool quiet;
     bool stream;
+    /* model selection: --cv K (0: none), --search-C, --plot, --validation */
+    unsigned cv;
+    bool search_c;
+    const char *plot, *validation;
 };
 
 /* What the report and the summary tell of a finished run. */
@@ -122,6 +136,12 @@ struct train_report {
     const struct hog_avg *avg;
     const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
     const hog_hot_stats *hot;      /* NULL unless --algo hogwild --hot K */
+    /* model selection (train_cv.c): NULL when not asked for */
+    const hog_cv_result *cv;       /* --cv without --search-C */
+    const hog_search_result *search; /* --search-C */
+    const hog_data *valid;         /* --validation FILE */
+    const hog_valid_stats *vs;     /* with a validation set */
+    double load_valid_s;
 };
 
 /* ---- train_help.c, train_opts.c ---------------------------------------------- */
@@ -156,6 +176,23 @@ void hog_cli_train_print_tables(const struct train_report *r);
 void hog_cli_train_print_stream(const hog_stream_stats *ss);
 /* "done: 10 epochs in 3.21 s, test accuracy 84.95%, model written to m.hgm" */
 void hog_cli_train_print_summary(const struct train_report *r);
+
+/* ---- train_cv.c -------------------------------------------------------------- */
+
+/* --cv K, and --search-C: the cross-validation or the path of C on train,
+ * their table and summary on standard error (unless --quiet) and --plot;
+ * for --search-C the best C goes into a->o.C (the refit's, with -o or -t).
+ * The result lives in *cv or *search. */
+hog_status hog_cli_train_cv(struct train_args *a, const hog_data *train,
+                            hog_cv_result *cv, hog_cv_fold *folds,
+                            hog_search_result *search, hog_err *err);
+/* The report's "cross_validation" or "search_C" object. */
+void hog_cli_json_cv(struct hog_json *j, const struct train_report *r);
+/* The report's "validation" object (with a validation set). */
+void hog_cli_json_validation(struct hog_json *j, const struct train_report *r);
+/* "l2 = 1/(C n) = 3.07e-05" for --C, n = rows (0: each fold's). */
+void hog_cli_c_strength(char *buf, size_t len, const hog_train_opts *o,
+                        uint64_t rows, const hog_model *m);
 
 /* ---- train_classes.c ----------------------------------------------------------- */
 

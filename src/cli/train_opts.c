@@ -67,6 +67,14 @@ const struct option hog_cli_train_longopts[] = {
     { "init", required_argument, NULL, OPT_INIT },
     { "weights", required_argument, NULL, OPT_WEIGHTS },
     { "class-weight", required_argument, NULL, OPT_CLASS_WEIGHT },
+    { "C", required_argument, NULL, OPT_C },
+    { "reg", required_argument, NULL, OPT_REG },
+    { "cv", required_argument, NULL, OPT_CV },
+    { "search-C", no_argument, NULL, OPT_SEARCH_C },
+    { "plot", required_argument, NULL, OPT_PLOT },
+    { "holdout", required_argument, NULL, OPT_HOLDOUT },
+    { "validation", required_argument, NULL, OPT_VALIDATION },
+    { "early-stop", required_argument, NULL, OPT_EARLY_STOP },
     { NULL, 0, NULL, 0 },
 };
 
@@ -360,6 +368,24 @@ static int own_option(struct train_args *a, int ch, const char *arg)
     case OPT_MEM_BUDGET:
         return hog_cli_opt_size(cmd, name, arg, 1, UINT64_MAX, &a->o.mem_budget,
                                 "a size (e.g. 64M, 2G)");
+    case OPT_CV:
+        rc = hog_cli_opt_u64(cmd, name, arg, 2, HOG_CV_MAX_FOLDS, &u,
+                             "a number of folds (2 to %u)", HOG_CV_MAX_FOLDS);
+        SET_IF_OK(rc, a->cv, (unsigned)u);
+        break;
+    case OPT_SEARCH_C: a->search_c = true; break;
+    case OPT_PLOT: a->plot = arg; break;
+    case OPT_HOLDOUT:
+        return hog_cli_opt_double(cmd, name, arg, HOG_CLI_ABOVE(0.0),
+                                  HOG_CLI_BELOW(1.0), &a->o.holdout,
+                                  "a share of the rows between 0 and 1 "
+                                  "(exclusive)");
+    case OPT_VALIDATION: a->validation = arg; break;
+    case OPT_EARLY_STOP:
+        rc = hog_cli_opt_u64(cmd, name, arg, 1, 1000000, &u,
+                             "a number of epochs (1 to 1000000)");
+        SET_IF_OK(rc, a->o.early_stop, (unsigned)u);
+        break;
     default:
         return -1;
     }
@@ -456,6 +482,9 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
             { OPT_TOL, HOG_CAP_TOL },
         };
         unsigned used = hog_train_opts_caps(&a->o);
+        /* --cv: the folds spread over the threads whatever the algorithm */
+        if (a->cv)
+            used &= ~(unsigned)HOG_CAP_THREADS;
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)
             if (seen[given[i].opt])
                 used |= given[i].cap;
@@ -551,10 +580,10 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     if (a->stream && strcmp(a->train, "-") == 0)
         return hog_cli_usage_error(cmd, "--stream reads a .hgb file, not "
                                    "standard input");
-    const char *outs[] = { a->model, a->json };
-    const char *ins[] = { a->train, a->test };
-    for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 2; k++)
+    const char *outs[] = { a->model, a->json, a->plot };
+    const char *ins[] = { a->train, a->test, a->validation };
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
             if (outs[i] && hog_cli_same_file(outs[i], ins[k]))
                 return hog_cli_usage_error(cmd, "%s would overwrite the "
                                            "input %s", outs[i], ins[k]);
@@ -567,6 +596,60 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     if (a->test && strcmp(a->test, "-") == 0 && strcmp(a->train, "-") == 0)
         return hog_cli_usage_error(cmd, "TRAIN and TEST cannot both be "
                                    "standard input");
+    return -1;
+}
+
+/* --cv, --search-C, --plot, --holdout, --validation and --early-stop:
+ * model selection and validation (docs/TRAINING.md, "Cross-validation, C
+ * search and early stopping"). */
+static int selection_options(struct train_args *a, const unsigned char *seen)
+{
+    if (a->search_c && !a->cv)
+        a->cv = 5; /* LIBLINEAR's -C without -v */
+    if (seen[OPT_PLOT] && !a->search_c)
+        return hog_cli_usage_error(cmd, "--plot draws the path of --search-C; "
+                                   "add --search-C");
+    if (a->plot) {
+        const char *dot = strrchr(a->plot, '.');
+        if (!dot || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0))
+            return hog_cli_usage_error(cmd, "--plot %s: the image is .svg or "
+                                       ".png", a->plot);
+    }
+    if (a->search_c && (seen[OPT_L1] || seen[OPT_L2]))
+        return hog_cli_usage_error(cmd, "--search-C sets the regularization "
+                                   "from C; drop --%s (--reg l1 searches l1)",
+                                   seen[OPT_L1] ? "l1" : "l2");
+    if (seen[OPT_HOLDOUT] && a->validation)
+        return hog_cli_usage_error(cmd, "--holdout and --validation both name "
+                                   "the validation rows; give one");
+    if (a->o.early_stop && !seen[OPT_HOLDOUT] && !a->validation)
+        return hog_cli_usage_error(cmd, "--early-stop watches the validation "
+                                   "loss: add --holdout F or --validation "
+                                   "FILE");
+    if (a->stream && seen[OPT_HOLDOUT])
+        return hog_cli_usage_error(cmd, "--stream cannot hold rows of the "
+                                   "file out; give --validation FILE instead "
+                                   "of --holdout");
+    if (a->o.early_stop && a->net.on)
+        return hog_cli_usage_error(cmd, "--early-stop works in one process "
+                                   "only (each rank would stop at its own "
+                                   "epoch)");
+    if (a->o.early_stop && (a->o.checkpoint || a->o.resume))
+        return hog_cli_usage_error(cmd, "--early-stop does not combine with "
+                                   "--checkpoint or --resume yet");
+    if (!a->cv)
+        return -1;
+    const char *not_with = a->stream                  ? "--stream"
+                           : a->net.on                 ? "--world"
+                           : a->o.checkpoint            ? "--checkpoint"
+                           : a->o.resume                ? "--resume"
+                           : hog_gpu_requested(&a->o) ? "--gpus"
+                                                       : NULL;
+    if (not_with)
+        return hog_cli_usage_error(cmd, "--%s does not combine with %s "
+                                   "(cross-validation trains K models in "
+                                   "memory on this machine's CPUs)",
+                                   a->search_c ? "search-C" : "cv", not_with);
     return -1;
 }
 
@@ -598,5 +681,7 @@ int hog_cli_train_parse(int argc, char **argv, struct train_args *a)
         (rc = sync_every_options(a, seen)) >= 0)
         return rc;
     algo_defaults(a, seen);
+    if ((rc = selection_options(a, seen)) >= 0)
+        return rc;
     return file_options(a, seen);
 }

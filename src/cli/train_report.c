@@ -62,8 +62,26 @@ static void json_weights(struct hog_json *j, const struct train_report *r)
 static const char *stop_reason(const struct train_report *r)
 {
     const struct hog_progress *p = r->p;
+    if (r->vs && r->vs->early_stopped)
+        return "early_stop";
     return p->hist_len && p->hist[p->hist_len - 1].converged ? "tol"
                                                              : "epochs";
+}
+
+/* The epoch whose model was handed out: with --early-stop the best one's
+ * (one-vs-rest: its one report), else the last; NULL without any. */
+static const hog_epoch_stats *kept_stats(const struct train_report *r)
+{
+    const struct hog_progress *p = r->p;
+    if (!p->hist_len)
+        return NULL;
+    const hog_epoch_stats *last = &p->hist[p->hist_len - 1];
+    if (!r->a->o.early_stop || !r->vs || last->classes)
+        return last;
+    for (unsigned i = 0; i < p->hist_len; i++)
+        if (p->hist[i].epoch == r->vs->best_epoch)
+            return &p->hist[i];
+    return last;
 }
 
 /* scd and dcd stop on --tol, --epochs being a cap: true when the cap came
@@ -85,8 +103,21 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_str(&j, "command", "train");
     hog_json_obj(&j, "options");
     hog_json_str(&j, "loss", hog_cli_loss_name(o->loss));
-    hog_json_num(&j, "l1", o->l1);
-    hog_json_num(&j, "l2", o->l2);
+    /* --C: the strengths the model was trained with (or, for a
+     * cross-validation alone, each fold's) */
+    hog_json_num(&j, "l1", r->m ? r->m->l1 : o->C > 0 ? NAN : o->l1);
+    hog_json_num(&j, "l2", r->m ? r->m->l2 : o->C > 0 ? NAN : o->l2);
+    if (o->C > 0) {
+        char reg[160];
+        hog_cli_c_strength(reg, sizeof reg, o, r->m && r->vs ? r->vs->train_rows
+                                               : r->m ? hog_data_rows(r->train)
+                                                      : 0,
+                           r->m);
+        hog_json_num(&j, "C", o->C);
+        hog_json_str(&j, "regularization", reg);
+    } else {
+        hog_json_null(&j, "C");
+    }
     hog_json_num(&j, "eta", o->eta);
     hog_json_str(&j, "schedule", hog_cli_schedule_name(o->schedule));
     hog_json_num(&j, "power", o->power);
@@ -159,7 +190,17 @@ static void write_json(FILE *f, const struct train_report *r)
         json_data(&j, "test", r->a->test, r->test, r->load_test_s, r->m);
     else
         hog_json_null(&j, "test");
+    if (r->valid)
+        json_data(&j, "validation", r->a->validation, r->valid,
+                  r->load_valid_s, r->m);
     hog_json_close_obj(&j);
+    hog_cli_json_cv(&j, r);
+    if (!r->m) { /* --cv alone: no model trained on every row */
+        hog_json_null(&j, "epochs");
+        hog_json_null(&j, "model");
+        goto tail;
+    }
+    hog_cli_json_validation(&j, r);
 
     hog_json_arr(&j, "epochs");
     for (unsigned i = 0; i < r->p->hist_len; i++) {
@@ -180,6 +221,14 @@ static void write_json(FILE *f, const struct train_report *r)
             hog_json_num(&j, "test_rmse", s->test_rmse);
             if (s->classes)
                 hog_json_num(&j, "test_macro_f1", s->test_macro_f1);
+        }
+        if (s->has_valid) {
+            hog_json_num(&j, "valid_loss", s->valid_loss);
+            hog_json_num(&j, "valid_accuracy", s->valid_accuracy);
+            hog_json_num(&j, "valid_auc", s->valid_auc);
+            hog_json_num(&j, "valid_rmse", s->valid_rmse);
+            if (s->classes)
+                hog_json_num(&j, "valid_macro_f1", s->valid_macro_f1);
         }
         hog_json_u64(&j, "nonzero_weights", s->nonzero_weights);
         hog_json_num(&j, "gap", s->gap);
@@ -266,6 +315,7 @@ static void write_json(FILE *f, const struct train_report *r)
     } else {
         hog_json_null(&j, "stream");
     }
+tail:;
     struct rusage ru;
     hog_json_obj(&j, "memory");
     if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -277,6 +327,8 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_obj(&j, "timings");
     hog_json_num(&j, "load_train_seconds", r->load_train_s);
     hog_json_num(&j, "load_test_seconds", r->test ? r->load_test_s : NAN);
+    if (r->valid)
+        hog_json_num(&j, "load_validation_seconds", r->load_valid_s);
     hog_json_num(&j, "train_seconds", r->train_s);
     hog_json_num(&j, "save_seconds", r->a->model ? r->save_s : NAN);
     hog_json_num(&j, "total_seconds", r->total_s);
@@ -318,6 +370,35 @@ static void print_cyclades(const hog_cyclades_stats *c)
             100.0 * c->all_largest_share);
 }
 
+/* What the validation set and early stopping did. */
+static void print_validation(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    const hog_valid_stats *v = r->vs;
+    bool ovr = r->m && r->m->n_classes &&
+               r->m->multiclass == HOG_MULTICLASS_OVR;
+    fprintf(stderr, "validation: %llu rows (%s), trained on %llu",
+            (unsigned long long)v->rows,
+            r->a->validation ? hog_cli_basename(r->a->validation)
+                             : "held out of TRAIN",
+            (unsigned long long)v->train_rows);
+    if (!o->early_stop) {
+        if (v->best_epoch)
+            fprintf(stderr, "; lowest validation loss after epoch %u "
+                            "(%.4f)", v->best_epoch, v->best_loss);
+    } else if (ovr) {
+        fprintf(stderr, "; early stopping per class: %u of %u classes "
+                        "stopped early, each keeping its best epoch",
+                v->classes_stopped, r->m->n_classes);
+    } else {
+        fprintf(stderr, "; %s after epoch %u, kept epoch %u (validation "
+                        "loss %.4f)",
+                v->early_stopped ? "stopped early" : "ran every epoch",
+                v->epochs_run, v->best_epoch, v->best_loss);
+    }
+    fputc('\n', stderr);
+}
+
 void hog_cli_train_print_tables(const struct train_report *r)
 {
     const hog_train_opts *o = &r->a->o;
@@ -330,6 +411,15 @@ void hog_cli_train_print_tables(const struct train_report *r)
                         "--tol %g; the model may be less accurate: raise "
                         "--epochs\n",
                 hog_cli_algo_name(o->algo), o->epochs, o->tol);
+    if (o->C > 0) {
+        char reg[160];
+        hog_cli_c_strength(reg, sizeof reg, o,
+                           r->vs ? r->vs->train_rows : hog_data_rows(r->train),
+                           r->m);
+        fprintf(stderr, "C = %g: %s\n", o->C, reg);
+    }
+    if (r->vs && r->vs->rows)
+        print_validation(r);
     if (r->hot)
         fprintf(stderr, "hot replicas: %llu features%s per thread "
                         "(%.1f%% of the nonzeros), folded %llu times\n",
@@ -356,6 +446,7 @@ void hog_cli_train_print_summary(const struct train_report *r)
     const struct hog_progress *p = r->p;
     const hog_epoch_stats *last = p->hist_len ? &p->hist[p->hist_len - 1]
                                               : NULL;
+    const hog_epoch_stats *kept = kept_stats(r);
     if (last && last->test_unknown_labels)
         fprintf(stderr, "warning: %llu rows of %s have a label the training "
                         "set has not (no class of the model): counted as "
@@ -369,8 +460,10 @@ void hog_cli_train_print_summary(const struct train_report *r)
                 r->m->multiclass == HOG_MULTICLASS_SOFTMAX ? "softmax"
                                                            : "one-vs-rest");
     fprintf(stderr, " in %.2f s", r->train_s);
-    if (p->hist_len) {
-        const hog_epoch_stats *s = &p->hist[p->hist_len - 1];
+    if (kept && kept != last)
+        fprintf(stderr, ", kept epoch %u", kept->epoch);
+    if (kept) {
+        const hog_epoch_stats *s = kept;
         const char *set = s->has_test ? "test" : "train";
         double acc = s->has_test ? s->test_accuracy : s->train_accuracy;
         double rmse = s->has_test ? s->test_rmse : s->train_rmse;

@@ -193,6 +193,15 @@ int hog_cli_parse_threads(const struct hog_cli_cmd *c, const char *arg,
     return rc;
 }
 
+/* Whether the long option called name was given. */
+static bool given(const struct hog_cli_parser *p, const char *name)
+{
+    for (const struct option *lo = p->longopts; lo->name; lo++)
+        if (strcmp(lo->name, name) == 0 && !lo->flag)
+            return lo->val >= 0 && lo->val < HOG_CLI_MAX_OPT && p->seen[lo->val];
+    return false;
+}
+
 /* The model options, by long name: -1 when name is none of them,
  * HOG_EXIT_OK when arg was applied, else the usage error's status. */
 static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
@@ -215,9 +224,16 @@ static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
     if (strcmp(name, "bias") == 0)
         return hog_cli_opt_double(c, name, arg, -HUGE_VAL, HUGE_VAL, &o->bias,
                                   "a number");
+    if (strcmp(name, "C") == 0) /* LIBLINEAR's: l2 (or l1) = 1/(C n) */
+        return hog_cli_opt_double(c, name, arg, HOG_CLI_ABOVE(0.0), HUGE_VAL,
+                                  &o->C, "a number > 0");
+    static const struct hog_cli_name reg_names[] = {
+        { "l1", 1, false }, { "l2", 0, false }, { NULL, 0, false },
+    };
     const struct hog_cli_enum names[] = {
         { ch, "loss", hog_cli_loss_names, HOG_CLI_TARGET(o->loss) },
         { ch, "schedule", hog_cli_schedule_names, HOG_CLI_TARGET(p->sched) },
+        { ch, "reg", reg_names, HOG_CLI_TARGET(o->C_l1) },
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i].noun) == 0)
@@ -225,14 +241,21 @@ static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
     return -1;
 }
 
-/* Whether the long option called name was given. */
-static bool given(const struct hog_cli_parser *p, const char *name)
+/* After the options: --C sets the strengths, so it excludes --l1 and
+ * --l2, and --reg says which one it sets. -1 to go on, else the usage
+ * error's status. */
+static int model_check(const struct hog_cli_parser *p)
 {
-    for (const struct option *lo = p->longopts; lo->name; lo++)
-        if (strcmp(lo->name, name) == 0 && !lo->flag)
-            return lo->val >= 0 && lo->val < HOG_CLI_MAX_OPT && p->seen[lo->val];
-    return false;
+    if (given(p, "C") && (given(p, "l1") || given(p, "l2")))
+        return hog_cli_usage_error(p->cmd, "--C sets l2 (or l1, with --reg "
+                                   "l1) to 1/(C n); give either --C or "
+                                   "--l1/--l2");
+    if (given(p, "reg") && !given(p, "C"))
+        return hog_cli_usage_error(p->cmd, "--reg says what --C sets; it "
+                                   "needs --C");
+    return -1;
 }
+
 
 /* An option the parser applies itself: -1 when ch is none of them,
  * HOG_EXIT_OK when applied, else the usage error's status. */
@@ -262,6 +285,8 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
     for (;;) {
         int li = -1;
         int ch = getopt_long(argc, argv, p->shortopts, p->longopts, &li);
+        if (ch == -1 && p->train && (p->status = model_check(p)) >= 0)
+            return -1;
         if (ch == -1)
             return 0;
         /* getopt_long takes any unambiguous start of a name ("--epoch" for

@@ -282,14 +282,3 @@ hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
     free(s);
     return HOG_OK;
 }
-
-void hog_model_vector_in(const hog_model *m, uint32_t c, uint64_t n_features,
-                         float *out)
-{
-    const float *w = m->w + c * hog_model_vector_len(m);
-    memcpy(out, w, m->n_features * sizeof *out);
-    memset(out + m->n_features, 0,
-           (n_features - m->n_features) * sizeof *out);
-    if (m->bias != 0.0)
-        out[n_features] = w[m->n_features];
-}

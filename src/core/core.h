@@ -155,12 +155,6 @@ static inline uint64_t hog_model_len(const hog_model *m)
     return hog_model_vector_len(m) * hog_model_vectors(m);
 }
 
-/* Vector c of m laid out for n_features features (n_features >= m's):
- * its weights, zeros past m's features, and its bias weight at index
- * n_features when m has a bias. The warm starts' copy. */
-void hog_model_vector_in(const hog_model *m, uint32_t c, uint64_t n_features,
-                         float *out);
-
 /* Makes m a K-class model for the labels (copied), its weights K zero
  * vectors (the old ones freed). */
 hog_status hog_model_set_classes(hog_model *m, uint32_t k,

@@ -11,6 +11,14 @@
 
 struct hog_train_state;
 
+/* epoch_end's answer when the front door ends training after this epoch
+ * (early stopping on the validation loss): not a failure. A trainer treats
+ * it as any status other than HOG_OK (it stops where it is, frees what it
+ * holds and returns the status) and the front door turns it into HOG_OK,
+ * so that no trainer needs a stopping rule of its own and no caller of
+ * the library ever sees the value (it is none of hog_status's). */
+#define HOG_FIT_STOP ((hog_status)0x100)
+
 struct hog_fit {
     const hog_data *train;
     const hog_train_opts *o;  /* validated */
@@ -63,6 +71,12 @@ struct hog_fit {
     hog_status (*save)(struct hog_fit *f, const struct hog_train_state *s,
                        bool cancelled, hog_err *err);
     void *ckpt_ctx; /* the front door's */
+
+    /* Warm start (hog_train_opts.warm_start): the weights to start from,
+     * hog_model_vector_len(model) of them, or NULL for zero. A trainer
+     * that takes it (the algorithms' table, HOG_CAP_WARM) puts them in
+     * place before the first step. */
+    const float *init;
 };
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.

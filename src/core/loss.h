@@ -89,6 +89,19 @@ static inline double hog_loss_target(hog_loss loss, double label_pos,
                                         : -1.0;
 }
 
+/* LIBLINEAR's C as hogtrain's strengths: its objective 1/2 |w|^2 +
+ * C sum_i loss_i (L2; -s 0, 1, 2, 3, 7) or |w|_1 + C sum_i loss_i (L1;
+ * -s 5, 6) over n rows, divided by C n, is ours with l2 (or l1) = 1/(C n)
+ * and the other strength 0: the same minimiser. The one map behind
+ * hog_train_opts.C, `train --C` and `objective --C`. */
+static inline void hog_strengths_of_C(double C, bool l1_reg, uint64_t n,
+                                      double *l1, double *l2)
+{
+    double lam = 1.0 / (C * (double)(n ? n : 1));
+    *l1 = l1_reg ? lam : 0.0;
+    *l2 = l1_reg ? 0.0 : lam;
+}
+
 static inline const char *hog_loss_name(hog_loss loss)
 {
     switch (loss) {

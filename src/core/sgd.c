@@ -173,8 +173,6 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         "out of memory for the SGD state of %llu weights",
                         (unsigned long long)nw);
     }
-    if (o->init) /* a warm start: the front door checked the shapes */
-        hog_model_vector_in(o->init, 0, s->n_features, (float *)s->w);
     return HOG_OK;
 }
 
@@ -1680,6 +1678,14 @@ void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
     for (uint64_t j = 0; j < s->n_weights; j++)
         out[j] = ld(&s->w[j]);
+}
+
+void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
+{
+    /* between segments every kind holds the weights themselves (scale 1,
+     * stamps 0) */
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        st(&s->w[j], in[j]);
 }
 
 /* ---- Cyclades: steps with some weights kept apart ------------------------------ */

@@ -154,6 +154,8 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 
 /* Copies the weights out (call between segments). */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
+/* Puts weights in (between segments: a warm start, core/fit.h's init). */
+void hog_sgd_set_weights(struct hog_sgd *s, const float *in);
 
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
 

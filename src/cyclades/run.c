@@ -179,9 +179,11 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         extra = 0.0;
     }
     cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
-    if (st == HOG_OK && c.o->cyclades_stats)
+    /* a run the front door stopped early (core/fit.h) is a whole run */
+    bool whole = st == HOG_OK || st == HOG_FIT_STOP;
+    if (whole && c.o->cyclades_stats)
         *c.o->cyclades_stats = c.st;
-    if (st == HOG_OK)
+    if (whole)
         hog_cyc_prof_print(&c);
 out:
     hog_cyc_free(&c);

@@ -189,6 +189,8 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     hog_status st = hog_sgd_init(&c->s, c->o, c->d, err);
     if (st != HOG_OK)
         return st;
+    if (f->init) /* a warm start (a resume replaces it) */
+        hog_sgd_set_weights(&c->s, f->init);
     c->step = hog_sgd_split_step(&c->s, c->d->row_w != NULL);
     if (parallel && (st = make_pool(c, err)) != HOG_OK)
         return st;

@@ -624,6 +624,8 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     for (unsigned r = 0; r < h.nrep; r++) {
         if ((st = hog_sgd_init(&h.rep[r].s, o, d, err)) != HOG_OK)
             goto out;
+        if (f->init) /* a warm start: every replica from it */
+            hog_sgd_set_weights(&h.rep[r].s, f->init);
         if ((st = hog_sgd_locks_init(&h.rep[r].locks, o->update,
                                      &h.rep[r].s, err)) != HOG_OK)
             goto out;
@@ -661,6 +663,8 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
         if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_count, T,
                                err)) != HOG_OK)
             goto out;
+        if (f->init) /* the views start from the warm weights too */
+            load_weights(&h, f->init, NULL);
     }
     bool blocked = h.average || (h.hot && o->sync_every > 0);
     uint64_t blocks = blocked ? (n + o->sync_every - 1) / o->sync_every : 1;

@@ -690,18 +690,11 @@ static hog_status alloc_state(struct softmax *m, hog_err *err)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the softmax "
                         "trainer's per-feature state (%llu features)",
                         (unsigned long long)nw);
-    const hog_model *init = m->f->o->init;
-    if (init) { /* a warm start: its class-major vectors, feature-major */
-        float *v = malloc(nw * sizeof *v);
-        if (!v)
-            return hog_errf(err, HOG_ENOMEM, "out of memory");
-        for (uint32_t c = 0; c < m->k; c++) {
-            hog_model_vector_in(init, c, m->f->train->n_features, v);
+    const float *init = m->f->init;
+    if (init) /* a warm start: its class-major vectors, feature-major */
+        for (uint32_t c = 0; c < m->k; c++)
             for (uint64_t j = 0; j < m->nw; j++)
-                m->w[j * m->k + c] = v[j];
-        }
-        free(v);
-    }
+                m->w[j * m->k + c] = init[c * m->nw + j];
     return HOG_OK;
 }
 

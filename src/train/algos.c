@@ -23,15 +23,16 @@ static const struct hog_algo_row rows[] = {
     [HOG_ALGO_SERIAL] = {
         "serial", "serial", hog_serial_train, hog_serial_train_stream,
         hog_softmax_train,
-        HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
+        HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM },
     [HOG_ALGO_HOGWILD] = {
         "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
         hog_softmax_train,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
-            HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD },
+            HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM },
     [HOG_ALGO_CYCLADES] = {
         "cyclades", "Cyclades", hog_cyclades_train, NULL, NULL,
-        HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT },
+        HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT |
+            HOG_CAP_WARM },
     [HOG_ALGO_SCD] = {
         "scd", "stochastic coordinate descent", hog_scd_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_TOL },
@@ -58,6 +59,7 @@ static const struct {
     { HOG_CAP_CHECKPOINT, "--checkpoint and --resume", true },
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },
+    { HOG_CAP_WARM, "a warm start (hog_train_opts.warm_start)", false },
 };
 
 const struct hog_algo_row *hog_algo_row(hog_algo a)
@@ -98,6 +100,8 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
         c |= HOG_CAP_CHECKPOINT;
     if (o->average)
         c |= HOG_CAP_WORLD;
+    if (o->warm_start)
+        c |= HOG_CAP_WARM;
     return c;
 }
 

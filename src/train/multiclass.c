@@ -15,6 +15,10 @@
  * problem with the same options and thread count, so the one-thread runs
  * (serial, cyclades, dcd with one thread) are deterministic.
  *
+ * The classes are spread.c's jobs. Early stopping (o->early_stop with a
+ * validation set): each class stops on its own binary validation loss and
+ * keeps its best epoch's vector (early.c), scored on the class's thread.
+ *
  * Checkpoints: the classes run one after another, and a checkpoint is the
  * running class's state (the algorithm's own) with the class number and
  * the finished classes' vectors (core/fit.h); a resumed run copies those,
@@ -23,11 +27,10 @@
 #include "train/train.h"
 
 #include "core/fit.h"
-#include "core/forkjoin.h"
+#include "core/metrics.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,21 +39,26 @@ struct ovr {
     const struct hog_algo_row *row;
     hog_train_opts sub;      /* the options of every class's run */
     uint64_t *n_pos;         /* rows per class */
-    pthread_mutex_t lock;    /* the progress callback, the first error */
-    hog_status st;
-    hog_err err;
+    uint64_t *valid_pos;     /* validation rows per class (early stopping) */
+    pthread_mutex_t lock;    /* the progress callback, the counts below */
     uint64_t epochs_done;    /* class epochs, for progress */
     uint32_t current;        /* the class running (checkpoints: one at a
-                                time) */
+                                time; not kept when the classes spread) */
+    bool spread;             /* the classes spread over the threads */
     unsigned classes_done;
-    double seconds;          /* the longest class's training time, summed
-                                over the waves (see run_all) */
-    _Alignas(HOG_CACHELINE) _Atomic uint32_t next;
+    double *seconds;         /* per worker: its training time */
+    hog_valid_stats early;   /* early stopping: what the classes did */
 };
 
-struct worker {
+/* One class's run: its fit (first, so that the hooks find the rest) and
+ * its early stopping. */
+struct class_run {
+    struct hog_fit f;
     struct ovr *v;
-    double seconds; /* this worker's training time */
+    uint32_t c;
+    struct hog_early early;
+    hog_data valid;          /* the validation set as the class's binary
+                                problem */
 };
 
 /* Progress: the share of class epochs done (the callback's epoch is the
@@ -65,12 +73,29 @@ static void report(struct ovr *v)
                 v->epochs_done, total, NULL);
 }
 
-/* A class's epoch: the front door's divergence check on its vector, and
- * progress. */
+/* Early stopping of one class: its binary validation loss after the
+ * epoch (on the class's thread count), the best vector kept; HOG_FIT_STOP
+ * once the patience has run out. */
+static hog_status class_early(struct class_run *r, unsigned epoch,
+                              hog_err *err)
+{
+    struct hog_metrics m;
+    hog_status st = hog_metrics_eval_threads(r->f.model, &r->valid,
+                                             r->f.o->threads, &m, err);
+    if (st != HOG_OK)
+        return st;
+    return hog_early_step(&r->early, epoch, m.loss, r->f.model->w)
+               ? HOG_FIT_STOP
+               : HOG_OK;
+}
+
+/* A class's epoch: the front door's divergence check on its vector,
+ * early stopping, and progress. */
 static hog_status class_epoch_end(struct hog_fit *f, unsigned epoch,
                                   double seconds, hog_err *err)
 {
-    struct ovr *v = f->ctx;
+    struct class_run *r = (struct class_run *)f;
+    struct ovr *v = r->v;
     (void)seconds;
     uint64_t nw = hog_model_vector_len(f->model);
     for (uint64_t j = 0; j < nw; j++)
@@ -82,11 +107,12 @@ static hog_status class_epoch_end(struct hog_fit *f, unsigned epoch,
                             f->model->label_pos, epoch,
                             (unsigned long long)j, f->model->w[j],
                             f->o->eta);
+    hog_status st = r->early.patience ? class_early(r, epoch, err) : HOG_OK;
     pthread_mutex_lock(&v->lock);
     v->epochs_done++;
     report(v);
     pthread_mutex_unlock(&v->lock);
-    return HOG_OK;
+    return st;
 }
 
 static void class_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
@@ -101,13 +127,28 @@ static hog_status class_save(struct hog_fit *f,
                              const struct hog_train_state *s, bool cancelled,
                              hog_err *err)
 {
-    struct ovr *v = f->ctx;
+    struct ovr *v = ((struct class_run *)f)->v;
     struct hog_fit *p = v->parent;
     struct hog_train_state k = *s;
     k.n_classes = p->model->n_classes;
     k.ovr_class = v->current;
     k.ovr_done = p->model->w;
     return p->save(p, &k, cancelled, err);
+}
+
+/* d as class c's binary problem: label == classes[c] against the rest,
+ * the arrays shared. */
+static hog_data class_view(const hog_data *d, double label, uint64_t n_pos)
+{
+    hog_data view = *d;
+    memset(view.mem, 0, sizeof view.mem);
+    memset(view.mem_len, 0, sizeof view.mem_len);
+    view.release = NULL;
+    view.labels = HOG_LABELS_BINARY;
+    view.label_pos = label;
+    view.label_neg = NAN;
+    view.n_pos = n_pos;
+    return view;
 }
 
 /* Trains class c into the model's vector c. */
@@ -117,130 +158,130 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     struct hog_fit *p = v->parent;
     hog_model *m = p->model;
     double label = m->classes[c];
-    hog_data view = *p->train;
-    memset(view.mem, 0, sizeof view.mem);
-    memset(view.mem_len, 0, sizeof view.mem_len);
-    view.release = NULL;
-    view.labels = HOG_LABELS_BINARY;
-    view.label_pos = label;
-    view.label_neg = NAN;
-    view.n_pos = v->n_pos[c];
+    uint64_t len = hog_model_vector_len(m);
+    hog_data view = class_view(p->train, label, v->n_pos[c]);
     hog_model sub = *m;
-    sub.w = m->w + c * hog_model_vector_len(m);
+    sub.w = m->w + c * len;
     sub.n_classes = 0;
     sub.classes = NULL;
     sub.labels = HOG_LABELS_BINARY;
     sub.label_pos = label;
     sub.label_neg = NAN;
-    /* a warm start: the class's vector of the model given */
-    hog_train_opts co = v->sub;
-    hog_model init;
-    if (co.init) {
-        init = *co.init;
-        init.w = co.init->w + c * hog_model_vector_len(co.init);
-        init.n_classes = 0;
-        init.classes = NULL;
-        co.init = &init;
-    }
-    struct hog_fit f = { .train = &view, .o = &co, .model = &sub,
-                         .epoch_end = class_epoch_end, .tick = class_tick,
-                         .ctx = v, .gap = NAN, .objective = NAN,
-                         .mean_loss = NAN, .save = class_save,
-                         .ckpt_rows = p->ckpt_rows,
-                         .ckpt_epochs = p->ckpt_epochs };
-    const struct hog_train_state *r = p->resume;
-    if (r && c < r->ovr_class) { /* finished before the checkpoint */
-        uint64_t len = hog_model_vector_len(m);
-        memcpy(sub.w, r->ovr_done + c * len, len * sizeof *sub.w);
+    struct class_run r;
+    memset(&r, 0, sizeof r);
+    r.f = (struct hog_fit){ .train = &view, .o = &v->sub, .model = &sub,
+                            .epoch_end = class_epoch_end, .tick = class_tick,
+                            .ctx = v, .gap = NAN, .objective = NAN,
+                            .mean_loss = NAN, .save = class_save,
+                            .ckpt_rows = p->ckpt_rows,
+                            .ckpt_epochs = p->ckpt_epochs,
+                            .init = p->init ? p->init + c * len : NULL };
+    r.v = v;
+    r.c = c;
+    const struct hog_train_state *rs = p->resume;
+    if (rs && c < rs->ovr_class) { /* finished before the checkpoint */
+        memcpy(sub.w, rs->ovr_done + c * len, len * sizeof *sub.w);
         return HOG_OK;
     }
-    if (r && c == r->ovr_class)
-        f.resume = r;
-    v->current = c;
+    if (rs && c == rs->ovr_class)
+        r.f.resume = rs;
+    const hog_train_opts *o = p->o;
+    hog_status st = HOG_OK;
+    if (o->early_stop && o->validation) {
+        r.valid = class_view(o->validation, label, v->valid_pos[c]);
+        st = hog_early_init(&r.early, o->early_stop, len, err);
+    }
+    if (st != HOG_OK)
+        return st;
+    if (!v->spread)
+        v->current = c;
     double t0 = hog_now();
-    hog_status st = v->row->run(&f, err);
+    st = v->row->run(&r.f, err);
     *seconds += hog_now() - t0;
+    if (st == HOG_FIT_STOP || (st == HOG_OK && r.early.patience)) {
+        hog_early_restore(&r.early, sub.w);
+        pthread_mutex_lock(&v->lock);
+        hog_valid_stats *e = &v->early;
+        e->classes_stopped += r.early.stopped;
+        e->early_stopped |= r.early.stopped;
+        if (r.early.epochs > e->epochs_run)
+            e->epochs_run = r.early.epochs;
+        if (r.early.best_epoch > e->best_epoch)
+            e->best_epoch = r.early.best_epoch;
+        pthread_mutex_unlock(&v->lock);
+        st = HOG_OK;
+    }
+    hog_early_free(&r.early);
     return st;
 }
 
-static void *class_worker(void *arg)
+static hog_status class_job(void *ctx, uint32_t c, unsigned worker,
+                            hog_err *err)
 {
-    struct worker *w = arg;
-    struct ovr *v = w->v;
-    uint32_t k = v->parent->model->n_classes;
-    hog_err err;
-    for (;;) {
-        /* relaxed: a class's claim orders nothing; the join publishes */
-        uint32_t c = atomic_fetch_add_explicit(&v->next, 1,
-                                               memory_order_relaxed);
-        if (c >= k)
-            return NULL;
-        pthread_mutex_lock(&v->lock);
-        bool failed = v->st != HOG_OK;
-        pthread_mutex_unlock(&v->lock);
-        if (failed)
-            return NULL;
-        hog_status st = train_class(v, c, &w->seconds, &err);
-        pthread_mutex_lock(&v->lock);
-        if (st != HOG_OK && v->st == HOG_OK) {
-            v->st = st;
-            v->err = err;
-        }
-        v->classes_done += st == HOG_OK;
-        report(v);
-        pthread_mutex_unlock(&v->lock);
-    }
-}
-
-static unsigned ovr_threads(const hog_train_opts *o)
-{
-    unsigned t = o->threads ? o->threads : hog_allowed_cpus();
-    return t ? t : 1;
+    struct ovr *v = ctx;
+    hog_status st = train_class(v, c, &v->seconds[worker], err);
+    pthread_mutex_lock(&v->lock);
+    v->classes_done += st == HOG_OK;
+    report(v);
+    pthread_mutex_unlock(&v->lock);
+    return st;
 }
 
 bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k)
 {
-    unsigned t = ovr_threads(o);
-    return t > 1 && k >= t;
+    return hog_train_spread_workers(o, k) > 1;
 }
 
-hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
-                         hog_err *err)
+/* Rows per class of d (labels none of the classes' left out). */
+static hog_status count_classes(const hog_data *d, const hog_model *m,
+                                uint64_t *n_pos, hog_err *err)
 {
-    hog_model *m = f->model;
-    const hog_train_opts *o = f->o;
-    uint32_t k = m->n_classes;
-    unsigned threads = ovr_threads(o);
-    struct ovr *v = aligned_alloc(HOG_CACHELINE, sizeof *v);
-    uint64_t *n_pos = calloc(k, sizeof *n_pos);
     struct hog_class_index ix;
-    memset(&ix, 0, sizeof ix);
-    hog_status st = v && n_pos ? hog_class_index_init(&ix, m->classes, k, err)
-                               : hog_errf(err, HOG_ENOMEM, "out of memory");
-    if (st != HOG_OK) {
-        free(v);
-        free(n_pos);
+    hog_status st = hog_class_index_init(&ix, m->classes, m->n_classes, err);
+    if (st != HOG_OK)
         return st;
-    }
-    for (uint64_t i = 0; i < f->train->m.rows; i++) {
-        int64_t c = hog_class_index_find(&ix, f->train->m.y[i]);
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        int64_t c = hog_class_index_find(&ix, d->m.y[i]);
         if (c >= 0)
             n_pos[c]++;
     }
     hog_class_index_free(&ix);
+    return HOG_OK;
+}
 
-    memset(v, 0, sizeof *v);
-    v->parent = f;
-    v->row = row;
-    v->n_pos = n_pos;
-    v->st = HOG_OK;
-    pthread_mutex_init(&v->lock, NULL);
-    atomic_init(&v->next, 0);
+hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
+                         hog_valid_stats *early, hog_err *err)
+{
+    hog_model *m = f->model;
+    const hog_train_opts *o = f->o;
+    uint32_t k = m->n_classes;
+    unsigned threads = hog_train_threads(o);
     /* a class per thread, each on one thread (and unpinned: the workers
      * are the OS's to place, each running a one-thread trainer); else one
      * class at a time on all threads */
     bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint && !f->resume;
     unsigned workers = spread ? threads : 1;
+    struct ovr *v = calloc(1, sizeof *v);
+    uint64_t *n_pos = calloc(2 * (size_t)k, sizeof *n_pos);
+    double *seconds = calloc(workers, sizeof *seconds);
+    hog_status st = v && n_pos && seconds
+                        ? count_classes(f->train, m, n_pos, err)
+                        : hog_errf(err, HOG_ENOMEM, "out of memory");
+    if (st == HOG_OK && o->early_stop && o->validation)
+        st = count_classes(o->validation, m, n_pos + k, err);
+    if (st != HOG_OK) {
+        free(v);
+        free(n_pos);
+        free(seconds);
+        return st;
+    }
+    v->parent = f;
+    v->row = row;
+    v->n_pos = n_pos;
+    v->valid_pos = n_pos + k;
+    v->seconds = seconds;
+    v->spread = spread;
+    pthread_mutex_init(&v->lock, NULL);
     v->sub = *o;
     v->sub.threads = spread ? 1 : o->threads;
     if (spread)
@@ -249,29 +290,20 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->sub.cyclades_stats = NULL;
     v->sub.hot_stats = NULL;
 
-    struct worker *w = calloc(workers, sizeof *w);
-    if (!w) {
-        st = hog_errf(err, HOG_ENOMEM, "out of memory");
-    } else {
-        for (unsigned t = 0; t < workers; t++)
-            w[t].v = v;
-        report(v);
-        hog_fork_join(w, sizeof *w, workers, class_worker,
-                      HOG_FORK_CALLER_FIRST);
-        st = v->st;
-        if (st != HOG_OK)
-            *err = v->err;
-    }
+    report(v);
+    st = hog_train_spread(k, workers, class_job, v, err);
     /* the training time: the busiest worker's */
-    double seconds = 0;
-    for (unsigned t = 0; w && t < workers; t++)
-        seconds = w[t].seconds > seconds ? w[t].seconds : seconds;
-    free(w);
+    double secs = 0;
+    for (unsigned t = 0; t < workers; t++)
+        secs = seconds[t] > secs ? seconds[t] : secs;
+    if (early)
+        *early = v->early;
     pthread_mutex_destroy(&v->lock);
     free(v);
     free(n_pos);
+    free(seconds);
     if (st != HOG_OK)
         return st;
     f->last = true;
-    return f->epoch_end(f, o->epochs, seconds, err);
+    return f->epoch_end(f, o->epochs, secs, err);
 }

@@ -46,7 +46,7 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
                                 hog_err *err)
 {
     *out = NULL;
-    if (o->init)
+    if (o->warm_start)
         return hog_errf(err, HOG_ENOTSUP, "--normalize with --init: the "
                         "model's weights are in the raw features' units; "
                         "drop one of them");
@@ -68,19 +68,25 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
     for (uint64_t j = 0; j < nf; j++)
         inv[j] = inv[j] > 0.0f && isfinite(inv[j]) ? 1.0f / inv[j] : 1.0f;
 
-    hog_data tr, te;
+    /* the training, test and validation sets, scaled alike */
+    hog_data tr, te, va;
     memset(&te, 0, sizeof te);
+    memset(&va, 0, sizeof va);
     hog_status st = scaled_view(train, inv, nf, &tr, err);
-    if (st == HOG_OK && test &&
-        (st = scaled_view(test, inv, nf, &te, err)) != HOG_OK)
-        free(tr.mem[0]);
+    if (st == HOG_OK && test)
+        st = scaled_view(test, inv, nf, &te, err);
+    if (st == HOG_OK && o->validation)
+        st = scaled_view(o->validation, inv, nf, &va, err);
     if (st == HOG_OK) {
         hog_train_opts plain = *o;
         plain.normalize = 0;
+        if (o->validation)
+            plain.validation = &va;
         st = hog_train(&tr, test ? &te : NULL, &plain, out, err);
-        free(tr.mem[0]);
-        free(te.mem[0]);
     }
+    free(tr.mem[0]);
+    free(te.mem[0]);
+    free(va.mem[0]);
     if (st == HOG_OK) { /* fold the scales into every class's weights */
         hog_model *md = *out;
         uint64_t len = hog_model_vector_len(md);

@@ -170,61 +170,6 @@ static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
                     (double)have / gib, limit);
 }
 
-/* A warm start's model against this run: a sentence naming the first
- * mismatch. m is the run's new model (its classes scanned). */
-static hog_status init_check(const hog_train_opts *o, const hog_model *m,
-                             hog_err *err)
-{
-    const hog_model *in = o->init;
-    if (hog_gpu_requested(o) || o->algo == HOG_ALGO_SCD ||
-        o->algo == HOG_ALGO_DCD ||
-        (o->algo == HOG_ALGO_HOGWILD &&
-         (o->replicas != HOG_REPLICAS_SHARED || o->hot_count)))
-        return hog_errf(err, HOG_ENOTSUP,
-                        "a warm start (--init) runs with --algo serial, "
-                        "hogwild (shared weights, no --hot or --replicas) "
-                        "and cyclades; coordinate descent starts from its "
-                        "own variables");
-    if (hog_loss_is_classification(in->loss) !=
-        hog_loss_is_classification(m->loss))
-        return hog_errf(err, HOG_EINVAL,
-                        "--init: the model is a %s model and this run %s",
-                        hog_loss_is_classification(in->loss) ? "classification"
-                                                             : "regression",
-                        hog_loss_is_classification(m->loss) ? "classifies"
-                                                            : "regresses");
-    if ((in->bias != 0.0) != (m->bias != 0.0))
-        return hog_errf(err, HOG_EINVAL, "--init: the model %s a bias "
-                        "weight and this run %s (--bias)",
-                        in->bias != 0.0 ? "has" : "has no",
-                        m->bias != 0.0 ? "has one" : "has none");
-    if (in->n_features > m->n_features)
-        return hog_errf(err, HOG_EINVAL, "--init: the model has %llu "
-                        "features, the training data %llu",
-                        (unsigned long long)in->n_features,
-                        (unsigned long long)m->n_features);
-    if (in->n_classes != m->n_classes)
-        return hog_errf(err, HOG_EINVAL, "--init: the model has %u classes, "
-                        "the training labels %u (0: two, or regression)",
-                        in->n_classes, m->n_classes);
-    for (uint32_t c = 0; c < m->n_classes; c++)
-        if (in->classes[c] != m->classes[c])
-            return hog_errf(err, HOG_EINVAL, "--init: the model's class %u "
-                            "is label %g, the training data's %g (the "
-                            "labels' order of first appearance differs)",
-                            c + 1, in->classes[c], m->classes[c]);
-    if (m->n_classes && in->multiclass != m->multiclass)
-        return hog_errf(err, HOG_EINVAL, "--init: the model is %s, this run "
-                        "%s", in->multiclass ? "softmax" : "one-vs-rest",
-                        m->multiclass ? "softmax" : "one-vs-rest");
-    if (!m->n_classes && in->label_pos != m->label_pos &&
-        hog_loss_is_classification(m->loss))
-        return hog_errf(err, HOG_EINVAL, "--init: the model's positive "
-                        "label is %g, the training data's %g",
-                        in->label_pos, m->label_pos);
-    return HOG_OK;
-}
-
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
 {
     return train && hog_loss_is_classification(o->loss) &&
@@ -278,6 +223,41 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
     return HOG_OK;
 }
 
+/* LIBLINEAR's C, the validation set, early stopping and the warm start,
+ * as far as they can be checked without the model. */
+static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
+{
+    if (!finite_nonneg(o->C))
+        return hog_errf(err, HOG_EINVAL, "LIBLINEAR's C must be a positive "
+                        "number (0: unused), not %g", o->C);
+    if (!(o->holdout >= 0 && o->holdout < 1))
+        return hog_errf(err, HOG_EINVAL, "the holdout is a share of the "
+                        "training rows between 0 and 1 (exclusive), not %g",
+                        o->holdout);
+    if (o->holdout > 0 && o->validation)
+        return hog_errf(err, HOG_EINVAL, "a holdout and a validation set "
+                        "both name the validation rows; give one");
+    if (o->early_stop && !(o->holdout > 0) && !o->validation)
+        return hog_errf(err, HOG_EINVAL, "early stopping watches the "
+                        "validation loss and needs a validation set (a "
+                        "holdout share, or a validation data set)");
+    if (o->early_stop && o->average)
+        return hog_errf(err, HOG_ENOTSUP, "early stopping is not taken "
+                        "across processes: each would stop at its own "
+                        "epoch; drop --early-stop with --world or mpirun");
+    if (o->early_stop && (o->checkpoint || o->resume))
+        return hog_errf(err, HOG_ENOTSUP, "checkpoints do not hold early "
+                        "stopping's best epoch yet; drop --checkpoint and "
+                        "--resume, or --early-stop");
+    if (o->warm_start && o->resume)
+        return hog_errf(err, HOG_EINVAL, "a warm start and a resume both "
+                        "say where training starts; give one");
+    if (o->warm_start && hog_gpu_requested(o))
+        return hog_errf(err, HOG_ENOTSUP, "the GPU trainer takes no warm "
+                        "start");
+    return HOG_OK;
+}
+
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err)
 {
@@ -310,8 +290,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (!isfinite(o->bias))
         return hog_errf(err, HOG_EINVAL, "the bias must be a number, not %g",
                         o->bias);
-    if (o->epochs < 1 && !o->init)
-        return hog_errf(err, HOG_EINVAL, "epochs must be at least 1");
+    if (o->epochs < 1 && !o->warm_start)
+        return hog_errf(err, HOG_EINVAL, "epochs must be at least 1 (0 "
+                        "only with a warm start: the model as it is)");
     if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
                         (int)o->algo);
@@ -334,6 +315,9 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         return hog_errf(err, HOG_EINVAL,
                         "the tolerance must be zero or positive, not %g",
                         o->tol);
+    hog_status vst = validation_validate(o, err);
+    if (vst != HOG_OK)
+        return vst;
     /* GPU replicas are a trainer of their own (o->algo unused). */
     if (!hog_gpu_requested(o)) {
         unsigned used = hog_train_opts_caps(o);
@@ -396,6 +380,13 @@ struct front {
     const hog_data *test;
     double total_seconds;
     double next_tick;
+    /* the validation set (o->validation: the caller's or the holdout) and
+     * early stopping on it; early.patience 0 where one-vs-rest's classes
+     * stop on their own (multiclass.c) */
+    const hog_data *valid;
+    bool watch;              /* evaluate it after every epoch */
+    struct hog_early early;
+    hog_valid_stats ovr;     /* one-vs-rest: what its classes did */
 };
 
 static void tick(struct hog_fit *f, unsigned epoch, uint64_t done,
@@ -427,8 +418,21 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
                             "%g); use a smaller step size than eta = %g",
                             epoch, (unsigned long long)j, f->model->w[j],
                             f->o->eta);
+    /* The validation set first: early stopping needs it whether or not
+     * anyone listens, and the last epoch gets the full metrics below. */
+    struct hog_metrics vm;
+    bool stop = false;
+    hog_status st;
+    if (c->valid && c->watch) {
+        st = hog_metrics_eval_threads(f->model, c->valid, f->o->threads, &vm,
+                                      err);
+        if (st != HOG_OK)
+            return st;
+        stop = hog_early_step(&c->early, epoch, vm.loss, f->model->w);
+    }
+    const hog_status done = stop ? HOG_FIT_STOP : HOG_OK;
     if (!f->o->progress)
-        return HOG_OK; /* nobody listens: no metrics to compute */
+        return done; /* nobody listens: no metrics to compute */
 
     hog_epoch_stats s;
     memset(&s, 0, sizeof s);
@@ -451,7 +455,6 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.converged = f->converged;
 
     struct hog_metrics m;
-    hog_status st;
     /* The exact pass over the training set (mean loss, accuracy, AUC)
      * every metrics_every-th epoch and after the last. Between them an
      * algorithm that keeps its own objective and mean loss (coordinate
@@ -461,7 +464,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
      * only with an objective of the algorithm's own, else every epoch. */
     const bool own = isfinite(f->objective);
     unsigned every = f->o->metrics_every ? f->o->metrics_every : !own;
-    bool last = f->last || epoch == f->o->epochs;
+    bool last = f->last || epoch == f->o->epochs || stop;
     bool full = last || (every && epoch % every == 0);
     s.objective = s.train_loss = s.train_accuracy = s.train_auc =
         s.train_rmse = NAN;
@@ -502,18 +505,29 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         s.test_macro_f1 = m.macro_f1;
         s.test_unknown_labels = m.unknown;
     }
+    s.valid_loss = s.valid_accuracy = s.valid_auc = s.valid_rmse =
+        s.valid_macro_f1 = NAN;
+    if (c->valid && c->watch) {
+        s.has_valid = 1;
+        s.valid_loss = vm.loss;
+        s.valid_accuracy = vm.accuracy;
+        s.valid_auc = vm.auc;
+        s.valid_rmse = vm.rmse;
+        s.valid_macro_f1 = vm.macro_f1;
+        s.best_epoch = c->early.best_epoch;
+    }
     f->objective = f->mean_loss = NAN;
     f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
                    d->m.rows, &s);
-    return HOG_OK;
+    return done;
 }
 
 /* ---- the front door ------------------------------------------------------------- */
 
 /* The options the caller gave, completed with the defaults of the fields
  * an older, shorter struct does not have. */
-static hog_status take_opts(const hog_train_opts *user, hog_train_opts *o,
-                            hog_err *err)
+hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
+                               hog_err *err)
 {
     if (!user || user->size == 0 || user->size > sizeof(hog_train_opts))
         return hog_errf(err, HOG_EINVAL,
@@ -572,6 +586,142 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     return HOG_OK;
 }
 
+/* LIBLINEAR's C as the strengths, n being the rows trained on. */
+static void resolve_C(hog_train_opts *o, uint64_t rows)
+{
+    if (o->C > 0)
+        hog_strengths_of_C(o->C, o->C_l1 != 0, rows, &o->l1, &o->l2);
+}
+
+/* The warm start's weights for the model m (NULL without one), or a
+ * sentence when they do not fit it. */
+static hog_status warm_weights(const hog_train_opts *o, const hog_model *m,
+                               const float **out, hog_err *err)
+{
+    const hog_model *ws = o->warm_start;
+    *out = NULL;
+    if (!ws)
+        return HOG_OK;
+    if (hog_loss_is_classification(ws->loss) !=
+        hog_loss_is_classification(m->loss))
+        return hog_errf(err, HOG_EINVAL,
+                        "the warm start is a %s model and this run %s",
+                        hog_loss_is_classification(ws->loss) ? "classification"
+                                                             : "regression",
+                        hog_loss_is_classification(m->loss) ? "classifies"
+                                                            : "regresses");
+    if (m->n_classes && ws->n_classes == m->n_classes &&
+        ws->multiclass != m->multiclass)
+        return hog_errf(err, HOG_EINVAL, "the warm start is a %s model, this "
+                        "run %s", ws->multiclass ? "softmax" : "one-vs-rest",
+                        m->multiclass ? "softmax" : "one-vs-rest");
+    if (!m->n_classes && hog_loss_is_classification(m->loss) &&
+        !ws->n_classes && ws->label_pos != m->label_pos)
+        return hog_errf(err, HOG_EINVAL, "the warm start's positive label is "
+                        "%g, the training data's %g", ws->label_pos,
+                        m->label_pos);
+    if (ws->n_features != m->n_features || (ws->bias != 0) != (m->bias != 0))
+        return hog_errf(err, HOG_EINVAL, "the warm start has %llu features%s "
+                        "and this training %llu%s; start from a model of the "
+                        "same features and bias",
+                        (unsigned long long)ws->n_features,
+                        ws->bias != 0 ? " and a bias" : "",
+                        (unsigned long long)m->n_features,
+                        m->bias != 0 ? " and a bias" : "");
+    bool same = ws->n_classes == m->n_classes;
+    for (uint32_t c = 0; same && c < m->n_classes; c++)
+        same = ws->classes[c] == m->classes[c];
+    if (!same)
+        return hog_errf(err, HOG_EINVAL, "the warm start's classes (%u) are "
+                        "not this training's (%u, in the order of their first "
+                        "appearance)", ws->n_classes, m->n_classes);
+    *out = ws->w;
+    return HOG_OK;
+}
+
+/* o->holdout: the training rows split into two copies (split.c), *train
+ * pointing to the rows trained on and o->validation to the rows held out
+ * (o->holdout 0 from then on). Out-of-range values are the validation's
+ * to refuse. */
+static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
+                                hog_data **tr, hog_data **va, hog_err *err)
+{
+    *tr = *va = NULL;
+    if (!(o->holdout > 0 && o->holdout < 1) || o->validation || !*train ||
+        (*train)->m.rows == 0)
+        return HOG_OK;
+    if (o->row_weights)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "a holdout with row weights (--weights) is not done "
+                        "yet: the held-out rows would take their weights "
+                        "with them; give --validation FILE instead");
+    uint64_t n = (*train)->m.rows;
+    uint32_t *part = malloc(n * sizeof *part);
+    if (!part)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the holdout of "
+                        "%llu rows", (unsigned long long)n);
+    hog_status st = hog_split_holdout(*train, o->loss, o->holdout, o->seed,
+                                      part, err);
+    if (st == HOG_OK &&
+        (st = hog_data_subset(*train, part, 1, true, tr, err)) == HOG_OK &&
+        (st = hog_data_subset(*train, part, 1, false, va, err)) != HOG_OK) {
+        hog_data_free(*tr);
+        *tr = NULL;
+    }
+    free(part);
+    if (st != HOG_OK)
+        return st;
+    *train = *tr;
+    o->validation = *va;
+    o->holdout = 0;
+    return HOG_OK;
+}
+
+/* The front door's part of a run of model m: the test and validation
+ * sets, early stopping. */
+static hog_status front_begin(struct front *c, const hog_train_opts *o,
+                              const hog_data *test, const hog_model *m,
+                              hog_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->test = test;
+    c->next_tick = hog_now() + 0.1;
+    c->valid = o->validation;
+    c->watch = c->valid && (o->progress || o->early_stop || o->valid_stats);
+    bool ovr = m->n_classes && m->multiclass == HOG_MULTICLASS_OVR;
+    return hog_early_init(&c->early, ovr ? 0 : o->early_stop,
+                          hog_model_len(m), err);
+}
+
+/* After the algorithm: early stopping's stop is a success, the best
+ * epoch's weights go back into the model, and valid_stats is filled. */
+static hog_status front_end(struct front *c, hog_status st,
+                            const hog_train_opts *o, hog_model *m,
+                            uint64_t train_rows)
+{
+    if (st == HOG_FIT_STOP)
+        st = HOG_OK;
+    if (st == HOG_OK)
+        hog_early_restore(&c->early, m->w);
+    if (st == HOG_OK && o->valid_stats) {
+        hog_valid_stats *v = o->valid_stats;
+        bool ovr = m->n_classes && m->multiclass == HOG_MULTICLASS_OVR;
+        memset(v, 0, sizeof *v);
+        v->rows = c->valid ? c->valid->m.rows : 0;
+        v->train_rows = train_rows;
+        v->epochs_run = !ovr ? c->early.epochs
+                        : c->ovr.epochs_run ? c->ovr.epochs_run
+                                            : o->epochs;
+        v->best_epoch = ovr && o->early_stop ? c->ovr.best_epoch
+                                             : c->early.best_epoch;
+        v->best_loss = c->early.best_epoch ? c->early.best_loss : NAN;
+        v->early_stopped = ovr ? c->ovr.early_stopped : c->early.stopped;
+        v->classes_stopped = c->ovr.classes_stopped;
+    }
+    hog_early_free(&c->early);
+    return st;
+}
+
 /* The end of a run: the trained model to the caller, or freed on failure. */
 static hog_status hand_out(hog_status st, hog_model *m, hog_model **out)
 {
@@ -591,7 +741,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     if (!path)
         return hog_errf(err, HOG_EINVAL, "no training file");
     hog_train_opts o;
-    hog_status st = take_opts(user, &o, err);
+    hog_status st = hog_train_opts_take(user, &o, err);
     if (st != HOG_OK)
         return st;
     const struct hog_algo_row *row = hog_algo_row(o.algo);
@@ -616,6 +766,10 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                         "weighted rows in memory");
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
+    if (o.holdout > 0)
+        return hog_errf(err, HOG_ENOTSUP, "streamed training cannot hold "
+                        "rows out of the file; give a validation set of "
+                        "its own instead of a holdout");
 
     struct hog_stream_opts so;
     hog_stream_opts_init(&so);
@@ -652,14 +806,18 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                       "streamed training takes two classes only so far; "
                       "the labels of %s take more: drop --stream to train "
                       "its classes in memory", path);
-    else if ((st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
-        (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
-        struct front c = { test, 0.0, hog_now() + 0.1 };
+    else if ((resolve_C(&o, hd.m.rows),
+              st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
+             (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
+        struct front c;
         struct hog_fit f = { .train = &hd, .o = &o, .model = m,
                              .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                              .gap = NAN, .stream = stream,
                              .objective = NAN, .mean_loss = NAN };
-        st = row->stream(&f, err);
+        if ((st = front_begin(&c, &o, test, m, err)) == HOG_OK &&
+            (st = warm_weights(&o, m, &f.init, err)) == HOG_OK)
+            st = row->stream(&f, err);
+        st = front_end(&c, st, &o, m, hd.m.rows);
     }
     if (o.stream_stats)
         hog_stream_get_stats(stream, o.stream_stats);
@@ -667,15 +825,38 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     return hand_out(st, m, out);
 }
 
+static hog_status run_train(const hog_data *train, const hog_data *test,
+                            const hog_train_opts *op, hog_model **out,
+                            hog_err *err);
+
 hog_status hog_train(const hog_data *train, const hog_data *test,
                      const hog_train_opts *user, hog_model **out,
                      hog_err *err)
 {
     *out = NULL;
     hog_train_opts o;
-    hog_status st = take_opts(user, &o, err);
+    hog_status st = hog_train_opts_take(user, &o, err);
     if (st != HOG_OK)
         return st;
+    /* A holdout: the rows trained on and the validation rows, copies. */
+    hog_data *kept = NULL, *held = NULL;
+    if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
+        return st;
+    resolve_C(&o, train ? train->m.rows : 0);
+    st = run_train(train, test, &o, out, err);
+    hog_data_free(kept);
+    hog_data_free(held);
+    return st;
+}
+
+/* hog_train() once the options are taken, the holdout split and C
+ * resolved. */
+static hog_status run_train(const hog_data *train, const hog_data *test,
+                            const hog_train_opts *op, hog_model **out,
+                            hog_err *err)
+{
+    const hog_train_opts o = *op;
+    hog_status st;
     if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
     if (o.normalize)
@@ -710,32 +891,38 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
         free(rw);
         return st;
     }
-    if (o.init && (st = init_check(&o, m, err)) != HOG_OK) {
+    const float *init;
+    if ((st = warm_weights(&o, m, &init, err)) != HOG_OK) {
         free(rw);
         return hand_out(st, m, out);
     }
-    if (o.init && o.epochs == 0) { /* no step: the model given */
-        for (uint64_t c = 0; c < hog_model_vectors(m); c++)
-            hog_model_vector_in(o.init, (uint32_t)c, m->n_features,
-                                m->w + c * hog_model_vector_len(m));
+    if (init && o.epochs == 0) { /* no step: the model given */
+        memcpy(m->w, init, hog_model_len(m) * sizeof *m->w);
         free(rw);
         return hand_out(HOG_OK, m, out);
     }
 
-    struct front c = { test, 0.0, hog_now() + 0.1 };
-    struct hog_fit f = { .train = data, .o = &o, .model = m,
+    struct front c;
+    struct hog_fit f = { .train = data, .o = &o, .model = m, .init = init,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
                          .objective = NAN, .mean_loss = NAN };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     struct hog_ckpt_ctx ck;
+    if ((st = front_begin(&c, &o, test, m, err)) != HOG_OK) {
+        free(rw);
+        hog_model_free(m);
+        return st;
+    }
     st = hog_train_ckpt_begin(&f, &ck, err);
     if (st == HOG_OK)
-        st = gpu                              ? hog_gpu_train(&f, err)
-             : !m->n_classes                  ? row->run(&f, err)
-             : m->multiclass == HOG_MULTICLASS_SOFTMAX ? row->softmax(&f, err)
-                                              : hog_train_ovr(&f, row, err);
+        st = gpu             ? hog_gpu_train(&f, err)
+             : !m->n_classes ? row->run(&f, err)
+             : m->multiclass == HOG_MULTICLASS_SOFTMAX
+                 ? row->softmax(&f, err)
+                 : hog_train_ovr(&f, row, &c.ovr, err);
     hog_train_ckpt_end(&ck);
+    st = front_end(&c, st, &o, m, train->m.rows);
     free(rw);
     return hand_out(st, m, out);
 }

@@ -10,6 +10,11 @@
 
 #include "core/core.h"
 
+/* The options the caller gave (size-first), completed with the defaults
+ * of the fields an older, shorter struct does not have. */
+hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
+                               hog_err *err);
+
 /* Checks o against the training data: a sentence in err and HOG_EINVAL
  * when an option is out of range or does not fit the labels. */
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
@@ -41,6 +46,9 @@ enum hog_cap {
     HOG_CAP_BIND = 1u << 6,        /* knob: --bind, --no-smt, --oversubscribe */
     HOG_CAP_BATCH = 1u << 7,       /* knob: --batch-size, --repartition */
     HOG_CAP_TOL = 1u << 8,         /* knob: a stopping rule (--tol) */
+    HOG_CAP_WARM = 1u << 9,        /* a warm start (hog_train_opts.warm_start,
+                                      core/fit.h's init); refused like the
+                                      first five */
 };
 
 struct hog_fit;
@@ -107,12 +115,93 @@ hog_status hog_train_row_weights(const hog_train_opts *o,
 
 /* One-vs-rest: trains f->model's K vectors with row's in-memory run, the
  * classes spread over the threads or one after another (multiclass.c
- * says which when), then calls f->epoch_end once with the whole model. */
+ * says which when), then calls f->epoch_end once with the whole model.
+ * With f->o->early_stop and f->o->validation each class stops on its own
+ * binary validation loss and keeps its best epoch's vector; what they did
+ * goes into *early (when not NULL: epochs_run, best_epoch, early_stopped,
+ * classes_stopped). */
 hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
-                         hog_err *err);
+                         hog_valid_stats *early, hog_err *err);
 /* True when one-vs-rest of k classes spreads the classes over the threads
  * (each class on one thread): k >= threads > 1. Else the classes run one
  * after another, each on all threads. */
 bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k);
+
+/* ---- jobs spread over threads (spread.c) ------------------------------------ */
+
+/* The threads o asks for: o->threads, 0 meaning every allowed CPU. */
+unsigned hog_train_threads(const hog_train_opts *o);
+/* The worker threads for n independent trainings under o: hog_train_threads
+ * when n is at least that and more than one (each job then trains on one
+ * thread), else 1 (the jobs one after another, each on all threads). */
+unsigned hog_train_spread_workers(const hog_train_opts *o, uint32_t n);
+/* Runs job(ctx, i, worker, err) for i = 0 .. n-1 on `workers` threads
+ * (the caller's among them), each claiming the next i until none is left
+ * or a job has failed; worker is 0 .. workers-1. Returns the first
+ * failure (its status and message) or HOG_OK. */
+typedef hog_status hog_spread_job(void *ctx, uint32_t i, unsigned worker,
+                                  hog_err *err);
+hog_status hog_train_spread(uint32_t n, unsigned workers, hog_spread_job *job,
+                            void *ctx, hog_err *err);
+
+/* ---- early stopping (early.c) -------------------------------------------------- */
+
+/* The validation loss epoch by epoch: the lowest so far, the weights of
+ * its epoch, and whether the patience has run out. */
+struct hog_early {
+    unsigned patience;   /* epochs without a lower loss before stopping;
+                            0: track the best epoch only, keep no weights */
+    uint64_t len;        /* floats of the weights kept */
+    float *best_w;       /* the best epoch's weights (patience > 0) */
+    double best_loss;    /* +inf before the first epoch */
+    unsigned best_epoch; /* 0 before the first epoch */
+    unsigned bad;        /* epochs since the best */
+    unsigned epochs;     /* epochs seen */
+    bool stopped;        /* the patience ran out */
+};
+hog_status hog_early_init(struct hog_early *e, unsigned patience,
+                          uint64_t len, hog_err *err);
+/* After `epoch`, whose weights w (len floats) have validation loss `loss`
+ * (NaN counts as no improvement): true when training should stop. */
+bool hog_early_step(struct hog_early *e, unsigned epoch, double loss,
+                    const float *w);
+/* The best epoch's weights into w (nothing when none was kept). */
+void hog_early_restore(const struct hog_early *e, float *w);
+void hog_early_free(struct hog_early *e);
+
+/* ---- stratified splits of the rows (split.c) ------------------------------------ */
+
+/* Deals the rows of d into `folds` folds, fold[i] in [0, folds): within
+ * each stratum (classification: a class, the two of binary labels or the
+ * K of a classification loss on more label values; regression: all rows)
+ * a shuffle seeded by seed, then round robin, each stratum starting where
+ * the previous one's deal ended. Each fold holds each stratum's share
+ * within one row, and the folds' sizes differ by at most one. */
+hog_status hog_split_folds(const hog_data *d, hog_loss loss, unsigned folds,
+                           uint64_t seed, uint32_t *fold, hog_err *err);
+/* A holdout: part[i] = 1 for about frac of the rows (0 < frac < 1), each
+ * stratum's share within one row, 0 for the others; seeded as above. At
+ * least one row on each side, else HOG_EINVAL with a sentence. */
+hog_status hog_split_holdout(const hog_data *d, hog_loss loss, double frac,
+                             uint64_t seed, uint32_t *part, hog_err *err);
+/* A copy of the rows i of d (in their order) with part[i] == which (or,
+ * other, != which): the parent's features, label kind and labels. */
+hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
+                           uint32_t which, bool other, hog_data **out,
+                           hog_err *err);
+
+/* ---- cross-validation (cv.c), for the search of C (search_c.c) ----------------- */
+
+/* A cross-validation whose folds stay dealt: the same folds for every C. */
+struct hog_cv;
+hog_status hog_cv_open(const hog_data *d, const hog_train_opts *o,
+                       unsigned folds, bool keep_models, struct hog_cv **out,
+                       hog_err *err);
+/* One cross-validation with o (res->fold as in hog_cross_validate). With
+ * keep_models, each fold's model stays and the next run's fold starts
+ * from it when warm (the caller checks that the algorithm takes it). */
+hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
+                      hog_cv_result *res, hog_err *err);
+void hog_cv_close(struct hog_cv *cv);
 
 #endif
