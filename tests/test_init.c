@@ -127,7 +127,7 @@ Test(init, mismatches_are_sentences)
     w.warm_start = m2;
     w.algo = HOG_ALGO_DCD;
     w.update = HOG_UPDATE_ATOMIC;
-    cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_ENOTSUP);
+    cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "warm start"), "%s", err.msg);
     w = o;
     w.warm_start = m2;

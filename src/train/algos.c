@@ -59,7 +59,7 @@ static const struct {
     { HOG_CAP_CHECKPOINT, "--checkpoint and --resume", true },
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },
-    { HOG_CAP_WARM, "a warm start (hog_train_opts.warm_start)", false },
+    { HOG_CAP_WARM, "a warm start (--init, --search-C's path)", false },
 };
 
 const struct hog_algo_row *hog_algo_row(hog_algo a)
