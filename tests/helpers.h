@@ -22,10 +22,11 @@
  * caller skips with th_skip_reason(). */
 const char *th_data(const char *name);
 /* Skips the current test with a sentence when th_data(name) is NULL. */
-/* The long accuracy runs of K classes on the full news20 and
- * Fashion-MNIST: skipped in the sanitizer builds (make asan, make ubsan
- * set HOGTRAIN_TEST_SANITIZER), where they would add minutes and reach no
- * code path that the small tests of the same suite leave out. */
+/* The long accuracy runs against LIBLINEAR (K classes on the full news20
+ * and Fashion-MNIST, cross-validation and the C search on a9a): skipped in
+ * the sanitizer builds (make asan, make ubsan set HOGTRAIN_TEST_SANITIZER),
+ * where they would add minutes and reach no code path that the small
+ * tests of the same suite leave out. */
 #define TH_HEAVY_OR_SKIP()                                                    \
     if (getenv("HOGTRAIN_TEST_SANITIZER"))                                    \
     cr_skip_test("a long accuracy run; skipped in the sanitizer build, "       \

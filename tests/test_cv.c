@@ -101,6 +101,7 @@ static hog_data *noisy(uint64_t rows, uint32_t nf, uint64_t seed)
  * stands for the L1 problems. */
 Test(cv, C_gives_liblinears_objective, .timeout = 240)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "a9a");
     TH_LIBLINEAR_OR_SKIP();
     static const struct {
@@ -354,6 +355,7 @@ Test(cv, classes_and_regression)
  * of a seed are deterministic, and --json names each fold. */
 Test(cv, cv5_a9a_near_liblinear, .timeout = 180)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "a9a");
     TH_LIBLINEAR_OR_SKIP();
     char dir[512], out[16384];
@@ -391,6 +393,7 @@ Test(cv, cv5_a9a_near_liblinear, .timeout = 180)
  * 20 values, about 10 s. */
 Test(cv, search_C_a9a_near_liblinear, .timeout = 180)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "a9a");
     char dir[512], out[32768];
     th_tmpdir(dir, sizeof dir);
