@@ -217,7 +217,8 @@ Test(reliability, a_model_larger_than_memory_is_refused_with_a_sentence,
                       strstr(out, "a dense model of them needs") &&
                       strstr(out, "GiB is available under the address-space "
                               "limit (ulimit -v)") &&
-                      strstr(out, "feature hashing"),
+                      strstr(out, "hash the features into fewer weights "
+                                  "with --hash-bits"),
                   "--algo %s: %s", algos[i], out);
     }
 }

@@ -34,6 +34,7 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
     d->label_pos = in.label_pos;
     d->label_neg = in.label_neg;
     d->n_pos = in.n_pos;
+    d->hash = in.hash;
     hog_hgb_info_close(&in);
     return HOG_OK;
 }
@@ -72,7 +73,9 @@ int hog_cli_train(int argc, char **argv)
     hog_stream_stats ss;
     if (a.stream) {
         double t = hog_now();
-        if ((s = stream_header(a.train, &hdr, &err)) != HOG_OK)
+        if ((s = stream_header(a.train, &hdr, &err)) != HOG_OK ||
+            (s = hog_hash_check_file(a.train, hdr.hash.bits, hdr.hash.seed,
+                                     &a.lo, &err)) != HOG_OK)
             goto fail;
         r.load_train_s = hog_now() - t;
         r.train = &hdr;
@@ -106,10 +109,19 @@ int hog_cli_train(int argc, char **argv)
     }
     r.net = net;
     r.avg = avg;
+    uint64_t weighted = train ? hog_cli_importance_rows(train) : 0;
+    if (weighted)
+        fprintf(stderr, "hogtrain: warning: %s gives %llu rows an importance "
+                "weight other than 1; training does not use them yet (every "
+                "row weighs 1)\n", hog_cli_basename(a.train),
+                (unsigned long long)weighted);
     if (a.test) {
-        /* The test set lives in the training set's feature space. */
+        /* The test set lives in the training set's feature space, hashed
+         * as its features were (a hashed .hgb's too). */
         hog_load_opts tl = a.lo;
         tl.n_features = hog_data_features(r.train);
+        tl.hash_bits = r.train->hash.bits;
+        tl.hash_seed = r.train->hash.seed;
         if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, &r.load_test_s,
                               &err)) != HOG_OK)
             goto fail;

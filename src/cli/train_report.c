@@ -25,7 +25,31 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
         hog_json_u64(j, "rows_positive", d->n_pos);
         hog_json_u64(j, "rows_negative", hog_data_rows(d) - d->n_pos);
     }
+    hog_json_str(j, "format", d->format == HOG_FORMAT_AUTO
+                                  ? "hgb"
+                                  : d->format == HOG_FORMAT_VW ? "vw"
+                                                               : "libsvm");
+    if (d->importance)
+        hog_json_u64(j, "rows_with_importance", hog_cli_importance_rows(d));
     hog_json_num(j, "load_seconds", secs);
+    hog_json_close_obj(j);
+}
+
+/* "hashing": how the training set's features were hashed (null: not). */
+static void json_hashing(struct hog_json *j, const hog_data *d)
+{
+    hog_hashing h;
+    hog_data_hashing(d, &h);
+    if (!h.bits) {
+        hog_json_null(j, "hashing");
+        return;
+    }
+    hog_json_obj(j, "hashing");
+    hog_json_u64(j, "bits", h.bits);
+    hog_json_u64(j, "seed", h.seed);
+    hog_json_u64(j, "weights", UINT64_C(1) << h.bits);
+    hog_json_u64(j, "collisions", h.collisions);
+    hog_json_u64(j, "merged", h.merged);
     hog_json_close_obj(j);
 }
 
@@ -130,6 +154,7 @@ static void write_json(FILE *f, const struct train_report *r)
     else
         hog_json_null(&j, "test");
     hog_json_close_obj(&j);
+    json_hashing(&j, r->train);
 
     hog_json_arr(&j, "epochs");
     for (unsigned i = 0; i < r->p->hist_len; i++) {

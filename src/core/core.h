@@ -77,6 +77,13 @@ struct hog_data {
      * on a mapped .hgb file, src/io/hgb_lease.c). */
     void (*release)(void *ctx);
     void *release_ctx;
+    /* What the loader (src/io) did: the hashing of the features (bits 0:
+     * the file's own indices), the text format read (HOG_FORMAT_AUTO: a
+     * .hgb or arrays), and Vowpal Wabbit importance weights, one per row,
+     * owned (NULL: every row 1; training does not use them yet). */
+    hog_hashing hash;
+    hog_format format;
+    float *importance;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken
@@ -132,6 +139,9 @@ struct hog_model {
     uint32_t n_classes;
     double *classes;
     hog_multiclass multiclass;
+    /* The hashing of the data it was trained on (bits 0: none): predict
+     * hashes the data it scores the same way (.hgm version 3). */
+    uint32_t hash_bits, hash_seed;
 };
 
 /* Floats per weight vector (the features, + 1 for the bias), vectors in the
