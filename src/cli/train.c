@@ -125,6 +125,14 @@ int hog_cli_train(int argc, char **argv)
         if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, &r.load_test_s,
                               &err)) != HOG_OK)
             goto fail;
+        if (test->hash.bits != r.train->hash.bits) {
+            s = hog_errf(&err, HOG_EINVAL,
+                         "%s is hashed (Vowpal Wabbit text always is) but "
+                         "%s is not: hash both, with --hash-bits",
+                         test->hash.bits ? a.test : a.train,
+                         test->hash.bits ? a.train : a.test);
+            goto fail;
+        }
         r.test = test;
     }
 
