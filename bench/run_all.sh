@@ -8,7 +8,8 @@
 # that it runs), bench/startup.sh (CUDA build: startup with
 # the GPU plugin), bench/gpu_check.sh (on a GPU machine); and the default
 # path's targets, bench/default_path.py; K classes against LIBLINEAR and
-# scikit-learn, bench/multiclass.py.
+# scikit-learn, bench/multiclass.py; hashing and Vowpal Wabbit text against
+# the LIBSVM path, bench/hashing.py.
 set -e
 BUILD=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/foundation.py" "$BUILD"

@@ -46,7 +46,8 @@ static inline __attribute__((always_inline)) bool num_delim(char c, bool vw)
 enum num_res { NUM_OK = 0, NUM_BAD, NUM_NAN, NUM_INF, NUM_RANGE };
 
 /* strtof on a copy of the token [p, q): the slow, always-right path. */
-static inline enum num_res slow_float(const char *p, const char *q, float *out)
+static __attribute__((unused)) enum num_res
+slow_float(const char *p, const char *q, float *out)
 {
     char small[64];
     size_t n = (size_t)(q - p);
@@ -72,7 +73,8 @@ static inline enum num_res slow_float(const char *p, const char *q, float *out)
 }
 
 /* Case-insensitive "nan" / "inf" / "infinity" with an optional sign. */
-static inline enum num_res classify_word(const char *p, bool vw)
+static __attribute__((unused)) enum num_res
+classify_word(const char *p, bool vw)
 {
     if (*p == '+' || *p == '-')
         p++;
