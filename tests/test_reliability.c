@@ -70,6 +70,8 @@ static void svm_one(const char *path, const unsigned char *b, size_t len)
     o.zero_based = b[0] & 1;
     o.threads = 1;
     o.n_features = (b[0] & 2) ? 1000 : 0;
+    o.hash_bits = (b[0] & 8) ? 3 : 0; /* as fuzz/fuzz_svm.c */
+    o.format = (b[0] & 16) ? HOG_FORMAT_VW : HOG_FORMAT_AUTO;
     hog_data *d = NULL;
     hog_err err;
     hog_status st = hog_parse_svm_slices((const char *)b + 1, len - 1, path,

@@ -485,3 +485,29 @@ Test(vw, converted_vw_trains_everywhere, .timeout = 600)
     cr_assert(rc == 0 && strstr(out, "warning: w.vw gives 1 rows an importance "
                                 "weight other than 1"), "%s", out);
 }
+
+/* Labels 1..K, as VW's --oaa: K classes, and their model keeps the
+ * hashing (.hgm version 3 with K classes). */
+Test(vw, oaa_labels_train_k_classes)
+{
+    char dir[512], out[4096];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    size_t cap = 1 << 16, n = 0;
+    char *t = malloc(cap);
+    for (int i = 0; i < 600; i++)
+        n += (size_t)snprintf(t + n, cap - n, "%d |w %s noise%d\n", i % 3 + 1,
+                              i % 3 == 0 ? "alpha" : i % 3 == 1 ? "beta" : "gamma",
+                              i % 7);
+    const char *p = th_write(dir, "k.vw", t, n);
+    free(t);
+    int rc = th_run(out, sizeof out, "'%s' train -q --epochs 3 --hash-bits 10 "
+                    "-o '%s/k.hgm' '%s'", th_bin(), dir, p);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' info '%s/k.hgm'", th_bin(), dir);
+    cr_assert(rc == 0 && strstr(out, "classes          3: 1 2 3") &&
+                  strstr(out, "--hash-bits 10 --hash-seed 0"),
+              "%s", out);
+    rc = th_run(out, sizeof out, "'%s' predict -o /dev/null '%s/k.hgm' '%s'",
+                th_bin(), dir, p);
+    cr_assert(rc == 0 && strstr(out, "accuracy 100.00%"), "%s", out);
+}
