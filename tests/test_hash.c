@@ -108,10 +108,14 @@ Test(hash, vw_names_digits_are_numbers_others_murmur)
     cr_assert_eq(hog_vw_hash("abc", 3, 0x9747b28cu), 0xC84A62DDu);
     cr_assert_eq(hog_vw_hash("-5", 2, 0), hog_murmur3_32("-5", 2, 0));
     cr_assert_eq(hog_vw_hash("12a", 3, 0), hog_murmur3_32("12a", 3, 0));
-    /* beyond 64 bits: hashed as text (VW falls back on hashing there) */
+    /* digits wrap, as VW's size_t does: 123456789012345678901234567890
+     * mod 2^64 mod 2^32 (Python) */
     const char *big = "123456789012345678901234567890";
-    cr_assert_eq(hog_vw_hash(big, strlen(big), 0),
-                 hog_murmur3_32(big, strlen(big), 0));
+    cr_assert_eq(hog_vw_hash(big, strlen(big), 0), 1312754386u);
+    /* no name: the seed; control bytes at the ends are not the name's */
+    cr_assert_eq(hog_vw_hash("", 0, 77), 77u);
+    cr_assert_eq(hog_vw_hash("\x01" "abc" "\x02", 5, 0x9747b28cu), 0xC84A62DDu);
+    cr_assert_eq(hog_vw_hash("\x1f" "12", 3, 1), 13u);
 }
 
 static hog_data *parse_hashed(const char *text, unsigned bits, uint32_t seed,

@@ -76,7 +76,8 @@ static const char every_part[] =
     "\n"
     "1 | plain 7:3 user#5\r\n"
     "-1\n"
-    "0.25\t|f\ta\t|g x a a:2\n";
+    "0.25\t|f\ta\t|g x a a:2\n"
+    "-1 |s city:paris :2.5 :4 |t:2 :1 \x01w\x02\n";
 
 Test(vw, every_part_of_the_syntax)
 {
@@ -88,7 +89,7 @@ Test(vw, every_part_of_the_syntax)
         cr_assert_eq(d->format, HOG_FORMAT_VW);
         cr_assert_eq(d->hash.bits, B); /* VW's default -b 18 */
         cr_assert_eq(d->n_features, 1u << B);
-        cr_assert_eq(d->m.rows, 7);
+        cr_assert_eq(d->m.rows, 8);
         struct ent r0[] = { { feat("f", "a", B), 1 }, { feat("f", "b", B), 2 },
                             { feat("f", "c", B), 0.5f } };
         assert_row(d, 0, 1, r0, 3);
@@ -109,11 +110,22 @@ Test(vw, every_part_of_the_syntax)
         struct ent r6[] = { { feat("f", "a", B), 1 }, { feat("g", "x", B), 1 },
                             { feat("g", "a", B), 3 } };
         assert_row(d, 6, 0.25f, r6, 3);
+        /* a string value: VW's chained hash, value 1; anonymous features:
+         * the namespace's hash plus their number in it; control bytes at
+         * a name's ends are not part of it */
+        uint32_t hs = hog_vw_hash("s", 1, 0), ht = hog_vw_hash("t", 1, 0);
+        const uint32_t m = (1u << B) - 1;
+        struct ent r7[] = {
+            { hog_vw_hash("paris", 5, hog_vw_hash("city", 4, hs)) & m, 1 },
+            { hs & m, 2.5f }, { (hs + 1) & m, 4 }, { ht & m, 2 },
+            { feat("t", "w", B), 2 },
+        };
+        assert_row(d, 7, -1, r7, 5);
         cr_assert_eq(d->hash.merged, 1);
         const float *imp = hog_data_importance(d);
         cr_assert(imp);
-        const float want_imp[] = { 1, 2, 1, 0.5f, 1, 1, 1 };
-        for (int i = 0; i < 7; i++)
+        const float want_imp[] = { 1, 2, 1, 0.5f, 1, 1, 1, 1 };
+        for (int i = 0; i < 8; i++)
             cr_assert_eq(imp[i], want_imp[i], "row %d: importance %g", i, imp[i]);
         hog_data_free(d);
     }
@@ -214,14 +226,16 @@ Test(vw, malformed_lines_name_their_line_and_reason)
                         "prediction)", HOG_EPARSE },
         { "1 2 3 4 5|f a", "more fields before the first '|'", HOG_EPARSE },
         { "1 |f a:", "missing value after feature 'a:'", HOG_EPARSE },
-        { "1 |f a:paris", "bad value 'paris' of feature 'a' (a number; VW's "
-                          "string values are not read)", HOG_EPARSE },
+        { "1 |f a:1x", "bad value '1x' of feature 'a' (a number, or a "
+                       "string that starts with neither", HOG_EPARSE },
+        { "1 |f a:b:c", "bad value 'b:c' of feature 'a' (one ':' in a "
+                        "feature)", HOG_EPARSE },
         { "1 |f a:inf", "value 'inf' of feature 'a' is infinite", HOG_EPARSE },
         { "1 |f a:1e39", "value '1e39' of feature 'a' is out of range",
           HOG_ERANGE },
-        { "1 |f :3", "a value without a feature name (':3')", HOG_EPARSE },
         { "1 |:2 a", "a namespace without a name before ':'", HOG_EPARSE },
-        { "1 |f:x a", "bad value 'x' of namespace 'f'", HOG_EPARSE },
+        { "1 |f:x a", "bad value 'x' of namespace 'f' (a number)",
+          HOG_EPARSE },
         { "1 |f:1e30 a:1e30", "the value of feature 'a' times its "
                               "namespace's is out of range", HOG_ERANGE },
     };
@@ -246,11 +260,11 @@ Test(vw, malformed_lines_name_their_line_and_reason)
     unsigned bad_line = 60000;
     for (unsigned l = 1; l <= 90000; l++)
         len += (size_t)snprintf(big + len, cap - len, l == bad_line
-                                ? "1 |f a:zz\n" : "%d |f w%u:0.5 x%u\n",
+                                ? "1 |f a:1zz\n" : "%d |f w%u:0.5 x%u\n",
                                 l % 2 ? 1 : -1, l % 97, l % 13);
     for (unsigned slices = 1; slices <= 4; slices += 3) {
         parse_vw(big, len, 0, slices, HOG_FORMAT_AUTO, HOG_EPARSE, &err);
-        cr_assert(strstr(err.msg, "t.vw:60000: bad value 'zz' of feature 'a'"),
+        cr_assert(strstr(err.msg, "t.vw:60000: bad value '1zz' of feature 'a'"),
                   "%u slices: %s", slices, err.msg);
     }
     /* and through convert's windows of 4 KiB */
@@ -260,7 +274,7 @@ Test(vw, malformed_lines_name_their_line_and_reason)
     int rc = th_run(out, sizeof out, "'%s' convert -q --window 4K '%s' '%s/b.hgb'",
                     th_bin(), p, dir);
     cr_assert_eq(rc, 1, "%s", out);
-    cr_assert(strstr(out, "big.vw:60000: bad value 'zz'"), "%s", out);
+    cr_assert(strstr(out, "big.vw:60000: bad value '1zz'"), "%s", out);
     free(big);
 }
 

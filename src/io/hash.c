@@ -12,7 +12,10 @@
  *     hash, which is the namespace name's hash seeded by the hash seed
  *     (the default namespace: the hash of no bytes); a name of decimal
  *     digits alone is taken as the number it spells plus the seed, modulo
- *     2^32, as VW's default --hash strings does: hog_vw_hash().
+ *     2^32, as VW's default --hash strings does: hog_vw_hash(). A string
+ *     value (name:value) is the value's hash seeded by the name's, an
+ *     anonymous feature (:value) its namespace's hash plus its number in
+ *     the namespace, as VW hashes them (parse_vw.c).
  *
  * Hashing is done where indices are made (the parsers), so every algorithm
  * sees plain indices below 2^B. A row's entries whose features land on one
@@ -57,19 +60,21 @@ uint32_t hog_murmur3_32(const void *key, size_t len, uint32_t seed)
 
 uint32_t hog_vw_hash(const char *s, size_t len, uint32_t seed)
 {
-    /* digits alone: the number, as VW's hashstring() takes it (an overflow
-     * of 64 bits is hashed as text, as VW falls back to hashing) */
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < len; i++) {
+    /* VW's hashstring(): control bytes and blanks at either end are not
+     * part of the name; digits alone are the number (wrapping, as VW's
+     * does) plus the seed, no name at all the seed itself */
+    while (len > 0 && (unsigned char)s[0] <= 0x20)
+        s++, len--;
+    while (len > 0 && (unsigned char)s[len - 1] <= 0x20)
+        len--;
+    uint32_t v = 0;
+    for (size_t i = 0; i < len; i++) {
         unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9 || v > (UINT64_MAX - d) / 10)
-            break;
+        if (d > 9)
+            return hog_murmur3_32(s, len, seed);
         v = v * 10 + d;
     }
-    if (len > 0 && i == len)
-        return (uint32_t)(v + seed);
-    return hog_murmur3_32(s, len, seed);
+    return v + seed;
 }
 
 /* ---- collisions ------------------------------------------------------------------ */

@@ -43,9 +43,10 @@ static inline uint32_t hog_hash_index(uint32_t j, uint32_t seed)
 {
     return hog_murmur3_fmix(hog_murmur3_round(seed, j) ^ 4u);
 }
-/* Vowpal Wabbit's hash of a name under a seed (its default "--hash
- * strings"): a name of decimal digits alone is the number + seed (mod
- * 2^32), anything else MurmurHash3 of its bytes. Namespaces are hashed
+/* Vowpal Wabbit's hash of a name under a seed (its hashstring(), the
+ * default "--hash strings"): bytes up to 0x20 at either end dropped; a
+ * name of decimal digits alone is the number + seed (mod 2^32), no name
+ * the seed, anything else MurmurHash3 of its bytes. Namespaces are hashed
  * with the hash seed, features with their namespace's hash. */
 uint32_t hog_vw_hash(const char *s, size_t len, uint32_t seed);
 

@@ -10,14 +10,18 @@
  * dropped. Each '|' opens a namespace: its name right after the '|' (none
  * when a blank follows: the default namespace), an optional ":scale" that
  * multiplies its features' values, then features, each a name (any bytes
- * but blanks, ':' and '|') and an optional ":value" (default 1). Features
- * of value 0 are dropped, as VW drops them.
+ * but blanks, ':' and '|') and an optional ":value" (default 1): a
+ * number, or a string (VW's string values). Features of value 0 are
+ * dropped, as VW drops them.
  *
  * A feature is the weight hog_vw_hash(name, namespace hash) & (2^B - 1),
  * the namespace hash being hog_vw_hash(namespace name, seed), or the hash
- * of no bytes for the default namespace: VW's own hashing (hash.c). Each
- * row's entries are merged where their features share a weight and sorted
- * by index as its line ends.
+ * of no bytes for the default namespace: VW's own hashing (hash.c). As in
+ * VW, name:string is hog_vw_hash(string, hog_vw_hash(name, namespace
+ * hash)) with value 1, and :value (no name) the anonymous feature whose
+ * hash is the namespace's plus its number among the namespace's anonymous
+ * features. Each row's entries are merged where their features share a
+ * weight and sorted by index as its line ends.
  *
  * A line whose first byte past any blanks is '#' is a comment (VW has
  * none; its labels never start so, and its names may hold '#' anywhere
@@ -45,6 +49,15 @@ static int token_len(const char *p)
     while (n < 40 && !vw_blank(p[n]) && p[n] != '|' && p[n] != '\n')
         n++;
     return n;
+}
+
+/* Whether the value after a feature's ':' is a string (VW reads one
+ * where no number starts): not a digit, sign or point, not nan or inf. */
+static bool vw_string_value(const char *p)
+{
+    if (is_digit(*p) || *p == '+' || *p == '-' || *p == '.' || vw_name_end(*p))
+        return false;
+    return classify_word(p, true) == NUM_BAD;
 }
 
 /* The field [s, e) before the first '|'. */
@@ -156,10 +169,12 @@ static bool vw_value(struct hog_slice *s, uint64_t line, const char **pp,
         hog_slice_fail(s, HOG_EPARSE, line, "missing value after %s '%.*s:'",
                        what, (int)len, t);
     else if (r == NUM_BAD)
-        hog_slice_fail(s, HOG_EPARSE, line,
-                       "bad value '%.*s' of %s '%.*s' (a number; VW's string "
-                       "values are not read)",
-                       token_len(vt), vt, what, (int)len, t);
+        hog_slice_fail(s, HOG_EPARSE, line, "bad value '%.*s' of %s '%.*s' "
+                       "(%s)", token_len(vt), vt, what, (int)len, t,
+                       *what == 'n' ? "a number"
+                                    : "a number, or a string that starts "
+                                      "with neither a digit, a sign nor a "
+                                      "point");
     else
         hog_slice_fail(s, num_status(r), line, "value '%.*s' of %s '%.*s' %s",
                        token_len(vt), vt, what, (int)len, t, num_why(r));
@@ -221,6 +236,7 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                         goto fail;
                 }
             }
+            uint32_t anon = 0; /* VW's anonymous features, per namespace */
             for (;;) {
                 while (vw_blank(*p))
                     p++;
@@ -230,29 +246,42 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                 while (!vw_name_end(*p))
                     p++;
                 size_t len = (size_t)(p - t);
-                float v = 1.0f;
-                if (*p == ':') {
-                    if (len == 0) {
+                float v = scale;
+                uint32_t h;
+                if (*p != ':') {
+                    h = hog_vw_hash(t, len, ns);
+                } else if (p++, vw_string_value(p)) {
+                    /* name:string, VW's chained hash, value 1 (not scaled) */
+                    const char *st = p;
+                    while (!vw_name_end(*p))
+                        p++;
+                    if (*p == ':') {
                         hog_slice_fail(s, HOG_EPARSE, line,
-                                       "a value without a feature name "
-                                       "('%.*s')", token_len(t), t);
+                                       "bad value '%.*s' of feature '%.*s' "
+                                       "(one ':' in a feature)",
+                                       token_len(st), st, (int)len, t);
                         goto fail;
                     }
-                    p++;
+                    h = hog_vw_hash(st, (size_t)(p - st),
+                                    hog_vw_hash(t, len, ns));
+                    v = 1.0f;
+                } else {
                     if (!vw_value(s, line, &p, "feature", t, len, &v))
                         goto fail;
-                }
-                v *= scale;
-                if (HOG_UNLIKELY(!isfinite(v))) {
-                    hog_slice_fail(s, HOG_ERANGE, line,
-                                   "the value of feature '%.*s' times its "
-                                   "namespace's is out of range for float",
-                                   (int)len, t);
-                    goto fail;
+                    v *= scale;
+                    if (HOG_UNLIKELY(!isfinite(v))) {
+                        hog_slice_fail(s, HOG_ERANGE, line,
+                                       "the value of feature '%.*s' times "
+                                       "its namespace's is out of range for "
+                                       "float", (int)len, t);
+                        goto fail;
+                    }
+                    /* :value, an anonymous feature: the namespace's hash
+                     * plus its number there */
+                    h = len ? hog_vw_hash(t, len, ns) : ns + anon++;
                 }
                 if (v == 0.0f)
                     continue; /* as VW: a zero adds nothing */
-                uint32_t h = hog_vw_hash(t, len, ns);
                 s->collisions += hog_hash_space_note(hs, h);
                 if (HOG_UNLIKELY(n == s->cap_nnz)) {
                     s->nnz = n;
