@@ -9,7 +9,8 @@
 # the GPU plugin), bench/gpu_check.sh (on a GPU machine); and the default
 # path's targets, bench/default_path.py; K classes against LIBLINEAR and
 # scikit-learn, bench/multiclass.py; cross-validation and the search of C
-# against liblinear-train -v and -C, bench/cv.py.
+# against liblinear-train -v and -C, bench/cv.py; hashing and Vowpal Wabbit
+# text against the LIBSVM path, bench/hashing.py.
 set -e
 BUILD=${1:-build}
 /usr/bin/python3 "$(dirname "$0")/foundation.py" "$BUILD"

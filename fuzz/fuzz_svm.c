@@ -1,7 +1,8 @@
 /*
- * libFuzzer harness: the LIBSVM/SVMlight text parser (src/io/parse.c).
+ * libFuzzer harness: the text parser, LIBSVM/SVMlight and Vowpal Wabbit (src/io/parse.c).
  * The first byte picks the options (zero-based indices, a minimum feature
- * count, one or three slices) so that the parallel slicing and its
+ * count, one or three slices, hashing into 8 weights, Vowpal Wabbit text
+ * forced; VW text is also told by content) so that the parallel slicing and its
  * boundary hand-off are fuzzed as well as the serial path; the rest is the
  * text. Any status is fine; a crash, a leak, undefined behaviour or a
  * hang is a finding. A loaded set must be self-consistent.
@@ -20,6 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.zero_based = mode & 1;
     o.threads = 1;
     o.n_features = (mode & 2) ? 1000 : 0;
+    o.hash_bits = (mode & 8) ? 3 : 0;         /* 8 weights: merges, collisions */
+    o.format = (mode & 16) ? HOG_FORMAT_VW : HOG_FORMAT_AUTO;
     unsigned slices = (mode & 4) ? 3 : 1;
     hog_data *d = NULL;
     hog_err err;

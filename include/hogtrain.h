@@ -60,17 +60,44 @@ HOG_API const char *hog_version(void);
 
 typedef struct hog_data hog_data;
 
+/* The text a data file holds (hog_load_opts.format; docs/FORMATS.md). */
+typedef enum hog_format {
+    HOG_FORMAT_AUTO = 0, /* by content: Vowpal Wabbit when the first line
+                            that is neither blank nor a comment has a '|'
+                            before any '#', else LIBSVM */
+    HOG_FORMAT_LIBSVM,   /* label [qid:N] idx:val ... [# comment] */
+    HOG_FORMAT_VW        /* label [importance] [tag]|namespace feature[:v] ... */
+} hog_format;
+
+/* Feature hashing (docs/FORMATS.md, "Hashing"): every feature goes to
+ * weight h & (2^B - 1), h its MurmurHash3 (x86, 32 bits). At most
+ * HOG_HASH_BITS_MAX bits: 2^32 weights would need feature ids past the
+ * largest hogtrain keeps (HOG_MAX_FEATURES, 2^32 - 2). Vowpal Wabbit text
+ * is always hashed, with HOG_VW_HASH_BITS unless asked otherwise (VW's
+ * own default, -b 18). */
+#define HOG_HASH_BITS_MAX 31u
+#define HOG_VW_HASH_BITS 18u
+
 typedef struct hog_load_opts {
     size_t size;          /* sizeof(hog_load_opts) */
     int zero_based;       /* accept feature index 0 (LIBSVM text is 1-based) */
     unsigned threads;     /* parser threads; 0 = all online CPUs */
     uint64_t n_features;  /* at least this many features (0 = from the data) */
+    /* Added with hashing; callers built before them pass a smaller size
+     * and get the defaults (all 0). */
+    hog_format format;    /* text format; HOG_FORMAT_AUTO: by content */
+    unsigned hash_bits;   /* B, 1..HOG_HASH_BITS_MAX: hash the features into
+                             2^B weights; 0: LIBSVM indices as they are,
+                             Vowpal Wabbit text HOG_VW_HASH_BITS */
+    uint32_t hash_seed;   /* the hash's seed (VW's --hash_seed); default 0 */
 } hog_load_opts;
 
 HOG_API void hog_load_opts_init(hog_load_opts *o);
 
-/* Loads LIBSVM/SVMlight text or a .hgb binary cache, told apart by content.
- * path "-" reads text from standard input. */
+/* Loads LIBSVM/SVMlight text, Vowpal Wabbit text or a .hgb binary cache,
+ * told apart by content. path "-" reads text from standard input. A .hgb
+ * file keeps the hashing it was converted with: hash_bits 0 takes it as
+ * it is, any other value must be the file's (with its seed). */
 HOG_API hog_status hog_data_load(const char *path, const hog_load_opts *o,
                                  hog_data **out, hog_err *err);
 /* Writes the .hgb binary cache (temporary name, then rename). */
@@ -81,6 +108,23 @@ HOG_API void hog_data_free(hog_data *d);
 HOG_API uint64_t hog_data_rows(const hog_data *d);
 HOG_API uint64_t hog_data_features(const hog_data *d);
 HOG_API uint64_t hog_data_nnz(const hog_data *d);
+
+/* How a data set's features were hashed at load (bits 0: not hashed). */
+typedef struct hog_hashing {
+    unsigned bits;        /* B: the features are the 2^B weights' ids */
+    uint32_t seed;
+    uint64_t collisions;  /* weights that two or more distinct source
+                             features share (each weight counted once) */
+    uint64_t merged;      /* entries summed into an entry of their row
+                             because their features share a weight */
+} hog_hashing;
+HOG_API void hog_data_hashing(const hog_data *d, hog_hashing *out);
+/* The text format the rows were read from (HOG_FORMAT_AUTO for a .hgb). */
+HOG_API hog_format hog_data_format(const hog_data *d);
+/* Vowpal Wabbit importance weights, one per row, or NULL when every row's
+ * is 1 (or the data is not VW text). Training does not use them yet: they
+ * are kept for row weights (docs/FORMATS.md). */
+HOG_API const float *hog_data_importance(const hog_data *d);
 
 /* ---- models and training ------------------------------------------------- */
 
@@ -543,6 +587,10 @@ HOG_API const float *hog_model_weights(const hog_model *m);
 HOG_API unsigned hog_model_classes(const hog_model *m, const double **labels);
 HOG_API hog_multiclass hog_model_multiclass(const hog_model *m);
 HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias value */
+/* The hashing of the data the model was trained on: B (0: none) and the
+ * seed. Data to score must be loaded with the same (hog_load_opts). */
+HOG_API unsigned hog_model_hash_bits(const hog_model *m);
+HOG_API uint32_t hog_model_hash_seed(const hog_model *m);
 
 /* scores[i] = w . x_i (+ bias) for every row of d. K classes: scores has
  * rows * K entries, row i's K scores at scores[i * K]. */

@@ -234,7 +234,7 @@ Test(hgb, extra_bytes_newer_version_and_bad_magic)
     char want[1200];
     snprintf(want, sizeof want,
              "%s: .hgb format version 7 is newer than this hogtrain reads (%u)", out,
-             HOG_HGB_VERSION);
+             HOG_HGB_VERSION_READ);
     cr_assert_str_eq(err.msg, want);
     v = 1;
     cr_assert_eq(pwrite(fd, &v, 4, 8), 4);

@@ -95,20 +95,37 @@ const char *hog_cli_opt_name(const struct option *lo, int ch);
 enum {
     HOG_CLI_OPT_ZERO_BASED = 256,
     HOG_CLI_OPT_THREADS,
+    HOG_CLI_OPT_FORMAT,
+    HOG_CLI_OPT_HASH_BITS,
+    HOG_CLI_OPT_HASH_SEED,
     HOG_CLI_OPT_OWN,
 };
 
-/* The table entries of the data-loading options, --zero-based and
- * --threads N (parser threads), for a parser whose load is set. */
+/* The table entries of the data-loading options, --zero-based, --threads N
+ * (parser threads), --format F and the hashing (--hash-bits B, --hash-seed
+ * S), for a parser whose load is set. */
 #define HOG_CLI_LOAD_OPTIONS                                                  \
     { "zero-based", no_argument, NULL, HOG_CLI_OPT_ZERO_BASED },              \
-    { "threads", required_argument, NULL, HOG_CLI_OPT_THREADS }
+    { "threads", required_argument, NULL, HOG_CLI_OPT_THREADS },              \
+    HOG_CLI_TEXT_OPTIONS
+/* The text's format and hashing alone (bench, whose --threads is its own). */
+#define HOG_CLI_TEXT_OPTIONS                                                  \
+    { "format", required_argument, NULL, HOG_CLI_OPT_FORMAT },                \
+    { "hash-bits", required_argument, NULL, HOG_CLI_OPT_HASH_BITS },          \
+    { "hash-seed", required_argument, NULL, HOG_CLI_OPT_HASH_SEED }
 
 /* Their lines in a help text (predict, convert, info), and the line on
  * exit status that ends most helps. */
 #define HOG_CLI_LOAD_HELP                                                     \
     "      --zero-based    feature indices in the text start at 0\n"          \
-    "      --threads N     parser threads; 0 = all cores (default 0)\n"
+    "      --threads N     parser threads; 0 = all cores (default 0)\n"       \
+    HOG_CLI_TEXT_HELP
+#define HOG_CLI_TEXT_HELP                                                     \
+    "      --format F      the text's format: auto (default: Vowpal Wabbit\n" \
+    "                      when its first line has a '|'), libsvm or vw\n"     \
+    "      --hash-bits B   hash the features into 2^B weights, B from 1 to\n" \
+    "                      31 (Vowpal Wabbit text: always, default 18)\n"      \
+    "      --hash-seed S   the hash's seed, 0 to 4294967295 (default 0)\n"
 #define HOG_CLI_EXIT_HELP                                                     \
     "Exit status: 0 success, 1 runtime error, 2 usage error.\n"
 
@@ -297,12 +314,22 @@ const char *hog_cli_bytes(char *buf, size_t len, double bytes);
  * to stderr unless quiet; the seconds taken in *secs (may be NULL). */
 hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
                         hog_data **out, double *secs, hog_err *err);
+/* "hashed into 2^18 weights (seed 0), 12 collisions, 3 entries merged" in
+ * buf, or "" for data that is not hashed. */
+const char *hog_cli_hashing(char *buf, size_t len, const hog_hashing *h);
+/* Rows whose Vowpal Wabbit importance weight is not 1 (0 without any). */
+uint64_t hog_cli_importance_rows(const hog_data *d);
+/* --format: auto, libsvm, vw. */
+extern const struct hog_cli_name hog_cli_format_names[];
 
 /* MODEL and DATA, as predict and objective take them: both checked
  * readable, and out (NULL: none) writable, before either loads; then the
  * model, then the data with hog_cli_load (in the model's feature space at
- * least when model_space is set). On failure *m and *d hold what loaded,
- * for the caller to free. */
+ * least when model_space is set), hashed as the model's training data was
+ * (--hash-bits and --hash-seed, when --hash-bits is given, must be the
+ * model's; data that ends up hashed otherwise, a .hgb or VW text for a
+ * model of unhashed features, is refused). On failure *m and *d hold what
+ * loaded, for the caller to free. */
 hog_status hog_cli_load_model_data(const char *model, const char *data,
                                    const char *out, hog_load_opts *lo,
                                    bool model_space, bool quiet,

@@ -1,5 +1,6 @@
-/* hogtrain convert: LIBSVM text (plain or compressed) to the .hgb binary
- * cache, which loads without parsing. The cache records the source's size
+/* hogtrain convert: LIBSVM or Vowpal Wabbit text (plain or compressed) to
+ * the .hgb binary cache, which loads without parsing; hashed text is
+ * written with its hashed indices, and the cache records the hashing. The cache records the source's size
  * and modification time, so that a stale cache can be told from a fresh
  * one. The text is parsed in windows (hog_svm_to_hgb_stream), so that a
  * file larger than memory converts in bounded memory. */
@@ -21,10 +22,12 @@ static const struct option longopts[] = {
 
 static const char help[] =
     "\n"
-    "Converts IN (LIBSVM/SVMlight text, plain or compressed with gzip, xz\n"
-    "or zstd; '-' reads standard input) to the hogtrain binary cache\n"
-    "OUT.hgb, which train, predict and info read without parsing. OUT\n"
-    "records the text's size (decompressed) and IN's modification time.\n"
+    "Converts IN (LIBSVM/SVMlight or Vowpal Wabbit text, plain or compressed\n"
+    "with gzip, xz or zstd; '-' reads standard input) to the hogtrain binary\n"
+    "cache OUT.hgb, which train, predict and info read without parsing. OUT\n"
+    "records the text's size (decompressed) and IN's modification time, and\n"
+    "holds hashed features when the text is hashed (--hash-bits; Vowpal\n"
+    "Wabbit text always), recording the hashing for the model and predict.\n"
     "\n"
     HOG_CLI_LOAD_HELP
     "      --window SIZE   text parsed at a time, e.g. 64M (default 32M):\n"
@@ -91,11 +94,13 @@ int hog_cli_convert(int argc, char **argv)
         char sz[32] = "?";
         if (stat(out, &so) == 0)
             hog_cli_bytes(sz, sizeof sz, (double)so.st_size);
+        char hb[160];
+        hog_cli_hashing(hb, sizeof hb, &cs.hash);
         fprintf(stderr, "wrote %s: %llu rows, %llu features, %llu nonzeros, "
-                        "%s in %.2f s\n",
+                        "%s in %.2f s%s%s\n",
                 out, (unsigned long long)cs.rows,
                 (unsigned long long)cs.n_features,
-                (unsigned long long)cs.nnz, sz, t);
+                (unsigned long long)cs.nnz, sz, t, *hb ? "; " : "", hb);
     }
     return HOG_EXIT_OK;
 }

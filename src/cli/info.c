@@ -16,12 +16,13 @@ static const struct option longopts[] = {
 
 static const char help[] =
     "\n"
-    "Describes each FILE on standard output. Data (LIBSVM text, plain or\n"
-    "compressed with gzip, xz or zstd, or .hgb): rows, features, nonzeros,\n"
-    "density, labels and their counts, the format (and compression) and the\n"
-    ".hgb header. Models (.hgm or LIBLINEAR text): loss,\n"
-    "regularization, features, nonzero weights, bias and label values; for\n"
-    "K classes their number, labels and the multiclass mode.\n"
+    "Describes each FILE on standard output. Data (LIBSVM or Vowpal Wabbit\n"
+    "text, plain or compressed with gzip, xz or zstd, or .hgb): rows,\n"
+    "features, nonzeros, density, labels and their counts, the format (and\n"
+    "compression), the hashing and its collisions, and the .hgb header.\n"
+    "Models (.hgm or LIBLINEAR text): loss, regularization, features,\n"
+    "nonzero weights, bias and label values, the hashing of the features;\n"
+    "for K classes their number, labels and the multiclass mode.\n"
     "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
     "regularization, seed, the data) and where it stands (epoch, row, step).\n"
     "\n"
@@ -110,14 +111,16 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
     uint64_t rows = hog_data_rows(d), nf = hog_data_features(d),
              nnz = hog_data_nnz(d);
     ROW("file", "%s", path);
+    bool vw = hog_data_format(d) == HOG_FORMAT_VW;
+    const char *what = vw ? "Vowpal Wabbit text" : "LIBSVM text";
+    const char *base = vw ? "" : lo->zero_based ? " (0-based feature indices)"
+                                                : " (1-based feature indices)";
     if (k == HOG_FILE_HGB)
         hgb_rows(path);
     else if (k == HOG_FILE_TEXT)
-        ROW("format", "LIBSVM text (%s-based feature indices)",
-            lo->zero_based ? "0" : "1");
+        ROW("format", "%s%s", what, base);
     else /* decompressed by the loader */
-        ROW("format", "LIBSVM text, %s (%s-based feature indices)",
-            hog_file_kind_name(k), lo->zero_based ? "0" : "1");
+        ROW("format", "%s, %s%s", what, hog_file_kind_name(k), base);
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("rows", "%llu", (unsigned long long)rows);
@@ -128,6 +131,19 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
             100.0 * (double)nnz / ((double)rows * (double)nf),
             (double)nnz / (double)rows);
     labels_row(d);
+    hog_hashing h;
+    hog_data_hashing(d, &h);
+    if (h.bits)
+        ROW("hashing", "--hash-bits %u --hash-seed %u: %llu weights, %llu "
+            "shared by two or more features, %llu entries merged in rows",
+            h.bits, h.seed, (unsigned long long)(UINT64_C(1) << h.bits),
+            (unsigned long long)h.collisions, (unsigned long long)h.merged);
+    else
+        ROW("hashing", "none");
+    uint64_t weighted = hog_cli_importance_rows(d);
+    if (weighted)
+        ROW("importance", "%llu rows weighted other than 1 (train takes "
+            "them as row weights)", (unsigned long long)weighted);
     hog_data_free(d);
     return HOG_EXIT_OK;
 }
@@ -193,6 +209,11 @@ static int info_model(const char *path, enum hog_file_kind k,
     else
         ROW("regularization", "not recorded in this format");
     ROW("features", "%llu", (unsigned long long)nf);
+    if (hog_model_hash_bits(m))
+        ROW("hashing", "--hash-bits %u --hash-seed %u (predict hashes the "
+            "data alike)", hog_model_hash_bits(m), hog_model_hash_seed(m));
+    else
+        ROW("hashing", "none");
     if (m->n_classes)
         classes_rows(m);
     ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,

@@ -36,8 +36,10 @@ static const struct option longopts[] = {
 
 static const char help[] =
     "\n"
-    "Writes one line per row of DATA (LIBSVM text or .hgb; '-' reads standard\n"
-    "input): the predicted label, in the label values the model was trained\n"
+    "Writes one line per row of DATA (LIBSVM or Vowpal Wabbit text, or .hgb;\n"
+    "'-' reads standard input), hashed as the model's training data was\n"
+    "(.hgm records it; --hash-bits, if given, must be the model's): the\n"
+    "predicted label, in the label values the model was trained\n"
     "with (for K classes the label of the class with the highest score), or\n"
     "for a regression model the predicted value. MODEL is a .hgm or a\n"
     "LIBLINEAR text model. When DATA's labels are the model's, prints the\n"

@@ -34,6 +34,7 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
     d->label_pos = in.label_pos;
     d->label_neg = in.label_neg;
     d->n_pos = in.n_pos;
+    d->hash = in.hash;
     hog_hgb_info_close(&in);
     return HOG_OK;
 }
@@ -79,7 +80,9 @@ int hog_cli_train(int argc, char **argv)
     hog_stream_stats ss;
     if (a.stream) {
         double t = hog_now();
-        if ((s = stream_header(a.train, &hdr, &err)) != HOG_OK)
+        if ((s = stream_header(a.train, &hdr, &err)) != HOG_OK ||
+            (s = hog_hash_check_file(a.train, hdr.hash.bits, hdr.hash.seed,
+                                     &a.lo, &err)) != HOG_OK)
             goto fail;
         r.load_train_s = hog_now() - t;
         r.train = &hdr;
@@ -121,13 +124,32 @@ int hog_cli_train(int argc, char **argv)
             goto fail;
         a.o.row_weights = a.row_w;
     }
+    /* Vowpal Wabbit's importance weights are the rows' weights, unless
+     * --weights gives its own */
+    if (!a.o.row_weights && train && hog_data_importance(train))
+        a.o.row_weights = hog_data_importance(train);
+    else if (a.o.row_weights && train && hog_data_importance(train) &&
+             !a.quiet)
+        fprintf(stderr, "hogtrain: %s's importance weights are replaced by "
+                "--weights %s\n", hog_cli_basename(a.train), a.weights);
     if (a.test) {
-        /* The test set lives in the training set's feature space. */
+        /* The test set lives in the training set's feature space, hashed
+         * as its features were (a hashed .hgb's too). */
         hog_load_opts tl = a.lo;
         tl.n_features = hog_data_features(r.train);
+        tl.hash_bits = r.train->hash.bits;
+        tl.hash_seed = r.train->hash.seed;
         if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, &r.load_test_s,
                               &err)) != HOG_OK)
             goto fail;
+        if (test->hash.bits != r.train->hash.bits) {
+            s = hog_errf(&err, HOG_EINVAL,
+                         "%s is hashed (Vowpal Wabbit text always is) but "
+                         "%s is not: hash both, with --hash-bits",
+                         test->hash.bits ? a.test : a.train,
+                         test->hash.bits ? a.train : a.test);
+            goto fail;
+        }
         r.test = test;
     }
     if (a.validation) { /* in the training set's feature space, too */

@@ -26,6 +26,12 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
         hog_json_u64(j, "rows_positive", d->n_pos);
         hog_json_u64(j, "rows_negative", hog_data_rows(d) - d->n_pos);
     }
+    hog_json_str(j, "format", d->format == HOG_FORMAT_AUTO
+                                  ? "hgb"
+                                  : d->format == HOG_FORMAT_VW ? "vw"
+                                                               : "libsvm");
+    if (d->importance)
+        hog_json_u64(j, "rows_with_importance", hog_cli_importance_rows(d));
     hog_json_num(j, "load_seconds", secs);
     hog_json_close_obj(j);
 }
@@ -55,6 +61,24 @@ static void json_weights(struct hog_json *j, const struct train_report *r)
     hog_json_close_arr(j);
     free(lab);
     free(w);
+}
+
+/* "hashing": how the training set's features were hashed (null: not). */
+static void json_hashing(struct hog_json *j, const hog_data *d)
+{
+    hog_hashing h;
+    hog_data_hashing(d, &h);
+    if (!h.bits) {
+        hog_json_null(j, "hashing");
+        return;
+    }
+    hog_json_obj(j, "hashing");
+    hog_json_u64(j, "bits", h.bits);
+    hog_json_u64(j, "seed", h.seed);
+    hog_json_u64(j, "weights", UINT64_C(1) << h.bits);
+    hog_json_u64(j, "collisions", h.collisions);
+    hog_json_u64(j, "merged", h.merged);
+    hog_json_close_obj(j);
 }
 
 /* Why training stopped: "tol" when scd or dcd met --tol, "epochs" when the
@@ -201,6 +225,7 @@ static void write_json(FILE *f, const struct train_report *r)
         goto tail;
     }
     hog_cli_json_validation(&j, r);
+    json_hashing(&j, r->train);
 
     hog_json_arr(&j, "epochs");
     for (unsigned i = 0; i < r->p->hist_len; i++) {

@@ -267,6 +267,30 @@ static int shared_option(struct hog_cli_parser *p, int ch, const char *arg)
     }
     if (p->load && ch == HOG_CLI_OPT_THREADS)
         return hog_cli_parse_threads(p->cmd, arg, &p->load->threads);
+    if (p->load && ch == HOG_CLI_OPT_HASH_BITS) {
+        uint64_t b = p->load->hash_bits;
+        int rc = hog_cli_opt_u64(p->cmd, "hash-bits", arg, 1,
+                                 HOG_HASH_BITS_MAX, &b,
+                                 "a number of bits from 1 to %u (2^32 "
+                                 "weights would need feature ids past the "
+                                 "largest hogtrain keeps, 2^32 - 2)",
+                                 HOG_HASH_BITS_MAX);
+        p->load->hash_bits = (unsigned)b;
+        return rc;
+    }
+    if (p->load && ch == HOG_CLI_OPT_HASH_SEED) {
+        uint64_t v = p->load->hash_seed;
+        int rc = hog_cli_opt_u64(p->cmd, "hash-seed", arg, 0, UINT32_MAX, &v,
+                                 "a seed from 0 to %u", UINT32_MAX);
+        p->load->hash_seed = (uint32_t)v;
+        return rc;
+    }
+    if (p->load && ch == HOG_CLI_OPT_FORMAT) {
+        const struct hog_cli_enum e = {
+            ch, "format", hog_cli_format_names, HOG_CLI_TARGET(p->load->format)
+        };
+        return hog_cli_enum_option(p->cmd, p->longopts, &e, 1, ch, arg);
+    }
     if (p->train)
         return model_option(p, ch, arg);
     return -1;
@@ -714,15 +738,51 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
     t = hog_now() - t;
     if (secs)
         *secs = t;
-    if (s == HOG_OK && !quiet)
+    if (s == HOG_OK && !quiet) {
+        hog_hashing h;
+        hog_data_hashing(*out, &h);
+        char hb[160];
+        hog_cli_hashing(hb, sizeof hb, &h);
         fprintf(stderr,
-                "loaded %s: %llu rows, %llu features, %llu nonzeros in %.2f s\n",
+                "loaded %s: %llu rows, %llu features, %llu nonzeros in %.2f s"
+                "%s%s\n",
                 strcmp(path, "-") == 0 ? "standard input" : hog_cli_basename(path),
                 (unsigned long long)hog_data_rows(*out),
                 (unsigned long long)hog_data_features(*out),
-                (unsigned long long)hog_data_nnz(*out), t);
+                (unsigned long long)hog_data_nnz(*out), t, *hb ? "; " : "", hb);
+    }
     return s;
 }
+
+const char *hog_cli_hashing(char *buf, size_t len, const hog_hashing *h)
+{
+    if (!h->bits)
+        snprintf(buf, len, "%s", "");
+    else
+        snprintf(buf, len, "hashed into 2^%u weights (seed %u), %llu "
+                 "collision%s, %llu entr%s merged", h->bits, h->seed,
+                 (unsigned long long)h->collisions,
+                 h->collisions == 1 ? "" : "s",
+                 (unsigned long long)h->merged, h->merged == 1 ? "y" : "ies");
+    return buf;
+}
+
+uint64_t hog_cli_importance_rows(const hog_data *d)
+{
+    const float *w = hog_data_importance(d);
+    uint64_t n = 0, rows = hog_data_rows(d);
+    for (uint64_t i = 0; w && i < rows; i++)
+        n += w[i] != 1.0f;
+    return n;
+}
+
+const struct hog_cli_name hog_cli_format_names[] = {
+    { "auto", HOG_FORMAT_AUTO, false },
+    { "libsvm", HOG_FORMAT_LIBSVM, false },
+    { "vw", HOG_FORMAT_VW, false },
+    { "svmlight", HOG_FORMAT_LIBSVM, true },
+    { NULL, 0, false },
+};
 
 hog_status hog_cli_load_model_data(const char *model, const char *data,
                                    const char *out, hog_load_opts *lo,
@@ -737,5 +797,28 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
         return s;
     if (model_space)
         lo->n_features = hog_model_features(*m);
-    return hog_cli_load(data, lo, quiet, d, NULL, err);
+    unsigned bits = hog_model_hash_bits(*m);
+    uint32_t seed = hog_model_hash_seed(*m);
+    if (lo->hash_bits && (lo->hash_bits != bits || lo->hash_seed != seed))
+        return hog_errf(err, HOG_EINVAL,
+                        "%s was trained on %s, not on --hash-bits %u "
+                        "--hash-seed %u: leave the hashing out, predict "
+                        "hashes the data as the model asks", model,
+                        bits ? "hashed features" : "unhashed features",
+                        lo->hash_bits, lo->hash_seed);
+    lo->hash_bits = bits;
+    lo->hash_seed = seed;
+    if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
+        return s;
+    hog_hashing h;
+    hog_data_hashing(*d, &h);
+    if (h.bits != bits || (bits && h.seed != seed))
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: its features are %s, but %s was trained on %s; "
+                        "a model scores only data hashed as its training "
+                        "data was",
+                        data, h.bits ? "hashed (Vowpal Wabbit text always is)"
+                                     : "not hashed",
+                        model, bits ? "hashed features" : "unhashed ones");
+    return HOG_OK;
 }

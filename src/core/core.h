@@ -83,6 +83,14 @@ struct hog_data {
      * on its view of the caller's data (src/train/weights.c), `hogtrain
      * objective --weights` on the data it loaded. */
     const float *row_w;
+    /* What the loader (src/io) did: the hashing of the features (bits 0:
+     * the file's own indices), the text format read (HOG_FORMAT_AUTO: a
+     * .hgb or arrays), and Vowpal Wabbit importance weights, one per row,
+     * owned (NULL: every row 1; the command trains with them as row
+     * weights unless --weights is given). */
+    hog_hashing hash;
+    hog_format format;
+    float *importance;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken
@@ -138,6 +146,9 @@ struct hog_model {
     uint32_t n_classes;
     double *classes;
     hog_multiclass multiclass;
+    /* The hashing of the data it was trained on (bits 0: none): predict
+     * hashes the data it scores the same way (.hgm version 3). */
+    uint32_t hash_bits, hash_seed;
 };
 
 /* Floats per weight vector (the features, + 1 for the bias), vectors in the

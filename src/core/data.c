@@ -102,6 +102,7 @@ void hog_data_free(hog_data *d)
         else
             free(d->mem[i]);
     }
+    free(d->importance);
     free(d);
 }
 

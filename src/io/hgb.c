@@ -56,6 +56,12 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
     if (version < 1 || version > HOG_HGB_VERSION)
         return hog_errf(err, HOG_EINVAL, "%s: cannot write .hgb version %u", path,
                         version);
+    if (d->hash.bits && version < 2)
+        return hog_errf(err, HOG_EINVAL, "%s: hashed features need .hgb "
+                        "version %u, not %u", path, HOG_HGB_VERSION_HASHED,
+                        version);
+    if (d->hash.bits)
+        version = HOG_HGB_VERSION_HASHED; /* version 2's layout, and the hashing */
     /* Plan the chunks: runs of whole rows of at most `target` payload bytes
      * (a row bigger than that gets a chunk of its own). */
     uint64_t cap = 16, n = 0;
@@ -105,7 +111,7 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
         .nnz = m->nnz, .n_chunks = n, .src_size = src_size,
         .src_mtime = src_mtime, .labels = d->labels,
         .label_pos = d->label_pos, .label_neg = d->label_neg,
-        .n_pos = d->n_pos, .file_size = pos
+        .n_pos = d->n_pos, .file_size = pos, .hash = d->hash
     };
     header_put(hdr, &h, target, table, table_bytes);
 
@@ -283,10 +289,10 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
                         "%s: truncated .hgb header (%llu bytes)", name,
                         (unsigned long long)size);
     uint32_t ver = get32(hdr + H_VERSION);
-    if (ver > HOG_HGB_VERSION)
+    if (ver > HOG_HGB_VERSION_READ)
         return hog_errf(err, HOG_EFORMAT,
                         "%s: .hgb format version %u is newer than this hogtrain reads (%u)",
-                        name, ver, HOG_HGB_VERSION);
+                        name, ver, HOG_HGB_VERSION_READ);
     if (got < HDR_SIZE)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: truncated .hgb header (%llu bytes of %u)", name,
@@ -327,6 +333,20 @@ static hog_status read_info(int fd, const char *name, struct hog_hgb_info *in,
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: inconsistent .hgb header (offset 0)", name);
     in->labels = (enum hog_label_kind)lk;
+    memset(&in->hash, 0, sizeof in->hash);
+    if (ver >= HOG_HGB_VERSION_HASHED) {
+        in->hash.bits = get32(hdr + H_HASH_BITS);
+        in->hash.seed = get32(hdr + H_HASH_SEED);
+        in->hash.collisions = get64(hdr + H_HASH_COLLISIONS);
+        in->hash.merged = get64(hdr + H_HASH_MERGED);
+        if (in->hash.bits < 1 || in->hash.bits > HOG_HASH_BITS_MAX ||
+            in->n_features < (UINT64_C(1) << in->hash.bits))
+            return hog_errf(err, HOG_ECORRUPT,
+                            "%s: a damaged .hgb file: its features are "
+                            "hashed with %u bits, which %llu features "
+                            "cannot be", name, in->hash.bits,
+                            (unsigned long long)in->n_features);
+    }
     if (in->n_features > HOG_MAX_FEATURES)
         return hog_errf(err, HOG_ERANGE, "%s: %llu features, more than "
                         "hogtrain supports (%llu)", name,
@@ -828,6 +848,13 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         return st;
     }
     in.fd = fd; /* closed by close_file or the lease, not hog_hgb_info_close */
+    if ((st = hog_hash_check_file(path, in.hash.bits, in.hash.seed, o, err)) !=
+        HOG_OK) {
+        in.fd = -1;
+        hog_hgb_info_close(&in);
+        close_file(fd, lease);
+        return st;
+    }
     uint64_t rows = in.rows, nnz = in.nnz;
     /* One anonymous mapping for the four arrays, each on its own pages
      * (sizes are bounded by the file size, checked by read_info). */
@@ -902,6 +929,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
      * (it may exceed the largest index: a count asked for at save time). */
     d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
     d->n_features = o && o->n_features > in.n_features ? o->n_features : in.n_features;
+    d->hash = in.hash;
     d->mem[0] = base;
     d->mem_len[0] = total;
     if (map_idx) { /* the lease lives as long as the arrays */

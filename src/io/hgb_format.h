@@ -25,7 +25,11 @@ enum {
     H_NNZ = 32, H_CHUNKS = 40, H_SRC_SIZE = 48, H_SRC_MTIME = 56,
     H_LABELS = 64, H_LABEL_POS = 72, H_LABEL_NEG = 80, H_NPOS = 88,
     H_TARGET = 96, H_FILE_SIZE = 104, H_TABLE_OFF = 112, H_TABLE_BYTES = 120,
-    H_TABLE_CRC = 128, H_CRC = HDR_SIZE - 4
+    H_TABLE_CRC = 128,
+    /* version 3: the hashing of the features */
+    H_HASH_BITS = 136, H_HASH_SEED = 140, H_HASH_COLLISIONS = 144,
+    H_HASH_MERGED = 152,
+    H_CRC = HDR_SIZE - 4
 };
 /* Chunk header field offsets. */
 enum {
@@ -85,6 +89,12 @@ static inline void header_put(unsigned char *hdr, const struct hog_hgb_info *in,
     put64(hdr + H_TABLE_OFF, HDR_SIZE);
     put64(hdr + H_TABLE_BYTES, table_bytes);
     put32(hdr + H_TABLE_CRC, hog_crc32c(0, table, table_bytes));
+    if (in->version >= HOG_HGB_VERSION_HASHED) {
+        put32(hdr + H_HASH_BITS, in->hash.bits);
+        put32(hdr + H_HASH_SEED, in->hash.seed);
+        put64(hdr + H_HASH_COLLISIONS, in->hash.collisions);
+        put64(hdr + H_HASH_MERGED, in->hash.merged);
+    }
     put32(hdr + H_CRC, hog_crc32c(0, hdr, H_CRC));
 }
 

@@ -94,6 +94,37 @@ enum hog_file_kind hog_file_kind(const void *head, size_t len)
     return HOG_FILE_TEXT;
 }
 
+hog_format hog_text_sniff(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < le && *q != '#') {
+            /* a LIBSVM comment may hold a '|'; a VW line has one before
+             * any '#' (which VW names may hold) */
+            const char *hash = memchr(q, '#', (size_t)(le - q));
+            const char *bar = memchr(q, '|', (size_t)((hash ? hash : le) - q));
+            return bar ? HOG_FORMAT_VW : HOG_FORMAT_LIBSVM;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return HOG_FORMAT_AUTO;
+}
+
+const char *hog_format_name(hog_format f)
+{
+    switch (f) {
+    case HOG_FORMAT_LIBSVM: return "LIBSVM";
+    case HOG_FORMAT_VW: return "Vowpal Wabbit";
+    case HOG_FORMAT_AUTO: break;
+    }
+    return "text";
+}
+
 hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
                             hog_err *err)
 {

@@ -11,7 +11,84 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* ---- LIBSVM text (parse.c) ------------------------------------------------ */
+/* ---- feature hashing (hash.c) --------------------------------------------- */
+
+/* MurmurHash3, x86, 32 bits, of len bytes (Appleby's reference: "" with
+ * seed 0 is 0; tests/test_hash.c has the published vectors). */
+uint32_t hog_murmur3_32(const void *key, size_t len, uint32_t seed);
+/* Its steps, for the inline hash of one 4-byte block below. */
+static inline uint32_t hog_murmur3_mix_k(uint32_t k)
+{
+    k *= 0xcc9e2d51u;
+    k = (k << 15) | (k >> 17);
+    return k * 0x1b873593u;
+}
+static inline uint32_t hog_murmur3_round(uint32_t h, uint32_t k)
+{
+    h ^= hog_murmur3_mix_k(k);
+    h = (h << 13) | (h >> 19);
+    return h * 5 + 0xe6546b64u;
+}
+static inline uint32_t hog_murmur3_fmix(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+}
+/* The hash of a LIBSVM feature: MurmurHash3 of the 0-based index j as 4
+ * little-endian bytes, hog_murmur3_32(&le32(j), 4, seed). */
+static inline uint32_t hog_hash_index(uint32_t j, uint32_t seed)
+{
+    return hog_murmur3_fmix(hog_murmur3_round(seed, j) ^ 4u);
+}
+/* Vowpal Wabbit's hash of a name under a seed (its hashstring(), the
+ * default "--hash strings"): bytes up to 0x20 at either end dropped; a
+ * name of decimal digits alone is the number + seed (mod 2^32), no name
+ * the seed, anything else MurmurHash3 of its bytes. Namespaces are hashed
+ * with the hash seed, features with their namespace's hash. */
+uint32_t hog_vw_hash(const char *s, size_t len, uint32_t seed);
+
+/* The 2^B weights of a hashing and, per weight, which features landed on
+ * it: none, one (its tag), or several (a collision). */
+struct hog_hash_space {
+    unsigned bits;       /* B, 1..HOG_HASH_BITS_MAX */
+    uint32_t seed, mask; /* mask = 2^B - 1 */
+    unsigned width;      /* bytes per weight in seen */
+    void *seen;
+    size_t seen_bytes;
+};
+hog_status hog_hash_space_init(struct hog_hash_space *s, unsigned bits,
+                               uint32_t seed, hog_err *err);
+void hog_hash_space_free(struct hog_hash_space *s);
+/* Records a feature of hash h (any thread, any order); 1 when this made
+ * its weight a collision (once per weight), else 0. */
+unsigned hog_hash_space_note(const struct hog_hash_space *s, uint32_t h);
+
+/* Sorts a row's n entries by index (stably) and sums the values of equal
+ * indices, in file order; returns the entries left, -1 when out of memory
+ * for the scratch (kept in sc between rows). */
+struct hog_hash_scratch {
+    uint64_t *key;
+    float *val;
+    uint32_t cap;
+};
+int64_t hog_row_merge(uint32_t *idx, float *val, uint32_t n,
+                      struct hog_hash_scratch *sc);
+void hog_hash_scratch_free(struct hog_hash_scratch *sc);
+
+/* A hashed .hgb against the hashing asked for in o: HOG_OK when none is
+ * asked (hash_bits 0) or it is the file's; else HOG_EINVAL with a
+ * sentence (an unhashed file cannot be hashed as it loads). */
+hog_status hog_hash_check_file(const char *name, unsigned file_bits,
+                               uint32_t file_seed, const hog_load_opts *o,
+                               hog_err *err);
+/* The caller's load options in a whole struct: the fields past its size
+ * (a caller built before they existed) at their defaults. */
+void hog_load_opts_take(const hog_load_opts *user, hog_load_opts *o);
+
+/* ---- LIBSVM and Vowpal Wabbit text (parse.c) -------------------------------- */
 
 /* Parses LIBSVM/SVMlight text in buf[0..len) with o->threads threads; name
  * is used in messages ("name:line: reason"). The text is parsed in windows
@@ -36,7 +113,9 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
                                 const hog_load_opts *o, unsigned nslices,
                                 hog_data **out, hog_err *err);
 
-/* The incremental parser under those: text fed in pieces of whole lines
+/* The incremental parser under those, of LIBSVM or Vowpal Wabbit text
+ * (o->format, or told by content: hog_text_sniff), hashing the features
+ * when asked (o->hash_bits; VW text always): text fed in pieces of whole lines
  * (each ending with '\n'; the last piece's last line may lack it), in file
  * order, each piece parsed in parallel and appended to the result. An
  * error names the file's own line, counted across pieces; after one, feed
@@ -49,6 +128,15 @@ hog_status hog_svm_parser_feed(struct hog_svm_parser *p, const char *buf,
                                size_t len, hog_err *err);
 /* Lines fed so far (the last piece's unterminated line counted). */
 uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p);
+/* The hashing so far (bits 0: none) and the format (HOG_FORMAT_AUTO while
+ * nothing but blank lines and comments came; format may be NULL). */
+void hog_svm_parser_hashing(const struct hog_svm_parser *p, hog_hashing *h,
+                            hog_format *format);
+/* The rows parsed so far, handed over (*out NULL when there are none);
+ * the parser goes on with the next feed, its lines and hashing counted
+ * across: convert's windows, each written out as it is parsed. */
+hog_status hog_svm_parser_take(struct hog_svm_parser *p, hog_data **out,
+                               hog_err *err);
 hog_status hog_svm_parser_finish(struct hog_svm_parser *p, hog_data **out,
                                  hog_err *err);
 void hog_svm_parser_free(struct hog_svm_parser *p);
@@ -56,7 +144,12 @@ void hog_svm_parser_free(struct hog_svm_parser *p);
 /* ---- .hgb binary cache (hgb.c) -------------------------------------------- */
 
 #define HOG_HGB_MAGIC "HOGDATA\0"
-#define HOG_HGB_VERSION 2u /* written; 1 and 2 are read */
+#define HOG_HGB_VERSION 2u /* written for unhashed features */
+/* Version 2's layout with the hashing in the header: written for hashed
+ * features, so that a reader that cannot keep the hashing refuses the
+ * file by its version. 1 to 3 are read. */
+#define HOG_HGB_VERSION_HASHED 3u
+#define HOG_HGB_VERSION_READ 3u
 #define HOG_HGB_ALIGN 4096u
 
 /* True when the first bytes of a file are the .hgb magic. */
@@ -97,7 +190,9 @@ hog_status hog_hgb_save_chunked(const hog_data *d, const char *path,
                                 uint64_t src_size, int64_t src_mtime,
                                 uint64_t chunk_target, hog_err *err);
 /* hog_hgb_save_chunked writing format `version` (1 or HOG_HGB_VERSION):
- * tests use it to check that older files still load. */
+ * tests use it to check that older files still load. Hashed data is
+ * written as HOG_HGB_VERSION_HASHED whatever the version asked (1 is
+ * refused). */
 hog_status hog_hgb_save_version(const hog_data *d, const char *path,
                                 uint64_t src_size, int64_t src_mtime,
                                 uint64_t chunk_target, uint32_t version,
@@ -126,6 +221,7 @@ struct hog_hgb_info {
     uint64_t n_pos;
     uint64_t file_size;
     uint64_t max_chunk_bytes;      /* largest chunk: the buffer a reader needs */
+    hog_hashing hash;              /* version 3; bits 0 before */
     struct hog_hgb_chunk *chunks;  /* n_chunks entries, in file order */
 };
 
@@ -286,8 +382,11 @@ struct hog_convert_stats {
     uint64_t rows, nnz, n_features, chunks;
     uint64_t windows;      /* text windows parsed */
     uint64_t window_bytes; /* the window buffer (grown for very long lines) */
+    hog_hashing hash;      /* bits 0: not hashed */
+    hog_format format;     /* the text's */
 };
-/* LIBSVM text at in ("-": standard input) to .hgb at out in bounded memory:
+/* LIBSVM or Vowpal Wabbit text at in ("-": standard input) to .hgb at out
+ * in bounded memory (hashed as o asks; VW text always):
  * the text is parsed in windows of `window` bytes cut at newlines (error
  * lines numbered in the whole file), each appended as chunks of about
  * chunk_target payload bytes (0: HOG_HGB_CHUNK_TARGET); header and table
@@ -300,9 +399,10 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
-/* The newest .hgm version read: 2, K-class models. Binary and regression
- * models are still written as version 1, byte for byte. */
-#define HOG_HGM_VERSION 2u
+/* The newest .hgm version read: 3, models of hashed features (2: K-class
+ * models). Binary and regression models of unhashed features are still
+ * written as version 1, byte for byte, K-class ones as version 2. */
+#define HOG_HGM_VERSION 3u
 
 /* ---- training checkpoints (checkpoint.c) --------------------------------- */
 
@@ -424,6 +524,12 @@ hog_status hog_input_open(const char *path, struct hog_input *in,
 hog_status hog_input_sniff(struct hog_input *in, hog_err *err);
 void hog_input_close(struct hog_input *in);
 enum hog_file_kind hog_file_kind(const void *head, size_t len);
+/* The format of text by its first line that is neither blank nor a
+ * comment ('#' first): Vowpal Wabbit when it has a '|' before any '#',
+ * else LIBSVM; HOG_FORMAT_AUTO when buf[0..len) has no such line. */
+hog_format hog_text_sniff(const char *buf, size_t len);
+/* "LIBSVM" or "Vowpal Wabbit" (HOG_FORMAT_AUTO: "text"). */
+const char *hog_format_name(hog_format f);
 /* The kind of the file at path (its first bytes read; never blocks). */
 hog_status hog_file_kind_of(const char *path, enum hog_file_kind *kind,
                             hog_err *err);

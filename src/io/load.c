@@ -3,7 +3,7 @@
  * content decides (input.c): the .hgb magic means the binary cache;
  * gzip, xz and zstd are decompressed; models, checkpoints and what
  * hogtrain does not decompress are refused with what they are; anything
- * else is LIBSVM text. Text is handed to the parallel parser a window of
+ * else is text, LIBSVM or Vowpal Wabbit (the parser tells them apart). Text is handed to the parallel parser a window of
  * whole lines at a time: a regular file mapped into memory, each window's
  * pages dropped once parsed; a pipe, a device or compressed text read
  * ahead by a thread (readahead.c), which fills (and decompresses) the
@@ -63,11 +63,9 @@ static hog_status load_windows(const struct hog_input *in,
 hog_status hog_data_load(const char *path, const hog_load_opts *o,
                          hog_data **out, hog_err *err)
 {
-    hog_load_opts def;
-    if (!o) {
-        hog_load_opts_init(&def);
-        o = &def;
-    }
+    hog_load_opts full; /* the caller's, with the fields it predates */
+    hog_load_opts_take(o, &full);
+    o = &full;
     if (!path || !out)
         return hog_errf(err, HOG_EINVAL, "hog_data_load: no path or no output");
     struct hog_input in;

@@ -5,9 +5,10 @@
  *
  *     offset size
  *          0    8  magic "HOGMODL\0"
- *          8    4  format version: 1 (one weight vector), 2 (K classes)
+ *          8    4  format version: 1 (one weight vector), 2 (K classes),
+ *                  3 (either, of hashed features)
  *         12    4  header size in bytes: the weights start here
- *                  (88 in version 1, 104 + 8 K in version 2)
+ *                  (88 in version 1, 104 + 8 K in versions 2 and 3)
  *         16    4  loss (hog_loss)
  *         20    4  label kind (0 binary, 1 real)
  *         24    8  l1 (f64)
@@ -18,9 +19,11 @@
  *         64    8  n_features (u64)
  *         72    8  number of weights stored (u64) = V * (n_features + (bias != 0)),
  *                  V vectors: 1, or K
- *         80    8  reserved, zero
- *     version 2 only:
- *         88    4  K, the number of classes (u32, >= 3)
+ *         80    8  reserved, zero (version 3: hash bits B, u32, 1..31,
+ *                  then the hash seed, u32)
+ *     versions 2 and 3:
+ *         88    4  K, the number of classes (u32, >= 3; version 3: 0 for
+ *                  one weight vector)
  *         92    4  multiclass mode (hog_multiclass)
  *         96    8  reserved, zero
  *        104  8*K  the class labels (f64), in the model's class order
@@ -29,7 +32,9 @@
  *   hsize+4*n    4  CRC32C of everything before it
  *
  * Binary and regression models are written as version 1, byte for byte as
- * before version 2 existed; K-class models as version 2. A reader checks,
+ * before version 2 existed; K-class models as version 2; a model of hashed
+ * features (either kind) as version 3, so that a reader that cannot hash
+ * the data it scores refuses the file by its version. A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  *
@@ -50,6 +55,7 @@
 #define HGM_HEADER_V2 104u /* then the K class labels */
 #define HGM_VERSION_ONE 1u /* one weight vector */
 #define HGM_VERSION_K 2u   /* K classes */
+#define HGM_VERSION_HASHED 3u /* either, of hashed features */
 
 /* ---- little-endian fields -------------------------------------------------- */
 
@@ -131,7 +137,8 @@ static unsigned char *hgm_header(const hog_model *m, uint32_t *hsize,
                                  hog_err *err)
 {
     uint32_t k = m->n_classes;
-    *hsize = k ? HGM_HEADER_V2 + 8u * k : HGM_HEADER_V1;
+    bool hashed = m->hash_bits != 0;
+    *hsize = k || hashed ? HGM_HEADER_V2 + 8u * k : HGM_HEADER_V1;
     unsigned char *h = calloc(1, *hsize);
     if (!h) {
         hog_errf(err, HOG_ENOMEM, "out of memory for a model header of %u "
@@ -139,7 +146,9 @@ static unsigned char *hgm_header(const hog_model *m, uint32_t *hsize,
         return NULL;
     }
     memcpy(h, HOG_HGM_MAGIC, 8);
-    put_u32(h + 8, k ? HGM_VERSION_K : HGM_VERSION_ONE);
+    put_u32(h + 8, hashed ? HGM_VERSION_HASHED
+                   : k    ? HGM_VERSION_K
+                          : HGM_VERSION_ONE);
     put_u32(h + 12, *hsize);
     put_u32(h + 16, (uint32_t)m->loss);
     put_u32(h + 20, (uint32_t)m->labels);
@@ -150,6 +159,10 @@ static unsigned char *hgm_header(const hog_model *m, uint32_t *hsize,
     put_f64(h + 56, m->label_neg);
     put_u64(h + 64, m->n_features);
     put_u64(h + 72, hog_model_len(m));
+    if (hashed) {
+        put_u32(h + 80, m->hash_bits);
+        put_u32(h + 84, m->hash_seed);
+    }
     if (k) {
         put_u32(h + 88, k);
         put_u32(h + 92, (uint32_t)m->multiclass);
@@ -246,6 +259,13 @@ static hog_status save_liblinear(const hog_model *m, FILE *f, const char *path,
                       m->labels == HOG_LABELS_REAL && !m->n_classes;
     uint32_t k = m->n_classes;
     int lp = 0, ln = 0;
+    if (m->hash_bits)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "%s: this model's features are hashed (--hash-bits "
+                        "%u), and LIBLINEAR cannot hash: liblinear-predict "
+                        "would score the data's own feature indices against "
+                        "weights of hashed ones; save it as .hgm",
+                        path, m->hash_bits);
     if (k) {
         for (uint32_t c = 0; c < k; c++)
             if (!label_as_int(m->classes[c], &lp))
@@ -357,7 +377,8 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
     uint32_t loss = get_u32(h + 16), kind = get_u32(h + 20);
     double bias = get_f64(h + 40);
     uint64_t nf = get_u64(h + 64), nw = get_u64(h + 72);
-    uint64_t k = version == HGM_VERSION_K ? get_u32(h + 88) : 1;
+    uint64_t k = version >= HGM_VERSION_K && get_u32(h + 88) ? get_u32(h + 88)
+                                                             : 1;
     if (loss > HOG_LOSS_SQUARED)
         return "unknown loss";
     if (kind > HOG_LABELS_REAL)
@@ -370,7 +391,14 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
         return k > 1 ? "weight count is not the classes times features and "
                        "bias"
                      : "weight count does not match features and bias";
-    if (version != HGM_VERSION_K)
+    if (version == HGM_VERSION_HASHED) {
+        uint32_t bits = get_u32(h + 80);
+        if (bits < 1 || bits > HOG_HASH_BITS_MAX)
+            return "hash bits not in 1 to 31";
+        if (nf < (UINT64_C(1) << bits))
+            return "fewer features than the hashing's weights";
+    }
+    if (k == 1)
         return NULL;
     uint32_t mc = get_u32(h + 92);
     if (loss == HOG_LOSS_SQUARED || kind != HOG_LABELS_BINARY)
@@ -414,9 +442,9 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
     if (version == 0)
         return hog_errf(err, HOG_EFORMAT, "%s: .hgm format version 0 is not valid",
                         path);
-    /* the fixed part: all of version 1's header; version 2's before its
-     * class labels */
-    uint32_t fixed = version == HGM_VERSION_K ? HGM_HEADER_V2 : HGM_HEADER_V1;
+    /* the fixed part: all of version 1's header; version 2's (and 3's)
+     * before its class labels */
+    uint32_t fixed = version >= HGM_VERSION_K ? HGM_HEADER_V2 : HGM_HEADER_V1;
     if (version == HGM_VERSION_ONE && hsize != HGM_HEADER_V1)
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: .hgm header size %u, version %u has %u", path,
@@ -426,9 +454,11 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
     if (fread(h + 16, 1, fixed - 16, f) != fixed - 16)
         return read_failed(path, err);
     uint32_t k = 0;
-    if (version == HGM_VERSION_K) {
+    if (version >= HGM_VERSION_K) {
         k = get_u32(h + 88);
-        if (k < 3 || k > HOG_MAX_CLASSES)
+        /* version 3 of one weight vector: K 0 */
+        if ((k < 3 && !(version == HGM_VERSION_HASHED && k == 0)) ||
+            k > HOG_MAX_CLASSES)
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: invalid .hgm header: %u classes (a K-class "
                             "model has 3 to %u)",
@@ -505,6 +535,10 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
         m->multiclass = (hog_multiclass)get_u32(h + 92);
     } else {
         free(cl);
+    }
+    if (version == HGM_VERSION_HASHED) {
+        m->hash_bits = get_u32(h + 80);
+        m->hash_seed = get_u32(h + 84);
     }
     *out = m;
     return HOG_OK;

@@ -1,7 +1,8 @@
 /*
- * The LIBSVM/SVMlight text parser.
- *
- *     label [qid:N] idx:val idx:val ... [# comment]
+ * The text parser: LIBSVM/SVMlight or Vowpal Wabbit text into one CSR,
+ * in parallel. The lines of each format are parsed by that format's entry
+ * in a small table (parse_int.h: parse_svm.c, parse_vw.c); this file is
+ * what they share: windows, slices, threads, hashing and the result.
  *
  * The text arrives in windows of whole lines (hog_svm_parser_feed; the
  * whole-buffer entries below cut their buffer into windows of about
@@ -19,249 +20,28 @@
  * matters: its line is the smallest).
  *
  * Every line of a slice but possibly the buffer's very last ends with '\n',
- * which serves as the sentinel that stops every scan: the hot loop needs no
- * bounds checks. A last line without a newline is copied into a heap buffer
- * with one appended (no fixed-size line buffer anywhere).
+ * which serves as the sentinel that stops every scan: the hot loops need no
+ * bounds checks. A last line without a newline is copied into a heap
+ * buffer with one appended (no fixed-size line buffer anywhere).
  *
- * Numbers are parsed by hand: a decimal mantissa of up to 19 significant
- * digits and a power of ten 10^e. When the mantissa is at most 2^53 and
- * |e| <= 22 (Clinger's fast path), m * 10^e for e >= 0 is one correctly
- * rounded IEEE multiplication; for e < 0, m * (10^-k rounded) lands within
- * 2 double ulps of the exact value, which rounds to the same float unless
- * it is within a few ulps of a point halfway between two floats: then the
- * correctly rounded division m / 10^k is used. Rounding a correctly
- * rounded double to float equals rounding the exact decimal unless the
- * double sits exactly halfway; that case, subnormal or overflowing values
- * and every other shape (over 19 digits, larger exponents) go to strtof.
- * Values and labels are thus stored as float, rounded once from the exact
- * decimal, bit-identical to strtof.
+ * The format is the one asked for, or told by the first line that is
+ * neither blank nor a comment (hog_text_sniff). Hashing (hash.c) is the
+ * format's own where it has names (Vowpal Wabbit); LIBSVM's integer
+ * indices are hashed by a pass over each slice's new rows after its
+ * lines, so that the LIBSVM loop is the same with hashing off.
  */
-#include "io/io.h"
+#include "io/parse_int.h"
 
 #include "core/forkjoin.h"
 
-#include <errno.h>
-#include <float.h>
-#include <math.h>
 #include <stdarg.h>
-#include <strings.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #define SMALL_INPUT (1u << 20) /* below this, one thread */
 
-/* What one thread builds from its slice. off has rows + 1 entries, local. */
-struct slice {
-    const char *beg, *end;
-    const char *name;
-    bool zero_based;
-    uint64_t rows, nnz, cap_rows, cap_nnz;
-    uint64_t *off;
-    float *y;
-    uint32_t *idx;
-    float *val;
-    uint64_t lines;       /* newlines seen (all of them when status is OK) */
-    hog_status status;
-    uint64_t err_line;    /* 1-based line within the slice */
-    char reason[512];
-    /* phase two: where this slice lands in the final arrays */
-    uint64_t row_base, nnz_base;
-    uint64_t *dst_off;
-    float *dst_y, *dst_val;
-    uint32_t *dst_idx;
-} __attribute__((aligned(HOG_CACHELINE)));
-
-static const double pow10_tab[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-/* What may follow a number or a qid token. */
-static inline bool is_delim(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#';
-}
-
-/* Length of the token at p (up to a blank, newline or '#'), for messages. */
-static int token_len(const char *p)
-{
-    int n = 0;
-    while (n < 40 && !is_delim(p[n]) && p[n] != '\0')
-        n++;
-    return n;
-}
-
-enum num_res { NUM_OK = 0, NUM_BAD, NUM_NAN, NUM_INF, NUM_RANGE };
-
-/* strtof on a copy of the token [p, q): the slow, always-right path. */
-static enum num_res slow_float(const char *p, const char *q, float *out)
-{
-    char small[64];
-    size_t n = (size_t)(q - p);
-    char *s = n < sizeof small ? small : malloc(n + 1);
-    if (!s)
-        return NUM_BAD;
-    memcpy(s, p, n);
-    s[n] = 0;
-    char *e;
-    errno = 0;
-    float f = strtof(s, &e);
-    bool whole = e == s + n;
-    if (s != small)
-        free(s);
-    if (!whole)
-        return NUM_BAD;
-    if (isnan(f))
-        return NUM_NAN;
-    if (isinf(f))
-        return NUM_RANGE; /* a finite decimal too large for float */
-    *out = f;
-    return NUM_OK;
-}
-
-/* Case-insensitive "nan" / "inf" / "infinity" with an optional sign. */
-static enum num_res classify_word(const char *p)
-{
-    if (*p == '+' || *p == '-')
-        p++;
-    const char *q = p;
-    while (!is_delim(*q) && *q != ':' && *q != '\0')
-        q++;
-    size_t n = (size_t)(q - p);
-    if (n == 3 && strncasecmp(p, "nan", 3) == 0)
-        return NUM_NAN;
-    if ((n == 3 && strncasecmp(p, "inf", 3) == 0) ||
-        (n == 8 && strncasecmp(p, "infinity", 8) == 0))
-        return NUM_INF;
-    if (n > 3 && strncasecmp(p, "nan(", 4) == 0)
-        return NUM_NAN;
-    return NUM_BAD;
-}
-
-/* 10^-k rounded to double, for the multiplication fast path. */
-static const double inv_pow10_tab[23] = {
-    1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,  1e-9,  1e-10, 1e-11,
-    1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
-};
-
-/* Distance of a double's 29 low mantissa bits from 1 << 28, the pattern of
- * a value exactly halfway between two adjacent floats of its binade. */
-static inline uint32_t from_half(double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    uint32_t low = (uint32_t)(bits & 0x1FFFFFFFu);
-    return low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
-}
-
-/* Parses a decimal number at *pp into *out; on success *pp is just past it
- * and the next byte is a delimiter. */
-static inline __attribute__((always_inline)) enum num_res
-parse_float(const char **pp, float *out)
-{
-    const char *p = *pp, *start = p;
-    bool neg = false;
-    if (*p == '-')
-        neg = true, p++;
-    else if (*p == '+')
-        p++;
-    uint64_t m = 0;
-    int e10 = 0;
-    bool lost = false; /* non-zero digits beyond the 19th significant one */
-    const char *ip = p;
-    while (is_digit(*p))
-        p++;
-    const char *ie = p, *fp = p, *fe = p;
-    if (*p == '.') {
-        fp = ++p;
-        while (is_digit(*p))
-            p++;
-        fe = p;
-    }
-    if (HOG_UNLIKELY(ie == ip && fe == fp))
-        return classify_word(start);
-    if (HOG_LIKELY((ie - ip) + (fe - fp) <= 19)) {
-        /* Common case: at most 19 digits in all, no overflow possible. */
-        for (const char *q = ip; q < ie; q++)
-            m = m * 10 + (uint64_t)(*q - '0');
-        for (const char *q = fp; q < fe; q++)
-            m = m * 10 + (uint64_t)(*q - '0');
-        e10 = -(int)(fe - fp);
-    } else {
-        int nd = 0; /* significant digits kept */
-        for (const char *q = ip; q < ie; q++) {
-            if (nd < 19) {
-                m = m * 10 + (uint64_t)(*q - '0');
-                nd += m != 0;
-            } else {
-                e10++;
-                lost |= *q != '0';
-            }
-        }
-        for (const char *q = fp; q < fe; q++) {
-            if (nd < 19) {
-                m = m * 10 + (uint64_t)(*q - '0');
-                nd += m != 0;
-                e10--;
-            } else {
-                lost |= *q != '0';
-            }
-        }
-    }
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        bool eneg = false;
-        if (*p == '-')
-            eneg = true, p++;
-        else if (*p == '+')
-            p++;
-        if (!is_digit(*p))
-            return NUM_BAD;
-        int x = 0;
-        for (; is_digit(*p); p++)
-            if (x < 100000)
-                x = x * 10 + (*p - '0');
-        e10 += eneg ? -x : x;
-    }
-    if (HOG_UNLIKELY(!is_delim(*p)))
-        return NUM_BAD;
-    *pp = p;
-    if (m == 0 && !lost) {
-        *out = neg ? -0.0f : 0.0f;
-        return NUM_OK;
-    }
-    if (HOG_LIKELY(!lost && m <= (UINT64_C(1) << 53) && e10 >= -22 &&
-                   e10 <= 22)) {
-        double dm = (double)m, d;
-        if (e10 >= 0) {
-            d = dm * pow10_tab[e10]; /* exact operands: correctly rounded */
-        } else {
-            /* m * 10^-k is within 2 double ulps of the exact value, so it
-             * rounds to the same float unless it lies within a few ulps of
-             * a halfway point; then divide, which is correctly rounded. */
-            d = dm * inv_pow10_tab[-e10];
-            if (HOG_UNLIKELY(from_half(d) <= 8))
-                d = dm / pow10_tab[-e10];
-        }
-        /* A correctly rounded double exactly halfway between two floats,
-         * or one outside the normal float range: let strtof round. */
-        if (HOG_LIKELY(from_half(d) != 0 && d >= (double)FLT_MIN &&
-                       d <= (double)FLT_MAX)) {
-            *out = neg ? -(float)d : (float)d;
-            return NUM_OK;
-        }
-    }
-    return slow_float(start, p, out);
-}
-
-static void slice_fail(struct slice *s, hog_status st, uint64_t line,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void slice_fail(struct slice *s, hog_status st, uint64_t line,
-                       const char *fmt, ...)
+void hog_slice_fail(struct hog_slice *s, hog_status st, uint64_t line,
+                    const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -286,7 +66,19 @@ static bool grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
     return true;
 }
 
-static bool grow_rows(struct slice *s)
+/* The importance array (when there is one) at c rows. */
+static bool grow_imp(struct hog_slice *s, uint64_t c)
+{
+    if (!s->imp)
+        return true;
+    float *q = realloc(s->imp, (size_t)c * sizeof *q);
+    if (!q)
+        return false;
+    s->imp = q;
+    return true;
+}
+
+bool hog_slice_grow_rows(struct hog_slice *s)
 {
     uint64_t c = s->cap_rows;
     if (!grow((void **)&s->y, &c, s->rows + 1, sizeof *s->y))
@@ -294,11 +86,13 @@ static bool grow_rows(struct slice *s)
     uint64_t c2 = s->cap_rows + 1;
     if (!grow((void **)&s->off, &c2, c + 1, sizeof *s->off))
         return false;
+    if (!grow_imp(s, c))
+        return false;
     s->cap_rows = c;
     return true;
 }
 
-static bool grow_nnz(struct slice *s)
+bool hog_slice_grow_nnz(struct hog_slice *s)
 {
     uint64_t c = s->cap_nnz;
     if (!grow((void **)&s->idx, &c, s->nnz + 1, sizeof *s->idx))
@@ -310,193 +104,71 @@ static bool grow_nnz(struct slice *s)
     return true;
 }
 
-/* Skips a comment from p (at '#') to its newline; false on a NUL byte. */
-static const char *skip_comment(const char *p, bool *nul)
+/* The importance array of a slice, every row so far at 1. */
+static bool imp_start(struct hog_slice *s, uint64_t rows)
 {
-    const char *nl = rawmemchr(p, '\n');
-    *nul = memchr(p, '\0', (size_t)(nl - p)) != NULL;
-    return nl;
+    if (s->imp)
+        return true;
+    s->imp = malloc((s->cap_rows ? s->cap_rows : 1) * sizeof *s->imp);
+    if (!s->imp)
+        return false;
+    for (uint64_t i = 0; i < rows; i++)
+        s->imp[i] = 1.0f;
+    return true;
 }
 
-/* Parses the lines in [p, end); every line ends with '\n' (end[-1] too).
- * Returns false with s->status set on the first error. */
-static bool parse_lines(struct slice *s, const char *p, const char *end)
+bool hog_slice_set_importance(struct hog_slice *s, uint64_t row, float v)
 {
-    const bool zb = s->zero_based;
-    uint64_t line = s->lines;
-    while (p < end) {
-        line++;
-        while (is_blank(*p))
-            p++;
-        if (*p == '\n') {
-            p++;
-            continue;
-        }
-        if (*p == '#') {
-            bool nul;
-            p = skip_comment(p, &nul);
-            if (nul)
-                goto nul_byte;
-            p++;
-            continue;
-        }
-        if (HOG_UNLIKELY(s->rows == s->cap_rows) && !grow_rows(s))
-            goto oom;
-        float label = 0;
-        const char *t = p;
-        enum num_res r = parse_float(&p, &label);
-        if (HOG_UNLIKELY(r != NUM_OK)) {
-            if (*t == '\0' || (r == NUM_BAD && t[token_len(t)] == '\0'))
-                goto nul_byte;
-            if (r == NUM_NAN)
-                slice_fail(s, HOG_EPARSE, line, "label is NaN");
-            else if (r == NUM_INF)
-                slice_fail(s, HOG_EPARSE, line, "label is infinite");
-            else if (r == NUM_RANGE)
-                slice_fail(s, HOG_ERANGE, line,
-                           "label '%.*s' is out of range for float",
-                           token_len(t), t);
-            else
-                slice_fail(s, HOG_EPARSE, line, "bad label '%.*s'",
-                           token_len(t), t);
-            goto fail;
-        }
-        uint64_t prev = 0; /* previous index + 1; 0 before the first */
-        uint64_t n = s->nnz;
-        for (;;) {
-            while (is_blank(*p))
-                p++;
-            if (*p == '\n')
-                break;
-            if (*p == '#') {
-                bool nul;
-                p = skip_comment(p, &nul);
-                if (nul)
-                    goto nul_byte;
-                break;
-            }
-            t = p;
-            uint64_t j = 0;
-            int nd = 0;
-            for (; is_digit(*p); p++, nd++)
-                if (nd < 19)
-                    j = j * 10 + (uint64_t)(*p - '0');
-            if (HOG_UNLIKELY(nd == 0 || *p != ':')) {
-                if (*p == '\0')
-                    goto nul_byte;
-                if (nd == 0 && strncmp(t, "qid:", 4) == 0) {
-                    p = t + 4;
-                    if (!is_digit(*p)) {
-                        slice_fail(s, HOG_EPARSE, line, "bad qid '%.*s'",
-                                   token_len(t), t);
-                        goto fail;
-                    }
-                    while (is_digit(*p))
-                        p++;
-                    if (!is_delim(*p)) {
-                        if (*p == '\0')
-                            goto nul_byte;
-                        slice_fail(s, HOG_EPARSE, line, "bad qid '%.*s'",
-                                   token_len(t), t);
-                        goto fail;
-                    }
-                    continue;
-                }
-                if (nd > 0 && is_delim(*p))
-                    slice_fail(s, HOG_EPARSE, line,
-                               "missing ':' in feature '%.*s' (expected idx:value)",
-                               token_len(t), t);
-                else
-                    slice_fail(s, HOG_EPARSE, line,
-                               "bad feature index in '%.*s' (expected idx:value)",
-                               token_len(t), t);
-                goto fail;
-            }
-            p++; /* ':' */
-            if (HOG_UNLIKELY(nd > 19 || j > (uint64_t)HOG_MAX_FEATURE_INDEX + !zb)) {
-                slice_fail(s, HOG_ERANGE, line,
-                           "feature index %.*s is beyond the largest supported (%llu)",
-                           nd, t,
-                           (unsigned long long)HOG_MAX_FEATURE_INDEX + !zb);
-                goto fail;
-            }
-            if (!zb) {
-                if (HOG_UNLIKELY(j == 0)) {
-                    slice_fail(s, HOG_EPARSE, line,
-                               "feature index 0 in a 1-based file (use --zero-based)");
-                    goto fail;
-                }
-                j--;
-            }
-            if (HOG_UNLIKELY(j + 1 <= prev)) {
-                uint64_t shown = j + !zb, before = prev - 1 + !zb;
-                if (j + 1 == prev)
-                    slice_fail(s, HOG_EPARSE, line,
-                               "feature index %llu repeated (indices must be strictly increasing)",
-                               (unsigned long long)shown);
-                else
-                    slice_fail(s, HOG_EPARSE, line,
-                               "feature index %llu after %llu (indices must be strictly increasing)",
-                               (unsigned long long)shown,
-                               (unsigned long long)before);
-                goto fail;
-            }
-            prev = j + 1;
-            float v = 0;
-            const char *vt = p;
-            r = parse_float(&p, &v);
-            if (HOG_UNLIKELY(r != NUM_OK)) {
-                unsigned long long shown = (unsigned long long)(j + !zb);
-                if (is_delim(*vt))
-                    slice_fail(s, HOG_EPARSE, line,
-                               "missing value after '%llu:'", shown);
-                else if (*vt == '\0' || (r == NUM_BAD && vt[token_len(vt)] == '\0'))
-                    goto nul_byte;
-                else if (r == NUM_NAN)
-                    slice_fail(s, HOG_EPARSE, line,
-                               "value of feature %llu is NaN", shown);
-                else if (r == NUM_INF)
-                    slice_fail(s, HOG_EPARSE, line,
-                               "value of feature %llu is infinite", shown);
-                else if (r == NUM_RANGE)
-                    slice_fail(s, HOG_ERANGE, line,
-                               "value '%.*s' of feature %llu is out of range for float",
-                               token_len(vt), vt, shown);
-                else
-                    slice_fail(s, HOG_EPARSE, line,
-                               "bad value '%.*s' for feature %llu",
-                               token_len(vt), vt, shown);
-                goto fail;
-            }
-            if (HOG_UNLIKELY(n == s->cap_nnz)) {
-                s->nnz = n;
-                if (!grow_nnz(s))
-                    goto oom;
-            }
-            s->idx[n] = (uint32_t)j;
-            s->val[n] = v;
-            n++;
-        }
-        p++; /* '\n' */
-        s->nnz = n;
-        s->y[s->rows] = label;
-        s->off[++s->rows] = n;
-    }
-    s->lines = line;
+    if (!s->imp && v == 1.0f)
+        return true;
+    if (!imp_start(s, row))
+        return false;
+    s->imp[row] = v;
     return true;
-nul_byte:
-    slice_fail(s, HOG_EPARSE, line, "NUL byte in the line");
-    goto fail;
-oom:
-    slice_fail(s, HOG_ENOMEM, line, "out of memory while parsing");
-fail:
-    s->lines = line;
-    return false;
+}
+
+/* LIBSVM indices to their hashed weights: the rows from r0 on, each
+ * merged (hog_row_merge) and packed down onto the entries before it. */
+static bool hash_rows(struct hog_slice *s, uint64_t r0)
+{
+    const struct hog_hash_space *hs = s->hash;
+    uint64_t a = s->off[r0], w = a;
+    for (uint64_t i = r0; i < s->rows; i++) {
+        uint64_t b = s->off[i + 1];
+        uint32_t n = (uint32_t)(b - a);
+        for (uint64_t e = a; e < b; e++) {
+            uint32_t h = hog_hash_index(s->idx[e], hs->seed);
+            s->collisions += hog_hash_space_note(hs, h);
+            s->idx[w + (e - a)] = h & hs->mask;
+            s->val[w + (e - a)] = s->val[e];
+        }
+        int64_t k = hog_row_merge(s->idx + w, s->val + w, n, &s->scratch);
+        if (k < 0) {
+            hog_slice_fail(s, HOG_ENOMEM, s->lines, "out of memory while "
+                           "hashing a row of %u features", n);
+            return false;
+        }
+        s->merged += n - (uint64_t)k;
+        w += (uint64_t)k;
+        s->off[i + 1] = w;
+        a = b;
+    }
+    s->nnz = w;
+    return true;
+}
+
+/* The slice's lines, then (LIBSVM with hashing) its new rows hashed. */
+static bool slice_lines(struct hog_slice *s, const char *p, const char *end)
+{
+    uint64_t r0 = s->rows;
+    if (!s->fmt->parse_lines(s, p, end))
+        return false;
+    return !s->hash || s->fmt->hashes_names || hash_rows(s, r0);
 }
 
 static void *slice_run(void *arg)
 {
-    struct slice *s = arg;
+    struct hog_slice *s = arg;
     s->status = HOG_OK;
     if (!s->off) {
         /* First use; the arrays are kept for the windows that follow. */
@@ -508,7 +180,8 @@ static void *slice_run(void *arg)
         s->idx = malloc(s->cap_nnz * sizeof *s->idx);
         s->val = malloc(s->cap_nnz * sizeof *s->val);
         if (!s->off || !s->y || !s->idx || !s->val) {
-            slice_fail(s, HOG_ENOMEM, s->lines + 1, "out of memory while parsing");
+            hog_slice_fail(s, HOG_ENOMEM, s->lines + 1,
+                           "out of memory while parsing");
             return NULL;
         }
         s->off[0] = 0;
@@ -520,21 +193,22 @@ static void *slice_run(void *arg)
         const char *ls = end;
         while (ls > s->beg && ls[-1] != '\n')
             ls--;
-        if (!parse_lines(s, s->beg, ls))
+        if (!slice_lines(s, s->beg, ls))
             return NULL;
         size_t n = (size_t)(end - ls);
         char *tail = malloc(n + 1);
         if (!tail) {
-            slice_fail(s, HOG_ENOMEM, s->lines + 1, "out of memory while parsing");
+            hog_slice_fail(s, HOG_ENOMEM, s->lines + 1,
+                           "out of memory while parsing");
             return NULL;
         }
         memcpy(tail, ls, n);
         tail[n] = '\n';
-        parse_lines(s, tail, tail + n + 1);
+        slice_lines(s, tail, tail + n + 1);
         free(tail);
         return NULL;
     }
-    parse_lines(s, s->beg, end);
+    slice_lines(s, s->beg, end);
     return NULL;
 }
 
@@ -555,7 +229,7 @@ static void populate(void *p, size_t n)
 
 static void *slice_copy(void *arg)
 {
-    struct slice *s = arg;
+    struct hog_slice *s = arg;
     populate(s->dst_off + s->row_base + 1, s->rows * sizeof *s->off);
     populate(s->dst_y + s->row_base, s->rows * sizeof *s->y);
     populate(s->dst_idx + s->nnz_base, s->nnz * sizeof *s->idx);
@@ -565,13 +239,19 @@ static void *slice_copy(void *arg)
     memcpy(s->dst_y + s->row_base, s->y, s->rows * sizeof *s->y);
     memcpy(s->dst_idx + s->nnz_base, s->idx, s->nnz * sizeof *s->idx);
     memcpy(s->dst_val + s->nnz_base, s->val, s->nnz * sizeof *s->val);
+    if (s->dst_imp && s->imp)
+        memcpy(s->dst_imp + s->row_base, s->imp, s->rows * sizeof *s->imp);
+    else if (s->dst_imp)
+        for (uint64_t i = 0; i < s->rows; i++)
+            s->dst_imp[s->row_base + i] = 1.0f;
     return NULL;
 }
 
-static void slice_free(struct slice *s)
+static void slice_free(struct hog_slice *s)
 {
-    free(s->off), free(s->y), free(s->idx), free(s->val);
-    s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL;
+    free(s->off), free(s->y), free(s->idx), free(s->val), free(s->imp);
+    s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL, s->imp = NULL;
+    hog_hash_scratch_free(&s->scratch);
 }
 
 
@@ -589,22 +269,74 @@ struct hog_svm_parser {
     bool zero_based, started;
     unsigned threads;         /* o->threads: 0 = all online CPUs */
     uint64_t n_features_min;
+    uint64_t n_features_asked; /* o->n_features */
     uint64_t text;            /* bytes fed, after a byte order mark */
     hog_status failed;        /* the first error, after which feeds refuse */
-    struct slice *sl;         /* sl[0], the accumulator; then the scratch */
+    hog_format want;          /* o->format */
+    const struct hog_text_format *fmt; /* NULL until told (auto) */
+    unsigned hash_bits;       /* o->hash_bits */
+    uint32_t hash_seed;
+    bool hashing;             /* hs is set up */
+    struct hog_hash_space hs;
+    uint64_t collisions, merged; /* over every feed */
+    struct hog_slice *sl;     /* sl[0], the accumulator; then the scratch */
     unsigned nsl;
 };
 
-hog_status hog_svm_parser_create(const char *name, const hog_load_opts *o,
+static const struct hog_text_format *const formats[] = {
+    [HOG_FORMAT_LIBSVM] = &hog_text_libsvm,
+    [HOG_FORMAT_VW] = &hog_text_vw,
+};
+
+/* The format is known: hashing set up as it asks (VW always hashes). */
+static hog_status parser_settle(struct hog_svm_parser *p, hog_format f,
+                                hog_err *err)
+{
+    p->fmt = formats[f];
+    unsigned bits = p->hash_bits;
+    if (bits == 0 && f == HOG_FORMAT_VW)
+        bits = HOG_VW_HASH_BITS;
+    if (bits == 0)
+        return HOG_OK;
+    hog_status st = hog_hash_space_init(&p->hs, bits, p->hash_seed, err);
+    if (st != HOG_OK)
+        return st;
+    p->hashing = true;
+    uint64_t nf = UINT64_C(1) << bits;
+    p->n_features_min = p->n_features_asked > nf ? p->n_features_asked : nf;
+    return HOG_OK;
+}
+
+hog_status hog_svm_parser_create(const char *name, const hog_load_opts *user,
                                  struct hog_svm_parser **out, hog_err *err)
 {
+    hog_load_opts o;
+    hog_load_opts_take(user, &o);
+    if (o.hash_bits > HOG_HASH_BITS_MAX)
+        return hog_errf(err, HOG_EINVAL,
+                        "--hash-bits %u: at most %u bits (2^32 weights would "
+                        "need feature ids past the largest hogtrain keeps, "
+                        "2^32 - 2)", o.hash_bits, HOG_HASH_BITS_MAX);
+    if ((unsigned)o.format > HOG_FORMAT_VW)
+        return hog_errf(err, HOG_EINVAL, "unknown text format %d",
+                        (int)o.format);
     struct hog_svm_parser *p = calloc(1, sizeof *p);
     if (!p)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
     p->name = name;
-    p->zero_based = o && o->zero_based;
-    p->threads = o ? o->threads : 0;
-    p->n_features_min = o ? o->n_features : 0;
+    p->zero_based = o.zero_based;
+    p->threads = o.threads;
+    p->n_features_min = p->n_features_asked = o.n_features;
+    p->want = o.format;
+    p->hash_bits = o.hash_bits;
+    p->hash_seed = o.hash_seed;
+    if (o.format != HOG_FORMAT_AUTO) {
+        hog_status st = parser_settle(p, o.format, err);
+        if (st != HOG_OK) {
+            free(p);
+            return st;
+        }
+    }
     *out = p;
     return HOG_OK;
 }
@@ -616,6 +348,8 @@ void hog_svm_parser_free(struct hog_svm_parser *p)
     for (unsigned i = 0; i < p->nsl; i++)
         slice_free(&p->sl[i]);
     free(p->sl);
+    if (p->hashing)
+        hog_hash_space_free(&p->hs);
     free(p);
 }
 
@@ -626,7 +360,7 @@ static bool parser_slices(struct hog_svm_parser *p, unsigned n)
         return true;
     size_t bytes = ((n * sizeof *p->sl + HOG_CACHELINE - 1) / HOG_CACHELINE) *
                    HOG_CACHELINE;
-    struct slice *sl = aligned_alloc(HOG_CACHELINE, bytes);
+    struct hog_slice *sl = aligned_alloc(HOG_CACHELINE, bytes);
     if (!sl)
         return false;
     memset(sl, 0, bytes);
@@ -638,9 +372,9 @@ static bool parser_slices(struct hog_svm_parser *p, unsigned n)
     return true;
 }
 
-/* The accumulator's arrays grown (by half again, as in parse_lines) to
- * hold rows rows and nnz nonzeros. */
-static bool acc_reserve(struct slice *a, uint64_t rows, uint64_t nnz)
+/* The accumulator's arrays grown (by half again, as the line parsers
+ * grow theirs) to hold rows rows and nnz nonzeros. */
+static bool acc_reserve(struct hog_slice *a, uint64_t rows, uint64_t nnz)
 {
     if (rows > a->cap_rows) {
         uint64_t c = a->cap_rows, c2;
@@ -648,6 +382,8 @@ static bool acc_reserve(struct slice *a, uint64_t rows, uint64_t nnz)
             return false;
         c2 = a->cap_rows + 1;
         if (!grow((void **)&a->off, &c2, c + 1, sizeof *a->off))
+            return false;
+        if (!grow_imp(a, c))
             return false;
         a->cap_rows = c;
     }
@@ -686,6 +422,18 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
     }
     if (len == 0)
         return HOG_OK;
+    if (!p->fmt) {
+        /* Told by the first line with something on it; until then (blank
+         * lines and comments) either format reads the same nothing. */
+        hog_format f = hog_text_sniff(buf, len);
+        hog_status st = f == HOG_FORMAT_AUTO ? HOG_OK
+                                             : parser_settle(p, f, err);
+        if (st != HOG_OK) {
+            p->failed = st;
+            return st;
+        }
+    }
+    const struct hog_text_format *fmt = p->fmt ? p->fmt : &hog_text_libsvm;
     p->text += len;
     if (nslices == 0)
         nslices = feed_threads(p, len);
@@ -695,7 +443,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         p->failed = HOG_ENOMEM;
         return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
     }
-    struct slice *sl = p->sl;
+    struct hog_slice *sl = p->sl;
     /* Cut at line boundaries; a slice may end up empty. */
     const char *end = buf + len, *at = buf;
     for (unsigned i = 0; i < nslices; i++) {
@@ -710,18 +458,24 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].end = cut;
         sl[i].name = p->name;
         sl[i].zero_based = p->zero_based;
+        sl[i].fmt = fmt;
+        sl[i].hash = p->hashing ? &p->hs : NULL;
+        sl[i].collisions = sl[i].merged = 0;
         if (i > 0) {
             sl[i].rows = sl[i].nnz = sl[i].lines = 0;
             sl[i].err_line = 0;
+            free(sl[i].imp);
+            sl[i].imp = NULL;
         }
         at = cut;
     }
     hog_fork_join(sl, sizeof *sl, nslices, slice_run, HOG_FORK_CALLER_FIRST);
     /* Only the first failing slice matters: its line is the smallest. The
      * accumulator counts the file's lines; a scratch slice its own. */
-    struct slice *a = &sl[0];
+    struct hog_slice *a = &sl[0];
     hog_status st = HOG_OK;
     uint64_t lines = a->lines, rows = a->rows, nnz = a->nnz;
+    bool imp = a->imp != NULL;
     if (a->status != HOG_OK)
         st = hog_errf(err, a->status, "%s:%llu: %s", p->name,
                       (unsigned long long)a->err_line, a->reason);
@@ -737,8 +491,10 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         lines += sl[i].lines;
         rows += sl[i].rows;
         nnz += sl[i].nnz;
+        imp |= sl[i].imp != NULL;
     }
-    if (st == HOG_OK && !acc_reserve(a, rows, nnz))
+    if (st == HOG_OK && (!acc_reserve(a, rows, nnz) ||
+                         (imp && !imp_start(a, a->rows))))
         st = hog_errf(err, HOG_ENOMEM,
                       "%s: out of memory for %llu rows and %llu nonzeros",
                       p->name, (unsigned long long)rows,
@@ -747,9 +503,14 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         p->failed = st;
         return st;
     }
+    for (unsigned i = 0; i < nslices; i++) {
+        p->collisions += sl[i].collisions;
+        p->merged += sl[i].merged;
+    }
     for (unsigned i = 1; i < nslices; i++) {
         sl[i].dst_off = a->off, sl[i].dst_y = a->y;
         sl[i].dst_idx = a->idx, sl[i].dst_val = a->val;
+        sl[i].dst_imp = a->imp;
     }
     if (nslices > 1)
         hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
@@ -769,6 +530,61 @@ uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p)
     return p->nsl ? p->sl[0].lines : 0;
 }
 
+void hog_svm_parser_hashing(const struct hog_svm_parser *p, hog_hashing *h,
+                            hog_format *format)
+{
+    memset(h, 0, sizeof *h);
+    if (p->hashing) {
+        h->bits = p->hs.bits;
+        h->seed = p->hs.seed;
+        h->collisions = p->collisions;
+        h->merged = p->merged;
+    }
+    if (format)
+        *format = p->fmt ? p->fmt->id : HOG_FORMAT_AUTO;
+}
+
+/* The rows so far as a data set; the accumulator starts afresh (its line
+ * count kept). */
+static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
+                            hog_err *err)
+{
+    struct hog_slice *a = &p->sl[0];
+    /* Take the arrays over, trimmed (a large block shrinks in place). */
+    uint64_t rows = a->rows, nnz = a->nnz;
+    uint64_t *off = realloc(a->off, (rows + 1) * sizeof *off);
+    float *y = realloc(a->y, rows * sizeof *y);
+    uint32_t *idx = nnz ? realloc(a->idx, nnz * sizeof *idx) : a->idx;
+    float *val = nnz ? realloc(a->val, nnz * sizeof *val) : a->val;
+    float *imp = a->imp ? realloc(a->imp, rows * sizeof *imp) : NULL;
+    off = off ? off : a->off, y = y ? y : a->y;
+    idx = idx ? idx : a->idx, val = val ? val : a->val;
+    imp = imp ? imp : a->imp;
+    a->off = NULL, a->y = NULL, a->idx = NULL, a->val = NULL, a->imp = NULL;
+    a->rows = a->nnz = a->cap_rows = a->cap_nnz = 0;
+    hog_status st = hog_data_wrap(rows, nnz, off, y, idx, val,
+                                  p->n_features_min, out, err);
+    if (st != HOG_OK) {
+        free(imp);
+        return st;
+    }
+    hog_svm_parser_hashing(p, &(*out)->hash, &(*out)->format);
+    (*out)->importance = imp;
+    return HOG_OK;
+}
+
+hog_status hog_svm_parser_take(struct hog_svm_parser *p, hog_data **out,
+                               hog_err *err)
+{
+    *out = NULL;
+    if (p->failed != HOG_OK)
+        return hog_errf(err, p->failed, "%s: the parser already failed",
+                        p->name);
+    if (!p->nsl || p->sl[0].rows == 0)
+        return HOG_OK;
+    return take_rows(p, out, err);
+}
+
 hog_status hog_svm_parser_finish(struct hog_svm_parser *p, hog_data **out,
                                  hog_err *err)
 {
@@ -777,23 +593,11 @@ hog_status hog_svm_parser_finish(struct hog_svm_parser *p, hog_data **out,
                         p->name);
     if (p->text == 0)
         return hog_errf(err, HOG_EPARSE, "%s: empty file, no rows", p->name);
-    struct slice *a = &p->sl[0];
-    if (a->rows == 0)
+    if (p->sl[0].rows == 0)
         return hog_errf(err, HOG_EPARSE,
                         "%s: no rows (only blank lines and comments)", p->name);
-    /* Take the arrays over, trimmed (a large block shrinks in place). */
-    uint64_t rows = a->rows, nnz = a->nnz;
-    uint64_t *off = realloc(a->off, (rows + 1) * sizeof *off);
-    float *y = realloc(a->y, rows * sizeof *y);
-    uint32_t *idx = nnz ? realloc(a->idx, nnz * sizeof *idx) : a->idx;
-    float *val = nnz ? realloc(a->val, nnz * sizeof *val) : a->val;
-    off = off ? off : a->off, y = y ? y : a->y;
-    idx = idx ? idx : a->idx, val = val ? val : a->val;
-    a->off = NULL, a->y = NULL, a->idx = NULL, a->val = NULL;
-    a->rows = a->nnz = a->cap_rows = a->cap_nnz = 0;
     p->failed = HOG_EINVAL; /* finished: nothing more to feed */
-    return hog_data_wrap(rows, nnz, off, y, idx, val, p->n_features_min, out,
-                         err);
+    return take_rows(p, out, err);
 }
 
 /* ---- whole texts -------------------------------------------------------- */

@@ -1,11 +1,13 @@
 /*
- * Streaming conversion: LIBSVM text of any size to .hgb in bounded memory.
+ * Streaming conversion: LIBSVM or Vowpal Wabbit text of any size to .hgb
+ * in bounded memory (hashed indices where the text is hashed).
  *
  * The text (plain, or gzip, xz or zstd decompressed on the way) is read
  * ahead by a thread in windows of a few tens of MB, each cut after its
- * last newline (readahead.c), and each window is parsed by hog_parse_svm
- * (parallel) while the next is read, with error lines shifted
- * to the file's own numbering. Each window's rows are appended to the
+ * last newline (readahead.c), and each window is fed to one incremental
+ * parser (parallel) while the next is read; its rows are taken out after
+ * each window, the parser numbering lines and counting the hashing's
+ * collisions over the whole file. Each window's rows are appended to the
  * output as chunks; the label summary and the feature count are merged
  * across windows exactly as hog_data_scan_labels would find them on the
  * whole data, so that the result reads like a .hgb written from memory.
@@ -48,6 +50,7 @@ struct writer {
     unsigned char *stage; /* one chunk, built before its write */
     uint64_t stage_cap;
     struct hog_label_scan labels; /* as hog_data_scan_labels finds them */
+    hog_hashing hash;             /* the parser's, over the whole text */
 };
 
 static hog_status wfail(struct writer *w, hog_err *err, const char *what)
@@ -183,9 +186,10 @@ static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
     }
     /* The label summary of hog_data_scan_labels over all rows. */
     struct hog_hgb_info h = {
-        .version = HOG_HGB_VERSION, .rows = w->rows,
-        .n_features = w->n_features, .nnz = w->nnz, .n_chunks = w->n,
-        .src_size = src_size, .src_mtime = src_mtime, .file_size = file_size
+        .version = w->hash.bits ? HOG_HGB_VERSION_HASHED : HOG_HGB_VERSION,
+        .rows = w->rows, .n_features = w->n_features, .nnz = w->nnz,
+        .n_chunks = w->n, .src_size = src_size, .src_mtime = src_mtime,
+        .file_size = file_size, .hash = w->hash
     };
     hog_label_scan_result(&w->labels, &h.labels, &h.label_pos, &h.label_neg,
                           &h.n_pos);
@@ -201,43 +205,14 @@ static hog_status finish(struct writer *w, uint64_t src_size, int64_t src_mtime,
 
 /* ---- reading the text in windows ------------------------------------------------------ */
 
-/* "name:LINE: reason" from the parser, with LINE shifted by `base`. */
-static void shift_line(hog_err *err, const char *name, uint64_t base)
-{
-    if (!err || base == 0)
-        return;
-    size_t nl = strlen(name);
-    const char *m = err->msg;
-    if (strncmp(m, name, nl) != 0 || m[nl] != ':' || m[nl + 1] < '0' ||
-        m[nl + 1] > '9')
-        return;
-    char *end;
-    unsigned long long line = strtoull(m + nl + 1, &end, 10);
-    if (*end != ':')
-        return;
-    char rest[HOG_ERR_MAX];
-    snprintf(rest, sizeof rest, "%s", end);
-    hog_errf(err, HOG_EPARSE, "%s:%llu%s", name, line + base, rest);
-}
-
-static uint64_t count_lines(const char *p, size_t n)
-{
-    uint64_t c = 0;
-    for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))); p++)
-        c++;
-    return c;
-}
-
 hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
                                  const hog_load_opts *o, size_t window,
                                  uint64_t chunk_target, struct hog_convert_stats *cs,
                                  hog_err *err)
 {
-    hog_load_opts def;
-    if (!o) {
-        hog_load_opts_init(&def);
-        o = &def;
-    }
+    hog_load_opts full; /* the caller's, with the fields it predates */
+    hog_load_opts_take(o, &full);
+    o = &full;
     if (window < 4096)
         window = 4096;
     if (chunk_target == 0)
@@ -255,7 +230,8 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     hog_label_scan_init(&w.labels);
     w.n_features = o->n_features;
     struct hog_text_reader *r = NULL;
-    uint64_t line_base = 0, text = 0;
+    struct hog_svm_parser *ps = NULL;
+    uint64_t text = 0;
     if ((st = hog_input_sniff(&src, err)) != HOG_OK)
         goto done;
     st = src.kind == HOG_FILE_HGB
@@ -278,8 +254,12 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     if (st != HOG_OK)
         goto done;
     w.fd = fileno(w.f);
-    /* The text read ahead (and decompressed) a window at a time. */
-    if ((st = hog_text_reader_open(&src, window, &r, err)) != HOG_OK)
+    /* The text read ahead (and decompressed) a window at a time, each
+     * parsed (in parallel) by one parser, which numbers the lines and
+     * counts the hashing's collisions over the whole text, and its rows
+     * written out as chunks before the next. */
+    if ((st = hog_svm_parser_create(name, o, &ps, err)) != HOG_OK ||
+        (st = hog_text_reader_open(&src, window, &r, err)) != HOG_OK)
         goto done;
     for (;;) {
         const char *buf;
@@ -290,22 +270,27 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
             break;
         text += cut;
         hog_data *d = NULL;
-        st = hog_parse_svm(buf, cut, name, o, &d, err);
-        if (st == HOG_EPARSE && err && strstr(err->msg, ": no rows (only blank")) {
-            st = HOG_OK; /* a window of comments; the whole file is checked below */
-        } else if (st != HOG_OK) {
-            shift_line(err, name, line_base);
+        if ((st = hog_svm_parser_feed(ps, buf, cut, err)) != HOG_OK ||
+            (st = hog_svm_parser_take(ps, &d, err)) != HOG_OK)
             goto done;
-        } else {
-            st = put_data(&w, d, err);
+        if (d && d->importance) {
+            st = hog_errf(err, HOG_ENOTSUP,
+                          "%s: its rows have importance weights, which a "
+                          ".hgb file has no place for yet; train on the text "
+                          "itself", name);
             hog_data_free(d);
-            if (st != HOG_OK)
-                goto done;
+            goto done;
         }
-        line_base += count_lines(buf, cut);
+        if (d) /* NULL: a window of blank lines and comments */
+            st = put_data(&w, d, err);
+        hog_data_free(d);
+        if (st != HOG_OK)
+            goto done;
         if (cs)
             cs->windows++;
     }
+    hog_format fmt;
+    hog_svm_parser_hashing(ps, &w.hash, &fmt);
     if (w.rows == 0) {
         st = hog_errf(err, HOG_EPARSE, text ? "%s: no rows (only blank lines "
                       "and comments)" : "%s: empty file, no rows", name);
@@ -325,9 +310,12 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
         cs->n_features = w.n_features;
         cs->chunks = w.n;
         cs->window_bytes = hog_text_reader_buffer_bytes(r);
+        cs->hash = w.hash;
+        cs->format = fmt;
     }
 done:
     hog_text_reader_close(r);
+    hog_svm_parser_free(ps);
     if (w.f)
         hog_tmpfile_abort(w.f, w.tmp);
     hog_input_close(&src);

@@ -137,18 +137,44 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
  * otherwise answer by killing the process partway through. */
 /* k classes (0: one vector) add k - 1 model vectors (and, softmax, k - 1
  * working copies). */
-static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
-                                     uint32_t k, hog_err *err)
+/* The bytes a model of nf features and k classes needs to train, at
+ * bpw bytes per weight of one vector. */
+static uint64_t model_need(const hog_train_opts *o, uint64_t nf, uint32_t k,
+                           uint64_t bpw)
 {
-    char what[256];
     uint64_t nw = nf + (o->bias != 0.0);
-    uint64_t need = nw * bytes_per_weight(o, what, sizeof what);
+    uint64_t need = nw * bpw;
     if (k > 1)
         need += nw * sizeof(float) * (k - 1);
     /* softmax.c's working copy is K wide too (its per-feature state is
      * counted once, as above) */
     if (k > 1 && o->multiclass == HOG_MULTICLASS_SOFTMAX)
         need += nw * sizeof(float) * (k - 1);
+    return need;
+}
+
+/* The --hash-bits to suggest: the most bits up to 24 (16.8 M weights)
+ * whose model takes at most half of what is available, and fewer than
+ * the data's own when it is hashed already; 0 when none fits. */
+static unsigned hash_bits_that_fit(const hog_train_opts *o, uint32_t k,
+                                   uint64_t bpw, uint64_t have,
+                                   unsigned data_bits)
+{
+    unsigned b = data_bits && data_bits <= 24 ? data_bits - 1 : 24;
+    for (; b >= 1; b--)
+        if (model_need(o, UINT64_C(1) << b, k, bpw) <= have / 2)
+            return b;
+    return 0;
+}
+
+static hog_status check_model_memory(const hog_train_opts *o,
+                                     const hog_data *train, uint32_t k,
+                                     hog_err *err)
+{
+    char what[256];
+    uint64_t nf = train->n_features;
+    uint64_t bpw = bytes_per_weight(o, what, sizeof what);
+    uint64_t need = model_need(o, nf, k, bpw);
     const char *limit;
     uint64_t have = hog_mem_available(&limit);
     if (need <= have)
@@ -159,15 +185,29 @@ static hog_status check_model_memory(const hog_train_opts *o, uint64_t nf,
                  "%u classes)", o->multiclass == HOG_MULTICLASS_SOFTMAX
                                     ? " and the working copy" : "", k);
     }
-    const double gib = 1024.0 * 1024.0 * 1024.0;
+    const double gib = 1024.0 * 1024.0 * 1024.0, mib = 1024.0 * 1024.0;
+    char remedy[256];
+    unsigned b = hash_bits_that_fit(o, k, bpw, have, train->hash.bits);
+    if (b)
+        snprintf(remedy, sizeof remedy,
+                 "hash the features into fewer weights with --hash-bits %u "
+                 "(%.1f M weights, %.0f MiB; %.0f MiB with what training "
+                 "keeps beside them), or renumber them into a smaller range",
+                 b, (double)(UINT64_C(1) << b) / 1e6,
+                 (double)(UINT64_C(4) << b) * (k > 1 ? k : 1) / mib,
+                 (double)model_need(o, UINT64_C(1) << b, k, bpw) / mib);
+    else
+        snprintf(remedy, sizeof remedy, "use fewer distinct feature indices "
+                 "(renumber them, or hash them with --hash-bits)");
     return hog_errf(err, HOG_ENOMEM,
-                    "the training data spans %llu features (up to its "
-                    "largest feature index), and a dense model of them needs "
-                    "%.1f GiB for %s, but only %.1f GiB is available %s; use "
-                    "fewer distinct feature indices (renumber them, or map "
-                    "them into a smaller range by feature hashing)",
-                    (unsigned long long)nf, (double)need / gib, what,
-                    (double)have / gib, limit);
+                    "the training data spans %llu features (%s), and a dense "
+                    "model of them needs %.1f GiB for %s, but only %.1f GiB "
+                    "is available %s; %s",
+                    (unsigned long long)nf,
+                    train->hash.bits ? "hashed into 2^bits weights"
+                                     : "up to its largest feature index",
+                    (double)need / gib, what, (double)have / gib, limit,
+                    remedy);
 }
 
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
@@ -371,7 +411,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "features, more than hogtrain supports (%llu)",
                         (unsigned long long)train->n_features,
                         (unsigned long long)HOG_MAX_FEATURES);
-    return check_model_memory(o, train->n_features, 0, err);
+    return check_model_memory(o, train, 0, err);
 }
 
 /* ---- hooks the algorithms call ------------------------------------------------ */
@@ -553,6 +593,8 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
                                                     : train->labels;
     m->label_pos = train->label_pos;
     m->label_neg = train->label_neg;
+    m->hash_bits = train->hash.bits; /* predict hashes its data the same way */
+    m->hash_seed = train->hash.seed;
     if (hog_train_is_multiclass(o, train) && train->m.y) {
         double *labels;
         uint32_t k;
@@ -576,7 +618,7 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
             free(labels);
         }
         if (st == HOG_OK)
-            st = check_model_memory(o, train->n_features, k, err);
+            st = check_model_memory(o, train, k, err);
         if (st != HOG_OK) {
             hog_model_free(m);
             return st;
@@ -794,6 +836,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     hd.label_pos = in->label_pos;
     hd.label_neg = in->label_neg;
     hd.n_pos = in->n_pos;
+    hd.hash = in->hash;
 
     hog_model *m = NULL;
     if (o.normalize)
