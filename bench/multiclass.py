@@ -62,12 +62,6 @@ def data(name):
     return dst
 
 
-def rows(path):
-    info = subprocess.run([HOG, "info", path], capture_output=True,
-                          text=True, check=True).stdout
-    return int(info.split("rows")[1].split()[0])
-
-
 def timed(cmd):
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
@@ -187,7 +181,7 @@ def main():
                 ("hinge", ["--loss", "hinge"]),
                 ("hinge, 3 epochs", ["--loss", "hinge", "--epochs", "3"]),
                 ("dcd sqhinge C=1", ["--algo", "dcd", "--loss", "sqhinge",
-                                     "--l2", f"{1.0 / rows(tr):.8g}"]),
+                                     "--C", "1"]),
                 ("softmax", ["--multiclass", "softmax"])]
         for name, extra in runs:
             try:

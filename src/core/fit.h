@@ -77,6 +77,9 @@ struct hog_fit {
      * that takes it (the algorithms' table, HOG_CAP_WARM) puts them in
      * place before the first step. */
     const float *init;
+    /* One-vs-rest's one report: the class epochs run, all classes
+     * together (0 otherwise), for its rates. */
+    uint64_t class_epochs;
 };
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.

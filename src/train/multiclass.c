@@ -298,6 +298,7 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
         secs = seconds[t] > secs ? seconds[t] : secs;
     if (early)
         *early = v->early;
+    uint64_t class_epochs = v->epochs_done;
     pthread_mutex_destroy(&v->lock);
     free(v);
     free(n_pos);
@@ -305,5 +306,6 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     if (st != HOG_OK)
         return st;
     f->last = true;
+    f->class_epochs = class_epochs;
     return f->epoch_end(f, o->epochs, secs, err);
 }

@@ -480,12 +480,13 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.seconds = seconds;
     s.total_seconds = c->total_seconds;
     /* K classes: rows and nonzeros times the classes each one steps (and
-     * one-vs-rest's one report covers every epoch of every class) */
+     * one-vs-rest's one report covers every epoch every class ran, up to
+     * its stopping rule) */
     const hog_model *md = f->model;
     double per = !md->n_classes ? 1.0
                  : md->multiclass == HOG_MULTICLASS_SOFTMAX
                      ? (double)md->n_classes
-                     : (double)md->n_classes * f->o->epochs;
+                     : (double)f->class_epochs;
     s.rows_per_s = seconds > 0 ? per * (double)d->m.rows / seconds : NAN;
     s.nnz_per_s = seconds > 0 ? per * (double)d->m.nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
