@@ -226,7 +226,7 @@ static void pass_block(struct pass *p, uint64_t b)
 
 static void *pass_worker(void *arg)
 {
-    struct pass *p = *(struct pass **)arg;
+    struct pass *p = *(void **)arg;
     for (;;) {
         /* relaxed: a block's claim orders nothing; the fork-join's join
          * publishes the blocks' results */
@@ -236,6 +236,32 @@ static void *pass_worker(void *arg)
             return NULL;
         pass_block(p, b);
     }
+}
+
+/* Runs worker(&p) on up to `threads` threads (0: every allowed CPU; one
+ * for a small set, never more than the nb blocks of the n rows), each
+ * claiming blocks until none is left; returns the threads used. A block
+ * left by a thread that could not start is the caller's to run after. */
+static unsigned fork_blocks(void *p, unsigned threads, uint64_t n,
+                            uint64_t nb, void *(*worker)(void *))
+{
+    if (threads == 0)
+        threads = hog_allowed_cpus();
+    if (n < PAR_MIN_ROWS)
+        threads = 1;
+    if (threads > nb)
+        threads = (unsigned)nb;
+    if (threads > 1) {
+        void **items = malloc(threads * sizeof *items);
+        if (items) {
+            for (unsigned t = 0; t < threads; t++)
+                items[t] = p;
+            hog_fork_join(items, sizeof *items, threads, worker,
+                          HOG_FORK_CALLER_FIRST);
+            free(items);
+        }
+    }
+    return threads;
 }
 
 /* ---- K classes ---------------------------------------------------------------- */
@@ -328,7 +354,7 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s)
 
 static void *mpass_worker(void *arg)
 {
-    struct mpass *p = *(struct mpass **)arg;
+    struct mpass *p = *(void **)arg;
     double *s = malloc(p->m->n_classes * sizeof *s);
     if (!s)
         return p; /* the caller sees the blocks left and runs them */
@@ -372,22 +398,7 @@ static hog_status eval_classes(const hog_model *m, const hog_data *d,
         goto out;
     }
     p->obj = p->ll + nb;
-    if (threads == 0)
-        threads = hog_allowed_cpus();
-    if (n < PAR_MIN_ROWS)
-        threads = 1;
-    if (threads > nb)
-        threads = (unsigned)nb;
-    if (threads > 1) {
-        struct mpass **items = malloc(threads * sizeof *items);
-        if (items) {
-            for (unsigned t = 0; t < threads; t++)
-                items[t] = p;
-            hog_fork_join(items, sizeof *items, threads, mpass_worker,
-                          HOG_FORK_CALLER_FIRST);
-            free(items);
-        }
-    }
+    threads = fork_blocks(p, threads, n, nb, mpass_worker);
     for (uint64_t b; (b = atomic_fetch_add_explicit(&p->next, 1,
                                                     memory_order_relaxed)) <
                      nb;)
@@ -478,22 +489,7 @@ hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
         .inside = d->n_features <= m->n_features,
     };
     atomic_init(&p->next, 0);
-    if (threads == 0)
-        threads = hog_allowed_cpus();
-    if (n < PAR_MIN_ROWS)
-        threads = 1;
-    if (threads > nb)
-        threads = (unsigned)nb;
-    if (threads > 1) {
-        struct pass **items = malloc(threads * sizeof *items);
-        if (items) {
-            for (unsigned t = 0; t < threads; t++)
-                items[t] = p;
-            hog_fork_join(items, sizeof *items, threads, pass_worker,
-                          HOG_FORK_CALLER_FIRST);
-            free(items);
-        }
-    }
+    threads = fork_blocks(p, threads, n, nb, pass_worker);
     pass_worker(&p); /* the lot with one thread; nothing left otherwise */
 
     double loss = 0, se = 0;
