@@ -683,8 +683,8 @@ Test(cv, usage_errors)
 {
     char dir[512], out[8192];
     th_tmpdir(dir, sizeof dir);
-    const char *d = th_write(dir, "d.svm", "1 1:1\n-1 2:1\n1 1:1 2:1\n-1 3:1\n",
-                             40);
+    static const char text[] = "1 1:1\n-1 2:1\n1 1:1 2:1\n-1 3:1\n";
+    const char *d = th_write(dir, "d.svm", text, strlen(text));
     static const struct {
         const char *args, *says;
     } bad[] = {
