@@ -21,6 +21,9 @@ script works, on the first 2000 rows of a9a only (no figures to record).
 """
 import csv, json, os, re, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 ONLY = None
 if "--only" in sys.argv:
@@ -30,7 +33,6 @@ if "--timeout" in sys.argv:
     TIMEOUT = float(sys.argv[sys.argv.index("--timeout") + 1])
 QUICK = "--quick" in sys.argv or os.environ.get("HOGTRAIN_BENCH_QUICK") == "1"
 HOG = os.path.join(BUILD, "hogtrain")
-DATA = os.environ.get("HOGTRAIN_DATA", os.path.abspath("../shared/data"))
 WORK = os.path.join(BUILD, "benchdata")
 OUT = os.path.join(BUILD, "bench")
 os.makedirs(WORK, exist_ok=True)
@@ -41,18 +43,11 @@ SETS = {"a9a": "a9a", "news20": "news20.binary.train.svm"}
 
 
 def load():
-    return os.getloadavg()[0]
+    return benchlib.load()
 
 
 def data(name):
-    dst = os.path.join(WORK, name)
-    if not os.path.exists(dst):
-        src = os.path.join(DATA, name + ".xz")
-        if not os.path.exists(src):
-            sys.exit(f"cv: {src} not found (set HOGTRAIN_DATA)")
-        with open(dst + ".part", "wb") as f:
-            subprocess.run(["xz", "-dc", src], stdout=f, check=True)
-        os.rename(dst + ".part", dst)
+    dst = benchlib.data(WORK, name, "cv")
     if not QUICK:
         return dst
     small = dst + ".quick"
@@ -65,11 +60,7 @@ def data(name):
 
 
 def timed(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd[0]} failed: {(p.stderr or p.stdout).strip()[-300:]}")
-    return time.perf_counter() - t0, p
+    return benchlib.timed(cmd, TIMEOUT)
 
 
 def row(set_, task, tool, wall, acc, c, la):
