@@ -24,12 +24,14 @@ BUILD_DIR/bench/default_path.csv and .json. Run it alone on the machine.
 """
 import csv, json, os, statistics, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 ONLY = None
 if "--only" in sys.argv:
     ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
 HOG = os.path.join(BUILD, "hogtrain")
-DATA = os.environ.get("HOGTRAIN_DATA", os.path.abspath("../shared/data"))
 WORK = os.path.join(BUILD, "benchdata")
 OUT = os.path.join(BUILD, "bench")
 os.makedirs(WORK, exist_ok=True)
@@ -38,20 +40,11 @@ ROWS = []
 
 
 def load():
-    return os.getloadavg()[0]
+    return benchlib.load()
 
 
 def data(name):
-    dst = os.path.join(WORK, name)
-    if os.path.exists(dst):
-        return dst
-    src = os.path.join(DATA, name + ".xz")
-    if not os.path.exists(src):
-        sys.exit(f"default_path: {src} not found (set HOGTRAIN_DATA)")
-    with open(dst + ".part", "wb") as f:
-        subprocess.run(["xz", "-dc", src], stdout=f, check=True)
-    os.rename(dst + ".part", dst)
-    return dst
+    return benchlib.data(WORK, name, "default_path")
 
 
 def hgb(txt):
