@@ -126,6 +126,52 @@ HOG_API hog_format hog_data_format(const hog_data *d);
  * are kept for row weights (docs/FORMATS.md). */
 HOG_API const float *hog_data_importance(const hog_data *d);
 
+/* Data from the caller's arrays (docs/ARCHITECTURE.md, "Data in memory"):
+ * a CSR matrix, as scipy.sparse.csr_matrix holds it. The caller owns the
+ * arrays and keeps them, unchanged, until hog_data_free; hogtrain never
+ * writes to them. An array whose element type is hogtrain's own is used
+ * in place (zero-copy): indptr INT64 or UINT64, indices INT32 or UINT32,
+ * values and labels FLOAT32; any other type is converted once into an
+ * array the data set owns. hog_data_borrowed() says which are in place. */
+typedef enum hog_dtype {
+    HOG_DTYPE_INT32 = 1,
+    HOG_DTYPE_INT64,
+    HOG_DTYPE_UINT32,
+    HOG_DTYPE_UINT64,
+    HOG_DTYPE_FLOAT32,
+    HOG_DTYPE_FLOAT64
+} hog_dtype;
+
+typedef struct hog_csr_arrays {
+    size_t size;             /* sizeof(hog_csr_arrays) */
+    uint64_t rows;
+    uint64_t cols;           /* the features: every index < cols */
+    const void *indptr;      /* rows + 1 offsets, indptr[0] = 0, never
+                                decreasing; nnz = indptr[rows]. Integer */
+    hog_dtype indptr_type;
+    const void *indices;     /* nnz feature ids (0-based), strictly
+                                increasing within a row. Integer */
+    hog_dtype indices_type;
+    const void *values;      /* nnz finite values; NULL: every value 1 */
+    hog_dtype values_type;
+    const void *labels;      /* rows finite labels; NULL: every label 0
+                                (data only to score) */
+    hog_dtype labels_type;
+} hog_csr_arrays;
+
+#define HOG_BORROW_INDPTR  1u
+#define HOG_BORROW_INDICES 2u
+#define HOG_BORROW_VALUES  4u
+#define HOG_BORROW_LABELS  8u
+
+/* Checks every array (a bad offset, index or value is HOG_EINVAL with a
+ * sentence naming the row) and builds the data set; threads as
+ * hog_load_opts.threads, for the checks and conversions. */
+HOG_API hog_status hog_data_from_csr(const hog_csr_arrays *a, unsigned threads,
+                                     hog_data **out, hog_err *err);
+/* The HOG_BORROW_ bits of the arrays d uses in place (0 for loaded data). */
+HOG_API unsigned hog_data_borrowed(const hog_data *d);
+
 /* ---- models and training ------------------------------------------------- */
 
 typedef enum hog_loss {
@@ -591,6 +637,31 @@ HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias val
  * seed. Data to score must be loaded with the same (hog_load_opts). */
 HOG_API unsigned hog_model_hash_bits(const hog_model *m);
 HOG_API uint32_t hog_model_hash_seed(const hog_model *m);
+
+/* A model's description, to hand its weights out and in without a file
+ * (hog_model_weights() gives them; hog_model_from_weights() takes them). */
+typedef struct hog_model_spec {
+    size_t size;             /* sizeof(hog_model_spec) */
+    uint64_t n_features;
+    hog_loss loss;
+    double bias;             /* the bias feature's value; 0: no bias weight */
+    int regression;          /* 1: the score is the prediction (real labels) */
+    double label_pos, label_neg; /* binary: the labels of a score > 0, <= 0 */
+    unsigned n_classes;      /* K >= 3 classes, or 0 (one weight vector) */
+    const double *classes;   /* K labels, in the order of the vectors */
+    hog_multiclass multiclass; /* K classes: one-vs-rest or softmax */
+    double l1, l2;           /* the objective trained (kept in .hgm files) */
+    unsigned hash_bits;      /* as hog_model_hash_bits() */
+    uint32_t hash_seed;
+} hog_model_spec;
+
+/* Fills s (s->classes points into m); s->size must be set. */
+HOG_API void hog_model_describe(const hog_model *m, hog_model_spec *s);
+/* A model of s with weights w (copied): max(K, 1) vectors of n_features
+ * (+ 1 with a bias) floats one after another, as hog_model_weights(). */
+HOG_API hog_status hog_model_from_weights(const hog_model_spec *s,
+                                          const float *w, hog_model **out,
+                                          hog_err *err);
 
 /* scores[i] = w . x_i (+ bias) for every row of d. K classes: scores has
  * rows * K entries, row i's K scores at scores[i * K]. */

@@ -91,6 +91,9 @@ struct hog_data {
     hog_hashing hash;
     hog_format format;
     float *importance;
+    /* HOG_BORROW_ bits: arrays of m that are the caller's, used in place
+     * and never freed (hog_data_from_csr, src/core/arrays.c). */
+    unsigned borrowed;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken
