@@ -171,6 +171,12 @@ HOG_API hog_status hog_data_from_csr(const hog_csr_arrays *a, unsigned threads,
                                      hog_data **out, hog_err *err);
 /* The HOG_BORROW_ bits of the arrays d uses in place (0 for loaded data). */
 HOG_API unsigned hog_data_borrowed(const hog_data *d);
+/* The data set's own CSR arrays, valid until hog_data_free: rows + 1
+ * offsets, nnz indices (0-based) and values, rows labels; for handing a
+ * loaded file to the caller without a copy. */
+HOG_API void hog_data_csr(const hog_data *d, const uint64_t **indptr,
+                          const uint32_t **indices, const float **values,
+                          const float **labels);
 
 /* ---- models and training ------------------------------------------------- */
 

@@ -67,6 +67,12 @@ Test(arrays, zero_copy_trains_as_the_file)
               d->m.val == f->m.val && d->m.y == f->m.y,
               "the data set does not point into the caller's arrays");
     cr_assert_eq(hog_data_borrowed(f), 0u);
+    const uint64_t *po;
+    const uint32_t *pi;
+    const float *pv, *py;
+    hog_data_csr(d, &po, &pi, &pv, &py);
+    cr_assert(po == f->m.off && pi == f->m.idx && pv == f->m.val &&
+              py == f->m.y);
     cr_assert_eq(d->labels, f->labels);
     cr_assert_eq(d->n_pos, f->n_pos);
     hog_model *mf = train(f, HOG_ALGO_SERIAL), *md = train(d, HOG_ALGO_SERIAL);

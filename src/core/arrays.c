@@ -264,6 +264,16 @@ hog_status hog_data_from_csr(const hog_csr_arrays *a, unsigned threads,
 
 unsigned hog_data_borrowed(const hog_data *d) { return d->borrowed; }
 
+void hog_data_csr(const hog_data *d, const uint64_t **indptr,
+                  const uint32_t **indices, const float **values,
+                  const float **labels)
+{
+    *indptr = d->m.off;
+    *indices = d->m.idx;
+    *values = d->m.val;
+    *labels = d->m.y;
+}
+
 /* ---- models ------------------------------------------------------------- */
 
 void hog_model_describe(const hog_model *m, hog_model_spec *s)
