@@ -488,6 +488,13 @@ typedef struct hog_train_opts {
      * trainers, softmax and one-vs-rest. With epochs = 0 the result is its
      * weights. The caller keeps the model. */
     const struct hog_model *warm_start;
+    /* K >= 3 classes, in this order (the model's), instead of those of the
+     * training labels in first appearance: for trainers that must agree
+     * on them (the ranks of a --world group, whose shards may each lack a
+     * class). Every training label must be one of them. NULL, 0: from the
+     * labels. The caller keeps the array. */
+    const double *classes;
+    unsigned n_classes;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_opts.valid_stats). */

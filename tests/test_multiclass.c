@@ -481,3 +481,40 @@ Test(multiclass, objective_of_a_liblinear_model_sums_its_classes,
     cr_assert_float_eq(ours, -dual, 1e-6 * -dual, "%.10g vs %.10g", ours,
                        -dual);
 }
+
+/* hog_train_opts.classes: the model's classes in the given order; a
+ * training label outside them, or fewer than 3, refused. */
+Test(multiclass, given_classes)
+{
+    char dir[512];
+    th_tmpdir(dir, sizeof dir);
+    static const char text[] = "1 1:1\n2 2:1\n3 3:1\n1 1:1 2:1\n2 2:1 3:1\n"
+                               "3 1:1 3:1\n";
+    const char *path = th_write(dir, "k3.svm", text, sizeof text - 1);
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.threads = 1;
+    const double order[3] = { 3, 1, 2 }, other[3] = { 1, 2, 5 };
+    o.classes = order;
+    o.n_classes = 3;
+    hog_model *m = NULL;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    const double *cl;
+    cr_assert_eq(hog_model_classes(m, &cl), 3u);
+    cr_assert(cl[0] == 3 && cl[1] == 1 && cl[2] == 2);
+    hog_model_free(m);
+    o.classes = other;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "label 3 is none of the 3 given classes"), "%s",
+              err.msg);
+    o.classes = order;
+    o.n_classes = 2;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "must be 3 to"), "%s", err.msg);
+    hog_data_free(d);
+}

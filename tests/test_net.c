@@ -756,6 +756,79 @@ Test(net, train_ma_hogwild_news20, .timeout = 120)
                        "--threads 2");
 }
 
+/* K classes across processes: news20's 20 classes one-vs-rest on 2 ranks
+ * of every other row, each class's vector averaged in turn, reach the
+ * single-process accuracy within 1.5 points with the same model on both
+ * ranks. */
+Test(net, train_ma_news20_classes, .timeout = 180)
+{
+    TH_DATA_OR_SKIP(train, "news20.test.svm");
+    TH_DATA_OR_SKIP(test, "news20.train.svm");
+    char dir[512], out[1 << 14], logs[2][600], models[2][600], coord[64];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "'%s' train --epochs 2 '%s' -t '%s' 2>&1",
+                    th_bin(), train, test);
+    cr_assert_eq(rc, 0, "%s", out);
+    double single = number_after(out, "test accuracy ");
+    cr_assert(isfinite(single), "%s", out);
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
+        snprintf(models[r], sizeof models[r], "%s/m%d.hgm", dir, r);
+        pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
+                       "%s --shard stride --connect-timeout 20 --net-timeout "
+                       "30 --epochs 2 '%s' -t '%s' -o '%s'", th_bin(), r,
+                       coord, train, test, models[r]);
+    }
+    double acc[2];
+    for (int r = 0; r < 2; r++) {
+        int c = wait_for(pid[r], 150);
+        cr_assert_eq(c, 0, "rank %d exit %d:\n%s", r, c, slurp(logs[r]));
+        acc[r] = number_after(slurp(logs[r]), "test accuracy ");
+        cr_assert(strstr(slurp(logs[r]), "of 20 classes (one-vs-rest)"),
+                  "%s", slurp(logs[r]));
+    }
+    cr_assert(fabs(acc[0] - single) <= 1.5, "2 ranks: %.2f%%, one process "
+              "%.2f%%", acc[0], single);
+    cr_assert(same_file(models[0], models[1]), "the ranks' models differ");
+}
+
+/* Ranks whose files hold different classes are told so (each would train
+ * other classes); BMUF with K classes is refused with a sentence. */
+Test(net, classes_must_agree, .timeout = 60)
+{
+    char dir[512], logs[2][600], files[2][600], coord[64];
+    th_tmpdir(dir, sizeof dir);
+    static const char a[] = "1 1:1\n2 2:1\n3 3:1\n1 1:1 2:1\n";
+    static const char b[] = "1 1:1\n2 2:1\n4 3:1\n1 1:1 2:1\n";
+    snprintf(files[0], sizeof files[0], "%s", th_write(dir, "a.svm", a,
+                                                       sizeof a - 1));
+    snprintf(files[1], sizeof files[1], "%s", th_write(dir, "b.svm", b,
+                                                       sizeof b - 1));
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(coord, sizeof coord, "127.0.0.1:%u", free_port());
+        pid_t pid[2];
+        for (int r = 0; r < 2; r++) {
+            snprintf(logs[r], sizeof logs[r], "%s/p%d-r%d.log", dir, pass, r);
+            pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d "
+                           "--coordinator %s --connect-timeout 20 "
+                           "--net-timeout 10 %s '%s'", th_bin(), r, coord,
+                           pass ? "--sync bmuf" : "",
+                           files[pass ? 0 : r]);
+        }
+        for (int r = 0; r < 2; r++) {
+            int c = wait_for(pid[r], 40);
+            const char *l = slurp(logs[r]);
+            cr_assert_eq(c, 1, "rank %d exit %d:\n%s", r, c, l);
+            if (pass == 0)
+                cr_assert(strstr(l, "hold different classes"), "%s", l);
+            else
+                cr_assert(strstr(l, "drop --sync bmuf"), "%s", l);
+        }
+    }
+}
+
 /* kill -9 of one rank in the middle: the others exit within the timeout
  * (+5 s) with a sentence naming it. */
 static void kill_one_rank(const char *algo)

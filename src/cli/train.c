@@ -281,6 +281,7 @@ out:
     free(search);
     hog_progress_free(&p);
     free(a.row_w);
+    free(a.net.classes);
     free(a.cw_labels);
     free(a.cw_values);
     return rc;

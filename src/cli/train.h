@@ -100,6 +100,9 @@ struct net_args {
     uint64_t sync_every;
     bool shard;
     enum hog_shard_mode shard_mode;
+    double *classes;          /* K >= 3: the classes every rank trains, in
+                                 the loaded data's first appearance (malloc'd;
+                                 the training options point here) */
 };
 
 struct train_args {

@@ -113,6 +113,31 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
     if (s != HOG_OK)
         return s;
     unsigned rank = hog_net_rank(*net), world = hog_net_world(*net);
+    /* K classes: the loaded data's (before a shard, which may lack some),
+     * the same on every rank (checked below) */
+    uint32_t k = 0;
+    if (hog_train_is_multiclass(&a->o, *train) &&
+        (s = hog_data_classes(*train, HOG_MAX_CLASSES, &na->classes, &k,
+                              err)) != HOG_OK)
+        return s;
+    if (k >= 3) {
+        if (na->ao.mode == HOG_AVG_BMUF)
+            return hog_errf(err, HOG_ENOTSUP, "K classes average by plain "
+                            "model averaging: BMUF keeps the block momentum "
+                            "of one weight vector; drop --sync bmuf");
+        if (na->ao.checkpoint)
+            return hog_errf(err, HOG_ENOTSUP, "the averaged-model "
+                            "checkpoint holds one weight vector; K classes "
+                            "do not write it yet (drop it)");
+        a->o.classes = na->classes;
+        a->o.n_classes = k;
+    }
+    uint64_t cd = 0; /* FNV-1a of the classes in order */
+    for (uint32_t c = 0; c < k; c++) {
+        uint64_t b;
+        memcpy(&b, &na->classes[c], sizeof b);
+        cd = (cd ^ b) * UINT64_C(0x100000001b3);
+    }
     if (na->shard) {
         hog_data *part;
         if ((s = hog_net_shard(*train, rank, world, na->shard_mode, &part,
@@ -122,13 +147,20 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
         *train = part;
     }
     uint64_t dg = options_digest(a);
-    uint64_t v[4] = { (*train)->n_features, (*train)->m.rows, dg, ~dg };
-    if ((s = hog_net_allreduce_max(*net, v, 4, err)) != HOG_OK)
+    uint64_t v[6] = { (*train)->n_features, (*train)->m.rows, dg, ~dg,
+                      cd, ~cd };
+    if ((s = hog_net_allreduce_max(*net, v, 6, err)) != HOG_OK)
         return s;
     if (v[2] != dg || v[3] != ~dg)
         return hog_errf(err, HOG_EINVAL, "rank %u: the ranks were started "
                         "with different training options (loss, step, "
                         "epochs, --sync...); give every rank the same", rank);
+    if (v[4] != cd || v[5] != ~cd)
+        return hog_errf(err, HOG_EINVAL, "rank %u: the ranks' training data "
+                        "hold different classes (%u here, in their order of "
+                        "first appearance); every rank trains all of them: "
+                        "give each a file with every class in the same "
+                        "order, or one file and --shard", rank, k);
     /* Shards whose largest index differs still share one feature space. */
     (*train)->n_features = v[0];
     uint64_t blocks = (v[1] + na->sync_every - 1) / na->sync_every;

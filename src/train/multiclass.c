@@ -10,7 +10,9 @@
  *   K >= threads:  classes spread over the threads, each class on one
  *                  thread with the algorithm's one-thread run (no sharing,
  *                  no locks: every class has its own weights);
- *   K <  threads:  the classes one after another, each on all threads.
+ *   K <  threads:  the classes one after another, each on all threads
+ *                  (also across processes, --world: every rank trains and
+ *                  averages class c's vector at the same time).
  * Either way each class's model equals the algorithm's binary model of that
  * problem with the same options and thread count, so the one-thread runs
  * (serial, cyclades, dcd with one thread) are deterministic.
@@ -259,7 +261,11 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     /* a class per thread, each on one thread (and unpinned: the workers
      * are the OS's to place, each running a one-thread trainer); else one
      * class at a time on all threads */
-    bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint && !f->resume;
+    /* averaged across processes: every rank trains the classes in the
+     * same order, one at a time, each class's vector averaged as a binary
+     * model's (so that every rank makes the same averaging calls) */
+    bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint &&
+                  !f->resume && !o->average;
     unsigned workers = spread ? threads : 1;
     struct ovr *v = calloc(1, sizeof *v);
     uint64_t *n_pos = calloc(2 * (size_t)k, sizeof *n_pos);

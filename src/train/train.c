@@ -213,7 +213,7 @@ static hog_status check_model_memory(const hog_train_opts *o,
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
 {
     return train && hog_loss_is_classification(o->loss) &&
-           train->labels != HOG_LABELS_BINARY;
+           (train->labels != HOG_LABELS_BINARY || o->n_classes);
 }
 
 /* What K classes do not run with (yet), each in a sentence. */
@@ -250,10 +250,11 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
                         "the GPU trainer takes two classes only; the "
                         "training labels have more (train K classes on the "
                         "CPUs: drop --gpus)");
-    if (o->average)
+    if (o->average && o->multiclass == HOG_MULTICLASS_SOFTMAX)
         return hog_errf(err, HOG_ENOTSUP,
-                        "model averaging across processes takes two classes "
-                        "only so far; the training labels have more");
+                        "softmax training is not averaged across processes "
+                        "yet; train K classes one-vs-rest (--multiclass "
+                        "ovr) with --world");
     if ((o->checkpoint || o->resume) &&
         o->multiclass == HOG_MULTICLASS_SOFTMAX)
         return hog_errf(err, HOG_ENOTSUP,
@@ -580,6 +581,38 @@ hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
     return HOG_OK;
 }
 
+
+/* o->classes, copied, once every training label is found among them. */
+static hog_status given_classes(const hog_train_opts *o, const hog_data *d,
+                                double **labels, uint32_t *k, hog_err *err)
+{
+    if (o->n_classes < 3 || o->n_classes > HOG_MAX_CLASSES || !o->classes)
+        return hog_errf(err, HOG_EINVAL, "the given classes must be 3 to %u "
+                        "labels, not %u", HOG_MAX_CLASSES, o->n_classes);
+    struct hog_class_index ix;
+    hog_status st = hog_class_index_init(&ix, o->classes, o->n_classes, err);
+    if (st != HOG_OK)
+        return st;
+    for (unsigned c = 0; c < o->n_classes && st == HOG_OK; c++)
+        if (!isfinite(o->classes[c]) ||
+            hog_class_index_find(&ix, o->classes[c]) != (int64_t)c)
+            st = hog_errf(err, HOG_EINVAL, "the given class %g is not a "
+                          "finite label named once", o->classes[c]);
+    for (uint64_t i = 0; i < d->m.rows && st == HOG_OK; i++)
+        if (hog_class_index_find(&ix, d->m.y[i]) < 0)
+            st = hog_errf(err, HOG_EINVAL, "training row %llu's label %g is "
+                          "none of the %u given classes",
+                          (unsigned long long)i + 1, (double)d->m.y[i],
+                          o->n_classes);
+    hog_class_index_free(&ix);
+    if (st != HOG_OK)
+        return st;
+    if (!(*labels = malloc(o->n_classes * sizeof **labels)))
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    memcpy(*labels, o->classes, o->n_classes * sizeof **labels);
+    *k = o->n_classes;
+    return HOG_OK;
+}
 /* The model for train's features and labels, options recorded. */
 static hog_status new_model(const hog_data *train, const hog_train_opts *o,
                             hog_model **out, hog_err *err)
@@ -599,7 +632,9 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     if (hog_train_is_multiclass(o, train) && train->m.y) {
         double *labels;
         uint32_t k;
-        st = hog_data_classes(train, HOG_MAX_CLASSES, &labels, &k, err);
+        st = o->n_classes ? given_classes(o, train, &labels, &k, err)
+                          : hog_data_classes(train, HOG_MAX_CLASSES, &labels,
+                                             &k, err);
         if (st == HOG_OK && k > 2 && k > train->m.rows / 2) {
             st = hog_errf(err, HOG_EINVAL,
                           "the training labels take %u distinct values over "
