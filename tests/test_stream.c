@@ -599,6 +599,47 @@ Test(stream, command_explains_what_cannot_stream)
     cr_assert_eq(rc, 2, "%s", out);
 }
 
+/* K classes streamed (one-vs-rest, a pass of the file per class and
+ * epoch after one pass for the classes): news20's 20 classes, the whole
+ * file in one window, equal the in-memory one-vs-rest bit for bit, class
+ * order included; softmax is refused with a sentence. */
+Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(txt, "news20.test.svm");
+    char dir[1024], hgb[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(hgb, sizeof hgb, "%s/n20.hgb", dir);
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(txt, NULL, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_save_hgb(d, hgb, &err), HOG_OK, "%s", err.msg);
+    hog_data_free(d);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 2;
+    o.threads = 1;
+    o.log = NULL;
+    hog_model *a = train_mem(hgb, &o);
+    hog_stream_stats ss;
+    hog_model *b = train_stream(hgb, &o, &ss);
+    cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
+    const double *ca, *cb;
+    cr_assert_eq(hog_model_classes(a, &ca), 20u);
+    cr_assert_eq(hog_model_classes(b, &cb), 20u);
+    cr_assert_eq(memcmp(ca, cb, 20 * sizeof *ca), 0, "class order differs");
+    uint64_t n = 20 * (hog_model_features(a) + 1);
+    cr_assert_eq(hog_model_features(a), hog_model_features(b));
+    cr_assert(memcmp(hog_model_weights(a), hog_model_weights(b),
+                     n * sizeof(float)) == 0, "the K vectors differ");
+    hog_model_free(a);
+    hog_model_free(b);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    o.stream_stats = NULL;
+    cr_assert_eq(hog_train_stream(hgb, NULL, &o, &b, &err), HOG_ENOTSUP);
+    cr_assert(strstr(err.msg, "softmax needs the data in memory"), "%s",
+              err.msg);
+}
+
 /* ---- Hogwild! ------------------------------------------------------------------------- */
 
 Test(threads, streamed_hogwild_one_thread_whole_file_equals_serial)

@@ -80,6 +80,9 @@ struct hog_fit {
     /* One-vs-rest's one report: the class epochs run, all classes
      * together (0 otherwise), for its rates. */
     uint64_t class_epochs;
+    /* One-vs-rest of a stream: the training rows of each class, counted
+     * by the class pass (NULL: counted from f->train's labels). */
+    const uint64_t *class_rows;
 };
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.

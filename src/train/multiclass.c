@@ -30,6 +30,7 @@
 
 #include "core/fit.h"
 #include "core/metrics.h"
+#include "io/io.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -172,6 +173,7 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     struct class_run r;
     memset(&r, 0, sizeof r);
     r.f = (struct hog_fit){ .train = &view, .o = &v->sub, .model = &sub,
+                            .stream = p->stream,
                             .epoch_end = class_epoch_end, .tick = class_tick,
                             .ctx = v, .gap = NAN, .objective = NAN,
                             .mean_loss = NAN, .save = class_save,
@@ -198,7 +200,7 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     if (!v->spread)
         v->current = c;
     double t0 = hog_now();
-    st = v->row->run(&r.f, err);
+    st = p->stream ? v->row->stream(&r.f, err) : v->row->run(&r.f, err);
     *seconds += hog_now() - t0;
     if (st == HOG_FIT_STOP || (st == HOG_OK && r.early.patience)) {
         hog_early_restore(&r.early, sub.w);
@@ -265,14 +267,17 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
      * same order, one at a time, each class's vector averaged as a binary
      * model's (so that every rank makes the same averaging calls) */
     bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint &&
-                  !f->resume && !o->average;
+                  !f->resume && !o->average && !f->stream;
     unsigned workers = spread ? threads : 1;
     struct ovr *v = calloc(1, sizeof *v);
     uint64_t *n_pos = calloc(2 * (size_t)k, sizeof *n_pos);
     double *seconds = calloc(workers, sizeof *seconds);
-    hog_status st = v && n_pos && seconds
-                        ? count_classes(f->train, m, n_pos, err)
-                        : hog_errf(err, HOG_ENOMEM, "out of memory");
+    hog_status st = !v || !n_pos || !seconds
+                        ? hog_errf(err, HOG_ENOMEM, "out of memory")
+                    : f->class_rows
+                        ? (memcpy(n_pos, f->class_rows, k * sizeof *n_pos),
+                           HOG_OK)
+                        : count_classes(f->train, m, n_pos, err);
     if (st == HOG_OK && o->early_stop && o->validation)
         st = count_classes(o->validation, m, n_pos + k, err);
     if (st != HOG_OK) {
@@ -314,4 +319,89 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     f->last = true;
     f->class_epochs = class_epochs;
     return f->epoch_end(f, o->epochs, secs, err);
+}
+
+/* ---- the classes of a stream ------------------------------------------------ */
+
+hog_status hog_train_stream_classes(struct hog_stream *s, uint32_t max,
+                                    double **labels, uint64_t **rows,
+                                    uint32_t *k, hog_err *err)
+{
+    const struct hog_hgb_info *in = hog_stream_info(s);
+    uint64_t nc = in->n_chunks;
+    uint64_t *seq = malloc((nc ? nc : 1) * sizeof *seq);
+    double *cl = NULL;
+    uint64_t *cnt = NULL;
+    uint32_t n = 0;
+    struct hog_class_index ix;
+    memset(&ix, 0, sizeof ix);
+    hog_status st = seq ? HOG_OK : hog_errf(err, HOG_ENOMEM, "out of memory");
+    for (uint64_t j = 0; j < nc && st == HOG_OK; j++)
+        seq[j] = j;
+    if (st == HOG_OK)
+        st = hog_stream_push(s, seq, nc, err);
+    uint64_t taken = 0;
+    for (; taken < nc && st == HOG_OK; taken++) {
+        struct hog_stream_chunk c;
+        if ((st = hog_stream_next(s, &c, err)) != HOG_OK)
+            break;
+        /* the chunk's own classes, merged into the list in their order */
+        hog_data view;
+        memset(&view, 0, sizeof view);
+        view.m = c.m;
+        double *mine;
+        uint32_t km;
+        st = hog_data_classes(&view, max, &mine, &km, err);
+        bool got = st == HOG_OK;
+        const uint32_t before = n; /* the classes ix holds */
+        for (uint32_t i = 0; st == HOG_OK && i < km; i++) {
+            if (before && hog_class_index_find(&ix, mine[i]) >= 0)
+                continue;
+            if (n == max) {
+                st = hog_errf(err, HOG_EINVAL, "the labels take more than %u "
+                              "distinct values: too many classes for a "
+                              "classification loss; for a regression "
+                              "target use --loss squared", max);
+                break;
+            }
+            double *g = realloc(cl, (n + 1) * sizeof *cl);
+            uint64_t *h = realloc(cnt, (n + 1) * sizeof *cnt);
+            if (g)
+                cl = g;
+            if (h)
+                cnt = h;
+            if (!g || !h) {
+                st = hog_errf(err, HOG_ENOMEM, "out of memory for %u classes",
+                              n + 1);
+                break;
+            }
+            cl[n] = mine[i];
+            cnt[n++] = 0;
+        }
+        if (got)
+            free(mine);
+        /* the index of the classes so far, rebuilt when the chunk brought
+         * new ones (the chunk's classes are distinct: the lookups above
+         * need only the older ones) */
+        if (st == HOG_OK && n > before) {
+            hog_class_index_free(&ix);
+            st = hog_class_index_init(&ix, cl, n, err);
+        }
+        for (uint64_t i = 0; st == HOG_OK && i < c.m.rows; i++)
+            cnt[hog_class_index_find(&ix, c.m.y[i])]++;
+        hog_stream_release(s, c.slot);
+    }
+    /* a failure part way leaves chunks queued: the caller closes the
+     * stream, which drops them */
+    hog_class_index_free(&ix);
+    free(seq);
+    if (st != HOG_OK) {
+        free(cl);
+        free(cnt);
+        return st;
+    }
+    *labels = cl;
+    *rows = cnt;
+    *k = n;
+    return HOG_OK;
 }

@@ -875,29 +875,51 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     hd.hash = in->hash;
 
     hog_model *m = NULL;
+    /* K classes: one pass over the chunks finds them and their rows
+     * first, in the file's order (one-vs-rest then streams the file once
+     * per class and epoch) */
+    double *classes = NULL;
+    uint64_t *class_rows = NULL;
+    uint32_t k = 0;
+    const bool multi = hog_train_is_multiclass(&o, &hd);
     if (o.normalize)
         st = hog_errf(err, HOG_ENOTSUP,
                       "--normalize learns the scales in a pass over the "
                       "data in memory; drop --stream, or scale %s first",
                       path);
-    else if (hog_train_is_multiclass(&o, &hd))
+    else if (multi && o.multiclass == HOG_MULTICLASS_SOFTMAX)
         st = hog_errf(err, HOG_ENOTSUP,
-                      "streamed training takes two classes only so far; "
-                      "the labels of %s take more: drop --stream to train "
-                      "its classes in memory", path);
+                      "streamed training of K classes is one-vs-rest; "
+                      "softmax needs the data in memory: drop --stream, or "
+                      "train --multiclass ovr");
+    else if (multi && (st = hog_train_stream_classes(stream, HOG_MAX_CLASSES,
+                                                     &classes, &class_rows,
+                                                     &k, err)) != HOG_OK)
+        ;
+    else if (multi && k < 3)
+        st = hog_errf(err, HOG_EINVAL, "the labels of %s take %u values "
+                      "only: not K classes", path, k);
     else if ((resolve_C(&o, hd.m.rows),
               st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
-             (st = new_model(&hd, &o, &m, err)) == HOG_OK) {
+             (st = new_model(&hd, &o, &m, err)) == HOG_OK &&
+             (!multi ||
+              ((st = hog_model_set_classes(m, k, classes, o.multiclass,
+                                           err)) == HOG_OK &&
+               (st = check_model_memory(&o, &hd, k, err)) == HOG_OK))) {
         struct front c;
         struct hog_fit f = { .train = &hd, .o = &o, .model = m,
                              .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                              .gap = NAN, .stream = stream,
-                             .objective = NAN, .mean_loss = NAN };
+                             .objective = NAN, .mean_loss = NAN,
+                             .class_rows = class_rows };
         if ((st = front_begin(&c, &o, test, m, err)) == HOG_OK &&
             (st = warm_weights(&o, m, &f.init, err)) == HOG_OK)
-            st = row->stream(&f, err);
+            st = multi ? hog_train_ovr(&f, row, &c.ovr, err)
+                       : row->stream(&f, err);
         st = front_end(&c, st, &o, m, hd.m.rows);
     }
+    free(classes);
+    free(class_rows);
     if (o.stream_stats)
         hog_stream_get_stats(stream, o.stream_stats);
     hog_stream_close(stream);

@@ -113,7 +113,9 @@ hog_status hog_train_row_weights(const hog_train_opts *o,
 
 /* ---- K classes (multiclass.c) ------------------------------------------------ */
 
-/* One-vs-rest: trains f->model's K vectors with row's in-memory run, the
+/* One-vs-rest: trains f->model's K vectors with row's in-memory run (or
+ * its streamed one when f->stream is set, the classes then one after
+ * another, each a pass of the file per epoch), the
  * classes spread over the threads or one after another (multiclass.c
  * says which when), then calls f->epoch_end once with the whole model.
  * With f->o->early_stop and f->o->validation each class stops on its own
@@ -126,6 +128,14 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
  * (each class on one thread): k >= threads > 1. Else the classes run one
  * after another, each on all threads. */
 bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k);
+/* The classes of a streamed file, in first appearance, and the rows of
+ * each (*labels, *rows: malloc'd, k of each), from one pass over its
+ * chunks in file order; at most max classes. The stream is left with
+ * nothing queued, ready to train. */
+struct hog_stream;
+hog_status hog_train_stream_classes(struct hog_stream *s, uint32_t max,
+                                    double **labels, uint64_t **rows,
+                                    uint32_t *k, hog_err *err);
 
 /* ---- jobs spread over threads (spread.c) ------------------------------------ */
 
