@@ -218,6 +218,21 @@ class _Base(BaseEstimator):
         """The model as a file should hold it (the labels themselves)."""
         return self._model
 
+    def _more_tags(self):
+        return {
+            "requires_y": True,
+            "_xfail_checks": {
+                # Rows of weight 0 are dropped before training, as removed
+                # rows; but the check also shuffles the rows that remain,
+                # and an SGD model depends on the order it visits rows in
+                # (scikit-learn's SGDClassifier fails it alike). Its
+                # kind="ones" half is run by python/tests on its own.
+                "check_sample_weights_invariance":
+                    "SGD's model depends on the rows' order, which the "
+                    "check shuffles",
+            },
+        }
+
     def save(self, path, format="hgm"):
         """Writes the model as hogtrain's .hgm (format="hgm", what
         `hogtrain predict` and hogtrain.load() read) or as LIBLINEAR's text
@@ -410,9 +425,6 @@ class Classifier(ClassifierMixin, _Base):
                                                     float(labels[0]))
         return _h.from_weights(spec, np.frombuffer(self._model.weights(),
                                                    np.float32))
-
-    def _more_tags(self):
-        return {"requires_y": True}
 
 
 class Regressor(RegressorMixin, _Base):
