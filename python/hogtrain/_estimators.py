@@ -116,7 +116,9 @@ class _Base(BaseEstimator):
                     else _number("eta", self.eta, 0, strict=True)),
             "epochs": self._epochs(algo),
             "seed": _seed(self.random_state),
-            "threads": threads(self.n_jobs),
+            # the serial trainer takes no thread count (its default, 0,
+            # only sizes the metrics' pass)
+            "threads": 0 if algo == _h.ALGO_SERIAL else threads(self.n_jobs),
             "algo": algo,
             "tol": _number("tol", self.tol, 0),
             "normalize": 1 if self.normalize else 0,
