@@ -363,6 +363,8 @@ class Classifier(ClassifierMixin, _Base):
                     f"sample_weight is 0 on every sample of the classes "
                     f"{list(classes[np.setdiff1d(np.arange(len(classes)), left)])}: "
                     f"every class needs a sample of weight above 0")
+        if warm is not None and self._spec["n_classes"]:
+            warm = _classes_in_order(warm, y_enc)
         class_weights = None
         if cw is not None:
             class_weights = (np.arange(len(classes), dtype=np.float64),
@@ -491,6 +493,23 @@ class Regressor(RegressorMixin, _Base):
     def predict(self, X):
         out, _ = self._scores(X)
         return out.ravel()
+
+
+def _classes_in_order(model, y_enc):
+    """model (K classes labelled 0..K-1) with its class vectors in the
+    order of the labels' first appearance in y_enc: the order the library
+    gives the classes of that training, which a warm start must match."""
+    labels, first = np.unique(y_enc, return_index=True)
+    order = labels[np.argsort(first)].astype(np.int64)
+    spec = model.describe()
+    if list(np.asarray(spec["classes"], dtype=np.int64)) == list(order):
+        return model
+    per = spec["n_features"] + (spec["bias"] != 0)
+    w = np.frombuffer(model.weights(), np.float32).reshape(-1, per)
+    row = {int(c): i for i, c in enumerate(spec["classes"])}
+    spec["classes"] = [float(c) for c in order]
+    return _h.from_weights(spec, np.ascontiguousarray(
+        w[[row[int(c)] for c in order]]).ravel())
 
 
 def _as_regression(model):

@@ -151,3 +151,15 @@ def test_news20_accuracy_is_linearsvcs(dataset):
     ours = clf.score(Xt, yt)
     theirs = LinearSVC().fit(X, y).score(Xt, yt)
     assert ours > theirs - 0.02, (ours, theirs)
+
+
+def test_warm_start_of_k_classes_keeps_each_class_its_weights():
+    # the next fit sees the classes in another first-appearance order: its
+    # warm start must still start each class from that class's weights
+    X, y = _blobs(classes=3)
+    clf = hogtrain.Classifier(warm_start=True).fit(X, y)
+    before = clf.coef_.copy()
+    order = np.argsort(-y, kind="stable")
+    clf.set_params(schedule="constant", eta=1e-6, epochs=1)
+    clf.fit(X[order], y[order])
+    np.testing.assert_allclose(clf.coef_, before, atol=1e-3)
