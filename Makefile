@@ -1,7 +1,9 @@
 # hogtrain — a plain Makefile. Quiet unless V=1.
 #
 #   make            library (static and shared), the hogtrain command
-#   make test       Criterion tests (make deps first on a fresh machine)
+#   make test       Criterion tests, then the Python package's (make deps
+#                   first on a fresh machine)
+#   make python     the Python package in build/python (PYTHONPATH=build/python)
 #   make demo       generate data, train on all cores, print metrics
 #   make bench      benchmarks (see docs/BENCHMARKS.md)
 #   make tsan       threaded tests under ThreadSanitizer
@@ -24,7 +26,8 @@ PKGS     := hwloc liburing openblas libsodium zlib liblzma libzstd
 TESTPKGS := criterion
 DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev libsodium-dev \
             zlib1g-dev liblzma-dev libzstd-dev zstd \
-            libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox
+            libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox \
+            python3-dev python3-numpy python3-scipy python3-pytest
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wno-unused-parameter $(WERROR)
@@ -115,7 +118,8 @@ SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
 BIN    := $(BUILD)/hogtrain
 TESTS  := $(BUILD)/hogtrain-tests
 
-.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean FORCE
+.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean FORCE \
+        python python-test install-python
 all: check-deps $(STATIC) $(SHARED) $(BIN) $(CUDA_PLUGIN)
 
 # ---- dependencies --------------------------------------------------------
@@ -212,9 +216,51 @@ HOGTRAIN_DATA ?= $(abspath ../shared/data)
 TEST_ENV = HOGTRAIN_BIN=$(abspath $(BIN)) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
            HOGTRAIN_TEST_TMP=$(abspath $(BUILD))/testdata
 
+# The C suite, then the Python package's tests (not with TEST_ARGS, which
+# picks C tests; `make python-test` runs them alone) when $(PYTHON) has
+# Python.h, numpy, scipy, scikit-learn and pytest.
 test: check-deps $(BIN) $(TESTS)
 	@mkdir -p $(BUILD)/testdata
 	$(TEST_ENV) $(TESTS) $(TEST_ARGS)
+	@if [ -n "$(TEST_ARGS)" ]; then :; \
+	elif $(PY_READY); then $(MAKE) --no-print-directory python-test; \
+	else echo "python tests: skipped: $(PYTHON) lacks Python.h, numpy, scipy, scikit-learn or pytest (make deps installs python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)"; fi
+
+# ---- Python package (python/; docs/PYTHON.md) --------------------------------
+# build/python/hogtrain: the pure-Python modules beside the extension
+# _hogtrain.so (python/hogtrain/_hogtrain.c, Python.h and the buffer
+# protocol only, linked with the static library), importable by $(PYTHON)
+# with PYTHONPATH=build/python. Debian's python3 by default: a python3
+# first on PATH (pyenv, a venv) may lack Debian's numpy and scipy.
+PYTHON     ?= $(or $(wildcard /usr/bin/python3),python3)
+PY_INCLUDE  = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_VER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_READY    = { [ -f "$(PY_INCLUDE)/Python.h" ] && $(PYTHON) -c 'import numpy, scipy, sklearn, pytest' 2>/dev/null; }
+PY_DIR     := $(BUILD)/python/hogtrain
+PY_SRC     := $(sort $(wildcard python/hogtrain/*.py))
+PY_OUT     := $(PY_SRC:python/hogtrain/%=$(PY_DIR)/%) $(PY_DIR)/_hogtrain.so
+
+python: $(PY_OUT)
+
+$(PY_DIR)/%.py: python/hogtrain/%.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+$(BUILD)/python/_hogtrain.o: python/hogtrain/_hogtrain.c
+	$(call msg,CC,$<)
+	@mkdir -p $(dir $@)
+	@[ -f "$(PY_INCLUDE)/Python.h" ] || { echo "hogtrain: $(PYTHON) has no Python.h (install python3-dev; make deps)"; exit 1; }
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
+
+$(PY_DIR)/_hogtrain.so: $(BUILD)/python/_hogtrain.o $(STATIC)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL) -Wl,--exclude-libs,ALL
+
+PYTEST_ARGS ?=
+python-test: python $(BIN)
+	@mkdir -p $(BUILD)/testdata
+	PYTHONPATH=$(abspath $(BUILD))/python $(TEST_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests $(PYTEST_ARGS)
 
 # Criterion cannot start under ThreadSanitizer (its arena wants address
 # space TSan reserves), so the threaded checks are plain programs
@@ -325,15 +371,27 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	  -e 's|@PRIVPKGS@|$(PKGS)|g' -e 's|@PRIVLIBS@|$(MPI_LIBS) -lm -pthread -ldl|g' \
 	  hogtrain.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+	@if [ -f "$(PY_INCLUDE)/Python.h" ]; then $(MAKE) --no-print-directory install-python; \
+	else echo "hogtrain: the Python package is not installed: $(PYTHON) has no Python.h (python3-dev)"; fi
+
+# Debian's python reads /usr/lib/python3/dist-packages and
+# /usr/local/lib/python3.X/dist-packages; another PREFIX needs PYTHONPATH
+# (or PYSITE=dir).
+PYSITE ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VER)/dist-packages)
+install-python: python
+	install -d $(DESTDIR)$(PYSITE)/hogtrain
+	install -m 644 $(PY_SRC:python/hogtrain/%=$(PY_DIR)/%) $(DESTDIR)$(PYSITE)/hogtrain/
+	install -m 755 $(PY_DIR)/_hogtrain.so $(DESTDIR)$(PYSITE)/hogtrain/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h \
 	  $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/share/man/man1/hogtrain.1 \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc \
 	  $(DESTDIR)$(PREFIX)/lib/hogtrain/libhogtrain-cuda.so
+	rm -rf $(DESTDIR)$(PYSITE)/hogtrain
 	-rmdir $(DESTDIR)$(PREFIX)/lib/hogtrain 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) build-tsan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/python/_hogtrain.d $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)

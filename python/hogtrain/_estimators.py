@@ -1,0 +1,558 @@
+"""scikit-learn estimators over libhogtrain: Classifier and Regressor, and
+load() for a model file (docs/PYTHON.md)."""
+import numbers
+import sys
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _hogtrain as _h
+from ._data import as_data, threads
+
+_LOSSES = {
+    "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
+    "hinge": _h.LOSS_HINGE,
+    "sqhinge": _h.LOSS_SQHINGE, "squared_hinge": _h.LOSS_SQHINGE,
+    "squared": _h.LOSS_SQUARED, "squared_error": _h.LOSS_SQUARED,
+}
+_LOSS_NAMES = {_h.LOSS_LOGISTIC: "logistic", _h.LOSS_HINGE: "hinge",
+               _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared"}
+# The initial step of each loss when eta is None: hog_train_opts_init's
+# (hog_train_opts_defaults_for_loss), as the command's --eta default.
+_ETA = {_h.LOSS_LOGISTIC: 0.3, _h.LOSS_HINGE: 0.1, _h.LOSS_SQHINGE: 0.1,
+        _h.LOSS_SQUARED: 1.0}
+_SCHEDULES = {"constant": _h.SCHED_CONSTANT,
+              "invscaling": _h.SCHED_INVSCALING,
+              "adagrad": _h.SCHED_ADAGRAD}
+_ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
+          "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
+          "dcd": _h.ALGO_DCD}
+_MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
+_SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
+_DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64))
+
+
+def _choice(name, value, table):
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"{name} must be one of "
+                         f"{', '.join(repr(k) for k in table)} "
+                         f"(got {value!r})")
+    return table[value]
+
+
+def _number(name, value, lo=None, strict=False):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, numbers.Real) or not np.isfinite(value) or (
+            lo is not None and (value <= lo if strict else value < lo)):
+        bound = "" if lo is None else f" {'>' if strict else '>='} {lo}"
+        raise ValueError(f"{name} must be a finite number{bound} "
+                         f"(got {value!r})")
+    return float(value)
+
+
+def _seed(random_state):
+    """hogtrain's seed: None is the command's default (1), so that an
+    unseeded fit is repeatable and equals `hogtrain train`'s."""
+    if random_state is None:
+        return 1
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, (numbers.Integral, np.integer)) and \
+            not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state)
+    raise ValueError(f"random_state must be None, an integer >= 0 or a "
+                     f"numpy RandomState (got {random_state!r})")
+
+
+def _print_epoch(s, epochs):
+    parts = [f"epoch {s['epoch']}/{epochs}"]
+    if np.isfinite(s["objective"]):
+        parts.append(f"objective {s['objective']:.6g}")
+    if np.isfinite(s["train_loss"]):
+        parts.append(f"train loss {s['train_loss']:.4f}")
+    if np.isfinite(s["train_accuracy"]):
+        parts.append(f"acc {100 * s['train_accuracy']:.2f}%")
+    if np.isfinite(s["train_rmse"]):
+        parts.append(f"RMSE {s['train_rmse']:.4g}")
+    parts.append(f"{s['rows_per_s'] / 1e6:.2f} M rows/s")
+    parts.append(f"{s['seconds']:.2f} s")
+    print(": ".join(parts[:2]) + (" | " + " | ".join(parts[2:])
+                                  if len(parts) > 2 else ""),
+          file=sys.stderr)
+
+
+class _Base(BaseEstimator):
+    """What Classifier and Regressor share: the options, training through
+    hogtrain._hogtrain.train, the model's weights as coef_ and intercept_,
+    pickling and .hgm files."""
+
+    _default_loss = "logistic"
+
+    # ---- options ---------------------------------------------------------
+    def _epochs(self, algo):
+        if self.epochs is None:
+            return _COORD_EPOCHS if algo in (_h.ALGO_SCD, _h.ALGO_DCD) \
+                else _SGD_EPOCHS
+        if isinstance(self.epochs, bool) or not isinstance(
+                self.epochs, numbers.Integral) or self.epochs < 1:
+            raise ValueError(f"epochs must be an integer >= 1 "
+                             f"(got {self.epochs!r})")
+        return int(self.epochs)
+
+    def _opts(self):
+        loss = _choice("loss", self.loss, self._losses)
+        algo = _choice("algorithm", self.algorithm, _ALGOS)
+        o = {
+            "loss": loss,
+            "l2": _number("alpha", self.alpha, 0),
+            "l1": _number("l1", self.l1, 0),
+            "schedule": _choice("schedule", self.schedule, _SCHEDULES),
+            "eta": (_ETA[loss] if self.eta is None
+                    else _number("eta", self.eta, 0, strict=True)),
+            "epochs": self._epochs(algo),
+            "seed": _seed(self.random_state),
+            # the serial trainer takes no thread count (its default, 0,
+            # only sizes the metrics' pass)
+            "threads": 0 if algo == _h.ALGO_SERIAL else threads(self.n_jobs),
+            "algo": algo,
+            "tol": _number("tol", self.tol, 0),
+            "normalize": 1 if self.normalize else 0,
+            "bias": (_number("intercept_scaling", self.intercept_scaling, 0,
+                             strict=True) if self.fit_intercept else 0.0),
+        }
+        if self.C is not None:
+            # LIBLINEAR's C: l2 = 1/(C n), replacing alpha and l1.
+            o["C"] = _number("C", self.C, 0, strict=True)
+        if algo == _h.ALGO_DCD:
+            o["update"] = _h.UPDATE_ATOMIC  # dcd's exact mode, as the command
+        return o
+
+    # ---- training ----------------------------------------------------------
+    def _train(self, X, labels, sample_weight, class_weights=None,
+               warm=None):
+        opts = self._opts()
+        progress = None
+        if self.verbose:
+            epochs = opts["epochs"]
+            progress = lambda s: _print_epoch(s, epochs)  # noqa: E731
+        data = as_data(X, labels, self.n_jobs)
+        cl = cw = None
+        if class_weights is not None:
+            cl, cw = class_weights
+        return _h.train(data, opts, row_weights=sample_weight,
+                        class_labels=cl, class_weights=cw, warm_start=warm,
+                        progress=progress)
+
+    @staticmethod
+    def _weights(sample_weight, X):
+        """The sample weights as float64 (None: every row 1), and the rows
+        of weight 0 as a mask to drop them (None: none): a row of weight 0
+        is a row removed, as scikit-learn means it (hogtrain would keep it
+        in n, the row count of the regularization's scale)."""
+        if sample_weight is None:
+            return None, None
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            raise ValueError("sample_weight must be finite numbers >= 0")
+        keep = sw != 0
+        if keep.all():
+            keep = None
+        elif not keep.any():
+            raise ValueError("every sample_weight is 0: nothing to train on")
+        return sw, keep
+
+    @staticmethod
+    def _row_weights(sw):
+        if sw is None or np.all(sw == 1):
+            return None  # the unweighted problem, bit for bit
+        return np.ascontiguousarray(sw, dtype=np.float32)
+
+    def _scores(self, X):
+        check_is_fitted(self, "coef_")
+        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        data = as_data(X, None, self.n_jobs)
+        k = self._spec["n_classes"]
+        out = np.empty((X.shape[0], max(k, 1)))
+        self._model.scores(data, out)
+        return out, data
+
+    # ---- the model -----------------------------------------------------------
+    def _set_model(self, model):
+        """model (a hogtrain._hogtrain.Model) becomes the estimator's:
+        coef_, intercept_ from its weights."""
+        spec = model.describe()
+        nf, k, bias = spec["n_features"], spec["n_classes"], spec["bias"]
+        per = nf + (bias != 0)
+        w = np.frombuffer(model.weights(), np.float32).reshape(max(k, 1), per)
+        coef = w[:, :nf].astype(np.float64)
+        icpt = (w[:, nf].astype(np.float64) * bias if bias != 0
+                else np.zeros(max(k, 1)))
+        if k:
+            # row c of the model is the class whose index is its label
+            order = np.asarray(spec["classes"], dtype=np.int64)
+            self._perm = np.argsort(order)
+            coef, icpt = coef[self._perm], icpt[self._perm]
+        self._model, self._spec = model, spec
+        self._set_coef(coef, icpt)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state = dict(state)
+        model = state.pop("_model", None)
+        if model is not None:
+            state["_model_state"] = (model.describe(), bytes(model.weights()))
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved = state.pop("_model_state", None)
+        super().__setstate__(state)
+        if saved is not None:
+            spec, w = saved
+            self._model = _h.from_weights(spec, np.frombuffer(w, np.float32))
+
+    def _file_model(self):
+        """The model as a file should hold it (the labels themselves)."""
+        return self._model
+
+    def _more_tags(self):
+        return {
+            "requires_y": True,
+            "_xfail_checks": {
+                # Rows of weight 0 are dropped before training, as removed
+                # rows; but the check also shuffles the rows that remain,
+                # and an SGD model depends on the order it visits rows in
+                # (scikit-learn's SGDClassifier fails it alike). Its
+                # kind="ones" half is run by python/tests on its own.
+                "check_sample_weights_invariance":
+                    "SGD's model depends on the rows' order, which the "
+                    "check shuffles",
+            },
+        }
+
+    def save(self, path, format="hgm"):
+        """Writes the model as hogtrain's .hgm (format="hgm", what
+        `hogtrain predict` and hogtrain.load() read) or as LIBLINEAR's text
+        model (format="liblinear", for liblinear-predict); written under a
+        temporary name and renamed."""
+        check_is_fitted(self, "coef_")
+        if format not in ("hgm", "liblinear"):
+            raise ValueError(f"format must be 'hgm' or 'liblinear' "
+                             f"(got {format!r})")
+        self._file_model().save(path, liblinear=format == "liblinear")
+
+
+class Classifier(ClassifierMixin, _Base):
+    """A linear classifier trained by hogtrain: logistic regression
+    (loss="logistic"), a linear SVM ("hinge") or the squared hinge
+    ("sqhinge"), minimising
+
+        (1/n) sum_i v_i loss(y_i, w.x_i + b) + alpha/2 |w|^2 + l1 |w|_1
+
+    (docs/TRAINING.md), with v_i = sample_weight[i] * class_weight[y_i].
+
+    Parameters
+    ----------
+    loss : "logistic" (default; "log_loss"), "hinge", "sqhinge"
+        ("squared_hinge").
+    alpha : float, default 1e-5. The L2 strength (the command's --l2).
+    l1 : float, default 0. The L1 strength (--l1).
+    C : float or None. LIBLINEAR's C: when set, alpha = 1/(C n) for the n
+        training rows and l1 = 0 (--C).
+    algorithm : "serial" (default: the deterministic reference SGD),
+        "hogwild" (lock-free threads), "cyclades" (parallel, the same model
+        at every thread count), "dcd" (dual coordinate descent, LIBLINEAR's
+        solvers), "scd" (primal coordinate descent; L1).
+    n_jobs : int or None. Threads: None or -1 all cores.
+    epochs : int or None. Passes over the data (None: 5 for the SGD
+        algorithms, 1000 for dcd and scd, which stop at tol).
+    schedule : "adagrad" (default), "invscaling", "constant".
+    eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
+    multiclass : "ovr" (default) or "softmax", for three classes or more.
+    class_weight : None, "balanced" or a dict {label: weight}.
+    random_state : int, RandomState or None. The seed of the row order
+        (None: 1, the command's default, so that fits repeat).
+    tol : float, default 0.01. dcd's and scd's stopping rule.
+    verbose : int. > 0 prints each epoch's metrics to standard error.
+    warm_start : bool. Start from the previous fit's weights.
+    fit_intercept : bool, default True. A bias feature of value
+        intercept_scaling (LIBLINEAR's -B) whose weight is regularized.
+    intercept_scaling : float, default 1.
+    normalize : bool. Max-abs scaling of the features, folded into coef_.
+
+    Labels may be any values numpy can sort (numbers, strings); classes_
+    is np.unique(y), and coef_ has one row per class in that order (one
+    row for two classes: the score of classes_[1]).
+    """
+
+    _losses = {k: v for k, v in _LOSSES.items() if v != _h.LOSS_SQUARED}
+
+    def __init__(self, loss="logistic", *, alpha=1e-5, l1=0.0, C=None,
+                 algorithm="serial", n_jobs=None, epochs=None,
+                 schedule="adagrad", eta=None, multiclass="ovr",
+                 class_weight=None, random_state=None, tol=0.01, verbose=0,
+                 warm_start=False, fit_intercept=True, intercept_scaling=1.0,
+                 normalize=False):
+        self.loss = loss
+        self.alpha = alpha
+        self.l1 = l1
+        self.C = C
+        self.algorithm = algorithm
+        self.n_jobs = n_jobs
+        self.epochs = epochs
+        self.schedule = schedule
+        self.eta = eta
+        self.multiclass = multiclass
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.tol = tol
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.normalize = normalize
+
+    def _opts(self):
+        o = super()._opts()
+        o["multiclass"] = _choice("multiclass", self.multiclass, _MULTICLASS)
+        return o
+
+    def fit(self, X, y, sample_weight=None):
+        """Trains on X (a scipy sparse matrix or a 2-D array; CSR float32
+        with int32 indices is used without a copy) and the labels y."""
+        X, y = self._validate_data(X, y, **_DENSE_OR_CSR)
+        check_classification_targets(y)
+        classes, y_enc = np.unique(y, return_inverse=True)
+        name = type(self).__name__
+        if len(classes) < 2:
+            raise ValueError(f"{name} needs samples of at least 2 classes "
+                             f"in the data, but the data contains only one "
+                             f"class: {classes[0]!r}")
+        warm = None
+        if self.warm_start and hasattr(self, "_model"):
+            if not np.array_equal(classes, self.classes_):
+                raise ValueError("warm_start: the labels' classes are not "
+                                 "those of the previous fit")
+            if X.shape[1] != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
+                                 f"the previous fit "
+                                 f"{self._spec['n_features']}")
+            warm = self._model
+        cw = None
+        if self.class_weight is not None:
+            weights = compute_class_weight(self.class_weight,
+                                           classes=classes, y=y)
+            if np.any(weights != 1):
+                cw = weights
+        sw, keep = self._weights(sample_weight, X)
+        if keep is not None:
+            X, y_enc, sw = X[keep], y_enc[keep], sw[keep]
+            left = np.unique(y_enc)
+            if len(left) < len(classes):
+                if len(left) < 2:
+                    raise ValueError(
+                        f"{name} needs samples of at least 2 classes with a "
+                        f"sample_weight above 0, but they are in one class "
+                        f"only: {classes[left[0]]!r}")
+                raise ValueError(
+                    f"sample_weight is 0 on every sample of the classes "
+                    f"{list(classes[np.setdiff1d(np.arange(len(classes)), left)])}: "
+                    f"every class needs a sample of weight above 0")
+        if warm is not None and self._spec["n_classes"]:
+            warm = _classes_in_order(warm, y_enc)
+        class_weights = None
+        if cw is not None:
+            class_weights = (np.arange(len(classes), dtype=np.float64),
+                             np.ascontiguousarray(cw, dtype=np.float64))
+        model = self._train(X, y_enc.astype(np.float32), self._row_weights(sw),
+                            class_weights, warm)
+        self.classes_ = classes
+        self._set_model(model)
+        return self
+
+    def _set_coef(self, coef, icpt):
+        self.coef_ = coef
+        self.intercept_ = icpt
+
+    def decision_function(self, X):
+        """w.x + b per row: (n,) for two classes (the score of
+        classes_[1]), (n, K) for K classes in classes_ order."""
+        out, _ = self._scores(X)
+        if self._spec["n_classes"]:
+            return out[:, self._perm]
+        return out.ravel()
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def _is_logistic(self):
+        return _LOSSES.get(self.loss) == _h.LOSS_LOGISTIC
+
+    @available_if(_is_logistic)
+    def predict_proba(self, X):
+        """Class probabilities (logistic models), columns in classes_
+        order: sigma(score) for two classes, softmax for a softmax model,
+        one-vs-rest sigma(s_c) / sum sigma (LIBLINEAR's -b 1)."""
+        check_is_fitted(self, "coef_")
+        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        data = as_data(X, None, self.n_jobs)
+        k = self._spec["n_classes"]
+        out = np.empty((X.shape[0], k or 2))
+        self._model.probabilities(data, out)
+        return out[:, self._perm] if k else out[:, ::-1].copy()
+
+    @available_if(_is_logistic)
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+    def _file_model(self):
+        if not np.issubdtype(self.classes_.dtype, np.number) or \
+                np.issubdtype(self.classes_.dtype, np.complexfloating):
+            warnings.warn("the classes are not numbers: the model file "
+                          "labels them 0..K-1, their places in classes_",
+                          UserWarning, stacklevel=3)
+            return self._model
+        spec = dict(self._spec)
+        labels = self.classes_.astype(np.float64)
+        if spec["n_classes"]:
+            spec["classes"] = [float(labels[int(c)]) for c in spec["classes"]]
+        else:
+            spec["label_pos"], spec["label_neg"] = (float(labels[1]),
+                                                    float(labels[0]))
+        return _h.from_weights(spec, np.frombuffer(self._model.weights(),
+                                                   np.float32))
+
+
+class Regressor(RegressorMixin, _Base):
+    """Least squares (loss="squared"), ridge through alpha and the Lasso
+    through l1, trained by hogtrain: minimises
+
+        (1/n) sum_i v_i (w.x_i + b - y_i)^2 / 2 + alpha/2 |w|^2 + l1 |w|_1
+
+    with v_i = sample_weight[i]. The parameters are Classifier's (without
+    multiclass and class_weight); loss is "squared" ("squared_error")."""
+
+    _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
+
+    def __init__(self, loss="squared", *, alpha=1e-5, l1=0.0, C=None,
+                 algorithm="serial", n_jobs=None, epochs=None,
+                 schedule="adagrad", eta=None, random_state=None, tol=0.01,
+                 verbose=0, warm_start=False, fit_intercept=True,
+                 intercept_scaling=1.0, normalize=False):
+        self.loss = loss
+        self.alpha = alpha
+        self.l1 = l1
+        self.C = C
+        self.algorithm = algorithm
+        self.n_jobs = n_jobs
+        self.epochs = epochs
+        self.schedule = schedule
+        self.eta = eta
+        self.random_state = random_state
+        self.tol = tol
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.normalize = normalize
+
+    def fit(self, X, y, sample_weight=None):
+        """Trains on X (a scipy sparse matrix or a 2-D array) and the real
+        targets y."""
+        X, y = self._validate_data(X, y, y_numeric=True, **_DENSE_OR_CSR)
+        warm = None
+        if self.warm_start and hasattr(self, "_model"):
+            if X.shape[1] != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
+                                 f"the previous fit "
+                                 f"{self._spec['n_features']}")
+            warm = self._model
+        y = np.asarray(y, dtype=np.float32)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y holds a value that is not a finite number "
+                             "in single precision")
+        sw, keep = self._weights(sample_weight, X)
+        if keep is not None:
+            X, y, sw = X[keep], y[keep], sw[keep]
+        model = self._train(X, y, self._row_weights(sw), warm=warm)
+        self._set_model(_as_regression(model))
+        return self
+
+    def _set_coef(self, coef, icpt):
+        self.coef_ = coef[0]
+        self.intercept_ = float(icpt[0])
+
+    def predict(self, X):
+        out, _ = self._scores(X)
+        return out.ravel()
+
+
+def _classes_in_order(model, y_enc):
+    """model (K classes labelled 0..K-1) with its class vectors in the
+    order of the labels' first appearance in y_enc: the order the library
+    gives the classes of that training, which a warm start must match."""
+    labels, first = np.unique(y_enc, return_index=True)
+    order = labels[np.argsort(first)].astype(np.int64)
+    spec = model.describe()
+    if list(np.asarray(spec["classes"], dtype=np.int64)) == list(order):
+        return model
+    per = spec["n_features"] + (spec["bias"] != 0)
+    w = np.frombuffer(model.weights(), np.float32).reshape(-1, per)
+    row = {int(c): i for i, c in enumerate(spec["classes"])}
+    spec["classes"] = [float(c) for c in order]
+    return _h.from_weights(spec, np.ascontiguousarray(
+        w[[row[int(c)] for c in order]]).ravel())
+
+
+def _as_regression(model):
+    """The model marked as a regression (hogtrain marks a squared-loss
+    model of two target values as binary, to predict those labels)."""
+    spec = model.describe()
+    if spec["regression"]:
+        return model
+    spec["regression"] = True
+    return _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
+
+
+def load(path):
+    """A fitted Classifier or Regressor from a model file (.hgm, or a
+    LIBLINEAR model), as `hogtrain predict` reads it."""
+    import os
+    os.stat(path)  # FileNotFoundError with the path
+    m = _h.load_model(os.fspath(path))
+    spec = m.describe()
+    loss = _LOSS_NAMES[spec["loss"]]
+    bias = spec["bias"]
+    kw = dict(alpha=spec["l2"], l1=spec["l1"], fit_intercept=bias != 0,
+              intercept_scaling=bias if bias != 0 else 1.0)
+    w = np.frombuffer(m.weights(), np.float32)
+    if spec["regression"]:
+        est = Regressor(loss, **kw)
+    else:
+        est = Classifier(loss, multiclass="softmax"
+                         if spec["multiclass"] == _h.MULTICLASS_SOFTMAX
+                         else "ovr", **kw)
+        enc = dict(spec)
+        if spec["n_classes"]:
+            labels = np.asarray(spec["classes"], dtype=np.float64)
+            est.classes_ = np.sort(labels)
+            enc["classes"] = [float(i) for i in
+                              np.searchsorted(est.classes_, labels)]
+        else:
+            pos, neg = spec["label_pos"], spec["label_neg"]
+            est.classes_ = np.array(sorted([pos, neg]), dtype=np.float64)
+            if pos < neg:  # the score of the larger label is -score
+                w = -w
+            enc["label_pos"], enc["label_neg"] = 1.0, 0.0
+        m = _h.from_weights(enc, np.ascontiguousarray(w, dtype=np.float32))
+    est.n_features_in_ = spec["n_features"]
+    est._set_model(m)
+    return est

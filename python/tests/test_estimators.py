@@ -1,0 +1,165 @@
+"""The estimators' behaviour: labels of any kind, weights, probabilities,
+pickling, warm starts, and accuracy on news20 beside LinearSVC's."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+
+import hogtrain
+
+
+def _blobs(n=400, seed=0, classes=2):
+    X, y = make_classification(n_samples=n, n_features=20, n_informative=6,
+                               n_classes=classes, class_sep=2.0,
+                               random_state=seed)
+    return sp.csr_matrix(X.astype(np.float32)), y
+
+
+def test_string_labels_round_trip():
+    X, y = _blobs(classes=3)
+    names = np.array(["spam", "ham", "eggs"])[y]
+    clf = hogtrain.Classifier().fit(X, names)
+    np.testing.assert_array_equal(clf.classes_, ["eggs", "ham", "spam"])
+    assert clf.coef_.shape == (3, 20) and clf.intercept_.shape == (3,)
+    pred = clf.predict(X)
+    assert set(pred) <= set(names) and clf.score(X, names) > 0.7
+    # coef_ rows follow classes_: the scores are X coef_^T + intercept_
+    np.testing.assert_allclose(clf.decision_function(X),
+                               X @ clf.coef_.T + clf.intercept_, rtol=1e-4,
+                               atol=1e-4)
+    binary = hogtrain.Classifier().fit(X[y < 2], names[y < 2])
+    assert binary.coef_.shape == (1, 20)
+    np.testing.assert_array_equal(binary.classes_, ["ham", "spam"])
+
+
+def test_probabilities():
+    X, y = _blobs(classes=3)
+    for mc in ("ovr", "softmax"):
+        clf = hogtrain.Classifier(multiclass=mc).fit(X, y)
+        p = clf.predict_proba(X)
+        np.testing.assert_allclose(p.sum(axis=1), 1, rtol=1e-9)
+        np.testing.assert_array_equal(clf.classes_[p.argmax(axis=1)],
+                                      clf.predict(X))
+    X, y = _blobs()
+    clf = hogtrain.Classifier().fit(X, y)
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(p[:, 1],
+                               1 / (1 + np.exp(-clf.decision_function(X))),
+                               rtol=1e-6)
+    assert not hasattr(hogtrain.Classifier(loss="hinge").fit(X, y),
+                       "predict_proba")
+
+
+def test_pickle_and_save_keep_the_model(tmp_path):
+    X, y = _blobs(classes=3)
+    clf = hogtrain.Classifier(loss="hinge").fit(X, np.array([-1, 4, 9])[y])
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.decision_function(X),
+                                  clf.decision_function(X))
+    clf.save(tmp_path / "m.hgm")
+    loaded = hogtrain.load(tmp_path / "m.hgm")
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    clf.save(tmp_path / "m.model", format="liblinear")
+    assert (tmp_path / "m.model").read_text().startswith("solver_type")
+
+
+def test_sample_weight_is_roughly_repeated_rows():
+    # Weight 2 on a row is that row twice at LIBLINEAR's C (l2 = 1/(C n),
+    # n the rows): dcd to convergence finds about the same model.
+    X, y = _blobs(n=300)
+    w = np.ones(300)
+    w[:100] = 2
+    Xd = sp.vstack([X, X[:100]]).tocsr()
+    yd = np.concatenate([y, y[:100]])
+    opts = dict(algorithm="dcd", loss="sqhinge", C=0.5, tol=1e-4, n_jobs=1,
+                epochs=20000)
+    a = hogtrain.Classifier(**opts).fit(X, y, sample_weight=w)
+    b = hogtrain.Classifier(**opts).fit(Xd, yd)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-4)
+    # SGD: close, not equal (another row order)
+    a = hogtrain.Classifier(epochs=20).fit(X, y, sample_weight=w)
+    b = hogtrain.Classifier(epochs=20).fit(Xd, yd)
+    assert np.mean(a.predict(X) == b.predict(X)) > 0.95
+
+
+def test_zero_sample_weight_drops_the_rows():
+    X, y = _blobs(n=300)
+    w = np.ones(300)
+    w[::3] = 0
+    keep = w != 0
+    a = hogtrain.Classifier().fit(X, y, sample_weight=w)
+    b = hogtrain.Classifier().fit(X[keep], y[keep])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_class_weight_balanced():
+    # 10% positives: balanced weights raise the positives' recall
+    X, y = make_classification(n_samples=2000, n_features=20,
+                               weights=[0.9, 0.1], random_state=1)
+    plain = hogtrain.Classifier().fit(X, y)
+    bal = hogtrain.Classifier(class_weight="balanced").fit(X, y)
+    recall = lambda c: np.mean(c.predict(X)[y == 1] == 1)  # noqa: E731
+    assert recall(bal) > recall(plain) + 0.05
+    # the same as the weights n / (K n_k) given by hand
+    n_k = np.bincount(y)
+    manual = {k: len(y) / (2 * n_k[k]) for k in (0, 1)}
+    by_hand = hogtrain.Classifier(class_weight=manual).fit(X, y)
+    np.testing.assert_array_equal(bal.coef_, by_hand.coef_)
+
+
+def test_warm_start_continues():
+    X, y = _blobs()
+    clf = hogtrain.Classifier(epochs=1, warm_start=True,
+                              schedule="constant", eta=0.01).fit(X, y)
+    first = clf.coef_.copy()
+    clf.fit(X, y)
+    cold = hogtrain.Classifier(epochs=1, schedule="constant",
+                               eta=0.01).fit(X, y)
+    np.testing.assert_array_equal(cold.coef_, first)
+    assert not np.array_equal(clf.coef_, first)
+    with pytest.raises(ValueError, match="features"):
+        clf.fit(X[:, :10], y)
+
+
+def test_regressor_fits_a_linear_target():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(500, 10))
+    w = rng.normal(size=10)
+    y = X @ w + 3 + 0.01 * rng.normal(size=500)
+    reg = hogtrain.Regressor(epochs=50).fit(X, y)
+    assert reg.coef_.shape == (10,) and isinstance(reg.intercept_, float)
+    assert reg.score(X, y) > 0.99
+    np.testing.assert_allclose(reg.coef_, w, atol=0.1)
+    lasso = hogtrain.Regressor(algorithm="scd", l1=0.5, n_jobs=1).fit(X, y)
+    assert np.sum(lasso.coef_ != 0) < 10
+
+
+def test_news20_accuracy_is_linearsvcs(dataset):
+    # news20's first five classes (2823 training rows, 377295 features):
+    # all 20 take LinearSVC half a minute on two cores.
+    from sklearn.svm import LinearSVC
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    Xt, yt = hogtrain.load_svmlight(dataset("news20.test.svm"),
+                                    n_features=X.shape[1])
+    Xt = Xt[:, :X.shape[1]]
+    X, y, Xt, yt = X[y <= 5], y[y <= 5], Xt[yt <= 5], yt[yt <= 5]
+    clf = hogtrain.Classifier(loss="hinge", algorithm="hogwild").fit(X, y)
+    assert len(clf.classes_) == 5
+    ours = clf.score(Xt, yt)
+    theirs = LinearSVC().fit(X, y).score(Xt, yt)
+    assert ours > theirs - 0.02, (ours, theirs)
+
+
+def test_warm_start_of_k_classes_keeps_each_class_its_weights():
+    # the next fit sees the classes in another first-appearance order: its
+    # warm start must still start each class from that class's weights
+    X, y = _blobs(classes=3)
+    clf = hogtrain.Classifier(warm_start=True).fit(X, y)
+    before = clf.coef_.copy()
+    order = np.argsort(-y, kind="stable")
+    clf.set_params(schedule="constant", eta=1e-6, epochs=1)
+    clf.fit(X[order], y[order])
+    np.testing.assert_allclose(clf.coef_, before, atol=1e-3)
