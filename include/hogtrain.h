@@ -90,7 +90,13 @@ typedef struct hog_load_opts {
                              2^B weights; 0: LIBSVM indices as they are,
                              Vowpal Wabbit text HOG_VW_HASH_BITS */
     uint32_t hash_seed;   /* the hash's seed (VW's --hash_seed); default 0 */
+    /* Added with interactions: VW's -q, "ab[,cd...]" (pairs of namespace
+     * first bytes; at most HOG_MAX_INTERACTIONS), crossed as every row is
+     * read, never stored (docs/FORMATS.md, "Interactions"). Vowpal Wabbit
+     * text only; NULL: none. */
+    const char *interactions;
 } hog_load_opts;
+#define HOG_MAX_INTERACTIONS 32u
 
 HOG_API void hog_load_opts_init(hog_load_opts *o);
 

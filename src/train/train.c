@@ -366,6 +366,8 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         if (hog_train_is_multiclass(o, train) &&
             o->multiclass == HOG_MULTICLASS_OVR)
             used &= ~(unsigned)HOG_CAP_THREADS;
+        if (train && train->cross.n)
+            used |= HOG_CAP_INTERACTIONS;
         hog_status st = hog_algo_check(o->algo, used, err);
         if (st != HOG_OK)
             return st;
@@ -377,6 +379,23 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
+    if (train->cross.n) {
+        /* the rows are crossed in the SGD row loop and the scorers; the
+         * trainers with loops of their own do not cross them yet */
+        const char *what = hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
+                           : o->average ? "model averaging across processes"
+                           : o->hot_count ? "hot-feature replicas (--hot)"
+                           : hog_train_is_multiclass(o, train) &&
+                                   o->multiclass == HOG_MULTICLASS_SOFTMAX
+                               ? "--multiclass softmax"
+                               : NULL;
+        if (what)
+            return hog_errf(err, HOG_ENOTSUP,
+                            "--interactions are crossed by the SGD row "
+                            "kernel of serial and hogwild (one-vs-rest for "
+                            "K classes), not by %s; drop one of the two",
+                            what);
+    }
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
     if ((unsigned)o->multiclass > HOG_MULTICLASS_SOFTMAX)
@@ -596,6 +615,7 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     m->label_neg = train->label_neg;
     m->hash_bits = train->hash.bits; /* predict hashes its data the same way */
     m->hash_seed = train->hash.seed;
+    m->cross = train->cross; /* and crosses it so */
     if (hog_train_is_multiclass(o, train) && train->m.y) {
         double *labels;
         uint32_t k;
