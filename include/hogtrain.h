@@ -597,6 +597,9 @@ HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias val
  * seed. Data to score must be loaded with the same (hog_load_opts). */
 HOG_API unsigned hog_model_hash_bits(const hog_model *m);
 HOG_API uint32_t hog_model_hash_seed(const hog_model *m);
+/* The interactions its training rows were crossed with ("ab,cd"), NULL
+ * when none: load the data it scores with them (hog_load_opts). */
+HOG_API const char *hog_model_interactions(const hog_model *m);
 
 /* scores[i] = w . x_i (+ bias) for every row of d. K classes: scores has
  * rows * K entries, row i's K scores at scores[i * K]. */

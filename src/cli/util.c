@@ -808,6 +808,8 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
                         lo->hash_bits, lo->hash_seed);
     lo->hash_bits = bits;
     lo->hash_seed = seed;
+    /* and crosses it as the model's training rows were */
+    lo->interactions = hog_model_interactions(*m);
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
     hog_hashing h;

@@ -207,3 +207,8 @@ uint32_t hog_model_hash_seed(const hog_model *m)
 {
     return m->hash_seed;
 }
+
+const char *hog_model_interactions(const hog_model *m)
+{
+    return m->cross.n ? m->cross_spec : NULL;
+}

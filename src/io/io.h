@@ -390,10 +390,11 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
-/* The newest .hgm version read: 3, models of hashed features (2: K-class
+/* The newest .hgm version read: 4, models with interactions or sparse
+ * weights (3: models of hashed features, 2: K-class
  * models). Binary and regression models of unhashed features are still
  * written as version 1, byte for byte, K-class ones as version 2. */
-#define HOG_HGM_VERSION 3u
+#define HOG_HGM_VERSION 4u
 
 /* ---- training checkpoints (checkpoint.c) --------------------------------- */
 

@@ -10,6 +10,7 @@
  * algorithms see them through the front door's view of the data,
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  */
+#include "core/cross.h"
 #include "train/train.h"
 
 #include "train/checkpoint.h"
@@ -616,6 +617,7 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     m->hash_bits = train->hash.bits; /* predict hashes its data the same way */
     m->hash_seed = train->hash.seed;
     m->cross = train->cross; /* and crosses it so */
+    hog_interactions_format(&m->cross, m->cross_spec, sizeof m->cross_spec);
     if (hog_train_is_multiclass(o, train) && train->m.y) {
         double *labels;
         uint32_t k;
