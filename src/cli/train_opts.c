@@ -432,6 +432,7 @@ static int read_options(int argc, char **argv, struct train_args *a,
     hog_cli_parser_init(op, cmd, "t:o:qh", longopts);
     op->load = &a->lo;
     op->train = &a->o;
+    op->repeatable = OPT_INTERACTIONS; /* as VW's -q */
     int ch, rc;
     while ((ch = hog_cli_getopt(op, argc, argv)) > 0) {
         if ((rc = own_option(a, ch, optarg)) < 0)

@@ -328,7 +328,7 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
             return -1;
         }
         assert(ch > 0 && ch < HOG_CLI_MAX_OPT);
-        if (p->seen[ch]) {
+        if (p->seen[ch] && ch != p->repeatable) {
             p->status = hog_cli_usage_error(p->cmd, "option --%s given twice",
                                             hog_cli_opt_name(p->longopts, ch));
             return -1;

@@ -508,7 +508,9 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
                      ? (double)md->n_classes
                      : (double)f->class_epochs;
     s.rows_per_s = seconds > 0 ? per * (double)d->m.rows / seconds : NAN;
-    s.nnz_per_s = seconds > 0 ? per * (double)d->m.nnz / seconds : NAN;
+    /* the crossed features count: they are the entries the kernel ran */
+    double nnz = d->m.ns ? (double)d->cross_nnz : (double)d->m.nnz;
+    s.nnz_per_s = seconds > 0 ? per * nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
     s.replica_syncs = f->replica_syncs;
     s.gap = f->gap;
