@@ -546,12 +546,16 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: invalid .hgm header: %u interactions (at "
                             "most %u)", path, q, HOG_MAX_INTERACTIONS);
-        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q)
+        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q) {
+            char ints[40] = "";
+            if (q)
+                snprintf(ints, sizeof ints, " and %u interactions", q);
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: .hgm header size %u, version %u with %u "
-                            "classes and %u interactions has %u",
-                            path, hsize, version, k, q,
+                            "classes%s has %u",
+                            path, hsize, version, k, ints,
                             HGM_HEADER_V2 + 8u * k + 4u * q);
+        }
         sparse = version == HGM_VERSION_SPARSE &&
                  (get_u32(h + 96) & HGM_FLAG_SPARSE);
         if (fsize < (uint64_t)hsize + 4)
