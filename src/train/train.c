@@ -386,15 +386,12 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         const char *what = hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
                            : o->average ? "model averaging across processes"
                            : o->hot_count ? "hot-feature replicas (--hot)"
-                           : hog_train_is_multiclass(o, train) &&
-                                   o->multiclass == HOG_MULTICLASS_SOFTMAX
-                               ? "--multiclass softmax"
-                               : NULL;
+                                          : NULL;
         if (what)
             return hog_errf(err, HOG_ENOTSUP,
                             "--interactions are crossed by the SGD row "
-                            "kernel of serial and hogwild (one-vs-rest for "
-                            "K classes), not by %s; drop one of the two",
+                            "kernel of serial and hogwild (and softmax's), "
+                            "not by %s; drop one of the two",
                             what);
     }
     if (train->m.rows == 0)
@@ -927,6 +924,18 @@ static hog_status run_train(const hog_data *train, const hog_data *test,
     hog_status st;
     if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
+    /* a test or validation set is scored as the model will be: crossed
+     * as the training rows are */
+    const hog_data *other[] = { test, o.validation };
+    for (int i = 0; i < 2; i++)
+        if (other[i] && (other[i]->cross.n != train->cross.n ||
+                         memcmp(other[i]->cross.pair, train->cross.pair,
+                                sizeof train->cross.pair) != 0))
+            return hog_errf(err, HOG_EINVAL,
+                            "the %s set was loaded with other interactions "
+                            "than the training set; load both with the "
+                            "same (hog_load_opts.interactions)",
+                            i ? "validation" : "test");
     if (o.normalize)
         return hog_train_normalized(train, test, &o, out, err);
     const bool gpu = hog_gpu_requested(&o);
