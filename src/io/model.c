@@ -47,9 +47,9 @@
  * before version 2 existed; K-class models as version 2; a model of hashed
  * features (either kind) as version 3, so that a reader that cannot hash
  * the data it scores refuses the file by its version; a model with
- * interactions, or whose nonzero weights are fewer than a third of them
- * (so that 12 bytes each beat 4 for every weight: a hashed model of few
- * features), as version 4. A reader checks,
+ * interactions, or a hashed one whose nonzero weights are fewer than a
+ * third of its weights (so that 12 bytes each beat 4 for every weight),
+ * as version 4. A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  *
@@ -239,7 +239,10 @@ static hog_status save_hgm(const hog_model *m, FILE *f, const char *path,
     uint64_t n = hog_model_len(m), z = 0;
     for (uint64_t i = 0; i < n; i++)
         z += m->w[i] != 0.0f; /* -0 is stored as 0 */
-    bool sparse = z < n / 3;
+    /* sparse: hashed models only (2^B weights, few of them seen), so that
+     * models of unhashed features stay byte for byte what version 1 and 2
+     * readers read */
+    bool sparse = m->hash_bits != 0 && z < n / 3;
     uint32_t hsize;
     unsigned char *h = hgm_header(m, sparse, &hsize, err);
     if (!h)
@@ -630,16 +633,6 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
             pos[i] = get_u64(raw + 8 * i);
         short_read = short_read || (z && fread(raw, 4, z, f) != z);
         crc = hog_crc32c(crc, raw, z * 4);
-        for (uint64_t i = 0; i < z && !short_read; i++) {
-            uint32_t v = get_u32(raw + 4 * i);
-            if (pos[i] >= nw || (i && pos[i] <= pos[i - 1])) {
-                s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm weights: "
-                             "stored positions not increasing below %llu",
-                             path, (unsigned long long)nw);
-                goto fail;
-            }
-            memcpy(&w[pos[i]], &v, 4);
-        }
     } else {
         short_read = (!lab0 && k && fread(lab, 8, k, f) != k) ||
                      (nw && fread(w, 4, nw, f) != nw);
@@ -658,6 +651,17 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
                      "file is corrupt",
                      path, get_u32(c), crc);
         goto fail;
+    }
+    for (uint64_t i = 0; sparse && i < z; i++) {
+        /* the positions the CRC vouched for, checked before they index */
+        uint32_t v = get_u32(raw + 4 * i);
+        if (pos[i] >= nw || (i && pos[i] <= pos[i - 1])) {
+            s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm weights: "
+                         "stored positions not increasing below %llu",
+                         path, (unsigned long long)nw);
+            goto fail;
+        }
+        memcpy(&w[pos[i]], &v, 4);
     }
     if (!sparse)
         f32_le_inplace(w, nw);
