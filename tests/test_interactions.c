@@ -298,3 +298,67 @@ Test(interactions, sparse_model_at_rest)
     cr_assert_neq(hog_model_load(bad, &b, &err), HOG_OK);
     cr_assert_not_null(strstr(err.msg, "bad.hgm"), "%s", err.msg);
 }
+
+/* K classes cross alike: a class that is the sum of two fields mod 3 is
+ * learnt with the interaction only, one-vs-rest and softmax, on Hogwild!'s
+ * two threads, and predict agrees. */
+Test(interactions, k_classes_cross_too, .timeout = 120)
+{
+    char dir[512], tr[600], te[600], m[600], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(tr, sizeof tr, "%s/train.vw", dir);
+    snprintf(te, sizeof te, "%s/test.vw", dir);
+    snprintf(m, sizeof m, "%s/k.hgm", dir);
+    for (int s = 0; s < 2; s++) {
+        FILE *f = fopen(s ? te : tr, "w");
+        cr_assert_not_null(f);
+        uint64_t seed = 11 + (uint64_t)s;
+        for (unsigned i = 0; i < (s ? 600u : 3000u); i++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            unsigned u = (unsigned)(seed >> 33) % 9, a = (unsigned)(seed >> 45) % 9;
+            fprintf(f, "%u |user u%u |ad a%u\n", 1 + (u % 3 + a % 3) % 3, u, a);
+        }
+        fclose(f);
+    }
+    static const char *const modes[] = { "ovr", "softmax" };
+    for (int k = 0; k < 2; k++) {
+        for (int q = 0; q < 2; q++) {
+            int rc = th_run(out, sizeof out, "%s train %s --multiclass %s "
+                            "--algo hogwild --threads 2 --epochs 10 -q -o %s%s",
+                            th_bin(), tr, modes[k], m,
+                            q ? " --interactions ua" : "");
+            cr_assert_eq(rc, 0, "%s", out);
+            double acc = predict_accuracy(m, te);
+            if (q)
+                cr_assert(acc >= 95.0, "%s with ua: %.2f%%", modes[k], acc);
+            else
+                cr_assert(acc < 60.0, "%s without: %.2f%%", modes[k], acc);
+        }
+    }
+}
+
+/* A hashed model with most weights nonzero stays dense, as version 3
+ * (which older readers read); an unhashed one as version 1. */
+Test(interactions, dense_models_keep_their_versions)
+{
+    char dir[512], p[600], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    const char *svm = th_write(dir, "t.svm", "1 1:1 2:1\n-1 3:1 4:1\n", 21);
+    static const struct { const char *opt; unsigned version; } c[] = {
+        { "--hash-bits 2", 3 }, { "", 1 },
+    };
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/m%d.hgm", dir, i);
+        int rc = th_run(out, sizeof out, "%s train %s %s --epochs 2 -q -o %s",
+                        th_bin(), svm, c[i].opt, p);
+        cr_assert_eq(rc, 0, "%s", out);
+        size_t len;
+        unsigned char *b = (unsigned char *)th_slurp(p, &len);
+        cr_assert_eq(b[8], c[i].version, "%s: version %u", c[i].opt, b[8]);
+        free(b);
+        hog_model *m;
+        hog_err err;
+        cr_assert_eq(hog_model_load(p, &m, &err), HOG_OK, "%s", err.msg);
+        hog_model_free(m);
+    }
+}
