@@ -596,8 +596,40 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
                         path, (unsigned long long)z, (unsigned long long)nw,
                         (unsigned long long)fsize);
     }
+    if (sparse) {
+        /* The dense weights a sparse file declares are not in the file:
+         * their count is checked against the header's own fields (a hashed
+         * model's 2^B weights and more, per vector), and against the
+         * memory this process can have, before they are allocated. */
+        uint64_t nf = get_u64(h + 64), v = k ? k : 1;
+        uint32_t bits = get_u32(h + 80);
+        const char *bad = NULL;
+        if (bits < 1 || bits > HOG_HASH_BITS_MAX)
+            bad = "sparse weights of a model of unhashed features";
+        else if (nf < (UINT64_C(1) << bits) || nf > (uint64_t)HOG_MAX_FEATURES)
+            bad = "features not between the hashing's weights and the most "
+                  "a model has";
+        else if (nw != v * (nf + (get_f64(h + 40) != 0.0)))
+            bad = "weight count is not the vectors times features and bias";
+        if (bad) {
+            free(lab0);
+            return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: %s",
+                            path, bad);
+        }
+        const char *what;
+        uint64_t have = hog_mem_available(&what);
+        if (nw > have / 4) {
+            free(lab0);
+            return hog_errf(err, HOG_ENOMEM,
+                            "%s: its %llu weights need %.1f GiB in memory, "
+                            "and %.1f GiB is available %s", path,
+                            (unsigned long long)nw, (double)nw * 4 / 1073741824.0,
+                            (double)have / 1073741824.0, what ? what : "");
+        }
+    }
     uint64_t avail = (fsize - hsize - 4) / 4;
-    if (!sparse && (nw > avail || (fsize - hsize - 4) % 4 != 0 || nw != avail))
+    if (!sparse && (nw > avail || (fsize - hsize - 4) % 4 != 0 || nw != avail)) {
+        free(lab0);
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: header declares %llu weights, so %llu bytes, but "
                         "the file has %llu bytes (truncated or corrupt)",
@@ -606,6 +638,7 @@ static hog_status load_hgm(FILE *f, const char *path, uint64_t fsize,
                             ? (unsigned long long)(hsize + 4 + 4 * nw)
                             : 0ull,
                         (unsigned long long)fsize);
+    }
     unsigned char *lab = lab0 ? lab0 : malloc(8 * (size_t)k + 1);
     double *cl = malloc(sizeof *cl * k + 1);
     float *w = sparse ? calloc(nw ? nw : 1, 4) : malloc(nw ? nw * 4 : 4);

@@ -692,6 +692,16 @@ static hog_status warm_weights(const hog_train_opts *o, const hog_model *m,
                         ws->bias != 0 ? " and a bias" : "",
                         (unsigned long long)m->n_features,
                         m->bias != 0 ? " and a bias" : "");
+    if (ws->cross.n != m->cross.n ||
+        memcmp(ws->cross.pair, m->cross.pair, sizeof m->cross.pair) != 0)
+        return hog_errf(err, HOG_EINVAL, "the warm start was trained %s%s "
+                        "and this training %s%s; start from a model of the "
+                        "same interactions",
+                        ws->cross.n ? "with interactions " : "without "
+                                                             "interactions",
+                        ws->cross.n ? ws->cross_spec : "",
+                        m->cross.n ? "crosses " : "has none",
+                        m->cross.n ? m->cross_spec : "");
     bool same = ws->n_classes == m->n_classes;
     for (uint32_t c = 0; same && c < m->n_classes; c++)
         same = ws->classes[c] == m->classes[c];
