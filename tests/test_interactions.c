@@ -245,6 +245,11 @@ Test(interactions, refusals)
     rc = th_run(out, sizeof out, "%s train %s --interactions ab --stream",
                 th_bin(), vw);
     cr_assert_eq(rc, 2, "%s", out);
+    rc = th_run(out, sizeof out, "%s train %s --interactions ab --normalize",
+                th_bin(), vw);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "do not combine with --normalize"), "%s",
+                       out);
     rc = th_run(out, sizeof out, "%s train %s --interactions ab", th_bin(), svm);
     cr_assert_neq(rc, 0, "%s", out);
     cr_assert_not_null(strstr(out, "only Vowpal Wabbit text has"), "%s", out);

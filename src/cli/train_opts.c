@@ -599,6 +599,14 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(cmd, "--model-format needs -o MODEL");
+    if (a->interactions[0] &&
+        (seen[OPT_NORMALIZE] || seen[OPT_HOT] || a->net.on))
+        return hog_cli_usage_error(cmd, "--interactions do not combine "
+                                   "with %s; drop one of the two",
+                                   seen[OPT_NORMALIZE] ? "--normalize"
+                                   : seen[OPT_HOT]     ? "--hot"
+                                                       : "averaging across "
+                                                         "processes");
     if (a->interactions[0] && (a->stream || seen[OPT_GPUS]))
         return hog_cli_usage_error(cmd, "--interactions cross the namespaces "
                                    "of Vowpal Wabbit text as in-memory rows "

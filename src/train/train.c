@@ -381,18 +381,22 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
     if (train->cross.n) {
-        /* the rows are crossed in the SGD row loop and the scorers; the
+        /* the rows are crossed in the SGD row loops and the scorers; the
          * trainers with loops of their own do not cross them yet */
-        const char *what = hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
-                           : o->average ? "model averaging across processes"
-                           : o->hot_count ? "hot-feature replicas (--hot)"
-                                          : NULL;
+        const char *what =
+            hog_gpu_requested(o)
+                ? "the GPU trainer (--gpus), whose kernels do not cross rows"
+            : o->average ? "model averaging across processes, whose "
+                           "trainer does not cross rows"
+            : o->hot_count ? "hot-feature replicas (--hot), whose loops do "
+                             "not cross rows"
+            : o->normalize ? "--normalize, whose scales of the stored "
+                             "features are not the crossed features'"
+                           : NULL;
         if (what)
             return hog_errf(err, HOG_ENOTSUP,
-                            "--interactions are crossed by the SGD row "
-                            "kernel of serial and hogwild (and softmax's), "
-                            "not by %s; drop one of the two",
-                            what);
+                            "--interactions do not combine with %s; drop "
+                            "one of the two", what);
     }
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
