@@ -21,9 +21,14 @@ the defaults) as:
   libsvm-h24    the LIBSVM text, --hash-bits 24
   vw-h24        the VW text, --hash-bits 24
   vw-h18        the VW text, VW's default 2^18 weights
+  vw-h24-q-nc   the VW text, --hash-bits 24 --interactions nc: every
+                numeric field crossed with every categorical one (about
+                10 x 26 crossed features a row, generated as each row is
+                read, never stored)
 
 reporting the load (parse) time and MB/s of text, the epoch's training
-seconds and rows/s, the collisions the hashing counted, the peak resident
+seconds and rows/s, the nonzeros per second the kernel ran (crossed
+entries counted), the collisions the hashing counted, the peak resident
 set of the run (wait4), the model file's size, and the 1-minute load
 average beside each: on a shared machine it says what a figure is worth.
 Medians of --repeat rounds (default 3). The table goes to standard output,
@@ -145,6 +150,7 @@ CASES = [
     ("libsvm-h24", "svm", ["--hash-bits", "24"]),
     ("vw-h24", "vw", ["--hash-bits", "24"]),
     ("vw-h18", "vw", []),
+    ("vw-h24-q-nc", "vw", ["--hash-bits", "24", "--interactions", "nc"]),
 ]
 
 
@@ -173,6 +179,10 @@ def main():
             "load_mb_s": sizes[kind] / 1e6 / load if load > 0 else None,
             "train_s": train,
             "rows_per_s": rep["data"]["train"]["rows"] / train if train > 0 else None,
+            "nonzeros_run": rep["data"]["train"].get("nonzeros_crossed")
+            or rep["data"]["train"]["nonzeros"],
+            "nnz_per_s": statistics.median(r[0]["epochs"][-1]["nnz_per_s"]
+                                           for r in runs),
             "train_accuracy": rep["epochs"][-1].get("train_accuracy"),
             "hash_bits": h.get("bits"),
             "collisions": h.get("collisions"),
@@ -183,6 +193,7 @@ def main():
             "rounds": REPEAT,
         })
     cols = ["case", "features", "load_s", "load_mb_s", "train_s", "rows_per_s",
+            "nnz_per_s",
             "train_accuracy", "collisions", "peak_rss_mib", "model_mib", "load_avg"]
 
     def fmt(v):

@@ -2,13 +2,15 @@
  * libFuzzer harness: the text parser, LIBSVM/SVMlight and Vowpal Wabbit (src/io/parse.c).
  * The first byte picks the options (zero-based indices, a minimum feature
  * count, one or three slices, hashing into 8 weights, Vowpal Wabbit text
- * forced; VW text is also told by content) so that the parallel slicing and its
+ * forced, interactions "ab,aa" whose crossed rows are then read; VW text
+ * is also told by content) so that the parallel slicing and its
  * boundary hand-off are fuzzed as well as the serial path; the rest is the
  * text. Any status is fine; a crash, a leak, undefined behaviour or a
  * hang is a finding. A loaded set must be self-consistent.
  */
 #include "fuzz_common.h"
 
+#include "core/cross.h"
 #include "io/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.n_features = (mode & 2) ? 1000 : 0;
     o.hash_bits = (mode & 8) ? 3 : 0;         /* 8 weights: merges, collisions */
     o.format = (mode & 16) ? HOG_FORMAT_VW : HOG_FORMAT_AUTO;
+    o.interactions = (mode & 32) ? "ab,aa" : NULL;
     unsigned slices = (mode & 4) ? 3 : 1;
     hog_data *d = NULL;
     hog_err err;
@@ -36,10 +39,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint64_t i = 0; i < m->rows; i++) {
             if (m->off[i] > m->off[i + 1])
                 abort();
+            /* with interactions, entries of one weight from two
+             * namespaces stay apart, adjacent */
             for (uint64_t k = m->off[i]; k < m->off[i + 1]; k++)
                 if (m->idx[k] >= d->n_features ||
-                    (k > m->off[i] && m->idx[k] <= m->idx[k - 1]))
+                    (k > m->off[i] && m->idx[k] < m->idx[k - 1]) ||
+                    (k > m->off[i] && m->idx[k] == m->idx[k - 1] &&
+                     (!m->ns || m->ns[k] == m->ns[k - 1])))
                     abort();
+        }
+        /* the rows as the kernels read them: crossed, strictly increasing */
+        struct hog_cross_buf b;
+        if (hog_cross_buf_init(&b, d, &err) == HOG_OK) {
+            for (uint64_t i = 0; i < m->rows; i++) {
+                struct hog_row r = hog_data_row(d, m, i, &b);
+                for (uint32_t k = 0; k < r.nnz; k++)
+                    if (r.idx[k] >= d->n_features ||
+                        (k && r.idx[k] <= r.idx[k - 1]))
+                        abort();
+            }
+            hog_cross_buf_free(&b);
         }
         hog_data_free(d);
     } else if (d) {

@@ -90,7 +90,13 @@ typedef struct hog_load_opts {
                              2^B weights; 0: LIBSVM indices as they are,
                              Vowpal Wabbit text HOG_VW_HASH_BITS */
     uint32_t hash_seed;   /* the hash's seed (VW's --hash_seed); default 0 */
+    /* Added with interactions: VW's -q, "ab[,cd...]" (pairs of namespace
+     * first bytes; at most HOG_MAX_INTERACTIONS), crossed as every row is
+     * read, never stored (docs/FORMATS.md, "Interactions"). Vowpal Wabbit
+     * text only; NULL: none. */
+    const char *interactions;
 } hog_load_opts;
+#define HOG_MAX_INTERACTIONS 32u
 
 HOG_API void hog_load_opts_init(hog_load_opts *o);
 
@@ -650,6 +656,9 @@ HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias val
  * seed. Data to score must be loaded with the same (hog_load_opts). */
 HOG_API unsigned hog_model_hash_bits(const hog_model *m);
 HOG_API uint32_t hog_model_hash_seed(const hog_model *m);
+/* The interactions its training rows were crossed with ("ab,cd"), NULL
+ * when none: load the data it scores with them (hog_load_opts). */
+HOG_API const char *hog_model_interactions(const hog_model *m);
 
 /* A model's description, to hand its weights out and in without a file
  * (hog_model_weights() gives them; hog_model_from_weights() takes them). */

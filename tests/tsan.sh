@@ -15,6 +15,22 @@ check() { # name, command...
 }
 for p in "$@"; do check "$p" "$B/tests/$p"; done
 
+# Interactions: each thread crosses the rows it reads into a buffer of its
+# own (src/core/cross.h), Hogwild! and softmax, on a generated VW file.
+awk 'BEGIN { srand(3); for (i = 0; i < 4000; i++) { u = int(rand() * 9);
+    a = int(rand() * 9); printf "%d |user u%d |ad a%d\n",
+    1 + (u % 3 + a % 3) % 3, u, a } }' >"$T/cross.vw"
+awk 'BEGIN { srand(4); for (i = 0; i < 4000; i++) { u = int(rand() * 10);
+    a = int(rand() * 10); printf "%d |user u%d |ad a%d\n",
+    (u < 5) == (a < 5) ? 1 : -1, u, a } }' >"$T/cross2.vw"
+for u in none atomic; do
+    check "hogwild-interactions-$u" "$HOG" train "$T/cross2.vw" \
+        --algo hogwild --update "$u" --threads 2 --interactions ua \
+        --epochs 2 --quiet
+done
+check "softmax-interactions" "$HOG" train "$T/cross.vw" --algo hogwild \
+    --threads 2 --multiclass softmax --interactions ua --epochs 2 --quiet
+
 if [ -f "$DATA/a9a.xz" ]; then
     [ -f "$T/a9a" ] || xz -dc "$DATA/a9a.xz" >"$T/a9a"
     [ -f "$T/a9a.t" ] || xz -dc "$DATA/a9a.t.xz" >"$T/a9a.t"

@@ -165,6 +165,8 @@ struct hog_cli_parser {
     hog_schedule sched;                 /* --schedule, once given */
     int status;                         /* the exit status after a -1 */
     unsigned char seen[HOG_CLI_MAX_OPT]; /* by option value */
+    int repeatable;                     /* an option value that may be given
+                                           more than once (0: none) */
 };
 
 /* Starts a fresh scan of argv (optind = 1, getopt_long's own messages

@@ -214,6 +214,9 @@ static int info_model(const char *path, enum hog_file_kind k,
             "data alike)", hog_model_hash_bits(m), hog_model_hash_seed(m));
     else
         ROW("hashing", "none");
+    if (hog_model_interactions(m))
+        ROW("interactions", "%s (predict crosses the data alike)",
+            hog_model_interactions(m));
     if (m->n_classes)
         classes_rows(m);
     ROW("nonzero weights", "%llu of %llu%s (%.2f%%)", (unsigned long long)nz,

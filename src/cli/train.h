@@ -80,6 +80,7 @@ enum {
     OPT_HOLDOUT,       /* a share of TRAIN kept out for validation */
     OPT_VALIDATION,    /* or a validation file */
     OPT_EARLY_STOP,    /* epochs without a lower validation loss */
+    OPT_INTERACTIONS,  /* VW's -q: namespaces crossed as rows are read */
 };
 
 /* Coordinate descent stops on --tol; --epochs is then only a cap
@@ -125,6 +126,8 @@ struct train_args {
     unsigned cv;
     bool search_c;
     const char *plot, *validation;
+    /* --interactions, every one given, joined by ',' (a.lo.interactions) */
+    char interactions[3 * HOG_MAX_INTERACTIONS + 1];
 };
 
 /* What the report and the summary tell of a finished run. */

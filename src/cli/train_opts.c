@@ -75,6 +75,7 @@ const struct option hog_cli_train_longopts[] = {
     { "holdout", required_argument, NULL, OPT_HOLDOUT },
     { "validation", required_argument, NULL, OPT_VALIDATION },
     { "early-stop", required_argument, NULL, OPT_EARLY_STOP },
+    { "interactions", required_argument, NULL, OPT_INTERACTIONS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -187,6 +188,28 @@ static int hot_option(struct train_args *a, const char *arg)
 
 /* --class-weight balanced, or LABEL:W[,LABEL:W...]: the labels and
  * weights into a->cw_* (the library checks them against the data). */
+/* --interactions ab[,cd...], repeatable: the pairs joined, checked as the
+ * loader will parse them. */
+static int interactions_option(struct train_args *a, const char *arg)
+{
+    size_t have = strlen(a->interactions), len = strlen(arg);
+    if (have + 1 + len >= sizeof a->interactions)
+        return hog_cli_usage_error(cmd, "--interactions: more than %u "
+                                   "interactions", HOG_MAX_INTERACTIONS);
+    char all[sizeof a->interactions];
+    memcpy(all, a->interactions, have);
+    if (have)
+        all[have++] = ',';
+    memcpy(all + have, arg, len + 1);
+    struct hog_interactions x;
+    hog_err e;
+    if (hog_interactions_parse(all, &x, &e) != HOG_OK)
+        return hog_cli_usage_error(cmd, "--interactions: %s", e.msg);
+    memcpy(a->interactions, all, sizeof all);
+    a->lo.interactions = a->interactions;
+    return HOG_EXIT_OK;
+}
+
 static int class_weight_option(struct train_args *a, const char *arg)
 {
     a->class_weight = arg;
@@ -386,6 +409,7 @@ static int own_option(struct train_args *a, int ch, const char *arg)
                              "a number of epochs (1 to 1000000)");
         SET_IF_OK(rc, a->o.early_stop, (unsigned)u);
         break;
+    case OPT_INTERACTIONS: return interactions_option(a, arg);
     default:
         return -1;
     }
@@ -408,6 +432,7 @@ static int read_options(int argc, char **argv, struct train_args *a,
     hog_cli_parser_init(op, cmd, "t:o:qh", longopts);
     op->load = &a->lo;
     op->train = &a->o;
+    op->repeatable = OPT_INTERACTIONS; /* as VW's -q */
     int ch, rc;
     while ((ch = hog_cli_getopt(op, argc, argv)) > 0) {
         if ((rc = own_option(a, ch, optarg)) < 0)
@@ -490,6 +515,8 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
                 used |= given[i].cap;
         if (a->net.on)
             used |= HOG_CAP_WORLD;
+        if (a->interactions[0])
+            used |= HOG_CAP_INTERACTIONS;
         hog_err cap_err;
         if (hog_algo_check(a->o.algo, used, &cap_err) != HOG_OK)
             return hog_cli_usage_error(cmd, "%s", cap_err.msg);
@@ -572,6 +599,22 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(cmd, "--model-format needs -o MODEL");
+    if (a->interactions[0] &&
+        (seen[OPT_NORMALIZE] || seen[OPT_HOT] || a->net.on))
+        return hog_cli_usage_error(cmd, "--interactions do not combine "
+                                   "with %s; drop one of the two",
+                                   seen[OPT_NORMALIZE] ? "--normalize"
+                                   : seen[OPT_HOT]     ? "--hot"
+                                                       : "averaging across "
+                                                         "processes");
+    if (a->interactions[0] && (a->stream || seen[OPT_GPUS]))
+        return hog_cli_usage_error(cmd, "--interactions cross the namespaces "
+                                   "of Vowpal Wabbit text as in-memory rows "
+                                   "are read; %s", a->stream
+                                   ? "--stream reads .hgb chunks, which keep "
+                                     "no namespaces"
+                                   : "the GPU trainer does not cross them "
+                                     "(drop --gpus)");
     if (!a->stream && (seen[OPT_MEM_BUDGET] || seen[OPT_IO] || seen[OPT_DIRECT]))
         return hog_cli_usage_error(cmd, "--%s applies to --stream only",
                                    seen[OPT_MEM_BUDGET] ? "mem-budget"

@@ -16,6 +16,14 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
     hog_json_u64(j, "rows", hog_data_rows(d));
     hog_json_u64(j, "features", hog_data_features(d));
     hog_json_u64(j, "nonzeros", hog_data_nnz(d));
+    if (d->cross.n) {
+        char spec[3 * HOG_MAX_INTERACTIONS + 1];
+        hog_interactions_format(&d->cross, spec, sizeof spec);
+        hog_json_str(j, "interactions", spec);
+        hog_json_u64(j, "nonzeros_crossed", d->cross_nnz);
+    } else {
+        hog_json_null(j, "interactions");
+    }
     bool bin = d->labels == HOG_LABELS_BINARY;
     hog_json_str(j, "labels", bin                    ? "binary"
                               : m && m->n_classes ? "classes"

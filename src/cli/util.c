@@ -328,7 +328,7 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
             return -1;
         }
         assert(ch > 0 && ch < HOG_CLI_MAX_OPT);
-        if (p->seen[ch]) {
+        if (p->seen[ch] && ch != p->repeatable) {
             p->status = hog_cli_usage_error(p->cmd, "option --%s given twice",
                                             hog_cli_opt_name(p->longopts, ch));
             return -1;
@@ -808,6 +808,8 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
                         lo->hash_bits, lo->hash_seed);
     lo->hash_bits = bits;
     lo->hash_seed = seed;
+    /* and crosses it as the model's training rows were */
+    lo->interactions = hog_model_interactions(*m);
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
     hog_hashing h;

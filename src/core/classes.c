@@ -4,6 +4,7 @@
  * K-vector model's set-up, scores and predictions.
  */
 #include "core/core.h"
+#include "core/cross.h"
 #include "core/loss.h"
 #include "core/metrics.h"
 #include "core/sparse.h"
@@ -208,16 +209,19 @@ static void row_scores(const hog_model *m, struct hog_row r, double *s)
 hog_status hog_model_scores(const hog_model *m, const hog_data *d,
                             double *scores, hog_err *err)
 {
-    (void)err;
-    if (m->n_classes) {
-        for (uint64_t i = 0; i < d->m.rows; i++)
-            row_scores(m, hog_csr_row(&d->m, i), scores + i * m->n_classes);
-        return HOG_OK;
-    }
+    struct hog_cross_buf xb;
+    hog_status st = hog_cross_buf_init(&xb, d, err);
+    if (st != HOG_OK)
+        return st;
     double b = hog_model_bias(m);
-    for (uint64_t i = 0; i < d->m.rows; i++)
-        scores[i] = hog_sparse_dot(m->w, m->n_features,
-                                   hog_csr_row(&d->m, i), b);
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_data_row(d, &d->m, i, &xb);
+        if (m->n_classes)
+            row_scores(m, r, scores + i * m->n_classes);
+        else
+            scores[i] = hog_sparse_dot(m->w, m->n_features, r, b);
+    }
+    hog_cross_buf_free(&xb);
     return HOG_OK;
 }
 
@@ -237,10 +241,16 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
     double *s = malloc((k ? k : 1) * sizeof *s);
     if (!s)
         return hog_errf(err, HOG_ENOMEM, "out of memory");
+    struct hog_cross_buf xb;
+    hog_status st = hog_cross_buf_init(&xb, d, err);
+    if (st != HOG_OK) {
+        free(s);
+        return st;
+    }
     double b = hog_model_bias(m);
     bool cls = hog_loss_is_classification(m->loss);
     for (uint64_t i = 0; i < d->m.rows; i++) {
-        struct hog_row r = hog_csr_row(&d->m, i);
+        struct hog_row r = hog_data_row(d, &d->m, i, &xb);
         if (k) {
             row_scores(m, r, s);
             labels[i] = m->classes[hog_scores_argmax(s, k)];
@@ -249,6 +259,7 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
             labels[i] = !cls ? v : v > 0 ? m->label_pos : m->label_neg;
         }
     }
+    hog_cross_buf_free(&xb);
     free(s);
     return HOG_OK;
 }
@@ -262,23 +273,28 @@ hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
                         "model's loss is %s (its scores are margins, not "
                         "log-odds)", hog_loss_name(m->loss));
     uint32_t k = m->n_classes;
-    if (!k) {
-        double b = hog_model_bias(m);
-        for (uint64_t i = 0; i < d->m.rows; i++) {
-            double s = hog_sparse_dot(m->w, m->n_features,
-                                      hog_csr_row(&d->m, i), b);
-            probs[2 * i] = 1.0 / (1.0 + exp(-s));
-            probs[2 * i + 1] = 1.0 - probs[2 * i];
-        }
-        return HOG_OK;
-    }
-    double *s = malloc(k * sizeof *s);
+    double *s = malloc((k ? k : 1) * sizeof *s);
     if (!s)
         return hog_errf(err, HOG_ENOMEM, "out of memory");
-    for (uint64_t i = 0; i < d->m.rows; i++) {
-        row_scores(m, hog_csr_row(&d->m, i), s);
-        hog_class_probabilities(m->multiclass, s, k, probs + i * k);
+    struct hog_cross_buf xb;
+    hog_status st = hog_cross_buf_init(&xb, d, err);
+    if (st != HOG_OK) {
+        free(s);
+        return st;
     }
+    double b = hog_model_bias(m);
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_data_row(d, &d->m, i, &xb);
+        if (!k) {
+            double v = hog_sparse_dot(m->w, m->n_features, r, b);
+            probs[2 * i] = 1.0 / (1.0 + exp(-v));
+            probs[2 * i + 1] = 1.0 - probs[2 * i];
+        } else {
+            row_scores(m, r, s);
+            hog_class_probabilities(m->multiclass, s, k, probs + i * k);
+        }
+    }
+    hog_cross_buf_free(&xb);
     free(s);
     return HOG_OK;
 }

@@ -46,6 +46,17 @@ struct hog_csr {
     const float *y;
     const uint32_t *idx;
     const float *val;
+    /* With interactions (core/cross.h): the namespace of each entry, the
+     * first byte of its name, indexed as idx; NULL otherwise. */
+    const uint8_t *ns;
+};
+
+/* Quadratic interactions (VW's -q ab): n pairs of namespace bytes, crossed
+ * into indices below mask + 1 = 2^B (core/cross.h has the formula). */
+struct hog_interactions {
+    uint32_t n;
+    uint32_t mask;
+    uint8_t pair[HOG_MAX_INTERACTIONS][2];
 };
 
 static inline struct hog_row hog_csr_row(const struct hog_csr *m, uint64_t i)
@@ -94,6 +105,13 @@ struct hog_data {
     /* HOG_BORROW_ bits: arrays of m that are the caller's, used in place
      * and never freed (hog_data_from_csr, src/core/arrays.c). */
     unsigned borrowed;
+    /* Interactions asked at load (n 0: none; m.ns set, ns_mem owned):
+     * the kernels read rows through hog_data_row (core/cross.h), which
+     * crosses them; cross_nnz counts every row's entries with its crossed
+     * ones (before they are summed), cross_row_max the most of one row. */
+    struct hog_interactions cross;
+    uint8_t *ns_mem;
+    uint64_t cross_nnz, cross_row_max;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken
@@ -152,6 +170,10 @@ struct hog_model {
     /* The hashing of the data it was trained on (bits 0: none): predict
      * hashes the data it scores the same way (.hgm version 3). */
     uint32_t hash_bits, hash_seed;
+    /* The interactions its rows were crossed with (n 0: none; .hgm
+     * version 4): predict crosses the data it scores the same way. */
+    struct hog_interactions cross;
+    char cross_spec[3 * HOG_MAX_INTERACTIONS + 1]; /* "ab,cd", for the API */
 };
 
 /* Floats per weight vector (the features, + 1 for the bias), vectors in the

@@ -78,7 +78,7 @@ hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
         free(off), free(y), free(idx), free(val);
         return hog_errf(err, HOG_ENOMEM, "out of memory for the data set");
     }
-    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
+    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val, NULL };
     d->mem[0] = off, d->mem[1] = y, d->mem[2] = idx, d->mem[3] = val;
     uint64_t nf = 0;
     for (uint64_t i = 0; i < rows; i++)
@@ -103,6 +103,7 @@ void hog_data_free(hog_data *d)
             free(d->mem[i]);
     }
     free(d->importance);
+    free(d->ns_mem);
     free(d);
 }
 

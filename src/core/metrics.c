@@ -24,6 +24,7 @@
  * objective's loss term; accuracy, AUC, macro-F1 and the confusion count
  * rows, unweighted.
  */
+#include "core/cross.h"
 #include "core/metrics.h"
 
 #include "core/forkjoin.h"
@@ -192,7 +193,7 @@ struct pass {
     _Alignas(HOG_CACHELINE) _Atomic uint64_t next; /* the next block to claim */
 };
 
-static void pass_block(struct pass *p, uint64_t b)
+static void pass_block(struct pass *p, uint64_t b, struct hog_cross_buf *xb)
 {
     const hog_model *m = p->m;
     const struct hog_csr *x = &p->d->m;
@@ -204,7 +205,7 @@ static void pass_block(struct pass *p, uint64_t b)
     uint64_t correct = 0;
     const float *rw = p->d->row_w;
     for (uint64_t i = lo; i < hi; i++) {
-        struct hog_row r = hog_csr_row(x, i);
+        struct hog_row r = hog_data_row(p->d, x, i, xb);
         const double v = rw ? (double)rw[i] : 1.0; /* the row's weight */
         /* the training set: every index has a weight, no bound test */
         double s = p->inside ? hog_sparse_dot_in(m->w, r, p->bias)
@@ -227,15 +228,21 @@ static void pass_block(struct pass *p, uint64_t b)
 static void *pass_worker(void *arg)
 {
     struct pass *p = *(void **)arg;
+    struct hog_cross_buf xb;
+    hog_err err;
+    if (hog_cross_buf_init(&xb, p->d, &err) != HOG_OK)
+        return p; /* the caller sees the blocks left and runs them */
     for (;;) {
         /* relaxed: a block's claim orders nothing; the fork-join's join
          * publishes the blocks' results */
         uint64_t b = atomic_fetch_add_explicit(&p->next, 1,
                                                memory_order_relaxed);
         if (b >= p->n_blocks)
-            return NULL;
-        pass_block(p, b);
+            break;
+        pass_block(p, b, &xb);
     }
+    hog_cross_buf_free(&xb);
+    return NULL;
 }
 
 /* Runs worker(&p) on up to `threads` threads (0: every allowed CPU; one
@@ -320,7 +327,8 @@ struct mpass {
     _Alignas(HOG_CACHELINE) _Atomic uint64_t next;
 };
 
-static void mpass_block(struct mpass *p, uint64_t b, double *s)
+static void mpass_block(struct mpass *p, uint64_t b, double *s,
+                        struct hog_cross_buf *xb)
 {
     const hog_model *m = p->m;
     const struct hog_csr *x = &p->d->m;
@@ -331,7 +339,7 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s)
     double ll = 0, obj = 0;
     const float *rw = p->d->row_w;
     for (uint64_t i = lo; i < hi; i++) {
-        struct hog_row r = hog_csr_row(x, i);
+        struct hog_row r = hog_data_row(p->d, x, i, xb);
         const double v = rw ? (double)rw[i] : 1.0; /* the row's weight */
         for (uint32_t c = 0; c < m->n_classes; c++) {
             const float *w = m->w + c * len;
@@ -356,16 +364,21 @@ static void *mpass_worker(void *arg)
 {
     struct mpass *p = *(void **)arg;
     double *s = malloc(p->m->n_classes * sizeof *s);
-    if (!s)
+    struct hog_cross_buf xb;
+    hog_err err;
+    if (!s || hog_cross_buf_init(&xb, p->d, &err) != HOG_OK) {
+        free(s);
         return p; /* the caller sees the blocks left and runs them */
+    }
     for (;;) {
         /* relaxed: as pass_worker */
         uint64_t b = atomic_fetch_add_explicit(&p->next, 1,
                                                memory_order_relaxed);
         if (b >= p->n_blocks)
             break;
-        mpass_block(p, b, s);
+        mpass_block(p, b, s, &xb);
     }
+    hog_cross_buf_free(&xb);
     free(s);
     return NULL;
 }
@@ -399,10 +412,14 @@ static hog_status eval_classes(const hog_model *m, const hog_data *d,
     }
     p->obj = p->ll + nb;
     threads = fork_blocks(p, threads, n, nb, mpass_worker);
+    struct hog_cross_buf xb;
+    if ((st = hog_cross_buf_init(&xb, d, err)) != HOG_OK)
+        goto out;
     for (uint64_t b; (b = atomic_fetch_add_explicit(&p->next, 1,
                                                     memory_order_relaxed)) <
                      nb;)
-        mpass_block(p, b, s);
+        mpass_block(p, b, s, &xb);
+    hog_cross_buf_free(&xb);
 
     double ll = 0, obj = 0;
     for (uint64_t b = 0; b < nb; b++) {
@@ -490,7 +507,12 @@ hog_status hog_metrics_eval_threads(const hog_model *m, const hog_data *d,
     };
     atomic_init(&p->next, 0);
     threads = fork_blocks(p, threads, n, nb, pass_worker);
-    pass_worker(&p); /* the lot with one thread; nothing left otherwise */
+    if (pass_worker(&p) != NULL) { /* the lot with one thread, or what is left */
+        st = hog_errf(err, HOG_ENOMEM, "out of memory for a row of %llu "
+                      "entries with its crossed features",
+                      (unsigned long long)d->cross_row_max);
+        goto out;
+    }
 
     double loss = 0, se = 0;
     uint64_t right = 0;

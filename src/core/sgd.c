@@ -104,12 +104,15 @@
  */
 #include "core/sgd.h"
 
+#include "core/cross.h"
+
 #include "core/loss.h"
 #include "core/spin.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,6 +414,8 @@ struct spec {
     bool l1;              /* stamped: soft threshold after the shrink */
     bool cas;             /* install each weight by compare-and-swap */
     bool weighted;        /* the row's loss derivative times its weight */
+    bool crossed;         /* rows expanded with their interactions
+                             (core/cross.h); weighted too, row_w maybe NULL */
 };
 
 /* Step t's scalars, shared by all of a row's weights. Shared schedules
@@ -1415,7 +1420,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
                                    uint32_t t, uint32_t stride,
                                    const struct hog_sgd_locks *l,
-                                   struct spec spec)
+                                   struct spec spec, struct hog_cross_buf *xb)
 {
     /* A private copy whose address never escapes: the compiler then knows
      * that the weight stores do not change the array pointers, and keeps
@@ -1423,6 +1428,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
     const struct hog_sgd sc = *s;
     const struct hog_csr m = d->m;
     const float *const rw = spec.weighted ? d->row_w : NULL;
+    const bool has_w = spec.weighted && (!spec.crossed || rw);
     const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
         /* Rows come in random order: fetch the offsets two rows ahead and
@@ -1434,12 +1440,14 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(m.idx + nx);
             __builtin_prefetch(m.val + nx);
             __builtin_prefetch(&m.y[order[i + 1]]);
-            if (spec.weighted)
+            if (has_w)
                 __builtin_prefetch(&rw[order[i + 1]]);
         }
-        struct hog_row r = hog_csr_row(&m, order[i]);
+        struct hog_row r = spec.crossed
+                               ? hog_cross_row(&d->cross, &m, order[i], xb)
+                               : hog_csr_row(&m, order[i]);
         double y = hog_loss_target(spec.loss, pos, r.y);
-        double w = spec.weighted ? (double)rw[order[i]] : 1.0;
+        double w = has_w ? (double)rw[order[i]] : 1.0;
         double dv;
         if (HOG_UNLIKELY(l != NULL)) {
             lock_row(&sc, l, r, true);
@@ -1538,7 +1546,7 @@ typedef void run_fn(const struct hog_sgd *, const hog_data *,
         const struct hog_sgd_locks *l)                                        \
     {                                                                         \
         run_impl(s, d, order, count, t, stride, l,                            \
-                 spec_of(HOG_LOSS_##LOSS, KIND_##K, CAS));                    \
+                 spec_of(HOG_LOSS_##LOSS, KIND_##K, CAS), NULL);              \
     }
 #define RUN_FNS(LOSS)                                                         \
     FOR_EACH_KIND(RUN_FN, LOSS, 0) FOR_EACH_KIND(RUN_FN, LOSS, 1)
@@ -1570,7 +1578,7 @@ static run_fn *const run_table[4][2][KIND_COUNT] = {
         const struct hog_sgd_locks *l)                                        \
     {                                                                         \
         run_impl(s, d, order, count, t, stride, l,                            \
-                 spec_weighted(s, KIND_##K, CAS));                            \
+                 spec_weighted(s, KIND_##K, CAS), NULL);                      \
     }
 FOR_EACH_KIND(RUN_W_FN, 0)
 FOR_EACH_KIND(RUN_W_FN, 1)
@@ -1580,10 +1588,49 @@ static run_fn *const run_w_table[2][KIND_COUNT] = {
     { FOR_EACH_KIND(RUN_W_ENTRY, 0) }, { FOR_EACH_KIND(RUN_W_ENTRY, 1) },
 };
 
+/* Rows with interactions (d->m.ns set): the weighted loops' way (the loss
+ * read at run time, rows weighted when d->row_w is set), each row expanded
+ * into a buffer of the call's own (so that threads never share one) just
+ * before the kernel reads it; the loops above are untouched. */
+static void run_crossed(const struct hog_sgd *s, const hog_data *d,
+                        const uint64_t *order, uint64_t count, uint32_t t,
+                        uint32_t stride, const struct hog_sgd_locks *l,
+                        struct spec spec)
+{
+    struct hog_cross_buf xb;
+    hog_err err;
+    if (hog_cross_buf_init(&xb, d, &err) != HOG_OK) {
+        /* a few KiB for the longest row; a run that cannot have them
+         * cannot train the rows it was given */
+        fprintf(stderr, "hogtrain: %s\n", err.msg);
+        abort();
+    }
+    spec.crossed = true;
+    run_impl(s, d, order, count, t, stride, l, spec, &xb);
+    hog_cross_buf_free(&xb);
+}
+#define RUN_X_FN(K, CAS)                                                      \
+    static void run_x_##K##_##CAS(                                            \
+        const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
+        uint64_t count, uint32_t t, uint32_t stride,                          \
+        const struct hog_sgd_locks *l)                                        \
+    {                                                                         \
+        run_crossed(s, d, order, count, t, stride, l,                         \
+                    spec_weighted(s, KIND_##K, CAS));                         \
+    }
+FOR_EACH_KIND(RUN_X_FN, 0)
+FOR_EACH_KIND(RUN_X_FN, 1)
+#define RUN_X_ENTRY(K, CAS) [KIND_##K] = run_x_##K##_##CAS,
+static run_fn *const run_x_table[2][KIND_COUNT] = {
+    { FOR_EACH_KIND(RUN_X_ENTRY, 0) }, { FOR_EACH_KIND(RUN_X_ENTRY, 1) },
+};
+
 /* The loop for s and d, chosen once per call. */
 static run_fn *run_fn_for(const struct hog_sgd *s, const hog_data *d,
                           bool cas)
 {
+    if (HOG_UNLIKELY(d->m.ns != NULL))
+        return run_x_table[cas][variant(s)];
     return d->row_w ? run_w_table[cas][variant(s)]
                     : run_table[s->loss][cas][variant(s)];
 }

@@ -73,6 +73,7 @@
  * their share of the features up to date. Replicas, update modes and
  * hot features are not offered (train.c refuses them with a sentence).
  */
+#include "core/cross.h"
 #include "hogwild/hogwild.h"
 
 #include "core/sgd.h"
@@ -123,6 +124,7 @@ struct worker {
     /* scratch, one allocation on cache lines of its own: */
     double *s, *g;   /* a row's K scores, and their gradient */
     float *buf;      /* Hogwild!: a private copy of one feature's K weights */
+    struct hog_cross_buf xb; /* rows with interactions, crossed (core/cross.h) */
 };
 
 struct softmax {
@@ -411,8 +413,8 @@ static ALWAYS_INLINE void run_impl(const struct softmax *m, struct worker *w,
             __builtin_prefetch(x.idx + nx);
             __builtin_prefetch(x.val + nx);
         }
-        step_row(m, w, hog_csr_row(&x, rows[i]), m->cls[rows[i]],
-                 rw ? rw + rows[i] : NULL, t, sp);
+        step_row(m, w, hog_data_row(m->d, &x, rows[i], &w->xb),
+                 m->cls[rows[i]], rw ? rw + rows[i] : NULL, t, sp);
     }
 }
 
@@ -720,6 +722,9 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
                             "and scratch of %u threads", T);
         w->g = w->s + m->k;
         w->buf = (float *)(w->g + m->k);
+        hog_status st = hog_cross_buf_init(&w->xb, m->d, err);
+        if (st != HOG_OK)
+            return st;
         for (uint64_t k = 0; k < w->n; k++)
             w->shard[k] = p + k * T;
         /* stream p of the seed: thread 0 of 1 draws the serial order */
@@ -734,6 +739,7 @@ static void destroy(struct softmax *m)
         for (unsigned p = 0; p < m->nthreads; p++) {
             free(m->wk[p].shard);
             free(m->wk[p].s);
+            hog_cross_buf_free(&m->wk[p].xb);
         }
     free(m->wk);
     free(m->w);

@@ -145,80 +145,6 @@ unsigned hog_hash_space_note(const struct hog_hash_space *s, uint32_t h)
 }
 #undef NOTE
 
-/* ---- a row's entries, merged -------------------------------------------------------- */
-
-void hog_hash_scratch_free(struct hog_hash_scratch *sc)
-{
-    free(sc->key);
-    free(sc->val);
-    sc->key = NULL, sc->val = NULL, sc->cap = 0;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Rows up to this long are sorted in place by insertion. */
-#define INSERTION_MAX 32u
-
-int64_t hog_row_merge(uint32_t *idx, float *val, uint32_t n,
-                      struct hog_hash_scratch *sc)
-{
-    bool sorted = true;
-    for (uint32_t i = 1; i < n && sorted; i++)
-        sorted = idx[i - 1] < idx[i];
-    if (sorted)
-        return n;
-    if (n <= INSERTION_MAX) {
-        /* stable: equal indices keep their order, so sums run in file order */
-        for (uint32_t i = 1; i < n; i++) {
-            uint32_t j = i, ki = idx[i];
-            float vi = val[i];
-            for (; j > 0 && idx[j - 1] > ki; j--) {
-                idx[j] = idx[j - 1];
-                val[j] = val[j - 1];
-            }
-            idx[j] = ki;
-            val[j] = vi;
-        }
-    } else {
-        if (n > sc->cap) {
-            uint64_t *k = realloc(sc->key, (size_t)n * sizeof *k);
-            if (k)
-                sc->key = k;
-            float *v = realloc(sc->val, (size_t)n * sizeof *v);
-            if (v)
-                sc->val = v;
-            if (!k || !v)
-                return -1;
-            sc->cap = n;
-        }
-        /* index, then position: a stable sort by index */
-        for (uint32_t i = 0; i < n; i++)
-            sc->key[i] = (uint64_t)idx[i] << 32 | i;
-        qsort(sc->key, n, sizeof *sc->key, key_cmp);
-        for (uint32_t i = 0; i < n; i++)
-            sc->val[i] = val[(uint32_t)sc->key[i]];
-        for (uint32_t i = 0; i < n; i++) {
-            idx[i] = (uint32_t)(sc->key[i] >> 32);
-            val[i] = sc->val[i];
-        }
-    }
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (w > 0 && idx[w - 1] == idx[i]) {
-            val[w - 1] += val[i];
-        } else {
-            idx[w] = idx[i];
-            val[w] = val[i];
-            w++;
-        }
-    }
-    return w;
-}
-
 /* ---- what was loaded, against what is asked ----------------------------------------- */
 
 hog_status hog_hash_check_file(const char *name, unsigned file_bits,
@@ -280,4 +206,9 @@ unsigned hog_model_hash_bits(const hog_model *m)
 uint32_t hog_model_hash_seed(const hog_model *m)
 {
     return m->hash_seed;
+}
+
+const char *hog_model_interactions(const hog_model *m)
+{
+    return m->cross.n ? m->cross_spec : NULL;
 }

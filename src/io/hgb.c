@@ -542,7 +542,7 @@ hog_status hog_hgb_chunk_verify(const struct hog_hgb_info *in, uint64_t k,
                  in->label_neg);
         return chunk_bad(in, k, name, what, err);
     }
-    *m = (struct hog_csr){ c->rows, c->nnz, off, y, idx, val };
+    *m = (struct hog_csr){ c->rows, c->nnz, off, y, idx, val, NULL };
     return HOG_OK;
 }
 
@@ -927,7 +927,7 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
         goto fail;
     /* Every index was checked against the header's count, which is kept
      * (it may exceed the largest index: a count asked for at save time). */
-    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val };
+    d->m = (struct hog_csr){ rows, nnz, off, y, idx, val, NULL };
     d->n_features = o && o->n_features > in.n_features ? o->n_features : in.n_features;
     d->hash = in.hash;
     d->mem[0] = base;

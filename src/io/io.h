@@ -7,6 +7,7 @@
 #define HOG_IO_H
 
 #include "core/core.h"
+#include "core/cross.h"
 
 #include <stdio.h>
 #include <sys/types.h>
@@ -66,17 +67,7 @@ void hog_hash_space_free(struct hog_hash_space *s);
  * its weight a collision (once per weight), else 0. */
 unsigned hog_hash_space_note(const struct hog_hash_space *s, uint32_t h);
 
-/* Sorts a row's n entries by index (stably) and sums the values of equal
- * indices, in file order; returns the entries left, -1 when out of memory
- * for the scratch (kept in sc between rows). */
-struct hog_hash_scratch {
-    uint64_t *key;
-    float *val;
-    uint32_t cap;
-};
-int64_t hog_row_merge(uint32_t *idx, float *val, uint32_t n,
-                      struct hog_hash_scratch *sc);
-void hog_hash_scratch_free(struct hog_hash_scratch *sc);
+/* hog_row_merge and its scratch: core/cross.h. */
 
 /* A hashed .hgb against the hashing asked for in o: HOG_OK when none is
  * asked (hash_bits 0) or it is the file's; else HOG_EINVAL with a
@@ -399,10 +390,11 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 /* ---- model files (model.c) ------------------------------------------------ */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
-/* The newest .hgm version read: 3, models of hashed features (2: K-class
+/* The newest .hgm version read: 4, models with interactions or sparse
+ * weights (3: models of hashed features, 2: K-class
  * models). Binary and regression models of unhashed features are still
  * written as version 1, byte for byte, K-class ones as version 2. */
-#define HOG_HGM_VERSION 3u
+#define HOG_HGM_VERSION 4u
 
 /* ---- training checkpoints (checkpoint.c) --------------------------------- */
 

@@ -79,6 +79,12 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
     const char *name = in.name;
     if (in.kind == HOG_FILE_HGB) {
         hog_input_close(&in);
+        hog_load_opts lo;
+        hog_load_opts_take(o, &lo);
+        if (lo.interactions && *lo.interactions)
+            return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
+                            "namespaces, which interactions cross; train on "
+                            "the Vowpal Wabbit text", name);
         if (in.head_consumed)
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be "
                             "loaded from a path, not a pipe", name);

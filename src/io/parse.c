@@ -100,6 +100,9 @@ bool hog_slice_grow_nnz(struct hog_slice *s)
     uint64_t c2 = s->cap_nnz;
     if (!grow((void **)&s->val, &c2, c, sizeof *s->val))
         return false;
+    c2 = s->cap_nnz;
+    if (s->keep_ns && !grow((void **)&s->ns, &c2, c, sizeof *s->ns))
+        return false;
     s->cap_nnz = c;
     return true;
 }
@@ -142,7 +145,7 @@ static bool hash_rows(struct hog_slice *s, uint64_t r0)
             s->idx[w + (e - a)] = h & hs->mask;
             s->val[w + (e - a)] = s->val[e];
         }
-        int64_t k = hog_row_merge(s->idx + w, s->val + w, n, &s->scratch);
+        int64_t k = hog_row_merge(s->idx + w, s->val + w, NULL, n, &s->scratch);
         if (k < 0) {
             hog_slice_fail(s, HOG_ENOMEM, s->lines, "out of memory while "
                            "hashing a row of %u features", n);
@@ -179,7 +182,8 @@ static void *slice_run(void *arg)
         s->cap_nnz = guess;
         s->idx = malloc(s->cap_nnz * sizeof *s->idx);
         s->val = malloc(s->cap_nnz * sizeof *s->val);
-        if (!s->off || !s->y || !s->idx || !s->val) {
+        s->ns = s->keep_ns ? malloc(s->cap_nnz) : NULL;
+        if (!s->off || !s->y || !s->idx || !s->val || (s->keep_ns && !s->ns)) {
             hog_slice_fail(s, HOG_ENOMEM, s->lines + 1,
                            "out of memory while parsing");
             return NULL;
@@ -239,6 +243,8 @@ static void *slice_copy(void *arg)
     memcpy(s->dst_y + s->row_base, s->y, s->rows * sizeof *s->y);
     memcpy(s->dst_idx + s->nnz_base, s->idx, s->nnz * sizeof *s->idx);
     memcpy(s->dst_val + s->nnz_base, s->val, s->nnz * sizeof *s->val);
+    if (s->dst_ns)
+        memcpy(s->dst_ns + s->nnz_base, s->ns, s->nnz);
     if (s->dst_imp && s->imp)
         memcpy(s->dst_imp + s->row_base, s->imp, s->rows * sizeof *s->imp);
     else if (s->dst_imp)
@@ -250,7 +256,9 @@ static void *slice_copy(void *arg)
 static void slice_free(struct hog_slice *s)
 {
     free(s->off), free(s->y), free(s->idx), free(s->val), free(s->imp);
+    free(s->ns);
     s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL, s->imp = NULL;
+    s->ns = NULL;
     hog_hash_scratch_free(&s->scratch);
 }
 
@@ -279,6 +287,7 @@ struct hog_svm_parser {
     bool hashing;             /* hs is set up */
     struct hog_hash_space hs;
     uint64_t collisions, merged; /* over every feed */
+    struct hog_interactions cross; /* o->interactions (VW text only) */
     struct hog_slice *sl;     /* sl[0], the accumulator; then the scratch */
     unsigned nsl;
 };
@@ -292,6 +301,11 @@ static const struct hog_text_format *const formats[] = {
 static hog_status parser_settle(struct hog_svm_parser *p, hog_format f,
                                 hog_err *err)
 {
+    if (p->cross.n && f != HOG_FORMAT_VW)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: interactions cross namespaces, which only "
+                        "Vowpal Wabbit text has; this is %s text", p->name,
+                        hog_format_name(f));
     p->fmt = formats[f];
     unsigned bits = p->hash_bits;
     if (bits == 0 && f == HOG_FORMAT_VW)
@@ -304,6 +318,7 @@ static hog_status parser_settle(struct hog_svm_parser *p, hog_format f,
     p->hashing = true;
     uint64_t nf = UINT64_C(1) << bits;
     p->n_features_min = p->n_features_asked > nf ? p->n_features_asked : nf;
+    p->cross.mask = p->hs.mask;
     return HOG_OK;
 }
 
@@ -320,9 +335,14 @@ hog_status hog_svm_parser_create(const char *name, const hog_load_opts *user,
     if ((unsigned)o.format > HOG_FORMAT_VW)
         return hog_errf(err, HOG_EINVAL, "unknown text format %d",
                         (int)o.format);
+    struct hog_interactions cross;
+    hog_status cst = hog_interactions_parse(o.interactions, &cross, err);
+    if (cst != HOG_OK)
+        return cst;
     struct hog_svm_parser *p = calloc(1, sizeof *p);
     if (!p)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
+    p->cross = cross;
     p->name = name;
     p->zero_based = o.zero_based;
     p->threads = o.threads;
@@ -394,6 +414,9 @@ static bool acc_reserve(struct hog_slice *a, uint64_t rows, uint64_t nnz)
         c2 = a->cap_nnz;
         if (!grow((void **)&a->val, &c2, c, sizeof *a->val))
             return false;
+        c2 = a->cap_nnz;
+        if (a->keep_ns && !grow((void **)&a->ns, &c2, c, sizeof *a->ns))
+            return false;
         a->cap_nnz = c;
     }
     return true;
@@ -460,6 +483,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].zero_based = p->zero_based;
         sl[i].fmt = fmt;
         sl[i].hash = p->hashing ? &p->hs : NULL;
+        sl[i].keep_ns = p->cross.n > 0;
         sl[i].collisions = sl[i].merged = 0;
         if (i > 0) {
             sl[i].rows = sl[i].nnz = sl[i].lines = 0;
@@ -511,6 +535,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].dst_off = a->off, sl[i].dst_y = a->y;
         sl[i].dst_idx = a->idx, sl[i].dst_val = a->val;
         sl[i].dst_imp = a->imp;
+        sl[i].dst_ns = a->ns;
     }
     if (nslices > 1)
         hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
@@ -557,19 +582,38 @@ static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
     uint32_t *idx = nnz ? realloc(a->idx, nnz * sizeof *idx) : a->idx;
     float *val = nnz ? realloc(a->val, nnz * sizeof *val) : a->val;
     float *imp = a->imp ? realloc(a->imp, rows * sizeof *imp) : NULL;
+    uint8_t *ns = a->ns && nnz ? realloc(a->ns, nnz) : a->ns;
+    ns = ns ? ns : a->ns;
     off = off ? off : a->off, y = y ? y : a->y;
     idx = idx ? idx : a->idx, val = val ? val : a->val;
     imp = imp ? imp : a->imp;
     a->off = NULL, a->y = NULL, a->idx = NULL, a->val = NULL, a->imp = NULL;
+    a->ns = NULL;
     a->rows = a->nnz = a->cap_rows = a->cap_nnz = 0;
     hog_status st = hog_data_wrap(rows, nnz, off, y, idx, val,
                                   p->n_features_min, out, err);
     if (st != HOG_OK) {
         free(imp);
+        free(ns);
         return st;
     }
     hog_svm_parser_hashing(p, &(*out)->hash, &(*out)->format);
     (*out)->importance = imp;
+    if (p->cross.n) {
+        if (!ns)
+            ns = malloc(1); /* no entries: a tag array all the same */
+        if (!ns) {
+            hog_data_free(*out);
+            *out = NULL;
+            return hog_errf(err, HOG_ENOMEM, "out of memory");
+        }
+        (*out)->ns_mem = ns;
+        (*out)->m.ns = ns;
+        (*out)->cross = p->cross;
+        hog_cross_count(*out);
+    } else {
+        free(ns);
+    }
     return HOG_OK;
 }
 

@@ -42,6 +42,9 @@ struct hog_slice {
     float *y;
     uint32_t *idx;
     float *val;
+    uint8_t *ns;          /* with interactions: each entry's namespace
+                             (struct hog_csr's ns), cap_nnz; else NULL */
+    bool keep_ns;
     float *imp;           /* importance of each row (VW); NULL while every
                              row's is 1, then cap_rows entries */
     uint64_t lines;       /* newlines seen (all of them when status is OK) */
@@ -56,6 +59,7 @@ struct hog_slice {
     uint64_t *dst_off;
     float *dst_y, *dst_val, *dst_imp;
     uint32_t *dst_idx;
+    uint8_t *dst_ns;
 } __attribute__((aligned(HOG_CACHELINE)));
 
 /* Records the error of line `line` (1-based within the slice). */

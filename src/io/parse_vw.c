@@ -217,6 +217,7 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
         while (*p == '|') {
             p++;
             uint32_t ns = ns_default;
+            uint8_t tag = ' '; /* the namespace's first byte (VW's default: ' ') */
             float scale = 1.0f;
             if (!vw_name_end(*p) || *p == ':') {
                 const char *t = p;
@@ -230,6 +231,7 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                     goto fail;
                 }
                 ns = hog_vw_hash(t, len, hs->seed);
+                tag = (uint8_t)t[0];
                 if (*p == ':') {
                     p++;
                     if (!vw_value(s, line, &p, "namespace", t, len, &scale))
@@ -290,10 +292,13 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                 }
                 s->idx[n] = h & mask;
                 s->val[n] = v;
+                if (s->ns)
+                    s->ns[n] = tag;
                 n++;
             }
         }
-        int64_t k = hog_row_merge(s->idx + n0, s->val + n0, (uint32_t)(n - n0),
+        int64_t k = hog_row_merge(s->idx + n0, s->val + n0,
+                                  s->ns ? s->ns + n0 : NULL, (uint32_t)(n - n0),
                                   &s->scratch);
         if (k < 0)
             goto oom;

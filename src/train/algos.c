@@ -23,12 +23,14 @@ static const struct hog_algo_row rows[] = {
     [HOG_ALGO_SERIAL] = {
         "serial", "serial", hog_serial_train, hog_serial_train_stream,
         hog_softmax_train,
-        HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM },
+        HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM |
+            HOG_CAP_INTERACTIONS },
     [HOG_ALGO_HOGWILD] = {
         "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
         hog_softmax_train,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
-            HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM },
+            HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM |
+            HOG_CAP_INTERACTIONS },
     [HOG_ALGO_CYCLADES] = {
         "cyclades", "Cyclades", hog_cyclades_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT |
@@ -60,6 +62,9 @@ static const struct {
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },
     { HOG_CAP_WARM, "a warm start (--init, --search-C's path)", false },
+    { HOG_CAP_INTERACTIONS, "--interactions (crossed as each row is read, "
+      "which coordinate descent's columns and Cyclades' conflict graph do "
+      "not do)", true },
 };
 
 const struct hog_algo_row *hog_algo_row(hog_algo a)

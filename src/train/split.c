@@ -16,6 +16,7 @@
  * training rows and its validation rows are copied out (the rows in their
  * order, every array): memory for one more data set per split in use.
  */
+#include "core/cross.h"
 #include "train/train.h"
 
 #include "core/loss.h"
@@ -176,8 +177,9 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
     float *y = malloc((rows ? rows : 1) * sizeof *y);
     uint32_t *idx = malloc((nnz ? nnz : 1) * sizeof *idx);
     float *val = malloc((nnz ? nnz : 1) * sizeof *val);
-    if (!off || !y || !idx || !val) {
-        free(off), free(y), free(idx), free(val);
+    uint8_t *ns = m->ns ? malloc(nnz ? nnz : 1) : NULL;
+    if (!off || !y || !idx || !val || (m->ns && !ns)) {
+        free(off), free(y), free(idx), free(val), free(ns);
         return hog_errf(err, HOG_ENOMEM, "out of memory for a copy of %llu "
                         "rows (%llu nonzeros)", (unsigned long long)rows,
                         (unsigned long long)nnz);
@@ -190,6 +192,8 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
         uint64_t a = m->off[i], len = m->off[i + 1] - a;
         memcpy(idx + e, m->idx + a, len * sizeof *idx);
         memcpy(val + e, m->val + a, len * sizeof *val);
+        if (ns)
+            memcpy(ns + e, m->ns + a, len);
         e += len;
         y[r] = m->y[i];
         off[++r] = e;
@@ -197,8 +201,16 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
     hog_data *s;
     hog_status rc = hog_data_wrap(rows, nnz, off, y, idx, val, d->n_features,
                                   &s, err);
-    if (rc != HOG_OK)
+    if (rc != HOG_OK) {
+        free(ns);
         return rc;
+    }
+    if (ns) { /* the parent's interactions, crossed in the part alike */
+        s->ns_mem = ns;
+        s->m.ns = ns;
+        s->cross = d->cross;
+        hog_cross_count(s);
+    }
     /* the parent's problem: its label kind and labels, whatever values
      * this part happens to hold */
     s->labels = d->labels;

@@ -10,6 +10,7 @@
  * algorithms see them through the front door's view of the data,
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  */
+#include "core/cross.h"
 #include "train/train.h"
 
 #include "train/checkpoint.h"
@@ -367,6 +368,8 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         if (hog_train_is_multiclass(o, train) &&
             o->multiclass == HOG_MULTICLASS_OVR)
             used &= ~(unsigned)HOG_CAP_THREADS;
+        if (train && train->cross.n)
+            used |= HOG_CAP_INTERACTIONS;
         hog_status st = hog_algo_check(o->algo, used, err);
         if (st != HOG_OK)
             return st;
@@ -378,6 +381,24 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
+    if (train->cross.n) {
+        /* the rows are crossed in the SGD row loops and the scorers; the
+         * trainers with loops of their own do not cross them yet */
+        const char *what =
+            hog_gpu_requested(o)
+                ? "the GPU trainer (--gpus), whose kernels do not cross rows"
+            : o->average ? "model averaging across processes, whose "
+                           "trainer does not cross rows"
+            : o->hot_count ? "hot-feature replicas (--hot), whose loops do "
+                             "not cross rows"
+            : o->normalize ? "--normalize, whose scales of the stored "
+                             "features are not the crossed features'"
+                           : NULL;
+        if (what)
+            return hog_errf(err, HOG_ENOTSUP,
+                            "--interactions do not combine with %s; drop "
+                            "one of the two", what);
+    }
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
     if ((unsigned)o->multiclass > HOG_MULTICLASS_SOFTMAX)
@@ -489,7 +510,9 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
                      ? (double)md->n_classes
                      : (double)f->class_epochs;
     s.rows_per_s = seconds > 0 ? per * (double)d->m.rows / seconds : NAN;
-    s.nnz_per_s = seconds > 0 ? per * (double)d->m.nnz / seconds : NAN;
+    /* the crossed features count: they are the entries the kernel ran */
+    double nnz = d->m.ns ? (double)d->cross_nnz : (double)d->m.nnz;
+    s.nnz_per_s = seconds > 0 ? per * nnz / seconds : NAN;
     s.nonzero_weights = hog_model_nonzeros(f->model);
     s.replica_syncs = f->replica_syncs;
     s.gap = f->gap;
@@ -629,6 +652,8 @@ static hog_status new_model(const hog_data *train, const hog_train_opts *o,
     m->label_neg = train->label_neg;
     m->hash_bits = train->hash.bits; /* predict hashes its data the same way */
     m->hash_seed = train->hash.seed;
+    m->cross = train->cross; /* and crosses it so */
+    hog_interactions_format(&m->cross, m->cross_spec, sizeof m->cross_spec);
     if (hog_train_is_multiclass(o, train) && train->m.y) {
         double *labels;
         uint32_t k;
@@ -706,6 +731,16 @@ static hog_status warm_weights(const hog_train_opts *o, const hog_model *m,
                         ws->bias != 0 ? " and a bias" : "",
                         (unsigned long long)m->n_features,
                         m->bias != 0 ? " and a bias" : "");
+    if (ws->cross.n != m->cross.n ||
+        memcmp(ws->cross.pair, m->cross.pair, sizeof m->cross.pair) != 0)
+        return hog_errf(err, HOG_EINVAL, "the warm start was trained %s%s "
+                        "and this training %s%s; start from a model of the "
+                        "same interactions",
+                        ws->cross.n ? "with interactions " : "without "
+                                                             "interactions",
+                        ws->cross.n ? ws->cross_spec : "",
+                        m->cross.n ? "crosses " : "has none",
+                        m->cross.n ? m->cross_spec : "");
     bool same = ws->n_classes == m->n_classes;
     for (uint32_t c = 0; same && c < m->n_classes; c++)
         same = ws->classes[c] == m->classes[c];
@@ -960,6 +995,18 @@ static hog_status run_train(const hog_data *train, const hog_data *test,
     hog_status st;
     if ((st = hog_train_validate(&o, train, err)) != HOG_OK)
         return st;
+    /* a test or validation set is scored as the model will be: crossed
+     * as the training rows are */
+    const hog_data *other[] = { test, o.validation };
+    for (int i = 0; i < 2; i++)
+        if (other[i] && (other[i]->cross.n != train->cross.n ||
+                         memcmp(other[i]->cross.pair, train->cross.pair,
+                                sizeof train->cross.pair) != 0))
+            return hog_errf(err, HOG_EINVAL,
+                            "the %s set was loaded with other interactions "
+                            "than the training set; load both with the "
+                            "same (hog_load_opts.interactions)",
+                            i ? "validation" : "test");
     if (o.normalize)
         return hog_train_normalized(train, test, &o, out, err);
     const bool gpu = hog_gpu_requested(&o);

@@ -49,6 +49,9 @@ enum hog_cap {
     HOG_CAP_WARM = 1u << 9,        /* a warm start (hog_train_opts.warm_start,
                                       core/fit.h's init); refused like the
                                       first five */
+    HOG_CAP_INTERACTIONS = 1u << 10, /* rows crossed as they are read
+                                        (a data set loaded with
+                                        --interactions); refused likewise */
 };
 
 struct hog_fit;

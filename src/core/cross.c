@@ -1,0 +1,264 @@
+/*
+ * Rows as the kernels see them: merged entries and crossed features
+ * (core/cross.h has the formula and the contract).
+ */
+#include "core/cross.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a row's entries, merged ----------------------------------------------- */
+
+void hog_hash_scratch_free(struct hog_hash_scratch *sc)
+{
+    free(sc->key);
+    free(sc->val);
+    free(sc->ns);
+    sc->key = NULL, sc->val = NULL, sc->ns = NULL, sc->cap = 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool scratch_reserve(struct hog_hash_scratch *sc, uint64_t n)
+{
+    if (n <= sc->cap)
+        return true;
+    uint64_t *k = realloc(sc->key, (size_t)n * sizeof *k);
+    if (k)
+        sc->key = k;
+    float *v = realloc(sc->val, (size_t)n * sizeof *v);
+    if (v)
+        sc->val = v;
+    uint8_t *s = realloc(sc->ns, (size_t)n);
+    if (s)
+        sc->ns = s;
+    if (!k || !v || !s)
+        return false;
+    sc->cap = (uint32_t)n;
+    return true;
+}
+
+/* Rows up to this long are sorted in place by insertion. */
+#define INSERTION_MAX 32u
+
+int64_t hog_row_merge(uint32_t *idx, float *val, uint8_t *ns, uint32_t n,
+                      struct hog_hash_scratch *sc)
+{
+    bool sorted = true;
+    for (uint32_t i = 1; i < n && sorted; i++)
+        sorted = idx[i - 1] < idx[i];
+    if (sorted)
+        return n;
+    if (n <= INSERTION_MAX) {
+        /* stable: equal indices keep their order, so sums run in file order */
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t j = i, ki = idx[i];
+            float vi = val[i];
+            uint8_t si = ns ? ns[i] : 0;
+            for (; j > 0 && idx[j - 1] > ki; j--) {
+                idx[j] = idx[j - 1];
+                val[j] = val[j - 1];
+                if (ns)
+                    ns[j] = ns[j - 1];
+            }
+            idx[j] = ki;
+            val[j] = vi;
+            if (ns)
+                ns[j] = si;
+        }
+    } else {
+        if (!scratch_reserve(sc, n))
+            return -1;
+        /* index, then position: a stable sort by index */
+        for (uint32_t i = 0; i < n; i++)
+            sc->key[i] = (uint64_t)idx[i] << 32 | i;
+        qsort(sc->key, n, sizeof *sc->key, key_cmp);
+        for (uint32_t i = 0; i < n; i++)
+            sc->val[i] = val[(uint32_t)sc->key[i]];
+        if (ns) {
+            for (uint32_t i = 0; i < n; i++)
+                sc->ns[i] = ns[(uint32_t)sc->key[i]];
+            memcpy(ns, sc->ns, n);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            idx[i] = (uint32_t)(sc->key[i] >> 32);
+            val[i] = sc->val[i];
+        }
+    }
+    uint32_t w = 0, run = 0; /* [run, w): the entries of idx[w - 1] */
+    for (uint32_t i = 0; i < n; i++) {
+        if (w > 0 && idx[w - 1] == idx[i]) {
+            uint32_t q = run;
+            while (ns && q < w && ns[q] != ns[i])
+                q++;
+            if (q < w) {
+                val[q] += val[i];
+                continue;
+            }
+        } else {
+            run = w;
+        }
+        idx[w] = idx[i];
+        val[w] = val[i];
+        if (ns)
+            ns[w] = ns[i];
+        w++;
+    }
+    return w;
+}
+
+/* ---- the interactions asked ------------------------------------------------ */
+
+hog_status hog_interactions_parse(const char *spec, struct hog_interactions *x,
+                                  hog_err *err)
+{
+    memset(x, 0, sizeof *x);
+    if (!spec)
+        return HOG_OK;
+    for (const char *p = spec; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len != 2)
+            return hog_errf(err, HOG_EINVAL,
+                            "interaction '%.*s' is not two namespaces: each is "
+                            "two characters, the first of two namespace names "
+                            "(--interactions ab,cd)",
+                            (int)(len > 40 ? 40 : len), p);
+        if (x->n == HOG_MAX_INTERACTIONS)
+            return hog_errf(err, HOG_EINVAL,
+                            "more than %u interactions in '%.60s'",
+                            HOG_MAX_INTERACTIONS, spec);
+        for (uint32_t k = 0; k < x->n; k++)
+            if (x->pair[k][0] == (uint8_t)p[0] &&
+                x->pair[k][1] == (uint8_t)p[1])
+                return hog_errf(err, HOG_EINVAL,
+                                "interaction '%.2s' is asked twice", p);
+        x->pair[x->n][0] = (uint8_t)p[0];
+        x->pair[x->n][1] = (uint8_t)p[1];
+        x->n++;
+        p += len + (e != NULL);
+        if (e && !*p)
+            return hog_errf(err, HOG_EINVAL,
+                            "interactions '%.60s' end with a ','", spec);
+    }
+    return HOG_OK;
+}
+
+void hog_interactions_format(const struct hog_interactions *x, char *buf,
+                             size_t len)
+{
+    size_t w = 0;
+    if (len)
+        buf[0] = 0;
+    for (uint32_t k = 0; k < x->n && w + 4 <= len; k++) {
+        if (k)
+            buf[w++] = ',';
+        buf[w++] = (char)x->pair[k][0];
+        buf[w++] = (char)x->pair[k][1];
+        buf[w] = 0;
+    }
+}
+
+/* ---- crossing ---------------------------------------------------------------- */
+
+/* Entries of namespace a and b among n tags; pairs of the two. */
+static uint64_t pair_count(const uint8_t *ns, uint64_t n, uint8_t a, uint8_t b)
+{
+    uint64_t na = 0, nb = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        na += ns[k] == a;
+        nb += ns[k] == b;
+    }
+    return a == b ? na * (na + 1) / 2 : na * nb;
+}
+
+void hog_cross_count(hog_data *d)
+{
+    const struct hog_csr *m = &d->m;
+    uint64_t total = 0, most = 0;
+    for (uint64_t i = 0; i < m->rows && m->ns; i++) {
+        uint64_t a = m->off[i], n = m->off[i + 1] - a, e = n;
+        for (uint32_t p = 0; p < d->cross.n; p++)
+            e += pair_count(m->ns + a, n, d->cross.pair[p][0],
+                            d->cross.pair[p][1]);
+        total += e;
+        most = e > most ? e : most;
+    }
+    d->cross_nnz = m->ns ? total : m->nnz;
+    d->cross_row_max = most;
+}
+
+hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
+                              hog_err *err)
+{
+    memset(b, 0, sizeof *b);
+    if (!d->m.ns)
+        return HOG_OK;
+    uint64_t n = d->cross_row_max ? d->cross_row_max : 1;
+    if (n > UINT32_MAX)
+        return hog_errf(err, HOG_ERANGE,
+                        "a row of %llu entries with its crossed features "
+                        "(more than 2^32 - 1)", (unsigned long long)n);
+    b->idx = malloc(n * sizeof *b->idx);
+    b->val = malloc(n * sizeof *b->val);
+    b->pa = malloc(n * sizeof *b->pa);
+    b->pb = malloc(n * sizeof *b->pb);
+    b->cap = n;
+    if (!b->idx || !b->val || !b->pa || !b->pb || !scratch_reserve(&b->sc, n)) {
+        hog_cross_buf_free(b);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a row of %llu entries with its "
+                        "crossed features", (unsigned long long)n);
+    }
+    return HOG_OK;
+}
+
+void hog_cross_buf_free(struct hog_cross_buf *b)
+{
+    free(b->idx), free(b->val), free(b->pa), free(b->pb);
+    hog_hash_scratch_free(&b->sc);
+    memset(b, 0, sizeof *b);
+}
+
+struct hog_row hog_cross_row(const struct hog_interactions *x,
+                             const struct hog_csr *m, uint64_t i,
+                             struct hog_cross_buf *b)
+{
+    struct hog_row r = hog_csr_row(m, i);
+    const uint8_t *ns = m->ns + m->off[i];
+    const uint32_t n = r.nnz, mask = x->mask;
+    uint32_t w = n;
+    memcpy(b->idx, r.idx, n * sizeof *r.idx);
+    memcpy(b->val, r.val, n * sizeof *r.val);
+    for (uint32_t p = 0; p < x->n; p++) {
+        const uint8_t a = x->pair[p][0], c = x->pair[p][1];
+        uint32_t na = 0, nc = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            if (ns[k] == a)
+                b->pa[na++] = k;
+            if (ns[k] == c)
+                b->pb[nc++] = k;
+        }
+        for (uint32_t s = 0; s < na; s++) {
+            const uint32_t f = b->pa[s];
+            const uint32_t hf = r.idx[f] * HOG_CROSS_PRIME;
+            const float vf = r.val[f];
+            /* "aa": each unordered pair once (the lower index first) and
+             * each entry with itself */
+            for (uint32_t t = a == c ? s : 0; t < nc; t++) {
+                const uint32_t g = b->pb[t];
+                b->idx[w] = (hf ^ r.idx[g]) & mask;
+                b->val[w] = vf * r.val[g];
+                w++;
+            }
+        }
+    }
+    /* never allocates: the scratch holds cross_row_max entries */
+    int64_t k = hog_row_merge(b->idx, b->val, NULL, w, &b->sc);
+    struct hog_row out = { b->idx, b->val, (uint32_t)k, r.y };
+    return out;
+}

@@ -1,0 +1,86 @@
+/*
+ * Rows as the kernels see them: a row's entries sorted and summed
+ * (hog_row_merge, which the parsers use as they hash), and the crossed
+ * features of quadratic interactions (VW's -q), generated per row into a
+ * per-thread buffer just before a kernel reads the row (hog_data_row), never
+ * stored for the data set.
+ *
+ * A data set loaded with interactions (hog_load_opts.interactions) keeps,
+ * beside each entry, the namespace it came from (struct hog_csr's ns: the
+ * first byte of the namespace's name, ' ' for VW's default namespace).
+ * Row i then reads as its own entries plus, for each pair "ab" asked, for
+ * every entry f of namespace a and g of namespace b (for "aa": every
+ * unordered pair once, the lower index first, and each entry with itself),
+ *
+ *     index ((f * 16777619) ^ g) mod 2^B,  value x_f * x_g
+ *
+ * (VW's quadratic formula, with FNV's 32-bit prime, on the B-bit indices: it
+ * equals VW's on the 32-bit hashes taken mod 2^B), sorted and summed where
+ * indices meet. Without interactions ns is NULL and hog_data_row is the
+ * stored row: one predictable test per row.
+ */
+#ifndef HOG_CORE_CROSS_H
+#define HOG_CORE_CROSS_H
+
+#include "core/core.h"
+
+#define HOG_CROSS_PRIME UINT32_C(16777619) /* FNV-1's 32-bit prime, as VW */
+
+/* The scratch of hog_row_merge, kept between rows. */
+struct hog_hash_scratch {
+    uint64_t *key;
+    float *val;
+    uint8_t *ns;
+    uint32_t cap;
+};
+/* Sorts a row's n entries by index (stably) and sums the values of entries
+ * of equal index (and, when ns is not NULL, equal namespace: entries of two
+ * namespaces stay apart, adjacent, in their first one's order), in file
+ * order; returns the entries left, -1 when out of memory for the scratch
+ * (which only grows for rows longer than sc->cap). */
+int64_t hog_row_merge(uint32_t *idx, float *val, uint8_t *ns, uint32_t n,
+                      struct hog_hash_scratch *sc);
+void hog_hash_scratch_free(struct hog_hash_scratch *sc);
+
+/* Parses "ab[,cd...]" (pairs of namespace bytes) into x; HOG_EINVAL with a
+ * sentence naming the bad item. NULL or "" is no interaction. */
+hog_status hog_interactions_parse(const char *spec, struct hog_interactions *x,
+                                  hog_err *err);
+/* "ab,cd" into buf (len >= 3 * HOG_MAX_INTERACTIONS + 1). */
+void hog_interactions_format(const struct hog_interactions *x, char *buf,
+                             size_t len);
+
+/* The entries of every row of d with its crossed features (before they are
+ * summed), and the most of one row: sets d->cross_nnz, d->cross_row_max. */
+void hog_cross_count(hog_data *d);
+
+/* A thread's buffer for expanded rows of one data set. */
+struct hog_cross_buf {
+    uint32_t *idx, *pa, *pb;
+    float *val;
+    uint64_t cap;
+    struct hog_hash_scratch sc;
+};
+/* Sized for d's longest expanded row, so that expanding never allocates;
+ * nothing is allocated for data without interactions. */
+hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
+                              hog_err *err);
+void hog_cross_buf_free(struct hog_cross_buf *b);
+
+/* Row i of m with the crossed features of x, in b (valid until the next
+ * call on b). m->ns must be set. */
+struct hog_row hog_cross_row(const struct hog_interactions *x,
+                             const struct hog_csr *m, uint64_t i,
+                             struct hog_cross_buf *b);
+
+/* Row i of m (d's matrix, or a view of it) as every kernel must read it. */
+static inline struct hog_row hog_data_row(const hog_data *d,
+                                          const struct hog_csr *m, uint64_t i,
+                                          struct hog_cross_buf *b)
+{
+    if (HOG_LIKELY(m->ns == NULL))
+        return hog_csr_row(m, i);
+    return hog_cross_row(&d->cross, m, i, b);
+}
+
+#endif
