@@ -249,9 +249,10 @@ hog_status hog_data_from_csr(const hog_csr_arrays *a, unsigned threads,
         }
 
     d->m = (struct hog_csr){
-        a->rows, nnz, off, y ? y : (const float *)a->labels,
-        idx ? idx : (const uint32_t *)a->indices,
-        val ? val : (const float *)a->values
+        .rows = a->rows, .nnz = nnz, .off = off,
+        .y = y ? y : (const float *)a->labels,
+        .idx = idx ? idx : (const uint32_t *)a->indices,
+        .val = val ? val : (const float *)a->values,
     };
     d->borrowed = (own_off ? 0 : HOG_BORROW_INDPTR) |
                   (idx ? 0 : HOG_BORROW_INDICES) |
