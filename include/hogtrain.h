@@ -598,13 +598,19 @@ typedef struct hog_search_opts {
     double C_max;           /* the last C at most (default 1024 = 2^10) */
     double ratio;           /* C grows by this factor (default 2) */
     unsigned patience;      /* stop after this many C in a row without a
-                               better CV figure (default 5; 0: every C) */
+                               gain of min_gain over the last gain, once
+                               the path has gained once (default 3; 0:
+                               every C) */
     int warm_start;         /* 1 (default): each fold starts from its model
                                of the previous C where the algorithm takes
                                a warm start (serial, hogwild, cyclades) */
     /* Called after each C (may be NULL). */
     void (*step)(void *ctx, const hog_search_step *s);
     void *step_ctx;
+    /* What counts as a gain for patience: the CV accuracy up by at least
+     * this (a fraction: default 0.001, a tenth of a point), or the RMSE
+     * down by this share of itself. The best C is the best figure still. */
+    double min_gain;
 } hog_search_opts;
 
 HOG_API void hog_search_opts_init(hog_search_opts *so);

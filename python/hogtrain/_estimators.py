@@ -33,6 +33,8 @@ _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
+# LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7), as the command's
+_DCD_TOL = 0.1
 _SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
 _DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64))
 
@@ -120,7 +122,10 @@ class _Base(BaseEstimator):
             # only sizes the metrics' pass)
             "threads": 0 if algo == _h.ALGO_SERIAL else threads(self.n_jobs),
             "algo": algo,
-            "tol": _number("tol", self.tol, 0),
+            # LIBLINEAR's -e default, as the command's: dcd 0.1, scd 0.01
+            "tol": (_DCD_TOL if self.tol is None and algo == _h.ALGO_DCD
+                    else 0.01 if self.tol is None
+                    else _number("tol", self.tol, 0)),
             "normalize": 1 if self.normalize else 0,
             "bias": (_number("intercept_scaling", self.intercept_scaling, 0,
                              strict=True) if self.fit_intercept else 0.0),
@@ -277,7 +282,8 @@ class Classifier(ClassifierMixin, _Base):
     class_weight : None, "balanced" or a dict {label: weight}.
     random_state : int, RandomState or None. The seed of the row order
         (None: 1, the command's default, so that fits repeat).
-    tol : float, default 0.01. dcd's and scd's stopping rule.
+    tol : float or None. dcd's and scd's stopping rule (LIBLINEAR's -e;
+        None: its defaults, 0.1 for dcd, 0.01 for scd).
     verbose : int. > 0 prints each epoch's metrics to standard error.
     warm_start : bool. Start from the previous fit's weights.
     fit_intercept : bool, default True. A bias feature of value
@@ -295,7 +301,7 @@ class Classifier(ClassifierMixin, _Base):
     def __init__(self, loss="logistic", *, alpha=1e-5, l1=0.0, C=None,
                  algorithm="serial", n_jobs=None, epochs=None,
                  schedule="adagrad", eta=None, multiclass="ovr",
-                 class_weight=None, random_state=None, tol=0.01, verbose=0,
+                 class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=1.0,
                  normalize=False):
         self.loss = loss
@@ -444,7 +450,7 @@ class Regressor(RegressorMixin, _Base):
 
     def __init__(self, loss="squared", *, alpha=1e-5, l1=0.0, C=None,
                  algorithm="serial", n_jobs=None, epochs=None,
-                 schedule="adagrad", eta=None, random_state=None, tol=0.01,
+                 schedule="adagrad", eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=1.0, normalize=False):
         self.loss = loss

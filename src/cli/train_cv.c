@@ -202,7 +202,7 @@ static void print_search_summary(const struct train_args *a,
                 a->cv);
     fprintf(stderr, "; %u values of C in %.2f s", r->steps, r->seconds);
     if (r->stopped_early)
-        fprintf(stderr, " (stopped after %u without a better one)", patience);
+        fprintf(stderr, " (stopped after %u without a gain)", patience);
     fputc('\n', stderr);
 }
 

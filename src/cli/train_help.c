@@ -84,8 +84,9 @@ static void help(FILE *f)
             "      --power X          exponent of the invscaling schedule (default %g)\n"
             "      --seed N           random seed (default %llu)\n"
             "      --tol X            scd, dcd: stop once LIBLINEAR's -e criterion is\n"
-            "                         below X; 0 runs every epoch (default %g; with\n"
-            "                         scd or dcd --epochs defaults to %u)\n"
+            "                         below X; 0 runs every epoch (default, as\n"
+            "                         LIBLINEAR's: dcd %g, scd %g; with scd or dcd\n"
+            "                         --epochs defaults to %u)\n"
             "      --metrics-every K  the training set's objective, loss, accuracy\n"
             "                         and AUC (a pass over the data) every K epochs\n"
             "                         and after the last; other epochs report the\n"
@@ -205,7 +206,7 @@ static void help(FILE *f)
             hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
-            (unsigned long long)d.seed, d.tol, COORD_EPOCHS,
+            (unsigned long long)d.seed, DCD_TOL, d.tol, COORD_EPOCHS,
             hog_cli_algo_name(d.algo), d.threads,
             hog_cli_update_name(d.update), (unsigned long long)d.sync_every,
             HOG_GPU_DEFAULT_BATCH);

@@ -566,6 +566,8 @@ static void algo_defaults(struct train_args *a, const unsigned char *seen)
     bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD;
     if (coord && !seen[OPT_EPOCHS])
         a->o.epochs = COORD_EPOCHS;
+    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_TOL])
+        a->o.tol = DCD_TOL;
     /* dcd's exact mode unless wild is asked for. */
     if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
         a->o.update = HOG_UPDATE_ATOMIC;
