@@ -22,19 +22,27 @@ static hog_data *load(const char *path)
     return d;
 }
 
-static hog_model *train(const hog_data *d, hog_algo algo)
+/* One thread (deterministic), a bias, seed 7. */
+static hog_model *train_loss(const hog_data *d, hog_algo algo, hog_loss loss,
+                             unsigned epochs)
 {
     hog_train_opts o;
     hog_train_opts_init(&o);
     o.algo = algo;
+    o.loss = loss;
     o.threads = 1;
-    o.epochs = 3;
+    o.epochs = epochs;
     o.seed = 7;
     o.bias = 1.0;
     hog_model *m = NULL;
     hog_err e;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &e), HOG_OK, "%s", e.msg);
     return m;
+}
+
+static hog_model *train(const hog_data *d, hog_algo algo)
+{
+    return train_loss(d, algo, HOG_LOSS_LOGISTIC, 3);
 }
 
 static void same_weights(const hog_model *a, const hog_model *b)
@@ -238,15 +246,8 @@ static void round_trip(const char *name, hog_loss loss, unsigned K)
         cr_skip_test("real data file %s not found under HOGTRAIN_DATA; "
                      "skipping", name);
     hog_data *d = load(path);
-    hog_train_opts o;
-    hog_train_opts_init(&o);
-    o.loss = loss;
-    o.epochs = 2;
-    o.threads = 1;
-    o.bias = 1.0;
-    hog_model *m = NULL;
+    hog_model *m = train_loss(d, HOG_ALGO_SERIAL, loss, 2);
     hog_err e;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &e), HOG_OK, "%s", e.msg);
     hog_model_spec s = { .size = sizeof s };
     hog_model_describe(m, &s);
     cr_assert_eq(s.n_classes, K);
@@ -292,6 +293,13 @@ Test(arrays, bad_model_specs)
     hog_err e;
     cr_assert_eq(hog_model_from_weights(&s, w, &m, &e), HOG_EINVAL);
     cr_assert(strstr(e.msg, "the label 1 names two classes"), "%s", e.msg);
+    const double ok[3] = { 1, 2, 3 };
+    s.classes = ok;
+    s.loss = HOG_LOSS_SQUARED;
+    cr_assert_eq(hog_model_from_weights(&s, w, &m, &e), HOG_EINVAL);
+    cr_assert(strstr(e.msg, "classification loss"), "%s", e.msg);
+    s.loss = HOG_LOSS_LOGISTIC;
+    s.classes = cl;
     s.n_classes = 2;
     cr_assert_eq(hog_model_from_weights(&s, w, &m, &e), HOG_EINVAL);
     s.n_classes = 0; /* binary needs two labels */

@@ -327,9 +327,9 @@ static hog_status check_spec(const hog_model_spec *s, hog_err *err)
         return hog_errf(err, HOG_EINVAL, "%u classes: a K-class model has "
                         "3 to %u (0 for a binary or regression model)",
                         s->n_classes, HOG_MAX_CLASSES);
-    if (s->regression)
-        return hog_errf(err, HOG_EINVAL, "a K-class model is not a "
-                        "regression");
+    if (s->regression || s->loss == HOG_LOSS_SQUARED)
+        return hog_errf(err, HOG_EINVAL, "a K-class model has a "
+                        "classification loss, not a regression");
     if ((unsigned)s->multiclass > HOG_MULTICLASS_SOFTMAX ||
         (s->multiclass == HOG_MULTICLASS_SOFTMAX &&
          s->loss != HOG_LOSS_LOGISTIC))
