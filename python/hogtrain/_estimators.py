@@ -97,14 +97,19 @@ class _Base(BaseEstimator):
 
     # ---- options ---------------------------------------------------------
     def _epochs(self, algo):
-        if self.epochs is None:
+        # max_iter: scikit-learn's name for the same number
+        if self.epochs is not None and self.max_iter is not None:
+            raise ValueError("epochs and max_iter are the same number of "
+                             "passes; give one")
+        name, n = (("max_iter", self.max_iter) if self.max_iter is not None
+                   else ("epochs", self.epochs))
+        if n is None:
             return _COORD_EPOCHS if algo in (_h.ALGO_SCD, _h.ALGO_DCD) \
                 else _SGD_EPOCHS
-        if isinstance(self.epochs, bool) or not isinstance(
-                self.epochs, numbers.Integral) or self.epochs < 1:
-            raise ValueError(f"epochs must be an integer >= 1 "
-                             f"(got {self.epochs!r})")
-        return int(self.epochs)
+        if isinstance(n, bool) or not isinstance(
+                n, numbers.Integral) or n < 1:
+            raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
+        return int(n)
 
     def _opts(self):
         loss = _choice("loss", self.loss, self._losses)
@@ -141,17 +146,25 @@ class _Base(BaseEstimator):
     def _train(self, X, labels, sample_weight, class_weights=None,
                warm=None):
         opts = self._opts()
-        progress = None
-        if self.verbose:
-            epochs = opts["epochs"]
-            progress = lambda s: _print_epoch(s, epochs)  # noqa: E731
+        epochs = opts["epochs"]
+        # n_iter_: the epochs run. The SGD trainers run them all; dcd and
+        # scd stop at tol and say when through the progress report (their
+        # metrics cost nothing before the last epoch; the SGD trainers'
+        # would be a pass over the data each epoch, so they get none).
+        self.n_iter_ = epochs
+        coord = opts["algo"] in (_h.ALGO_SCD, _h.ALGO_DCD)
+
+        def progress(st):
+            self.n_iter_ = st["epoch"]
+            if self.verbose:
+                _print_epoch(st, epochs)
         data = as_data(X, labels, self.n_jobs)
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
         return _h.train(data, opts, row_weights=sample_weight,
                         class_labels=cl, class_weights=cw, warm_start=warm,
-                        progress=progress)
+                        progress=progress if self.verbose or coord else None)
 
     @staticmethod
     def _weights(sample_weight, X):
@@ -276,6 +289,9 @@ class Classifier(ClassifierMixin, _Base):
     n_jobs : int or None. Threads: None or -1 all cores.
     epochs : int or None. Passes over the data (None: 5 for the SGD
         algorithms, 1000 for dcd and scd, which stop at tol).
+    max_iter : int or None. scikit-learn's name for epochs (give one).
+    n_iter_ : after fit, the epochs run (dcd and scd: until tol; one-vs-rest
+        reports its classes' cap).
     schedule : "adagrad" (default), "invscaling", "constant".
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
     multiclass : "ovr" (default) or "softmax", for three classes or more.
@@ -299,7 +315,7 @@ class Classifier(ClassifierMixin, _Base):
     _losses = {k: v for k, v in _LOSSES.items() if v != _h.LOSS_SQUARED}
 
     def __init__(self, loss="logistic", *, alpha=1e-5, l1=0.0, C=None,
-                 algorithm="serial", n_jobs=None, epochs=None,
+                 algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
                  schedule="adagrad", eta=None, multiclass="ovr",
                  class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=1.0,
@@ -311,6 +327,7 @@ class Classifier(ClassifierMixin, _Base):
         self.algorithm = algorithm
         self.n_jobs = n_jobs
         self.epochs = epochs
+        self.max_iter = max_iter
         self.schedule = schedule
         self.eta = eta
         self.multiclass = multiclass
@@ -449,7 +466,7 @@ class Regressor(RegressorMixin, _Base):
     _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
 
     def __init__(self, loss="squared", *, alpha=1e-5, l1=0.0, C=None,
-                 algorithm="serial", n_jobs=None, epochs=None,
+                 algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
                  schedule="adagrad", eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=1.0, normalize=False):
@@ -460,6 +477,7 @@ class Regressor(RegressorMixin, _Base):
         self.algorithm = algorithm
         self.n_jobs = n_jobs
         self.epochs = epochs
+        self.max_iter = max_iter
         self.schedule = schedule
         self.eta = eta
         self.random_state = random_state

@@ -163,3 +163,24 @@ def test_warm_start_of_k_classes_keeps_each_class_its_weights():
     clf.set_params(schedule="constant", eta=1e-6, epochs=1)
     clf.fit(X[order], y[order])
     np.testing.assert_allclose(clf.coef_, before, atol=1e-3)
+
+
+def test_max_iter_is_epochs():
+    X, y = _blobs()
+    a = hogtrain.Classifier(epochs=3).fit(X, y)
+    b = hogtrain.Classifier(max_iter=3).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = hogtrain.Classifier(epochs=5).fit(X, y)
+    assert not np.array_equal(a.coef_, c.coef_)
+    with pytest.raises(ValueError, match="give one"):
+        hogtrain.Classifier(epochs=3, max_iter=3).fit(X, y)
+    with pytest.raises(ValueError, match="max_iter must be an integer"):
+        hogtrain.Regressor(max_iter=0).fit(X, y.astype(float))
+
+
+def test_n_iter_counts_the_epochs_run():
+    X, y = _blobs()
+    assert hogtrain.Classifier(epochs=4).fit(X, y).n_iter_ == 4
+    dcd = hogtrain.Classifier(loss="hinge", algorithm="dcd", C=1.0,
+                              n_jobs=1).fit(X, y)
+    assert 1 <= dcd.n_iter_ < 1000  # stopped at tol
