@@ -1,5 +1,6 @@
 #include "synth.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static float draw_value(struct hog_rng *r, enum th_synth_values v)
@@ -123,4 +124,34 @@ hog_data *th_synth(const struct th_synth *o, hog_err *err)
                       o->infer_features ? 0 : nf, &d, err) != HOG_OK)
         return NULL;
     return d;
+}
+
+bool th_label_argmax(hog_data *d, unsigned k, double step, uint64_t seed,
+                     uint64_t stream)
+{
+    uint64_t nf = d->n_features;
+    double *w = malloc((size_t)k * nf * sizeof *w);
+    if (!w)
+        return false;
+    struct hog_rng rng;
+    hog_rng_seed(&rng, seed, stream);
+    for (size_t i = 0; i < (size_t)k * nf; i++)
+        w[i] = hog_rng_uniform(&rng) - 0.5;
+    float *y = (float *)d->m.y;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double best = -INFINITY;
+        for (unsigned c = 0; c < k; c++) {
+            double s = 0;
+            for (uint32_t e = 0; e < r.nnz; e++)
+                s += w[(size_t)c * nf + r.idx[e]] * r.val[e];
+            if (s > best) {
+                best = s;
+                y[i] = (float)(step * (c + 1));
+            }
+        }
+    }
+    free(w);
+    hog_data_scan_labels(d);
+    return true;
 }

@@ -66,4 +66,11 @@ struct th_synth {
  * memory. The same options give the same bytes on every machine. */
 hog_data *th_synth(const struct th_synth *o, hog_err *err);
 
+/* Relabels d into k classes: row i gets step * (c + 1) for the class c
+ * whose planted model scores it highest (the k models' weights uniform in
+ * [-0.5, 0.5), drawn from stream `stream` of `seed`, class by class), and
+ * the labels are scanned again. False when out of memory. */
+bool th_label_argmax(hog_data *d, unsigned k, double step, uint64_t seed,
+                     uint64_t stream);
+
 #endif

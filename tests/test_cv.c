@@ -52,28 +52,7 @@ static hog_data *k_classes(uint64_t rows, uint32_t nf, unsigned k,
         .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
         .first = { .normal = true } }, &err);
     cr_assert(d, "%s", err.msg);
-    struct hog_rng rng;
-    hog_rng_seed(&rng, 1, 99);
-    double *w = malloc((size_t)k * nf * sizeof *w);
-    cr_assert(w);
-    for (size_t i = 0; i < (size_t)k * nf; i++)
-        w[i] = hog_rng_uniform(&rng) - 0.5;
-    float *y = (float *)d->m.y;
-    for (uint64_t i = 0; i < d->m.rows; i++) {
-        struct hog_row r = hog_csr_row(&d->m, i);
-        double best = -INFINITY;
-        for (unsigned c = 0; c < k; c++) {
-            double s = 0;
-            for (uint32_t e = 0; e < r.nnz; e++)
-                s += w[(size_t)c * nf + r.idx[e]] * r.val[e];
-            if (s > best) {
-                best = s;
-                y[i] = (float)(c + 1);
-            }
-        }
-    }
-    free(w);
-    hog_data_scan_labels(d);
+    cr_assert(th_label_argmax(d, k, 1, 1, 99));
     return d;
 }
 

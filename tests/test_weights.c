@@ -41,28 +41,7 @@ static hog_data *binary(uint64_t rows, uint32_t nf, uint64_t seed,
 static hog_data *three_classes(uint64_t rows, uint32_t nf, uint64_t seed)
 {
     hog_data *d = binary(rows, nf, seed, false);
-    struct hog_rng rng;
-    hog_rng_seed(&rng, 3, 77);
-    double *w = malloc((size_t)3 * nf * sizeof *w);
-    cr_assert(w);
-    for (size_t i = 0; i < (size_t)3 * nf; i++)
-        w[i] = hog_rng_uniform(&rng) - 0.5;
-    float *y = (float *)d->m.y;
-    for (uint64_t i = 0; i < d->m.rows; i++) {
-        struct hog_row r = hog_csr_row(&d->m, i);
-        double best = -INFINITY;
-        for (int c = 0; c < 3; c++) {
-            double s = 0;
-            for (uint32_t e = 0; e < r.nnz; e++)
-                s += w[(size_t)c * nf + r.idx[e]] * r.val[e];
-            if (s > best) {
-                best = s;
-                y[i] = (float)(10 * (c + 1));
-            }
-        }
-    }
-    free(w);
-    hog_data_scan_labels(d);
+    cr_assert(th_label_argmax(d, 3, 10, 3, 77));
     return d;
 }
 
