@@ -1,9 +1,33 @@
-"""What the Python bench scripts share: the load average beside each
-figure, the data sets decompressed once under BUILD/benchdata, and timed
-runs of a command."""
-import os, subprocess, sys, time
+"""What the Python bench scripts share: their command line and the build's
+folders, the load average beside each figure, the data sets decompressed
+once under BUILD/benchdata, and timed runs of a command."""
+import os, subprocess, sys, time, types
 
 DATA = os.environ.get("HOGTRAIN_DATA", os.path.abspath("../shared/data"))
+
+
+def setup(argv, timeout=None):
+    """The scripts' common command line, `BUILD_DIR [--only A,B] [--timeout
+    S] [--quick]` (HOGTRAIN_BENCH_QUICK=1 is --quick too; timeout: the
+    default of --timeout), and the build's paths: build, only (a set or
+    None), timeout, quick, hog (the command), work (BUILD/benchdata) and
+    out (BUILD/bench), both made."""
+    def value(flag):
+        return argv[argv.index(flag) + 1] if flag in argv else None
+    build = os.path.abspath(argv[1] if len(argv) > 1 and
+                            not argv[1].startswith("--") else "build")
+    only = value("--only")
+    a = types.SimpleNamespace(
+        build=build, only=set(only.split(",")) if only else None,
+        timeout=float(value("--timeout")) if "--timeout" in argv else timeout,
+        quick="--quick" in argv or
+        os.environ.get("HOGTRAIN_BENCH_QUICK") == "1",
+        hog=os.path.join(build, "hogtrain"),
+        work=os.path.join(build, "benchdata"),
+        out=os.path.join(build, "bench"))
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    return a
 
 
 def load():

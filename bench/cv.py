@@ -24,19 +24,9 @@ import csv, json, os, re, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-ONLY = None
-if "--only" in sys.argv:
-    ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-TIMEOUT = 3600
-if "--timeout" in sys.argv:
-    TIMEOUT = float(sys.argv[sys.argv.index("--timeout") + 1])
-QUICK = "--quick" in sys.argv or os.environ.get("HOGTRAIN_BENCH_QUICK") == "1"
-HOG = os.path.join(BUILD, "hogtrain")
-WORK = os.path.join(BUILD, "benchdata")
-OUT = os.path.join(BUILD, "bench")
-os.makedirs(WORK, exist_ok=True)
-os.makedirs(OUT, exist_ok=True)
+A = benchlib.setup(sys.argv, timeout=3600)
+BUILD, ONLY, TIMEOUT, QUICK = A.build, A.only, A.timeout, A.quick
+HOG, WORK, OUT = A.hog, A.work, A.out
 ROWS = []
 
 SETS = {"a9a": "a9a", "news20": "news20.binary.train.svm"}

@@ -27,15 +27,8 @@ import csv, json, os, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-ONLY = None
-if "--only" in sys.argv:
-    ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-HOG = os.path.join(BUILD, "hogtrain")
-WORK = os.path.join(BUILD, "benchdata")
-OUT = os.path.join(BUILD, "bench")
-os.makedirs(WORK, exist_ok=True)
-os.makedirs(OUT, exist_ok=True)
+A = benchlib.setup(sys.argv)
+BUILD, ONLY, HOG, WORK, OUT = A.build, A.only, A.hog, A.work, A.out
 ROWS = []
 
 

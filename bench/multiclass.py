@@ -27,18 +27,9 @@ import csv, json, os, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-ONLY = None
-if "--only" in sys.argv:
-    ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-TIMEOUT = 900
-if "--timeout" in sys.argv:
-    TIMEOUT = float(sys.argv[sys.argv.index("--timeout") + 1])
-HOG = os.path.join(BUILD, "hogtrain")
-WORK = os.path.join(BUILD, "benchdata")
-OUT = os.path.join(BUILD, "bench")
-os.makedirs(WORK, exist_ok=True)
-os.makedirs(OUT, exist_ok=True)
+A = benchlib.setup(sys.argv, timeout=900)
+BUILD, ONLY, TIMEOUT = A.build, A.only, A.timeout
+HOG, WORK, OUT = A.hog, A.work, A.out
 ROWS = []
 
 SETS = {

@@ -27,8 +27,9 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and
-                        not sys.argv[1].startswith("--") else "build")
+A = benchlib.setup(sys.argv)
+BUILD, ONLY, QUICK, HOG, WORK, OUT = (A.build, A.only, A.quick, A.hog, A.work,
+                                      A.out)
 sys.path.insert(0, os.path.join(BUILD, "python"))
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
@@ -37,18 +38,9 @@ from sklearn.svm import LinearSVC  # noqa: E402
 
 import hogtrain  # noqa: E402
 
-QUICK = "--quick" in sys.argv
 REPEAT = 1 if QUICK else 3
 if "--repeat" in sys.argv:
     REPEAT = int(sys.argv[sys.argv.index("--repeat") + 1])
-ONLY = None
-if "--only" in sys.argv:
-    ONLY = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-HOG = os.path.join(BUILD, "hogtrain")
-WORK = os.path.join(BUILD, "benchdata")
-OUT = os.path.join(BUILD, "bench")
-os.makedirs(WORK, exist_ok=True)
-os.makedirs(OUT, exist_ok=True)
 GEN_ROWS = 20_000 if QUICK else 1_000_000
 ROWS = []
 
