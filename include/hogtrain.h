@@ -196,7 +196,10 @@ typedef enum hog_loss {
 typedef enum hog_schedule {
     HOG_SCHED_CONSTANT = 0, /* eta_t = eta */
     HOG_SCHED_INVSCALING,   /* eta_t = eta / (1 + eta * l2 * t) or eta / (1 + t/n)^power */
-    HOG_SCHED_ADAGRAD       /* eta_{t,j} = eta / sqrt(eps + sum of g_j^2) */
+    HOG_SCHED_ADAGRAD,      /* eta_{t,j} = eta / sqrt(eps + sum of g_j^2) */
+    HOG_SCHED_FTRL          /* FTRL-Proximal: per-coordinate rates
+                               eta / (beta + sqrt(sum of g_j^2)), l1 and l2
+                               in closed form (serial and Hogwild!) */
 } hog_schedule;
 
 /* A classification loss on training labels with K >= 3 distinct values

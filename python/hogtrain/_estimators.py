@@ -28,7 +28,7 @@ _ETA = {_h.LOSS_LOGISTIC: 0.3, _h.LOSS_HINGE: 0.1, _h.LOSS_SQHINGE: 0.1,
         _h.LOSS_SQUARED: 1.0}
 _SCHEDULES = {"constant": _h.SCHED_CONSTANT,
               "invscaling": _h.SCHED_INVSCALING,
-              "adagrad": _h.SCHED_ADAGRAD}
+              "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD}
@@ -292,7 +292,8 @@ class Classifier(ClassifierMixin, _Base):
     max_iter : int or None. scikit-learn's name for epochs (give one).
     n_iter_ : after fit, the epochs run (dcd and scd: until tol; one-vs-rest
         reports its classes' cap).
-    schedule : "adagrad" (default), "invscaling", "constant".
+    schedule : "adagrad" (default), "invscaling", "constant", "ftrl"
+        (FTRL-Proximal; algorithm "serial" or "hogwild").
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
     multiclass : "ovr" (default) or "softmax", for three classes or more.
     class_weight : None, "balanced" or a dict {label: weight}.

@@ -184,3 +184,15 @@ def test_n_iter_counts_the_epochs_run():
     dcd = hogtrain.Classifier(loss="hinge", algorithm="dcd", C=1.0,
                               n_jobs=1).fit(X, y)
     assert 1 <= dcd.n_iter_ < 1000  # stopped at tol
+
+
+def test_ftrl_schedule_reaches_the_default_accuracy(dataset):
+    # a9a at the default options: AdaGrad 85.03%, --schedule ftrl 85.02%
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    Xt, yt = hogtrain.load_svmlight(dataset("a9a.t"), n_features=X.shape[1])
+    Xt = Xt[:, :X.shape[1]]
+    ada = hogtrain.Classifier(n_jobs=1).fit(X, y).score(Xt, yt)
+    ftrl = hogtrain.Classifier(schedule="ftrl", n_jobs=1).fit(X, y)
+    assert ftrl.score(Xt, yt) > ada - 0.003, (ftrl.score(Xt, yt), ada)
+    with pytest.raises(ValueError, match="--schedule ftrl"):
+        hogtrain.Classifier(schedule="ftrl", algorithm="cyclades").fit(X, y)

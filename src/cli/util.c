@@ -492,7 +492,8 @@ const struct hog_cli_name hog_cli_loss_names[] = {
 const struct hog_cli_name hog_cli_schedule_names[] = {
     { "constant", HOG_SCHED_CONSTANT, false },
     { "invscaling", HOG_SCHED_INVSCALING, false },
-    { "adagrad", HOG_SCHED_ADAGRAD, false }, { NULL, 0, false },
+    { "adagrad", HOG_SCHED_ADAGRAD, false }, { "ftrl", HOG_SCHED_FTRL, false },
+    { NULL, 0, false },
 };
 const struct hog_cli_name hog_cli_update_names[] = {
     { "none", HOG_UPDATE_NONE, false }, { "atomic", HOG_UPDATE_ATOMIC, false },

@@ -134,16 +134,18 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
     s->n_weights = train->n_features + (o->bias != 0.0);
     s->rows = train->m.rows ? train->m.rows : 1;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
-    s->reg = s->l1 > 0 || (ada && s->l2 > 0) ? HOG_SGD_REG_STAMPED
-             : s->l2 > 0                     ? HOG_SGD_REG_SCALED
-                                             : HOG_SGD_REG_NONE;
+    bool ftrl = s->schedule == HOG_SCHED_FTRL; /* closed form: no lazy state */
+    s->reg = ftrl ? HOG_SGD_REG_NONE
+             : s->l1 > 0 || (ada && s->l2 > 0) ? HOG_SGD_REG_STAMPED
+             : s->l2 > 0                       ? HOG_SGD_REG_SCALED
+                                               : HOG_SGD_REG_NONE;
     s->seg_cap = s->rows < HOG_SGD_SEG_MAX ? (uint32_t)s->rows
                                            : HOG_SGD_SEG_MAX;
-    if (ada)
+    if (ada || ftrl)
         s->seg_cap = UINT32_MAX - 1;
 
     bool ok = true;
-    if (!ada) {
+    if (!ada && !ftrl) {
         ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
         if (ok && s->reg != HOG_SGD_REG_NONE)
             ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
@@ -165,6 +167,13 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
         return st;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
     size_t nw = s->n_weights ? s->n_weights : 1;
+    if (s->schedule == HOG_SCHED_FTRL) { /* (z, n) = (0, 0): weights 0 */
+        if ((s->zn = calloc(nw, sizeof *s->zn)) != NULL)
+            return HOG_OK;
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for the FTRL state of %llu weights",
+                        (unsigned long long)nw);
+    }
     bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
     if (ok && s->reg == HOG_SGD_REG_STAMPED)
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
@@ -186,6 +195,8 @@ void hog_sgd_free(struct hog_sgd *s)
     free(s->stamp);
     free(s->pre);
     free(s->seg_eta);
+    free(s->zn);
+    s->zn = NULL;
     s->w = s->g2 = NULL;
     s->stamp = NULL;
     s->pre = NULL;
@@ -209,7 +220,7 @@ uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
         want = s->seg_cap;
     s->seg_t0 = t0;
     s->seg_len = want;
-    if (s->schedule == HOG_SCHED_ADAGRAD)
+    if (s->schedule == HOG_SCHED_ADAGRAD || s->schedule == HOG_SCHED_FTRL)
         return want;
     for (uint32_t i = 0; i < want; i++)
         s->seg_eta[i] = hog_sgd_eta_at(s, t0 + i);
@@ -416,6 +427,7 @@ struct spec {
     bool weighted;        /* the row's loss derivative times its weight */
     bool crossed;         /* rows expanded with their interactions
                              (core/cross.h); weighted too, row_w maybe NULL */
+    bool ftrl;            /* FTRL-Proximal's (z, n) in place of w, g2 */
 };
 
 /* Step t's scalars, shared by all of a row's weights. Shared schedules
@@ -1255,6 +1267,257 @@ static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
     return m;
 }
 
+/* ---- FTRL-Proximal: l1 and l2 in closed form, no catch-up ------------------
+ *
+ * --schedule ftrl (McMahan et al., "Ad Click Prediction: a View from the
+ * Trenches", KDD 2013, algorithm 1). Per coordinate it keeps the sum of
+ * squared loss gradients n_j and z_j = sum_s (g_s - sigma_s w_s), where
+ * sigma_s = (sqrt(n_j after s) - sqrt(n_j before s)) / eta; after T steps
+ * the weight is the minimiser of
+ *
+ *     z_j w + (beta + sqrt(n_j)) / (2 eta) w^2 + T l2 / 2 w^2 + T l1 |w|,
+ *
+ *     w_j = -(z_j - sign(z_j) T l1) / ((beta + sqrt(n_j)) / eta + T l2)
+ *           where |z_j| > T l1, else 0.
+ *
+ * T l2 and T l1 are the regularizers of all T steps, the same per-step
+ * l2 / 2 |w|^2 + l1 |w|_1 that the other schedules apply, summed as the
+ * losses are (FTRL with the regularization kept out of the linearisation:
+ * McMahan, AISTATS 2011). Without l1 and l2 this is AdaGrad's update with
+ * the rate eta / (beta + sqrt(n_j)); with them nothing is lazy: a
+ * coordinate that a row does not touch has no state to bring up to date,
+ * its weight follows from (z_j, n_j) and T whenever it is read. So a row
+ * costs one 8-byte load per entry in the margin pass (z_j and n_j share a
+ * word: one cache line), a square root and a division in lanes, and one
+ * 8-byte store per entry in the update pass; no timestamps, no segments'
+ * prefixes, no exp or log. Arithmetic is float, as the weights are; the
+ * margin is summed in double. A row's weights are computed for step t,
+ * with T = the steps before it (t's global number); the model after a
+ * segment is computed for T = the segment's end (hog_sgd_copy_weights).
+ *
+ * Hogwild!: the word is loaded and stored whole (relaxed), so a racing
+ * update is lost but never torn; the atomic mode installs it by a
+ * compare-and-swap on the word pass 1 read and recomputes the coordinate
+ * from the value found on failure, as the other kinds do. */
+
+struct ftrl_cell {
+    float z, n;
+};
+
+static ALWAYS_INLINE struct ftrl_cell ftrl_unpack(uint64_t b)
+{
+    struct ftrl_cell c;
+    memcpy(&c, &b, sizeof c);
+    return c;
+}
+
+static ALWAYS_INLINE uint64_t ftrl_pack(struct ftrl_cell c)
+{
+    uint64_t b;
+    memcpy(&b, &c, sizeof b);
+    return b;
+}
+
+static inline uint64_t ftrl_ld(_Atomic uint64_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+static inline void ftrl_st(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+/* Step T's constants: T l1, T l2, 1 / eta and beta / eta. */
+struct ftrl_lam {
+    float l1, l2, ia, b_ia;
+};
+
+static ALWAYS_INLINE struct ftrl_lam ftrl_lam_at(const struct hog_sgd *s,
+                                                 uint64_t t)
+{
+    return (struct ftrl_lam){ .l1 = (float)((double)t * s->l1),
+                              .l2 = (float)((double)t * s->l2),
+                              .ia = (float)(1.0 / s->eta),
+                              .b_ia = (float)(HOG_FTRL_BETA / s->eta) };
+}
+
+/* The closed form above, sq = sqrt(n_j). No branch: a loop of it runs in
+ * vector lanes (the denominator is positive, so every lane's division is
+ * defined). */
+static ALWAYS_INLINE float ftrl_weight(float z, float sq, struct ftrl_lam L)
+{
+    float u = fabsf(z) - L.l1;
+    u = u > 0.0f ? u : 0.0f;
+    /* + 0: the dead zone's -0 made +0 */
+    return -copysignf(u, z) / (sq * L.ia + L.b_ia + L.l2) + 0.0f;
+}
+
+/* One coordinate's step with loss gradient g and increment g2 (g^2, or
+ * Cyclades' sum of squares): sigma = (sqrt(n + g2) - sqrt(n)) / eta. */
+static ALWAYS_INLINE void ftrl_next(float *z, float *n, float sq, float w,
+                                    float g, float g2, float ia)
+{
+    float nn = *n + g2;
+    float sigma = (sqrtf(nn) - sq) * ia;
+    *z = *z + g - sigma * w;
+    *n = nn;
+}
+
+/* Coordinate j alone at step constants L (a weight another thread changed
+ * between the passes, in the atomic mode; hog_sgd_apply). */
+static ALWAYS_INLINE void ftrl_update1(const struct hog_sgd *s, uint64_t j,
+                                       double g, double g2,
+                                       struct ftrl_lam L, bool cas)
+{
+    _Atomic uint64_t *p = &s->zn[j];
+    uint64_t old = ftrl_ld(p);
+    for (;;) {
+        struct ftrl_cell c = ftrl_unpack(old);
+        float sq = sqrtf(c.n);
+        ftrl_next(&c.z, &c.n, sq, ftrl_weight(c.z, sq, L), (float)g,
+                  (float)g2, L.ia);
+        if (!cas) {
+            ftrl_st(p, ftrl_pack(c));
+            return;
+        }
+        if (atomic_compare_exchange_weak_explicit(p, &old, ftrl_pack(c),
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return;
+    }
+}
+
+/* Entries of a row kept from pass 1 for pass 2; a longer row's earlier
+ * blocks are read again in pass 2 (the same values where nothing changed). */
+#define FTRL_BLOCK 512
+#ifndef FTRL_PF
+#define FTRL_PF 1
+#endif
+
+/* One block as pass 1 read it (the words, z, n, x) and the weights it
+ * computed (sq = sqrt(n), w), with room for the bias: 14 KiB of stack. */
+struct ftrl_block {
+    uint32_t len;
+    uint64_t old[FTRL_BLOCK + 1];
+    float z[FTRL_BLOCK + 1], n[FTRL_BLOCK + 1], sq[FTRL_BLOCK + 1];
+    float w[FTRL_BLOCK + 1], x[FTRL_BLOCK + 1];
+};
+
+/* Pass 1 of entries [lo, hi) and, if bias, the bias weight: their words
+ * into b, their weights at L; returns their sum w x. */
+static NOINLINE double ftrl_gather(const struct hog_sgd *s, struct hog_row r,
+                                   uint32_t lo, uint32_t hi, bool bias,
+                                   struct ftrl_lam L, struct ftrl_block *b,
+                                   bool pf_write)
+{
+    enum { PF = 16 };
+    _Atomic uint64_t *const zn = s->zn;
+    uint32_t n = 0;
+    for (uint32_t e = lo; e < hi; e++, n++) {
+        if (FTRL_PF && e + PF < r.nnz) {
+            if (pf_write)
+                __builtin_prefetch(&zn[r.idx[e + PF]], 1);
+            else
+                __builtin_prefetch(&zn[r.idx[e + PF]], 0);
+        }
+        uint64_t v = ftrl_ld(&zn[r.idx[e]]);
+        struct ftrl_cell c = ftrl_unpack(v);
+        b->old[n] = v;
+        b->z[n] = c.z;
+        b->n[n] = c.n;
+        b->x[n] = r.val[e];
+    }
+    if (bias) {
+        uint64_t v = ftrl_ld(&zn[s->n_features]);
+        struct ftrl_cell c = ftrl_unpack(v);
+        b->old[n] = v;
+        b->z[n] = c.z;
+        b->n[n] = c.n;
+        b->x[n] = (float)s->bias;
+        n++;
+    }
+    b->len = n;
+    const float *restrict bz = b->z, *restrict bn = b->n;
+    float *restrict bs = b->sq, *restrict bw = b->w;
+    for (uint32_t i = 0; i < n; i++) {
+        float sq = sqrtf(bn[i]);
+        bs[i] = sq;
+        bw[i] = ftrl_weight(bz[i], sq, L);
+    }
+    double a[4] = { 0, 0, 0, 0 };
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (uint32_t q = 0; q < 4; q++)
+            a[q] += (double)b->w[i + q] * (double)b->x[i + q];
+    for (; i < n; i++)
+        a[0] += (double)b->w[i] * (double)b->x[i];
+    return (a[0] + a[1]) + (a[2] + a[3]);
+}
+
+/* Pass 2 of the entries ftrl_gather() put in b (entries [lo, hi), then
+ * the bias weight if b holds one more): the step with loss derivative d
+ * in lanes, then one store (or compare-and-swap) per word. */
+static NOINLINE void ftrl_apply(const struct hog_sgd *s, struct hog_row r,
+                                uint32_t lo, uint32_t hi, double d,
+                                struct ftrl_lam L, struct ftrl_block *b,
+                                bool cas)
+{
+    const uint32_t n = b->len;
+    const float df = (float)d;
+    float *restrict bz = b->z, *restrict bn = b->n;
+    const float *restrict bs = b->sq, *restrict bw = b->w, *restrict bx = b->x;
+    for (uint32_t i = 0; i < n; i++) {
+        float g = df * bx[i];
+        ftrl_next(&bz[i], &bn[i], bs[i], bw[i], g, g * g, L.ia);
+    }
+    _Atomic uint64_t *const zn = s->zn;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t j = lo + i < hi ? r.idx[lo + i] : s->n_features;
+        uint64_t nb = ftrl_pack((struct ftrl_cell){ b->z[i], b->n[i] });
+        if (!cas) {
+            ftrl_st(&zn[j], nb);
+            continue;
+        }
+        uint64_t old = b->old[i];
+        if (!atomic_compare_exchange_strong_explicit(&zn[j], &old, nb,
+                                                     memory_order_relaxed,
+                                                     memory_order_relaxed)) {
+            float g = df * b->x[i];
+            ftrl_update1(s, j, g, (double)g * g, L, true);
+        }
+    }
+}
+
+/* step_impl() for FTRL-Proximal (the same contract), in blocks of
+ * FTRL_BLOCK as step_ada_l2(). */
+static ALWAYS_INLINE double step_ftrl(const struct hog_sgd *s,
+                                      struct hog_row r, double y, double rw,
+                                      uint32_t t, double m_extra,
+                                      bool with_bias, double *dout,
+                                      struct spec spec)
+{
+    const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + t);
+    const bool pf_write = spec.loss == HOG_LOSS_LOGISTIC ||
+                          spec.loss == HOG_LOSS_SQUARED;
+    const bool has_bias = with_bias && s->bias != 0.0;
+    const uint32_t last = r.nnz ? (r.nnz - 1) / FTRL_BLOCK * FTRL_BLOCK : 0;
+    struct ftrl_block b;
+    double m = m_extra;
+    for (uint32_t lo = 0; lo < last; lo += FTRL_BLOCK)
+        m += ftrl_gather(s, r, lo, lo + FTRL_BLOCK, false, L, &b, pf_write);
+    m += ftrl_gather(s, r, last, r.nnz, has_bias, L, &b, pf_write);
+    double d = row_deriv(spec, y, m, rw, dout);
+    if (d == 0.0)
+        return m;
+    ftrl_apply(s, r, last, r.nnz, d, L, &b, spec.cas);
+    for (uint32_t lo = 0; lo < last; lo += FTRL_BLOCK) {
+        (void)ftrl_gather(s, r, lo, lo + FTRL_BLOCK, false, L, &b, pf_write);
+        ftrl_apply(s, r, lo, lo + FTRL_BLOCK, d, L, &b, spec.cas);
+    }
+    return m;
+}
+
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the
  * margin and the bias weight takes part only if with_bias; the run loops
  * pass 0 and true, constants the compiler folds away. rw is the row's
@@ -1267,6 +1530,8 @@ static ALWAYS_INLINE double step_impl(const struct hog_sgd *s,
                                       struct spec spec)
 {
     const bool stamped = spec.reg == HOG_SGD_REG_STAMPED;
+    if (spec.ftrl)
+        return step_ftrl(s, r, y, rw, t, m_extra, with_bias, dout, spec);
     if (spec.ada && stamped && !spec.l1)
         return step_ada_l2(s, r, y, rw, t, m_extra, with_bias, dout, spec);
     struct step p = step_at(s, t, spec);
@@ -1471,6 +1736,7 @@ enum kind {
     KIND_ADA,        /* AdaGrad, no regularization */
     KIND_ADA_L2,     /* AdaGrad, l2 only: stamped */
     KIND_ADA_L1,     /* AdaGrad, l1 with or without l2: stamped */
+    KIND_FTRL,       /* FTRL-Proximal, l1 and l2 in closed form */
     KIND_COUNT
 };
 
@@ -1480,6 +1746,7 @@ static const struct {
     bool ada;
     enum hog_sgd_reg reg;
     bool l1;
+    bool ftrl;
 } kinds[KIND_COUNT] = {
     [KIND_PLAIN] = { false, HOG_SGD_REG_NONE, false },
     [KIND_SCALED] = { false, HOG_SGD_REG_SCALED, false },
@@ -1487,6 +1754,7 @@ static const struct {
     [KIND_ADA] = { true, HOG_SGD_REG_NONE, false },
     [KIND_ADA_L2] = { true, HOG_SGD_REG_STAMPED, false },
     [KIND_ADA_L1] = { true, HOG_SGD_REG_STAMPED, true },
+    [KIND_FTRL] = { false, HOG_SGD_REG_NONE, false, true },
 };
 
 /* X(kind, args) for every kind: the one list the generated functions and
@@ -1497,7 +1765,8 @@ static const struct {
     X(STAMPED_L1, __VA_ARGS__)                                                \
     X(ADA, __VA_ARGS__)                                                       \
     X(ADA_L2, __VA_ARGS__)                                                    \
-    X(ADA_L1, __VA_ARGS__)
+    X(ADA_L1, __VA_ARGS__)                                                    \
+    X(FTRL, __VA_ARGS__)
 #define KIND_ONE(K, ...) +1
 _Static_assert(0 FOR_EACH_KIND(KIND_ONE, ) == KIND_COUNT,
                "FOR_EACH_KIND lists every kind");
@@ -1507,7 +1776,7 @@ static ALWAYS_INLINE struct spec spec_of(hog_loss loss, enum kind k, bool cas)
 {
     return (struct spec){ .loss = loss, .ada = kinds[k].ada,
                           .reg = kinds[k].reg, .l1 = kinds[k].l1,
-                          .cas = cas };
+                          .cas = cas, .ftrl = kinds[k].ftrl };
 }
 
 /* A weighted kind: the loss read at run time (one switch per row, in
@@ -1523,6 +1792,8 @@ static ALWAYS_INLINE struct spec spec_weighted(const struct hog_sgd *s,
 /* The kind of s. */
 static enum kind variant(const struct hog_sgd *s)
 {
+    if (s->schedule == HOG_SCHED_FTRL)
+        return KIND_FTRL;
     if (s->schedule == HOG_SCHED_ADAGRAD)
         return s->l1 > 0 ? KIND_ADA_L1 : s->l2 > 0 ? KIND_ADA_L2 : KIND_ADA;
     static const enum kind shared[] = {
@@ -1721,14 +1992,37 @@ void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
     hog_sgd_catch_up_range(s, 0, s->n_weights, len);
 }
 
+void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
+                                uint64_t lo, uint64_t hi)
+{
+    if (s->zn) {
+        const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
+        for (uint64_t j = lo; j < hi; j++) {
+            struct ftrl_cell c = ftrl_unpack(ftrl_ld(&s->zn[j]));
+            out[j] = ftrl_weight(c.z, sqrtf(c.n), L);
+        }
+        return;
+    }
+    for (uint64_t j = lo; j < hi; j++)
+        out[j] = ld(&s->w[j]);
+}
+
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
 {
-    for (uint64_t j = 0; j < s->n_weights; j++)
-        out[j] = ld(&s->w[j]);
+    hog_sgd_copy_weights_range(s, out, 0, s->n_weights);
 }
 
 void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
 {
+    if (s->zn) { /* the z that gives w = in[j] at n = 0, now */
+        const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
+        for (uint64_t j = 0; j < s->n_weights; j++) {
+            float w = in[j];
+            float z = -(w * (L.b_ia + L.l2) + copysignf(L.l1, w));
+            ftrl_st(&s->zn[j], ftrl_pack((struct ftrl_cell){ w ? z : 0, 0 }));
+        }
+        return;
+    }
     /* between segments every kind holds the weights themselves (scale 1,
      * stamps 0) */
     for (uint64_t j = 0; j < s->n_weights; j++)
@@ -1799,6 +2093,12 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
                                      const double *sq, uint64_t count,
                                      uint32_t t, struct spec spec)
 {
+    if (spec.ftrl) {
+        const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + t);
+        for (uint64_t i = 0; i < count; i++)
+            ftrl_update1(s, j[i], g[i], sq ? sq[i] : g[i] * g[i], L, false);
+        return;
+    }
     struct step p = step_rates(s, step_at(s, t, spec), spec);
     for (uint64_t i = 0; i < count; i++)
         update_sq(s, j[i], g[i], spec.ada && sq ? sq[i] : g[i] * g[i], p,

@@ -33,6 +33,9 @@
 /* At most this many steps per segment: bounds the prefix arrays to
  * 2^20 * 24 bytes = 24 MiB, for one O(features) catch-up every 2^20 steps. */
 #define HOG_SGD_SEG_MAX (UINT32_C(1) << 20)
+/* FTRL-Proximal's beta: a coordinate's rate is eta / (beta + sqrt(n_j)),
+ * so its first step is about eta sign(g) as AdaGrad's is (sgd.c). */
+#define HOG_FTRL_BETA 0.01
 
 /* Per segment step s: q = 1 / prod_{r<s} (1 - a_r) and
  * c = sum_{r<s} b_r * q_{r+1}, where a_r = eta_r l2 and b_r = eta_r l1. */
@@ -65,6 +68,11 @@ struct hog_sgd {
     _Atomic float *g2;        /* AdaGrad: sum of squared loss gradients */
     _Atomic uint32_t *stamp;  /* HOG_SGD_REG_STAMPED only: w[j] holds the
                                  regularization of segment steps < stamp[j] */
+    _Atomic uint64_t *zn;     /* FTRL-Proximal only, in place of w and g2:
+                                 coordinate j's (z_j, n_j), two floats in
+                                 one word, so that a row touches one cache
+                                 line per entry and a compare-and-swap
+                                 installs both (sgd.c) */
 
     /* the segment, written by segment_begin/end only */
     uint64_t seg_t0;          /* global step number of segment step 0 */
@@ -152,8 +160,12 @@ void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t);
 
-/* Copies the weights out (call between segments). */
+/* Copies the weights out (call between segments); the range form copies
+ * out[lo, hi) so that threads may share the work. FTRL-Proximal's weights
+ * are computed from (z, n) as of the last segment's end. */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
+void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
+                                uint64_t lo, uint64_t hi);
 /* Puts weights in (between segments: a warm start, core/fit.h's init). */
 void hog_sgd_set_weights(struct hog_sgd *s, const float *in);
 

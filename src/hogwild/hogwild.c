@@ -249,8 +249,7 @@ static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
         return;
     }
     if (h->nrep == 1 || h->average) {
-        for (uint64_t j = lo; j < hi; j++)
-            m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
+        hog_sgd_copy_weights_range(&h->rep[0].s, m, lo, hi);
         return;
     }
     const float inv = 1.0f / (float)h->nrep;

@@ -24,13 +24,13 @@ static const struct hog_algo_row rows[] = {
         "serial", "serial", hog_serial_train, hog_serial_train_stream,
         hog_softmax_train,
         HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM |
-            HOG_CAP_INTERACTIONS },
+            HOG_CAP_INTERACTIONS | HOG_CAP_FTRL },
     [HOG_ALGO_HOGWILD] = {
         "hogwild", "Hogwild!", hog_hogwild_train, hog_hogwild_train_stream,
         hog_softmax_train,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_REPLICAS | HOG_CAP_HOT |
             HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM |
-            HOG_CAP_INTERACTIONS },
+            HOG_CAP_INTERACTIONS | HOG_CAP_FTRL },
     [HOG_ALGO_CYCLADES] = {
         "cyclades", "Cyclades", hog_cyclades_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT |
@@ -62,6 +62,7 @@ static const struct {
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
       false },
     { HOG_CAP_WARM, "a warm start (--init, --search-C's path)", false },
+    { HOG_CAP_FTRL, "--schedule ftrl", false },
     { HOG_CAP_INTERACTIONS, "--interactions (crossed as each row is read, "
       "which coordinate descent's columns and Cyclades' conflict graph do "
       "not do)", true },
@@ -107,6 +108,8 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
         c |= HOG_CAP_WORLD;
     if (o->warm_start)
         c |= HOG_CAP_WARM;
+    if (o->schedule == HOG_SCHED_FTRL)
+        c |= HOG_CAP_FTRL;
     return c;
 }
 

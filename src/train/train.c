@@ -109,6 +109,9 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
     } else if (o->algo == HOG_ALGO_DCD) {
         b += sizeof(double);
         part[n++] = "the solver's double-precision weights";
+    } else if (o->schedule == HOG_SCHED_FTRL) {
+        b += 2 * sizeof(float);
+        part[n++] = "FTRL's two sums per weight";
     } else {
         unsigned rep = o->algo == HOG_ALGO_HOGWILD &&
                                o->replicas == HOG_REPLICAS_CORE ? T : 1;
@@ -300,6 +303,32 @@ static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
     return HOG_OK;
 }
 
+/* FTRL-Proximal keeps two sums per coordinate in place of the weights
+ * (core/sgd.h): the trainers that read or write the weights array of
+ * struct hog_sgd themselves do not take it yet (the algorithms' table
+ * refuses Cyclades and coordinate descent). */
+static hog_status ftrl_validate(const hog_train_opts *o,
+                                const hog_data *train, hog_err *err)
+{
+    const char *what =
+        hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
+        : o->replicas != HOG_REPLICAS_SHARED
+            ? "--replicas node or core (the replicas are averaged weight "
+              "by weight)"
+        : o->hot_count ? "hot-feature replicas (--hot)"
+        : o->checkpoint || o->resume ? "--checkpoint and --resume"
+        : o->average ? "model averaging across processes (--world, mpirun)"
+        : hog_train_is_multiclass(o, train) &&
+                o->multiclass == HOG_MULTICLASS_SOFTMAX
+            ? "--multiclass softmax (its K-wide weights are AdaGrad's)"
+            : NULL;
+    if (what)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "--schedule ftrl does not combine with %s yet; use "
+                        "--schedule adagrad there", what);
+    return HOG_OK;
+}
+
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err)
 {
@@ -314,12 +343,14 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "the regularization strengths must be zero or "
                         "positive, not l1 = %g, l2 = %g",
                         o->l1, o->l2);
-    if ((unsigned)o->schedule > HOG_SCHED_ADAGRAD)
+    if ((unsigned)o->schedule > HOG_SCHED_FTRL)
         return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
                         (int)o->schedule);
-    /* The coordinate methods take no step size. */
+    /* The coordinate methods take no step size; AdaGrad's and FTRL's
+     * per-coordinate rates never shrink a weight past zero. */
     bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
-    if (stepped && o->schedule != HOG_SCHED_ADAGRAD && o->eta * o->l2 >= 1.0)
+    if (stepped && o->schedule != HOG_SCHED_ADAGRAD &&
+        o->schedule != HOG_SCHED_FTRL && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
@@ -381,6 +412,11 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (!train)
         return hog_errf(err, HOG_EINVAL, "no training data");
+    if (o->schedule == HOG_SCHED_FTRL) {
+        hog_status st = ftrl_validate(o, train, err);
+        if (st != HOG_OK)
+            return st;
+    }
     if (train->cross.n) {
         /* the rows are crossed in the SGD row loops and the scorers; the
          * trainers with loops of their own do not cross them yet */

@@ -52,6 +52,8 @@ enum hog_cap {
     HOG_CAP_INTERACTIONS = 1u << 10, /* rows crossed as they are read
                                         (a data set loaded with
                                         --interactions); refused likewise */
+    HOG_CAP_FTRL = 1u << 11,       /* --schedule ftrl (core/sgd.h's (z, n)
+                                      in place of the weights) */
 };
 
 struct hog_fit;
