@@ -167,7 +167,7 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
         return st;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
     size_t nw = s->n_weights ? s->n_weights : 1;
-    if (s->schedule == HOG_SCHED_FTRL) { /* (z, n) = (0, 0): weights 0 */
+    if (s->schedule == HOG_SCHED_FTRL) { /* (z, r) = (0, 0): weights 0 */
         if ((s->zn = calloc(nw, sizeof *s->zn)) != NULL)
             return HOG_OK;
         return hog_errf(err, HOG_ENOMEM,
@@ -427,7 +427,7 @@ struct spec {
     bool weighted;        /* the row's loss derivative times its weight */
     bool crossed;         /* rows expanded with their interactions
                              (core/cross.h); weighted too, row_w maybe NULL */
-    bool ftrl;            /* FTRL-Proximal's (z, n) in place of w, g2 */
+    bool ftrl;            /* FTRL-Proximal's (z, r) in place of w, g2 */
 };
 
 /* Step t's scalars, shared by all of a row's weights. Shared schedules
@@ -1270,51 +1270,48 @@ static ALWAYS_INLINE double step_ada_l2(const struct hog_sgd *sg,
 /* ---- FTRL-Proximal: l1 and l2 in closed form, no catch-up ------------------
  *
  * --schedule ftrl (McMahan et al., "Ad Click Prediction: a View from the
- * Trenches", KDD 2013, algorithm 1). Per coordinate it keeps the sum of
- * squared loss gradients n_j and z_j = sum_s (g_s - sigma_s w_s), where
- * sigma_s = (sqrt(n_j after s) - sqrt(n_j before s)) / eta; after T steps
- * the weight is the minimiser of
+ * Trenches", KDD 2013, algorithm 1). Per coordinate it keeps z_j =
+ * sum_s (g_s - sigma_s w_s) and the root r_j = sqrt(n_j) of the sum n_j
+ * of squared loss gradients, where sigma_s = (r_j after s - r_j before s)
+ * / eta; after T steps the weight is the minimiser of
  *
- *     z_j w + (beta + sqrt(n_j)) / (2 eta) w^2 + T l2 / 2 w^2 + T l1 |w|,
+ *     z_j w + (beta + r_j) / (2 eta) w^2 + T l2 / 2 w^2 + T l1 |w|,
  *
- *     w_j = -(z_j - sign(z_j) T l1) / ((beta + sqrt(n_j)) / eta + T l2)
+ *     w_j = -(z_j - sign(z_j) T l1) / ((beta + r_j) / eta + T l2)
  *           where |z_j| > T l1, else 0.
  *
  * T l2 and T l1 are the regularizers of all T steps, the same per-step
  * l2 / 2 |w|^2 + l1 |w|_1 that the other schedules apply, summed as the
  * losses are (FTRL with the regularization kept out of the linearisation:
  * McMahan, AISTATS 2011). Without l1 and l2 this is AdaGrad's update with
- * the rate eta / (beta + sqrt(n_j)); with them nothing is lazy: a
- * coordinate that a row does not touch has no state to bring up to date,
- * its weight follows from (z_j, n_j) and T whenever it is read. So a row
- * costs one 8-byte load per entry in the margin pass (z_j and n_j share a
- * word: one cache line), a square root and a division in lanes, and one
- * 8-byte store per entry in the update pass; no timestamps, no segments'
- * prefixes, no exp or log. Arithmetic is float, as the weights are; the
- * margin is summed in double. A row's weights are computed for step t,
- * with T = the steps before it (t's global number); the model after a
- * segment is computed for T = the segment's end (hog_sgd_copy_weights).
+ * the rate eta / (beta + r_j); with them nothing is lazy: a coordinate
+ * that a row does not touch has no state to bring up to date, its weight
+ * follows from (z_j, r_j) and T whenever it is read. So a row costs one
+ * 8-byte load per entry in the margin pass (z_j and r_j share a word: one
+ * cache line), a division in lanes, a square root in lanes in the update
+ * pass and one 8-byte store per entry; no timestamps, no segments'
+ * prefixes, no exp or log. Keeping r_j rather than n_j saves the margin
+ * pass its square root (n_j = r_j^2 in the update, float rounding either
+ * way). Arithmetic is float, as the weights are; the margin is summed in
+ * double. A row's weights are computed for step t, with T = the steps
+ * before it (t's global number); the model after a segment is computed
+ * for T = the segment's end (hog_sgd_copy_weights).
  *
  * Hogwild!: the word is loaded and stored whole (relaxed), so a racing
  * update is lost but never torn; the atomic mode installs it by a
  * compare-and-swap on the word pass 1 read and recomputes the coordinate
  * from the value found on failure, as the other kinds do. */
 
-struct ftrl_cell {
-    float z, n;
-};
-
-static ALWAYS_INLINE struct ftrl_cell ftrl_unpack(uint64_t b)
+/* Coordinate j's word as two floats: c[0] = z_j, c[1] = r_j. */
+static ALWAYS_INLINE void ftrl_unpack(uint64_t b, float c[2])
 {
-    struct ftrl_cell c;
-    memcpy(&c, &b, sizeof c);
-    return c;
+    memcpy(c, &b, sizeof b);
 }
 
-static ALWAYS_INLINE uint64_t ftrl_pack(struct ftrl_cell c)
+static ALWAYS_INLINE uint64_t ftrl_pack(const float c[2])
 {
     uint64_t b;
-    memcpy(&b, &c, sizeof b);
+    memcpy(&b, c, sizeof b);
     return b;
 }
 
@@ -1342,26 +1339,24 @@ static ALWAYS_INLINE struct ftrl_lam ftrl_lam_at(const struct hog_sgd *s,
                               .b_ia = (float)(HOG_FTRL_BETA / s->eta) };
 }
 
-/* The closed form above, sq = sqrt(n_j). No branch: a loop of it runs in
- * vector lanes (the denominator is positive, so every lane's division is
- * defined). */
-static ALWAYS_INLINE float ftrl_weight(float z, float sq, struct ftrl_lam L)
+/* The closed form above. No branch: a loop of it runs in vector lanes
+ * (the denominator is positive, so every lane's division is defined). */
+static ALWAYS_INLINE float ftrl_weight(float z, float r, struct ftrl_lam L)
 {
     float u = fabsf(z) - L.l1;
     u = u > 0.0f ? u : 0.0f;
     /* + 0: the dead zone's -0 made +0 */
-    return -copysignf(u, z) / (sq * L.ia + L.b_ia + L.l2) + 0.0f;
+    return -copysignf(u, z) / (r * L.ia + L.b_ia + L.l2) + 0.0f;
 }
 
-/* One coordinate's step with loss gradient g and increment g2 (g^2, or
- * Cyclades' sum of squares): sigma = (sqrt(n + g2) - sqrt(n)) / eta. */
-static ALWAYS_INLINE void ftrl_next(float *z, float *n, float sq, float w,
-                                    float g, float g2, float ia)
+/* One coordinate's step from (z, r) = c with weight w, loss gradient g and
+ * increment g2 (g^2, or Cyclades' sum of squares) into out. */
+static ALWAYS_INLINE void ftrl_next(const float c[2], float w, float g,
+                                    float g2, float ia, float out[2])
 {
-    float nn = *n + g2;
-    float sigma = (sqrtf(nn) - sq) * ia;
-    *z = *z + g - sigma * w;
-    *n = nn;
+    float r = sqrtf(c[1] * c[1] + g2);
+    out[0] = c[0] + g - (r - c[1]) * ia * w;
+    out[1] = r;
 }
 
 /* Coordinate j alone at step constants L (a weight another thread changed
@@ -1373,15 +1368,15 @@ static ALWAYS_INLINE void ftrl_update1(const struct hog_sgd *s, uint64_t j,
     _Atomic uint64_t *p = &s->zn[j];
     uint64_t old = ftrl_ld(p);
     for (;;) {
-        struct ftrl_cell c = ftrl_unpack(old);
-        float sq = sqrtf(c.n);
-        ftrl_next(&c.z, &c.n, sq, ftrl_weight(c.z, sq, L), (float)g,
-                  (float)g2, L.ia);
+        float c[2], nc[2];
+        ftrl_unpack(old, c);
+        ftrl_next(c, ftrl_weight(c[0], c[1], L), (float)g, (float)g2, L.ia,
+                  nc);
         if (!cas) {
-            ftrl_st(p, ftrl_pack(c));
+            ftrl_st(p, ftrl_pack(nc));
             return;
         }
-        if (atomic_compare_exchange_weak_explicit(p, &old, ftrl_pack(c),
+        if (atomic_compare_exchange_weak_explicit(p, &old, ftrl_pack(nc),
                                                   memory_order_relaxed,
                                                   memory_order_relaxed))
             return;
@@ -1391,16 +1386,13 @@ static ALWAYS_INLINE void ftrl_update1(const struct hog_sgd *s, uint64_t j,
 /* Entries of a row kept from pass 1 for pass 2; a longer row's earlier
  * blocks are read again in pass 2 (the same values where nothing changed). */
 #define FTRL_BLOCK 512
-#ifndef FTRL_PF
-#define FTRL_PF 1
-#endif
 
-/* One block as pass 1 read it (the words, z, n, x) and the weights it
- * computed (sq = sqrt(n), w), with room for the bias: 14 KiB of stack. */
+/* One block as pass 1 read it (the words as (z, r) pairs, x) and the
+ * weights it computed, pass 2's new words, with room for the bias: 16 KiB
+ * of stack. */
 struct ftrl_block {
     uint32_t len;
-    uint64_t old[FTRL_BLOCK + 1];
-    float z[FTRL_BLOCK + 1], n[FTRL_BLOCK + 1], sq[FTRL_BLOCK + 1];
+    float c[2 * (FTRL_BLOCK + 1)], nc[2 * (FTRL_BLOCK + 1)];
     float w[FTRL_BLOCK + 1], x[FTRL_BLOCK + 1];
 };
 
@@ -1415,36 +1407,25 @@ static NOINLINE double ftrl_gather(const struct hog_sgd *s, struct hog_row r,
     _Atomic uint64_t *const zn = s->zn;
     uint32_t n = 0;
     for (uint32_t e = lo; e < hi; e++, n++) {
-        if (FTRL_PF && e + PF < r.nnz) {
+        if (e + PF < r.nnz) {
             if (pf_write)
                 __builtin_prefetch(&zn[r.idx[e + PF]], 1);
             else
                 __builtin_prefetch(&zn[r.idx[e + PF]], 0);
         }
-        uint64_t v = ftrl_ld(&zn[r.idx[e]]);
-        struct ftrl_cell c = ftrl_unpack(v);
-        b->old[n] = v;
-        b->z[n] = c.z;
-        b->n[n] = c.n;
+        ftrl_unpack(ftrl_ld(&zn[r.idx[e]]), &b->c[2 * n]);
         b->x[n] = r.val[e];
     }
     if (bias) {
-        uint64_t v = ftrl_ld(&zn[s->n_features]);
-        struct ftrl_cell c = ftrl_unpack(v);
-        b->old[n] = v;
-        b->z[n] = c.z;
-        b->n[n] = c.n;
+        ftrl_unpack(ftrl_ld(&zn[s->n_features]), &b->c[2 * n]);
         b->x[n] = (float)s->bias;
         n++;
     }
     b->len = n;
-    const float *restrict bz = b->z, *restrict bn = b->n;
-    float *restrict bs = b->sq, *restrict bw = b->w;
-    for (uint32_t i = 0; i < n; i++) {
-        float sq = sqrtf(bn[i]);
-        bs[i] = sq;
-        bw[i] = ftrl_weight(bz[i], sq, L);
-    }
+    const float *restrict c = b->c;
+    float *restrict w = b->w;
+    for (size_t i = 0; i < n; i++)
+        w[i] = ftrl_weight(c[2 * i], c[2 * i + 1], L);
     double a[4] = { 0, 0, 0, 0 };
     uint32_t i = 0;
     for (; i + 4 <= n; i += 4)
@@ -1465,25 +1446,25 @@ static NOINLINE void ftrl_apply(const struct hog_sgd *s, struct hog_row r,
 {
     const uint32_t n = b->len;
     const float df = (float)d;
-    float *restrict bz = b->z, *restrict bn = b->n;
-    const float *restrict bs = b->sq, *restrict bw = b->w, *restrict bx = b->x;
-    for (uint32_t i = 0; i < n; i++) {
-        float g = df * bx[i];
-        ftrl_next(&bz[i], &bn[i], bs[i], bw[i], g, g * g, L.ia);
+    const float *restrict c = b->c, *restrict w = b->w, *restrict x = b->x;
+    float *restrict nc = b->nc;
+    for (size_t i = 0; i < n; i++) {
+        float g = df * x[i];
+        ftrl_next(&c[2 * i], w[i], g, g * g, L.ia, &nc[2 * i]);
     }
     _Atomic uint64_t *const zn = s->zn;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t j = lo + i < hi ? r.idx[lo + i] : s->n_features;
-        uint64_t nb = ftrl_pack((struct ftrl_cell){ b->z[i], b->n[i] });
+        uint64_t nb = ftrl_pack(&nc[2 * i]);
         if (!cas) {
             ftrl_st(&zn[j], nb);
             continue;
         }
-        uint64_t old = b->old[i];
+        uint64_t old = ftrl_pack(&c[2 * i]);
         if (!atomic_compare_exchange_strong_explicit(&zn[j], &old, nb,
                                                      memory_order_relaxed,
                                                      memory_order_relaxed)) {
-            float g = df * b->x[i];
+            float g = df * x[i];
             ftrl_update1(s, j, g, (double)g * g, L, true);
         }
     }
@@ -1998,8 +1979,9 @@ void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
     if (s->zn) {
         const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
         for (uint64_t j = lo; j < hi; j++) {
-            struct ftrl_cell c = ftrl_unpack(ftrl_ld(&s->zn[j]));
-            out[j] = ftrl_weight(c.z, sqrtf(c.n), L);
+            float c[2];
+            ftrl_unpack(ftrl_ld(&s->zn[j]), c);
+            out[j] = ftrl_weight(c[0], c[1], L);
         }
         return;
     }
@@ -2018,8 +2000,10 @@ void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
         const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
         for (uint64_t j = 0; j < s->n_weights; j++) {
             float w = in[j];
-            float z = -(w * (L.b_ia + L.l2) + copysignf(L.l1, w));
-            ftrl_st(&s->zn[j], ftrl_pack((struct ftrl_cell){ w ? z : 0, 0 }));
+            float c[2] = { -(w * (L.b_ia + L.l2) + copysignf(L.l1, w)), 0 };
+            if (w == 0)
+                c[0] = 0;
+            ftrl_st(&s->zn[j], ftrl_pack(c));
         }
         return;
     }

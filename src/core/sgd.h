@@ -69,7 +69,7 @@ struct hog_sgd {
     _Atomic uint32_t *stamp;  /* HOG_SGD_REG_STAMPED only: w[j] holds the
                                  regularization of segment steps < stamp[j] */
     _Atomic uint64_t *zn;     /* FTRL-Proximal only, in place of w and g2:
-                                 coordinate j's (z_j, n_j), two floats in
+                                 coordinate j's (z_j, r_j = sqrt(n_j)), floats in
                                  one word, so that a row touches one cache
                                  line per entry and a compare-and-swap
                                  installs both (sgd.c) */
@@ -162,7 +162,7 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
 
 /* Copies the weights out (call between segments); the range form copies
  * out[lo, hi) so that threads may share the work. FTRL-Proximal's weights
- * are computed from (z, n) as of the last segment's end. */
+ * are computed from (z, r) as of the last segment's end. */
 void hog_sgd_copy_weights(const struct hog_sgd *s, float *out);
 void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
                                 uint64_t lo, uint64_t hi);
