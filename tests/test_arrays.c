@@ -215,6 +215,9 @@ Test(arrays, bad_matrices_name_the_fault)
     RESET(), bix[3] = -1;
     refused("a negative index", bip, bix, bv, by, "row 2: the feature index -1 "
             "is negative");
+    RESET(), bix[4] = -3; /* after a smaller one, as uint32 a larger one */
+    refused("a negative last index", bip, bix, bv, by, "row 2: the feature "
+            "index -3 is negative");
     RESET(), bix[4] = 6;
     refused("an index past the columns", bip, bix, bv, by,
             "row 2: the feature index 6 is not below");
