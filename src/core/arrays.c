@@ -91,11 +91,15 @@ static bool row_ok_in_place(const hog_csr_arrays *a, const uint64_t *off,
     if (a->indices_type == HOG_DTYPE_INT32 &&
         ((int32_t)idx[lo] < 0 || (int32_t)idx[hi - 1] < 0))
         return false;
-    bool ok = (uint64_t)idx[hi - 1] < a->cols;
+    unsigned ok = (uint64_t)idx[hi - 1] < a->cols;
     for (uint64_t k = lo + 1; k < hi; k++)
         ok &= idx[k] > idx[k - 1];
-    for (uint64_t k = lo; val && k < hi; k++)
-        ok &= isfinite(val[k]);
+    /* finite: the exponent bits not all ones (integer lanes) */
+    for (uint64_t k = lo; val && k < hi; k++) {
+        uint32_t b;
+        memcpy(&b, &val[k], sizeof b);
+        ok &= (b & 0x7F800000u) != 0x7F800000u;
+    }
     return ok;
 }
 
