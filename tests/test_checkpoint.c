@@ -80,6 +80,8 @@ static const struct config configs[] = {
     { "logistic constant, short segments", HOG_LOSS_LOGISTIC, HOG_SCHED_CONSTANT, 0.5, 1e-5, 0.9, 1 },
     { "sqhinge no regularization", HOG_LOSS_SQHINGE, HOG_SCHED_CONSTANT, 0.05, 0, 0, 1 },
     { "squared constant l1", HOG_LOSS_SQUARED, HOG_SCHED_CONSTANT, 0.01, 1e-3, 0, 1 },
+    { "logistic ftrl l1+l2", HOG_LOSS_LOGISTIC, HOG_SCHED_FTRL, 0.3, 1e-4, 1e-4, 1 },
+    { "squared ftrl l2", HOG_LOSS_SQUARED, HOG_SCHED_FTRL, 0.5, 0, 1e-3, 0 },
 };
 
 static void opts_for(const struct config *c, unsigned epochs, hog_train_opts *o)
@@ -779,6 +781,8 @@ Test(checkpoint, cyclades_stopped_anywhere_resumed_at_any_thread_count,
     for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
         const struct config *c = &configs[k];
         const hog_data *d = c->loss == HOG_LOSS_SQUARED ? reg : cls;
+        if (c->sched == HOG_SCHED_FTRL)
+            continue; /* serial and Hogwild! only */
         for (int rep = 0; rep < 2; rep++) {
             hog_train_opts o;
             opts_for(c, 3, &o);

@@ -4,6 +4,7 @@
  * refuses, and test accuracy on real data against the default schedule. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,12 @@ Test(ftrl, warm_start_weights_come_out_as_put_in)
     hog_data_free(d);
 }
 
+static hog_status no_average(void *ctx, float *w, uint64_t n, hog_err *err)
+{
+    (void)ctx, (void)w, (void)n;
+    return hog_errf(err, HOG_EINVAL, "not called: refused before training");
+}
+
 /* The trainers that keep weights of their own say so in one sentence. */
 Test(ftrl, what_it_does_not_combine_with_is_refused_with_a_sentence)
 {
@@ -245,10 +252,45 @@ Test(ftrl, what_it_does_not_combine_with_is_refused_with_a_sentence)
     cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "hot-feature replicas"), "%s", err.msg);
     c = o;
-    c.checkpoint = "x.ckpt";
+    c.average = no_average;
+    c.average_blocks = 1;
     cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
-    cr_assert(strstr(err.msg, "--checkpoint"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "model averaging across processes"), "%s",
+              err.msg);
     cr_assert_null(m, "nothing trained");
+    hog_data_free(d);
+}
+
+/* Hogwild!'s checkpoints after whole epochs hold FTRL's sums: at one
+ * thread a run stopped after epoch 2 and resumed equals the uninterrupted
+ * one bit for bit (the serial trainer's, stopped anywhere, are in
+ * test_checkpoint.c's configurations). */
+Test(ftrl, hogwild_resumed_after_an_epoch_equals_uninterrupted)
+{
+    char dir[1024], ck[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ftrl.ckpt", dir);
+    hog_data *d = synth(500, 40, 0.25, false, 4);
+    hog_train_opts o = ftrl_opts(HOG_LOSS_LOGISTIC, 1e-4, 1e-3);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 1;
+    o.epochs = 3;
+    hog_model *ref = train(d, &o);
+    hog_train_opts a = o;
+    a.epochs = 2;
+    a.checkpoint = ck;
+    a.checkpoint_epochs = 1;
+    hog_model *part = train(d, &a);
+    hog_train_opts b = o;
+    b.resume = ck;
+    hog_model *res = train(d, &b);
+    cr_assert(memcmp(hog_model_weights(res), hog_model_weights(ref),
+                     (d->n_features + 1) * sizeof(float)) == 0,
+              "the resumed run differs from the uninterrupted one");
+    cr_assert(memcmp(hog_model_weights(part), hog_model_weights(ref),
+                     (d->n_features + 1) * sizeof(float)) != 0,
+              "2 epochs and 3 give the same model: no test");
+    hog_model_free(ref), hog_model_free(part), hog_model_free(res);
     hog_data_free(d);
 }
 

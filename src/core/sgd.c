@@ -1973,16 +1973,47 @@ void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
     hog_sgd_catch_up_range(s, 0, s->n_weights, len);
 }
 
+static void ftrl_weights(const struct hog_sgd *s, uint64_t steps,
+                         float *out, uint64_t lo, uint64_t hi)
+{
+    const struct ftrl_lam L = ftrl_lam_at(s, steps);
+    for (uint64_t j = lo; j < hi; j++) {
+        float c[2];
+        ftrl_unpack(ftrl_ld(&s->zn[j]), c);
+        out[j] = ftrl_weight(c[0], c[1], L);
+    }
+}
+
+void hog_sgd_ftrl_weights(const struct hog_sgd *s, uint64_t steps,
+                          float *out)
+{
+    ftrl_weights(s, steps, out, 0, s->n_weights);
+}
+
+void hog_sgd_ftrl_get(const struct hog_sgd *s, float *z, float *r)
+{
+    for (uint64_t j = 0; j < s->n_weights; j++) {
+        float c[2];
+        ftrl_unpack(ftrl_ld(&s->zn[j]), c);
+        z[j] = c[0];
+        r[j] = c[1];
+    }
+}
+
+void hog_sgd_ftrl_put(struct hog_sgd *s, const float *z, const float *r,
+                      uint64_t steps)
+{
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        ftrl_st(&s->zn[j], ftrl_pack((const float[2]){ z[j], r[j] }));
+    s->seg_t0 = steps;
+    s->seg_len = 0;
+}
+
 void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
                                 uint64_t lo, uint64_t hi)
 {
     if (s->zn) {
-        const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
-        for (uint64_t j = lo; j < hi; j++) {
-            float c[2];
-            ftrl_unpack(ftrl_ld(&s->zn[j]), c);
-            out[j] = ftrl_weight(c[0], c[1], L);
-        }
+        ftrl_weights(s, s->seg_t0 + s->seg_len, out, lo, hi);
         return;
     }
     for (uint64_t j = lo; j < hi; j++)

@@ -169,6 +169,16 @@ void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
 /* Puts weights in (between segments: a warm start, core/fit.h's init). */
 void hog_sgd_set_weights(struct hog_sgd *s, const float *in);
 
+/* FTRL-Proximal (s->zn): its weights after `steps` steps, and its two sums
+ * per coordinate out (z[j], r[j]) and in, for the checkpoints; putting
+ * them in at a segment boundary makes `steps` the step count the weights
+ * are read at until the next segment begins. */
+void hog_sgd_ftrl_weights(const struct hog_sgd *s, uint64_t steps,
+                          float *out);
+void hog_sgd_ftrl_get(const struct hog_sgd *s, float *z, float *r);
+void hog_sgd_ftrl_put(struct hog_sgd *s, const float *z, const float *r,
+                      uint64_t steps);
+
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
 
 /* S_b(u) = sign(u) max(0, |u| - b), the proximal map of b|.|_1. */

@@ -13,6 +13,7 @@
 
 #include "core/fit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,35 @@ static void copy_in(_Atomic float *a, const float *in, uint64_t n)
         atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
 }
 
+/* FTRL-Proximal: nothing is lazy, so a checkpoint anywhere is the weights
+ * after st->t_global steps (the model) and the two sums, z in w_raw and
+ * r = sqrt(n) in g2. */
+static hog_status ftrl_capture(struct hog_sgd *s, struct hog_train_state *st,
+                               hog_err *err)
+{
+    uint64_t nw = s->n_weights;
+    size_t bytes = (nw ? nw : 1) * sizeof(float);
+    st->n_weights = nw;
+    st->w = malloc(bytes);
+    st->w_raw = malloc(bytes);
+    st->g2 = malloc(bytes);
+    st->stamp = NULL;
+    if (!st->w || !st->w_raw || !st->g2) {
+        hog_train_state_free(st);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for a checkpoint of %llu weights",
+                        (unsigned long long)nw);
+    }
+    hog_sgd_ftrl_weights(s, st->t_global, st->w);
+    hog_sgd_ftrl_get(s, st->w_raw, st->g2);
+    return HOG_OK;
+}
+
 hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
                                  struct hog_train_state *st, hog_err *err)
 {
+    if (s->zn)
+        return ftrl_capture(s, st, err);
     uint64_t nw = s->n_weights;
     size_t bytes = (nw ? nw : 1) * sizeof(float);
     /* inside a segment with regularization, w holds lazy (stamped) or
@@ -89,6 +116,26 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                         "has %llu (different data or bias)",
                         (unsigned long long)st->n_weights,
                         (unsigned long long)nw);
+    if (s->zn) {
+        if (!st->w_raw || !st->g2 || st->stamp)
+            return hog_errf(err, HOG_EINVAL, "the checkpoint does not hold "
+                            "FTRL's sums (written with another --schedule)");
+        for (uint64_t j = 0; j < nw; j++)
+            if (!isfinite(st->w_raw[j]))
+                return hog_errf(err, HOG_EINVAL, "bad checkpoint: FTRL's "
+                                "sum z of weight %llu is not finite",
+                                (unsigned long long)j);
+        /* inside a segment the trainer has begun it; at a boundary the
+         * weights are read at the checkpoint's step count */
+        uint64_t t0 = s->seg_t0;
+        uint32_t len = s->seg_len;
+        hog_sgd_ftrl_put(s, st->w_raw, st->g2, st->t_global);
+        if (st->seg_pos > 0) {
+            s->seg_t0 = t0;
+            s->seg_len = len;
+        }
+        return HOG_OK;
+    }
     if (!st->g2 != !s->g2)
         return hog_errf(err, HOG_EINVAL,
                         "the checkpoint %s AdaGrad sums but this training %s",

@@ -393,6 +393,10 @@ static void keep_state(struct hogwild *h, unsigned epoch)
     if (!st->w) /* no checkpoint file: where training stands, for the message */
         return;
     memcpy(st->w, h->f->model->w, nw * sizeof *st->w);
+    if (h->rep[0].s.zn) { /* FTRL: z and r (sgd_state.c's layout) */
+        hog_sgd_ftrl_get(&h->rep[0].s, st->w_raw, st->g2);
+        return;
+    }
     if (!st->g2)
         return;
     if (h->hot)
@@ -546,9 +550,12 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     size_t bytes = (nw ? nw : 1) * sizeof(float);
     st->n_weights = nw;
     st->pos = n;
+    const bool ftrl = h->rep[0].s.zn != NULL;
     st->w = calloc(1, bytes);
-    st->g2 = h->rep[0].s.g2 ? calloc(1, bytes) : NULL;
-    if (!st->w || (h->rep[0].s.g2 && !st->g2))
+    st->g2 = h->rep[0].s.g2 || ftrl ? calloc(1, bytes) : NULL;
+    st->w_raw = ftrl ? calloc(1, bytes) : NULL;
+    if (!st->w || ((h->rep[0].s.g2 || ftrl) && !st->g2) ||
+        (ftrl && !st->w_raw))
         return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
                         "%llu weights", (unsigned long long)nw);
     hog_rng_seed(&st->rng, f->o->seed, 0);
@@ -558,13 +565,19 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     bool after = r->pos == n && r->t_global == r->epoch * n;
     bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
     if ((!after && !start) || r->seg_pos != 0 || r->n_weights != nw ||
-        (r->g2 == NULL) != (st->g2 == NULL))
+        (r->g2 == NULL) != (st->g2 == NULL) ||
+        (r->w_raw == NULL) != (st->w_raw == NULL))
         return hog_errf(err, HOG_EINVAL, "Hogwild! resumes from checkpoints "
                         "written after a whole epoch (this one is at row "
                         "%llu of epoch %llu, or of another trainer)",
                         (unsigned long long)r->pos,
                         (unsigned long long)r->epoch);
-    load_weights(h, r->w, r->g2);
+    if (ftrl) {
+        hog_sgd_ftrl_put(&h->rep[0].s, r->w_raw, r->g2, r->t_global);
+        memcpy(st->w_raw, r->w_raw, bytes);
+    } else {
+        load_weights(h, r->w, r->g2);
+    }
     memcpy(st->w, r->w, bytes);
     if (st->g2)
         memcpy(st->g2, r->g2, bytes);

@@ -316,7 +316,6 @@ static hog_status ftrl_validate(const hog_train_opts *o,
             ? "--replicas node or core (the replicas are averaged weight "
               "by weight)"
         : o->hot_count ? "hot-feature replicas (--hot)"
-        : o->checkpoint || o->resume ? "--checkpoint and --resume"
         : o->average ? "model averaging across processes (--world, mpirun)"
         : hog_train_is_multiclass(o, train) &&
                 o->multiclass == HOG_MULTICLASS_SOFTMAX
