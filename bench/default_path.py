@@ -84,7 +84,7 @@ def epoch_seconds(rep):
 
 def row(what, ours, base, ratio, target, met, la):
     ROWS.append(dict(measure=what, hogtrain=ours, baseline=base,
-                     ratio=ratio, target=target, met=met, load=la))
+                     ratio=ratio, target=target, met=bool(met), load=la))
 
 
 def kernel(tr, te):
