@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/gpu_check.sh: everything the GPU issue leaves to a machine with a
 # CUDA device, in one run of at most 8 minutes. Prints what goes into
-# docs/BENCHMARKS.md (the "GPU bench" section) and docs/GPU.md.
+# docs/BENCHMARKS.md (the "GPU" section) and docs/GPU.md.
 #
 #   1. the device, driver and toolkit
 #   2. the build with nvcc (sm_90 + PTX; CUDA_ARCH=NN to change)
