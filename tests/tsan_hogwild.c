@@ -7,9 +7,10 @@
  * The threads-suite scenarios of tests/test_hogwild.c on a small synthetic
  * problem whose rows share a few hot features (so that threads really race
  * on the same weights): every update mode with 2 and 4 threads, lazy L1 and
- * L2 with the prefix schedule and with AdaGrad, every replica mode with
- * averaging, hot-feature replicas (--hot) with every update mode they run
- * with, a cancelled run, and more threads than rows.
+ * L2 with the prefix schedule and with AdaGrad, FTRL-Proximal's closed
+ * form, every replica mode with averaging, hot-feature replicas (--hot)
+ * with every update mode they run with, a cancelled run, and more threads
+ * than rows.
  */
 #include "core/core.h"
 #include "synth.h"
@@ -78,9 +79,12 @@ int main(void)
 
     o.algo = HOG_ALGO_HOGWILD;
     o.oversubscribe = 1;
-    for (int sched = 0; sched < 2; sched++) {
-        o.schedule = sched ? HOG_SCHED_ADAGRAD : HOG_SCHED_INVSCALING;
-        o.eta = sched ? 0.1 : 0.5;
+    /* invscaling, AdaGrad and FTRL-Proximal (its (z, r) words) */
+    for (int sched = 0; sched < 3; sched++) {
+        o.schedule = sched == 2 ? HOG_SCHED_FTRL
+                     : sched    ? HOG_SCHED_ADAGRAD
+                                : HOG_SCHED_INVSCALING;
+        o.eta = sched == 2 ? 0.3 : sched ? 0.1 : 0.5;
         for (int u = HOG_UPDATE_NONE; u <= HOG_UPDATE_MUTEX; u++)
             for (unsigned t = 2; t <= 4; t += 2) {
                 o.update = (hog_update)u;
