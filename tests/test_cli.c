@@ -236,6 +236,9 @@ Test(cli, option_mistakes_read_the_same_in_every_subcommand)
     /* bench's --threads is a list of counts */
     expect_usage_error("bench", "--threads 1.5 d.svm",
                        "--threads: bad item '1.5' in '1.5'");
+    /* its grid's baselines keep weights of their own */
+    expect_usage_error("bench", "d.svm --schedule ftrl",
+                       "--schedule ftrl: the grid's control");
     /* the model options train, bench and objective share */
     static const char *const modelled[][2] = {
         { "train", "x.svm" }, { "bench", "d.svm" }, { "objective", "m.hgm d.svm" },

@@ -269,6 +269,14 @@ static int parse(int argc, char **argv, struct bench_args *a)
         return rc;
     a->data = argv[optind];
     hog_cli_model_finish(&op);
+    if (a->o.schedule == HOG_SCHED_FTRL)
+        /* the grid's baselines (per-thread replicas, Cyclades) keep
+         * weights of their own, which FTRL's closed form does not run */
+        return hog_cli_usage_error(&cmd, "--schedule ftrl: the grid's "
+                                   "control (per-thread replicas) and "
+                                   "Cyclades do not run it; time it with "
+                                   "hogtrain train --schedule ftrl --algo "
+                                   "serial|hogwild");
     if (!a->nthreads) {
         unsigned cpus = hog_online_cpus();
         for (unsigned t = 1; t <= cpus && a->nthreads < MAX_LIST; t *= 2)
