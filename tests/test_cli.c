@@ -238,7 +238,10 @@ Test(cli, option_mistakes_read_the_same_in_every_subcommand)
                        "--threads: bad item '1.5' in '1.5'");
     /* its grid's baselines keep weights of their own */
     expect_usage_error("bench", "d.svm --schedule ftrl",
-                       "--schedule ftrl: the grid's control");
+                       "--schedule ftrl: the grid's control (per-thread "
+                       "replicas) and Cyclades do not run it; time it with "
+                       "hogtrain train --schedule ftrl --algo "
+                       "serial|hogwild");
     /* the model options train, bench and objective share */
     static const char *const modelled[][2] = {
         { "train", "x.svm" }, { "bench", "d.svm" }, { "objective", "m.hgm d.svm" },
