@@ -1,7 +1,7 @@
 """What the Python bench scripts share: their command line and the build's
 folders, the load average beside each figure, the data sets decompressed
 once under BUILD/benchdata, and timed runs of a command."""
-import os, subprocess, sys, time, types
+import csv, json, os, subprocess, sys, time, types
 
 DATA = os.environ.get("HOGTRAIN_DATA", os.path.abspath("../shared/data"))
 
@@ -59,3 +59,16 @@ def timed(cmd, timeout):
         raise RuntimeError(f"{cmd[0]} failed: "
                            f"{(p.stderr or p.stdout).strip()[-300:]}")
     return time.perf_counter() - t0, p
+
+
+def save(base, rows, quick=False):
+    """rows (a list of dicts with the same keys) as base.csv and base.json
+    ("-quick" added to base in quick mode); returns the base written."""
+    base += "-quick" if quick else ""
+    with open(base + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["none"])
+        w.writeheader()
+        w.writerows(rows)
+    with open(base + ".json", "w") as f:
+        json.dump(rows, f, indent=1)
+    return base

@@ -19,7 +19,7 @@ Prints a table and writes BUILD_DIR/bench/cv.csv and cv.json. Run it alone
 on the machine. --quick (or HOGTRAIN_BENCH_QUICK=1): a check that the
 script works, on the first 2000 rows of a9a only (no figures to record).
 """
-import csv, json, os, re, subprocess, sys, tempfile, time
+import json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -128,13 +128,7 @@ def main():
                 print(f"{key} {task}: hogtrain {h['wall'] / l['wall']:.2f}x "
                       f"LIBLINEAR's wall time, CV accuracy "
                       f"{100 * (h['accuracy'] - l['accuracy']):+.2f} points")
-    base = os.path.join(OUT, "cv" + ("-quick" if QUICK else ""))
-    with open(base + ".csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(ROWS[0].keys()))
-        wr.writeheader()
-        wr.writerows(ROWS)
-    with open(base + ".json", "w") as f:
-        json.dump(ROWS, f, indent=1)
+    base = benchlib.save(os.path.join(OUT, "cv"), ROWS, QUICK)
     print(f"wrote {base}.csv and .json" +
           (" (quick mode: a check of the script, not figures)" if QUICK
            else ""))

@@ -22,7 +22,7 @@ usage: /usr/bin/python3 bench/default_path.py BUILD_DIR [--only kernel,...]
 Prints a table with the load average beside each figure, and writes
 BUILD_DIR/bench/default_path.csv and .json. Run it alone on the machine.
 """
-import csv, json, os, statistics, subprocess, sys, tempfile, time
+import json, os, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -216,12 +216,7 @@ def main():
               f"{r['load']:.2f} |")
     print(f"\n{os.cpu_count()} CPUs, load average {load():.2f} at the end, "
           f"{time.time() - t0:.0f} s")
-    with open(os.path.join(OUT, "default_path.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(ROWS[0]) if ROWS else ["measure"])
-        w.writeheader()
-        w.writerows(ROWS)
-    with open(os.path.join(OUT, "default_path.json"), "w") as f:
-        json.dump(ROWS, f, indent=1)
+    benchlib.save(os.path.join(OUT, "default_path"), ROWS)
 
 
 main()

@@ -20,7 +20,7 @@ Prints a table and writes BUILD_DIR/bench/end_to_end.csv and .json. Run it
 alone on the machine. --quick (or HOGTRAIN_BENCH_QUICK=1): a9a only, a
 check that the script works (no figures to record).
 """
-import csv, json, os, re, subprocess, sys, tempfile, time
+import os, re, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -132,8 +132,8 @@ def main():
                 print(f"{key}: {e}")
     if not ROWS:
         sys.exit("end_to_end: nothing ran")
-    print(f"\n| data | tool | wall s | test acc | time / hogtrain's | load |\n"
-          f"|---|---|---|---|---|---|")
+    print("\n| data | tool | wall s | test acc | time / hogtrain's | load |\n"
+          "|---|---|---|---|---|---|")
     for r in ROWS:
         base = next(b["wall"] for b in ROWS if b["set"] == r["set"]
                     and b["tool"] == "hogtrain (defaults)")
@@ -141,13 +141,7 @@ def main():
         print(f"| {r['set']} | {r['tool']} | {r['wall']:.3f} | "
               f"{100 * r['accuracy']:.2f}% | {r['vs_default']:.2f} | "
               f"{r['load']:.2f} |")
-    out = os.path.join(OUT, "end_to_end" + ("-quick" if QUICK else ""))
-    with open(out + ".csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(ROWS[0].keys()))
-        wr.writeheader()
-        wr.writerows(ROWS)
-    with open(out + ".json", "w") as f:
-        json.dump(ROWS, f, indent=1)
+    out = benchlib.save(os.path.join(OUT, "end_to_end"), ROWS, QUICK)
     print(f"\n{os.cpu_count()} CPUs; wrote {out}.csv and .json" +
           (" (quick mode: a check of the script, not figures)" if QUICK
            else ""))

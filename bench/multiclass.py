@@ -22,7 +22,7 @@ Prints a table with the load average beside each figure, and writes
 BUILD_DIR/bench/multiclass.csv, .json and .svg (accuracy against seconds).
 Run it alone on the machine.
 """
-import csv, json, os, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -209,13 +209,7 @@ def main():
                   f"(target <= 0.5: {'met' if ratio <= 0.5 else 'not met'})")
         else:
             print(f"{key}: no hogtrain run within 0.5 point of -s 1")
-    base = os.path.join(OUT, "multiclass")
-    with open(base + ".csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(ROWS[0].keys()))
-        wr.writeheader()
-        wr.writerows(ROWS)
-    with open(base + ".json", "w") as f:
-        json.dump(ROWS, f, indent=1)
+    base = benchlib.save(os.path.join(OUT, "multiclass"), ROWS)
     svg(base + ".svg", by_set)
     print(f"wrote {base}.csv, .json and .svg")
 

@@ -17,7 +17,6 @@ the script itself, seconds). Prints a table with the load average beside
 each figure and writes BUILD_DIR/bench/python_fit.csv. Run it alone on the
 machine.
 """
-import csv
 import os
 import subprocess
 import sys
@@ -154,12 +153,8 @@ def main():
           f"loader and SGDClassifier", flush=True)
     for name, train, test in sets():
         run(name, train, test)
-    out = os.path.join(OUT, "python_fit.csv")
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(ROWS[0]))
-        w.writeheader()
-        w.writerows(ROWS)
-    print(f"wrote {out}")
+    out = benchlib.save(os.path.join(OUT, "python_fit"), ROWS)
+    print(f"wrote {out}.csv and .json")
 
 
 if __name__ == "__main__":
