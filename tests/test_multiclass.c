@@ -113,6 +113,59 @@ Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
     hog_data_free(d);
 }
 
+/* Two label values are the binary problem, whatever the multiclass mode
+ * asks and whatever the values are: for every algorithm the weights are
+ * those of the same rows labelled +1/-1, bit for bit, and the model has no
+ * classes. */
+Test(multiclass, two_classes_are_the_binary_path, .timeout = 60)
+{
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = 1500, .features = 200, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 3, .nnz_max = 14, .seed = 6, .stream = 5,
+        .first = { .normal = true } }, &err);
+    cr_assert(d, "%s", err.msg);
+    /* the same rows labelled 7 and 3 (7 where the planted label is +1) */
+    hog_data two = *d;
+    memset(two.mem, 0, sizeof two.mem);
+    two.release = NULL;
+    float *y = malloc(d->m.rows * sizeof *y);
+    cr_assert(y);
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        y[i] = d->m.y[i] > 0 ? 7.0f : 3.0f;
+    two.m.y = y;
+    hog_data_scan_labels(&two);
+    cr_assert_eq(two.labels, HOG_LABELS_BINARY);
+    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
+                               HOG_ALGO_CYCLADES, HOG_ALGO_SCD, HOG_ALGO_DCD };
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.algo = algos[a];
+        o.epochs = 3;
+        o.threads = 1;
+        hog_model *ref = train(d, &o);
+        for (int mode = HOG_MULTICLASS_OVR; mode <= HOG_MULTICLASS_SOFTMAX;
+             mode++) {
+            hog_train_opts b = o;
+            b.multiclass = (hog_multiclass)mode;
+            hog_model *m = train(&two, &b);
+            cr_assert_eq(m->n_classes, 0u, "algorithm %d: %u classes",
+                         (int)algos[a], m->n_classes);
+            cr_assert_eq(m->label_pos, 7.0);
+            cr_assert_eq(memcmp(m->w, ref->w, (d->n_features + 1) *
+                                                  sizeof *m->w),
+                         0, "algorithm %d, multiclass mode %d: the labels "
+                         "7/3 give other weights than +1/-1", (int)algos[a],
+                         mode);
+            hog_model_free(m);
+        }
+        hog_model_free(ref);
+    }
+    free(y);
+    hog_data_free(d);
+}
+
 /* Cyclades' model of every class is the same at every thread count, so
  * the K-class model is too, whichever way the classes meet the threads. */
 Test(multiclass, cyclades_same_model_at_1_2_3_8_threads, .timeout = 60)
