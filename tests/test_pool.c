@@ -4,6 +4,7 @@
 #include <criterion/redirect.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,55 @@ Test(pool, topology_load_errors)
 }
 
 /* ---- LIST and policy parsing ---------------------------------------------- */
+
+/* The machine's topology is loaded once and shared: the same object
+ * again, hog_topo_free leaves it, and a thread confined to fewer CPUs
+ * gets a topology of its own that sees only those. */
+struct affinity_job {
+    const struct hog_topo *shared;
+    unsigned allowed, own;
+};
+
+static void *one_cpu_thread(void *arg)
+{
+    struct affinity_job *j = arg;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET((int)(sched_getcpu() > 0 ? sched_getcpu() : 0), &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return NULL;
+    struct hog_topo *t;
+    hog_err err;
+    if (hog_topo_machine(&t, &err) != HOG_OK)
+        return NULL;
+    struct hog_topo_info in;
+    hog_topo_info(t, &in);
+    j->allowed = in.allowed_pus;
+    j->own = t != j->shared;
+    hog_topo_free(t);
+    return NULL;
+}
+
+Test(threads, machine_topology_is_loaded_once)
+{
+    struct hog_topo *a, *b;
+    hog_err err;
+    cr_assert_eq(hog_topo_machine(&a, &err), HOG_OK, "%s", err.msg);
+    hog_topo_free(a); /* leaves it */
+    cr_assert_eq(hog_topo_machine(&b, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(a, b, "loaded again");
+    struct hog_topo_info in;
+    hog_topo_info(b, &in);
+    cr_assert(in.this_machine && in.allowed_pus >= 1);
+    struct affinity_job j = { .shared = b };
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, one_cpu_thread, &j), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(j.allowed, 1u, "a thread on one CPU sees %u", j.allowed);
+    if (in.allowed_pus > 1)
+        cr_assert(j.own, "a thread on one CPU got the shared topology");
+    hog_topo_free(b);
+}
 
 Test(pool, bind_parse_accepts_policies_and_flags)
 {

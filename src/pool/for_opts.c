@@ -3,7 +3,8 @@
  * topology, a binding plan for the threads asked for, and the pinned pool
  * started from it. Hogwild!, Cyclades and coordinate descent all start
  * theirs here, so that a wrong --bind or too many threads read the same
- * in each (the sentences are hog_bind_parse's, hog_topo_load's,
+ * in each (the sentences are hog_bind_parse's, hog_topo_load's (through
+ * hog_topo_machine, which loads it once per process),
  * hog_topo_plan's and hog_pool_create's).
  */
 #include "pool/pool.h"
@@ -26,7 +27,7 @@ hog_status hog_pool_for_opts(const hog_train_opts *o, unsigned threads,
         hog_bind_init(&b);
         b.oversubscribe = true;
     }
-    if ((st = hog_topo_load(topo, NULL, NULL, NULL, err)) != HOG_OK)
+    if ((st = hog_topo_machine(topo, err)) != HOG_OK)
         return st;
     struct hog_plan *plan = NULL;
     if ((st = hog_topo_plan(*topo, &b, threads, &plan, err)) == HOG_OK)

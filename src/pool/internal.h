@@ -35,6 +35,7 @@ struct hog_topo {
     int *numa_socket;   /* their package's OS index, or -1 */
     hwloc_bitmap_t allowed; /* allowed PUs (OS indices) */
     struct hog_topo_warned *warned;
+    bool shared;        /* hog_topo_machine's: hog_topo_free leaves it */
 };
 
 /* Parses LIST ("0-3,8,10-11"), the len bytes at s, into at most

@@ -38,6 +38,12 @@ struct hog_topo; /* opaque */
  * synthetic machine. Empty allowed sets are HOG_EINVAL. */
 hog_status hog_topo_load(struct hog_topo **out, const char *synthetic,
                          const char *xml, const char *allowed, hog_err *err);
+/* hog_topo_load(out, NULL, NULL, NULL, err), loaded once per process and
+ * shared (hwloc's load reads /sys: about 5 ms, which every threaded
+ * training would pay again): read-only after the load, its warnings
+ * atomic, hog_topo_free leaves it. A calling thread whose CPU affinity is
+ * not the one it was loaded under gets a fresh topology of its own. */
+hog_status hog_topo_machine(struct hog_topo **out, hog_err *err);
 void hog_topo_free(struct hog_topo *t);
 
 /* Counts for a summary. Cores without SMT, or machines whose topology lists

@@ -12,6 +12,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,9 +185,33 @@ fail:
     return st;
 }
 
+static struct hog_topo *machine;   /* hog_topo_machine's, never freed */
+static cpu_set_t machine_affinity; /* the loading thread's CPUs */
+static pthread_mutex_t machine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+hog_status hog_topo_machine(struct hog_topo **out, hog_err *err)
+{
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    bool known = sched_getaffinity(0, sizeof now, &now) == 0;
+    pthread_mutex_lock(&machine_lock);
+    hog_status st = HOG_OK;
+    if (!machine && known &&
+        (st = hog_topo_load(&machine, NULL, NULL, NULL, err)) == HOG_OK) {
+        machine->shared = true;
+        machine_affinity = now;
+    }
+    bool same = machine && known && CPU_EQUAL(&now, &machine_affinity);
+    *out = same ? machine : NULL;
+    pthread_mutex_unlock(&machine_lock);
+    if (st != HOG_OK || same)
+        return st;
+    return hog_topo_load(out, NULL, NULL, NULL, err);
+}
+
 void hog_topo_free(struct hog_topo *t)
 {
-    if (!t)
+    if (!t || t->shared)
         return;
     hwloc_bitmap_free(t->allowed);
     hwloc_topology_destroy(t->hw);
