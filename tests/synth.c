@@ -155,3 +155,12 @@ bool th_label_argmax(hog_data *d, unsigned k, double step, uint64_t seed,
     hog_data_scan_labels(d);
     return true;
 }
+
+uint64_t *th_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng)
+{
+    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    for (uint64_t i = 0; order && i < n; i++)
+        order[i] = i;
+    hog_rng_seed(rng, seed, 0);
+    return order;
+}

@@ -73,4 +73,10 @@ hog_data *th_synth(const struct th_synth *o, hog_err *err);
 bool th_label_argmax(hog_data *d, unsigned k, double step, uint64_t seed,
                      uint64_t stream);
 
+/* The serial trainers' order of n rows (or batches) for the references:
+ * the identity, and *rng seeded as the trainers seed theirs (seed, stream
+ * 0), so that hog_shuffle_u64(rng, order, n) before each epoch gives the
+ * trainers' permutations. NULL when out of memory. */
+uint64_t *th_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng);
+
 #endif

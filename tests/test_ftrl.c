@@ -60,11 +60,8 @@ static double *reference(const hog_data *d, const hog_train_opts *o)
     uint64_t n = d->m.rows, nf = d->n_features, nw = nf + 1;
     double *z = calloc(nw, sizeof *z), *q = calloc(nw, sizeof *q);
     double *w = calloc(nw, sizeof *w);
-    uint64_t *order = malloc(n * sizeof *order);
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
     struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t *order = th_serial_order(n, o->seed, &rng);
     uint64_t t = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);

@@ -185,13 +185,10 @@ static double *eager(const hog_data *d, const hog_train_opts *o)
     uint64_t n = d->m.rows, nf = d->n_features, nw = n_weights(d, o);
     double *w = calloc(nw, sizeof *w), *G = calloc(nw, sizeof *G);
     double *g = calloc(nw, sizeof *g);
-    uint64_t *order = malloc(n * sizeof *order);
     struct hog_gpu_plan p;
     cr_assert_eq(hog_gpu_plan_make(n, 1, 1, o->seed, &p, NULL), HOG_OK);
-    for (uint64_t k = 0; k < n; k++)
-        order[k] = k;
     struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t *order = th_serial_order(n, o->seed, &rng);
     uint64_t t = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);
@@ -431,12 +428,9 @@ static void emulate_minibatch(const hog_data *d, const hog_train_opts *o,
     float *dv = malloc(s.max_rows * sizeof *dv);
     float *gc = malloc((s.max_uniq + 1) * sizeof *gc);
     float *gdense = calloc(nw, sizeof *gdense), *g2 = calloc(nw, sizeof *g2);
-    uint64_t *order = malloc(p.rounds * sizeof *order);
     memset(w, 0, nw * sizeof *w);
-    for (uint64_t k = 0; k < p.rounds; k++)
-        order[k] = k;
     struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t *order = th_serial_order(p.rounds, o->seed, &rng);
     uint64_t done = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, p.rounds);

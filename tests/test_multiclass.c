@@ -35,6 +35,11 @@ static hog_data *k_classes(uint64_t rows, uint32_t nf, uint64_t seed)
     return d;
 }
 
+/* Every algorithm, for the tests that run each. */
+static const hog_algo every_algo[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
+                                       HOG_ALGO_CYCLADES, HOG_ALGO_SCD,
+                                       HOG_ALGO_DCD };
+
 static hog_model *train(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m;
@@ -78,12 +83,10 @@ Test(multiclass, classes_in_order_of_first_appearance)
 Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
 {
     hog_data *d = k_classes(3000, 300, 4);
-    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
-                               HOG_ALGO_CYCLADES, HOG_ALGO_SCD, HOG_ALGO_DCD };
-    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+    for (size_t a = 0; a < sizeof every_algo / sizeof *every_algo; a++) {
         hog_train_opts o;
         hog_train_opts_init(&o);
-        o.algo = algos[a];
+        o.algo = every_algo[a];
         o.epochs = 3;
         o.threads = 2; /* K = 4 >= 2: a class per thread, each on one */
         hog_model *m = train(d, &o);
@@ -104,7 +107,7 @@ Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
             hog_model *bm = train(&view, &b);
             cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w),
                          0, "algorithm %d, class %u differs from its binary "
-                         "problem", (int)algos[a], c);
+                         "problem", (int)every_algo[a], c);
             hog_model_free(bm);
             free(y);
         }
@@ -136,12 +139,10 @@ Test(multiclass, two_classes_are_the_binary_path, .timeout = 60)
     two.m.y = y;
     hog_data_scan_labels(&two);
     cr_assert_eq(two.labels, HOG_LABELS_BINARY);
-    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
-                               HOG_ALGO_CYCLADES, HOG_ALGO_SCD, HOG_ALGO_DCD };
-    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+    for (size_t a = 0; a < sizeof every_algo / sizeof *every_algo; a++) {
         hog_train_opts o;
         hog_train_opts_init(&o);
-        o.algo = algos[a];
+        o.algo = every_algo[a];
         o.epochs = 3;
         o.threads = 1;
         hog_model *ref = train(d, &o);
@@ -151,12 +152,12 @@ Test(multiclass, two_classes_are_the_binary_path, .timeout = 60)
             b.multiclass = (hog_multiclass)mode;
             hog_model *m = train(&two, &b);
             cr_assert_eq(m->n_classes, 0u, "algorithm %d: %u classes",
-                         (int)algos[a], m->n_classes);
+                         (int)every_algo[a], m->n_classes);
             cr_assert_eq(m->label_pos, 7.0);
             cr_assert_eq(memcmp(m->w, ref->w, (d->n_features + 1) *
                                                   sizeof *m->w),
                          0, "algorithm %d, multiclass mode %d: the labels "
-                         "7/3 give other weights than +1/-1", (int)algos[a],
+                         "7/3 give other weights than +1/-1", (int)every_algo[a],
                          mode);
             hog_model_free(m);
         }

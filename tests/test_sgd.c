@@ -50,11 +50,8 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o)
     uint64_t nw = nf + (o->bias != 0);
     double *w = calloc(nw, sizeof *w), *g2 = calloc(nw, sizeof *g2);
     double *g = calloc(nw, sizeof *g);
-    uint64_t *order = malloc(n * sizeof *order);
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
     struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t *order = th_serial_order(n, o->seed, &rng);
     uint64_t t = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);

@@ -16,6 +16,7 @@
 #include "core/metrics.h"
 #include "core/sgd.h"
 #include "helpers.h"
+#include "synth.h"
 #include "hogwild/hogwild.h"
 
 /* ---- problems ------------------------------------------------------------------ */
@@ -241,11 +242,8 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
     double *w = calloc(k * nw, sizeof *w), *G = calloc(nw, sizeof *G);
     double *x = malloc(nw * sizeof *x), *s = malloc(k * sizeof *s);
     double *g = malloc(k * sizeof *g);
-    uint64_t *order = malloc(n * sizeof *order);
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
     struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t *order = th_serial_order(n, o->seed, &rng);
     uint64_t t = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);
