@@ -160,6 +160,24 @@ Test(inputs, info_describes_a_checkpoint, .timeout = 30)
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         cr_assert_not_null(strstr(out, rows[i]), "no \"%s\" in:\n%s", rows[i],
                            out);
+    /* K classes: softmax's K vectors, one-vs-rest's class in progress */
+    static const char k3[] = "1 1:1 2:0.5\n2 2:1 3:1\n3 1:0.5 3:1\n"
+                             "1 1:1\n2 2:1\n3 3:1\n";
+    th_write(dir, "k.svm", k3, strlen(k3));
+    rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q k.svm --epochs 2 "
+                "--multiclass softmax --checkpoint s.ck -o s.hgm && '%s' info "
+                "s.ck", dir, th_bin(), th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "multiclass       softmax: "), "%s", out);
+    cr_assert_not_null(strstr(out, "weights          12, "), "%s", out);
+    rc = th_run(out, sizeof out, "cd '%s' && '%s' train -q k.svm --epochs 2 "
+                "--checkpoint o.ck -o o.hgm && '%s' info o.ck", dir, th_bin(),
+                th_bin());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "(version 3)"), "%s", out);
+    cr_assert_not_null(strstr(out, "multiclass       one-vs-rest of 3 "
+                                   "classes: 2 finished, class 3 running"),
+                       "%s", out);
 }
 
 /* ---- C: devices and lines without end ------------------------------------ */

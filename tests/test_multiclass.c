@@ -306,11 +306,6 @@ Test(multiclass, refusals_are_sentences)
               err.msg);
     hog_train_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
-    o.checkpoint = "/nonexistent/ckpt";
-    cr_assert_neq(hog_train(d, NULL, &o, &m, &err), HOG_OK);
-    cr_assert(strstr(err.msg, "checkpoint"), "%s", err.msg);
-    hog_train_opts_init(&o);
-    o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.loss = HOG_LOSS_HINGE;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "logistic loss"), "%s", err.msg);
@@ -485,6 +480,116 @@ Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
         }
         hog_model_free(ref);
     }
+    hog_data_free(d);
+}
+
+/* Stops a run at the end of epoch `after` (the front door's ticks inside
+ * an epoch come at most every 0.1 s, too seldom to aim at a row). */
+struct epoch_stopper {
+    volatile sig_atomic_t flag;
+    unsigned after, first_epoch; /* first_epoch: the first epoch it saw */
+};
+
+static void stop_at_epoch(void *ctx, unsigned epoch, unsigned epochs,
+                          uint64_t done, uint64_t total,
+                          const hog_epoch_stats *s)
+{
+    (void)epochs, (void)done, (void)total;
+    struct epoch_stopper *p = ctx;
+    if (!p->first_epoch)
+        p->first_epoch = epoch;
+    if (s && epoch == p->after)
+        p->flag = 1;
+}
+
+/* Softmax training stopped after any epoch, or inside the first (the flag
+ * up from the start: the checkpoint of the start), then resumed, gives the
+ * uninterrupted model bit for bit: serial and Hogwild! at one thread, with
+ * AdaGrad's per-feature sums and with a decaying shared schedule. */
+Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
+     .timeout = 120)
+{
+    char dir[256], ck[300];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_data *d = k_classes(2000, 200, 10);
+    for (int c = 0; c < 4; c++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.multiclass = HOG_MULTICLASS_SOFTMAX;
+        o.algo = c & 1 ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
+        o.threads = 1;
+        o.epochs = 4;
+        if (c & 2) { /* the step size depends on the global step */
+            o.schedule = HOG_SCHED_INVSCALING;
+            o.eta = 0.5;
+            o.l1 = 1e-4;
+        }
+        hog_model *ref = train(d, &o);
+        for (unsigned after = 0; after < o.epochs; after++) {
+            struct epoch_stopper s = { after == 0, after, 0 };
+            hog_train_opts b = o;
+            b.checkpoint = ck;
+            b.cancel = &s.flag;
+            b.progress = stop_at_epoch;
+            b.progress_ctx = &s;
+            hog_model *m;
+            hog_err err;
+            cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s",
+                         err.msg);
+            cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
+            hog_train_opts r = o;
+            r.resume = ck;
+            struct epoch_stopper seen = { 0, 0, 0 };
+            r.progress = stop_at_epoch;
+            r.progress_ctx = &seen;
+            m = train(d, &r);
+            /* it went on after the epochs done, not from the start */
+            cr_assert_eq(seen.first_epoch, after + 1, "stopped after epoch "
+                         "%u, resumed at %u", after, seen.first_epoch);
+            cr_assert_eq(memcmp(m->w, ref->w, hog_model_len(m) * sizeof *m->w),
+                         0, "configuration %d stopped after epoch %u", c,
+                         after);
+            hog_model_free(m);
+        }
+        hog_model_free(ref);
+    }
+    hog_data_free(d);
+}
+
+/* A checkpoint of one-vs-rest is not resumed as softmax training, nor
+ * the other way round; row checkpoints are refused with a sentence. */
+Test(multiclass, softmax_checkpoints_refuse_other_runs, .timeout = 60)
+{
+    char dir[256], ck[300];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_data *d = k_classes(600, 40, 11);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 2;
+    o.checkpoint = ck;
+    hog_model *m = train(d, &o); /* one-vs-rest writes ck */
+    hog_model_free(m);
+    hog_train_opts r;
+    hog_train_opts_init(&r);
+    r.epochs = 3;
+    r.resume = ck;
+    r.multiclass = HOG_MULTICLASS_SOFTMAX;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &r, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--multiclass ovr (or two classes), not "
+                              "softmax"), "%s", err.msg);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    m = train(d, &o); /* softmax writes ck */
+    hog_model_free(m);
+    r.multiclass = HOG_MULTICLASS_OVR;
+    cr_assert_eq(hog_train(d, NULL, &r, &m, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "--multiclass softmax, not ovr"), "%s",
+              err.msg);
+    o.checkpoint_rows = 100;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
+    cr_assert(strstr(err.msg, "after whole epochs only"), "%s", err.msg);
     hog_data_free(d);
 }
 

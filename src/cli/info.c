@@ -260,7 +260,9 @@ static int info_ckpt(const char *path, const struct stat *st)
         nz += t->w[j] != 0.0f;
     char b[32];
     ROW("file", "%s", path);
-    ROW("format", "hogtrain checkpoint (version %u)", c.opts_known ? 2u : 1u);
+    /* the writer's numbering: 3 for one-vs-rest's class part */
+    ROW("format", "hogtrain checkpoint (version %u)",
+        t->n_classes ? 3u : c.opts_known ? 2u : 1u);
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
     ROW("algorithm", "%s", hog_cli_algo_name((hog_algo)c.algo));
@@ -293,6 +295,12 @@ static int info_ckpt(const char *path, const struct stat *st)
             (unsigned long long)c.rows, (unsigned long long)t->t_global);
     ROW("weights", "%llu, %llu nonzero", (unsigned long long)t->n_weights,
         (unsigned long long)nz);
+    if (c.softmax)
+        ROW("multiclass", "softmax: the weights are the classes' vectors, "
+            "one after another");
+    else if (t->n_classes)
+        ROW("multiclass", "one-vs-rest of %u classes: %u finished, class %u "
+            "running", t->n_classes, t->ovr_class, t->ovr_class + 1);
     ROW("state", "%s%s", t->g2 ? "AdaGrad sums" : "no AdaGrad sums",
         t->w_raw ? ", inside a lazy-regularization segment" : "");
     if (c.ckpt_rows)

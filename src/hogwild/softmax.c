@@ -158,6 +158,10 @@ struct softmax {
     hog_status st;
     hog_err *err;
     atomic_bool cut;         /* a thread saw the cancel flag */
+
+    /* checkpoints, after whole epochs (thread 0) */
+    unsigned first;               /* the first epoch to run (> 1: resumed) */
+    struct hog_train_state last;  /* the last epoch kept for a checkpoint */
 };
 
 /* ---- shared state, relaxed -------------------------------------------------- */
@@ -570,17 +574,51 @@ static void model_slice(const struct softmax *m, uint64_t lo, uint64_t hi)
     }
 }
 
-/* A cancelled run: the front door's sentence (no checkpoint: K-class
- * training writes none), HOG_EINTR. */
-static hog_status interrupted(struct softmax *m, unsigned epoch)
+/* ---- checkpoints (epoch boundaries) ----------------------------------------- */
+
+/* A checkpoint holds the model's K class-major vectors (n_weights = K nw)
+ * and, for AdaGrad, a sum per weight: the K weights of feature j carry
+ * their group's G_j alike, so the file has the layout of the weights. */
+
+/* The state after epoch `epoch` into m->last (thread 0, the epoch's model
+ * complete in f->model->w, every segment ended). */
+static void keep_state(struct softmax *m, unsigned epoch)
+{
+    struct hog_train_state *st = &m->last;
+    st->epoch = epoch;
+    st->pos = m->d->m.rows;
+    st->t_global = m->t;
+    st->rng = m->wk[0].rng;
+    if (!st->w) /* no checkpoint file: where training stands, for the message */
+        return;
+    memcpy(st->w, m->f->model->w, st->n_weights * sizeof *st->w);
+    for (uint32_t c = 0; st->g2 && c < m->k; c++)
+        for (uint64_t j = 0; j < m->nw; j++)
+            st->g2[c * m->nw + j] = ld(&m->g2[j]);
+}
+
+/* After an epoch or a cut (thread 0): a checkpoint when one is due, and on
+ * cancellation the last completed epoch's state, with HOG_EINTR. */
+static hog_status checkpoint(struct softmax *m, unsigned epoch, bool cut)
 {
     struct hog_fit *f = m->f;
-    struct hog_train_state at = { .epoch = epoch > 1 ? epoch - 1 : 1,
-                                  .pos = epoch > 1 ? m->d->m.rows : 0 };
-    if (!f->save)
-        return hog_errf(m->err, HOG_EINTR, "training interrupted in epoch %u",
-                        epoch);
-    return hog_fit_save(f, &at, true, m->err);
+    struct hog_train_state *st = &m->last;
+    if (cut && !st->w) { /* no file: only where training stands */
+        st->epoch = epoch - 1;
+        st->pos = m->d->m.rows;
+    }
+    if (cut && st->epoch == 0) { /* no epoch done: the start */
+        st->epoch = 1;
+        st->pos = 0;
+        st->t_global = 0;
+    }
+    if (!cut) {
+        bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
+        if (!due && !hog_fit_cancelled(f))
+            return HOG_OK;
+        keep_state(m, epoch);
+    }
+    return hog_fit_save(f, st, cut || hog_fit_cancelled(f), m->err);
 }
 
 /* Every epoch, on every thread (the serial trainer: the calling thread
@@ -592,7 +630,7 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
     struct worker *w = &m->wk[tid];
     const uint64_t n = m->d->m.rows;
     end_fn *end = end_table[m->shared][m->kind];
-    for (unsigned epoch = 1; epoch <= m->f->o->epochs; epoch++) {
+    for (unsigned epoch = m->first; epoch <= m->f->o->epochs; epoch++) {
         double t0 = 0;
         if (tid == 0) {
             m->pos = 0;
@@ -628,10 +666,12 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
         model_slice(m, lo, hi);
         barrier(m); /* the epoch's model is complete */
         if (tid == 0) {
+            double secs = hog_now() - t0;
             if (atomic_load_explicit(&m->cut, memory_order_relaxed))
-                m->st = interrupted(m, epoch);
-            else
-                m->st = m->f->epoch_end(m->f, epoch, hog_now() - t0, m->err);
+                m->st = checkpoint(m, epoch, true); /* the epoch is partial */
+            else if ((m->st = m->f->epoch_end(m->f, epoch, secs, m->err)) ==
+                     HOG_OK)
+                m->st = checkpoint(m, epoch, false);
         }
         barrier(m);
         if (m->st != HOG_OK)
@@ -733,6 +773,66 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
     return HOG_OK;
 }
 
+/* Checkpoints: after whole epochs only, as Hogwild!'s (hogwild.c): the
+ * threads' places inside an epoch are not one position. Resuming puts the
+ * saved weights and sums in place and replays each thread's shuffles from
+ * the seed; the serial trainer and one thread continue bit for bit. */
+static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
+{
+    struct hog_fit *f = m->f;
+    const struct hog_train_state *r = f->resume;
+    const uint64_t n = m->d->m.rows, K = m->k, nw = m->nw;
+    struct hog_train_state *last = &m->last;
+    m->first = 1;
+    hog_rng_seed(&last->rng, f->o->seed, 0);
+    if (!f->o->checkpoint && !r)
+        return HOG_OK;
+    if (f->ckpt_rows)
+        return hog_errf(err, HOG_ENOTSUP, "softmax training writes "
+                        "checkpoints after whole epochs only "
+                        "(--checkpoint-every N, without a rows suffix)");
+    const bool ada = m->g2 != NULL;
+    size_t bytes = (size_t)(K * nw > 0 ? K * nw : 1) * sizeof(float);
+    last->n_weights = K * nw;
+    last->pos = n;
+    last->w = calloc(1, bytes);
+    last->g2 = ada ? calloc(1, bytes) : NULL;
+    if (!last->w || (ada && !last->g2))
+        return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
+                        "%u classes x %llu weights", m->k,
+                        (unsigned long long)nw);
+    if (!r)
+        return HOG_OK;
+    /* after epoch E, or (a run cancelled in its first epoch) before 1 */
+    bool after = r->pos == n && r->t_global == r->epoch * n;
+    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
+    if ((!after && !start) || r->seg_pos != 0 || r->w_raw || r->stamp ||
+        r->n_weights != K * nw || (r->g2 == NULL) != !ada)
+        return hog_errf(err, HOG_EINVAL, "softmax training resumes from "
+                        "its own checkpoints, written after a whole epoch "
+                        "(this one is at row %llu of epoch %llu, or of "
+                        "another trainer)", (unsigned long long)r->pos,
+                        (unsigned long long)r->epoch);
+    for (uint64_t j = 0; j < nw; j++) {
+        for (uint64_t c = 0; c < K; c++)
+            st(&m->w[j * K + c], r->w[c * nw + j]);
+        if (ada)
+            st(&m->g2[j], r->g2[j]);
+    }
+    memcpy(last->w, r->w, bytes);
+    if (ada)
+        memcpy(last->g2, r->g2, bytes);
+    last->epoch = r->epoch;
+    last->t_global = r->t_global;
+    last->rng = r->rng;
+    m->t = r->t_global;
+    m->first = (unsigned)r->epoch + after;
+    for (unsigned p = 0; p < m->nthreads; p++)
+        for (unsigned e = 1; e < m->first; e++)
+            hog_shuffle_u64(&m->wk[p].rng, m->wk[p].shard, m->wk[p].n);
+    return HOG_OK;
+}
+
 static void destroy(struct softmax *m)
 {
     if (m->wk)
@@ -746,6 +846,7 @@ static void destroy(struct softmax *m)
     free(m->stamp);
     free(m->g2);
     free(m->cls);
+    hog_train_state_free(&m->last);
     hog_sgd_free(&m->sch);
 }
 
@@ -779,7 +880,8 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     } else {
         m.nthreads = 1;
     }
-    if ((st = alloc_workers(&m, err)) != HOG_OK)
+    if ((st = alloc_workers(&m, err)) != HOG_OK ||
+        (st = checkpoint_setup(&m, err)) != HOG_OK)
         goto out;
     if (m.pool)
         hog_pool_run(m.pool, train_job, &m);

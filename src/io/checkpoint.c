@@ -24,7 +24,9 @@
  *     208 batch size u64       216 hot degree u64   224 hot count u64
  *     232 sync every u64       240 repartition u8   241 Cyclades hot u8
  *     242 weighted u8 (1: row weights; zero in older files: none)
- *     243 (zero)               244 CRC32C of the row weights u32 (weighted)
+ *     243 softmax u8 (1: --multiclass softmax of K classes, n_weights =
+ *         K x the model's vector length, class-major; zero in older files)
+ *     244 CRC32C of the row weights u32 (weighted)
  *     248 replicas u32
  *     252 CRC32C of 0..251
  *
@@ -165,6 +167,7 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     h[240] = (unsigned char)(c->repartition != 0);
     h[241] = (unsigned char)(c->cyc_hot != 0);
     h[242] = (unsigned char)(c->weighted != 0);
+    h[243] = (unsigned char)(c->softmax != 0);
     p32(h + 244, c->weighted ? c->weights_crc : 0);
     p32(h + 248, c->replicas);
     p32(h + 252, hog_crc32c(0, h, 252));
@@ -285,6 +288,7 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
         c->repartition = h[240];
         c->cyc_hot = h[241];
         c->weighted = h[242] != 0;
+        c->softmax = h[243] != 0;
         c->weights_crc = g32(h + 244);
         c->replicas = g32(h + 248);
     }

@@ -425,6 +425,9 @@ struct hog_ckpt {
      * written before weights existed say unweighted. */
     bool weighted;
     uint32_t weights_crc;
+    /* Multinomial training of K classes (--multiclass softmax): st holds
+     * the K class-major vectors; files before it say one-vs-rest. */
+    bool softmax;
     struct hog_train_state st;  /* arrays owned (hog_ckpt_free) */
 };
 

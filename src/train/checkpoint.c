@@ -43,6 +43,9 @@ static void identity(const struct hog_fit *f, uint32_t data_crc,
     c->replicas = (uint32_t)o->replicas;
     c->weighted = d->row_w != NULL;
     c->weights_crc = hog_ckpt_weights_crc(d);
+    /* K = 2 under --multiclass softmax is the binary path (n_classes 0) */
+    c->softmax = f->model->n_classes != 0 &&
+                 o->multiclass == HOG_MULTICLASS_SOFTMAX;
 }
 
 /* Names the first difference between the checkpoint and this run. */
@@ -92,7 +95,12 @@ static hog_status check_identity(const struct hog_fit *f,
         if (c.hot_count || c.replicas != HOG_REPLICAS_SHARED)
             DIFF_U(sync_every, "--sync-every")
     }
-    if (!what[0] && k->st.n_classes != f->model->n_classes)
+    if (!what[0] && k->softmax != c.softmax)
+        snprintf(what, sizeof what, "--multiclass %s, not %s",
+                 k->softmax ? "softmax" : "ovr (or two classes)",
+                 c.softmax ? "softmax" : "ovr (or two classes)");
+    /* softmax: the classes are the data's (its CRC), n_weights K x len */
+    if (!what[0] && !c.softmax && k->st.n_classes != f->model->n_classes)
         snprintf(what, sizeof what, "%u classes, not %u (0: two)",
                  k->st.n_classes, f->model->n_classes);
 #undef DIFF_U

@@ -259,12 +259,6 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
                         "softmax training is not averaged across processes "
                         "yet; train K classes one-vs-rest (--multiclass "
                         "ovr) with --world");
-    if ((o->checkpoint || o->resume) &&
-        o->multiclass == HOG_MULTICLASS_SOFTMAX)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "checkpoints of softmax training are not written "
-                        "yet (one-vs-rest writes them); drop --checkpoint "
-                        "and --resume");
     return HOG_OK;
 }
 
