@@ -684,7 +684,14 @@ typedef struct hog_model_spec {
     double l1, l2;           /* the objective trained (kept in .hgm files) */
     unsigned hash_bits;      /* as hog_model_hash_bits() */
     uint32_t hash_seed;
+    /* As hog_model_interactions(): "ab,cd", NULL (or "") for none; needs
+     * hash_bits. Added after the fields above: a caller whose size ends
+     * before it (HOG_MODEL_SPEC_SIZE_V1) describes and builds models
+     * without interactions. */
+    const char *interactions;
 } hog_model_spec;
+/* The size of the struct before interactions was added. */
+#define HOG_MODEL_SPEC_SIZE_V1 offsetof(hog_model_spec, interactions)
 
 /* Fills s (s->classes points into m); s->size must be set. */
 HOG_API void hog_model_describe(const hog_model *m, hog_model_spec *s);

@@ -221,6 +221,58 @@ Test(interactions, product_label_needs_the_interaction, .timeout = 120)
     cr_assert_not_null(strstr(out, "interactions     ua"), "%s", out);
 }
 
+/* A model with interactions handed out and back in without a file
+ * (hog_model_describe, hog_model_from_weights) crosses as before: the same
+ * predictions on crossed data; a caller of the spec's first size builds a
+ * model without them; interactions without hash bits are refused. */
+Test(interactions, model_spec_carries_them, .timeout = 60)
+{
+    char dir[512], tr[600];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(tr, sizeof tr, "%s/train.vw", dir);
+    write_product_set(tr, 2000, 5);
+    hog_data *d = load(tr, "ua");
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.algo = HOG_ALGO_SERIAL;
+    o.epochs = 3;
+    hog_model *m = NULL;
+    hog_err e;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &e), HOG_OK, "%s", e.msg);
+    hog_model_spec s = { .size = sizeof s };
+    hog_model_describe(m, &s);
+    cr_assert_str_eq(s.interactions, "ua");
+    cr_assert_eq(s.hash_bits, BITS);
+    hog_model *back = NULL;
+    cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
+                 HOG_OK, "%s", e.msg);
+    cr_assert_str_eq(hog_model_interactions(back), "ua");
+    uint64_t rows = d->m.rows;
+    double *p1 = malloc(rows * sizeof *p1), *p2 = malloc(rows * sizeof *p2);
+    cr_assert_eq(hog_model_predict(m, d, p1, &e), HOG_OK, "%s", e.msg);
+    cr_assert_eq(hog_model_predict(back, d, p2, &e), HOG_OK, "%s", e.msg);
+    cr_assert_eq(memcmp(p1, p2, rows * sizeof *p1), 0);
+    hog_model_free(back);
+    /* the first version's size: no interactions field, none in the model */
+    s.size = HOG_MODEL_SPEC_SIZE_V1;
+    cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
+                 HOG_OK, "%s", e.msg);
+    cr_assert_null(hog_model_interactions(back));
+    hog_model_free(back);
+    s.size = sizeof s;
+    s.interactions = "u";
+    cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
+                 HOG_EINVAL);
+    cr_assert(strstr(e.msg, "is not two namespaces"), "%s", e.msg);
+    s.interactions = "ua";
+    s.hash_bits = 0;
+    cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
+                 HOG_EINVAL);
+    cr_assert(strstr(e.msg, "has hash bits"), "%s", e.msg);
+    free(p1), free(p2);
+    hog_model_free(m), hog_data_free(d);
+}
+
 /* (d) Bad specs and what cannot cross: a sentence, and exit 2 for usage. */
 Test(interactions, refusals)
 {

@@ -479,7 +479,7 @@ static uint64_t model_len(const hog_model *m)
 PyDoc_STRVAR(Model_describe_doc,
 "describe() -> dict: the model's hog_model_spec (n_features, loss, bias,\n"
 "regression, label_pos, label_neg, n_classes, classes, multiclass, l1,\n"
-"l2, hash_bits, hash_seed).");
+"l2, hash_bits, hash_seed, interactions: \"ab,cd\" or None).");
 
 static PyObject *Model_describe(ModelObject *self, PyObject *unused)
 {
@@ -497,7 +497,7 @@ static PyObject *Model_describe(ModelObject *self, PyObject *unused)
         PyTuple_SET_ITEM(classes, c, v);
     }
     return Py_BuildValue("{s:K,s:i,s:d,s:O,s:d,s:d,s:I,s:N,s:i,s:d,s:d,"
-                         "s:I,s:I}",
+                         "s:I,s:I,s:z}",
                          "n_features", (unsigned long long)s.n_features,
                          "loss", (int)s.loss, "bias", s.bias,
                          "regression", s.regression ? Py_True : Py_False,
@@ -505,7 +505,8 @@ static PyObject *Model_describe(ModelObject *self, PyObject *unused)
                          "n_classes", s.n_classes, "classes", classes,
                          "multiclass", (int)s.multiclass, "l1", s.l1,
                          "l2", s.l2, "hash_bits", s.hash_bits,
-                         "hash_seed", (unsigned)s.hash_seed);
+                         "hash_seed", (unsigned)s.hash_seed,
+                         "interactions", s.interactions);
 }
 
 PyDoc_STRVAR(Model_weights_doc,
@@ -565,6 +566,10 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
     s.multiclass = (hog_multiclass)(int)mc;
     s.hash_bits = (unsigned)bits;
     s.hash_seed = (uint32_t)seed;
+    PyObject *ix = PyDict_GetItemString(spec, "interactions");
+    if (ix && ix != Py_None &&
+        !(s.interactions = PyUnicode_AsUTF8(ix))) /* owned by the dict */
+        return NULL;
     double *cls = NULL;
     if (s.n_classes) {
         PyObject *c = PyDict_GetItemString(spec, "classes");

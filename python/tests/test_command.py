@@ -110,3 +110,32 @@ def test_regressor_equals_the_command(dataset, hogtrain_bin, tmp_path):
                                rtol=1e-5)
     assert reg.score(X, y) > 0.4
     assert isinstance(hogtrain.load(mine), hogtrain.Regressor)
+
+
+def test_interactions_survive_load_pickle_and_save(hogtrain_bin, tmp_path):
+    """A model of the command with interactions (Vowpal Wabbit's -q),
+    loaded, pickled and saved from Python, still crosses its rows: the
+    same predictions under `hogtrain predict` (hog_model_spec carries
+    them)."""
+    import pickle
+    rng = np.random.default_rng(3)
+    lines = []
+    for _ in range(400):
+        u, a = rng.integers(0, 5, 2)
+        lines.append(f"{1 if (u + a) % 2 else -1} |u u{u} |a a{a}")
+    data, m, out = tmp_path / "d.vw", tmp_path / "cli.hgm", tmp_path / "py.hgm"
+    data.write_text("\n".join(lines) + "\n")
+    _run(hogtrain_bin, "train", "-q", str(data), "--interactions", "ua",
+         "-o", str(m))
+    clf = hogtrain.load(str(m))
+    assert clf._model.describe()["interactions"] == "ua"
+    back = pickle.loads(pickle.dumps(clf))
+    assert back._model.describe()["interactions"] == "ua"
+    back.save(str(out))
+    for model, p in ((m, "p1"), (out, "p2")):
+        _run(hogtrain_bin, "predict", str(model), str(data), "-o",
+             str(tmp_path / p))
+    np.testing.assert_array_equal(_predictions(tmp_path / "p1"),
+                                  _predictions(tmp_path / "p2"))
+    assert "interactions     ua" in _run(hogtrain_bin, "info",
+                                         str(out)).stdout

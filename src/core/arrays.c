@@ -5,6 +5,7 @@
  * built from, or described for, weights held outside a file.
  */
 #include "core.h"
+#include "cross.h"
 #include "forkjoin.h"
 
 #include <math.h>
@@ -333,15 +334,30 @@ void hog_model_describe(const hog_model *m, hog_model_spec *s)
         .l2 = m->l2,
         .hash_bits = m->hash_bits,
         .hash_seed = m->hash_seed,
+        .interactions = m->cross.n ? m->cross_spec : NULL,
     };
     memcpy(s, &full, size < sizeof full ? size : sizeof full);
 }
 
+/* The spec's interactions, NULL for none (or a caller of the first
+ * version's size, which has no such field). */
+static const char *spec_interactions(const hog_model_spec *s)
+{
+    if (s->size < HOG_MODEL_SPEC_SIZE_V1 + sizeof s->interactions ||
+        !s->interactions || !s->interactions[0])
+        return NULL;
+    return s->interactions;
+}
+
 static hog_status check_spec(const hog_model_spec *s, hog_err *err)
 {
-    if (!s || s->size < sizeof *s)
+    if (!s || s->size < HOG_MODEL_SPEC_SIZE_V1)
         return hog_errf(err, HOG_EINVAL, "hog_model_from_weights: the spec's "
                         "size field is not sizeof(hog_model_spec)");
+    const char *cross = spec_interactions(s);
+    if (cross && !s->hash_bits)
+        return hog_errf(err, HOG_EINVAL, "interactions '%.60s' cross hashed "
+                        "namespaces: a model with them has hash bits", cross);
     if (s->n_features > HOG_MAX_FEATURES)
         return hog_errf(err, HOG_ERANGE, "a model of %llu features is more "
                         "than hogtrain keeps", (unsigned long long)s->n_features);
@@ -396,6 +412,9 @@ hog_status hog_model_from_weights(const hog_model_spec *s, const float *w,
     *out = NULL;
     hog_status st = check_spec(s, err);
     hog_model *m = NULL;
+    struct hog_interactions cross = { 0 };
+    if (st == HOG_OK)
+        st = hog_interactions_parse(spec_interactions(s), &cross, err);
     if (st == HOG_OK)
         st = hog_model_new(s->n_features, s->loss, s->bias, &m, err);
     if (st == HOG_OK && s->n_classes)
@@ -422,6 +441,12 @@ hog_status hog_model_from_weights(const hog_model_spec *s, const float *w,
     m->l2 = s->l2;
     m->hash_bits = s->hash_bits;
     m->hash_seed = s->hash_seed;
+    if (cross.n) { /* the mask of the hashed space, as the parser's */
+        m->cross = cross;
+        m->cross.mask = (uint32_t)((UINT64_C(1) << s->hash_bits) - 1);
+        hog_interactions_format(&m->cross, m->cross_spec,
+                                sizeof m->cross_spec);
+    }
     *out = m;
     return HOG_OK;
 }

@@ -544,13 +544,15 @@ struct ada_ctx {
     float eta; /* AdaGrad's base rate, in float as adagrad_eta() has it */
     double l2, bias;
     uint64_t bias_j; /* the bias weight's index, n_features */
+    bool alone;      /* hog_sgd.alone */
 };
 
 static ALWAYS_INLINE struct ada_ctx ada_ctx_of(const struct hog_sgd *s)
 {
     return (struct ada_ctx){ .w = s->w, .g2 = s->g2, .stamp = s->stamp,
                              .eta = (float)s->eta, .l2 = s->l2,
-                             .bias = s->bias, .bias_j = s->n_features };
+                             .bias = s->bias, .bias_j = s->n_features,
+                             .alone = s->alone };
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -1189,7 +1191,7 @@ static NOINLINE void ada_apply(const struct ada_ctx *sp, struct hog_row r,
         ada_step4(s, t, b->g + i, b->k + i, b->c + i,
                   ada_vec_scale(ada_vec_f32(r.val + e), d), NULL, nv, g2n,
                   kn);
-        if (!cas && ada_same4(s, r.idx + e, b, i)) {
+        if (!cas && (s->alone || ada_same4(s, r.idx + e, b, i))) {
 #pragma GCC unroll 4
             for (uint32_t q = 0; q < ADA_W; q++) {
                 uint32_t j = r.idx[e + q];

@@ -62,6 +62,12 @@ struct hog_sgd {
     uint64_t n_weights;   /* n_features + (bias != 0) */
     uint64_t rows;        /* n in the schedule eta / (1 + t/n)^power */
     enum hog_sgd_reg reg;
+    /* Set by a trainer whose weights no two threads step at once (the
+     * serial trainer, Hogwild! with one thread per model, Cyclades'
+     * conflict-free rows): then a row's second pass stores its steps
+     * without checking that the weights still hold what its first pass
+     * read, a check that always holds there (hog_sgd_init: false). */
+    bool alone;
 
     /* shared, written by the kernel (relaxed) */
     _Atomic float *w;         /* the weights (scaled: w_j q_t in a segment) */

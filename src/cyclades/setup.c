@@ -189,6 +189,7 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
     hog_status st = hog_sgd_init(&c->s, c->o, c->d, err);
     if (st != HOG_OK)
         return st;
+    c->s.alone = true; /* no cold weight in two groups of a batch */
     if (f->init) /* a warm start (a resume replaces it) */
         hog_sgd_set_weights(&c->s, f->init);
     c->step = hog_sgd_split_step(&c->s, c->d->row_w != NULL);

@@ -636,6 +636,7 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     for (unsigned r = 0; r < h.nrep; r++) {
         if ((st = hog_sgd_init(&h.rep[r].s, o, d, err)) != HOG_OK)
             goto out;
+        h.rep[r].s.alone = h.rep[r].nthreads == 1;
         if (f->init) /* a warm start: every replica from it */
             hog_sgd_set_weights(&h.rep[r].s, f->init);
         if ((st = hog_sgd_locks_init(&h.rep[r].locks, o->update,

@@ -114,6 +114,7 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
         goto out;
     if ((rc = hog_sgd_init(&h.s, o, f->train, err)) != HOG_OK)
         goto out;
+    h.s.alone = hog_pool_size(h.pool) == 1;
     if (f->init)
         hog_sgd_set_weights(&h.s, f->init);
     if ((rc = hog_sgd_locks_init(&h.locks, o->update, &h.s, err)) != HOG_OK ||

@@ -62,6 +62,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     hog_status st = hog_sgd_init(&s, o, d, err);
     if (st != HOG_OK)
         return st;
+    s.alone = true;
     if (f->init) /* a warm start (a resume below replaces it) */
         hog_sgd_set_weights(&s, f->init);
     uint64_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -173,6 +174,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     hog_status rc = hog_sgd_init(&s, o, f->train, err);
     if (rc != HOG_OK)
         return rc;
+    s.alone = true;
     if (f->init)
         hog_sgd_set_weights(&s, f->init);
     struct hog_stream_order ord;
