@@ -225,7 +225,7 @@ Test(arrays, bad_matrices_name_the_fault)
     refused("a duplicate index", bip, bix, bv, by, "row 0: the feature index 0 "
             "does not follow a smaller one");
     RESET(), bv[2] = NAN;
-    refused("a NaN value", bip, bix, bv, by, "row 1, feature 2: the value nan "
+    refused("a NaN value", bip, bix, bv, by, "row 1, feature 2: the value NaN "
             "is not a finite number");
     RESET(), by[2] = INFINITY;
     refused("an infinite label", bip, bix, bv, by, "row 2: the label inf");

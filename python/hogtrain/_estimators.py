@@ -36,7 +36,11 @@ _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
 # LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7), as the command's
 _DCD_TOL = 0.1
 _SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
-_DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64))
+# X's values are checked where they are read (hog_data_from_csr: a
+# ValueError naming the row and feature of a NaN or an infinity), so
+# scikit-learn's own pass over them is not made twice.
+_DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64),
+                     force_all_finite=False)
 
 
 def _choice(name, value, table):

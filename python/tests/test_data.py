@@ -69,7 +69,7 @@ def test_unsorted_and_duplicate_indices_are_made_canonical():
 
 @pytest.mark.parametrize("what, make, sentence", [
     ("NaN value", lambda X: X.data.__setitem__(3, np.nan),
-     r"row \d+, feature \d+: the value nan is not a finite number"),
+     r"row \d+, feature \d+: the value NaN is not a finite number"),
     ("infinite value", lambda X: X.data.__setitem__(0, np.inf),
      "not a finite number"),
     ("negative index", lambda X: X.indices.__setitem__(0, -1),

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,9 +158,11 @@ static void *check_rows(void *arg)
             }
             double v = real_at(a->values, a->values_type, k);
             if (!isfinite(v) || !isfinite((float)v)) {
+                char vs[32]; /* "NaN", as scikit-learn's checks expect */
+                snprintf(vs, sizeof vs, isnan(v) ? "NaN" : "%g", v);
                 hog_errf(&j->err, HOG_EINVAL, "row %llu, feature %llu: the "
-                         "value %g is not a finite number%s",
-                         (unsigned long long)r, (unsigned long long)f, v,
+                         "value %s is not a finite number%s",
+                         (unsigned long long)r, (unsigned long long)f, vs,
                          isfinite(v) ? " in single precision" : "");
                 j->bad_row = r;
                 return NULL;
