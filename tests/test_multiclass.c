@@ -526,7 +526,7 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
             o.l1 = 1e-4;
         }
         hog_model *ref = train(d, &o);
-        for (unsigned after = 0; after < o.epochs; after++) {
+        for (unsigned after = 0; after <= o.epochs; after++) {
             struct epoch_stopper s = { after == 0, after, 0 };
             hog_train_opts b = o;
             b.checkpoint = ck;
@@ -540,13 +540,25 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
             cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
             hog_train_opts r = o;
             r.resume = ck;
+            if (after == 0) { /* stopped again at once: still the start */
+                struct epoch_stopper again = { 1, 0, 0 };
+                hog_train_opts b2 = b;
+                b2.resume = ck;
+                b2.progress_ctx = &again;
+                b2.cancel = &again.flag;
+                cr_assert_eq(hog_train(d, NULL, &b2, &m, &err), HOG_EINTR);
+                cr_assert(strstr(err.msg, "at row 0 of epoch 1"), "%s",
+                          err.msg);
+            }
             struct epoch_stopper seen = { 0, 0, 0 };
             r.progress = stop_at_epoch;
             r.progress_ctx = &seen;
             m = train(d, &r);
-            /* it went on after the epochs done, not from the start */
-            cr_assert_eq(seen.first_epoch, after + 1, "stopped after epoch "
-                         "%u, resumed at %u", after, seen.first_epoch);
+            /* it went on after the epochs done, not from the start (none
+             * left after the last: the checkpoint is the model) */
+            cr_assert_eq(seen.first_epoch, after < o.epochs ? after + 1 : 0,
+                         "stopped after epoch %u, resumed at %u", after,
+                         seen.first_epoch);
             cr_assert_eq(memcmp(m->w, ref->w, hog_model_len(m) * sizeof *m->w),
                          0, "configuration %d stopped after epoch %u", c,
                          after);

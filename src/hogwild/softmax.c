@@ -820,9 +820,12 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
             st(&m->g2[j], r->g2[j]);
     }
     memcpy(last->w, r->w, bytes);
+    /* the model too: a checkpoint after the last epoch runs none */
+    memcpy(f->model->w, r->w, bytes);
     if (ada)
         memcpy(last->g2, r->g2, bytes);
     last->epoch = r->epoch;
+    last->pos = r->pos;
     last->t_global = r->t_global;
     last->rng = r->rng;
     m->t = r->t_global;
