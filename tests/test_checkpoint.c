@@ -759,6 +759,36 @@ Test(checkpoint, checkpoint_weights_are_the_model)
     hog_data_free(d);
 }
 
+/* A resume from the checkpoint of a run's last epoch runs no epoch and
+ * gives that run's model, for every trainer that writes checkpoints
+ * (Hogwild! once returned zero weights there). */
+Test(checkpoint, resume_after_the_last_epoch_is_the_model, .timeout = 60)
+{
+    char dir[1024], ck[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
+                               HOG_ALGO_CYCLADES };
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        hog_train_opts o;
+        opts_for(&configs[1], 2, &o);
+        o.algo = algos[a];
+        o.threads = algos[a] == HOG_ALGO_SERIAL ? 1 : 2;
+        o.checkpoint = ck;
+        hog_model *m = train_or_die(d, &o);
+        hog_train_opts r = o;
+        r.checkpoint = NULL;
+        r.resume = ck;
+        hog_model *back = train_or_die(d, &r);
+        cr_assert(memcmp(back->w, m->w, hog_model_len(m) * sizeof *m->w) == 0,
+                  "algorithm %d", (int)algos[a]);
+        hog_model_free(back);
+        hog_model_free(m);
+    }
+    hog_data_free(d);
+}
+
 /* ---- Cyclades (docs/CYCLADES.md): checkpoints at batch boundaries ------------- */
 
 /* Library level: Cyclades at 2 threads checkpointed every R rows (rounded

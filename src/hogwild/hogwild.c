@@ -579,6 +579,8 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
         load_weights(h, r->w, r->g2);
     }
     memcpy(st->w, r->w, bytes);
+    /* the model too: a checkpoint after the last epoch runs none */
+    memcpy(f->model->w, r->w, bytes);
     if (st->g2)
         memcpy(st->g2, r->g2, bytes);
     st->epoch = r->epoch;
