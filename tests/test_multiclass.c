@@ -428,6 +428,22 @@ static void stop_after(void *ctx, unsigned epoch, unsigned epochs,
         p->flag = 1;
 }
 
+/* Runs b with checkpoints to ck until the cancel flag (set by fn) stops it
+ * with a checkpoint written. */
+static void train_until_stopped(const hog_data *d, hog_train_opts b,
+                                const char *ck, volatile sig_atomic_t *flag,
+                                hog_progress_fn fn, void *ctx)
+{
+    b.checkpoint = ck;
+    b.cancel = flag;
+    b.progress = fn;
+    b.progress_ctx = ctx;
+    hog_model *m;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s", err.msg);
+    cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
+}
+
 /* One-vs-rest stopped anywhere (a class epoch's end, or the row
  * checkpoints in between), then resumed, gives the uninterrupted model bit
  * for bit: serial and Cyclades. */
@@ -450,16 +466,9 @@ Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
             struct stopper s = { 0, 1 + (uint64_t)rand_r(&seed) % (K * 3 - 1),
                                  0 };
             hog_train_opts b = o;
-            b.checkpoint = ck;
             b.checkpoint_rows = 1 + (uint64_t)rand_r(&seed) % 3000;
-            b.cancel = &s.flag;
-            b.progress = stop_after;
-            b.progress_ctx = &s;
+            train_until_stopped(d, b, ck, &s.flag, stop_after, &s);
             hog_model *m;
-            hog_err err;
-            cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s",
-                         err.msg);
-            cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
             hog_train_opts r = o;
             r.resume = ck;
             struct stopper count = { 0, 0, 0 };
@@ -528,23 +537,15 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
         hog_model *ref = train(d, &o);
         for (unsigned after = 0; after <= o.epochs; after++) {
             struct epoch_stopper s = { after == 0, after, 0 };
-            hog_train_opts b = o;
-            b.checkpoint = ck;
-            b.cancel = &s.flag;
-            b.progress = stop_at_epoch;
-            b.progress_ctx = &s;
+            train_until_stopped(d, o, ck, &s.flag, stop_at_epoch, &s);
             hog_model *m;
             hog_err err;
-            cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s",
-                         err.msg);
-            cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
             hog_train_opts r = o;
             r.resume = ck;
             if (after == 0) { /* stopped again at once: still the start */
                 struct epoch_stopper again = { 1, 0, 0 };
-                hog_train_opts b2 = b;
-                b2.resume = ck;
-                b2.progress_ctx = &again;
+                hog_train_opts b2 = r;
+                b2.checkpoint = ck;
                 b2.cancel = &again.flag;
                 cr_assert_eq(hog_train(d, NULL, &b2, &m, &err), HOG_EINTR);
                 cr_assert(strstr(err.msg, "at row 0 of epoch 1"), "%s",
