@@ -126,6 +126,46 @@ static inline hog_status hog_fit_save(struct hog_fit *f,
     return r == HOG_OK && cancelled ? HOG_EINTR : r;
 }
 
+/* The checkpoints of a trainer that writes them after whole epochs only
+ * (Hogwild!, softmax), after epoch `epoch` or a cut inside it (thread 0):
+ * when one is due or the run is cancelled, keep(ctx, epoch) puts the
+ * epoch's state into *last, which goes to save(); a cut saves the last
+ * kept epoch again (or the start), with HOG_EINTR. *last's arrays are NULL
+ * without a checkpoint file: then it says only where training stands. */
+static inline hog_status hog_fit_epoch_checkpoint(
+    struct hog_fit *f, struct hog_train_state *last, unsigned epoch,
+    bool cut, void (*keep)(void *ctx, unsigned epoch), void *ctx,
+    hog_err *err)
+{
+    if (cut && !last->w) { /* no file: only where training stands */
+        last->epoch = epoch - 1;
+        last->pos = f->train->m.rows;
+    }
+    if (cut && last->epoch == 0) { /* no epoch done: the start */
+        last->epoch = 1;
+        last->pos = 0;
+        last->t_global = 0;
+    }
+    if (!cut) {
+        bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
+        if (!due && !hog_fit_cancelled(f))
+            return HOG_OK;
+        keep(ctx, epoch);
+    }
+    return hog_fit_save(f, last, cut || hog_fit_cancelled(f), err);
+}
+
+/* Whether r, a checkpoint of a trainer over n rows, stands at an epoch
+ * boundary such a trainer resumes from: after epoch E (*after true), or
+ * before epoch 1 (a run cancelled in its first epoch). */
+static inline bool hog_train_state_at_epoch(const struct hog_train_state *r,
+                                            uint64_t n, bool *after)
+{
+    *after = r->pos == n && r->t_global == r->epoch * n;
+    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
+    return (*after || start) && r->seg_pos == 0;
+}
+
 /* Scale-out: the number of blocks per epoch after which the algorithm
  * calls hog_fit_average() (0: no averaging). Block k of an epoch of n rows
  * ends after row floor(k n / blocks); every weight must be current (all

@@ -406,27 +406,13 @@ static void keep_state(struct hogwild *h, unsigned epoch)
             st->g2[j] = hog_w_load_relaxed(h->rep[0].s.g2, j);
 }
 
-/* After an epoch or a cut (thread 0): a checkpoint when one is due, and on
- * cancellation the last completed epoch's state with HOG_EINTR. */
+static void keep_job(void *h, unsigned epoch) { keep_state(h, epoch); }
+
+/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
 static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
 {
-    struct hog_fit *f = h->f;
-    if (cut && !h->last.w) { /* no file: only where training stands */
-        h->last.epoch = epoch - 1;
-        h->last.pos = h->d->m.rows;
-    }
-    if (cut && h->last.epoch == 0) { /* no epoch done: the start */
-        h->last.epoch = 1;
-        h->last.pos = 0;
-        h->last.t_global = 0;
-    }
-    if (!cut) {
-        bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
-        if (!due && !hog_fit_cancelled(f))
-            return HOG_OK;
-        keep_state(h, epoch);
-    }
-    return hog_fit_save(f, &h->last, cut || hog_fit_cancelled(f), h->err);
+    return hog_fit_epoch_checkpoint(h->f, &h->last, epoch, cut, keep_job, h,
+                                    h->err);
 }
 
 static void train_job(void *arg, unsigned tid, unsigned nthreads)
@@ -561,10 +547,8 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     hog_rng_seed(&st->rng, f->o->seed, 0);
     if (!r)
         return HOG_OK;
-    /* after epoch E, or (a run cancelled in its first epoch) before 1 */
-    bool after = r->pos == n && r->t_global == r->epoch * n;
-    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
-    if ((!after && !start) || r->seg_pos != 0 || r->n_weights != nw ||
+    bool after;
+    if (!hog_train_state_at_epoch(r, n, &after) || r->n_weights != nw ||
         (r->g2 == NULL) != (st->g2 == NULL) ||
         (r->w_raw == NULL) != (st->w_raw == NULL))
         return hog_errf(err, HOG_EINVAL, "Hogwild! resumes from checkpoints "

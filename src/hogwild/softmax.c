@@ -597,28 +597,13 @@ static void keep_state(struct softmax *m, unsigned epoch)
             st->g2[c * m->nw + j] = ld(&m->g2[j]);
 }
 
-/* After an epoch or a cut (thread 0): a checkpoint when one is due, and on
- * cancellation the last completed epoch's state, with HOG_EINTR. */
+static void keep_job(void *m, unsigned epoch) { keep_state(m, epoch); }
+
+/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
 static hog_status checkpoint(struct softmax *m, unsigned epoch, bool cut)
 {
-    struct hog_fit *f = m->f;
-    struct hog_train_state *st = &m->last;
-    if (cut && !st->w) { /* no file: only where training stands */
-        st->epoch = epoch - 1;
-        st->pos = m->d->m.rows;
-    }
-    if (cut && st->epoch == 0) { /* no epoch done: the start */
-        st->epoch = 1;
-        st->pos = 0;
-        st->t_global = 0;
-    }
-    if (!cut) {
-        bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
-        if (!due && !hog_fit_cancelled(f))
-            return HOG_OK;
-        keep_state(m, epoch);
-    }
-    return hog_fit_save(f, st, cut || hog_fit_cancelled(f), m->err);
+    return hog_fit_epoch_checkpoint(m->f, &m->last, epoch, cut, keep_job, m,
+                                    m->err);
 }
 
 /* Every epoch, on every thread (the serial trainer: the calling thread
@@ -803,10 +788,8 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
                         (unsigned long long)nw);
     if (!r)
         return HOG_OK;
-    /* after epoch E, or (a run cancelled in its first epoch) before 1 */
-    bool after = r->pos == n && r->t_global == r->epoch * n;
-    bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
-    if ((!after && !start) || r->seg_pos != 0 || r->w_raw || r->stamp ||
+    bool after;
+    if (!hog_train_state_at_epoch(r, n, &after) || r->w_raw || r->stamp ||
         r->n_weights != K * nw || (r->g2 == NULL) != !ada)
         return hog_errf(err, HOG_EINVAL, "softmax training resumes from "
                         "its own checkpoints, written after a whole epoch "
