@@ -279,6 +279,13 @@ typedef struct hog_epoch_stats {
     double valid_loss, valid_accuracy, valid_auc, valid_rmse, valid_macro_f1;
     unsigned best_epoch;     /* the epoch of the lowest validation loss so
                                 far (this one or earlier); 0 without one */
+    /* The progressive metrics (Vowpal Wabbit's "average loss"): the mean
+     * loss (weighted as train_loss) and the accuracy (classification) of
+     * the epoch's rows, each scored by the model just before its own step.
+     * Every epoch of the SGD trainers that score their rows as they go
+     * (serial and Hogwild!, streamed or not, binary and regression); NaN
+     * for the others. */
+    double progressive_loss, progressive_accuracy;
 } hog_epoch_stats;
 
 /* Called during training: within an epoch with done < total (about every
@@ -445,9 +452,11 @@ typedef struct hog_train_opts {
      * pass over the data on `threads` threads) after every
      * metrics_every-th epoch and after the last. On the other epochs scd
      * and dcd report the objective and mean loss the solver keeps
-     * (accuracy and AUC NaN), the SGD trainers none (all NaN). 0
-     * (default): after the last epoch only for scd and dcd, every epoch
-     * for the others; 1: every epoch. Only with a progress callback. */
+     * (accuracy and AUC NaN), the trainers with progressive metrics
+     * (hog_epoch_stats) those alone, the others none (all NaN). 0
+     * (default): after the last epoch only for scd, dcd and the trainers
+     * with progressive metrics, every epoch for the others; 1: every
+     * epoch. Only with a progress callback. */
     unsigned metrics_every;
     /* K >= 3 label values under a classification loss (docs/TRAINING.md). */
     hog_multiclass multiclass;

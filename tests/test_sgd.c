@@ -44,7 +44,11 @@ static double soft(double u, double b)
     return u > b ? u - b : u < -b ? u + b : 0.0;
 }
 
-static double *eager_train(const hog_data *d, const hog_train_opts *o)
+/* prog, when not NULL, gets each epoch's progressive mean loss and
+ * accuracy (prog[2e], prog[2e + 1]): each row's loss at the margin it had
+ * just before its own step. */
+static double *eager_train(const hog_data *d, const hog_train_opts *o,
+                           double *prog)
 {
     uint64_t n = d->m.rows, nf = d->n_features;
     uint64_t nw = nf + (o->bias != 0);
@@ -55,6 +59,7 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o)
     uint64_t t = 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);
+        double loss = 0, right = 0;
         for (uint64_t i = 0; i < n; i++, t++) {
             struct hog_row r = hog_csr_row(&d->m, order[i]);
             double y = o->loss == HOG_LOSS_SQUARED ? r.y
@@ -64,6 +69,8 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o)
             for (uint32_t k = 0; k < r.nnz; k++)
                 m += w[r.idx[k]] * (double)(float)r.val[k];
             double dl = hog_loss_deriv(o->loss, y, m);
+            loss += hog_loss_value(o->loss, y, m);
+            right += (m > 0) == (y > 0);
             memset(g, 0, nw * sizeof *g);
             for (uint32_t k = 0; k < r.nnz; k++)
                 g[r.idx[k]] = dl * r.val[k];
@@ -81,6 +88,8 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o)
                 w[j] = soft((1 - a) * w[j] - eta * g[j], eta * o->l1);
             }
         }
+        if (prog)
+            prog[2 * e] = loss / (double)n, prog[2 * e + 1] = right / (double)n;
     }
     free(g2), free(g), free(order);
     return w;
@@ -105,7 +114,7 @@ static int assert_lazy_equals_eager(hog_loss loss, hog_schedule sched,
     hog_model *m;
     hog_err err;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
-    double *ref = eager_train(d, &o);
+    double *ref = eager_train(d, &o, NULL);
     const float *w = hog_model_weights(m);
     int nonzero = 0, zero = 0;
     for (uint64_t j = 0; j <= d->n_features; j++) {
@@ -442,9 +451,10 @@ static void on_history(void *ctx, unsigned epoch, unsigned epochs,
 }
 
 /* --metrics-every K for SGD: the exact training-set pass on every K-th
- * epoch and the last, nothing on the others (the SGD trainers keep no
- * loss of their own); default every epoch; test metrics every epoch; the
- * model the same bits whatever is measured, and with no callback. */
+ * epoch and the last, the progressive figures alone on the others (and
+ * beside the exact ones on every epoch); default the last only; test
+ * metrics every epoch; the model the same bits whatever is measured, and
+ * with no callback. */
 Test(sgd, metrics_every_k_epochs_for_serial_sgd)
 {
     hog_data *tr = synth(2000, 40, 0.2, false, 9);
@@ -469,10 +479,13 @@ Test(sgd, metrics_every_k_epochs_for_serial_sgd)
             continue;
         }
         cr_assert_eq(h.n, 5);
-        unsigned K = every[k] ? every[k] : 1;
+        unsigned K = every[k] ? every[k] : 5;
         for (unsigned e = 0; e < 5; e++) {
             bool full = (e + 1) % K == 0 || e == 4;
             const hog_epoch_stats *s = &h.s[e];
+            cr_assert(isfinite(s->progressive_loss) &&
+                      isfinite(s->progressive_accuracy),
+                      "every %u epoch %u: no progressive figures", K, e + 1);
             cr_assert_eq(isfinite(s->train_accuracy), full,
                          "every %u epoch %u: accuracy %g", K, e + 1,
                          s->train_accuracy);
@@ -489,6 +502,78 @@ Test(sgd, metrics_every_k_epochs_for_serial_sgd)
     hog_model_free(ref);
     hog_data_free(tr);
     hog_data_free(te);
+}
+
+/* The progressive figures (each row scored just before its own step) of
+ * the serial trainer against the eager reference's, for every loss and
+ * schedule, with l1 and l2; Hogwild! at one thread gives the serial
+ * figures exactly, and at two threads figures that are the mean over all
+ * rows (near the serial ones: the same steps in another order). */
+Test(sgd, progressive_metrics_equal_the_eager_reference)
+{
+    for (int l = 0; l < 4; l++)
+        for (size_t sc = 0; sc < 3; sc++) {
+            hog_loss loss = (hog_loss)l;
+            hog_data *d = synth(1500, 20, 0.3, loss == HOG_LOSS_SQUARED, 11);
+            hog_train_opts o;
+            hog_train_opts_init(&o);
+            o.loss = loss;
+            o.schedule = scheds[sc];
+            o.l1 = 0.01;
+            o.l2 = 0.02;
+            o.eta = 0.05;
+            o.epochs = 3;
+            o.bias = 1.0;
+            o.seed = 5;
+            double ref[6];
+            free(eager_train(d, &o, ref));
+            hog_epoch_stats got[3][3]; /* serial, 1 thread, 2 threads */
+            for (int run = 0; run < 3; run++) {
+                struct history h = { 0 };
+                o.progress = on_history;
+                o.progress_ctx = &h;
+                o.algo = run ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
+                o.threads = run ? (unsigned)run : 0;
+                hog_model *m;
+                hog_err err;
+                cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s",
+                             err.msg);
+                cr_assert_eq(h.n, 3);
+                memcpy(got[run], h.s, sizeof got[run]);
+                hog_model_free(m);
+            }
+            for (unsigned e = 0; e < 3; e++) {
+                const hog_epoch_stats *s = &got[0][e];
+                cr_assert(fabs(s->progressive_loss - ref[2 * e]) <=
+                              1e-5 * fmax(1.0, ref[2 * e]),
+                          "%s loss, schedule %d, epoch %u: progressive loss "
+                          "%.9g, eager %.9g", hog_loss_name(loss),
+                          (int)scheds[sc], e + 1, s->progressive_loss,
+                          ref[2 * e]);
+                if (loss == HOG_LOSS_SQUARED)
+                    cr_assert(isnan(s->progressive_accuracy));
+                else /* a margin within rounding of 0 may fall either way */
+                    cr_assert(fabs(s->progressive_accuracy - ref[2 * e + 1]) *
+                                  1500 <= 2,
+                              "%s loss, epoch %u: progressive accuracy %.6f, "
+                              "eager %.6f", hog_loss_name(loss), e + 1,
+                              s->progressive_accuracy, ref[2 * e + 1]);
+                cr_assert(s->progressive_loss == got[1][e].progressive_loss &&
+                          memcmp(&s->progressive_accuracy,
+                                 &got[1][e].progressive_accuracy,
+                                 sizeof(double)) == 0,
+                          "Hogwild! at 1 thread: %.17g, serial %.17g",
+                          got[1][e].progressive_loss, s->progressive_loss);
+                cr_assert(fabs(got[2][e].progressive_loss - ref[2 * e]) <=
+                              0.1 * fmax(1.0, ref[2 * e]),
+                          "Hogwild! at 2 threads: %.9g, eager %.9g",
+                          got[2][e].progressive_loss, ref[2 * e]);
+            }
+            /* the loss falls: the figures follow the training */
+            cr_assert_lt(got[0][2].progressive_loss,
+                         got[0][0].progressive_loss);
+            hog_data_free(d);
+        }
 }
 
 Test(sgd, squared_loss_fits_a_linear_target)

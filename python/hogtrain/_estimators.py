@@ -85,6 +85,11 @@ def _print_epoch(s, epochs):
         parts.append(f"acc {100 * s['train_accuracy']:.2f}%")
     if np.isfinite(s["train_rmse"]):
         parts.append(f"RMSE {s['train_rmse']:.4g}")
+    if not np.isfinite(s["objective"]) and \
+            np.isfinite(s["progressive_loss"]):
+        parts.append(f"progressive loss {s['progressive_loss']:.4f}")
+        if np.isfinite(s["progressive_accuracy"]):
+            parts.append(f"acc {100 * s['progressive_accuracy']:.2f}%")
     parts.append(f"{s['rows_per_s'] / 1e6:.2f} M rows/s")
     parts.append(f"{s['seconds']:.2f} s")
     print(": ".join(parts[:2]) + (" | " + " | ".join(parts[2:])

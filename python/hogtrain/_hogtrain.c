@@ -812,7 +812,7 @@ static void *train_worker(void *arg)
 static PyObject *epoch_dict(const hog_epoch_stats *s)
 {
     return Py_BuildValue("{s:I,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:d,s:d,s:d,s:d,"
-                         "s:i,s:I}",
+                         "s:i,s:I,s:d,s:d}",
                          "epoch", s->epoch, "objective", s->objective,
                          "train_loss", s->train_loss,
                          "train_accuracy", s->train_accuracy,
@@ -825,7 +825,9 @@ static PyObject *epoch_dict(const hog_epoch_stats *s)
                          "total_seconds", s->total_seconds,
                          "rows_per_s", s->rows_per_s, "gap", s->gap,
                          "converged", s->converged,
-                         "classes_done", s->classes_done);
+                         "classes_done", s->classes_done,
+                         "progressive_loss", s->progressive_loss,
+                         "progressive_accuracy", s->progressive_accuracy);
 }
 
 /* Hands the epochs reported since *sent to progress (GIL held); -1 when

@@ -111,8 +111,19 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
     FILE *f = p->f;
     char r[32];
     fprintf(f, "epoch %u/%u:", s->epoch, epochs);
-    if (!isfinite(s->objective)) {
-        /* Streamed training: no pass over the training set for metrics. */
+    /* the training set's figures: exact, or the progressive ones alone */
+    const bool prog = !isfinite(s->objective) && isfinite(s->progressive_loss);
+    const bool train = isfinite(s->objective) || prog;
+    if (prog) {
+        fputs(" progressive", f);
+        if (p->regression) {
+            put_num(f, "RMSE", sqrt(2.0 * s->progressive_loss));
+        } else {
+            put_num(f, "loss", s->progressive_loss);
+            put_pct(f, "acc", s->progressive_accuracy);
+        }
+    } else if (!isfinite(s->objective)) {
+        /* no pass over the training set for metrics this epoch */
     } else if (p->regression) {
         fprintf(f, " objective %.6g | train", s->objective);
         put_num(f, "RMSE", s->train_rmse);
@@ -124,7 +135,7 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
         put_num(f, "macro-F1", s->train_macro_f1);
     }
     if (s->has_test) {
-        fputs(isfinite(s->objective) ? " | test" : " test", f);
+        fputs(train ? " | test" : " test", f);
         if (p->regression) {
             put_num(f, "RMSE", s->test_rmse);
         } else {
@@ -147,8 +158,7 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
     if (isfinite(s->gap))
         fprintf(f, " | gap %.3g", s->gap);
     fprintf(f, "%s%s rows/s | %.2f s\n",
-            isfinite(s->objective) || s->has_test || s->has_valid ||
-                    isfinite(s->gap)
+            train || s->has_test || s->has_valid || isfinite(s->gap)
                 ? " | "
                 : " ",
             hog_cli_si(r, sizeof r, s->rows_per_s),
@@ -199,6 +209,9 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     p->last_loss = p->regression ? stats->train_rmse : stats->train_loss;
     if (!isfinite(p->last_loss))
         p->last_loss = stats->train_loss;
+    if (!isfinite(p->last_loss)) /* an epoch with progressive figures only */
+        p->last_loss = p->regression ? sqrt(2.0 * stats->progressive_loss)
+                                     : stats->progressive_loss;
     if (!p->quiet) {
         hog_progress_clear(p);
         print_epoch(p, epochs, stats);
@@ -250,6 +263,16 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
         else
             fprintf(f, " %10s %9s", "valid loss", "valid acc");
     }
+    /* the progressive figures, where the trainer scored its rows */
+    bool prog = false;
+    for (unsigned i = 0; i < p->hist_len; i++)
+        prog |= isfinite(p->hist[i].progressive_loss);
+    if (prog) {
+        if (p->regression)
+            fprintf(f, " %9s", "prog RMSE");
+        else
+            fprintf(f, " %9s %8s", "prog loss", "prog acc");
+    }
     fprintf(f, " %10s %8s %9s\n", "nonzero w", "seconds", "rows/s");
     for (unsigned i = 0; i < p->hist_len; i++) {
         const hog_epoch_stats *s = &p->hist[i];
@@ -276,6 +299,12 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
         } else if (valid) {
             cell_num(f, 10, 4, s->valid_loss);
             cell_pct(f, 9, s->valid_accuracy);
+        }
+        if (prog && p->regression) {
+            cell_num(f, 9, 4, sqrt(2.0 * s->progressive_loss));
+        } else if (prog) {
+            cell_num(f, 9, 4, s->progressive_loss);
+            cell_pct(f, 8, s->progressive_accuracy);
         }
         fprintf(f, " %10llu", (unsigned long long)s->nonzero_weights);
         cell_num(f, 8, 3, s->seconds);

@@ -247,6 +247,8 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_num(&j, "train_rmse", s->train_rmse);
         if (s->classes)
             hog_json_num(&j, "train_macro_f1", s->train_macro_f1);
+        hog_json_num(&j, "progressive_loss", s->progressive_loss);
+        hog_json_num(&j, "progressive_accuracy", s->progressive_accuracy);
         if (s->has_test) {
             hog_json_num(&j, "test_loss", s->test_loss);
             hog_json_num(&j, "test_accuracy", s->test_accuracy);

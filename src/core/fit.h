@@ -52,6 +52,14 @@ struct hog_fit {
      * on its last epoch. */
     double objective, mean_loss;
     bool last, converged;
+    /* Set before each epoch_end by an SGD trainer whose rows were scored
+     * as they went (hog_sgd_tally_report: only when a progress callback
+     * listens): the epoch's progressive mean loss and accuracy, each row
+     * scored just before its own step (accuracy NaN for regression); NaN
+     * otherwise (the front door's start). With them, as with objective
+     * above, the exact pass comes every o->metrics_every-th epoch and
+     * after the last only. */
+    double prog_loss, prog_accuracy;
     /* Streamed training (hog_train_stream): the chunks come from here and
      * train holds only the file's header (rows, features, labels; no
      * arrays). NULL for in-memory training. */

@@ -105,6 +105,7 @@
 #include "core/sgd.h"
 
 #include "core/cross.h"
+#include "core/fit.h"
 
 #include "core/loss.h"
 #include "core/spin.h"
@@ -1668,7 +1669,8 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
                                    uint32_t t, uint32_t stride,
                                    const struct hog_sgd_locks *l,
-                                   struct spec spec, struct hog_cross_buf *xb)
+                                   struct spec spec, struct hog_cross_buf *xb,
+                                   struct hog_sgd_tally *tally)
 {
     /* A private copy whose address never escapes: the compiler then knows
      * that the weight stores do not change the array pointers, and keeps
@@ -1696,14 +1698,16 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                : hog_csr_row(&m, order[i]);
         double y = hog_loss_target(spec.loss, pos, r.y);
         double w = has_w ? (double)rw[order[i]] : 1.0;
-        double dv;
+        double dv, mg;
         if (HOG_UNLIKELY(l != NULL)) {
             lock_row(&sc, l, r, true);
-            step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
+            mg = step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
             lock_row(&sc, l, r, false);
         } else {
-            step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
+            mg = step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
         }
+        if (tally) /* the row's score before its step, summed as it goes */
+            hog_sgd_tally_add(tally, spec.loss, y, mg, w);
     }
 }
 
@@ -1791,16 +1795,16 @@ static enum kind variant(const struct hog_sgd *s)
  * compare-and-swap: CAS 1) and kind. */
 typedef void run_fn(const struct hog_sgd *, const hog_data *,
                     const uint64_t *, uint64_t, uint32_t, uint32_t,
-                    const struct hog_sgd_locks *);
+                    const struct hog_sgd_locks *, struct hog_sgd_tally *);
 
 #define RUN_FN(K, LOSS, CAS)                                                  \
     static void run_##LOSS##_##K##_##CAS(                                     \
         const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
         uint64_t count, uint32_t t, uint32_t stride,                          \
-        const struct hog_sgd_locks *l)                                        \
+        const struct hog_sgd_locks *l, struct hog_sgd_tally *tl)              \
     {                                                                         \
         run_impl(s, d, order, count, t, stride, l,                            \
-                 spec_of(HOG_LOSS_##LOSS, KIND_##K, CAS), NULL);              \
+                 spec_of(HOG_LOSS_##LOSS, KIND_##K, CAS), NULL, tl);          \
     }
 #define RUN_FNS(LOSS)                                                         \
     FOR_EACH_KIND(RUN_FN, LOSS, 0) FOR_EACH_KIND(RUN_FN, LOSS, 1)
@@ -1829,10 +1833,10 @@ static run_fn *const run_table[4][2][KIND_COUNT] = {
     static void run_w_##K##_##CAS(                                            \
         const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
         uint64_t count, uint32_t t, uint32_t stride,                          \
-        const struct hog_sgd_locks *l)                                        \
+        const struct hog_sgd_locks *l, struct hog_sgd_tally *tl)              \
     {                                                                         \
         run_impl(s, d, order, count, t, stride, l,                            \
-                 spec_weighted(s, KIND_##K, CAS), NULL);                      \
+                 spec_weighted(s, KIND_##K, CAS), NULL, tl);                  \
     }
 FOR_EACH_KIND(RUN_W_FN, 0)
 FOR_EACH_KIND(RUN_W_FN, 1)
@@ -1849,7 +1853,7 @@ static run_fn *const run_w_table[2][KIND_COUNT] = {
 static void run_crossed(const struct hog_sgd *s, const hog_data *d,
                         const uint64_t *order, uint64_t count, uint32_t t,
                         uint32_t stride, const struct hog_sgd_locks *l,
-                        struct spec spec)
+                        struct hog_sgd_tally *tl, struct spec spec)
 {
     struct hog_cross_buf xb;
     hog_err err;
@@ -1860,16 +1864,16 @@ static void run_crossed(const struct hog_sgd *s, const hog_data *d,
         abort();
     }
     spec.crossed = true;
-    run_impl(s, d, order, count, t, stride, l, spec, &xb);
+    run_impl(s, d, order, count, t, stride, l, spec, &xb, tl);
     hog_cross_buf_free(&xb);
 }
 #define RUN_X_FN(K, CAS)                                                      \
     static void run_x_##K##_##CAS(                                            \
         const struct hog_sgd *s, const hog_data *d, const uint64_t *order,    \
         uint64_t count, uint32_t t, uint32_t stride,                          \
-        const struct hog_sgd_locks *l)                                        \
+        const struct hog_sgd_locks *l, struct hog_sgd_tally *tl)              \
     {                                                                         \
-        run_crossed(s, d, order, count, t, stride, l,                         \
+        run_crossed(s, d, order, count, t, stride, l, tl,                     \
                     spec_weighted(s, KIND_##K, CAS));                         \
     }
 FOR_EACH_KIND(RUN_X_FN, 0)
@@ -1889,22 +1893,43 @@ static run_fn *run_fn_for(const struct hog_sgd *s, const hog_data *d,
                     : run_table[s->loss][cas][variant(s)];
 }
 
+void hog_sgd_run_tally(const struct hog_sgd *s, const hog_data *d,
+                       const uint64_t *order, uint64_t count,
+                       uint32_t t_first, uint32_t t_stride, hog_update mode,
+                       const struct hog_sgd_locks *l,
+                       struct hog_sgd_tally *tally)
+{
+    bool cas = mode == HOG_UPDATE_ATOMIC;
+    bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
+    run_fn_for(s, d, cas)(s, d, order, count, t_first, t_stride,
+                          locked ? l : NULL, tally);
+}
+
 void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
                       const uint64_t *order, uint64_t count, uint32_t t_first,
                       uint32_t t_stride, hog_update mode,
                       const struct hog_sgd_locks *l)
 {
-    bool cas = mode == HOG_UPDATE_ATOMIC;
-    bool locked = mode == HOG_UPDATE_STRIPED || mode == HOG_UPDATE_MUTEX;
-    run_fn_for(s, d, cas)(s, d, order, count, t_first, t_stride,
-                          locked ? l : NULL);
+    hog_sgd_run_tally(s, d, order, count, t_first, t_stride, mode, l, NULL);
 }
 
 void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
                  const uint64_t *order, uint64_t count, uint32_t t_first,
                  uint32_t t_stride)
 {
-    run_fn_for(s, d, false)(s, d, order, count, t_first, t_stride, NULL);
+    hog_sgd_run_tally(s, d, order, count, t_first, t_stride, HOG_UPDATE_NONE,
+                      NULL, NULL);
+}
+
+void hog_sgd_tally_report(struct hog_fit *f, const struct hog_sgd *s,
+                          const struct hog_sgd_tally *t)
+{
+    if (!t->rows)
+        return;
+    f->prog_loss = t->loss / (double)t->rows;
+    f->prog_accuracy = hog_loss_is_classification(s->loss)
+                           ? (double)t->right / (double)t->rows
+                           : NAN;
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,

@@ -22,6 +22,7 @@
 #define HOG_SGD_H
 
 #include "core/core.h"
+#include "core/loss.h"
 
 #include <math.h>
 
@@ -160,6 +161,50 @@ void hog_sgd_run_mode(const struct hog_sgd *s, const hog_data *d,
                       const uint64_t *order, uint64_t count, uint32_t t_first,
                       uint32_t t_stride, hog_update mode,
                       const struct hog_sgd_locks *l);
+
+/* The progressive metrics (Vowpal Wabbit's "average loss"): what the rows
+ * a run stepped scored just before their own steps, summed by the calling
+ * thread as the rows go. loss sums v_i loss(y_i, m_i) (v_i the row's
+ * weight, 1 without weights), as the objective weighs its losses; right
+ * counts the rows whose margin had their label's sign (classification
+ * losses; a margin > 0 predicts the positive label, as the metrics do). */
+struct hog_sgd_tally {
+    double loss;
+    uint64_t right, rows;
+};
+
+static inline void hog_sgd_tally_add(struct hog_sgd_tally *t, hog_loss loss,
+                                     double y, double m, double v)
+{
+    t->loss += v * hog_loss_value(loss, y, m);
+    t->right += (m > 0) == (y > 0);
+    t->rows++;
+}
+
+/* Another thread's tally into *into (threads merged in a fixed order give
+ * the same sums at every run). */
+static inline void hog_sgd_tally_merge(struct hog_sgd_tally *into,
+                                       const struct hog_sgd_tally *t)
+{
+    into->loss += t->loss;
+    into->right += t->right;
+    into->rows += t->rows;
+}
+
+/* hog_sgd_run_mode() that also adds each row's score before its step to
+ * *tally (NULL: nothing, the same loop as hog_sgd_run_mode). The weights
+ * are the same either way, bit for bit. */
+void hog_sgd_run_tally(const struct hog_sgd *s, const hog_data *d,
+                       const uint64_t *order, uint64_t count,
+                       uint32_t t_first, uint32_t t_stride, hog_update mode,
+                       const struct hog_sgd_locks *l,
+                       struct hog_sgd_tally *tally);
+
+/* Hands t's rows (this epoch's, all threads' added) to the front door as
+ * f->prog_loss and f->prog_accuracy; nothing when t has no rows. */
+struct hog_fit;
+void hog_sgd_tally_report(struct hog_fit *f, const struct hog_sgd *s,
+                          const struct hog_sgd_tally *t);
 
 /* One step on one row with target y (+1/-1, or the raw target for the
  * squared loss); returns the margin before the step. */

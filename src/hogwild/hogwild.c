@@ -108,6 +108,7 @@ struct worker {
     unsigned replica; /* which model it trains */
     unsigned local;   /* its index among the replica's threads */
     struct hog_sgd view; /* --hot: the shared trainer on its own view */
+    struct hog_sgd_tally tally; /* its rows' scores this epoch (progress on) */
     /* The running segment's rows of its shard: shard[next, end) are still
      * to claim, by it or, once a thread of its replica has run out of its
      * own, by that thread (set by the replica's leader before the barrier
@@ -197,12 +198,14 @@ static uint64_t run_segment(struct hogwild *h, unsigned tid,
             if (atomic_load_explicit(&h->cut, memory_order_relaxed))
                 return ran;
             uint32_t t = (uint32_t)(v->local + k * nt - a);
+            struct hog_sgd_tally *tl = h->f->o->progress ? &me->tally : NULL;
             if (h->hot)
-                hog_sgd_run_mode(&me->view, &h->hot->data, v->shard + k,
-                                 (uint32_t)blk, t, nt, h->mode, &rp->locks);
+                hog_sgd_run_tally(&me->view, &h->hot->data, v->shard + k,
+                                  (uint32_t)blk, t, nt, h->mode, &rp->locks,
+                                  tl);
             else
-                hog_sgd_run_mode(&rp->s, h->d, v->shard + k, (uint32_t)blk,
-                                 t, nt, h->mode, &rp->locks);
+                hog_sgd_run_tally(&rp->s, h->d, v->shard + k, (uint32_t)blk,
+                                  t, nt, h->mode, &rp->locks, tl);
             if (tid == 0 && v == me) {
                 /* the progress of thread 0's replica, scaled to all rows */
                 uint64_t done = (v->local + (k + blk) * nt) *
@@ -426,6 +429,7 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
             h->epoch = epoch;
             t0 = hog_now();
         }
+        h->w[tid].tally = (struct hog_sgd_tally){ 0 };
         hog_pool_barrier(h->pool);
         if (!epoch_body(h, tid, nthreads))
             break;
@@ -433,6 +437,10 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
         if (tid == 0) {
             double secs = hog_now() - t0;
             h->f->replica_syncs = h->syncs;
+            struct hog_sgd_tally all = { 0 }; /* in thread order */
+            for (unsigned p = 0; p < h->nthreads; p++)
+                hog_sgd_tally_merge(&all, &h->w[p].tally);
+            hog_sgd_tally_report(h->f, &h->rep[0].s, &all);
             if (atomic_load_explicit(&h->cut, memory_order_relaxed))
                 h->st = checkpoint(h, epoch, true); /* the epoch is partial */
             else if ((h->st = h->f->epoch_end(h->f, epoch, secs, h->err)) ==

@@ -21,6 +21,7 @@
 #include "io/io.h"
 #include "pool/pool.h"
 
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,9 @@ struct hstream {
     uint64_t epoch_done;  /* rows of the epoch before this window */
     uint32_t len;         /* the running segment; 0: the window is done */
     unsigned epoch;
+    struct tally_line { /* per thread, its rows' scores (progress on) */
+        alignas(HOG_CACHELINE) struct hog_sgd_tally t;
+    } *tally;
 };
 
 /* Thread tid's steps of the running segment: window steps pos + k for
@@ -51,8 +55,8 @@ static void run_segment(struct hstream *h, unsigned tid, unsigned T)
         uint32_t p = rows[k];
         uint64_t j = hog_stream_win_chunk(w, p);
         uint64_t r = p - w->first[j];
-        hog_sgd_run_mode(&h->s, &w->d[j], &r, 1, (uint32_t)k, T, h->mode,
-                         &h->locks);
+        hog_sgd_run_tally(&h->s, &w->d[j], &r, 1, (uint32_t)k, T, h->mode,
+                          &h->locks, h->tally ? &h->tally[tid].t : NULL);
         if (tid == 0 && k % tick_every == 0)
             h->f->tick(h->f, h->epoch, h->epoch_done + h->pos + k,
                        h->f->train->m.rows);
@@ -117,6 +121,12 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
     h.s.alone = hog_pool_size(h.pool) == 1;
     if (f->init)
         hog_sgd_set_weights(&h.s, f->init);
+    unsigned T = hog_pool_size(h.pool);
+    if (o->progress &&
+        !(h.tally = aligned_alloc(HOG_CACHELINE, T * sizeof *h.tally))) {
+        rc = hog_errf(err, HOG_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((rc = hog_sgd_locks_init(&h.locks, o->update, &h.s, err)) != HOG_OK ||
         (rc = hog_stream_win_init(&h.w, W, err)) != HOG_OK ||
         (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
@@ -135,6 +145,8 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
         }
         h.epoch = epoch;
         h.epoch_done = 0;
+        if (h.tally)
+            memset(h.tally, 0, T * sizeof *h.tally);
         for (uint64_t win = 0; win * W < nc; win++) {
             uint64_t k = nc - win * W < W ? nc - win * W : W;
             hog_stream_win_release(st, &h.w);
@@ -150,6 +162,10 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
             break;
         seq = next_seq;
         hog_sgd_copy_weights(&h.s, f->model->w);
+        struct hog_sgd_tally all = { 0 }; /* in thread order */
+        for (unsigned p = 0; h.tally && p < T; p++)
+            hog_sgd_tally_merge(&all, &h.tally[p].t);
+        hog_sgd_tally_report(f, &h.s, &all);
         if ((rc = f->epoch_end(f, epoch, hog_now() - t0, err)) != HOG_OK)
             break;
     }
@@ -160,6 +176,7 @@ out:
     hog_stream_order_free(&ord);
     hog_sgd_locks_free(&h.locks);
     hog_sgd_free(&h.s);
+    free(h.tally);
     hog_pool_destroy(h.pool);
     hog_topo_free(topo);
     return rc;

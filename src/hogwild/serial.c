@@ -101,6 +101,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 
     for (unsigned epoch = first; epoch <= o->epochs && st == HOG_OK; epoch++) {
         double t0 = hog_now();
+        struct hog_sgd_tally tally = { 0 }, *tl = o->progress ? &tally : NULL;
         bool in_seg = r && epoch == r->epoch; /* resuming inside this epoch */
         uint64_t done = in_seg ? r->pos - r->seg_pos : 0;
         if (!in_seg)
@@ -131,7 +132,8 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
                     uint64_t to_ck = every - (t_global + i) % every;
                     if (to_ck < blk)
                         blk = (uint32_t)to_ck;
-                    hog_sgd_run(&s, d, order + done + i, blk, i, 1);
+                    hog_sgd_run_tally(&s, d, order + done + i, blk, i, 1,
+                                      HOG_UPDATE_NONE, NULL, tl);
                     i += blk;
                     f->tick(f, epoch, done + i, n);
                     if ((t_global + i) % every == 0 || hog_fit_cancelled(f))
@@ -150,6 +152,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
         if (st != HOG_OK)
             break;
         hog_sgd_copy_weights(&s, f->model->w);
+        hog_sgd_tally_report(f, &s, &tally);
         st = f->epoch_end(f, epoch, hog_now() - t0, err);
         if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
                              hog_fit_cancelled(f)))
@@ -190,6 +193,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     uint64_t t_global = 0;
     for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
         double t0 = hog_now();
+        struct hog_sgd_tally tally = { 0 }, *tl = o->progress ? &tally : NULL;
         /* The next epoch's chunks go in the queue now: its first reads
          * start as soon as this epoch's last buffers come back. */
         const uint64_t *next_seq = NULL;
@@ -223,7 +227,8 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
                     uint32_t p = rows[wpos + b];
                     uint64_t j = hog_stream_win_chunk(&w, p);
                     uint64_t r = p - w.first[j];
-                    hog_sgd_run(&s, &w.d[j], &r, 1, i + (uint32_t)b, 1);
+                    hog_sgd_run_tally(&s, &w.d[j], &r, 1, i + (uint32_t)b, 1,
+                                      HOG_UPDATE_NONE, NULL, tl);
                 }
                 i += (uint32_t)blk;
                 wpos += blk;
@@ -240,6 +245,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
             break;
         seq = next_seq;
         hog_sgd_copy_weights(&s, f->model->w);
+        hog_sgd_tally_report(f, &s, &tally);
         rc = f->epoch_end(f, epoch, hog_now() - t0, err);
     }
 out:

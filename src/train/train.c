@@ -552,12 +552,14 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     /* The exact pass over the training set (mean loss, accuracy, AUC)
      * every metrics_every-th epoch and after the last. Between them an
      * algorithm that keeps its own objective and mean loss (coordinate
-     * descent) reports those; the SGD trainers keep none (their epochs
-     * would have to sum each row's loss before its step), so their other
-     * epochs have no training metrics. metrics_every 0: after the last
-     * only with an objective of the algorithm's own, else every epoch. */
+     * descent) reports those, and the SGD trainers that score each row
+     * before its step report the progressive loss and accuracy (on every
+     * epoch: they cost a loss per row); a trainer with neither reports no
+     * training metrics there. metrics_every 0: after the last only with
+     * figures of the algorithm's own, else every epoch. */
     const bool own = isfinite(f->objective);
-    unsigned every = f->o->metrics_every ? f->o->metrics_every : !own;
+    unsigned every = f->o->metrics_every ? f->o->metrics_every
+                                         : !(own || isfinite(f->prog_loss));
     bool last = f->last || epoch == f->o->epochs || stop;
     bool full = last || (every && epoch % every == 0);
     s.objective = s.train_loss = s.train_accuracy = s.train_auc =
@@ -565,6 +567,8 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.train_macro_f1 = s.test_macro_f1 = NAN;
     s.classes = f->model->n_classes;
     s.classes_done = f->model->n_classes;
+    s.progressive_loss = f->prog_loss;
+    s.progressive_accuracy = f->prog_accuracy;
     if (!full && own) {
         s.objective = f->objective;
         s.train_loss = f->mean_loss;
@@ -610,7 +614,7 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
         s.valid_macro_f1 = vm.macro_f1;
         s.best_epoch = c->early.best_epoch;
     }
-    f->objective = f->mean_loss = NAN;
+    f->objective = f->mean_loss = f->prog_loss = f->prog_accuracy = NAN;
     f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
                    d->m.rows, &s);
     return done;
@@ -975,6 +979,7 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                              .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                              .gap = NAN, .stream = stream,
                              .objective = NAN, .mean_loss = NAN,
+                             .prog_loss = NAN, .prog_accuracy = NAN,
                              .class_rows = class_rows };
         if ((st = front_begin(&c, &o, test, m, err)) == HOG_OK &&
             (st = warm_weights(&o, m, &f.init, err)) == HOG_OK)
@@ -1083,7 +1088,8 @@ static hog_status run_train(const hog_data *train, const hog_data *test,
     struct hog_fit f = { .train = data, .o = &o, .model = m, .init = init,
                          .epoch_end = epoch_end, .tick = tick, .ctx = &c,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
-                         .objective = NAN, .mean_loss = NAN };
+                         .objective = NAN, .mean_loss = NAN,
+                         .prog_loss = NAN, .prog_accuracy = NAN };
     /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
     struct hog_ckpt_ctx ck;
     if ((st = front_begin(&c, &o, test, m, err)) != HOG_OK) {
