@@ -285,12 +285,6 @@ Test(multiclass, metrics_equal_a_count_by_hand, .timeout = 60)
     hog_data_free(t);
 }
 
-static hog_status no_average(void *ctx, float *w, uint64_t n, hog_err *err)
-{
-    (void)ctx, (void)w, (void)n, (void)err;
-    return HOG_OK;
-}
-
 Test(multiclass, refusals_are_sentences)
 {
     hog_data *d = k_classes(300, 30, 8);
@@ -298,12 +292,6 @@ Test(multiclass, refusals_are_sentences)
     hog_train_opts_init(&o);
     hog_model *m;
     hog_err err;
-    o.average = no_average;
-    o.average_blocks = 1;
-    o.multiclass = HOG_MULTICLASS_SOFTMAX;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
-    cr_assert(strstr(err.msg, "not averaged across processes"), "%s",
-              err.msg);
     hog_train_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.loss = HOG_LOSS_HINGE;

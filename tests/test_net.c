@@ -756,18 +756,18 @@ Test(net, train_ma_hogwild_news20, .timeout = 120)
                        "--threads 2");
 }
 
-/* K classes across processes: news20's 20 classes one-vs-rest on 2 ranks
- * of every other row, each class's vector averaged in turn, reach the
- * single-process accuracy within 1.5 points with the same model on both
- * ranks. */
-Test(net, train_ma_news20_classes, .timeout = 180)
+/* K classes across processes: news20's 20 classes on 2 ranks of every
+ * other row reach the single-process accuracy within 1.5 points with the
+ * same model on both ranks: one-vs-rest (each class's vector averaged in
+ * turn) and softmax (the K vectors averaged at once). */
+static void two_ranks_news20_classes(const char *mode)
 {
     TH_DATA_OR_SKIP(train, "news20.test.svm");
     TH_DATA_OR_SKIP(test, "news20.train.svm");
     char dir[512], out[1 << 14], logs[2][600], models[2][600], coord[64];
     th_tmpdir(dir, sizeof dir);
-    int rc = th_run(out, sizeof out, "'%s' train --epochs 2 '%s' -t '%s' 2>&1",
-                    th_bin(), train, test);
+    int rc = th_run(out, sizeof out, "'%s' train --multiclass %s --epochs 2 "
+                    "'%s' -t '%s' 2>&1", th_bin(), mode, train, test);
     cr_assert_eq(rc, 0, "%s", out);
     double single = number_after(out, "test accuracy ");
     cr_assert(isfinite(single), "%s", out);
@@ -778,20 +778,32 @@ Test(net, train_ma_news20_classes, .timeout = 180)
         snprintf(models[r], sizeof models[r], "%s/m%d.hgm", dir, r);
         pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
                        "%s --shard stride --connect-timeout 20 --net-timeout "
-                       "30 --epochs 2 '%s' -t '%s' -o '%s'", th_bin(), r,
-                       coord, train, test, models[r]);
+                       "30 --multiclass %s --epochs 2 '%s' -t '%s' -o '%s'",
+                       th_bin(), r, coord, mode, train, test, models[r]);
     }
     double acc[2];
     for (int r = 0; r < 2; r++) {
         int c = wait_for(pid[r], 150);
         cr_assert_eq(c, 0, "rank %d exit %d:\n%s", r, c, slurp(logs[r]));
         acc[r] = number_after(slurp(logs[r]), "test accuracy ");
-        cr_assert(strstr(slurp(logs[r]), "of 20 classes (one-vs-rest)"),
-                  "%s", slurp(logs[r]));
+        char said[64];
+        snprintf(said, sizeof said, "of 20 classes (%s)",
+                 strcmp(mode, "ovr") ? "softmax" : "one-vs-rest");
+        cr_assert(strstr(slurp(logs[r]), said), "%s", slurp(logs[r]));
     }
-    cr_assert(fabs(acc[0] - single) <= 1.5, "2 ranks: %.2f%%, one process "
-              "%.2f%%", acc[0], single);
+    cr_assert(fabs(acc[0] - single) <= 1.5, "2 ranks, %s: %.2f%%, one "
+              "process %.2f%%", mode, acc[0], single);
     cr_assert(same_file(models[0], models[1]), "the ranks' models differ");
+}
+
+Test(net, train_ma_news20_classes, .timeout = 180)
+{
+    two_ranks_news20_classes("ovr");
+}
+
+Test(net, train_ma_news20_softmax, .timeout = 180)
+{
+    two_ranks_news20_classes("softmax");
 }
 
 /* Ranks whose files hold different classes are told so (each would train

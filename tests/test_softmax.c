@@ -229,12 +229,27 @@ static double eta_at(const hog_train_opts *o, uint64_t t, uint64_t n)
     return o->eta / pow(1.0 + (double)t / (double)n, o->power);
 }
 
+/* Scale-out's averaging hook as the reference applies it: every weight
+ * times scale after the rows up to n b / blocks of each epoch, b = 1 ..
+ * blocks (an empty block too). */
+struct block_scale {
+    uint64_t blocks;
+    double scale;
+};
+
+static void scale_all(double *w, uint64_t len, double scale)
+{
+    for (uint64_t i = 0; i < len; i++)
+        w[i] *= scale;
+}
+
 /* The dense eager reference, in double: every weight regularized at every
  * step, O(K features) per step; the serial trainer's permutation; AdaGrad
- * with one accumulator per feature, G_j += x_j^2 |g|^2. Weights class-major
- * in m's class order, as the model's. */
+ * with one accumulator per feature, G_j += x_j^2 |g|^2; bs, when not
+ * NULL, the hook's scaling at the blocks' ends. Weights class-major in m's
+ * class order, as the model's. */
 static double *dense_train(const hog_data *d, const hog_train_opts *o,
-                           const hog_model *m)
+                           const hog_model *m, const struct block_scale *bs)
 {
     const uint64_t n = hog_data_rows(d), nf = hog_data_features(d);
     const uint64_t nw = nf + (o->bias != 0);
@@ -245,9 +260,13 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
     struct hog_rng rng;
     uint64_t *order = th_serial_order(n, o->seed, &rng);
     uint64_t t = 0;
+    const uint64_t nb = bs ? bs->blocks : 0;
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);
+        uint64_t b = 1;
         for (uint64_t i = 0; i < n; i++, t++) {
+            for (; b <= nb && n * b / nb <= i; b++)
+                scale_all(w, k * nw, bs->scale);
             struct hog_row r = hog_csr_row(&d->m, order[i]);
             memset(x, 0, nw * sizeof *x);
             for (uint32_t q = 0; q < r.nnz; q++)
@@ -285,6 +304,8 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
                                          eta * o->l1);
             }
         }
+        for (; b <= nb; b++)
+            scale_all(w, k * nw, bs->scale);
     }
     free(G), free(x), free(s), free(g), free(order);
     return w;
@@ -296,7 +317,7 @@ static unsigned assert_equals_dense(const hog_data *d, hog_train_opts o,
                                     const char *what)
 {
     hog_model *m = train_ok(d, &o);
-    double *ref = dense_train(d, &o, m);
+    double *ref = dense_train(d, &o, m, NULL);
     const float *w = hog_model_weights(m);
     const uint64_t len = (hog_data_features(d) + (o.bias != 0)) *
                          hog_model_classes(m, NULL);
@@ -445,6 +466,80 @@ Test(softmax, hogwild_one_thread_equals_serial_bit_for_bit)
         hog_model_free(s);
         hog_model_free(h);
     }
+    hog_data_free(d);
+}
+
+/* The averaging hook of --world (hog_train_opts.average) counts its calls
+ * and scales the weights it is handed; fail makes it refuse. */
+struct hook {
+    uint64_t calls, n;
+    float scale;
+    bool fail;
+};
+
+static hog_status scale_hook(void *ctx, float *w, uint64_t n, hog_err *err)
+{
+    struct hook *h = ctx;
+    h->calls++;
+    h->n = n;
+    if (h->fail)
+        return hog_errf(err, HOG_ENET, "rank 1 is gone");
+    for (uint64_t i = 0; i < n; i++)
+        w[i] *= h->scale;
+    return HOG_OK;
+}
+
+/* Across processes: the hook gets all K nw weights, current, at the end
+ * of each of the epoch's blocks (epochs x blocks calls, empty blocks
+ * included), serial and Hogwild! alike: the eager reference scaled at the
+ * same points gives the same model, for every schedule and regularizer; a
+ * hook's error stops training with its sentence. */
+Test(softmax, averaged_at_every_block_end)
+{
+    hog_data *d = synth_k(300, 12, 0.15, 4, labels5, 0.3, 8);
+    const uint64_t blocks[] = { 7, 500 }; /* 500: more blocks than rows */
+    for (size_t i = 0; i < N_REG_CASES; i++)
+        for (int algo = 0; algo < 2; algo++) {
+            uint64_t nb = blocks[(i + (size_t)algo) % 2];
+            hog_train_opts o = reg_opts(i, 2);
+            struct hook h = { .scale = 0.5f };
+            o.average = scale_hook;
+            o.average_ctx = &h;
+            o.average_blocks = nb;
+            o.algo = algo ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
+            o.threads = 1;
+            hog_model *m = train_ok(d, &o);
+            const uint64_t len = (hog_data_features(d) + 1) *
+                                 hog_model_classes(m, NULL);
+            cr_assert_eq(h.calls, 2 * nb, "%s: %llu calls",
+                         reg_cases[i].what, (unsigned long long)h.calls);
+            cr_assert_eq(h.n, len);
+            double *ref = dense_train(d, &o, m, &(struct block_scale){
+                                                    nb, 0.5 });
+            const float *w = hog_model_weights(m);
+            unsigned nonzero = 0;
+            for (uint64_t j = 0; j < len; j++) {
+                cr_assert(fabs(w[j] - ref[j]) <= 2e-5 * fmax(1.0, fabs(ref[j])),
+                          "%s, %s, %llu blocks: weight %llu: %.9g, eager "
+                          "%.9g", reg_cases[i].what, algo ? "hogwild" :
+                          "serial", (unsigned long long)nb,
+                          (unsigned long long)j, w[j], ref[j]);
+                nonzero += ref[j] != 0;
+            }
+            cr_assert_gt(nonzero, len / 4);
+            free(ref);
+            hog_model_free(m);
+        }
+    hog_train_opts o = reg_opts(7, 2);
+    struct hook h = { .scale = 1.0f, .fail = true };
+    o.average = scale_hook;
+    o.average_ctx = &h;
+    o.average_blocks = 3;
+    hog_model *m;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENET, "%s", err.msg);
+    cr_assert(strstr(err.msg, "rank 1 is gone"), "%s", err.msg);
+    cr_assert_eq(h.calls, 1, "training went on after the hook failed");
     hog_data_free(d);
 }
 

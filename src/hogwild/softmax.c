@@ -72,6 +72,12 @@
  * Hogwild! accepts. Segments end at barriers, where the threads bring
  * their share of the features up to date. Replicas, update modes and
  * hot features are not offered (train.c refuses them with a sentence).
+ *
+ * Across processes (--world, hog_train_opts.average): the segments end at
+ * each of the epoch's averaging blocks, where the K nw weights, current,
+ * are replaced by their average over the processes (thread 0, the others
+ * at the barrier), as the serial trainer's one vector is; AdaGrad's sums
+ * stay each process's own.
  */
 #include "core/cross.h"
 #include "hogwild/hogwild.h"
@@ -615,6 +621,7 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
     struct worker *w = &m->wk[tid];
     const uint64_t n = m->d->m.rows;
     end_fn *end = end_table[m->shared][m->kind];
+    const uint64_t blocks = hog_fit_average_blocks(m->f), nb = blocks ? blocks : 1;
     for (unsigned epoch = m->first; epoch <= m->f->o->epochs; epoch++) {
         double t0 = 0;
         if (tid == 0) {
@@ -623,29 +630,46 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
             t0 = hog_now();
         }
         hog_shuffle_u64(&w->rng, w->shard, w->n);
-        for (;;) {
-            if (tid == 0) {
-                uint64_t left = n - m->pos;
-                m->len = left == 0 ? 0
-                         : hog_sgd_segment_begin(
-                               &m->sch, m->t,
-                               left < UINT32_MAX ? (uint32_t)left
-                                                 : UINT32_MAX);
+        /* Scale-out: the epoch in nb blocks (epoch steps up to n b / nb),
+         * whose segments end at the block's end; there, every weight
+         * current, thread 0 replaces them by the average across the
+         * processes while the others wait (one block and no averaging
+         * when alone). An empty block averages too: every process makes
+         * the same calls. */
+        for (uint64_t b = 1; b <= nb && m->st == HOG_OK; b++) {
+            const uint64_t stop = (uint64_t)((unsigned __int128)n * b / nb);
+            for (;;) {
+                if (tid == 0) {
+                    uint64_t left = stop - m->pos;
+                    m->len = left == 0 ? 0
+                             : hog_sgd_segment_begin(
+                                   &m->sch, m->t,
+                                   left < UINT32_MAX ? (uint32_t)left
+                                                     : UINT32_MAX);
+                }
+                barrier(m);
+                if (m->len == 0)
+                    break;
+                run_segment(m, tid);
+                barrier(m);
+                uint64_t lo, hi;
+                hog_slice(m->nw, tid, nthreads, &lo, &hi);
+                end(m, w->buf, lo, hi, m->len);
+                barrier(m);
+                if (tid == 0) {
+                    m->t += m->len;
+                    m->pos += m->len;
+                }
             }
-            barrier(m);
-            if (m->len == 0)
-                break;
-            run_segment(m, tid);
-            barrier(m);
-            uint64_t lo, hi;
-            hog_slice(m->nw, tid, nthreads, &lo, &hi);
-            end(m, w->buf, lo, hi, m->len);
-            barrier(m);
-            if (tid == 0) {
-                m->t += m->len;
-                m->pos += m->len;
+            if (blocks) {
+                if (tid == 0) /* _Atomic float has float's layout */
+                    m->st = hog_fit_average(m->f, (float *)m->w,
+                                            m->nw * m->k, m->err);
+                barrier(m);
             }
         }
+        if (m->st != HOG_OK)
+            break;
         uint64_t lo, hi;
         hog_slice(m->nw, tid, nthreads, &lo, &hi);
         model_slice(m, lo, hi);

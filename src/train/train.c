@@ -254,11 +254,6 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
                         "the GPU trainer takes two classes only; the "
                         "training labels have more (train K classes on the "
                         "CPUs: drop --gpus)");
-    if (o->average && o->multiclass == HOG_MULTICLASS_SOFTMAX)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "softmax training is not averaged across processes "
-                        "yet; train K classes one-vs-rest (--multiclass "
-                        "ovr) with --world");
     return HOG_OK;
 }
 
