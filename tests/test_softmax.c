@@ -246,10 +246,13 @@ static void scale_all(double *w, uint64_t len, double scale)
 /* The dense eager reference, in double: every weight regularized at every
  * step, O(K features) per step; the serial trainer's permutation; AdaGrad
  * with one accumulator per feature, G_j += x_j^2 |g|^2; bs, when not
- * NULL, the hook's scaling at the blocks' ends. Weights class-major in m's
+ * NULL, the hook's scaling at the blocks' ends; prog, when not NULL, each
+ * epoch's progressive cross-entropy and accuracy (prog[2e], prog[2e + 1]:
+ * every row scored just before its own step). Weights class-major in m's
  * class order, as the model's. */
 static double *dense_train(const hog_data *d, const hog_train_opts *o,
-                           const hog_model *m, const struct block_scale *bs)
+                           const hog_model *m, const struct block_scale *bs,
+                           double *prog)
 {
     const uint64_t n = hog_data_rows(d), nf = hog_data_features(d);
     const uint64_t nw = nf + (o->bias != 0);
@@ -264,6 +267,7 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
     for (unsigned e = 0; e < o->epochs; e++) {
         hog_shuffle_u64(&rng, order, n);
         uint64_t b = 1;
+        double ce = 0, right = 0;
         for (uint64_t i = 0; i < n; i++, t++) {
             for (; b <= nb && n * b / nb <= i; b++)
                 scale_all(w, k * nw, bs->scale);
@@ -289,6 +293,11 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
                 g[c] = exp(s[c] - top) / z - (c == y);
                 g2 += g[c] * g[c];
             }
+            ce += log(z) - (s[y] - top);
+            uint32_t best = 0; /* the first of the largest */
+            for (uint32_t c = 1; c < k; c++)
+                best = s[c] > s[best] ? c : best;
+            right += best == y;
             for (uint64_t j = 0; j < nw; j++) {
                 double eta;
                 if (o->schedule == HOG_SCHED_ADAGRAD) {
@@ -306,6 +315,8 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
         }
         for (; b <= nb; b++)
             scale_all(w, k * nw, bs->scale);
+        if (prog)
+            prog[2 * e] = ce / (double)n, prog[2 * e + 1] = right / (double)n;
     }
     free(G), free(x), free(s), free(g), free(order);
     return w;
@@ -317,7 +328,7 @@ static unsigned assert_equals_dense(const hog_data *d, hog_train_opts o,
                                     const char *what)
 {
     hog_model *m = train_ok(d, &o);
-    double *ref = dense_train(d, &o, m, NULL);
+    double *ref = dense_train(d, &o, m, NULL, NULL);
     const float *w = hog_model_weights(m);
     const uint64_t len = (hog_data_features(d) + (o.bias != 0)) *
                          hog_model_classes(m, NULL);
@@ -469,6 +480,69 @@ Test(softmax, hogwild_one_thread_equals_serial_bit_for_bit)
     hog_data_free(d);
 }
 
+/* Each epoch's progressive figures. */
+struct prog {
+    unsigned n;
+    double loss[4], acc[4];
+};
+
+static void on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                    uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct prog *p = ctx;
+    if (s && p->n < 4) {
+        p->loss[p->n] = s->progressive_loss;
+        p->acc[p->n++] = s->progressive_accuracy;
+    }
+}
+
+/* The progressive cross-entropy and accuracy (each row scored before its
+ * own step) against the eager reference's, for every schedule and
+ * regularizer; Hogwild! at one thread gives the serial figures bit for
+ * bit; the model is the same with and without them. */
+Test(softmax, progressive_metrics_equal_the_dense_reference)
+{
+    hog_data *d = synth_k(300, 12, 0.15, 4, labels5, 0.3, 8);
+    for (size_t i = 0; i < N_REG_CASES; i++) {
+        hog_train_opts o = reg_opts(i, 3);
+        hog_model *quiet = train_ok(d, &o);
+        struct prog ps = { 0 }, ph = { 0 };
+        o.progress = on_prog;
+        o.progress_ctx = &ps;
+        hog_model *m = train_ok(d, &o);
+        const uint64_t len = (hog_data_features(d) + 1) *
+                             hog_model_classes(m, NULL);
+        cr_assert(memcmp(hog_model_weights(m), hog_model_weights(quiet),
+                         len * sizeof(float)) == 0,
+                  "%s: the progress callback changed the model",
+                  reg_cases[i].what);
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = 1;
+        o.progress_ctx = &ph;
+        hog_model_free(train_ok(d, &o));
+        double ref[6];
+        free(dense_train(d, &o, m, NULL, ref));
+        cr_assert_eq(ps.n, 3);
+        for (unsigned e = 0; e < 3; e++) {
+            cr_assert(fabs(ps.loss[e] - ref[2 * e]) <=
+                          1e-5 * fmax(1.0, ref[2 * e]),
+                      "%s, epoch %u: progressive loss %.9g, eager %.9g",
+                      reg_cases[i].what, e + 1, ps.loss[e], ref[2 * e]);
+            cr_assert(fabs(ps.acc[e] - ref[2 * e + 1]) * 300 <= 1,
+                      "%s, epoch %u: progressive accuracy %.6f, eager %.6f",
+                      reg_cases[i].what, e + 1, ps.acc[e], ref[2 * e + 1]);
+            cr_assert(ps.loss[e] == ph.loss[e] && ps.acc[e] == ph.acc[e],
+                      "%s: Hogwild! at 1 thread %.17g, serial %.17g",
+                      reg_cases[i].what, ph.loss[e], ps.loss[e]);
+        }
+        cr_assert_lt(ps.loss[2], ps.loss[0], "%s", reg_cases[i].what);
+        hog_model_free(m);
+        hog_model_free(quiet);
+    }
+    hog_data_free(d);
+}
+
 /* The averaging hook of --world (hog_train_opts.average) counts its calls
  * and scales the weights it is handed; fail makes it refuse. */
 struct hook {
@@ -515,7 +589,7 @@ Test(softmax, averaged_at_every_block_end)
                          reg_cases[i].what, (unsigned long long)h.calls);
             cr_assert_eq(h.n, len);
             double *ref = dense_train(d, &o, m, &(struct block_scale){
-                                                    nb, 0.5 });
+                                                    nb, 0.5 }, NULL);
             const float *w = hog_model_weights(m);
             unsigned nonzero = 0;
             for (uint64_t j = 0; j < len; j++) {

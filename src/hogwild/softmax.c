@@ -131,6 +131,7 @@ struct worker {
     double *s, *g;   /* a row's K scores, and their gradient */
     float *buf;      /* Hogwild!: a private copy of one feature's K weights */
     struct hog_cross_buf xb; /* rows with interactions, crossed (core/cross.h) */
+    struct hog_sgd_tally tally; /* its rows' scores this epoch (progress on) */
 };
 
 struct softmax {
@@ -155,6 +156,7 @@ struct softmax {
     unsigned nthreads;
     struct worker *wk;
     bool shared;             /* Hogwild!'s relaxed copies, even at T = 1 */
+    bool tally;              /* sum the progressive metrics (progress on) */
 
     /* written by thread 0 between barriers */
     uint64_t t;              /* global step of the next segment */
@@ -394,7 +396,12 @@ static ALWAYS_INLINE void step_row(const struct softmax *m, struct worker *w,
     if (sp.kind == KIND_SCALED)
         for (uint32_t c = 0; c < K; c++)
             s[c] *= rt.qt_inv;
-    (void)hog_softmax_score_grad(s, K, y, g);
+    double ce = hog_softmax_score_grad(s, K, y, g);
+    if (m->tally) { /* the row scored before its step: progressive */
+        w->tally.loss += rw ? (double)*rw * ce : ce;
+        w->tally.right += hog_scores_argmax(s, K) == y;
+        w->tally.rows++;
+    }
     if (rw) /* the gradient of the row's weighted cross-entropy */
         for (uint32_t c = 0; c < K; c++)
             g[c] *= (double)*rw;
@@ -630,6 +637,7 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
             t0 = hog_now();
         }
         hog_shuffle_u64(&w->rng, w->shard, w->n);
+        w->tally = (struct hog_sgd_tally){ 0 };
         /* Scale-out: the epoch in nb blocks (epoch steps up to n b / nb),
          * whose segments end at the block's end; there, every weight
          * current, thread 0 replaces them by the average across the
@@ -676,6 +684,10 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
         barrier(m); /* the epoch's model is complete */
         if (tid == 0) {
             double secs = hog_now() - t0;
+            struct hog_sgd_tally all = { 0 }; /* in thread order */
+            for (unsigned p = 0; p < m->nthreads; p++)
+                hog_sgd_tally_merge(&all, &m->wk[p].tally);
+            hog_sgd_tally_report(m->f, &m->sch, &all);
             if (atomic_load_explicit(&m->cut, memory_order_relaxed))
                 m->st = checkpoint(m, epoch, true); /* the epoch is partial */
             else if ((m->st = m->f->epoch_end(m->f, epoch, secs, m->err)) ==
@@ -877,6 +889,7 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     if (st != HOG_OK)
         return st;
     m.kind = kind_of(&m.sch);
+    m.tally = o->progress != NULL;
     if ((st = classes_of_rows(&m, err)) != HOG_OK ||
         (st = alloc_state(&m, err)) != HOG_OK)
         goto out;
