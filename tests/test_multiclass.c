@@ -660,3 +660,53 @@ Test(multiclass, given_classes)
     cr_assert(strstr(err.msg, "must be 3 to"), "%s", err.msg);
     hog_data_free(d);
 }
+
+/* The K scores of a row from the scorer's feature-major copy are the
+ * class-major vectors' scores to the last bit (each class's sum in the
+ * row's order), with and without a bias, for models of one-vs-rest and
+ * softmax, on rows whose features the model lacks too; and the copy is
+ * made only within its cap. */
+Test(multiclass, feature_major_scores_equal_class_major_scores)
+{
+    hog_data *d = k_classes(600, 700, 12);  /* more than a block of 256 */
+    hog_data *t = k_classes(300, 760, 13);  /* 60 features the model lacks */
+    for (int mode = 0; mode < 2; mode++)
+        for (int bias = 0; bias < 2; bias++) {
+            hog_train_opts o;
+            hog_train_opts_init(&o);
+            o.multiclass = mode ? HOG_MULTICLASS_SOFTMAX : HOG_MULTICLASS_OVR;
+            o.bias = bias ? 1.5 : 0.0;
+            o.epochs = 2;
+            hog_model *m = train(d, &o);
+            const uint32_t k = hog_model_classes(m, NULL);
+            struct hog_scorer fm, cm;
+            hog_scorer_init(&fm, m, HOG_SCORER_CAP);
+            hog_scorer_init(&cm, m, 0);
+            cr_assert(fm.wt && !cm.wt, "the copy: %p, none: %p",
+                      (void *)fm.wt, (void *)cm.wt);
+            double a[K], b[K];
+            uint64_t seen_unknown = 0;
+            for (uint64_t i = 0; i < hog_data_rows(t); i++) {
+                struct hog_row r = hog_csr_row(&t->m, i);
+                for (uint32_t e = 0; e < r.nnz; e++)
+                    seen_unknown += r.idx[e] >= hog_model_features(m);
+                hog_scorer_row(&fm, r, a);
+                hog_scorer_row(&cm, r, b);
+                cr_assert(memcmp(a, b, k * sizeof *a) == 0,
+                          "mode %d bias %d row %llu: %.17g against %.17g",
+                          mode, bias, (unsigned long long)i, a[0], b[0]);
+            }
+            cr_assert_gt(seen_unknown, 0, "no feature beyond the model's");
+            /* one class's vector: the cap counts the whole copy */
+            struct hog_scorer small;
+            hog_scorer_init(&small, m, (uint64_t)k * hog_model_vector_len(m) *
+                                           sizeof(float) - 1);
+            cr_assert_null(small.wt);
+            hog_scorer_free(&small);
+            hog_scorer_free(&fm);
+            hog_scorer_free(&cm);
+            hog_model_free(m);
+        }
+    hog_data_free(d);
+    hog_data_free(t);
+}

@@ -195,15 +195,59 @@ hog_multiclass hog_model_multiclass(const hog_model *m)
     return m->multiclass;
 }
 
-/* Row r's K scores. */
-static void row_scores(const hog_model *m, struct hog_row r, double *s)
+/* ---- K scores of a row ---------------------------------------------------- */
+
+void hog_scorer_init(struct hog_scorer *sc, const hog_model *m, uint64_t cap)
 {
-    uint64_t len = hog_model_vector_len(m), nf = m->n_features;
-    for (uint32_t c = 0; c < m->n_classes; c++) {
-        const float *w = m->w + c * len;
-        double b = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
-        s[c] = hog_sparse_dot(w, nf, r, b);
+    const uint64_t K = m->n_classes, len = hog_model_vector_len(m);
+    sc->m = m;
+    sc->wt = NULL;
+    if (K < 2 || len == 0 || len > cap / sizeof(float) / K)
+        return;
+    if (!(sc->wt = malloc(K * len * sizeof *sc->wt)))
+        return; /* the model's own vectors then */
+    /* in blocks of features whose K rows stay in the cache */
+    enum { B = 256 };
+    for (uint64_t j0 = 0; j0 < len; j0 += B) {
+        uint64_t j1 = len - j0 < B ? len : j0 + B;
+        for (uint64_t c = 0; c < K; c++) {
+            const float *w = m->w + c * len;
+            for (uint64_t j = j0; j < j1; j++)
+                sc->wt[j * K + c] = w[j];
+        }
     }
+}
+
+void hog_scorer_row(const struct hog_scorer *sc, struct hog_row r, double *s)
+{
+    const hog_model *m = sc->m;
+    const uint32_t K = m->n_classes;
+    const uint64_t len = hog_model_vector_len(m), nf = m->n_features;
+    if (!sc->wt) {
+        for (uint32_t c = 0; c < K; c++) {
+            const float *w = m->w + c * len;
+            double b = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
+            s[c] = hog_sparse_dot(w, nf, r, b);
+        }
+        return;
+    }
+    const float *restrict wt = sc->wt;
+    for (uint32_t c = 0; c < K; c++)
+        s[c] = m->bias != 0.0 ? (double)wt[nf * K + c] * m->bias : 0.0;
+    for (uint32_t e = 0; e < r.nnz; e++) {
+        if (r.idx[e] >= nf)
+            continue;
+        const float *restrict wj = wt + (uint64_t)r.idx[e] * K;
+        const double x = r.val[e];
+        for (uint32_t c = 0; c < K; c++)
+            s[c] += (double)wj[c] * x;
+    }
+}
+
+void hog_scorer_free(struct hog_scorer *sc)
+{
+    free(sc->wt);
+    sc->wt = NULL;
 }
 
 hog_status hog_model_scores(const hog_model *m, const hog_data *d,
@@ -214,13 +258,16 @@ hog_status hog_model_scores(const hog_model *m, const hog_data *d,
     if (st != HOG_OK)
         return st;
     double b = hog_model_bias(m);
+    struct hog_scorer sc;
+    hog_scorer_init(&sc, m, HOG_SCORER_CAP);
     for (uint64_t i = 0; i < d->m.rows; i++) {
         struct hog_row r = hog_data_row(d, &d->m, i, &xb);
         if (m->n_classes)
-            row_scores(m, r, scores + i * m->n_classes);
+            hog_scorer_row(&sc, r, scores + i * m->n_classes);
         else
             scores[i] = hog_sparse_dot(m->w, m->n_features, r, b);
     }
+    hog_scorer_free(&sc);
     hog_cross_buf_free(&xb);
     return HOG_OK;
 }
@@ -249,16 +296,19 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
     }
     double b = hog_model_bias(m);
     bool cls = hog_loss_is_classification(m->loss);
+    struct hog_scorer sc;
+    hog_scorer_init(&sc, m, HOG_SCORER_CAP);
     for (uint64_t i = 0; i < d->m.rows; i++) {
         struct hog_row r = hog_data_row(d, &d->m, i, &xb);
         if (k) {
-            row_scores(m, r, s);
+            hog_scorer_row(&sc, r, s);
             labels[i] = m->classes[hog_scores_argmax(s, k)];
         } else {
             double v = hog_sparse_dot(m->w, m->n_features, r, b);
             labels[i] = !cls ? v : v > 0 ? m->label_pos : m->label_neg;
         }
     }
+    hog_scorer_free(&sc);
     hog_cross_buf_free(&xb);
     free(s);
     return HOG_OK;
@@ -283,6 +333,8 @@ hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
         return st;
     }
     double b = hog_model_bias(m);
+    struct hog_scorer sc;
+    hog_scorer_init(&sc, m, HOG_SCORER_CAP);
     for (uint64_t i = 0; i < d->m.rows; i++) {
         struct hog_row r = hog_data_row(d, &d->m, i, &xb);
         if (!k) {
@@ -290,10 +342,11 @@ hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
             probs[2 * i] = 1.0 / (1.0 + exp(-v));
             probs[2 * i + 1] = 1.0 - probs[2 * i];
         } else {
-            row_scores(m, r, s);
+            hog_scorer_row(&sc, r, s);
             hog_class_probabilities(m->multiclass, s, k, probs + i * k);
         }
     }
+    hog_scorer_free(&sc);
     hog_cross_buf_free(&xb);
     free(s);
     return HOG_OK;

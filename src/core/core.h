@@ -218,6 +218,23 @@ void hog_class_index_free(struct hog_class_index *ix);
 /* The first class of the highest of k scores. */
 uint32_t hog_scores_argmax(const double *s, uint32_t k);
 
+/* The K scores of rows under a K-class model m. The model keeps its K
+ * vectors one after another, so a row scored from them reads K lines per
+ * nonzero; where a feature-major copy (the K weights of a feature side by
+ * side) of at most cap bytes can be had, the scorer makes one and reads
+ * one or two. The scores are the same doubles either way: each class's
+ * sum starts at its bias term and adds the row's entries in order, as
+ * hog_sparse_dot does. One scorer serves any number of threads. */
+#define HOG_SCORER_CAP ((uint64_t)256 << 20)
+struct hog_scorer {
+    const hog_model *m;
+    float *wt; /* feature-major copy: wt[j * K + c]; NULL: the model's */
+};
+/* Never fails: without the memory (or above cap) it reads the model. */
+void hog_scorer_init(struct hog_scorer *sc, const hog_model *m, uint64_t cap);
+void hog_scorer_row(const struct hog_scorer *sc, struct hog_row r, double *s);
+void hog_scorer_free(struct hog_scorer *sc);
+
 hog_status hog_model_new(uint64_t n_features, hog_loss loss, double bias,
                          hog_model **out, hog_err *err);
 

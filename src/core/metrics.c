@@ -320,6 +320,7 @@ static void class_losses(const hog_model *m, const double *s, int64_t y,
 struct mpass {
     const hog_model *m;
     const hog_data *d;
+    struct hog_scorer sc;
     struct hog_class_index ix;
     int32_t *truth, *pred;  /* per row; truth -1: unknown label */
     double *ll, *obj;       /* per block */
@@ -332,7 +333,6 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s,
 {
     const hog_model *m = p->m;
     const struct hog_csr *x = &p->d->m;
-    uint64_t len = hog_model_vector_len(m), nf = m->n_features;
     uint64_t lo = b * BLOCK_ROWS, hi = lo + BLOCK_ROWS;
     if (hi > x->rows)
         hi = x->rows;
@@ -341,11 +341,7 @@ static void mpass_block(struct mpass *p, uint64_t b, double *s,
     for (uint64_t i = lo; i < hi; i++) {
         struct hog_row r = hog_data_row(p->d, x, i, xb);
         const double v = rw ? (double)rw[i] : 1.0; /* the row's weight */
-        for (uint32_t c = 0; c < m->n_classes; c++) {
-            const float *w = m->w + c * len;
-            double bw = m->bias != 0.0 ? (double)w[nf] * m->bias : 0.0;
-            s[c] = hog_sparse_dot(w, nf, r, bw);
-        }
+        hog_scorer_row(&p->sc, r, s);
         int64_t y = hog_class_index_find(&p->ix, r.y);
         p->truth[i] = (int32_t)y;
         p->pred[i] = (int32_t)hog_scores_argmax(s, m->n_classes);
@@ -399,6 +395,7 @@ static hog_status eval_classes(const hog_model *m, const hog_data *d,
         free(p);
         return st;
     }
+    hog_scorer_init(&p->sc, m, HOG_SCORER_CAP);
     p->truth = malloc(n * sizeof *p->truth);
     p->pred = malloc(n * sizeof *p->pred);
     p->ll = malloc(2 * nb * sizeof *p->ll);
@@ -455,6 +452,7 @@ static hog_status eval_classes(const hog_model *m, const hog_data *d,
     out->unknown = n - known;
 out:
     hog_class_index_free(&p->ix);
+    hog_scorer_free(&p->sc);
     free(p->truth);
     free(p->pred);
     free(p->ll);
