@@ -165,7 +165,11 @@ def main():
                 ("hinge, 3 epochs", ["--loss", "hinge", "--epochs", "3"]),
                 ("dcd sqhinge C=1", ["--algo", "dcd", "--loss", "sqhinge",
                                      "--C", "1"]),
-                ("softmax", ["--multiclass", "softmax"])]
+                ("softmax", ["--multiclass", "softmax"]),
+                ("softmax, 2 epochs", ["--multiclass", "softmax",
+                                       "--epochs", "2"]),
+                ("softmax, Hogwild! on all cores",
+                 ["--multiclass", "softmax", "--algo", "hogwild"])]
         for name, extra in runs:
             try:
                 hogtrain(name, tr, te, extra)

@@ -702,7 +702,10 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
 /* With more than one worker the duality gap is computed on the pool
  * (dcd.c gap_job; wild rebuilds sum a_i y_i x_i by CAS adds, atomic uses
  * w) and the bias adds are folded per worker: the reported objective is
- * still the model's, the gap still a bound that closes. */
+ * still the model's, the gap still a bound that closes: below 1e-2 with
+ * atomic adds; wild stops on a criterion computed from weights that lost
+ * adds, so its gap ends near 1e-2 (0.010 to 0.017 in 2 of 6 runs here,
+ * 2026-12-02, the rest below; docs/COORDINATE.md), held to 5e-2. */
 Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
 {
     hog_data *d = random_csr(40000, 100, 0.3, 23);
@@ -724,9 +727,11 @@ Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
                      (int)ups[u]);
             assert_close(v.last_obj, objective(m, d, losses[k], 0, l2), 1e-5,
                          what);
+            double bound = ups[u] == HOG_UPDATE_NONE ? 5e-2 : 1e-2;
             cr_assert(isfinite(v.last_gap) && v.last_gap >= -1e-9 &&
-                          v.last_gap < 1e-2,
-                      "%s: gap %g at the end", what, v.last_gap);
+                          v.last_gap < bound,
+                      "%s: gap %g at the end (bound %g)", what, v.last_gap,
+                      bound);
             hog_model_free(m);
         }
     hog_data_free(d);
