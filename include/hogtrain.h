@@ -283,9 +283,9 @@ typedef struct hog_epoch_stats {
      * loss (weighted as train_loss) and the accuracy (classification) of
      * the epoch's rows, each scored by the model just before its own step.
      * Every epoch of the SGD trainers that score their rows as they go
-     * (serial and Hogwild!, streamed or not, binary and regression, and
-     * softmax: its cross-entropy and arg-max accuracy); NaN for the
-     * others. */
+     * (serial, Hogwild! and Cyclades, streamed or not, binary and
+     * regression, and softmax: its cross-entropy and arg-max accuracy);
+     * NaN for the others (one-vs-rest, coordinate descent, the GPU). */
     double progressive_loss, progressive_accuracy;
 } hog_epoch_stats;
 

@@ -168,6 +168,99 @@ static hog_model *same_at_every_thread_count(const hog_data *d,
     return first;
 }
 
+/* ---- the progressive figures ------------------------------------------------- */
+
+/* Each epoch's progressive loss and accuracy, from the stats (Cyclades) or
+ * from the fit the reference hands its epoch_end. */
+struct prog {
+    unsigned n;
+    double loss[4], acc[4];
+};
+
+static void on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                    uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct prog *p = ctx;
+    if (s && p->n < 4) {
+        p->loss[p->n] = s->progressive_loss;
+        p->acc[p->n++] = s->progressive_accuracy;
+    }
+}
+
+static hog_status prog_epoch_end(struct hog_fit *f, unsigned epoch,
+                                 double seconds, hog_err *err)
+{
+    (void)epoch, (void)seconds, (void)err;
+    struct prog *p = f->ctx;
+    if (p->n < 4) {
+        p->loss[p->n] = f->prog_loss;
+        p->acc[p->n++] = f->prog_accuracy;
+    }
+    f->prog_loss = f->prog_accuracy = NAN;
+    return HOG_OK;
+}
+
+static struct prog cyclades_prog(const hog_data *d, hog_train_opts o,
+                                 unsigned threads)
+{
+    struct prog p = { 0 };
+    o.progress = on_prog;
+    o.progress_ctx = &p;
+    hog_model_free(fit(d, &o, HOG_ALGO_CYCLADES, threads));
+    return p;
+}
+
+/* Cyclades scores each row before its step and adds the figures in its
+ * visiting order after the epoch: the same bits at every thread count,
+ * and without hot features the serial reference's (the same rows, in the
+ * same order, through the same kernel), whose weights it has bit for
+ * bit. */
+Test(cyclades, progressive_figures_the_same_at_every_thread_count)
+{
+    hog_data *d = generated(6000, 20000, 30, 3);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 3;
+    for (int hot = 0; hot < 2; hot++) {
+        o.hot = hot ? HOG_HOT_AUTO : 0;
+        struct prog first = cyclades_prog(d, o, 1);
+        cr_assert_eq(first.n, 3);
+        for (unsigned e = 0; e < 3; e++)
+            cr_assert(isfinite(first.loss[e]) && first.loss[e] > 0 &&
+                      first.acc[e] > 0.5 && first.acc[e] <= 1.0,
+                      "hot %d epoch %u: %g, %g", hot, e + 1, first.loss[e],
+                      first.acc[e]);
+        cr_assert_lt(first.loss[2], first.loss[0]);
+        for (size_t i = 1; i < N_THREADS; i++) {
+            struct prog p = cyclades_prog(d, o, thread_counts[i]);
+            cr_assert(memcmp(&p, &first, sizeof p) == 0,
+                      "hot %d, %u threads: %.17g against %.17g", hot,
+                      thread_counts[i], p.loss[0], first.loss[0]);
+        }
+        if (hot)
+            continue;
+        hog_model *m;
+        hog_err err = { { 0 } };
+        cr_assert_eq(hog_model_new(d->n_features, o.loss, o.bias, &m, &err),
+                     HOG_OK);
+        struct prog ref = { 0 };
+        hog_train_opts ro = o;
+        ro.progress = on_prog; /* asks the reference to score its rows */
+        struct hog_fit f = { .train = d, .o = &ro, .model = m,
+                             .epoch_end = prog_epoch_end, .tick = no_tick,
+                             .ctx = &ref, .prog_loss = NAN,
+                             .prog_accuracy = NAN };
+        cr_assert_eq(hog_cyclades_train_reference(&f, &err), HOG_OK, "%s",
+                     err.msg);
+        cr_assert(memcmp(&ref, &first, sizeof ref) == 0,
+                  "the reference: %.17g / %.17g against %.17g / %.17g",
+                  ref.loss[0], ref.acc[0], first.loss[0], first.acc[0]);
+        hog_model_free(m);
+    }
+    hog_data_free(d);
+}
+
 /* ---- generated data ----------------------------------------------------------- */
 
 Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)

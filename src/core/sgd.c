@@ -2083,12 +2083,12 @@ void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
     static double split_##LOSS##_##K(const struct hog_sgd *s,                 \
                                      struct hog_row r, double y, double rw,   \
                                      uint32_t t, double m_extra,              \
-                                     bool with_bias)                          \
+                                     bool with_bias, double *margin)          \
     {                                                                         \
         double dv;                                                            \
         (void)rw;                                                             \
-        step_impl(s, r, y, 1.0, t, m_extra, with_bias, &dv,                   \
-                  spec_of(HOG_LOSS_##LOSS, KIND_##K, false));                 \
+        *margin = step_impl(s, r, y, 1.0, t, m_extra, with_bias, &dv,         \
+                            spec_of(HOG_LOSS_##LOSS, KIND_##K, false));       \
         return dv;                                                            \
     }
 FOR_EACH_KIND(SPLIT_FN, LOGISTIC)
@@ -2110,11 +2110,12 @@ static hog_sgd_split_fn *const split_table[4][KIND_COUNT] = {
 #define SPLIT_W_FN(K, ...)                                                    \
     static double split_w_##K(const struct hog_sgd *s, struct hog_row r,      \
                               double y, double rw, uint32_t t,                \
-                              double m_extra, bool with_bias)                 \
+                              double m_extra, bool with_bias,                 \
+                              double *margin)                                 \
     {                                                                         \
         double dv;                                                            \
-        step_impl(s, r, y, rw, t, m_extra, with_bias, &dv,                    \
-                  spec_weighted(s, KIND_##K, false));                         \
+        *margin = step_impl(s, r, y, rw, t, m_extra, with_bias, &dv,          \
+                            spec_weighted(s, KIND_##K, false));               \
         return dv;                                                            \
     }
 FOR_EACH_KIND(SPLIT_W_FN, )

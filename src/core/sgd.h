@@ -344,12 +344,14 @@ hog_status hog_sgd_checkpoint(struct hog_fit *f, struct hog_sgd *s,
  * never needs to know the representation. Returns the loss derivative d at
  * the margin, before the row's weight (0: no step). The weighted function
  * (hog_sgd_split_step(s, true)) steps with rw d, rw the row's weight; the
- * unweighted one ignores rw. With m_extra = 0 and with_bias = (bias != 0)
- * it is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
+ * unweighted one ignores rw; *margin gets the whole margin before the
+ * step (hog_sgd_step's return). With m_extra = 0 and with_bias =
+ * (bias != 0) it is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
  * function once with hog_sgd_split_step(). */
 typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
                                 double y, double rw, uint32_t t,
-                                double m_extra, bool with_bias);
+                                double m_extra, bool with_bias,
+                                double *margin);
 hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s, bool weighted);
 
 /* Step t's update of weight j alone, with loss gradient g (d x_j, the TRUE

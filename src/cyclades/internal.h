@@ -123,6 +123,12 @@ struct cyc {
                         end inside a batch; read after a barrier) */
     uint64_t *visit; /* [nb] batch order of this epoch */
     struct row_d *rd; /* [B] what the hot phase needs of each batch row */
+    /* progress on: each epoch position's row scored before its step (the
+     * weighted loss, and 1 where its margin had its label's sign), added
+     * in position order after the epoch, the same at any thread count;
+     * NULL otherwise */
+    double *prog_loss;   /* [n] */
+    unsigned char *prog_right; /* [n] */
     double *pl1;     /* [n] |x_hot|_1 of the row at each epoch position */
     double *hot_l1;  /* [n] |x_hot|_1 of each row, the bias's |value| in */
     struct cyc_thread *th;

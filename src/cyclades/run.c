@@ -165,6 +165,18 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         hog_sgd_copy_weights(&c.s, f->model->w);
         double now = hog_now();
         c.st.train_seconds += now - t0 - extra;
+        if (c.prog_loss) { /* the batches this run stepped, in order */
+            struct hog_sgd_tally tl = { 0 };
+            for (uint64_t bi = c.start_bi; bi < c.nb; bi++) {
+                uint64_t lo = c.visit[bi] * c.B, hi = min_u64(lo + c.B, c.n);
+                for (uint64_t p = lo; p < hi; p++) {
+                    tl.loss += c.prog_loss[p];
+                    tl.right += c.prog_right[p];
+                }
+                tl.rows += hi - lo;
+            }
+            hog_sgd_tally_report(f, &c.s, &tl);
+        }
         st = f->epoch_end(f, epoch, now - t0 - extra, err);
         /* the epoch's checkpoint; also the row cadence's, when the last
          * batch crossed a multiple */

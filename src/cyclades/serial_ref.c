@@ -4,7 +4,9 @@
  * batch order, hog_cyc_next_order), one at a time through the plain
  * kernel (hog_sgd_run) as the serial trainer runs them, segment by
  * segment. hog_cyclades_train with hot = 0 must give its model bit for
- * bit, at every thread count.
+ * bit, at every thread count, and with a progress callback its
+ * progressive figures (each row scored before its step, summed in this
+ * order).
  */
 #include "cyclades/internal.h"
 
@@ -40,6 +42,8 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
             for (uint64_t p = lo; p < hi; p++)
                 order[k++] = c.perm[p];
         }
+        struct hog_sgd_tally tally = { 0 };
+        struct hog_sgd_tally *tl = c.o->progress ? &tally : NULL;
         for (uint64_t done = 0; done < n;) {
             uint64_t left = n - done;
             uint32_t len = hog_sgd_segment_begin(
@@ -47,7 +51,8 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
                 left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len;) {
                 uint32_t blk = len - i < REF_BLOCK ? len - i : REF_BLOCK;
-                hog_sgd_run(&c.s, c.d, order + done + i, blk, i, 1);
+                hog_sgd_run_tally(&c.s, c.d, order + done + i, blk, i, 1,
+                                  HOG_UPDATE_NONE, NULL, tl);
                 i += blk;
             }
             hog_sgd_segment_end(&c.s, len);
@@ -55,6 +60,7 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
             done += len;
         }
         hog_sgd_copy_weights(&c.s, f->model->w);
+        hog_sgd_tally_report(f, &c.s, &tally);
         st = f->epoch_end(f, epoch, hog_now() - t0, err);
     }
 out:

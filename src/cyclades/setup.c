@@ -97,6 +97,8 @@ void hog_cyc_free(struct cyc *c)
     free(c->boff);
     free(c->visit);
     free(c->rd);
+    free(c->prog_loss);
+    free(c->prog_right);
     free(c->pl1);
     free(c->hot_l1);
     hog_sgd_free(&c->s);
@@ -204,6 +206,14 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
         return hog_errf(err, HOG_ENOMEM, "out of memory for the row order");
     for (uint64_t i = 0; i < c->n; i++)
         c->perm[i] = i;
+    if (c->o->progress && c->n) { /* the progressive figures (internal.h) */
+        c->prog_loss = malloc(c->n * sizeof *c->prog_loss);
+        c->prog_right = malloc(c->n * sizeof *c->prog_right);
+        if (!c->prog_loss || !c->prog_right)
+            return hog_errf(err, HOG_ENOMEM, "out of memory for the "
+                            "progressive metrics of %llu rows",
+                            (unsigned long long)c->n);
+    }
     cyc_prof_lap(&c->prof, CYC_P_PREPARE, CYC_PROF_PROCESS);
     return HOG_OK;
 }
