@@ -1,5 +1,7 @@
 #include "helpers.h"
 
+#include "hogtrain.h"
+
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 
@@ -170,5 +172,16 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
                 "not in HOGTRAIN_DATA=%s (point HOGTRAIN_DATA at a folder "
                 "holding a9a.xz, news20.binary.train.svm.xz, ...)\n",
                 no_data, root && *root ? root : "../shared/data");
+    }
+}
+
+void th_on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                uint64_t total, const hog_epoch_stats *s)
+{
+    (void)epoch, (void)epochs, (void)done, (void)total;
+    struct th_prog *p = ctx;
+    if (s && p->n < 8) {
+        p->loss[p->n] = s->progressive_loss;
+        p->acc[p->n++] = s->progressive_accuracy;
     }
 }

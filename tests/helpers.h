@@ -4,6 +4,7 @@
 #define HOG_TEST_HELPERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Built with AddressSanitizer (whose shadow memory changes the resident
@@ -50,6 +51,17 @@ const char *th_bin(void);
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Each epoch's progressive figures (hog_epoch_stats.progressive_loss and
+ * _accuracy), in the order the epochs report, as th_on_prog records them
+ * (a progress callback whose ctx is a struct th_prog; at most 8 epochs). */
+struct th_prog {
+    unsigned n;
+    double loss[8], acc[8];
+};
+struct hog_epoch_stats;
+void th_on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
+                uint64_t total, const struct hog_epoch_stats *s);
 
 /* The bytes of path, NUL-terminated, malloc'd; the length in *len. Fails
  * the test when the file cannot be read. */

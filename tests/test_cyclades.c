@@ -170,30 +170,13 @@ static hog_model *same_at_every_thread_count(const hog_data *d,
 
 /* ---- the progressive figures ------------------------------------------------- */
 
-/* Each epoch's progressive loss and accuracy, from the stats (Cyclades) or
- * from the fit the reference hands its epoch_end. */
-struct prog {
-    unsigned n;
-    double loss[4], acc[4];
-};
-
-static void on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
-                    uint64_t total, const hog_epoch_stats *s)
-{
-    (void)epoch, (void)epochs, (void)done, (void)total;
-    struct prog *p = ctx;
-    if (s && p->n < 4) {
-        p->loss[p->n] = s->progressive_loss;
-        p->acc[p->n++] = s->progressive_accuracy;
-    }
-}
-
+/* The reference's figures, from the fit it hands its epoch_end. */
 static hog_status prog_epoch_end(struct hog_fit *f, unsigned epoch,
                                  double seconds, hog_err *err)
 {
     (void)epoch, (void)seconds, (void)err;
-    struct prog *p = f->ctx;
-    if (p->n < 4) {
+    struct th_prog *p = f->ctx;
+    if (p->n < 8) {
         p->loss[p->n] = f->prog_loss;
         p->acc[p->n++] = f->prog_accuracy;
     }
@@ -201,11 +184,11 @@ static hog_status prog_epoch_end(struct hog_fit *f, unsigned epoch,
     return HOG_OK;
 }
 
-static struct prog cyclades_prog(const hog_data *d, hog_train_opts o,
-                                 unsigned threads)
+static struct th_prog cyclades_prog(const hog_data *d, hog_train_opts o,
+                                    unsigned threads)
 {
-    struct prog p = { 0 };
-    o.progress = on_prog;
+    struct th_prog p = { 0 };
+    o.progress = th_on_prog;
     o.progress_ctx = &p;
     hog_model_free(fit(d, &o, HOG_ALGO_CYCLADES, threads));
     return p;
@@ -224,7 +207,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
     o.epochs = 3;
     for (int hot = 0; hot < 2; hot++) {
         o.hot = hot ? HOG_HOT_AUTO : 0;
-        struct prog first = cyclades_prog(d, o, 1);
+        struct th_prog first = cyclades_prog(d, o, 1);
         cr_assert_eq(first.n, 3);
         for (unsigned e = 0; e < 3; e++)
             cr_assert(isfinite(first.loss[e]) && first.loss[e] > 0 &&
@@ -233,7 +216,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
                       first.acc[e]);
         cr_assert_lt(first.loss[2], first.loss[0]);
         for (size_t i = 1; i < N_THREADS; i++) {
-            struct prog p = cyclades_prog(d, o, thread_counts[i]);
+            struct th_prog p = cyclades_prog(d, o, thread_counts[i]);
             cr_assert(memcmp(&p, &first, sizeof p) == 0,
                       "hot %d, %u threads: %.17g against %.17g", hot,
                       thread_counts[i], p.loss[0], first.loss[0]);
@@ -244,9 +227,9 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
         hog_err err = { { 0 } };
         cr_assert_eq(hog_model_new(d->n_features, o.loss, o.bias, &m, &err),
                      HOG_OK);
-        struct prog ref = { 0 };
+        struct th_prog ref = { 0 };
         hog_train_opts ro = o;
-        ro.progress = on_prog; /* asks the reference to score its rows */
+        ro.progress = th_on_prog; /* asks the reference to score its rows */
         struct hog_fit f = { .train = d, .o = &ro, .model = m,
                              .epoch_end = prog_epoch_end, .tick = no_tick,
                              .ctx = &ref, .prog_loss = NAN,

@@ -480,23 +480,6 @@ Test(softmax, hogwild_one_thread_equals_serial_bit_for_bit)
     hog_data_free(d);
 }
 
-/* Each epoch's progressive figures. */
-struct prog {
-    unsigned n;
-    double loss[4], acc[4];
-};
-
-static void on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
-                    uint64_t total, const hog_epoch_stats *s)
-{
-    (void)epoch, (void)epochs, (void)done, (void)total;
-    struct prog *p = ctx;
-    if (s && p->n < 4) {
-        p->loss[p->n] = s->progressive_loss;
-        p->acc[p->n++] = s->progressive_accuracy;
-    }
-}
-
 /* The progressive cross-entropy and accuracy (each row scored before its
  * own step) against the eager reference's, for every schedule and
  * regularizer; Hogwild! at one thread gives the serial figures bit for
@@ -507,8 +490,8 @@ Test(softmax, progressive_metrics_equal_the_dense_reference)
     for (size_t i = 0; i < N_REG_CASES; i++) {
         hog_train_opts o = reg_opts(i, 3);
         hog_model *quiet = train_ok(d, &o);
-        struct prog ps = { 0 }, ph = { 0 };
-        o.progress = on_prog;
+        struct th_prog ps = { 0 }, ph = { 0 };
+        o.progress = th_on_prog;
         o.progress_ctx = &ps;
         hog_model *m = train_ok(d, &o);
         const uint64_t len = (hog_data_features(d) + 1) *

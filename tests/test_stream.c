@@ -192,22 +192,6 @@ static void assert_same_weights(const hog_model *a, const hog_model *b,
               "%s: weights differ", what);
 }
 
-/* Each epoch's progressive figures (NaN before the epoch reports). */
-struct prog {
-    double loss[4], acc[4];
-};
-
-static void on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
-                    uint64_t total, const hog_epoch_stats *s)
-{
-    (void)epochs, (void)done, (void)total;
-    struct prog *p = ctx;
-    if (s && epoch >= 1 && epoch <= 4) {
-        p->loss[epoch - 1] = s->progressive_loss;
-        p->acc[epoch - 1] = s->progressive_accuracy;
-    }
-}
-
 /* ... and the progressive loss and accuracy of every epoch, the same bits
  * (the same rows in the same order, scored the same way). */
 Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
@@ -238,10 +222,8 @@ Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
         o.seed = 5 + i;
         o.io = cases[i].io;
         o.log = NULL;
-        struct prog pa, pb;
-        for (int e = 0; e < 4; e++)
-            pa.loss[e] = pa.acc[e] = pb.loss[e] = pb.acc[e] = NAN;
-        o.progress = on_prog;
+        struct th_prog pa = { 0 }, pb = { 0 };
+        o.progress = th_on_prog;
         o.progress_ctx = &pa;
         hog_model *a = train_mem(f, &o);
         hog_stream_stats ss;
@@ -252,6 +234,8 @@ Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
         char what[64];
         snprintf(what, sizeof what, "case %zu", i);
         assert_same_weights(a, b, what);
+        cr_assert(pa.n == 3 && pb.n == 3, "%u and %u epochs reported",
+                  pa.n, pb.n);
         for (int e = 0; e < 3; e++)
             cr_assert(isfinite(pa.loss[e]) && pa.loss[e] == pb.loss[e] &&
                           isfinite(pa.acc[e]) && pa.acc[e] == pb.acc[e],
