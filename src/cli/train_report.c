@@ -506,6 +506,10 @@ void hog_cli_train_print_summary(const struct train_report *r)
             fprintf(stderr, ", %s RMSE %.4f", set, rmse);
         else if (!p->regression && isfinite(acc))
             fprintf(stderr, ", %s accuracy %.2f%%", set, 100.0 * acc);
+        else if (!p->regression && isfinite(s->progressive_accuracy))
+            /* a kept epoch before the last: no exact training pass */
+            fprintf(stderr, ", progressive accuracy %.2f%%",
+                    100.0 * s->progressive_accuracy);
         double f1 = s->has_test ? s->test_macro_f1 : s->train_macro_f1;
         if (s->classes && isfinite(f1))
             fprintf(stderr, ", macro-F1 %.4f", f1);

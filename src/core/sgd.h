@@ -346,8 +346,8 @@ hog_status hog_sgd_checkpoint(struct hog_fit *f, struct hog_sgd *s,
  * (hog_sgd_split_step(s, true)) steps with rw d, rw the row's weight; the
  * unweighted one ignores rw; *margin gets the whole margin before the
  * step (hog_sgd_step's return). With m_extra = 0 and with_bias =
- * (bias != 0) it is hog_sgd_step bit for bit. Specialised like hog_sgd_run: fetch the
- * function once with hog_sgd_split_step(). */
+ * (bias != 0) it is hog_sgd_step bit for bit. Specialised like
+ * hog_sgd_run: fetch the function once with hog_sgd_split_step(). */
 typedef double hog_sgd_split_fn(const struct hog_sgd *s, struct hog_row r,
                                 double y, double rw, uint32_t t,
                                 double m_extra, bool with_bias,

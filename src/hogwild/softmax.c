@@ -628,7 +628,8 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
     struct worker *w = &m->wk[tid];
     const uint64_t n = m->d->m.rows;
     end_fn *end = end_table[m->shared][m->kind];
-    const uint64_t blocks = hog_fit_average_blocks(m->f), nb = blocks ? blocks : 1;
+    const uint64_t blocks = hog_fit_average_blocks(m->f);
+    const uint64_t nb = blocks ? blocks : 1;
     for (unsigned epoch = m->first; epoch <= m->f->o->epochs; epoch++) {
         double t0 = 0;
         if (tid == 0) {
