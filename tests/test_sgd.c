@@ -507,8 +507,8 @@ Test(sgd, metrics_every_k_epochs_for_serial_sgd)
 /* The progressive figures (each row scored just before its own step) of
  * the serial trainer against the eager reference's, for every loss and
  * schedule, with l1 and l2; Hogwild! at one thread gives the serial
- * figures exactly, and at two threads figures that are the mean over all
- * rows (near the serial ones: the same steps in another order). */
+ * figures exactly, and at two threads figures over all rows, each once
+ * (near the serial ones: the same steps, racing). */
 Test(sgd, progressive_metrics_equal_the_eager_reference)
 {
     for (int l = 0; l < 4; l++)
@@ -564,16 +564,90 @@ Test(sgd, progressive_metrics_equal_the_eager_reference)
                                  sizeof(double)) == 0,
                           "Hogwild! at 1 thread: %.17g, serial %.17g",
                           got[1][e].progressive_loss, s->progressive_loss);
-                cr_assert(fabs(got[2][e].progressive_loss - ref[2 * e]) <=
-                              0.1 * fmax(1.0, ref[2 * e]),
+                /* two threads race on these 20 features (their model is
+                 * not the serial one: 12% off on a loaded machine), but
+                 * every row is counted once: a tally of one thread's rows
+                 * alone, or of both twice, would halve or double the
+                 * accuracy */
+                const hog_epoch_stats *h2 = &got[2][e];
+                cr_assert(isfinite(h2->progressive_loss) &&
+                              h2->progressive_loss > 0.5 * ref[2 * e] &&
+                              h2->progressive_loss < 2.0 * ref[2 * e] + 0.1,
                           "Hogwild! at 2 threads: %.9g, eager %.9g",
-                          got[2][e].progressive_loss, ref[2 * e]);
+                          h2->progressive_loss, ref[2 * e]);
+                if (loss != HOG_LOSS_SQUARED)
+                    cr_assert(fabs(h2->progressive_accuracy -
+                                   ref[2 * e + 1]) < 0.15,
+                              "Hogwild! at 2 threads: accuracy %.4f, eager "
+                              "%.4f", h2->progressive_accuracy,
+                              ref[2 * e + 1]);
             }
             /* the loss falls: the figures follow the training */
             cr_assert_lt(got[0][2].progressive_loss,
                          got[0][0].progressive_loss);
             hog_data_free(d);
         }
+}
+
+/* Rows that share no weight (each its own three features, no bias, a
+ * constant step, no regularization): each row's margin depends on its own
+ * earlier steps alone, so Hogwild! at 2 and 3 threads scores every row as
+ * the serial trainer does, and its progressive figures are the serial
+ * ones up to the order of the sum: a thread's rows left out of the
+ * total, or counted twice, would move them by far more. */
+Test(sgd, hogwild_progressive_figures_count_every_row_once)
+{
+    enum { N = 3000, E = 3 };
+    uint64_t *off = malloc((N + 1) * sizeof *off);
+    float *y = malloc(N * sizeof *y), *val = malloc(3 * N * sizeof *val);
+    uint32_t *idx = malloc(3 * N * sizeof *idx);
+    cr_assert(off && y && val && idx);
+    struct hog_rng r;
+    hog_rng_seed(&r, 4, 0);
+    off[0] = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        for (uint32_t q = 0; q < 3; q++) {
+            idx[3 * i + q] = 3 * i + q;
+            val[3 * i + q] = (float)hog_rng_normal(&r);
+        }
+        y[i] = hog_rng_below(&r, 2) ? 1.0f : -1.0f;
+        off[i + 1] = 3 * (uint64_t)i + 3;
+    }
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_wrap(N, 3 * N, off, y, idx, val, 3 * N, &d, &err),
+                 HOG_OK, "%s", err.msg);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.5;
+    o.l2 = 0;
+    o.bias = 0;
+    o.epochs = E;
+    struct history h[3] = { { 0 } };
+    for (int run = 0; run < 3; run++) {
+        o.algo = run ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
+        o.threads = run ? (unsigned)run + 1 : 0;
+        o.oversubscribe = 1; /* 3 threads on a 2-core machine */
+        o.progress = on_history;
+        o.progress_ctx = &h[run];
+        hog_model *m;
+        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+        hog_model_free(m);
+        cr_assert_eq(h[run].n, E);
+    }
+    for (int run = 1; run < 3; run++)
+        for (unsigned e = 0; e < E; e++) {
+            double a = h[0].s[e].progressive_loss;
+            double b = h[run].s[e].progressive_loss;
+            cr_assert(fabs(a - b) <= 1e-12 * a, "%d threads, epoch %u: "
+                      "%.17g, serial %.17g", run + 1, e + 1, b, a);
+            cr_assert_eq(h[run].s[e].progressive_accuracy,
+                         h[0].s[e].progressive_accuracy);
+        }
+    /* the rows learn their own labels: the figures follow the training */
+    cr_assert_lt(h[0].s[2].progressive_loss, 0.5 * h[0].s[0].progressive_loss);
+    hog_data_free(d);
 }
 
 Test(sgd, squared_loss_fits_a_linear_target)
