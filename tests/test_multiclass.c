@@ -76,6 +76,33 @@ Test(multiclass, classes_in_order_of_first_appearance)
     hog_data_free(d);
 }
 
+/* Whether every class vector of m (trained on d with o) is the binary
+ * model of "label == c" trained alone with o at one thread, bit for bit. */
+static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
+                                      const hog_train_opts *o,
+                                      const char *what)
+{
+    uint64_t len = hog_model_vector_len(m);
+    float *y = malloc(d->m.rows * sizeof *y);
+    cr_assert(y);
+    for (uint32_t c = 0; c < m->n_classes; c++) {
+        hog_data view = *d;
+        memset(view.mem, 0, sizeof view.mem);
+        view.release = NULL;
+        for (uint64_t i = 0; i < d->m.rows; i++)
+            y[i] = d->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
+        view.m.y = y;
+        hog_data_scan_labels(&view);
+        hog_train_opts b = *o;
+        b.threads = 1;
+        hog_model *bm = train(&view, &b);
+        cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w), 0,
+                     "%s: class %u differs from its binary problem", what, c);
+        hog_model_free(bm);
+    }
+    free(y);
+}
+
 /* Each class's vector is the binary model of "label == c" trained alone
  * with the same options: for every algorithm, with one thread per class
  * (four classes over two threads) and with the classes one after another
@@ -91,29 +118,68 @@ Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
         o.threads = 2; /* K = 4 >= 2: a class per thread, each on one */
         hog_model *m = train(d, &o);
         cr_assert_eq(m->n_classes, K);
-        uint64_t len = hog_model_vector_len(m);
-        for (uint32_t c = 0; c < K; c++) {
-            hog_data view = *d;
-            memset(view.mem, 0, sizeof view.mem);
-            view.release = NULL;
-            float *y = malloc(d->m.rows * sizeof *y);
-            cr_assert(y);
-            for (uint64_t i = 0; i < d->m.rows; i++)
-                y[i] = d->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
-            view.m.y = y;
-            hog_data_scan_labels(&view);
-            hog_train_opts b = o;
-            b.threads = 1;
-            hog_model *bm = train(&view, &b);
-            cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w),
-                         0, "algorithm %d, class %u differs from its binary "
-                         "problem", (int)every_algo[a], c);
-            hog_model_free(bm);
-            free(y);
-        }
+        char what[32];
+        snprintf(what, sizeof what, "algorithm %d", (int)every_algo[a]);
+        assert_classes_are_binary(d, m, &o, what);
         hog_model_free(m);
     }
     hog_data_free(d);
+}
+
+/* FTRL-Proximal's one-thread runs step their classes together
+ * (hog_sgd_run_wide); each class is still its binary problem's model bit
+ * for bit: serial and Hogwild!, one and three threads, the classification
+ * losses, l1, no bias, 40 classes (two groups), and rows longer than the
+ * kernel's blocks of 512 entries. */
+Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
+     .timeout = 120)
+{
+    hog_err err = { { 0 } };
+    hog_data *d = k_classes(2000, 300, 6);
+    hog_data *wide = th_synth(&(struct th_synth){
+        .rows = 300, .features = 4000, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 200, .nnz_max = 1500, .seed = 7, .stream = 5,
+        .first = { .normal = true } }, &err);
+    cr_assert(wide, "%s", err.msg);
+    cr_assert(th_label_argmax(wide, 5, 1, 2, 99));
+    hog_data *many = k_classes(1500, 200, 8);
+    cr_assert(th_label_argmax(many, 40, 1, 3, 99));
+    const struct {
+        const hog_data *d;
+        hog_algo algo;
+        hog_loss loss;
+        unsigned threads;
+        double l1, bias;
+        uint32_t k;
+    } runs[] = {
+        { d, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, K },
+        { d, HOG_ALGO_HOGWILD, HOG_LOSS_HINGE, 3, 0, 1, K },
+        { d, HOG_ALGO_HOGWILD, HOG_LOSS_SQHINGE, 2, 1e-3, 0, K },
+        { wide, HOG_ALGO_SERIAL, HOG_LOSS_HINGE, 1, 1e-4, 1, 5 },
+        { wide, HOG_ALGO_HOGWILD, HOG_LOSS_LOGISTIC, 2, 0, 1, 5 },
+        { many, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, 40 },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.loss = runs[i].loss;
+        hog_train_opts_defaults_for_loss(&o);
+        o.schedule = HOG_SCHED_FTRL;
+        o.algo = runs[i].algo;
+        o.threads = runs[i].threads;
+        o.l1 = runs[i].l1;
+        o.bias = runs[i].bias;
+        o.epochs = 2;
+        hog_model *m = train(runs[i].d, &o);
+        cr_assert_eq(m->n_classes, runs[i].k);
+        char what[32];
+        snprintf(what, sizeof what, "run %zu", i);
+        assert_classes_are_binary(runs[i].d, m, &o, what);
+        hog_model_free(m);
+    }
+    hog_data_free(d);
+    hog_data_free(wide);
+    hog_data_free(many);
 }
 
 /* Two label values are the binary problem, whatever the multiclass mode

@@ -197,7 +197,9 @@ void hog_sgd_free(struct hog_sgd *s)
     free(s->pre);
     free(s->seg_eta);
     free(s->zn);
+    free(s->zk);
     s->zn = NULL;
+    s->zk = NULL;
     s->w = s->g2 = NULL;
     s->stamp = NULL;
     s->pre = NULL;
@@ -1500,6 +1502,217 @@ static ALWAYS_INLINE double step_ftrl(const struct hog_sgd *s,
         ftrl_apply(s, r, lo, lo + FTRL_BLOCK, d, L, &b, spec.cas);
     }
     return m;
+}
+
+/* ---- one-vs-rest's classes in one pass (FTRL-Proximal) ---------------------
+ *
+ * One-vs-rest's serial runs step k binary problems on the same rows in the
+ * same order (every class shuffles with the seed's stream 0), so they share
+ * everything but their weights, and one pass over a row can step them all:
+ * the row's indices and values are read once, and a feature's k words lie
+ * side by side (s->zk: weight j's k z, then its k r, from a cache line's
+ * start), so that an entry touches k / 8 lines instead of k and the
+ * classes fill the vector lanes. Every class's arithmetic is
+ * step_ftrl()'s for that class, operation for operation (the build does
+ * not contract a * b + c, so lanes and scalars round alike): the same
+ * closed form and step in float, the margin summed in double over blocks
+ * of FTRL_BLOCK entries, each in the same four partial sums, the bias
+ * last. So class c's weights are its own run's bit for bit
+ * (tests/test_multiclass.c). A class whose loss derivative is 0 keeps its
+ * words by a select, not by stepping with g = 0 (sqrt(r^2) need not give
+ * r back). The row's indices are distinct (the loaders check it), so
+ * pass 2 may recompute pass 1's weights. */
+
+/* A weight's classes take lanes() floats of z, then as many of r: k
+ * rounded up to 8, so that each weight starts a cache line (zk is
+ * line-aligned) and the loops over the classes run in whole vectors; the
+ * unused lanes stay (0, 0), weight 0, and never step. */
+static ALWAYS_INLINE uint32_t wide_lanes(const struct hog_sgd *s)
+{
+    return (s->wide + 7) / 8 * 8;
+}
+
+/* Weight j's z (its r follow at + wide_lanes()). */
+static ALWAYS_INLINE float *wide_at(const struct hog_sgd *s, uint64_t j)
+{
+    return s->zk + (size_t)j * 2 * wide_lanes(s);
+}
+
+hog_status hog_sgd_init_wide(struct hog_sgd *s, const hog_train_opts *o,
+                             const hog_data *train, uint32_t k,
+                             const double *pos, hog_err *err)
+{
+    if (o->schedule != HOG_SCHED_FTRL || k < 1 || k > HOG_SGD_WIDE_MAX)
+        return hog_errf(err, HOG_EINVAL, "classes stepped together: "
+                        "FTRL-Proximal and 1 to %d classes only, not %u",
+                        HOG_SGD_WIDE_MAX, k);
+    hog_status st = hog_sgd_init_schedule(s, o, train, err);
+    if (st != HOG_OK)
+        return st;
+    s->wide = k;
+    s->wide_pos = pos;
+    size_t nw = s->n_weights ? s->n_weights : 1;
+    size_t per = 2 * (size_t)wide_lanes(s) * sizeof *s->zk;
+    if (nw <= SIZE_MAX / per &&
+        (s->zk = aligned_alloc(HOG_CACHELINE, nw * per)) != NULL) {
+        memset(s->zk, 0, nw * per);
+        return HOG_OK;
+    }
+    hog_sgd_free(s);
+    return hog_errf(err, HOG_ENOMEM, "out of memory for the FTRL state of "
+                    "%u classes of %llu weights", k, (unsigned long long)nw);
+}
+
+/* Entry e of a block ending at hi, or the bias weight (e = hi). */
+static ALWAYS_INLINE uint64_t wide_j(const struct hog_sgd *s, struct hog_row r,
+                                     uint32_t e, uint32_t hi)
+{
+    return e < hi ? r.idx[e] : s->n_features;
+}
+
+static ALWAYS_INLINE float wide_x(const struct hog_sgd *s, struct hog_row r,
+                                  uint32_t e, uint32_t hi)
+{
+    return e < hi ? r.val[e] : (float)s->bias;
+}
+
+/* Pass 1 of block [lo, hi) (and the bias weight if bias): adds each
+ * class's block sum to m[c], in ftrl_gather()'s four partial sums. */
+static ALWAYS_INLINE void wide_margins(const struct hog_sgd *s,
+                                       struct hog_row r, uint32_t lo,
+                                       uint32_t hi, bool bias,
+                                       struct ftrl_lam L, double *m)
+{
+    enum { PF = 8 };
+    const uint32_t KL = wide_lanes(s), n = hi - lo + bias, n4 = n / 4 * 4;
+    double a[4][HOG_SGD_WIDE_MAX];
+    for (uint32_t q = 0; q < 4; q++)
+        for (uint32_t c = 0; c < KL; c++)
+            a[q][c] = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = lo + i;
+        if (e + PF < hi)
+            for (uint32_t c = 0; c < 2 * KL; c += 16)
+                __builtin_prefetch(wide_at(s, r.idx[e + PF]) + c, 1);
+        const float *restrict z = wide_at(s, wide_j(s, r, e, hi));
+        const float *restrict rt = z + KL;
+        const double x = (double)wide_x(s, r, e, hi);
+        double *restrict aq = a[i < n4 ? (i & 3) : 0];
+        for (uint32_t c = 0; c < KL; c++)
+            aq[c] += (double)ftrl_weight(z[c], rt[c], L) * x;
+    }
+    for (uint32_t c = 0; c < KL; c++)
+        m[c] += (a[0][c] + a[1][c]) + (a[2][c] + a[3][c]);
+}
+
+/* Pass 2 of block [lo, hi) (and the bias weight if bias): the classes with
+ * on[c] step with derivative df[c], as ftrl_apply() steps one class. */
+static ALWAYS_INLINE void wide_steps(const struct hog_sgd *s,
+                                     struct hog_row r, uint32_t lo,
+                                     uint32_t hi, bool bias,
+                                     struct ftrl_lam L, const float *df,
+                                     const int32_t *on)
+{
+    const uint32_t KL = wide_lanes(s), n = hi - lo + bias;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = lo + i;
+        float *restrict z = wide_at(s, wide_j(s, r, e, hi));
+        float *restrict rt = z + KL;
+        const float x = wide_x(s, r, e, hi);
+        for (uint32_t c = 0; c < KL; c++) {
+            float zc = z[c], rc = rt[c];
+            float g = df[c] * x, nc[2];
+            ftrl_next((const float[2]){ zc, rc }, ftrl_weight(zc, rc, L), g,
+                      g * g, L.ia, nc);
+            z[c] = on[c] ? nc[0] : zc;
+            rt[c] = on[c] ? nc[1] : rc;
+        }
+    }
+}
+
+/* One row, every class: step_ftrl()'s blocks, margins, derivatives and
+ * steps, with the loss a constant of the caller's. */
+static ALWAYS_INLINE void wide_row(const struct hog_sgd *s, struct hog_row r,
+                                   uint32_t t, hog_loss loss)
+{
+    const uint32_t K = s->wide;
+    const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + t);
+    const bool has_bias = s->bias != 0.0;
+    const uint32_t last = r.nnz ? (r.nnz - 1) / FTRL_BLOCK * FTRL_BLOCK : 0;
+    enum { W = HOG_SGD_WIDE_MAX };
+    double m[W];
+    for (uint32_t c = 0; c < W; c++)
+        m[c] = 0.0;
+    for (uint32_t lo = 0;; lo += FTRL_BLOCK) {
+        bool end = lo == last;
+        wide_margins(s, r, lo, end ? r.nnz : lo + FTRL_BLOCK, end && has_bias,
+                     L, m);
+        if (end)
+            break;
+    }
+    float df[W] = { 0 };
+    int32_t on[W] = { 0 };
+    bool any = false;
+    for (uint32_t c = 0; c < K; c++) {
+        double d = hog_loss_deriv(loss, hog_loss_target(loss, s->wide_pos[c],
+                                                        r.y), m[c]);
+        on[c] = d != 0.0;
+        any |= d != 0.0;
+        df[c] = (float)d;
+    }
+    if (!any)
+        return;
+    for (uint32_t lo = 0;; lo += FTRL_BLOCK) {
+        bool end = lo == last;
+        wide_steps(s, r, lo, end ? r.nnz : lo + FTRL_BLOCK, end && has_bias,
+                   L, df, on);
+        if (end)
+            break;
+    }
+}
+
+static ALWAYS_INLINE void run_wide(const struct hog_sgd *s, const hog_data *d,
+                                   const uint64_t *order, uint64_t count,
+                                   uint32_t t, hog_loss loss)
+{
+    const struct hog_csr m = d->m;
+    for (uint64_t i = 0; i < count; i++, t++) {
+        if (HOG_LIKELY(i + 1 < count)) {
+            uint64_t nx = m.off[order[i + 1]];
+            __builtin_prefetch(m.idx + nx);
+            __builtin_prefetch(m.val + nx);
+            __builtin_prefetch(&m.y[order[i + 1]]);
+        }
+        wide_row(s, hog_csr_row(&m, order[i]), t, loss);
+    }
+}
+
+void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count, uint32_t t_first)
+{
+    switch (s->loss) { /* the loss a constant in each loop */
+    case HOG_LOSS_LOGISTIC:
+        run_wide(s, d, order, count, t_first, HOG_LOSS_LOGISTIC);
+        break;
+    case HOG_LOSS_HINGE:
+        run_wide(s, d, order, count, t_first, HOG_LOSS_HINGE);
+        break;
+    default:
+        run_wide(s, d, order, count, t_first, s->loss);
+        break;
+    }
+}
+
+void hog_sgd_copy_weights_wide(const struct hog_sgd *s, float *out,
+                               uint64_t stride)
+{
+    const uint32_t K = s->wide, KL = wide_lanes(s);
+    const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
+    for (uint64_t j = 0; j < s->n_weights; j++) {
+        const float *z = wide_at(s, j);
+        for (uint32_t c = 0; c < K; c++)
+            out[c * stride + j] = ftrl_weight(z[c], z[KL + c], L);
+    }
 }
 
 /* The row step, also Cyclades' split step: m_extra (stored units) joins the

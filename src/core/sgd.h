@@ -88,6 +88,14 @@ struct hog_sgd {
     struct hog_sgd_prefix *pre; /* seg_cap + 1 entries (shared schedules
                                    with l1 or l2) */
     double *seg_eta;            /* eta of each segment step (not for AdaGrad) */
+
+    /* One-vs-rest's classes stepped together (hog_sgd_init_wide; 0, NULL
+     * otherwise): wide binary problems "label == wide_pos[c]", FTRL-Proximal,
+     * their words feature-major in zk (weight j: the z of its wide classes,
+     * then their r, at zk[2 wide j ..]). One thread's: plain memory. */
+    uint32_t wide;
+    const double *wide_pos;
+    float *zk;
 };
 
 /* Allocates zero weights for n_features (+1 for the bias) and the state o
@@ -229,6 +237,30 @@ void hog_sgd_ftrl_weights(const struct hog_sgd *s, uint64_t steps,
 void hog_sgd_ftrl_get(const struct hog_sgd *s, float *z, float *r);
 void hog_sgd_ftrl_put(struct hog_sgd *s, const float *z, const float *r,
                       uint64_t steps);
+
+/* ---- one-vs-rest's classes in one pass (FTRL-Proximal) ---------------------- */
+
+/* At most this many classes per pass (a one-vs-rest trainer steps more in
+ * groups). */
+#define HOG_SGD_WIDE_MAX 32
+
+/* k (1..HOG_SGD_WIDE_MAX) binary problems on train's rows, class c's
+ * "label == pos[c]" (pos kept, not copied), with o's options (schedule
+ * FTRL-Proximal): zero state. The segments are hog_sgd_init's. */
+hog_status hog_sgd_init_wide(struct hog_sgd *s, const hog_train_opts *o,
+                             const hog_data *train, uint32_t k,
+                             const double *pos, hog_err *err);
+/* Steps every class on rows order[0..count) of d (no row weights, no
+ * interactions), the i-th row segment step t_first + i; one thread. Class
+ * c's weights are, bit for bit, those of hog_sgd_run() on class c's
+ * binary problem with the same rows and steps (sgd.c). */
+void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,
+                      const uint64_t *order, uint64_t count,
+                      uint32_t t_first);
+/* Class c's weights (as of the last segment's end) to out + c * stride,
+ * every class in one pass over the state. */
+void hog_sgd_copy_weights_wide(const struct hog_sgd *s, float *out,
+                               uint64_t stride);
 
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
 

@@ -30,6 +30,8 @@
 
 #include "core/fit.h"
 #include "core/metrics.h"
+#include "core/sgd.h"
+#include "hogwild/hogwild.h"
 #include "io/io.h"
 
 #include <math.h>
@@ -94,23 +96,31 @@ static hog_status class_early(struct class_run *r, unsigned epoch,
 
 /* A class's epoch: the front door's divergence check on its vector,
  * early stopping, and progress. */
+/* The front door's divergence check on class `label`'s vector w. */
+static hog_status class_finite(const float *w, uint64_t len, double label,
+                               unsigned epoch, double eta, hog_err *err)
+{
+    for (uint64_t j = 0; j < len; j++)
+        if (!isfinite(w[j]))
+            return hog_errf(err, HOG_ERANGE,
+                            "training class %g diverged in epoch %u (weight "
+                            "%llu is %g); use a smaller step size than "
+                            "eta = %g",
+                            label, epoch, (unsigned long long)j, w[j], eta);
+    return HOG_OK;
+}
+
 static hog_status class_epoch_end(struct hog_fit *f, unsigned epoch,
                                   double seconds, hog_err *err)
 {
     struct class_run *r = (struct class_run *)f;
     struct ovr *v = r->v;
     (void)seconds;
-    uint64_t nw = hog_model_vector_len(f->model);
-    for (uint64_t j = 0; j < nw; j++)
-        if (!isfinite(f->model->w[j]))
-            return hog_errf(err, HOG_ERANGE,
-                            "training class %g diverged in epoch %u (weight "
-                            "%llu is %g); use a smaller step size than "
-                            "eta = %g",
-                            f->model->label_pos, epoch,
-                            (unsigned long long)j, f->model->w[j],
-                            f->o->eta);
-    hog_status st = r->early.patience ? class_early(r, epoch, err) : HOG_OK;
+    hog_status st = class_finite(f->model->w, hog_model_vector_len(f->model),
+                                 f->model->label_pos, epoch, f->o->eta, err);
+    if (st != HOG_OK)
+        return st;
+    st = r->early.patience ? class_early(r, epoch, err) : HOG_OK;
     pthread_mutex_lock(&v->lock);
     v->epochs_done++;
     report(v);
@@ -232,6 +242,109 @@ static hog_status class_job(void *ctx, uint32_t c, unsigned worker,
     return st;
 }
 
+/* ---- classes stepped together ---------------------------------------------- */
+
+/* One-vs-rest's one-thread runs of FTRL-Proximal (serial, and Hogwild! on
+ * one thread, which replays it) step their classes together, in groups of
+ * up to HOG_SGD_WIDE_MAX (hog_sgd_run_wide: each class's weights are its
+ * own run's bit for bit, at a fraction of the memory traffic): where the
+ * classes spread over the threads or there is one thread, and none of
+ * what the per-class runs do on their own is asked for (checkpoints,
+ * averaging, streams, early stopping, warm starts, row weights,
+ * interactions). */
+static bool wide_fits(const struct hog_fit *f, bool spread)
+{
+    const hog_train_opts *o = f->o;
+    const hog_data *d = f->train;
+    return o->schedule == HOG_SCHED_FTRL &&
+           (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
+           (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
+           !f->resume && !o->average && !f->stream &&
+           !(o->early_stop && o->validation) && !f->init && !d->row_w &&
+           !d->m.ns;
+}
+
+/* Group g of the classes: [g * size, min(k, (g + 1) * size)). */
+struct wide {
+    struct ovr *v;
+    uint32_t size;
+};
+
+/* The serial trainer's epochs (hogwild/serial.c: the same shuffles and
+ * segments) on group g's classes at once, each class's vector checked
+ * after every epoch as its own run's epoch_end does. */
+static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
+                           hog_err *err)
+{
+    const struct wide *wd = ctx;
+    struct ovr *v = wd->v;
+    struct hog_fit *p = v->parent;
+    hog_model *m = p->model;
+    const hog_data *d = p->train;
+    const hog_train_opts *o = &v->sub;
+    const uint32_t c0 = g * wd->size;
+    const uint32_t k = m->n_classes - c0 < wd->size ? m->n_classes - c0
+                                                    : wd->size;
+    const uint64_t n = d->m.rows, len = hog_model_vector_len(m);
+    double t0 = hog_now();
+    struct hog_sgd s;
+    hog_status st = hog_sgd_init_wide(&s, o, d, k, m->classes + c0, err);
+    if (st != HOG_OK)
+        return st;
+    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        hog_sgd_free(&s);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for the order of %llu rows",
+                        (unsigned long long)n);
+    }
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = i;
+    struct hog_rng rng;
+    hog_rng_seed(&rng, o->seed, 0);
+    uint64_t t_global = 0;
+    for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK; epoch++) {
+        hog_shuffle_u64(&rng, order, n);
+        for (uint64_t done = 0; done < n && st == HOG_OK;) {
+            uint64_t left = n - done;
+            uint32_t seg = hog_sgd_segment_begin(
+                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+            for (uint32_t i = 0; i < seg && st == HOG_OK;) {
+                uint32_t blk = seg - i < HOG_SGD_BLOCK ? seg - i
+                                                       : HOG_SGD_BLOCK;
+                hog_sgd_run_wide(&s, d, order + done + i, blk, i);
+                i += blk;
+                if (hog_fit_cancelled(p)) {
+                    struct hog_train_state at = { .epoch = epoch,
+                                                  .pos = done + i };
+                    st = hog_fit_save(p, &at, true, err);
+                }
+            }
+            hog_sgd_segment_end(&s, seg);
+            t_global += seg;
+            done += seg;
+        }
+        if (st != HOG_OK)
+            break;
+        hog_sgd_copy_weights_wide(&s, m->w + c0 * len, len);
+        for (uint32_t c = 0; c < k && st == HOG_OK; c++)
+            st = class_finite(m->w + (c0 + c) * len, len, m->classes[c0 + c],
+                              epoch, o->eta, err);
+        pthread_mutex_lock(&v->lock);
+        v->epochs_done += k;
+        report(v);
+        pthread_mutex_unlock(&v->lock);
+    }
+    free(order);
+    hog_sgd_free(&s);
+    v->seconds[worker] += hog_now() - t0;
+    pthread_mutex_lock(&v->lock);
+    v->classes_done += st == HOG_OK ? k : 0;
+    report(v);
+    pthread_mutex_unlock(&v->lock);
+    return st;
+}
+
 bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k)
 {
     return hog_train_spread_workers(o, k) > 1;
@@ -303,7 +416,18 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->sub.hot_stats = NULL;
 
     report(v);
-    st = hog_train_spread(k, workers, class_job, v, err);
+    if (wide_fits(f, spread)) {
+        /* groups of at most HOG_SGD_WIDE_MAX classes, a multiple of the
+         * workers, as even as they go */
+        uint32_t wmax = HOG_SGD_WIDE_MAX;
+        uint32_t groups = workers * ((k + workers * wmax - 1) /
+                                     (workers * wmax));
+        struct wide wd = { v, (k + groups - 1) / groups };
+        groups = (k + wd.size - 1) / wd.size;
+        st = hog_train_spread(groups, workers, wide_job, &wd, err);
+    } else {
+        st = hog_train_spread(k, workers, class_job, v, err);
+    }
     /* the training time: the busiest worker's */
     double secs = 0;
     for (unsigned t = 0; t < workers; t++)
