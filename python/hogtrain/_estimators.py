@@ -200,7 +200,7 @@ class _Base(BaseEstimator):
         return np.ascontiguousarray(sw, dtype=np.float32)
 
     def _scores(self, X):
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "_model")
         X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
@@ -210,22 +210,51 @@ class _Base(BaseEstimator):
 
     # ---- the model -----------------------------------------------------------
     def _set_model(self, model):
-        """model (a hogtrain._hogtrain.Model) becomes the estimator's:
-        coef_, intercept_ from its weights."""
+        """model (a hogtrain._hogtrain.Model) becomes the estimator's;
+        coef_ and intercept_ are made from its weights when first read
+        (a K-class model's are K x features doubles: making them at every
+        fit would cost more than some fits)."""
         spec = model.describe()
-        nf, k, bias = spec["n_features"], spec["n_classes"], spec["bias"]
-        per = nf + (bias != 0)
-        w = np.frombuffer(model.weights(), np.float32).reshape(max(k, 1), per)
-        coef = w[:, :nf].astype(np.float64)
-        icpt = (w[:, nf].astype(np.float64) * bias if bias != 0
-                else np.zeros(max(k, 1)))
-        if k:
+        if spec["n_classes"]:
             # row c of the model is the class whose index is its label
             order = np.asarray(spec["classes"], dtype=np.int64)
             self._perm = np.argsort(order)
-            coef, icpt = coef[self._perm], icpt[self._perm]
         self._model, self._spec = model, spec
-        self._set_coef(coef, icpt)
+        self.__dict__.pop("_coef_made", None)
+
+    def _coef_pair(self):
+        """(coef_, intercept_), made from the model on first use."""
+        made = self.__dict__.get("_coef_made")
+        if made is not None:
+            return made
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError("coef_ is set by fit: this estimator is "
+                                 "not fitted yet")
+        spec = self._spec
+        nf, k, bias = spec["n_features"], spec["n_classes"], spec["bias"]
+        per = nf + (bias != 0)
+        w = np.frombuffer(model.weights(), np.float32).reshape(max(k, 1), per)
+        if k and np.any(self._perm != np.arange(k)):
+            w = w[self._perm]  # reordered in float, before the one copy
+        coef = w[:, :nf].astype(np.float64)
+        icpt = (w[:, nf].astype(np.float64) * bias if bias != 0
+                else np.zeros(max(k, 1)))
+        made = self._shape_coef(coef, icpt)
+        self._coef_made = made
+        return made
+
+    def _set_pair(self, i, value):
+        made = list(self._coef_pair())
+        made[i] = value
+        self._coef_made = tuple(made)
+
+    coef_ = property(lambda self: self._coef_pair()[0],
+                     lambda self, v: self._set_pair(0, v),
+                     doc="The weights, one row per class (K classes).")
+    intercept_ = property(lambda self: self._coef_pair()[1],
+                          lambda self, v: self._set_pair(1, v),
+                          doc="The bias weight times intercept_scaling.")
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -267,7 +296,7 @@ class _Base(BaseEstimator):
         `hogtrain predict` and hogtrain.load() read) or as LIBLINEAR's text
         model (format="liblinear", for liblinear-predict); written under a
         temporary name and renamed."""
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "_model")
         if format not in ("hgm", "liblinear"):
             raise ValueError(f"format must be 'hgm' or 'liblinear' "
                              f"(got {format!r})")
@@ -408,9 +437,9 @@ class Classifier(ClassifierMixin, _Base):
         self._set_model(model)
         return self
 
-    def _set_coef(self, coef, icpt):
-        self.coef_ = coef
-        self.intercept_ = icpt
+    @staticmethod
+    def _shape_coef(coef, icpt):
+        return coef, icpt
 
     def decision_function(self, X):
         """w.x + b per row: (n,) for two classes (the score of
@@ -434,7 +463,7 @@ class Classifier(ClassifierMixin, _Base):
         """Class probabilities (logistic models), columns in classes_
         order: sigma(score) for two classes, softmax for a softmax model,
         one-vs-rest sigma(s_c) / sum sigma (LIBLINEAR's -b 1)."""
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "_model")
         X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
@@ -520,9 +549,9 @@ class Regressor(RegressorMixin, _Base):
         self._set_model(_as_regression(model))
         return self
 
-    def _set_coef(self, coef, icpt):
-        self.coef_ = coef[0]
-        self.intercept_ = float(icpt[0])
+    @staticmethod
+    def _shape_coef(coef, icpt):
+        return coef[0], float(icpt[0])
 
     def predict(self, X):
         out, _ = self._scores(X)
