@@ -169,7 +169,12 @@ def main():
                 ("softmax, 2 epochs", ["--multiclass", "softmax",
                                        "--epochs", "2"]),
                 ("softmax, Hogwild! on all cores",
-                 ["--multiclass", "softmax", "--algo", "hogwild"])]
+                 ["--multiclass", "softmax", "--algo", "hogwild"]),
+                ("ftrl hinge", ["--loss", "hinge", "--schedule", "ftrl"]),
+                ("ftrl hinge, all cores", ["--loss", "hinge", "--schedule",
+                                           "ftrl", "--algo", "hogwild"]),
+                ("ftrl, all cores", ["--schedule", "ftrl",
+                                     "--algo", "hogwild"])]
         for name, extra in runs:
             try:
                 hogtrain(name, tr, te, extra)

@@ -151,14 +151,22 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         unsigned threads;
         double l1, bias;
         uint32_t k;
+        bool weighted;
     } runs[] = {
-        { d, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, K },
-        { d, HOG_ALGO_HOGWILD, HOG_LOSS_HINGE, 3, 0, 1, K },
-        { d, HOG_ALGO_HOGWILD, HOG_LOSS_SQHINGE, 2, 1e-3, 0, K },
-        { wide, HOG_ALGO_SERIAL, HOG_LOSS_HINGE, 1, 1e-4, 1, 5 },
-        { wide, HOG_ALGO_HOGWILD, HOG_LOSS_LOGISTIC, 2, 0, 1, 5 },
-        { many, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, 40 },
+        { d, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, K, false },
+        { d, HOG_ALGO_HOGWILD, HOG_LOSS_HINGE, 3, 0, 1, K, false },
+        { d, HOG_ALGO_HOGWILD, HOG_LOSS_SQHINGE, 2, 1e-3, 0, K, false },
+        { wide, HOG_ALGO_SERIAL, HOG_LOSS_HINGE, 1, 1e-4, 1, 5, false },
+        { wide, HOG_ALGO_HOGWILD, HOG_LOSS_LOGISTIC, 2, 0, 1, 5, false },
+        { many, HOG_ALGO_SERIAL, HOG_LOSS_LOGISTIC, 1, 0, 1, 40, false },
+        { d, HOG_ALGO_HOGWILD, HOG_LOSS_LOGISTIC, 2, 0, 1, K, true },
+        { wide, HOG_ALGO_SERIAL, HOG_LOSS_HINGE, 1, 0, 1, 5, true },
     };
+    /* row weights 0, 0.5, 1, ..., 2.5 (zeros: rows that step nothing) */
+    float *rw = malloc(d->m.rows * sizeof *rw);
+    cr_assert(rw);
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        rw[i] = (float)(i * 7 % 6) * 0.5f;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         hog_train_opts o;
         hog_train_opts_init(&o);
@@ -170,6 +178,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         o.l1 = runs[i].l1;
         o.bias = runs[i].bias;
         o.epochs = 2;
+        o.row_weights = runs[i].weighted ? rw : NULL;
         hog_model *m = train(runs[i].d, &o);
         cr_assert_eq(m->n_classes, runs[i].k);
         char what[32];
@@ -177,6 +186,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         assert_classes_are_binary(runs[i].d, m, &o, what);
         hog_model_free(m);
     }
+    free(rw);
     hog_data_free(d);
     hog_data_free(wide);
     hog_data_free(many);

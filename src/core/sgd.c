@@ -1633,7 +1633,7 @@ static ALWAYS_INLINE void wide_steps(const struct hog_sgd *s,
 /* One row, every class: step_ftrl()'s blocks, margins, derivatives and
  * steps, with the loss a constant of the caller's. */
 static ALWAYS_INLINE void wide_row(const struct hog_sgd *s, struct hog_row r,
-                                   uint32_t t, hog_loss loss)
+                                   double rw, uint32_t t, hog_loss loss)
 {
     const uint32_t K = s->wide;
     const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + t);
@@ -1654,8 +1654,9 @@ static ALWAYS_INLINE void wide_row(const struct hog_sgd *s, struct hog_row r,
     int32_t on[W] = { 0 };
     bool any = false;
     for (uint32_t c = 0; c < K; c++) {
+        /* row_deriv()'s weighted d (d * 1 is d: no weights, no change) */
         double d = hog_loss_deriv(loss, hog_loss_target(loss, s->wide_pos[c],
-                                                        r.y), m[c]);
+                                                        r.y), m[c]) * rw;
         on[c] = d != 0.0;
         any |= d != 0.0;
         df[c] = (float)d;
@@ -1676,6 +1677,7 @@ static ALWAYS_INLINE void run_wide(const struct hog_sgd *s, const hog_data *d,
                                    uint32_t t, hog_loss loss)
 {
     const struct hog_csr m = d->m;
+    const float *const rw = d->row_w;
     for (uint64_t i = 0; i < count; i++, t++) {
         if (HOG_LIKELY(i + 1 < count)) {
             uint64_t nx = m.off[order[i + 1]];
@@ -1683,7 +1685,8 @@ static ALWAYS_INLINE void run_wide(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(m.val + nx);
             __builtin_prefetch(&m.y[order[i + 1]]);
         }
-        wide_row(s, hog_csr_row(&m, order[i]), t, loss);
+        wide_row(s, hog_csr_row(&m, order[i]),
+                 rw ? (double)rw[order[i]] : 1.0, t, loss);
     }
 }
 

@@ -250,8 +250,9 @@ void hog_sgd_ftrl_put(struct hog_sgd *s, const float *z, const float *r,
 hog_status hog_sgd_init_wide(struct hog_sgd *s, const hog_train_opts *o,
                              const hog_data *train, uint32_t k,
                              const double *pos, hog_err *err);
-/* Steps every class on rows order[0..count) of d (no row weights, no
- * interactions), the i-th row segment step t_first + i; one thread. Class
+/* Steps every class on rows order[0..count) of d (row weights as
+ * hog_sgd_run's; no interactions), the i-th row segment step t_first + i;
+ * one thread. Class
  * c's weights are, bit for bit, those of hog_sgd_run() on class c's
  * binary problem with the same rows and steps (sgd.c). */
 void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,

@@ -250,8 +250,7 @@ static hog_status class_job(void *ctx, uint32_t c, unsigned worker,
  * own run's bit for bit, at a fraction of the memory traffic): where the
  * classes spread over the threads or there is one thread, and none of
  * what the per-class runs do on their own is asked for (checkpoints,
- * averaging, streams, early stopping, warm starts, row weights,
- * interactions). */
+ * averaging, streams, early stopping, warm starts, interactions). */
 static bool wide_fits(const struct hog_fit *f, bool spread)
 {
     const hog_train_opts *o = f->o;
@@ -260,8 +259,7 @@ static bool wide_fits(const struct hog_fit *f, bool spread)
            (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
            (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
            !f->resume && !o->average && !f->stream &&
-           !(o->early_stop && o->validation) && !f->init && !d->row_w &&
-           !d->m.ns;
+           !(o->early_stop && o->validation) && !f->init && !d->m.ns;
 }
 
 /* Group g of the classes: [g * size, min(k, (g + 1) * size)). */
