@@ -16,6 +16,12 @@
  * hog_rng stream 0 seeded with o->seed; zero initial weights.
  * Deterministic given the seed. */
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err);
+/* The serial trainer's row order before its first shuffle, the identity
+ * over n rows (malloc'd; NULL with err set when out of memory), with *rng
+ * seeded as it seeds its own (stream 0 of seed): a trainer that steps in
+ * the serial order shuffles it with *rng before each epoch. */
+uint64_t *hog_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng,
+                           hog_err *err);
 /* Serial SGD over f->stream: rows in the streamed order of
  * hog_stream_order_init (io.h) with the stream's window; with a window of
  * the whole file, the same steps as hog_serial_train, bit for bit. */

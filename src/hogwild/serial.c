@@ -50,6 +50,21 @@ static hog_status average(struct hog_fit *f, struct hog_sgd *s, hog_err *err)
     return HOG_OK;
 }
 
+uint64_t *hog_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng,
+                           hog_err *err)
+{
+    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        hog_errf(err, HOG_ENOMEM, "out of memory for the order of %llu rows",
+                 (unsigned long long)n);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = i;
+    hog_rng_seed(rng, seed, 0);
+    return order;
+}
+
 hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
     const hog_data *d = f->train;
@@ -65,17 +80,12 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     s.alone = true;
     if (f->init) /* a warm start (a resume below replaces it) */
         hog_sgd_set_weights(&s, f->init);
-    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    struct hog_rng rng;
+    uint64_t *order = hog_serial_order(n, o->seed, &rng, err);
     if (!order) {
         hog_sgd_free(&s);
-        return hog_errf(err, HOG_ENOMEM,
-                        "out of memory for the order of %llu rows",
-                        (unsigned long long)n);
+        return HOG_ENOMEM;
     }
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
-    struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
 
     /* Scale-out: the epoch in `blocks` blocks, the model averaged across
      * processes after each (one block and no averaging when alone). */

@@ -289,17 +289,12 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
     hog_status st = hog_sgd_init_wide(&s, o, d, k, m->classes + c0, err);
     if (st != HOG_OK)
         return st;
-    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    struct hog_rng rng;
+    uint64_t *order = hog_serial_order(n, o->seed, &rng, err);
     if (!order) {
         hog_sgd_free(&s);
-        return hog_errf(err, HOG_ENOMEM,
-                        "out of memory for the order of %llu rows",
-                        (unsigned long long)n);
+        return HOG_ENOMEM;
     }
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
-    struct hog_rng rng;
-    hog_rng_seed(&rng, o->seed, 0);
     uint64_t t_global = 0;
     for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK; epoch++) {
         hog_shuffle_u64(&rng, order, n);
