@@ -615,9 +615,10 @@ Test(stream, command_explains_what_cannot_stream)
 }
 
 /* K classes streamed (one-vs-rest, a pass of the file per class and
- * epoch after one pass for the classes): news20's 20 classes, the whole
- * file in one window, equal the in-memory one-vs-rest bit for bit, class
- * order included; softmax is refused with a sentence. */
+ * epoch after one pass for the classes; softmax, a pass per epoch):
+ * news20's 20 classes, the whole file in one window, equal the in-memory
+ * models bit for bit, class order included; streamed softmax's Hogwild! is
+ * refused with a sentence. */
 Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
 {
     TH_DATA_OR_SKIP(txt, "news20.test.svm");
@@ -648,11 +649,41 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
                      n * sizeof(float)) == 0, "the K vectors differ");
     hog_model_free(a);
     hog_model_free(b);
+    /* softmax (serial), every schedule kind the same way: in-memory bits */
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    const struct {
+        hog_schedule schedule;
+        double l1;
+    } sm[] = { { HOG_SCHED_ADAGRAD, 0 }, { HOG_SCHED_ADAGRAD, 1e-5 },
+               { HOG_SCHED_INVSCALING, 0 }, { HOG_SCHED_CONSTANT, 1e-5 } };
+    for (size_t i = 0; i < sizeof sm / sizeof *sm; i++) {
+        hog_train_opts q = o;
+        q.schedule = sm[i].schedule;
+        q.l1 = sm[i].l1;
+        q.eta = q.schedule == HOG_SCHED_ADAGRAD ? 0.3 : 0.1;
+        q.stream_stats = NULL;
+        a = train_mem(hgb, &q);
+        b = train_stream(hgb, &q, &ss);
+        cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
+        const double *ka, *kb;
+        cr_assert_eq(hog_model_classes(a, &ka), 20u);
+        cr_assert_eq(hog_model_classes(b, &kb), 20u);
+        cr_assert_eq(memcmp(ka, kb, 20 * sizeof *ka), 0,
+                     "softmax: class order differs");
+        cr_assert(memcmp(hog_model_weights(a), hog_model_weights(b),
+                         n * sizeof(float)) == 0,
+                  "softmax, schedule %d, l1 %g: the K vectors differ",
+                  (int)sm[i].schedule, sm[i].l1);
+        hog_model_free(a);
+        hog_model_free(b);
+    }
+    /* what it does not do: a sentence each */
+    o.algo = HOG_ALGO_HOGWILD;
     o.stream_stats = NULL;
     cr_assert_eq(hog_train_stream(hgb, NULL, &o, &b, &err), HOG_ENOTSUP);
-    cr_assert(strstr(err.msg, "softmax needs the data in memory"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, "streamed softmax training (--stream "
+                              "--multiclass softmax) runs --algo serial only"),
+              "%s", err.msg);
 }
 
 /* ---- Hogwild! ------------------------------------------------------------------------- */

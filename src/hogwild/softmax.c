@@ -83,6 +83,7 @@
 #include "hogwild/hogwild.h"
 
 #include "core/sgd.h"
+#include "io/io.h"
 #include "pool/pool.h"
 
 #include <math.h>
@@ -416,22 +417,24 @@ static ALWAYS_INLINE void step_row(const struct softmax *m, struct worker *w,
         step_feature(m, g, gsq, w->buf, m->nf, m->bias, t, &rt, sp);
 }
 
-/* count rows of rows[], the i-th at segment step t + i * stride. */
+/* count rows of rows[] of d (row i of class cls[i]), the i-th at segment
+ * step t + i * stride. */
 static ALWAYS_INLINE void run_impl(const struct softmax *m, struct worker *w,
+                                   const hog_data *d, const uint32_t *cls,
                                    const uint64_t *rows, uint64_t count,
                                    uint32_t t, uint32_t stride,
                                    struct spec sp)
 {
-    const struct hog_csr x = m->d->m;
-    const float *rw = m->d->row_w;
+    const struct hog_csr x = d->m;
+    const float *rw = d->row_w;
     for (uint64_t i = 0; i < count; i++, t += stride) {
         if (HOG_LIKELY(i + 1 < count)) {
             uint64_t nx = x.off[rows[i + 1]];
             __builtin_prefetch(x.idx + nx);
             __builtin_prefetch(x.val + nx);
         }
-        step_row(m, w, hog_data_row(m->d, &x, rows[i], &w->xb),
-                 m->cls[rows[i]], rw ? rw + rows[i] : NULL, t, sp);
+        step_row(m, w, hog_data_row(d, &x, rows[i], &w->xb), cls[rows[i]],
+                 rw ? rw + rows[i] : NULL, t, sp);
     }
 }
 
@@ -472,8 +475,9 @@ static ALWAYS_INLINE void end_impl(const struct softmax *m, float *buf,
 }
 
 /* One specialised kernel per kind, in place (serial) and shared. */
-typedef void run_fn(const struct softmax *, struct worker *, const uint64_t *,
-                    uint64_t, uint32_t, uint32_t);
+typedef void run_fn(const struct softmax *, struct worker *, const hog_data *,
+                    const uint32_t *, const uint64_t *, uint64_t, uint32_t,
+                    uint32_t);
 typedef void end_fn(const struct softmax *, float *, uint64_t, uint64_t,
                     uint32_t);
 
@@ -491,10 +495,11 @@ _Static_assert(0 FOR_EACH_KIND(KIND_ONE, ) == KIND_COUNT,
 
 #define GEN_FNS(K, SH)                                                        \
     static void run_##K##_##SH(const struct softmax *m, struct worker *w,     \
+                               const hog_data *d, const uint32_t *cls,        \
                                const uint64_t *rows, uint64_t count,          \
                                uint32_t t, uint32_t stride)                   \
     {                                                                         \
-        run_impl(m, w, rows, count, t, stride,                                \
+        run_impl(m, w, d, cls, rows, count, t, stride,                        \
                  (struct spec){ KIND_##K, SH });                              \
     }                                                                         \
     static void end_##K##_##SH(const struct softmax *m, float *buf,           \
@@ -560,8 +565,8 @@ static void run_segment(struct softmax *m, unsigned tid)
         if (atomic_load_explicit(&m->cut, memory_order_relaxed))
             return;
         uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
-        run(m, w, w->shard + k, blk, (uint32_t)(tid + k * T - m->pos),
-            (uint32_t)T);
+        run(m, w, m->d, m->cls, w->shard + k, blk,
+            (uint32_t)(tid + k * T - m->pos), (uint32_t)T);
         k += blk;
         if (tid == 0) {
             uint64_t done = k * T;
@@ -701,6 +706,139 @@ static void train_job(void *arg, unsigned tid, unsigned nthreads)
     }
 }
 
+/* ---- streamed (--stream, serial) ------------------------------------------- */
+
+/* The classes of the window's rows, cls[p] for window row p; a label none
+ * of the model's is the sentence classes_of_rows() gives. */
+static hog_status window_classes(const struct softmax *m,
+                                 const struct hog_class_index *ix,
+                                 const struct hog_stream_win *win,
+                                 uint32_t *cls, uint64_t done, hog_err *err)
+{
+    for (uint64_t j = 0; j < win->n; j++) {
+        const struct hog_csr *x = &win->d[j].m;
+        for (uint64_t r = 0; r < x->rows; r++) {
+            int64_t c = hog_class_index_find(ix, (double)x->y[r]);
+            if (c < 0)
+                return hog_errf(err, HOG_EINVAL, "a row's label %g is none "
+                                "of the model's %u classes (window row "
+                                "%llu of the epoch)", (double)x->y[r], m->k,
+                                (unsigned long long)(done + win->first[j] +
+                                                     r + 1));
+            cls[win->first[j] + r] = (uint32_t)c;
+        }
+    }
+    return HOG_OK;
+}
+
+/* The serial trainer's epochs with the rows from f->stream, in the order
+ * of hog_serial_train_stream (hogwild/serial.c): one window over the whole
+ * file is the in-memory serial order, so the model is the in-memory one's
+ * bit for bit; smaller windows shuffle the chunks, then the rows of each
+ * window. The same kernel, one row at a time with its chunk as the data. */
+static hog_status train_stream(struct softmax *m)
+{
+    struct hog_fit *f = m->f;
+    const hog_train_opts *o = f->o;
+    hog_err *err = m->err;
+    hog_stream *st = f->stream;
+    const struct hog_hgb_info *in = hog_stream_info(st);
+    const uint64_t n = in->rows, nc = in->n_chunks, W = hog_stream_window(st);
+    struct worker *w = &m->wk[0];
+    run_fn *run = run_table[0][m->kind];
+    end_fn *end = end_table[0][m->kind];
+    struct hog_stream_order ord;
+    struct hog_stream_win win;
+    struct hog_class_index ix;
+    memset(&ord, 0, sizeof ord);
+    memset(&win, 0, sizeof win);
+    memset(&ix, 0, sizeof ix);
+    uint32_t *cls = NULL;
+    hog_status rc;
+    if ((rc = hog_stream_win_init(&win, W, err)) != HOG_OK ||
+        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK ||
+        (rc = hog_class_index_init(&ix, f->model->classes, m->k, err)) !=
+            HOG_OK)
+        goto out;
+    uint64_t most = hog_stream_window_rows_max(in, W);
+    if (!(cls = malloc((most ? most : 1) * sizeof *cls))) {
+        rc = hog_errf(err, HOG_ENOMEM, "out of memory for the classes of "
+                      "%llu rows", (unsigned long long)most);
+        goto out;
+    }
+    const uint64_t *seq = hog_stream_order_epoch(&ord);
+    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
+        goto out;
+    for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
+        double t0 = hog_now();
+        w->tally = (struct hog_sgd_tally){ 0 };
+        const uint64_t *next_seq = NULL; /* read ahead: the next epoch */
+        if (epoch < o->epochs) {
+            next_seq = hog_stream_order_epoch(&ord);
+            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
+                break;
+        }
+        uint64_t wi = 0, wlen = 0, wpos = 0, done = 0;
+        const uint32_t *rows = NULL;
+        while (done < n && rc == HOG_OK) {
+            uint64_t left = n - done;
+            uint32_t len = hog_sgd_segment_begin(
+                &m->sch, m->t, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
+            for (uint32_t i = 0; i < len && rc == HOG_OK;) {
+                if (wpos == wlen) { /* the next window of chunks */
+                    hog_stream_win_release(st, &win);
+                    uint64_t k = nc - wi * W < W ? nc - wi * W : W;
+                    if ((rc = hog_stream_win_take(st, &win, k, err)) !=
+                            HOG_OK ||
+                        (rc = window_classes(m, &ix, &win, cls, done + i,
+                                             err)) != HOG_OK)
+                        break;
+                    rows = hog_stream_order_window(&ord, seq, wi, &wlen);
+                    wpos = 0;
+                    wi++;
+                }
+                uint64_t blk = len - i;
+                blk = blk < wlen - wpos ? blk : wlen - wpos;
+                blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
+                for (uint64_t b = 0; b < blk; b++) {
+                    uint32_t p = rows[wpos + b];
+                    uint64_t j = hog_stream_win_chunk(&win, p);
+                    uint64_t r = p - win.first[j];
+                    run(m, w, &win.d[j], cls + win.first[j], &r, 1,
+                        i + (uint32_t)b, 1);
+                }
+                i += (uint32_t)blk;
+                wpos += blk;
+                f->tick(f, epoch, done + i, n);
+                if (hog_fit_cancelled(f)) {
+                    struct hog_train_state at = { .epoch = epoch,
+                                                  .pos = done + i };
+                    rc = hog_fit_save(f, &at, true, err);
+                }
+            }
+            if (rc != HOG_OK)
+                break;
+            end(m, w->buf, 0, m->nw, len);
+            m->t += len;
+            done += len;
+        }
+        hog_stream_win_release(st, &win);
+        if (rc != HOG_OK)
+            break;
+        seq = next_seq;
+        model_slice(m, 0, m->nw);
+        hog_sgd_tally_report(f, &m->sch, &w->tally);
+        rc = f->epoch_end(f, epoch, hog_now() - t0, err);
+    }
+out:
+    hog_stream_win_release(st, &win);
+    hog_stream_win_free(&win);
+    hog_stream_order_free(&ord);
+    hog_class_index_free(&ix);
+    free(cls);
+    return rc;
+}
+
 /* ---- set-up ------------------------------------------------------------------ */
 
 /* Each training row's class (the model's labels come from these rows). */
@@ -773,7 +911,7 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
     memset(m->wk, 0, T * sizeof *m->wk);
     for (unsigned p = 0; p < T; p++) {
         struct worker *w = &m->wk[p];
-        w->n = n > p ? (n - p + T - 1) / T : 0;
+        w->n = m->f->stream ? 0 : n > p ? (n - p + T - 1) / T : 0;
         /* 2 K doubles, then K floats, in whole cache lines */
         size_t bytes = (size_t)m->k * (2 * sizeof(double) + sizeof(float));
         bytes = (bytes + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
@@ -886,12 +1024,24 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     if (m.k < 2 || m.d->n_features != m.nf)
         return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
                         "of K classes over the training data's features");
+    if (f->stream) { /* serial, one pass of the chunks per epoch */
+        const char *no = o->algo != HOG_ALGO_SERIAL
+                             ? "runs --algo serial only"
+                         : o->checkpoint || f->resume
+                             ? "writes no checkpoints"
+                         : o->average ? "does not average across processes"
+                         : f->init    ? "takes no warm start"
+                                      : NULL;
+        if (no)
+            return hog_errf(err, HOG_ENOTSUP, "streamed softmax training "
+                            "(--stream --multiclass softmax) %s", no);
+    }
     hog_status st = hog_sgd_init_schedule(&m.sch, o, m.d, err);
     if (st != HOG_OK)
         return st;
     m.kind = kind_of(&m.sch);
     m.tally = o->progress != NULL;
-    if ((st = classes_of_rows(&m, err)) != HOG_OK ||
+    if ((!f->stream && (st = classes_of_rows(&m, err)) != HOG_OK) ||
         (st = alloc_state(&m, err)) != HOG_OK)
         goto out;
     if (o->algo == HOG_ALGO_HOGWILD) {
@@ -907,7 +1057,9 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     if ((st = alloc_workers(&m, err)) != HOG_OK ||
         (st = checkpoint_setup(&m, err)) != HOG_OK)
         goto out;
-    if (m.pool)
+    if (f->stream)
+        m.st = train_stream(&m);
+    else if (m.pool)
         hog_pool_run(m.pool, train_job, &m);
     else
         train_job(&m, 0, 1);

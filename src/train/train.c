@@ -950,11 +950,6 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                       "--normalize learns the scales in a pass over the "
                       "data in memory; drop --stream, or scale %s first",
                       path);
-    else if (multi && o.multiclass == HOG_MULTICLASS_SOFTMAX)
-        st = hog_errf(err, HOG_ENOTSUP,
-                      "streamed training of K classes is one-vs-rest; "
-                      "softmax needs the data in memory: drop --stream, or "
-                      "train --multiclass ovr");
     else if (multi && (st = hog_train_stream_classes(stream, HOG_MAX_CLASSES,
                                                      &classes, &class_rows,
                                                      &k, err)) != HOG_OK)
@@ -978,8 +973,10 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                              .class_rows = class_rows };
         if ((st = front_begin(&c, &o, test, m, err)) == HOG_OK &&
             (st = warm_weights(&o, m, &f.init, err)) == HOG_OK)
-            st = multi ? hog_train_ovr(&f, row, &c.ovr, err)
-                       : row->stream(&f, err);
+            st = !multi ? row->stream(&f, err)
+                 : m->multiclass == HOG_MULTICLASS_SOFTMAX
+                     ? row->softmax(&f, err)
+                     : hog_train_ovr(&f, row, &c.ovr, err);
         st = front_end(&c, st, &o, m, hd.m.rows);
     }
     free(classes);
