@@ -212,36 +212,31 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
             if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
                 break;
         }
-        uint64_t win = 0, wlen = 0, wpos = 0, done = 0;
-        const uint32_t *rows = NULL;
+        struct hog_stream_walk k;
+        hog_stream_walk_begin(&k, st, &w, &ord, seq);
+        uint64_t done = 0;
         while (done < n && rc == HOG_OK) {
             uint64_t left = n - done;
             uint32_t len = hog_sgd_segment_begin(
                 &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len;) {
-                if (wpos == wlen) { /* the next window of chunks */
-                    hog_stream_win_release(st, &w);
-                    uint64_t k = nc - win * W < W ? nc - win * W : W;
-                    if ((rc = hog_stream_win_take(st, &w, k, err)) != HOG_OK)
-                        break;
-                    rows = hog_stream_order_window(&ord, seq, win, &wlen);
-                    wpos = 0;
-                    win++;
-                }
-                uint64_t blk = len - i;
-                blk = blk < wlen - wpos ? blk : wlen - wpos;
+                uint64_t blk;
+                bool fresh;
+                if ((rc = hog_stream_walk_next(&k, &blk, &fresh, err)) !=
+                    HOG_OK)
+                    break;
+                blk = blk < len - i ? blk : len - i;
                 blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
                 for (uint64_t b = 0; b < blk; b++) {
                     /* one row through the specialised kernel, with its
                      * chunk as the data */
-                    uint32_t p = rows[wpos + b];
-                    uint64_t j = hog_stream_win_chunk(&w, p);
-                    uint64_t r = p - w.first[j];
-                    hog_sgd_run_tally(&s, &w.d[j], &r, 1, i + (uint32_t)b, 1,
+                    uint64_t r;
+                    const hog_data *cd = hog_stream_walk_row(&k, b, &r);
+                    hog_sgd_run_tally(&s, cd, &r, 1, i + (uint32_t)b, 1,
                                       HOG_UPDATE_NONE, NULL, tl);
                 }
                 i += (uint32_t)blk;
-                wpos += blk;
+                k.pos += blk;
                 f->tick(f, epoch, done + i, n);
             }
             if (rc != HOG_OK)

@@ -778,37 +778,31 @@ static hog_status train_stream(struct softmax *m)
             if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
                 break;
         }
-        uint64_t wi = 0, wlen = 0, wpos = 0, done = 0;
-        const uint32_t *rows = NULL;
+        struct hog_stream_walk walk;
+        hog_stream_walk_begin(&walk, st, &win, &ord, seq);
+        uint64_t done = 0;
         while (done < n && rc == HOG_OK) {
             uint64_t left = n - done;
             uint32_t len = hog_sgd_segment_begin(
                 &m->sch, m->t, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len && rc == HOG_OK;) {
-                if (wpos == wlen) { /* the next window of chunks */
-                    hog_stream_win_release(st, &win);
-                    uint64_t k = nc - wi * W < W ? nc - wi * W : W;
-                    if ((rc = hog_stream_win_take(st, &win, k, err)) !=
-                            HOG_OK ||
-                        (rc = window_classes(m, &ix, &win, cls, done + i,
-                                             err)) != HOG_OK)
-                        break;
-                    rows = hog_stream_order_window(&ord, seq, wi, &wlen);
-                    wpos = 0;
-                    wi++;
-                }
-                uint64_t blk = len - i;
-                blk = blk < wlen - wpos ? blk : wlen - wpos;
+                uint64_t blk;
+                bool fresh;
+                if ((rc = hog_stream_walk_next(&walk, &blk, &fresh, err)) !=
+                        HOG_OK ||
+                    (fresh && (rc = window_classes(m, &ix, &win, cls,
+                                                   done + i, err)) != HOG_OK))
+                    break;
+                blk = blk < len - i ? blk : len - i;
                 blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
                 for (uint64_t b = 0; b < blk; b++) {
-                    uint32_t p = rows[wpos + b];
-                    uint64_t j = hog_stream_win_chunk(&win, p);
-                    uint64_t r = p - win.first[j];
-                    run(m, w, &win.d[j], cls + win.first[j], &r, 1,
+                    uint64_t r;
+                    const hog_data *cd = hog_stream_walk_row(&walk, b, &r);
+                    run(m, w, cd, cls + win.first[cd - win.d], &r, 1,
                         i + (uint32_t)b, 1);
                 }
                 i += (uint32_t)blk;
-                wpos += blk;
+                walk.pos += blk;
                 f->tick(f, epoch, done + i, n);
                 if (hog_fit_cancelled(f)) {
                     struct hog_train_state at = { .epoch = epoch,

@@ -363,6 +363,36 @@ const uint64_t *hog_stream_order_epoch(struct hog_stream_order *o);
 const uint32_t *hog_stream_order_window(struct hog_stream_order *o,
                                         const uint64_t *seq, uint64_t w,
                                         uint64_t *n);
+/* One thread's walk through an epoch's rows in that order, window after
+ * window (the serial streamed trainers): begin with the epoch's chunk
+ * sequence, then, until the epoch's rows are done, next() gives the rows
+ * left in the current window (taking the next window, and setting *fresh,
+ * when it is used up), row() the b-th of them (its chunk as the data, its
+ * row there), and the caller advances pos by the rows it stepped. The
+ * last window stays held: hog_stream_win_release() it after the epoch. */
+struct hog_stream_walk {
+    hog_stream *s;
+    struct hog_stream_win *win;
+    struct hog_stream_order *ord;
+    const uint64_t *seq;
+    uint64_t window, next, len, pos; /* chunks a window; the next window;
+                                        the current's rows, those done */
+    const uint32_t *rows;
+};
+void hog_stream_walk_begin(struct hog_stream_walk *k, hog_stream *s,
+                           struct hog_stream_win *win,
+                           struct hog_stream_order *ord, const uint64_t *seq);
+hog_status hog_stream_walk_next(struct hog_stream_walk *k, uint64_t *left,
+                                bool *fresh, hog_err *err);
+static inline const hog_data *hog_stream_walk_row(
+    const struct hog_stream_walk *k, uint64_t b, uint64_t *row)
+{
+    uint32_t p = k->rows[k->pos + b];
+    uint64_t j = hog_stream_win_chunk(k->win, p);
+    *row = p - k->win->first[j];
+    return &k->win->d[j];
+}
+
 /* Most rows a window can hold: 4 bytes of order each (counted in budgets). */
 uint64_t hog_stream_window_rows_max(const struct hog_hgb_info *in,
                                     uint64_t window);

@@ -499,6 +499,34 @@ const uint64_t *hog_stream_order_epoch(struct hog_stream_order *o)
     return cur;
 }
 
+void hog_stream_walk_begin(struct hog_stream_walk *k, hog_stream *s,
+                           struct hog_stream_win *win,
+                           struct hog_stream_order *ord, const uint64_t *seq)
+{
+    *k = (struct hog_stream_walk){ .s = s, .win = win, .ord = ord,
+                                   .seq = seq, .window = hog_stream_window(s) };
+}
+
+hog_status hog_stream_walk_next(struct hog_stream_walk *k, uint64_t *left,
+                                bool *fresh, hog_err *err)
+{
+    *fresh = k->pos == k->len;
+    if (*fresh) { /* the next window of chunks */
+        uint64_t nc = k->ord->in->n_chunks, first = k->next * k->window;
+        hog_stream_win_release(k->s, k->win);
+        hog_status st = hog_stream_win_take(
+            k->s, k->win, nc - first < k->window ? nc - first : k->window,
+            err);
+        if (st != HOG_OK)
+            return st;
+        k->rows = hog_stream_order_window(k->ord, k->seq, k->next, &k->len);
+        k->pos = 0;
+        k->next++;
+    }
+    *left = k->len - k->pos;
+    return HOG_OK;
+}
+
 const uint32_t *hog_stream_order_window(struct hog_stream_order *o,
                                         const uint64_t *seq, uint64_t w,
                                         uint64_t *n)
