@@ -1523,7 +1523,7 @@ static ALWAYS_INLINE double step_ftrl(const struct hog_sgd *s,
  * r back). The row's indices are distinct (the loaders check it), so
  * pass 2 may recompute pass 1's weights. */
 
-/* A weight's classes take lanes() floats of z, then as many of r: k
+/* A weight's classes take wide_lanes() floats of z, then as many of r: k
  * rounded up to 8, so that each weight starts a cache line (zk is
  * line-aligned) and the loops over the classes run in whole vectors; the
  * unused lanes stay (0, 0), weight 0, and never step. */

@@ -92,7 +92,8 @@ struct hog_sgd {
     /* One-vs-rest's classes stepped together (hog_sgd_init_wide; 0, NULL
      * otherwise): wide binary problems "label == wide_pos[c]", FTRL-Proximal,
      * their words feature-major in zk (weight j: the z of its wide classes,
-     * then their r, at zk[2 wide j ..]). One thread's: plain memory. */
+     * then their r, each run wide rounded up to 8 floats, from a cache
+     * line's start). One thread's: plain memory. */
     uint32_t wide;
     const double *wide_pos;
     float *zk;

@@ -94,8 +94,6 @@ static hog_status class_early(struct class_run *r, unsigned epoch,
                : HOG_OK;
 }
 
-/* A class's epoch: the front door's divergence check on its vector,
- * early stopping, and progress. */
 /* The front door's divergence check on class `label`'s vector w. */
 static hog_status class_finite(const float *w, uint64_t len, double label,
                                unsigned epoch, double eta, hog_err *err)
@@ -110,6 +108,8 @@ static hog_status class_finite(const float *w, uint64_t len, double label,
     return HOG_OK;
 }
 
+/* A class's epoch: the divergence check on its vector, early stopping,
+ * and progress. */
 static hog_status class_epoch_end(struct hog_fit *f, unsigned epoch,
                                   double seconds, hog_err *err)
 {
