@@ -186,6 +186,30 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         assert_classes_are_binary(runs[i].d, m, &o, what);
         hog_model_free(m);
     }
+    /* a warm start: the classes stepped together from a model's vectors
+     * equal the classes trained one at a time from them (as a run with a
+     * checkpoint file trains them) */
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.schedule = HOG_SCHED_FTRL;
+    o.l1 = 1e-4;
+    o.epochs = 1;
+    hog_model *w0 = train(d, &o);
+    o.warm_start = w0;
+    o.epochs = 2;
+    hog_model *a = train(d, &o);
+    char dir[1024], ck[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    o.checkpoint = ck;
+    hog_model *b = train(d, &o);
+    uint64_t n = (uint64_t)K * hog_model_vector_len(a);
+    cr_assert_eq(memcmp(a->w, b->w, n * sizeof *a->w), 0,
+                 "warm start: stepped together differs from one at a time");
+    cr_assert_neq(memcmp(a->w, w0->w, n * sizeof *a->w), 0);
+    hog_model_free(w0);
+    hog_model_free(a);
+    hog_model_free(b);
     free(rw);
     hog_data_free(d);
     hog_data_free(wide);

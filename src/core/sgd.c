@@ -1344,6 +1344,13 @@ static ALWAYS_INLINE struct ftrl_lam ftrl_lam_at(const struct hog_sgd *s,
                               .b_ia = (float)(HOG_FTRL_BETA / s->eta) };
 }
 
+/* The z that gives weight w at step constants L with r = 0 (a warm
+ * start's weights put in). */
+static ALWAYS_INLINE float ftrl_z_of(float w, struct ftrl_lam L)
+{
+    return w == 0 ? 0.0f : -(w * (L.b_ia + L.l2) + copysignf(L.l1, w));
+}
+
 /* The closed form above. No branch: a loop of it runs in vector lanes
  * (the denominator is positive, so every lane's division is defined). */
 static ALWAYS_INLINE float ftrl_weight(float z, float r, struct ftrl_lam L)
@@ -1703,6 +1710,20 @@ void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,
     default:
         run_wide(s, d, order, count, t_first, s->loss);
         break;
+    }
+}
+
+void hog_sgd_set_weights_wide(struct hog_sgd *s, const float *in,
+                              uint64_t stride)
+{
+    const uint32_t K = s->wide, KL = wide_lanes(s);
+    const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
+    for (uint64_t j = 0; j < s->n_weights; j++) {
+        float *z = wide_at(s, j);
+        for (uint32_t c = 0; c < K; c++) {
+            z[c] = ftrl_z_of(in[c * stride + j], L);
+            z[KL + c] = 0.0f;
+        }
     }
 }
 
@@ -2272,13 +2293,9 @@ void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
 {
     if (s->zn) { /* the z that gives w = in[j] at n = 0, now */
         const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
-        for (uint64_t j = 0; j < s->n_weights; j++) {
-            float w = in[j];
-            float c[2] = { -(w * (L.b_ia + L.l2) + copysignf(L.l1, w)), 0 };
-            if (w == 0)
-                c[0] = 0;
-            ftrl_st(&s->zn[j], ftrl_pack(c));
-        }
+        for (uint64_t j = 0; j < s->n_weights; j++)
+            ftrl_st(&s->zn[j], ftrl_pack((const float[2]){
+                                   ftrl_z_of(in[j], L), 0.0f }));
         return;
     }
     /* between segments every kind holds the weights themselves (scale 1,

@@ -263,6 +263,10 @@ void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,
  * every class in one pass over the state. */
 void hog_sgd_copy_weights_wide(const struct hog_sgd *s, float *out,
                                uint64_t stride);
+/* A warm start: class c's weights from in + c * stride, put in as
+ * hog_sgd_set_weights() puts one class's (between segments). */
+void hog_sgd_set_weights_wide(struct hog_sgd *s, const float *in,
+                              uint64_t stride);
 
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
 

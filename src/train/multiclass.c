@@ -250,7 +250,7 @@ static hog_status class_job(void *ctx, uint32_t c, unsigned worker,
  * own run's bit for bit, at a fraction of the memory traffic): where the
  * classes spread over the threads or there is one thread, and none of
  * what the per-class runs do on their own is asked for (checkpoints,
- * averaging, streams, early stopping, warm starts, interactions). */
+ * averaging, streams, early stopping, interactions). */
 static bool wide_fits(const struct hog_fit *f, bool spread)
 {
     const hog_train_opts *o = f->o;
@@ -259,7 +259,7 @@ static bool wide_fits(const struct hog_fit *f, bool spread)
            (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
            (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
            !f->resume && !o->average && !f->stream &&
-           !(o->early_stop && o->validation) && !f->init && !d->m.ns;
+           !(o->early_stop && o->validation) && !d->m.ns;
 }
 
 /* Group g of the classes: [g * size, min(k, (g + 1) * size)). */
@@ -289,6 +289,8 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
     hog_status st = hog_sgd_init_wide(&s, o, d, k, m->classes + c0, err);
     if (st != HOG_OK)
         return st;
+    if (p->init) /* a warm start: the classes' vectors */
+        hog_sgd_set_weights_wide(&s, p->init + c0 * len, len);
     struct hog_rng rng;
     uint64_t *order = hog_serial_order(n, o->seed, &rng, err);
     if (!order) {
