@@ -83,10 +83,12 @@ static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
                                       const char *what)
 {
     uint64_t len = hog_model_vector_len(m);
+    const hog_data *va = o->validation;
     float *y = malloc(d->m.rows * sizeof *y);
-    cr_assert(y);
+    float *vy = va ? malloc(va->m.rows * sizeof *vy) : NULL;
+    cr_assert(y && (!va || vy));
     for (uint32_t c = 0; c < m->n_classes; c++) {
-        hog_data view = *d;
+        hog_data view = *d, vview;
         memset(view.mem, 0, sizeof view.mem);
         view.release = NULL;
         for (uint64_t i = 0; i < d->m.rows; i++)
@@ -95,12 +97,24 @@ static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
         hog_data_scan_labels(&view);
         hog_train_opts b = *o;
         b.threads = 1;
+        if (va) { /* the validation set as the same binary problem */
+            vview = *va;
+            memset(vview.mem, 0, sizeof vview.mem);
+            vview.release = NULL;
+            for (uint64_t i = 0; i < va->m.rows; i++)
+                vy[i] = va->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
+            vview.m.y = vy;
+            hog_data_scan_labels(&vview);
+            b.validation = &vview;
+            b.valid_stats = NULL;
+        }
         hog_model *bm = train(&view, &b);
         cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w), 0,
                      "%s: class %u differs from its binary problem", what, c);
         hog_model_free(bm);
     }
     free(y);
+    free(vy);
 }
 
 /* Each class's vector is the binary model of "label == c" trained alone
@@ -210,6 +224,35 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
     hog_model_free(w0);
     hog_model_free(a);
     hog_model_free(b);
+    /* early stopping, each class on its own validation loss: noisy labels
+     * and a large step, so that classes stop at different epochs */
+    hog_data *noisy = k_classes(2000, 100, 12);
+    hog_data *valid = k_classes(600, 100, 13);
+    float *ny = (float *)noisy->m.y;
+    for (uint64_t i = 0; i < noisy->m.rows; i += 4)
+        ny[i] = ny[(i * 7 + 3) % noisy->m.rows];
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        hog_train_opts_init(&o);
+        o.schedule = HOG_SCHED_FTRL;
+        o.eta = 5;
+        o.l2 = 0;
+        o.epochs = 30;
+        o.early_stop = 2;
+        o.algo = HOG_ALGO_HOGWILD;
+        o.threads = threads;
+        o.validation = valid;
+        hog_valid_stats vs;
+        o.valid_stats = &vs;
+        hog_model *e = train(noisy, &o);
+        cr_assert(vs.early_stopped && vs.classes_stopped >= 1,
+                  "%u classes stopped", vs.classes_stopped);
+        cr_assert_lt(vs.epochs_run, 30);
+        o.valid_stats = NULL;
+        assert_classes_are_binary(noisy, e, &o, "early stopping");
+        hog_model_free(e);
+    }
+    hog_data_free(noisy);
+    hog_data_free(valid);
     free(rw);
     hog_data_free(d);
     hog_data_free(wide);

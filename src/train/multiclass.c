@@ -164,6 +164,37 @@ static hog_data class_view(const hog_data *d, double label, uint64_t n_pos)
     return view;
 }
 
+/* The model's vector c as the binary model of class c (its weights
+ * shared). */
+static hog_model class_model(const hog_model *m, uint32_t c)
+{
+    hog_model sub = *m;
+    sub.w = m->w + c * hog_model_vector_len(m);
+    sub.n_classes = 0;
+    sub.classes = NULL;
+    sub.labels = HOG_LABELS_BINARY;
+    sub.label_pos = m->classes[c];
+    sub.label_neg = NAN;
+    return sub;
+}
+
+/* After class r's training with early stopping: its best epoch's vector
+ * into w, and what it did into the run's figures. */
+static void class_early_done(struct ovr *v, const struct class_run *r,
+                             float *w)
+{
+    hog_early_restore(&r->early, w);
+    pthread_mutex_lock(&v->lock);
+    hog_valid_stats *e = &v->early;
+    e->classes_stopped += r->early.stopped;
+    e->early_stopped |= r->early.stopped;
+    if (r->early.epochs > e->epochs_run)
+        e->epochs_run = r->early.epochs;
+    if (r->early.best_epoch > e->best_epoch)
+        e->best_epoch = r->early.best_epoch;
+    pthread_mutex_unlock(&v->lock);
+}
+
 /* Trains class c into the model's vector c. */
 static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
                               hog_err *err)
@@ -173,13 +204,7 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     double label = m->classes[c];
     uint64_t len = hog_model_vector_len(m);
     hog_data view = class_view(p->train, label, v->n_pos[c]);
-    hog_model sub = *m;
-    sub.w = m->w + c * len;
-    sub.n_classes = 0;
-    sub.classes = NULL;
-    sub.labels = HOG_LABELS_BINARY;
-    sub.label_pos = label;
-    sub.label_neg = NAN;
+    hog_model sub = class_model(m, c);
     struct class_run r;
     memset(&r, 0, sizeof r);
     r.f = (struct hog_fit){ .train = &view, .o = &v->sub, .model = &sub,
@@ -214,16 +239,7 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     st = p->stream ? v->row->stream(&r.f, err) : v->row->run(&r.f, err);
     *seconds += hog_now() - t0;
     if (st == HOG_FIT_STOP || (st == HOG_OK && r.early.patience)) {
-        hog_early_restore(&r.early, sub.w);
-        pthread_mutex_lock(&v->lock);
-        hog_valid_stats *e = &v->early;
-        e->classes_stopped += r.early.stopped;
-        e->early_stopped |= r.early.stopped;
-        if (r.early.epochs > e->epochs_run)
-            e->epochs_run = r.early.epochs;
-        if (r.early.best_epoch > e->best_epoch)
-            e->best_epoch = r.early.best_epoch;
-        pthread_mutex_unlock(&v->lock);
+        class_early_done(v, &r, sub.w);
         st = HOG_OK;
     }
     hog_early_free(&r.early);
@@ -250,7 +266,9 @@ static hog_status class_job(void *ctx, uint32_t c, unsigned worker,
  * own run's bit for bit, at a fraction of the memory traffic): where the
  * classes spread over the threads or there is one thread, and none of
  * what the per-class runs do on their own is asked for (checkpoints,
- * averaging, streams, early stopping, interactions). */
+ * averaging, streams, interactions). Early stopping is each class's own,
+ * as in its own run: a class that stops keeps its best epoch's vector
+ * (the group steps on while one of its classes has not stopped). */
 static bool wide_fits(const struct hog_fit *f, bool spread)
 {
     const hog_train_opts *o = f->o;
@@ -258,8 +276,7 @@ static bool wide_fits(const struct hog_fit *f, bool spread)
     return o->schedule == HOG_SCHED_FTRL &&
            (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
            (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
-           !f->resume && !o->average && !f->stream &&
-           !(o->early_stop && o->validation) && !d->m.ns;
+           !f->resume && !o->average && !f->stream && !d->m.ns;
 }
 
 /* Group g of the classes: [g * size, min(k, (g + 1) * size)). */
@@ -297,8 +314,26 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
         hog_sgd_free(&s);
         return HOG_ENOMEM;
     }
+    /* early stopping: each class as its own run has it (class_early) */
+    const hog_train_opts *po = p->o;
+    const bool early = po->early_stop && po->validation;
+    struct class_run *cr = early ? calloc(k, sizeof *cr) : NULL;
+    hog_model *subs = early ? calloc(k, sizeof *subs) : NULL;
+    bool *stopped = early ? calloc(k, sizeof *stopped) : NULL;
+    uint32_t running = k;
+    if (early && (!cr || !subs || !stopped))
+        st = hog_errf(err, HOG_ENOMEM, "out of memory");
+    for (uint32_t c = 0; early && c < k && st == HOG_OK; c++) {
+        subs[c] = class_model(m, c0 + c);
+        cr[c].f = (struct hog_fit){ .o = o, .model = &subs[c] };
+        cr[c].valid = class_view(po->validation, m->classes[c0 + c],
+                                 v->valid_pos[c0 + c]);
+        st = hog_early_init(&cr[c].early, po->early_stop, len, err);
+    }
     uint64_t t_global = 0;
-    for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK; epoch++) {
+    for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK && running;
+         epoch++) {
+        const uint32_t ran = running; /* the class epochs this one counts */
         hog_shuffle_u64(&rng, order, n);
         for (uint64_t done = 0; done < n && st == HOG_OK;) {
             uint64_t left = n - done;
@@ -322,14 +357,31 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
         if (st != HOG_OK)
             break;
         hog_sgd_copy_weights_wide(&s, m->w + c0 * len, len);
-        for (uint32_t c = 0; c < k && st == HOG_OK; c++)
+        for (uint32_t c = 0; c < k && st == HOG_OK; c++) {
+            if (early && stopped[c])
+                continue;
             st = class_finite(m->w + (c0 + c) * len, len, m->classes[c0 + c],
                               epoch, o->eta, err);
+            if (st == HOG_OK && early &&
+                (st = class_early(&cr[c], epoch, err)) == HOG_FIT_STOP) {
+                stopped[c] = true;
+                running--;
+                st = HOG_OK;
+            }
+        }
         pthread_mutex_lock(&v->lock);
-        v->epochs_done += k;
+        v->epochs_done += ran;
         report(v);
         pthread_mutex_unlock(&v->lock);
     }
+    for (uint32_t c = 0; early && cr && c < k; c++) {
+        if (st == HOG_OK)
+            class_early_done(v, &cr[c], m->w + (c0 + c) * len);
+        hog_early_free(&cr[c].early);
+    }
+    free(cr);
+    free(subs);
+    free(stopped);
     free(order);
     hog_sgd_free(&s);
     v->seconds[worker] += hog_now() - t0;
