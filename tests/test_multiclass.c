@@ -76,6 +76,20 @@ Test(multiclass, classes_in_order_of_first_appearance)
     hog_data_free(d);
 }
 
+/* d as the binary problem "label == label" (+1, else -1), its labels
+ * written into y (d's rows of them); the arrays shared. */
+static hog_data binary_view(const hog_data *d, double label, float *y)
+{
+    hog_data view = *d;
+    memset(view.mem, 0, sizeof view.mem);
+    view.release = NULL;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        y[i] = d->m.y[i] == label ? 1.0f : -1.0f;
+    view.m.y = y;
+    hog_data_scan_labels(&view);
+    return view;
+}
+
 /* Whether every class vector of m (trained on d with o) is the binary
  * model of "label == c" trained alone with o at one thread, bit for bit. */
 static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
@@ -88,23 +102,11 @@ static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
     float *vy = va ? malloc(va->m.rows * sizeof *vy) : NULL;
     cr_assert(y && (!va || vy));
     for (uint32_t c = 0; c < m->n_classes; c++) {
-        hog_data view = *d, vview;
-        memset(view.mem, 0, sizeof view.mem);
-        view.release = NULL;
-        for (uint64_t i = 0; i < d->m.rows; i++)
-            y[i] = d->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
-        view.m.y = y;
-        hog_data_scan_labels(&view);
+        hog_data view = binary_view(d, m->classes[c], y), vview;
         hog_train_opts b = *o;
         b.threads = 1;
         if (va) { /* the validation set as the same binary problem */
-            vview = *va;
-            memset(vview.mem, 0, sizeof vview.mem);
-            vview.release = NULL;
-            for (uint64_t i = 0; i < va->m.rows; i++)
-                vy[i] = va->m.y[i] == m->classes[c] ? 1.0f : -1.0f;
-            vview.m.y = vy;
-            hog_data_scan_labels(&vview);
+            vview = binary_view(va, m->classes[c], vy);
             b.validation = &vview;
             b.valid_stats = NULL;
         }
