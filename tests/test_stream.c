@@ -7,6 +7,7 @@
 #include <math.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -677,6 +678,15 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
         hog_model_free(a);
         hog_model_free(b);
     }
+    /* the cancel flag (Ctrl-C): a sentence, no model */
+    static volatile sig_atomic_t stop = 1;
+    hog_train_opts q = o;
+    q.cancel = &stop;
+    q.stream_stats = NULL;
+    b = NULL;
+    cr_assert_eq(hog_train_stream(hgb, NULL, &q, &b, &err), HOG_EINTR);
+    cr_assert(strstr(err.msg, "training interrupted at row"), "%s", err.msg);
+    cr_assert_null(b);
     /* what it does not do: a sentence each */
     o.algo = HOG_ALGO_HOGWILD;
     o.stream_stats = NULL;
@@ -684,6 +694,33 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
     cr_assert(strstr(err.msg, "streamed softmax training (--stream "
                               "--multiclass softmax) runs --algo serial only"),
               "%s", err.msg);
+}
+
+/* The cancel flag (Ctrl-C) stops streamed training with a sentence: the
+ * serial and Hogwild! trainers (softmax: classes_whole_file_...). */
+Test(stream, cancel_stops_every_streamed_trainer)
+{
+    char dir[1024];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *f = make_file(dir, "d.hgb", 3000, 1 << 12, 23);
+    static volatile sig_atomic_t stop = 1;
+    const hog_algo algo[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD };
+    for (int i = 0; i < 2; i++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.algo = algo[i];
+        o.threads = 1;
+        o.epochs = 50;
+        o.cancel = &stop;
+        hog_model *m = NULL;
+        hog_err err;
+        cr_assert_eq(hog_train_stream(f, NULL, &o, &m, &err), HOG_EINTR,
+                     "algorithm %d", (int)algo[i]);
+        cr_assert(strstr(err.msg, "training interrupted at row"), "%s",
+                  err.msg);
+        cr_assert(strstr(err.msg, "of epoch 1"), "%s", err.msg);
+        cr_assert_null(m);
+    }
 }
 
 /* ---- Hogwild! ------------------------------------------------------------------------- */

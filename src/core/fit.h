@@ -123,6 +123,16 @@ static inline bool hog_fit_cancelled(const struct hog_fit *f)
     return f->o->cancel && *f->o->cancel;
 }
 
+/* A streamed run's answer to the cancel flag, seen after `row` rows of
+ * epoch `epoch` (a stream keeps no checkpoint: nothing to save). */
+static inline hog_status hog_fit_stream_interrupted(unsigned epoch,
+                                                    uint64_t row,
+                                                    hog_err *err)
+{
+    return hog_errf(err, HOG_EINTR, "training interrupted at row %llu of "
+                    "epoch %u", (unsigned long long)row, epoch);
+}
+
 /* Hands st to the front door's save(); a cancelled run's successful save
  * becomes HOG_EINTR (with the message save() left), which the trainer
  * returns. */

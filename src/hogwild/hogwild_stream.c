@@ -156,6 +156,10 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
             h.pos = 0;
             hog_pool_run(h.pool, window_job, &h);
             h.epoch_done += h.nrows;
+            if (hog_fit_cancelled(f)) { /* seen after each window */
+                rc = hog_fit_stream_interrupted(epoch, h.epoch_done, err);
+                break;
+            }
         }
         hog_stream_win_release(st, &h.w);
         if (rc != HOG_OK)

@@ -238,6 +238,10 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
                 i += (uint32_t)blk;
                 k.pos += blk;
                 f->tick(f, epoch, done + i, n);
+                if (hog_fit_cancelled(f)) {
+                    rc = hog_fit_stream_interrupted(epoch, done + i, err);
+                    break;
+                }
             }
             if (rc != HOG_OK)
                 break;

@@ -721,10 +721,11 @@ static hog_status window_classes(const struct softmax *m,
             int64_t c = hog_class_index_find(ix, (double)x->y[r]);
             if (c < 0)
                 return hog_errf(err, HOG_EINVAL, "a row's label %g is none "
-                                "of the model's %u classes (window row "
-                                "%llu of the epoch)", (double)x->y[r], m->k,
-                                (unsigned long long)(done + win->first[j] +
-                                                     r + 1));
+                                "of the model's %u classes (the stream's "
+                                "rows %llu to %llu of the epoch)",
+                                (double)x->y[r], m->k,
+                                (unsigned long long)done + 1,
+                                (unsigned long long)(done + win->first[win->n]));
             cls[win->first[j] + r] = (uint32_t)c;
         }
     }
@@ -804,11 +805,8 @@ static hog_status train_stream(struct softmax *m)
                 i += (uint32_t)blk;
                 walk.pos += blk;
                 f->tick(f, epoch, done + i, n);
-                if (hog_fit_cancelled(f)) {
-                    struct hog_train_state at = { .epoch = epoch,
-                                                  .pos = done + i };
-                    rc = hog_fit_save(f, &at, true, err);
-                }
+                if (hog_fit_cancelled(f))
+                    rc = hog_fit_stream_interrupted(epoch, done + i, err);
             }
             if (rc != HOG_OK)
                 break;
