@@ -1,6 +1,8 @@
 /* core: RNG, CRC32C, label scanning. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/core.h"
 
@@ -47,4 +49,41 @@ Test(core, rng_below_is_in_range_and_shuffle_is_a_permutation)
     cr_assert_gt(moved, 900);
     for (int i = 0; i < 10000; i++)
         cr_assert_lt(hog_rng_below(&r, 3), 3u);
+}
+
+/* Pages of [p, p + n) that mincore() says are resident. */
+static size_t resident_pages(const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+    size_t len = (uintptr_t)p + n - a, pages = (len + 4095) / 4096;
+    unsigned char *v = malloc(pages);
+    cr_assert_not_null(v);
+    cr_assert_eq(mincore((void *)a, len, v), 0);
+    size_t in = 0;
+    for (size_t i = 0; i < pages; i++)
+        in += v[i] & 1;
+    free(v);
+    return in;
+}
+
+Test(core, zalloc_gives_zeroed_memory_whose_pages_are_already_in)
+{
+    const size_t n = (size_t)8 << 20; /* 8 MiB: calloc maps it fresh */
+    void *probe = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(probe, MAP_FAILED);
+    /* the control: a fresh mapping has no page in until touched */
+    cr_assert_eq(resident_pages(probe, n), 0);
+    bool can = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
+    munmap(probe, n);
+    if (!can)
+        cr_skip_test("this kernel has no MADV_POPULATE_WRITE (Linux 5.14), "
+                     "so hog_zalloc leaves the pages to fault as calloc's");
+    float *w = hog_zalloc(n / sizeof *w, sizeof *w);
+    cr_assert_not_null(w);
+    size_t pages = n / 4096;
+    cr_assert_geq(resident_pages(w, n), pages);
+    for (size_t i = 0; i < n / sizeof *w; i += 1021)
+        cr_assert_eq(w[i], 0.0f);
+    free(w);
 }

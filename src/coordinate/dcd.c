@@ -442,7 +442,7 @@ static double duality_gap_pool(struct dcd *s, double *F, double *mean_loss)
 {
     s->gap_wa = NULL;
     if (!s->cas) {
-        s->gap_wa = calloc(s->co.nw, sizeof *s->gap_wa);
+        s->gap_wa = hog_zalloc(s->co.nw, sizeof *s->gap_wa);
         if (!s->gap_wa)
             return -1.0;
     }
@@ -480,7 +480,7 @@ static hog_status dcd_setup(struct hog_coord *c, hog_err *err)
     s->cas = f->o->update == HOG_UPDATE_ATOMIC && c->env.threads > 1;
     s->par = c->env.threads > 1;
     uint64_t nw = c->nw = s->nf + (s->bias != 0.0);
-    c->w = calloc(nw ? nw : 1, sizeof *c->w);
+    c->w = hog_zalloc(nw, sizeof *c->w);
     s->alpha = malloc(s->n * sizeof *s->alpha);
     s->calpha = s->loss == HOG_LOSS_LOGISTIC
                     ? malloc(s->n * sizeof *s->calpha)

@@ -427,8 +427,8 @@ static hog_status scd_setup(struct hog_coord *c, hog_err *err)
     if (st != HOG_OK)
         return st;
     s->cols = c->nw = s->c.cols;
-    c->w = calloc(s->cols ? s->cols : 1, sizeof *c->w);
-    s->mar = calloc(s->n, sizeof *s->mar);
+    c->w = hog_zalloc(s->cols, sizeof *c->w);
+    s->mar = hog_zalloc(s->n, sizeof *s->mar);
     s->y = malloc(s->n * sizeof *s->y);
     s->colsq = malloc((s->cols ? s->cols : 1) * sizeof *s->colsq);
     c->act = malloc((s->cols ? s->cols : 1) * sizeof *c->act);

@@ -298,6 +298,24 @@ unsigned hog_allowed_cpus(void);
  * before a large allocation, not in a loop. */
 uint64_t hog_mem_available(const char **what);
 
+/* Faults in the 4 KiB pages that [p, p + n) touches in one system call,
+ * for reading or for writing (MADV_POPULATE_READ / _WRITE, Linux 5.14):
+ * one first-touch fault per page is otherwise taken inside the timed work.
+ * Older kernels refuse the advice: harmless, the pages fault as before. */
+void hog_populate(void *p, size_t n, bool write);
+
+/* calloc(n, size) for a model's arrays (weights and their per-coordinate
+ * state), with the pages faulted in for writing now, by the calling
+ * thread (so on its NUMA node). Left to calloc, a fresh mapping reads as
+ * the shared zero page; the training step that first writes a page then
+ * takes a second fault to copy it, and with several threads each such
+ * fault flushes the other CPUs' TLBs (an interrupt to each): a first
+ * two-thread Hogwild! epoch on news20.binary took twice its later ones'
+ * time for it (docs/BENCHMARKS.md, "First epochs"). Populated for writing,
+ * each page faults once, before the threads start. NULL when out of
+ * memory. */
+void *hog_zalloc(size_t n, size_t size);
+
 /* CRC32C (Castagnoli), as used by the .hgb and .hgm files. */
 uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len);
 

@@ -160,8 +160,8 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
     return HOG_OK;
 }
 
-hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
-                        const hog_data *train, hog_err *err)
+hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err)
 {
     hog_status st = hog_sgd_init_schedule(s, o, train, err);
     if (st != HOG_OK)
@@ -187,6 +187,28 @@ hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         (unsigned long long)nw);
     }
     return HOG_OK;
+}
+
+void hog_sgd_populate(struct hog_sgd *s)
+{
+    size_t nw = s->n_weights;
+    if (s->zn)
+        hog_populate(s->zn, nw * sizeof *s->zn, true);
+    if (s->w)
+        hog_populate(s->w, nw * sizeof *s->w, true);
+    if (s->stamp)
+        hog_populate(s->stamp, nw * sizeof *s->stamp, true);
+    if (s->g2)
+        hog_populate(s->g2, nw * sizeof *s->g2, true);
+}
+
+hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
+                        const hog_data *train, hog_err *err)
+{
+    hog_status st = hog_sgd_init_unplaced(s, o, train, err);
+    if (st == HOG_OK)
+        hog_sgd_populate(s);
+    return st;
 }
 
 void hog_sgd_free(struct hog_sgd *s)

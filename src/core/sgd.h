@@ -100,9 +100,19 @@ struct hog_sgd {
 };
 
 /* Allocates zero weights for n_features (+1 for the bias) and the state o
- * asks for. o must be validated (hog_train checks it). */
+ * asks for, their pages faulted in for writing by the calling thread
+ * (hog_zalloc: no copy-on-write faults in the first epoch). o must be
+ * validated (hog_train checks it). */
 hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         const hog_data *train, hog_err *err);
+/* hog_sgd_init() with the pages left to fault at first touch, for a
+ * trainer that has hog_sgd_populate() run by a thread of the memory's own
+ * NUMA node (Hogwild!'s replicas). */
+hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err);
+/* Faults in the pages of the weights and their state for writing, on the
+ * calling thread's NUMA node (hog_populate). */
+void hog_sgd_populate(struct hog_sgd *s);
 /* The same without the weights, AdaGrad sums and timestamps (w, g2, stamp
  * NULL): the schedule, the kind of regularization and a segment's step
  * sizes and prefixes, for a trainer that keeps weights of its own in

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,4 +283,30 @@ uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len)
 #endif
         crc = crc32c_sw(crc, buf, len);
     return ~crc;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void hog_populate(void *p, size_t n, bool write)
+{
+    const uintptr_t page = 4096;
+    if (n == 0)
+        return;
+    uintptr_t a = (uintptr_t)p & ~(page - 1);
+    uintptr_t e = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+    (void)madvise((void *)a, e - a,
+                  write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+}
+
+void *hog_zalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p && n && size)
+        hog_populate(p, n * size, true);
+    return p;
 }

@@ -587,6 +587,17 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     return HOG_OK;
 }
 
+/* Each replica's pages faulted in by its first thread, on that thread's
+ * NUMA node, before the first epoch (hog_sgd_populate). */
+static void populate_job(void *arg, unsigned tid, unsigned nthreads)
+{
+    (void)nthreads;
+    struct hogwild *h = arg;
+    struct replica *rp = &h->rep[h->w[tid].replica];
+    if (rp->leader == tid)
+        hog_sgd_populate(&rp->s);
+}
+
 hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
@@ -627,9 +638,11 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
         w->local = rp->nthreads - 1;
         rp->rows += w->n;
     }
-    for (unsigned r = 0; r < h.nrep; r++) {
-        if ((st = hog_sgd_init(&h.rep[r].s, o, d, err)) != HOG_OK)
+    for (unsigned r = 0; r < h.nrep; r++)
+        if ((st = hog_sgd_init_unplaced(&h.rep[r].s, o, d, err)) != HOG_OK)
             goto out;
+    hog_pool_run(h.pool, populate_job, &h);
+    for (unsigned r = 0; r < h.nrep; r++) {
         h.rep[r].s.alone = h.rep[r].nthreads == 1;
         if (f->init) /* a warm start: every replica from it */
             hog_sgd_set_weights(&h.rep[r].s, f->init);

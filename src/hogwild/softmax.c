@@ -873,14 +873,14 @@ static hog_status alloc_state(struct softmax *m, hog_err *err)
         return hog_errf(err, HOG_ENOMEM, "%u classes x %llu weights do not "
                         "fit this machine's address space", m->k,
                         (unsigned long long)nw);
-    m->w = calloc(nw * m->k, sizeof *m->w);
+    m->w = hog_zalloc(nw * m->k, sizeof *m->w);
     if (!m->w)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the softmax "
                         "trainer's working weights: %u classes x %llu "
                         "weights (%.1f GiB)", m->k, (unsigned long long)nw,
                         (double)nw * m->k * sizeof(float) / (1u << 30));
-    if ((stamped && !(m->stamp = calloc(nw, sizeof *m->stamp))) ||
-        (ada && !(m->g2 = calloc(nw, sizeof *m->g2))))
+    if ((stamped && !(m->stamp = hog_zalloc(nw, sizeof *m->stamp))) ||
+        (ada && !(m->g2 = hog_zalloc(nw, sizeof *m->g2))))
         return hog_errf(err, HOG_ENOMEM, "out of memory for the softmax "
                         "trainer's per-feature state (%llu features)",
                         (unsigned long long)nw);

@@ -582,27 +582,8 @@ struct loader {
     hog_err err;
 } __attribute__((aligned(HOG_CACHELINE)));
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #define PAGE_DOWN(x) ((x) & ~(uintptr_t)(HOG_HGB_ALIGN - 1))
 #define PAGE_UP(x) PAGE_DOWN((x) + HOG_HGB_ALIGN - 1)
-
-/* Faults in the pages of [p, p + n) in one system call (MADV_POPULATE_*):
- * first-touch page faults, one per page, are otherwise a large part of a
- * load. Older kernels refuse it: harmless. */
-static void populate(void *p, size_t n, int advice)
-{
-    if (n == 0)
-        return;
-    uintptr_t a = PAGE_DOWN((uintptr_t)p);
-    uintptr_t e = PAGE_UP((uintptr_t)p + n);
-    madvise((void *)a, e - a, advice);
-}
 
 /* A run of a chunk's bytes, in file order, and where it lands. */
 struct seg {
@@ -639,7 +620,7 @@ static bool map_pages(int fd, void *p, uint64_t len, uint64_t at)
         void *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
                        fd, (off_t)at);
         if (q == p) {
-            populate(p, len, MADV_POPULATE_READ);
+            hog_populate(p, len, false);
             return true;
         }
     }
@@ -715,12 +696,12 @@ static hog_status load_chunk(struct loader *L, uint64_t k)
     s[n++] = (struct seg){ gap2, lay.gap2, false };
     n = add_array(s, n, dval, 4 * c->nnz, L->map_val);
     s[n++] = (struct seg){ pad, padn, false };
-    populate(doff, 8 * c->rows, MADV_POPULATE_WRITE);
-    populate(dy, 4 * c->rows, MADV_POPULATE_WRITE);
+    hog_populate(doff, 8 * c->rows, true);
+    hog_populate(dy, 4 * c->rows, true);
     if (!L->map_idx)
-        populate(didx, 4 * c->nnz, MADV_POPULATE_WRITE);
+        hog_populate(didx, 4 * c->nnz, true);
     if (!L->map_val)
-        populate(dval, 4 * c->nnz, MADV_POPULATE_WRITE);
+        hog_populate(dval, 4 * c->nnz, true);
     errno = 0;
     if (!fetch(in->fd, s, n, c->offset))
         return hog_errf(&L->err, errno ? HOG_EIO : HOG_ECORRUPT,
