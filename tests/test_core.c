@@ -1,7 +1,7 @@
-/* core: RNG, CRC32C, label scanning. */
+/* core: RNG, CRC32C, label scanning, model allocations. */
 #include <criterion/criterion.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "core/core.h"

@@ -113,8 +113,8 @@ hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
 /* Faults in the pages of the weights and their state for writing, on the
  * calling thread's NUMA node (hog_populate). */
 void hog_sgd_populate(struct hog_sgd *s);
-/* The same without the weights, AdaGrad sums and timestamps (w, g2, stamp
- * NULL): the schedule, the kind of regularization and a segment's step
+/* hog_sgd_init() without the weights, AdaGrad sums and timestamps (w, g2,
+ * stamp NULL): the schedule, the kind of regularization and a segment's step
  * sizes and prefixes, for a trainer that keeps weights of its own in
  * another layout (softmax.c) and steps them by the same maths:
  * hog_sgd_eta_at, hog_sgd_segment_begin and the helpers below. */

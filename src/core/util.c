@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
