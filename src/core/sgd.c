@@ -313,24 +313,22 @@ static ALWAYS_INLINE float catch_up_prefix(const struct hog_sgd_prefix *pre,
 }
 
 /* exp(x) for x <= 0, inline: x = n ln2 + f with |f| <= ln2/2, e^f by its
- * Taylor polynomial of degree 8 (relative error < 3e-10, far below the
- * float weights' 6e-8), 2^n through the exponent bits. A libm call here
- * would stall the pipeline on every rare feature's catch-up. */
+ * Taylor polynomial of degree 8 in Estrin's scheme (the terms in pairs,
+ * the pairs by f^2 and f^4: a short dependency chain; relative error
+ * < 3e-10, far below the float weights' 6e-8), 2^n through the exponent
+ * bits. A libm call here would stall the pipeline on every rare feature's
+ * catch-up. */
 static ALWAYS_INLINE double exp_nonpos(double x)
 {
     if (x < -700.0)
         return 0.0;
     double n = __builtin_rint(x * 1.4426950408889634);
     double f = (x - n * 0.6931471803691238) - n * 1.9082149292705877e-10;
-    double p = 1.0 / 40320;
-    p = p * f + 1.0 / 5040;
-    p = p * f + 1.0 / 720;
-    p = p * f + 1.0 / 120;
-    p = p * f + 1.0 / 24;
-    p = p * f + 1.0 / 6;
-    p = p * f + 0.5;
-    p = p * f + 1.0;
-    p = p * f + 1.0;
+    double f2 = f * f, f4 = f2 * f2;
+    double p = ((1.0 + f) + f2 * (0.5 + f * (1.0 / 6))) +
+               f4 * (((1.0 / 24) + f * (1.0 / 120)) +
+                     f2 * ((1.0 / 720) + f * (1.0 / 5040))) +
+               (f4 * f4) * (1.0 / 40320);
     uint64_t bits = (uint64_t)((int64_t)n + 1023) << 52;
     double scale;
     memcpy(&scale, &bits, sizeof scale);
@@ -526,6 +524,10 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
  *     a = 1:   0
  *     else:    exp(n log(1 - a))
  *
+ *   log(1 - a), a < 2^-7: -(a + a^2/2 + a^3/3 + a^4/4 + a^5/5) from a
+ *                         itself (relative error < a^5/6 < 5e-12), with no
+ *                         division: nearly every lane once a coordinate
+ *                         has a few gradients in its sum;
  *   log(1 - a), a < 1/4:  2 atanh(s), s = -a/(2 - a) formed from a itself
  *                         (1 - a would round a's last digits away: n 2^-53
  *                         on the power), series to s^11, |s| < 1/7;
@@ -533,8 +535,10 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
  *                         [sqrt(1/2), sqrt(2)): e ln2 + 2 atanh((m-1)/(m+1)),
  *                         the same series, |s| < 0.172 (log_unit's sequence);
  *   exp(y), y <= 0:       y = r ln2 + f, |f| <= ln2/2, 2^r times e^f by
- *                         Taylor to f^8 (relative error < 3e-10); y < -700
- *                         gives 0 (exp_nonpos's sequence).
+ *                         Taylor to f^8 (relative error < 3e-10) in
+ *                         Estrin's scheme, four multiply-adds deep where
+ *                         Horner's is nine; y < -700 gives 0 (exp_nonpos's
+ *                         sequence).
  *
  * The series' relative error on the log is below 2e-11, which the power
  * takes times |log p|: against the real (1 - a)^n the relative error is at
@@ -545,7 +549,9 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
  * log(1 - a) where a < 1e-3 is the less exact of the two). The formulation
  * is the same exact catch-up; the models differ from shrink_pow()'s by
  * rounding only. What it buys is one straight-line sequence for every
- * lane, with no branch per weight: the row's weights, stamps and sums are
+ * lane, with no branch per weight (one per four, where a lane is not
+ * tiny, which picks no lane's formula: each lane's range does): the row's
+ * weights, stamps and sums are
  * gathered four at a time (AVX2 and FMA, chosen at build time; the same
  * sequence per lane in C without them, one weight at a time), caught up,
  * stepped (G_j += g^2, the new rate, w <- (1 - a) c - eta_j g from the
@@ -559,6 +565,7 @@ static ALWAYS_INLINE bool w_install(_Atomic float *wp, float *old, float v,
  * the sums that they average, add and restore). */
 
 #define ADA_W 4 /* lanes */
+#define ADA_TINY 0x1p-7 /* a below it: log(1 - a) by the short series */
 
 /* What the lanes read of the trainer: the shared arrays and the scalars,
  * copied out of struct hog_sgd by ada_ctx_of() into a local, so that the
@@ -631,6 +638,19 @@ static ALWAYS_INLINE __m256d log1m4_small(__m256d a)
                                      _mm256_sub_pd(_mm256_set1_pd(2.0), a)));
 }
 
+/* log(1 - a) for a < 2^-7 (ADA_TINY): -(a + a^2/2 + a^3/3 + a^4/4 + a^5/5),
+ * relative error < a^5/6 < 5e-12, with no division. */
+static ALWAYS_INLINE __m256d log1m4_tiny(__m256d a)
+{
+    __m256d a2 = _mm256_mul_pd(a, a);
+    __m256d lo = _mm256_fmadd_pd(a, _mm256_set1_pd(1.0 / 3),
+                                 _mm256_set1_pd(0.5));
+    __m256d hi = _mm256_fmadd_pd(a, _mm256_set1_pd(1.0 / 5),
+                                 _mm256_set1_pd(0.25));
+    __m256d t = _mm256_fmadd_pd(a2, _mm256_fmadd_pd(a2, hi, lo), a);
+    return _mm256_sub_pd(_mm256_setzero_pd(), t);
+}
+
 static ALWAYS_INLINE __m256d log1m4(__m256d a, __m256d small)
 {
     const __m256d x = _mm256_sub_pd(_mm256_set1_pd(1.0), a);
@@ -669,15 +689,19 @@ static ALWAYS_INLINE __m256d exp4_nonpos(__m256d y)
         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256d f = _mm256_fnmadd_pd(r, _mm256_set1_pd(0.6931471803691238), y);
     f = _mm256_fnmadd_pd(r, _mm256_set1_pd(1.9082149292705877e-10), f);
-    __m256d p = _mm256_set1_pd(1.0 / 40320);
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 5040));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 720));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 120));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 24));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0 / 6));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(0.5));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0));
-    p = _mm256_fmadd_pd(p, f, _mm256_set1_pd(1.0));
+    /* Estrin's scheme: four multiply-adds deep where Horner's is nine */
+    __m256d f2 = _mm256_mul_pd(f, f), f4 = _mm256_mul_pd(f2, f2);
+    __m256d q01 = _mm256_add_pd(_mm256_set1_pd(1.0), f);
+    __m256d q23 = _mm256_fmadd_pd(f, _mm256_set1_pd(1.0 / 6),
+                                  _mm256_set1_pd(0.5));
+    __m256d q45 = _mm256_fmadd_pd(f, _mm256_set1_pd(1.0 / 120),
+                                  _mm256_set1_pd(1.0 / 24));
+    __m256d q67 = _mm256_fmadd_pd(f, _mm256_set1_pd(1.0 / 5040),
+                                  _mm256_set1_pd(1.0 / 720));
+    __m256d p = _mm256_fmadd_pd(
+        f4, _mm256_fmadd_pd(f2, q67, q45), _mm256_fmadd_pd(f2, q23, q01));
+    p = _mm256_fmadd_pd(_mm256_mul_pd(f4, f4), _mm256_set1_pd(1.0 / 40320),
+                        p);
     /* 2^r: r + 1.5 2^52 holds r in its low mantissa bits */
     __m256i ri = _mm256_castpd_si256(
         _mm256_add_pd(r, _mm256_set1_pd(0x1.8p52)));
@@ -692,11 +716,20 @@ static ALWAYS_INLINE __m256d shrink_pow4(__m256d a, __m256d n)
 {
     const __m256d one = _mm256_set1_pd(1.0);
     __m256d x = _mm256_sub_pd(one, a);
-    /* a < 1/4 in every lane (all but the young coordinates): the series
-     * alone */
-    __m256d small = _mm256_cmp_pd(a, _mm256_set1_pd(0.25), _CMP_LT_OQ);
-    __m256d lg = _mm256_movemask_pd(small) == 0xF ? log1m4_small(a)
-                                                   : log1m4(a, small);
+    /* a < 2^-7 in every lane (all but the young coordinates): the short
+     * series alone; else each lane by its own range, so that a lane's
+     * result never depends on its neighbours */
+    __m256d tiny = _mm256_cmp_pd(a, _mm256_set1_pd(ADA_TINY), _CMP_LT_OQ);
+    __m256d lg;
+    if (_mm256_movemask_pd(tiny) == 0xF) {
+        lg = log1m4_tiny(a);
+    } else {
+        __m256d small = _mm256_cmp_pd(a, _mm256_set1_pd(0.25), _CMP_LT_OQ);
+        lg = _mm256_blendv_pd(_mm256_movemask_pd(small) == 0xF
+                                  ? log1m4_small(a)
+                                  : log1m4(a, small),
+                              log1m4_tiny(a), tiny);
+    }
     __m256d p = exp4_nonpos(_mm256_mul_pd(n, lg));
     p = _mm256_blendv_pd(p, x, _mm256_cmp_pd(n, one, _CMP_EQ_OQ));
     return _mm256_andnot_pd(_mm256_cmp_pd(a, one, _CMP_GE_OQ), p);
@@ -806,7 +839,10 @@ static ALWAYS_INLINE double shrink_pow1(double a, double n)
     if (n == 1.0)
         return 1.0 - a;
     double lg;
-    if (a < 0.25) { /* log4_series(-a / (2 - a)) */
+    if (a < ADA_TINY) { /* log1m4_tiny */
+        lg = -(a + (a * a) * ((0.5 + a * (1.0 / 3)) +
+                              (a * a) * (0.25 + a * (1.0 / 5))));
+    } else if (a < 0.25) { /* log4_series(-a / (2 - a)) */
         lg = atanh2_series(-a / (2.0 - a));
     } else {
         lg = log_unit(1.0 - a);
@@ -2225,15 +2261,22 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
             uint32_t k[ADA_W] = { len, len, len, len };
             double c[ADA_W];
             uint64_t nl = hi - j0 < ADA_W ? hi - j0 : ADA_W;
+            uint32_t nz = 0; /* any weight not zero (+0 and -0 alike) */
             for (uint64_t i = 0; i < nl; i++) {
                 v[i] = ld(w_at(s, j0 + i));
                 g[i] = ld(&s->g2[j0 + i]);
                 k[i] = ld_u32(stamp_at(s, j0 + i));
+                uint32_t bits;
+                memcpy(&bits, &v[i], sizeof bits);
+                nz |= bits << 1;
             }
-            (void)ada_catch_up4(&cx, len, v, g, k, c, ada_acc_zero(),
-                                ada_acc_zero());
+            /* zero weights stay zero (0 p = 0): four untouched features,
+             * most of a text set's, skip the power */
+            if (nz)
+                (void)ada_catch_up4(&cx, len, v, g, k, c, ada_acc_zero(),
+                                    ada_acc_zero());
             for (uint64_t i = 0; i < nl; i++) {
-                if (k[i] < len)
+                if (nz && k[i] < len)
                     st(w_at(s, j0 + i), (float)c[i]);
                 st_u32(stamp_at(s, j0 + i), 0);
             }
