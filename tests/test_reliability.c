@@ -143,6 +143,57 @@ Test(reliability, fuzz_corpora_replay_without_a_crash)
 
 /* Data that does not fit under ulimit -v: exit 1 and a sentence with the
  * size needed and the remedy, not a crash. */
+/* OpenBLAS starts a pool of threads when it is loaded (one per other CPU,
+ * each spinning at first), which hogtrain never uses: the command shuts it
+ * down before its work. Seen while the command waits to open its input (a
+ * FIFO with no writer yet, so it blocks in openat), it has as many threads
+ * as the same command with OPENBLAS_NUM_THREADS=1, the control, where the
+ * pool is never started; without the shutdown it had one per other CPU
+ * more. */
+Test(reliability, openblas_pool_is_down_before_the_command_starts_work,
+     .timeout = 60)
+{
+#if defined(__x86_64__)
+    const int openat = 257;
+#elif defined(__aarch64__)
+    const int openat = 56;
+#else
+    const int openat = -1;
+    cr_skip_test("no syscall number for openat on this architecture");
+#endif
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        cr_skip_test("one CPU: OpenBLAS starts no pool to shut down");
+    char dir[1024], out[4096];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(
+        out, sizeof out,
+        "f='%s/in'; mkfifo \"$f\" || exit 3; "
+        "for e in OPENBLAS_UNSET=1 OPENBLAS_NUM_THREADS=1; do "
+        "  env -u OPENBLAS_NUM_THREADS $e '%s' train -q \"$f\" -o '%s/m' & "
+        "  p=$!; i=0; "
+        "  while [ \"$(cut -d' ' -f1 /proc/$p/syscall 2>/dev/null)\" != %d ]"
+        "  && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+        "  [ $i -lt 400 ] && n=$(awk '/^Threads:/ {print $2}' "
+        "/proc/$p/status) || n=unseen; "
+        "  : > \"$f\"; wait $p; echo \"threads $n\"; "
+        "done",
+        dir, th_bin(), dir, openat);
+    cr_assert_eq(rc, 0, "%s", out);
+    if (strstr(out, "unseen"))
+        cr_skip_test("the command's syscall cannot be read in /proc here "
+                     "(ptrace restrictions): %s", out);
+    unsigned with = 0, control = 0;
+    const char *a = strstr(out, "threads ");
+    cr_assert(a && sscanf(a, "threads %u", &with) == 1, "%s", out);
+    const char *b = strstr(a + 1, "threads ");
+    cr_assert(b && sscanf(b, "threads %u", &control) == 1, "%s", out);
+    cr_assert_geq(control, 1u, "%s", out);
+    cr_assert_eq(with, control,
+                 "%u threads before the command's work, %u with "
+                 "OPENBLAS_NUM_THREADS=1: OpenBLAS's pool is still up (%s)",
+                 with, control, out);
+}
+
 Test(reliability, data_over_the_address_space_limit_says_what_to_do,
      .timeout = 120)
 {

@@ -420,9 +420,11 @@ void hog_cli_sigbus_install(void);
  * ulimit -v in force, and the remedy (memory.c). */
 void hog_cli_explain_memory(const char *path, hog_err *err);
 
-/* Under an address-space limit (ulimit -v), re-executes the command with
- * OPENBLAS_NUM_THREADS=1 unless it is set: an OpenBLAS pool thread that
- * cannot map its buffer retries forever and exit waits for it (memory.c). */
+/* OpenBLAS's pool, which hogtrain never uses, shut down before it spins on
+ * the cores the command is about to use; under an address-space limit
+ * (ulimit -v) the command is first re-executed with OPENBLAS_NUM_THREADS=1
+ * unless it is set: an OpenBLAS pool thread that cannot map its buffer
+ * retries forever and exit waits for it (memory.c). */
 void hog_cli_blas_threads(char **argv);
 
 #endif

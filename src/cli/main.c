@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
-    hog_cli_blas_threads(argv); /* memory.c: under ulimit -v, may re-exec */
+    hog_cli_blas_threads(argv); /* memory.c: may re-exec under ulimit -v */
     hog_cli_sigbus_install();
     if (argc < 2) {
         fputs("hogtrain: no command given\n", stderr);
