@@ -141,8 +141,6 @@ Test(reliability, fuzz_corpora_replay_without_a_crash)
     cr_assert_gt(each_input("fuzz_ckpt", ckpt_one), 0);
 }
 
-/* Data that does not fit under ulimit -v: exit 1 and a sentence with the
- * size needed and the remedy, not a crash. */
 /* OpenBLAS starts a pool of threads when it is loaded (one per other CPU,
  * each spinning at first), which hogtrain never uses: the command shuts it
  * down before its work. Seen while the command waits to open its input (a
@@ -194,6 +192,8 @@ Test(reliability, openblas_pool_is_down_before_the_command_starts_work,
                  with, control, out);
 }
 
+/* Data that does not fit under ulimit -v: exit 1 and a sentence with the
+ * size needed and the remedy, not a crash. */
 Test(reliability, data_over_the_address_space_limit_says_what_to_do,
      .timeout = 120)
 {
