@@ -105,13 +105,14 @@ ifeq ($(HAVE_MPI),1)
 LIB_SRC    := $(filter-out src/net/nompi.c,$(LIB_SRC))
 LDLIBS_ALL += $(MPI_LIBS)
 $(BUILD)/src/net/mpi.o: CFLAGS_PKG += $(MPI_CFLAGS)
-# sqrtf of the FTRL kernel's lanes in vector instructions (no errno to
-# set: its arguments are sums of squares; results are IEEE's either way)
-$(BUILD)/src/core/sgd.o: CFLAGS_PKG += -fno-math-errno
 else
 LIB_SRC    := $(filter-out src/net/mpi.c,$(LIB_SRC))
 endif
 # ---- end MPI ----------------------------------------------------------------
+
+# sqrtf of the FTRL kernel's lanes in vector instructions (no errno to
+# set: its arguments are sums of squares; results are IEEE's either way)
+$(BUILD)/src/core/sgd.o: CFLAGS_PKG += -fno-math-errno
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 GPU_CU_OBJ := $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
