@@ -170,6 +170,8 @@ def main():
                                        "--epochs", "2"]),
                 ("softmax, Hogwild! on all cores",
                  ["--multiclass", "softmax", "--algo", "hogwild"]),
+                ("softmax, Cyclades on all cores",
+                 ["--multiclass", "softmax", "--algo", "cyclades"]),
                 ("ftrl hinge", ["--loss", "hinge", "--schedule", "ftrl"]),
                 ("ftrl hinge, all cores", ["--loss", "hinge", "--schedule",
                                            "ftrl", "--algo", "hogwild"]),

@@ -10,6 +10,7 @@
 
 #include "core/core.h"
 #include "core/fit.h"
+#include "core/metrics.h"
 #include "cyclades/cyclades.h"
 #include "helpers.h"
 #include "synth.h"
@@ -107,7 +108,7 @@ static hog_model *fit_reference(const hog_data *d, const hog_train_opts *o)
                  HOG_OK);
     struct hog_fit f = { .train = d, .o = o, .model = m,
                          .epoch_end = no_epoch_end, .tick = no_tick };
-    cr_assert_eq(hog_cyclades_train_reference(&f, &err), HOG_OK, "%s",
+    cr_assert_eq(hog_cyclades_train_reference(&f, false, &err), HOG_OK, "%s",
                  err.msg);
     return m;
 }
@@ -115,8 +116,9 @@ static hog_model *fit_reference(const hog_data *d, const hog_train_opts *o)
 static void assert_same(const hog_model *a, const hog_model *b,
                         const char *what)
 {
-    uint64_t nw = a->n_features + (a->bias != 0.0);
+    uint64_t nw = hog_model_len(a); /* K classes: K vectors */
     cr_assert_eq(a->n_features, b->n_features);
+    cr_assert_eq(a->n_classes, b->n_classes);
     for (uint64_t j = 0; j < nw; j++) {
         uint32_t x, y;
         memcpy(&x, &a->w[j], 4);
@@ -234,7 +236,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
                              .epoch_end = prog_epoch_end, .tick = no_tick,
                              .ctx = &ref, .prog_loss = NAN,
                              .prog_accuracy = NAN };
-        cr_assert_eq(hog_cyclades_train_reference(&f, &err), HOG_OK, "%s",
+        cr_assert_eq(hog_cyclades_train_reference(&f, false, &err), HOG_OK, "%s",
                      err.msg);
         cr_assert(memcmp(&ref, &first, sizeof ref) == 0,
                   "the reference: %.17g / %.17g against %.17g / %.17g",
@@ -556,6 +558,227 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
 }
 
 /* ---- the command ------------------------------------------------------------ */
+
+/* ---- K classes: softmax -------------------------------------------------------- */
+
+/* skewed()'s rows in k classes, each row the class of the highest of k
+ * planted models. */
+static hog_data *skewed_k(uint64_t rows, uint64_t nf, unsigned k,
+                          uint64_t seed)
+{
+    hog_data *d = skewed(rows, nf, false, seed);
+    cr_assert(th_label_argmax(d, k, 1.0, seed, 12));
+    return d;
+}
+
+static hog_train_opts softmax_opts(void)
+{
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    o.epochs = 3;
+    return o;
+}
+
+/* The softmax reference: Cyclades' row order through the K-wide kernel,
+ * into a model of like's classes (progress: its progressive figures). */
+static hog_model *fit_reference_k(const hog_data *d, const hog_train_opts *o,
+                                  const hog_model *like, struct th_prog *prog)
+{
+    hog_model *m;
+    hog_err err = { { 0 } };
+    const double *lab;
+    unsigned k = hog_model_classes(like, &lab);
+    cr_assert_eq(hog_model_new(d->n_features, o->loss, o->bias, &m, &err),
+                 HOG_OK);
+    cr_assert_eq(hog_model_set_classes(m, k, lab, HOG_MULTICLASS_SOFTMAX,
+                                       &err), HOG_OK, "%s", err.msg);
+    hog_train_opts ro = *o;
+    if (prog)
+        ro.progress = th_on_prog; /* asks the reference to score its rows */
+    /* row weights reach the trainers on the front door's view of the data
+     * (train.c); with no class weights each row's is its own */
+    hog_data view = *d;
+    memset(view.mem, 0, sizeof view.mem);
+    memset(view.mem_len, 0, sizeof view.mem_len);
+    view.release = NULL;
+    view.row_w = o->row_weights;
+    ro.row_weights = NULL;
+    struct hog_fit f = { .train = &view, .o = &ro, .model = m,
+                         .epoch_end = prog ? prog_epoch_end : no_epoch_end,
+                         .tick = no_tick, .ctx = prog, .prog_loss = NAN,
+                         .prog_accuracy = NAN };
+    cr_assert_eq(hog_cyclades_train_reference(&f, true, &err), HOG_OK, "%s",
+                 err.msg);
+    return m;
+}
+
+/* The K-wide kernel's ways of keeping weights (core/softmax.c's kinds):
+ * AdaGrad with l2 (the default), with l1, without either; a shared
+ * schedule with l2 only (scaled), with l1 (prefix sums), with neither. */
+static void softmax_kind(hog_train_opts *o, int kind)
+{
+    static const struct {
+        hog_schedule sch;
+        double eta, l1, l2;
+    } kinds[] = {
+        { HOG_SCHED_ADAGRAD, 0.3, 0, 1e-5 },
+        { HOG_SCHED_ADAGRAD, 0.3, 1e-4, 1e-5 },
+        { HOG_SCHED_ADAGRAD, 0.3, 0, 0 },
+        { HOG_SCHED_INVSCALING, 0.2, 0, 1e-3 },
+        { HOG_SCHED_CONSTANT, 0.05, 1e-4, 1e-3 },
+        { HOG_SCHED_CONSTANT, 0.05, 0, 0 },
+    };
+    o->schedule = kinds[kind].sch;
+    o->eta = kinds[kind].eta;
+    o->l1 = kinds[kind].l1;
+    o->l2 = kinds[kind].l2;
+}
+#define SOFTMAX_KINDS 6
+
+static double accuracy_k(const hog_model *m, const hog_data *d)
+{
+    struct hog_metrics r;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_metrics_eval(m, d, &r, &err), HOG_OK, "%s", err.msg);
+    return r.accuracy;
+}
+
+/* Without hot features no row's step is delayed: Cyclades' softmax is the
+ * K-wide kernel over its own row order (the reference) at every thread
+ * count, progressive figures included, and with a partition per epoch the
+ * serial softmax trainer's model, bit for bit. Row weights (zeros among
+ * them) and no bias; a few kinds with the bias. */
+Test(cyclades, softmax_hot_off_equals_its_serial_references)
+{
+    hog_data *d = skewed_k(3000, 3000, 5, 5);
+    float *rw = malloc(d->m.rows * sizeof *rw);
+    cr_assert(rw);
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        rw[i] = (float)(i % 7) * 0.25f; /* 0, 0.25, ..., 1.5 */
+    for (int kind = 0; kind < SOFTMAX_KINDS; kind++)
+        for (int v = 0; v < 3; v++) {
+            hog_train_opts o = softmax_opts();
+            softmax_kind(&o, kind);
+            o.hot = 0;
+            o.batch_size = 40;
+            o.bias = v == 2 ? 1.0 : 0.0;
+            o.row_weights = v == 1 ? rw : NULL;
+            hog_cyclades_stats st;
+            o.cyclades_stats = &st;
+            char what[96];
+            snprintf(what, sizeof what, "softmax kind %d, %s", kind,
+                     v == 1 ? "row weights" : v == 2 ? "bias" : "plain");
+            struct th_prog first = cyclades_prog(d, o, 1);
+            hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+            cr_assert_eq(m->n_classes, 5);
+            cr_assert(any_nonzero(m), "%s: the model is all zero", what);
+            struct th_prog rp = { 0 };
+            hog_model *ref = fit_reference_k(d, &o, m, &rp);
+            assert_same(ref, m, what);
+            cr_assert(memcmp(&rp, &first, sizeof rp) == 0,
+                      "%s, the reference: %.17g against %.17g", what,
+                      rp.loss[0], first.loss[0]);
+            cr_assert_eq(first.n, 3);
+            cr_assert_lt(first.loss[2], first.loss[0], "%s", what);
+            for (size_t i = 1; i < N_THREADS; i++) {
+                hog_model *t = fit(d, &o, HOG_ALGO_CYCLADES, thread_counts[i]);
+                assert_same(ref, t, what);
+                hog_model_free(t);
+                struct th_prog p = cyclades_prog(d, o, thread_counts[i]);
+                cr_assert(memcmp(&p, &first, sizeof p) == 0, "%s", what);
+            }
+            if (o.bias == 0.0) /* the bias joins every row */
+                cr_assert_gt(st.components, 2.0, "%s: components per batch "
+                             "%g", what, st.components);
+            hog_model_free(m);
+            hog_model_free(ref);
+
+            o.repartition = 1; /* the serial trainer's own order */
+            ref = fit(d, &o, HOG_ALGO_SERIAL, 1);
+            m = fit(d, &o, HOG_ALGO_CYCLADES, 3);
+            assert_same(ref, m, what);
+            hog_model_free(m);
+            hog_model_free(ref);
+        }
+    free(rw);
+    hog_data_free(d);
+}
+
+/* Hot features and the bias, each hot feature's K weights stepped
+ * together once a batch: one model at every thread count for every kind
+ * (segments that end inside batches too), and as accurate on its
+ * training rows as the serial trainer. */
+Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
+{
+    hog_data *d = skewed_k(4000, 2000, 6, 21);
+    for (int kind = 0; kind < SOFTMAX_KINDS; kind++) {
+        hog_train_opts o = softmax_opts();
+        softmax_kind(&o, kind);
+        hog_cyclades_stats st;
+        o.cyclades_stats = &st;
+        char what[64];
+        snprintf(what, sizeof what, "softmax kind %d, hot auto", kind);
+        hog_model *m = same_at_every_thread_count(d, &o, what);
+        cr_assert_gt(st.hot_features, 0, "%s", what);
+        cr_assert(st.bias_hot, "%s", what);
+        cr_assert_lt(st.hot_nnz_share, 1.0, "%s", what);
+        cr_assert_gt(st.components, 1.0, "%s", what);
+        hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
+        double ac = accuracy_k(m, d), as = accuracy_k(s, d);
+        cr_log_info("%s: training accuracy %.4f, serial %.4f", what, ac, as);
+        cr_assert_gt(ac, as - 0.02, "%s: %.4f vs serial %.4f", what, ac, as);
+        for (uint64_t j = 0; j < hog_model_len(m); j++)
+            cr_assert(isfinite(m->w[j]), "%s: weight %llu is %g", what,
+                      (unsigned long long)j, m->w[j]);
+        hog_model_free(s);
+        hog_model_free(m);
+    }
+    /* eta l2 = 0.95: the kernel's segments end inside batches */
+    hog_train_opts o = softmax_opts();
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.5;
+    o.l2 = 1.9;
+    o.epochs = 2;
+    o.batch_size = 64;
+    o.hot_degree = 100;
+    hog_model_free(same_at_every_thread_count(d, &o, "softmax, short "
+                                              "segments"));
+    hog_data_free(d);
+}
+
+/* news20's 20 classes: one model at 1, 2 and 3 threads, and LIBLINEAR's
+ * one-vs-rest accuracy (-s 0: 84.33%, tests/test_softmax.c) within a
+ * point, as the serial softmax trainer reaches it; not worse than the
+ * serial trainer by more than half a point. */
+Test(cyclades, softmax_news20_same_model_and_accuracy, .timeout = 180)
+{
+    TH_HEAVY_OR_SKIP();
+    TH_DATA_OR_SKIP(tr, "news20.train.svm");
+    TH_DATA_OR_SKIP(te, "news20.test.svm");
+    hog_data *d = load(tr, 0), *t = load(te, d->n_features);
+    hog_train_opts o = softmax_opts();
+    o.epochs = 5;
+    o.seed = 1;
+    hog_cyclades_stats st;
+    o.cyclades_stats = &st;
+    hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+    for (unsigned threads = 2; threads <= 3; threads++) {
+        hog_model *p = fit(d, &o, HOG_ALGO_CYCLADES, threads);
+        assert_same(m, p, "news20 softmax, 1 thread against more");
+        hog_model_free(p);
+    }
+    cr_assert_gt(st.hot_nnz_share, 0.5, "%g", st.hot_nnz_share);
+    hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
+    double ac = 100 * accuracy_k(m, t), as = 100 * accuracy_k(s, t);
+    cr_log_info("news20 softmax: Cyclades %.2f%%, serial %.2f%%", ac, as);
+    cr_assert_gt(ac, 84.3335 - 1.0, "Cyclades %.2f%%", ac);
+    cr_assert_gt(ac, as - 0.5, "Cyclades %.2f%% vs serial %.2f%%", ac, as);
+    hog_model_free(s);
+    hog_model_free(m);
+    hog_data_free(t);
+    hog_data_free(d);
+}
 
 /* dir/g.svm: 3000 rows of `hogtrain gen` text, written by the command. */
 static void gen_text(const char *dir)

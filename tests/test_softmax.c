@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "core/metrics.h"
 #include "core/sgd.h"
+#include "core/softmax.h"
 #include "helpers.h"
 #include "synth.h"
 #include "hogwild/hogwild.h"
@@ -684,8 +685,12 @@ Test(softmax, refuses_what_it_does_not_run)
     o.loss = HOG_LOSS_HINGE;
     assert_refused(d, o, HOG_EINVAL, "needs the logistic loss");
     o = softmax_opts();
-    o.algo = HOG_ALGO_CYCLADES;
+    o.algo = HOG_ALGO_SCD;
     assert_refused(d, o, HOG_ENOTSUP, "--multiclass softmax runs with");
+    o = softmax_opts();
+    o.algo = HOG_ALGO_CYCLADES;
+    o.checkpoint = "/nonexistent/ck";
+    assert_refused(d, o, HOG_ENOTSUP, "writes no checkpoints");
     o = softmax_opts();
     o.algo = HOG_ALGO_HOGWILD;
     o.update = HOG_UPDATE_ATOMIC;

@@ -9,7 +9,8 @@
  * tail: hot features, cold components and the bias all in play; 1, 2 and 4
  * threads must give one model; L1 + L2 with the prefix schedule (lazy
  * catch-up at segment ends shared by the threads) and AdaGrad; short
- * segments ending inside batches (eta l2 = 0.95). Then checkpoints: a
+ * segments ending inside batches (eta l2 = 0.95); K classes by softmax,
+ * each hot feature's K weights stepped by one thread. Then checkpoints: a
  * run at 4 threads cancelled (the flag polled each batch, the checkpoint
  * written while the other threads wait) and resumed at 2 threads equals
  * the uninterrupted run.
@@ -65,7 +66,7 @@ static void same_at_1_2_4(const hog_data *d, const hog_train_opts *o,
     hog_model *a = fit(d, o, 1);
     for (unsigned t = 2; t <= 4; t += 2) {
         hog_model *b = fit(d, o, t);
-        if (memcmp(a->w, b->w, (d->n_features + 1) * sizeof(float)) != 0) {
+        if (memcmp(a->w, b->w, hog_model_len(a) * sizeof(float)) != 0) {
             fprintf(stderr, "FAIL: %s: 1 and %u threads differ\n", what, t);
             exit(1);
         }
@@ -127,5 +128,21 @@ int main(void)
     o.l2 = 1e-3;
     same_at_1_2_4(d, &o, "hot off");
     hog_data_free(d);
+
+    hog_data *k4 = synth(1200, 600);
+    CHECK(th_label_argmax(k4, 4, 1.0, 21, 12));
+    hog_train_opts_init(&o);
+    o.multiclass = HOG_MULTICLASS_SOFTMAX;
+    o.epochs = 2;
+    o.batch_size = 48;
+    o.hot_degree = 60;
+    o.l1 = 1e-4;
+    same_at_1_2_4(k4, &o, "softmax, AdaGrad, L1 + L2, hot features");
+    o.schedule = HOG_SCHED_CONSTANT;
+    o.eta = 0.5;
+    o.l1 = 0;
+    o.l2 = 1.9;
+    same_at_1_2_4(k4, &o, "softmax, segments ending inside batches");
+    hog_data_free(k4);
     return 0;
 }

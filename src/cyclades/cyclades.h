@@ -18,10 +18,21 @@
  * with o->repartition also that of hog_serial_train(). */
 hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err);
 
+/* Multinomial logistic regression of the model's K classes
+ * (--multiclass softmax) by Cyclades: the K-wide kernel of core/softmax.h
+ * on the same batches, components and hot features, a hot feature's K
+ * weights stepped together (step.c). The same model at every thread
+ * count; with o->hot == 0 that of the K-wide kernel over
+ * hog_cyclades_train_reference()'s row order. Checkpoints are refused. */
+hog_status hog_cyclades_train_softmax(struct hog_fit *f, hog_err *err);
+
 /* The serial reference of hog_cyclades_train with o->hot == 0: the rows in
  * the order Cyclades visits them (its permutations, batches and batch
  * order), run one at a time through the plain kernel (hog_sgd_run) as the
- * serial trainer runs them. HOG_EINVAL with o->hot != 0. For tests. */
-hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err);
+ * serial trainer runs them. HOG_EINVAL with o->hot != 0. For tests.
+ * softmax: the same for hog_cyclades_train_softmax, through the K-wide
+ * kernel. */
+hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
+                                        hog_err *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include "cyclades/cyclades.h"
 
 #include "core/sgd.h"
+#include "core/softmax.h"
 #include "core/sparse.h"
 #include "pool/pool.h"
 #include "pool/spin.h"
@@ -70,6 +71,10 @@ struct cyc_thread {
     uint32_t *aj;       /* [nh] the hot phase's steps: weight, */
     double *ag;         /* gradient, */
     double *asq;        /* AdaGrad's increment */
+    /* softmax: the row steps' scratch, and a hot feature's K summed
+     * gradients and K Gershgorin sums (kg[0..K), kg[K..2K)) */
+    struct hog_softmax_work kw;
+    double *kg;
     /* the views' setup (hot.c): entries of the thread's share of the
      * rows, cold and hot, then where its share starts in each view */
     uint64_t v_cold, v_hot;
@@ -85,6 +90,15 @@ struct cyc {
     const hog_train_opts *o;
     struct hog_sgd s;
     hog_sgd_split_fn *step;
+    /* --multiclass softmax (hog_cyclades_train_softmax): the K-wide
+     * weights (core/softmax.h) in place of s's, which keeps the schedule
+     * and the segment's prefixes; each row's class; and for the hot phase
+     * each batch row's weighted score gradient and per-class curvature
+     * bound (kd, kh: [B K]; hot_curv's K-wide form) and |g|^2 (kq: [B]) */
+    bool softmax;
+    struct hog_softmax km;
+    uint32_t *cls;
+    double *kd, *kh, *kq;
     unsigned T, G; /* threads; work groups per phase (CYC_GROUPS T) */
     struct hog_topo *topo;
     struct hog_pool *pool;
@@ -169,11 +183,12 @@ static inline uint64_t cyc_share(uint64_t n, unsigned t, unsigned T)
 
 /* ---- setup.c ------------------------------------------------------------ */
 
-/* Zeroes c and sets up what every run needs: the SGD state, the pool and
+/* Zeroes c and sets up what every run needs: the SGD state (softmax: the
+ * schedule in s and the K-wide kernel in km), the pool and
  * its barrier (parallel only; else T = 1 and no pool), the batch size and
  * the row order's arrays. On failure c is left for hog_cyc_free. */
 hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
-                           hog_err *err);
+                           bool softmax, hog_err *err);
 /* The per-thread scratch for T threads, nf + 1 features and B rows,
  * before the hot set (the degree count uses it), set on the pool's
  * threads; then, once the hot set is known, the hot phase's. */

@@ -90,11 +90,11 @@ void hog_cyc_prof_print(const struct cyc *c)
 void hog_cyc_prof_print(const struct cyc *c) { (void)c; }
 #endif
 
-hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
+static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
 {
     struct cyc c;
     double t_start = hog_now();
-    hog_status st = hog_cyc_prepare(&c, f, true, err);
+    hog_status st = hog_cyc_prepare(&c, f, true, softmax, err);
     if (st != HOG_OK)
         goto out;
     if ((st = hog_cyc_alloc_threads(&c, err)) != HOG_OK ||
@@ -162,7 +162,10 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
         cyc_prof_start(&c.prof, CYC_PROF_PROCESS);
         if ((st = c.ck_st) != HOG_OK)
             break;
-        hog_sgd_copy_weights(&c.s, f->model->w);
+        if (c.softmax)
+            hog_softmax_model_slice(&c.km, f->model->w, 0, c.km.nw);
+        else
+            hog_sgd_copy_weights(&c.s, f->model->w);
         double now = hog_now();
         c.st.train_seconds += now - t0 - extra;
         if (c.prog_loss) { /* the batches this run stepped, in order */
@@ -200,4 +203,14 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
 out:
     hog_cyc_free(&c);
     return st;
+}
+
+hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err)
+{
+    return train(f, false, err);
+}
+
+hog_status hog_cyclades_train_softmax(struct hog_fit *f, hog_err *err)
+{
+    return train(f, true, err);
 }

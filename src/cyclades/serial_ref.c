@@ -14,16 +14,21 @@
 
 #define REF_BLOCK 4096u
 
-hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
+hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
+                                        hog_err *err)
 {
     if (f->o->hot)
         return hog_errf(err, HOG_EINVAL,
                         "the serial reference of Cyclades needs hot = 0");
     struct cyc c;
+    struct hog_softmax_work kw = { 0 };
     uint64_t *order = NULL;
-    hog_status st = hog_cyc_prepare(&c, f, false, err);
-    if (st != HOG_OK)
+    hog_status st = hog_cyc_prepare(&c, f, false, softmax, err);
+    if (st != HOG_OK ||
+        (softmax && (st = hog_softmax_work_init(&kw, &c.km, c.d, err)) !=
+                        HOG_OK))
         goto out;
+    c.km.tally = softmax && c.o->progress;
     uint64_t n = c.n;
     if (!(order = malloc(n * sizeof *order))) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the row order");
@@ -51,19 +56,33 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, hog_err *err)
                 left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
             for (uint32_t i = 0; i < len;) {
                 uint32_t blk = len - i < REF_BLOCK ? len - i : REF_BLOCK;
-                hog_sgd_run_tally(&c.s, c.d, order + done + i, blk, i, 1,
-                                  HOG_UPDATE_NONE, NULL, tl);
+                if (softmax)
+                    hog_softmax_run(&c.km, false, &kw, c.d, c.cls,
+                                    order + done + i, blk, i, 1);
+                else
+                    hog_sgd_run_tally(&c.s, c.d, order + done + i, blk, i, 1,
+                                      HOG_UPDATE_NONE, NULL, tl);
                 i += blk;
             }
-            hog_sgd_segment_end(&c.s, len);
+            if (softmax)
+                hog_softmax_end(&c.km, false, kw.buf, 0, c.km.nw, len);
+            else
+                hog_sgd_segment_end(&c.s, len);
             t_global += len;
             done += len;
         }
-        hog_sgd_copy_weights(&c.s, f->model->w);
-        hog_sgd_tally_report(f, &c.s, &tally);
+        if (softmax) {
+            hog_softmax_model_slice(&c.km, f->model->w, 0, c.km.nw);
+            hog_sgd_tally_report(f, &c.s, &kw.tally);
+            kw.tally = (struct hog_sgd_tally){ 0 };
+        } else {
+            hog_sgd_copy_weights(&c.s, f->model->w);
+            hog_sgd_tally_report(f, &c.s, &tally);
+        }
         st = f->epoch_end(f, epoch, hog_now() - t0, err);
     }
 out:
+    hog_softmax_work_free(&kw);
     free(order);
     hog_cyc_free(&c);
     return st;

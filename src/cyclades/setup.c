@@ -72,6 +72,8 @@ void hog_cyc_free(struct cyc *c)
             free(w->aj);
             free(w->ag);
             free(w->asq);
+            free(w->kg);
+            hog_softmax_work_free(&w->kw);
         }
         free(c->th);
     }
@@ -101,6 +103,11 @@ void hog_cyc_free(struct cyc *c)
     free(c->prog_right);
     free(c->pl1);
     free(c->hot_l1);
+    free(c->cls);
+    free(c->kd);
+    free(c->kh);
+    free(c->kq);
+    hog_softmax_free(&c->km);
     hog_sgd_free(&c->s);
 }
 
@@ -142,6 +149,13 @@ hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err)
             !w->thr_of || !w->comps || !w->load || !w->cur || !w->slot ||
             !w->busy || !w->scur || !w->gby)
             goto oom;
+        if (c->softmax) {
+            hog_status st = hog_softmax_work_init(&w->kw, &c->km, c->d, err);
+            if (st != HOG_OK)
+                return st;
+            if (!(w->kg = malloc(2 * (size_t)c->km.k * sizeof *w->kg)))
+                goto oom;
+        }
     }
     hog_pool_run(c->pool, clear_job, c);
     cyc_prof_lap(&c->prof, CYC_P_THREADS, CYC_PROF_PROCESS);
@@ -173,8 +187,36 @@ hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err)
     return HOG_OK;
 }
 
+/* The K-wide kernel and each row's class (softmax), the batch rows' hot
+ * phase figures included. */
+static hog_status prepare_softmax(struct cyc *c, hog_err *err)
+{
+    const hog_model *mo = c->f->model;
+    if (c->f->o->checkpoint || c->f->resume)
+        return hog_errf(err, HOG_ENOTSUP, "Cyclades' softmax training "
+                        "writes no checkpoints yet; drop --checkpoint and "
+                        "--resume, or train with --algo serial or hogwild");
+    if (mo->n_classes < 2 || mo->n_features != c->nf)
+        return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
+                        "of K classes over the training data's features");
+    hog_status st = hog_softmax_init(&c->km, &c->s, mo->n_classes, c->nf,
+                                     mo->bias, c->f->init, err);
+    if (st != HOG_OK ||
+        (st = hog_softmax_classes(mo, c->d, &c->cls, err)) != HOG_OK)
+        return st;
+    const size_t BK = (size_t)c->B * c->km.k;
+    c->kd = malloc(BK * sizeof *c->kd);
+    c->kh = malloc(BK * sizeof *c->kh);
+    c->kq = malloc((size_t)c->B * sizeof *c->kq);
+    if (!c->kd || !c->kh || !c->kq)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for a batch of "
+                        "%llu rows of %u classes", (unsigned long long)c->B,
+                        c->km.k);
+    return HOG_OK;
+}
+
 hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
-                           hog_err *err)
+                           bool softmax, hog_err *err)
 {
     memset(c, 0, sizeof *c);
     cyc_prof_start(&c->prof, CYC_PROF_PROCESS);
@@ -188,17 +230,24 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
         return hog_errf(err, HOG_ERANGE,
                         "Cyclades handles at most %u features, not %llu",
                         CYC_NONE - 1, (unsigned long long)c->nf);
-    hog_status st = hog_sgd_init(&c->s, c->o, c->d, err);
+    c->softmax = softmax;
+    hog_status st = softmax ? hog_sgd_init_schedule(&c->s, c->o, c->d, err)
+                            : hog_sgd_init(&c->s, c->o, c->d, err);
     if (st != HOG_OK)
         return st;
-    c->s.alone = true; /* no cold weight in two groups of a batch */
-    if (f->init) /* a warm start (a resume replaces it) */
-        hog_sgd_set_weights(&c->s, f->init);
-    c->step = hog_sgd_split_step(&c->s, c->d->row_w != NULL);
+    c->B = batch_size(c->d, c->o);
+    if (softmax) {
+        if ((st = prepare_softmax(c, err)) != HOG_OK)
+            return st;
+    } else {
+        c->s.alone = true; /* no cold weight in two groups of a batch */
+        if (f->init) /* a warm start (a resume replaces it) */
+            hog_sgd_set_weights(&c->s, f->init);
+        c->step = hog_sgd_split_step(&c->s, c->d->row_w != NULL);
+    }
     if (parallel && (st = make_pool(c, err)) != HOG_OK)
         return st;
     c->G = CYC_GROUPS * c->T;
-    c->B = batch_size(c->d, c->o);
     c->nb = (c->n + c->B - 1) / c->B;
     c->perm = malloc(c->n * sizeof *c->perm);
     c->visit = malloc(c->nb * sizeof *c->visit);

@@ -52,6 +52,19 @@
  * Row weights v_i (docs/TRAINING.md, "Weights"): the cold step is the
  * kernel's weighted split step (v_i loss'), and the hot sums take
  * v_i loss'_i and v_i h_i, the weighted loss's gradient and curvature.
+ *
+ * Softmax (K classes, core/softmax.h): row i's loss derivative is the K
+ * score gradient g_i = p_i - e_{y_i} (times v_i), and the K weights of a
+ * hot feature j take one step together, with the K sums
+ * G_jc = sum_i g_ic x_ij and AdaGrad's group increment
+ * S_j = sum_i x_ij^2 |g_i|^2 (the kernel's one accumulator per feature).
+ * The batch loss's Hessian over the hot weights is
+ * sum_i v_i x_i,hot x_i,hot^T (x) (diag(p_i) - p_i p_i^T), whose row (j, c)
+ * has Gershgorin sum R_jc = sum_i |x_ij| h_ic |x_i,hot|_1 with
+ * h_ic = 2 v_i p_ic (1 - p_ic) (the row sum of |diag(p) - p p^T|'s row c:
+ * p_c (1 - p_c) on the diagonal, p_c sum_{d != c} p_d = p_c (1 - p_c) off
+ * it); so each G_jc is divided by max(1, eta_j R_jc), the binary rule per
+ * class, with eta_j the group's step size.
  */
 #include "cyclades/internal.h"
 
@@ -181,14 +194,101 @@ static void hot_group(struct cyc *c, struct cyc_thread *w, uint64_t b,
     hog_sgd_apply_many(&c->s, aj, ag, ada ? asq : NULL, na, t_end);
 }
 
+/* hot_damp per class: the K sums g of a hot feature divided by
+ * max(1, eta_j R_jc) (r: the K Gershgorin sums), eta_j the step's size:
+ * eta_t, or AdaGrad's eta / sqrt(eps + A + S) of the feature's group
+ * accumulator, one square root for the K classes. */
+static void hot_damp_k(double *restrict g, const double *restrict r,
+                       uint32_t K, double sq, double eta, bool ada,
+                       const _Atomic float *g2, uint64_t j)
+{
+    const double one =
+        ada ? sqrt(HOG_ADAGRAD_EPS +
+                   (double)atomic_load_explicit(&g2[j], memory_order_relaxed) +
+                   sq)
+            : 1.0;
+    for (uint32_t k = 0; k < K; k++) {
+        double lim = eta * r[k]; /* eta_j R_jc = lim / one */
+        g[k] = lim > one ? g[k] * (one / lim) : g[k];
+    }
+}
+
+/* hot_group's softmax form: each hot weight of the group in claim slot k
+ * (and the bias, when its group's) sums its K gradients, K Gershgorin
+ * sums and AdaGrad increment over the rows of positions [lo + a, lo + z)
+ * in row order, and its K weights take one step at t_end. A feature none
+ * of those rows has keeps its stamp (no step, as the binary rule). */
+static void hot_group_k(struct cyc *c, struct cyc_thread *w, uint64_t b,
+                        uint32_t k, uint64_t a, uint64_t z, uint32_t t_end)
+{
+    const unsigned G1 = c->G + 1;
+    const struct hog_softmax *km = &c->km;
+    const uint32_t K = km->k;
+    const bool ada = c->s.schedule == HOG_SCHED_ADAGRAD;
+    const double eta = ada ? c->s.eta : c->s.seg_eta[t_end];
+    const double *kd = c->kd, *kh = c->kh, *kq = c->kq;
+    double *restrict gs = w->kg, *restrict rs = w->kg + K;
+    if (c->bias_hot && c->bslot[b] == k && z > a) {
+        const double bv = c->s.bias;
+        double sq = 0;
+        for (uint32_t q = 0; q < K; q++)
+            gs[q] = rs[q] = 0.0;
+        for (uint64_t i = a; i < z; i++) {
+            for (uint32_t q = 0; q < K; q++) {
+                gs[q] += kd[i * K + q];
+                rs[q] += kh[i * K + q];
+            }
+            sq += kq[i];
+        }
+        for (uint32_t q = 0; q < K; q++) {
+            gs[q] *= bv;
+            rs[q] *= fabs(bv);
+        }
+        sq *= bv * bv;
+        hot_damp_k(gs, rs, K, sq, eta, ada, km->g2, c->nf);
+        hog_softmax_apply(km, w->kw.buf, c->nf, t_end, gs, sq);
+    }
+    const uint64_t rlo = c->roff[b * G1 + k], rhi = c->roff[b * G1 + k + 1];
+    for (uint64_t r = rlo; r < rhi; r++) {
+        const struct hot_rec *rc = &c->rec[r];
+        const struct hot_ent *e = &c->ent[rc->start];
+        bool any = false;
+        double sq = 0;
+        for (uint32_t q = 0; q < K; q++)
+            gs[q] = rs[q] = 0.0;
+        for (uint32_t n = 0; n < rc->count; n++) {
+            uint32_t at = e[n].at;
+            if (at < a || at >= z)
+                continue;
+            const double x = e[n].x, ax = fabs(x);
+            for (uint32_t q = 0; q < K; q++) {
+                gs[q] += kd[(size_t)at * K + q] * x;
+                rs[q] += kh[(size_t)at * K + q] * ax;
+            }
+            sq += x * x * kq[at];
+            any = true;
+        }
+        if (!any)
+            continue;
+        hot_damp_k(gs, rs, K, sq, eta, ada, km->g2, rc->j);
+        hog_softmax_apply(km, w->kw.buf, rc->j, t_end, gs, sq);
+    }
+}
+
 /* The segment ends at a barrier: every weight brought up to date (threads
  * share the range), and thread 0 starts the next segment. */
 static void end_segment(struct cyc *c, unsigned tid, unsigned T)
 {
     struct hog_sgd *s = &c->s;
-    uint64_t nw = s->n_weights;
-    hog_sgd_catch_up_range(s, nw * tid / T, nw * (tid + 1) / T,
-                           (uint32_t)c->seg_len);
+    if (c->softmax) {
+        const uint64_t nw = c->km.nw;
+        hog_softmax_end(&c->km, false, c->th[tid].kw.buf, nw * tid / T,
+                        nw * (tid + 1) / T, (uint32_t)c->seg_len);
+    } else {
+        const uint64_t nw = s->n_weights;
+        hog_sgd_catch_up_range(s, nw * tid / T, nw * (tid + 1) / T,
+                               (uint32_t)c->seg_len);
+    }
     hog_spin_barrier_wait(&c->bar);
     if (tid == 0) {
         c->t_global += c->seg_len;
@@ -200,6 +300,85 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
         }
     }
     hog_spin_barrier_wait(&c->bar);
+}
+
+/* Rows come in random order: fetch the offsets two rows ahead and the
+ * first lines of the next row while this one computes, as the serial
+ * trainer does (hog_sgd_run). cur: the group's list position. */
+static inline void fetch_ahead(const struct cyc *c, uint64_t cur,
+                               uint64_t end)
+{
+    const struct hog_csr *cm = &c->cold;
+    const bool hot = c->nh > 0;
+    if (cur + 2 < end) {
+        uint64_t r2 = c->perm[c->pos[cur + 2]];
+        __builtin_prefetch(&cm->off[r2]);
+        if (hot)
+            __builtin_prefetch(&c->hot_off[r2]);
+    }
+    if (cur + 1 < end) {
+        uint64_t r1 = c->perm[c->pos[cur + 1]], q1 = cm->off[r1];
+        __builtin_prefetch(cm->idx + q1);
+        __builtin_prefetch(cm->val + q1);
+        __builtin_prefetch(&cm->y[r1]);
+        if (hot) {
+            uint64_t h1 = c->hot_off[r1];
+            __builtin_prefetch(c->hot_j + h1);
+            __builtin_prefetch(c->hot_x + h1);
+        }
+    }
+}
+
+/* rows_group's softmax form: each row's K-wide step (its hot entries' and,
+ * when hot, the bias's weights read as they stood at the batch's start),
+ * and for the hot phase its weighted score gradient, per-class curvature
+ * bound times |x_hot|_1 and |g|^2 (the comment at the top). */
+static void rows_group_k(struct cyc *c, struct cyc_thread *w, uint64_t b,
+                         uint32_t k, uint64_t epos, uint64_t plim, bool first)
+{
+    const struct hog_softmax *km = &c->km;
+    const uint32_t K = km->k;
+    const struct hog_csr *cm = &c->cold;
+    const bool hot = c->nh > 0;
+    const float *const rw = c->d->row_w; /* NULL: every row weighs 1 */
+    const uint64_t lo = b * c->B;
+    uint64_t cur = first ? c->boff[b * c->G + k] : c->gcur[k];
+    const uint64_t end = c->boff[b * c->G + k + 1];
+    for (; cur < end && c->pos[cur] < plim; cur++) {
+        fetch_ahead(c, cur, end);
+        uint64_t p = c->pos[cur], row = c->perm[p];
+        uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
+        struct hog_row hr = { 0 };
+        if (hot) {
+            uint64_t q = c->hot_off[row];
+            hr = (struct hog_row){ c->hot_j + q, c->hot_x + q,
+                                   (uint32_t)(c->hot_off[row + 1] - q), 0 };
+        }
+        const uint32_t y = c->cls[row];
+        double ce = hog_softmax_split_step(km, &w->kw, hog_csr_row(cm, row),
+                                           hr, c->bias_hot, y,
+                                           rw ? rw + row : NULL, t);
+        const double v = rw ? (double)rw[row] : 1.0;
+        if (c->prog_loss) { /* the row scored before its step */
+            c->prog_loss[p] = v * ce;
+            c->prog_right[p] = hog_scores_argmax(w->kw.s, K) == y;
+        }
+        if (hot) {
+            /* g is v (p - e_y): p back from it, where v != 0 */
+            const double *g = w->kw.g;
+            double *d = c->kd + (p - lo) * K, *h = c->kh + (p - lo) * K;
+            const double l1 = c->pl1[p], inv = v != 0.0 ? 1.0 / v : 0.0;
+            double sq = 0;
+            for (uint32_t q = 0; q < K; q++) {
+                double pc = g[q] * inv + (q == y);
+                d[q] = g[q];
+                h[q] = 2.0 * v * pc * (1.0 - pc) * l1;
+                sq += g[q] * g[q];
+            }
+            c->kq[p - lo] = sq;
+        }
+    }
+    c->gcur[k] = cur;
 }
 
 /* The rows of batch b's group in claim slot k at epoch positions below
@@ -220,26 +399,7 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
     uint64_t cur = first ? c->boff[b * c->G + k] : c->gcur[k];
     const uint64_t end = c->boff[b * c->G + k + 1];
     for (; cur < end && c->pos[cur] < plim; cur++) {
-        /* Rows come in random order: fetch the offsets two rows ahead and
-         * the first lines of the next row while this one computes, as the
-         * serial trainer does (hog_sgd_run). */
-        if (cur + 2 < end) {
-            uint64_t r2 = c->perm[c->pos[cur + 2]];
-            __builtin_prefetch(&cm->off[r2]);
-            if (hot)
-                __builtin_prefetch(&c->hot_off[r2]);
-        }
-        if (cur + 1 < end) {
-            uint64_t r1 = c->perm[c->pos[cur + 1]], q1 = cm->off[r1];
-            __builtin_prefetch(cm->idx + q1);
-            __builtin_prefetch(cm->val + q1);
-            __builtin_prefetch(&cm->y[r1]);
-            if (hot) {
-                uint64_t h1 = c->hot_off[r1];
-                __builtin_prefetch(c->hot_j + h1);
-                __builtin_prefetch(c->hot_x + h1);
-            }
-        }
+        fetch_ahead(c, cur, end);
         uint64_t p = c->pos[cur], row = c->perm[p];
         uint32_t t = (uint32_t)(epos + (p - lo) - c->seg_lo);
         struct hog_row r = hog_csr_row(cm, row);
@@ -290,7 +450,10 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
              * group's rows past a segment's end wait in gcur[k] for the
              * next sub-batch, whoever claims it then */
             while (cyc_claim(c, &base, &k))
-                rows_group(c, b, k, epos, plim, done == 0);
+                if (c->softmax)
+                    rows_group_k(c, w, b, k, epos, plim, done == 0);
+                else
+                    rows_group(c, b, k, epos, plim, done == 0);
             cyc_prof_lap(&w->prof, CYC_P_ROWS, CYC_PROF_THREAD);
             /* the cancel flag, polled once the batch's rows are done and
              * published to every thread by the barriers that follow */
@@ -304,7 +467,10 @@ void hog_cyc_run_job(void *arg, unsigned tid, unsigned T)
             if (hot) {
                 uint32_t t_end = (uint32_t)(epos + done + sub - 1 - c->seg_lo);
                 while (cyc_claim(c, &base, &k))
-                    hot_group(c, w, b, k, done, done + sub, t_end);
+                    if (c->softmax)
+                        hot_group_k(c, w, b, k, done, done + sub, t_end);
+                    else
+                        hot_group(c, w, b, k, done, done + sub, t_end);
                 cyc_prof_lap(&w->prof, CYC_P_HOT, CYC_PROF_THREAD);
                 hog_spin_barrier_wait(&c->bar);
                 cyc_prof_lap(&w->prof, CYC_P_HOT_WAIT, CYC_PROF_THREAD);

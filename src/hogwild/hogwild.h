@@ -47,11 +47,6 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err);
  * options train.c refuses for it (update modes, replicas, hot features,
  * checkpoints, streaming, averaging) are not looked at. */
 hog_status hog_softmax_train(struct hog_fit *f, hog_err *err);
-/* The gradient of the cross-entropy -log softmax(s)_y with respect to the
- * k scores s: g_c = softmax(s)_c - [c == y]; returns the cross-entropy
- * (the step's own, for the tests' finite differences). */
-double hog_softmax_score_grad(const double *s, uint32_t k, uint32_t y,
-                              double *g);
 
 struct hog_pool;
 struct hog_sgd;

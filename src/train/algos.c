@@ -32,7 +32,8 @@ static const struct hog_algo_row rows[] = {
             HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD | HOG_CAP_WARM |
             HOG_CAP_INTERACTIONS | HOG_CAP_FTRL },
     [HOG_ALGO_CYCLADES] = {
-        "cyclades", "Cyclades", hog_cyclades_train, NULL, NULL,
+        "cyclades", "Cyclades", hog_cyclades_train, NULL,
+        hog_cyclades_train_softmax,
         HOG_CAP_THREADS | HOG_CAP_HOT | HOG_CAP_BATCH | HOG_CAP_CHECKPOINT |
             HOG_CAP_WARM },
     [HOG_ALGO_SCD] = {

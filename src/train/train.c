@@ -234,9 +234,9 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
         const struct hog_algo_row *r = hog_algo_row(o->algo);
         if (r && !r->softmax)
             return hog_errf(err, HOG_ENOTSUP,
-                            "--multiclass softmax runs with --algo serial "
-                            "and hogwild; %s trains K classes one-vs-rest "
-                            "(--multiclass ovr)", r->title);
+                            "--multiclass softmax runs with --algo serial, "
+                            "hogwild and cyclades; %s trains K classes "
+                            "one-vs-rest (--multiclass ovr)", r->title);
         /* softmax.c: Hogwild! on one shared K-wide model, plain stores */
         const char *what = o->update != HOG_UPDATE_NONE ? "--update"
                            : o->replicas != HOG_REPLICAS_SHARED
