@@ -646,8 +646,10 @@ static void stop_at_epoch(void *ctx, unsigned epoch, unsigned epochs,
 
 /* Softmax training stopped after any epoch, or inside the first (the flag
  * up from the start: the checkpoint of the start), then resumed, gives the
- * uninterrupted model bit for bit: serial and Hogwild! at one thread, with
- * AdaGrad's per-feature sums and with a decaying shared schedule. */
+ * uninterrupted model bit for bit: serial and Hogwild! at one thread, and
+ * Cyclades stopped at 2 threads and resumed at 3 (the uninterrupted run at
+ * 1), with AdaGrad's per-feature sums and with a decaying shared
+ * schedule. */
 Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
      .timeout = 120)
 {
@@ -655,14 +657,16 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
     cr_assert(th_tmpdir(dir, sizeof dir));
     snprintf(ck, sizeof ck, "%s/ck", dir);
     hog_data *d = k_classes(2000, 200, 10);
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 6; c++) {
         hog_train_opts o;
         hog_train_opts_init(&o);
         o.multiclass = HOG_MULTICLASS_SOFTMAX;
-        o.algo = c & 1 ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
+        static const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
+                                          HOG_ALGO_CYCLADES };
+        o.algo = algos[c / 2];
         o.threads = 1;
         o.epochs = 4;
-        if (c & 2) { /* the step size depends on the global step */
+        if (c & 1) { /* the step size depends on the global step */
             o.schedule = HOG_SCHED_INVSCALING;
             o.eta = 0.5;
             o.l1 = 1e-4;
@@ -670,11 +674,16 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
         hog_model *ref = train(d, &o);
         for (unsigned after = 0; after <= o.epochs; after++) {
             struct epoch_stopper s = { after == 0, after, 0 };
-            train_until_stopped(d, o, ck, &s.flag, stop_at_epoch, &s);
+            hog_train_opts b = o;
+            if (o.algo == HOG_ALGO_CYCLADES)
+                b.threads = 2;
+            train_until_stopped(d, b, ck, &s.flag, stop_at_epoch, &s);
             hog_model *m;
             hog_err err;
             hog_train_opts r = o;
             r.resume = ck;
+            if (o.algo == HOG_ALGO_CYCLADES)
+                r.threads = 3;
             if (after == 0) { /* stopped again at once: still the start */
                 struct epoch_stopper again = { 1, 0, 0 };
                 hog_train_opts b2 = r;

@@ -690,7 +690,8 @@ Test(softmax, refuses_what_it_does_not_run)
     o = softmax_opts();
     o.algo = HOG_ALGO_CYCLADES;
     o.checkpoint = "/nonexistent/ck";
-    assert_refused(d, o, HOG_ENOTSUP, "writes no checkpoints");
+    o.checkpoint_rows = 100;
+    assert_refused(d, o, HOG_ENOTSUP, "after whole epochs only");
     o = softmax_opts();
     o.algo = HOG_ALGO_HOGWILD;
     o.update = HOG_UPDATE_ATOMIC;

@@ -11,6 +11,7 @@
 #define HOG_CORE_SOFTMAX_H
 
 #include "core/cross.h"
+#include "core/fit.h"
 #include "core/sgd.h"
 
 struct hog_softmax {
@@ -75,6 +76,26 @@ void hog_softmax_end(const struct hog_softmax *m, bool shared, float *buf,
  * nw weights. */
 void hog_softmax_model_slice(const struct hog_softmax *m, float *out,
                              uint64_t lo, uint64_t hi);
+
+/* Checkpoints, after whole epochs (every weight current): the state holds
+ * the model's K class-major vectors (n_weights = K nw) and, for AdaGrad, a
+ * sum per weight, the K weights of feature j carrying their group's G_j
+ * alike, so that the file has the weights' layout. hog_softmax_state_alloc
+ * sizes st's arrays; hog_softmax_state_keep fills them from the model's
+ * vectors model_w (hog_softmax_model_slice's) and m's sums. */
+hog_status hog_softmax_state_alloc(const struct hog_softmax *m,
+                                   struct hog_train_state *st, hog_err *err);
+void hog_softmax_state_keep(const struct hog_softmax *m, const float *model_w,
+                            struct hog_train_state *st);
+/* Puts checkpoint r of a trainer over n rows in place: m's weights and
+ * sums, and the model's vectors model_w (a checkpoint after the last
+ * epoch trains none); *after: r stands after epoch r->epoch (else before
+ * epoch 1). A checkpoint that is not a softmax one of these classes at an
+ * epoch boundary is a sentence. */
+hog_status hog_softmax_state_restore(struct hog_softmax *m,
+                                     const struct hog_train_state *r,
+                                     uint64_t n, float *model_w, bool *after,
+                                     hog_err *err);
 
 /* Cyclades' row step, in place: hog_softmax_run's step of row r (class y,
  * weight *rw, NULL: 1) at segment step t, whose scores also take the

@@ -9,10 +9,29 @@
 
 #include <string.h>
 
+/* Softmax keeps the state of whole epochs (the K-wide weights have one
+ * stamp per feature, not the binary state's per weight): after epoch
+ * `epoch`, every segment ended and the model's vectors sliced. */
+static void keep_epoch(void *arg, unsigned epoch)
+{
+    struct cyc *c = arg;
+    c->last.epoch = epoch;
+    c->last.pos = c->n;
+    c->last.t_global = c->t_global;
+    c->last.rng = c->rows_rng;
+    if (c->last.w) /* else no checkpoint file: where training stands */
+        hog_softmax_state_keep(&c->km, c->f->model->w, &c->last);
+}
+
 /* Hands the state after epoch position epos (a batch boundary) to the
- * front door; HOG_EINTR when cancelled. One thread, the others waiting. */
+ * front door; HOG_EINTR when cancelled. One thread, the others waiting.
+ * Softmax: after whole epochs; a stop inside one hands the last whole
+ * epoch on (hog_fit_epoch_checkpoint). */
 hog_status hog_cyc_checkpoint(struct cyc *c, uint64_t epos, bool cancelled)
 {
+    if (c->softmax)
+        return hog_fit_epoch_checkpoint(c->f, &c->last, c->epoch,
+                                        epos < c->n, keep_epoch, c, c->err);
     uint32_t seg_pos = (uint32_t)(epos - c->seg_lo);
     if (epos >= c->n)
         seg_pos = 0; /* the epoch's last segment has ended */
@@ -41,12 +60,32 @@ hog_status hog_cyc_resume(struct cyc *c, struct hog_rng *rows,
                           hog_err *err)
 {
     const struct hog_train_state *r = c->f->resume;
+    bool after = true;
+    if (c->softmax) {
+        hog_status st = hog_softmax_state_restore(&c->km, r, c->n,
+                                                  c->f->model->w, &after, err);
+        if (st != HOG_OK)
+            return st;
+        c->last.epoch = r->epoch;
+        c->last.pos = r->pos;
+        c->last.t_global = r->t_global;
+        c->last.rng = r->rng;
+        if (c->last.w)
+            hog_softmax_state_keep(&c->km, r->w, &c->last);
+        c->t_global = r->t_global;
+        *first = (unsigned)r->epoch + after;
+        *mid = false;
+        if (!after) /* before epoch 1: nothing to replay */
+            return HOG_OK;
+    }
     for (uint64_t e = 1; e <= r->epoch; e++)
         hog_cyc_next_order(c, rows, batches, (unsigned)e);
     if (memcmp(rows, &r->rng, sizeof *rows) != 0)
         return hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
                         "does not follow from this seed (different seed "
                         "or data)");
+    if (c->softmax) /* restored above */
+        return HOG_OK;
     if (r->pos >= c->n) { /* a completed epoch */
         if (r->seg_pos != 0 || r->pos != c->n)
             return hog_errf(err, HOG_EINVAL, "bad checkpoint: an epoch's end "

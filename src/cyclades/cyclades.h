@@ -23,7 +23,8 @@ hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err);
  * on the same batches, components and hot features, a hot feature's K
  * weights stepped together (step.c). The same model at every thread
  * count; with o->hot == 0 that of the K-wide kernel over
- * hog_cyclades_train_reference()'s row order. Checkpoints are refused. */
+ * hog_cyclades_train_reference()'s row order. Checkpoints after whole
+ * epochs only, as softmax's other trainers write them. */
 hog_status hog_cyclades_train_softmax(struct hog_fit *f, hog_err *err);
 
 /* The serial reference of hog_cyclades_train with o->hot == 0: the rows in

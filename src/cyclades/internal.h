@@ -99,6 +99,8 @@ struct cyc {
     struct hog_softmax km;
     uint32_t *cls;
     double *kd, *kh, *kq;
+    struct hog_train_state last; /* softmax: the last epoch kept for a
+                                    checkpoint (after whole epochs) */
     unsigned T, G; /* threads; work groups per phase (CYC_GROUPS T) */
     struct hog_topo *topo;
     struct hog_pool *pool;

@@ -108,6 +108,7 @@ void hog_cyc_free(struct cyc *c)
     free(c->kh);
     free(c->kq);
     hog_softmax_free(&c->km);
+    hog_train_state_free(&c->last);
     hog_sgd_free(&c->s);
 }
 
@@ -188,14 +189,14 @@ hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err)
 }
 
 /* The K-wide kernel and each row's class (softmax), the batch rows' hot
- * phase figures included. */
+ * phase figures and the checkpoints' state included. */
 static hog_status prepare_softmax(struct cyc *c, hog_err *err)
 {
     const hog_model *mo = c->f->model;
-    if (c->f->o->checkpoint || c->f->resume)
-        return hog_errf(err, HOG_ENOTSUP, "Cyclades' softmax training "
-                        "writes no checkpoints yet; drop --checkpoint and "
-                        "--resume, or train with --algo serial or hogwild");
+    if (c->f->ckpt_rows)
+        return hog_errf(err, HOG_ENOTSUP, "softmax training writes "
+                        "checkpoints after whole epochs only "
+                        "(--checkpoint-every N, without a rows suffix)");
     if (mo->n_classes < 2 || mo->n_features != c->nf)
         return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
                         "of K classes over the training data's features");
@@ -203,6 +204,11 @@ static hog_status prepare_softmax(struct cyc *c, hog_err *err)
                                      mo->bias, c->f->init, err);
     if (st != HOG_OK ||
         (st = hog_softmax_classes(mo, c->d, &c->cls, err)) != HOG_OK)
+        return st;
+    hog_rng_seed(&c->last.rng, c->o->seed, 0); /* nothing kept yet */
+    c->last.pos = c->n;
+    if ((c->o->checkpoint || c->f->resume) &&
+        (st = hog_softmax_state_alloc(&c->km, &c->last, err)) != HOG_OK)
         return st;
     const size_t BK = (size_t)c->B * c->km.k;
     c->kd = malloc(BK * sizeof *c->kd);

@@ -124,9 +124,7 @@ static void run_segment(struct softmax *m, unsigned tid)
 
 /* ---- checkpoints (epoch boundaries) ----------------------------------------- */
 
-/* A checkpoint holds the model's K class-major vectors (n_weights = K nw)
- * and, for AdaGrad, a sum per weight: the K weights of feature j carry
- * their group's G_j alike, so the file has the layout of the weights. */
+/* What a checkpoint holds: hog_softmax_state_keep (core/softmax.h). */
 
 /* The state after epoch `epoch` into m->last (thread 0, the epoch's model
  * complete in f->model->w, every segment ended). */
@@ -137,14 +135,8 @@ static void keep_state(struct softmax *m, unsigned epoch)
     st->pos = m->d->m.rows;
     st->t_global = m->t;
     st->rng = m->wk[0].rng;
-    if (!st->w) /* no checkpoint file: where training stands, for the message */
-        return;
-    memcpy(st->w, m->f->model->w, st->n_weights * sizeof *st->w);
-    const struct hog_softmax *km = &m->km;
-    for (uint32_t c = 0; st->g2 && c < km->k; c++)
-        for (uint64_t j = 0; j < km->nw; j++)
-            st->g2[c * km->nw + j] = atomic_load_explicit(
-                &km->g2[j], memory_order_relaxed);
+    if (st->w) /* else no checkpoint file: where training stands */
+        hog_softmax_state_keep(&m->km, m->f->model->w, st);
 }
 
 static void keep_job(void *m, unsigned epoch) { keep_state(m, epoch); }
@@ -401,7 +393,7 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     struct hog_fit *f = m->f;
     const struct hog_train_state *r = f->resume;
     const struct hog_softmax *km = &m->km;
-    const uint64_t n = m->d->m.rows, K = km->k, nw = km->nw;
+    const uint64_t n = m->d->m.rows;
     struct hog_train_state *last = &m->last;
     m->first = 1;
     hog_rng_seed(&last->rng, f->o->seed, 0);
@@ -411,39 +403,15 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
         return hog_errf(err, HOG_ENOTSUP, "softmax training writes "
                         "checkpoints after whole epochs only "
                         "(--checkpoint-every N, without a rows suffix)");
-    const bool ada = km->g2 != NULL;
-    size_t bytes = (size_t)(K * nw > 0 ? K * nw : 1) * sizeof(float);
-    last->n_weights = K * nw;
     last->pos = n;
-    last->w = calloc(1, bytes);
-    last->g2 = ada ? calloc(1, bytes) : NULL;
-    if (!last->w || (ada && !last->g2))
-        return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
-                        "%u classes x %llu weights", km->k,
-                        (unsigned long long)nw);
-    if (!r)
-        return HOG_OK;
+    hog_status st = hog_softmax_state_alloc(km, last, err);
+    if (st != HOG_OK || !r)
+        return st;
     bool after;
-    if (!hog_train_state_at_epoch(r, n, &after) || r->w_raw || r->stamp ||
-        r->n_weights != K * nw || (r->g2 == NULL) != !ada)
-        return hog_errf(err, HOG_EINVAL, "softmax training resumes from "
-                        "its own checkpoints, written after a whole epoch "
-                        "(this one is at row %llu of epoch %llu, or of "
-                        "another trainer)", (unsigned long long)r->pos,
-                        (unsigned long long)r->epoch);
-    for (uint64_t j = 0; j < nw; j++) {
-        for (uint64_t c = 0; c < K; c++)
-            atomic_store_explicit(&km->w[j * K + c], r->w[c * nw + j],
-                                  memory_order_relaxed);
-        if (ada)
-            atomic_store_explicit(&km->g2[j], r->g2[j],
-                                  memory_order_relaxed);
-    }
-    memcpy(last->w, r->w, bytes);
-    /* the model too: a checkpoint after the last epoch runs none */
-    memcpy(f->model->w, r->w, bytes);
-    if (ada)
-        memcpy(last->g2, r->g2, bytes);
+    if ((st = hog_softmax_state_restore(&m->km, r, n, f->model->w, &after,
+                                        err)) != HOG_OK)
+        return st;
+    hog_softmax_state_keep(km, r->w, last);
     last->epoch = r->epoch;
     last->pos = r->pos;
     last->t_global = r->t_global;
