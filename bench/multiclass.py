@@ -17,7 +17,10 @@ in nonzeros x classes per second of training, beside the binary kernel's
 (news20.binary, the same options).
 
 usage: /usr/bin/python3 bench/multiclass.py BUILD_DIR [--only news20,fashion]
-       [--timeout S]
+       [--timeout S] [--softmax]
+--softmax: the softmax trainers alone, side by side (serial, Hogwild! on
+all cores, Cyclades on one core and on all), no other tool: parallel runs
+against the same binary's serial run.
 Prints a table with the load average beside each figure, and writes
 BUILD_DIR/bench/multiclass.csv, .json and .svg (accuracy against seconds).
 Run it alone on the machine.
@@ -29,6 +32,7 @@ import benchlib  # noqa: E402
 
 A = benchlib.setup(sys.argv, timeout=900)
 BUILD, ONLY, TIMEOUT = A.build, A.only, A.timeout
+SOFTMAX_ONLY = "--softmax" in sys.argv
 HOG, WORK, OUT = A.hog, A.work, A.out
 ROWS = []
 
@@ -177,21 +181,31 @@ def main():
                                            "ftrl", "--algo", "hogwild"]),
                 ("ftrl, all cores", ["--schedule", "ftrl",
                                      "--algo", "hogwild"])]
+        if SOFTMAX_ONLY:
+            sm = ["--multiclass", "softmax"]
+            runs = [("softmax", sm),
+                    ("softmax, Hogwild! on all cores",
+                     sm + ["--algo", "hogwild"]),
+                    ("softmax, Cyclades on one core",
+                     sm + ["--algo", "cyclades", "--threads", "1"]),
+                    ("softmax, Cyclades on all cores",
+                     sm + ["--algo", "cyclades"])]
         for name, extra in runs:
             try:
                 hogtrain(name, tr, te, extra)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print(f"hogtrain {name}: {e}")
-        for s in (1, 2, 4, 7):
+        for s in () if SOFTMAX_ONLY else (1, 2, 4, 7):
             try:
                 liblinear(s, tr, te)
             except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
                 print(f"liblinear -s {s}: {e}")
-        sgdclassifier(tr, te)
+        if not SOFTMAX_ONLY:
+            sgdclassifier(tr, te)
         for r in ROWS[start:]:
             r["set"] = key
         by_set[key] = ROWS[start:]
-    if not ONLY or "news20" in ONLY:
+    if not SOFTMAX_ONLY and (not ONLY or "news20" in ONLY):
         start = len(ROWS)
         binary_kernel()
         for r in ROWS[start:]:
