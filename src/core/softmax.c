@@ -335,8 +335,14 @@ static ALWAYS_INLINE double step_row(const struct hog_softmax *m,
     }
     if (bias)
         score_feature(m, s, w->buf, m->nf, m->bias, t, &rt, sp);
-    for (uint32_t e = 0; e < hot.nnz; e++)
+    for (uint32_t e = 0; e < hot.nnz; e++) {
+        if (e + PF < hot.nnz) { /* read only: their step is the batch's */
+            const _Atomic float *hp = m->w + (uint64_t)hot.idx[e + PF] * K;
+            __builtin_prefetch((const void *)hp);
+            __builtin_prefetch((const void *)(hp + K - 1));
+        }
         score_as_stored(m, s, hot.idx[e], (double)hot.val[e]);
+    }
     if (hot_bias)
         score_as_stored(m, s, m->nf, m->bias);
     if (sp.kind == KIND_SCALED)

@@ -250,6 +250,18 @@ static void hot_group_k(struct cyc *c, struct cyc_thread *w, uint64_t b,
     }
     const uint64_t rlo = c->roff[b * G1 + k], rhi = c->roff[b * G1 + k + 1];
     for (uint64_t r = rlo; r < rhi; r++) {
+        /* the weights, sum and stamp of the feature CYC_PREFETCH records
+         * ahead, for writing, as hot_group fetches them */
+        if (r + CYC_PREFETCH < rhi) {
+            uint64_t jp = c->rec[r + CYC_PREFETCH].j;
+            const _Atomic float *wp = km->w + jp * K;
+            __builtin_prefetch((const void *)wp, 1, 3);
+            __builtin_prefetch((const void *)(wp + K - 1), 1, 3);
+            if (km->g2)
+                __builtin_prefetch((const void *)&km->g2[jp], 1, 3);
+            if (km->stamp)
+                __builtin_prefetch((const void *)&km->stamp[jp], 1, 3);
+        }
         const struct hot_rec *rc = &c->rec[r];
         const struct hot_ent *e = &c->ent[rc->start];
         bool any = false;
