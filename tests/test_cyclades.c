@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "core/fit.h"
 #include "core/metrics.h"
+#include "core/sgd.h"
 #include "cyclades/cyclades.h"
 #include "helpers.h"
 #include "synth.h"
@@ -745,6 +746,104 @@ Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
     hog_model_free(same_at_every_thread_count(d, &o, "softmax, short "
                                               "segments"));
     hog_data_free(d);
+}
+
+/* The K-wide hot step by hand: six rows of three features, every feature
+ * and the bias hot, one batch of all six rows, 3 classes. Each row reads
+ * the weights as they stood at the batch's start (zero: p = 1/3 for every
+ * class), and each weight j of class c then takes one step with
+ * G_jc = sum_i (p_ic - [c = y_i]) x_ij, divided by max(1, eta_j R_jc),
+ * R_jc = sum_i |x_ij| 2 p_ic (1 - p_ic) |x_i|_1 (the bias's 1 counted);
+ * AdaGrad's rate from S_j = sum_i x_ij^2 |g_i|^2. Computed here in double
+ * from the formulas, for a constant step small enough to take every sum
+ * as it is and large enough to damp them all, and for AdaGrad, at 1 and 2
+ * threads. */
+Test(cyclades, softmax_hot_step_by_hand)
+{
+    enum { N = 6, NF = 3, K = 3, NW = NF + 1 };
+    static const uint64_t off[N + 1] = { 0, 2, 4, 6, 7, 9, 12 };
+    static const uint32_t idx[12] = { 0, 1, 1, 2, 0, 2, 0, 1, 2, 0, 1, 2 };
+    static const float val[12] = { 1.0f, 2.0f, 0.5f, 3.0f, 2.0f, 1.0f,
+                                   0.5f, 1.5f, 0.25f, 1.0f, 1.0f, 1.0f };
+    static const float lab[N] = { 0, 1, 2, 0, 1, 2 };
+    /* dense rows, the bias as feature NF */
+    double x[N][NW] = { { 0 } }, l1[N] = { 0 };
+    for (int i = 0; i < N; i++) {
+        for (uint64_t q = off[i]; q < off[i + 1]; q++)
+            x[i][idx[q]] = val[q];
+        x[i][NF] = 1.0;
+        for (int j = 0; j < NW; j++)
+            l1[i] += fabs(x[i][j]);
+    }
+    const double p = 1.0 / K, h = 2.0 * p * (1.0 - p);
+    const struct {
+        hog_schedule sch;
+        double eta;
+    } runs[] = { { HOG_SCHED_CONSTANT, 0.01 }, { HOG_SCHED_CONSTANT, 0.4 },
+                 { HOG_SCHED_ADAGRAD, 0.3 } };
+    unsigned damped = 0, undamped = 0;
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        uint64_t *o_off = malloc(sizeof off);
+        uint32_t *o_idx = malloc(sizeof idx);
+        float *o_val = malloc(sizeof val), *o_y = malloc(sizeof lab);
+        cr_assert(o_off && o_idx && o_val && o_y);
+        memcpy(o_off, off, sizeof off);
+        memcpy(o_idx, idx, sizeof idx);
+        memcpy(o_val, val, sizeof val);
+        memcpy(o_y, lab, sizeof lab);
+        hog_data *d;
+        hog_err err = { { 0 } };
+        cr_assert_eq(hog_data_wrap(N, 12, o_off, o_y, o_idx, o_val, NF, &d,
+                                   &err), HOG_OK, "%s", err.msg);
+        hog_train_opts o = softmax_opts();
+        o.schedule = runs[r].sch;
+        o.eta = runs[r].eta;
+        o.l2 = 0;
+        o.epochs = 1;
+        o.batch_size = N;
+        o.hot_degree = 1; /* every feature is in 4 rows: all hot */
+        hog_cyclades_stats st;
+        o.cyclades_stats = &st;
+        hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+        cr_assert_eq(st.hot_features, NF);
+        cr_assert(st.bias_hot);
+        cr_assert_eq(m->n_classes, K);
+        for (int j = 0; j < NW; j++) {
+            double S = 0;
+            for (int i = 0; i < N; i++)
+                S += x[i][j] * x[i][j] * (2 * p * p + (1 - p) * (1 - p));
+            for (int c = 0; c < K; c++) {
+                double G = 0, R = 0;
+                for (int i = 0; i < N; i++) {
+                    G += (p - (c == (int)lab[i])) * x[i][j];
+                    R += fabs(x[i][j]) * h * l1[i];
+                }
+                double eta = (double)(float)runs[r].eta, rate = eta;
+                double lim = eta * R, one = 1.0;
+                if (o.schedule == HOG_SCHED_ADAGRAD) {
+                    one = sqrt(HOG_ADAGRAD_EPS + S);
+                    rate = (double)((float)runs[r].eta /
+                                    sqrtf((float)HOG_ADAGRAD_EPS + (float)S));
+                }
+                bool damp = lim > one;
+                damped += damp;
+                undamped += !damp;
+                double want = -rate * (damp ? G * one / lim : G);
+                double got = m->w[(uint64_t)c * NW + j];
+                cr_assert(fabs(got - want) <= 1e-6 * fabs(want) + 1e-9,
+                          "run %zu, weight %d of class %d: %.9g, by hand "
+                          "%.9g (%s)", r, j, c, got, want,
+                          damp ? "damped" : "as summed");
+            }
+        }
+        hog_model *m2 = fit(d, &o, HOG_ALGO_CYCLADES, 2);
+        assert_same(m, m2, "the hot step by hand, 2 threads");
+        hog_model_free(m2);
+        hog_model_free(m);
+        hog_data_free(d);
+    }
+    cr_assert_gt(damped, 0);
+    cr_assert_gt(undamped, 0);
 }
 
 /* news20's 20 classes: one model at 1, 2 and 3 threads, and LIBLINEAR's

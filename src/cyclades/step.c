@@ -202,14 +202,15 @@ static void hot_damp_k(double *restrict g, const double *restrict r,
                        uint32_t K, double sq, double eta, bool ada,
                        const _Atomic float *g2, uint64_t j)
 {
-    const double one =
+    /* eta_j = eta / root: compared as eta R_jc against root */
+    const double root =
         ada ? sqrt(HOG_ADAGRAD_EPS +
                    (double)atomic_load_explicit(&g2[j], memory_order_relaxed) +
                    sq)
             : 1.0;
     for (uint32_t k = 0; k < K; k++) {
-        double lim = eta * r[k]; /* eta_j R_jc = lim / one */
-        g[k] = lim > one ? g[k] * (one / lim) : g[k];
+        double lim = eta * r[k];
+        g[k] = lim > root ? g[k] * (root / lim) : g[k];
     }
 }
 
