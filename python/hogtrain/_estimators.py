@@ -331,7 +331,9 @@ class Classifier(ClassifierMixin, _Base):
     n_iter_ : after fit, the epochs run (dcd and scd: until tol; one-vs-rest
         reports its classes' cap).
     schedule : "adagrad" (default), "invscaling", "constant", "ftrl"
-        (FTRL-Proximal; algorithm "serial" or "hogwild").
+        (FTRL-Proximal; algorithm "serial" or "hogwild"). SGDClassifier's
+        own method is schedule="invscaling" with eta=alpha ** -0.25 and
+        intercept_scaling=0.1 (docs/TRAINING.md).
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
     multiclass : "ovr" (default) or "softmax", for three classes or more.
     class_weight : None, "balanced" or a dict {label: weight}.
