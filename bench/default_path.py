@@ -12,7 +12,8 @@ the same binary (docs/BENCHMARKS.md, "Default path"):
   metrics   a whole run with per-epoch metrics on (--json) against the same
             run without them (-q) on a 1M-row generated .hgb (target <= 1.15x)
   coord     dcd and scd epoch time at 2 threads against 1 on news20.binary,
-            C = 1 (target <= 0.7x)
+            C = 1 (target <= 0.7x); and dcd's --update none (wild) at 2
+            threads, with its objective's distance from the exact one
   cyclades  Cyclades at 2 threads against the serial trainer, whole runs on
             the 1M-row generated set (target <= 0.7x)
   parse     peak RSS of loading the generated text against its in-memory
@@ -165,16 +166,31 @@ def coord(tr):
                            check=True).stdout.split("rows")[1].split()[0])
     for algo, loss in (("dcd", "sqhinge"), ("scd", "squared")):
         la = load()
-        def epoch(t):
+        objective = {}
+
+        def epoch(t, extra=()):
             r = train_json([tr, "--algo", algo, "--loss", loss, "--l2",
                             f"{1.0 / n:.6g}", "--tol", "0", "--epochs", "10",
-                            "--threads", str(t)])
+                            "--threads", str(t), *extra])
+            objective[(t, extra)] = r["epochs"][-1]["objective"]
             return statistics.mean(e["seconds"] for e in r["epochs"])
         per = dict(zip((1, 2), interleaved(lambda: epoch(1),
                                            lambda: epoch(2), 7)))
         r = per[2] / per[1]
         row(f"{algo} epoch at 2 threads vs 1, ms", f"{1e3 * per[2]:.1f} ms",
             f"{1e3 * per[1]:.1f} ms", f"{r:.2f}", "<= 0.7", r <= 0.7, la)
+        if algo != "dcd":
+            continue
+        # dcd's wild mode (no compare-and-swap; docs/COORDINATE.md): the
+        # same target, and how far its objective ends from the exact one
+        la = load()
+        wild = ("--update", "none")
+        one, two = interleaved(lambda: epoch(1), lambda: epoch(2, wild), 7)
+        r = two / one
+        rel = objective[(2, wild)] / objective[(1, ())] - 1
+        row(f"dcd --update none epoch at 2 threads vs 1, ms (objective "
+            f"{rel:+.1e} relative)", f"{1e3 * two:.1f} ms",
+            f"{1e3 * one:.1f} ms", f"{r:.2f}", "<= 0.7", r <= 0.7, la)
 
 
 def cyclades(g):
