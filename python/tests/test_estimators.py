@@ -205,8 +205,8 @@ def test_sgdclassifiers_method_reaches_its_accuracy(dataset):
     # seeds each (2026-12-03): SGDClassifier 95.57% (sd 0.06), hogtrain's
     # Hogwild! on two threads 95.56% (sd 0.08). Three seeds of the
     # deterministic serial trainer (95.56%) against three of
-    # SGDClassifier's, held to 0.15 point (three standard deviations of
-    # the difference): intercept_scaling 1 (95.31%) or eta 0.1 (94.73%)
+    # SGDClassifier's, held to 0.15 point (about three standard deviations
+    # of the difference): intercept_scaling 1 (95.31%) or eta 0.1 (94.73%)
     # fail it.
     from sklearn.linear_model import SGDClassifier
     X, y = hogtrain.load_svmlight(dataset("news20.binary.train.svm"))

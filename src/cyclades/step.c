@@ -319,10 +319,10 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
  * first lines of the next row while this one computes, as the serial
  * trainer does (hog_sgd_run). cur: the group's list position. Always
  * inlined: GCC 12 takes a function whose only effects are prefetches for
- * a pure one and deletes its calls (the binary epochs ran 20% slower
+ * a pure one and deletes its calls (the binary epochs ran 20-30% slower
  * while this was a plain static inline function: docs/CYCLADES.md). */
-static inline __attribute__((always_inline)) void fetch_ahead(const struct cyc *c, uint64_t cur,
-                               uint64_t end)
+static inline __attribute__((always_inline)) void
+fetch_ahead(const struct cyc *c, uint64_t cur, uint64_t end)
 {
     const struct hog_csr *cm = &c->cold;
     const bool hot = c->nh > 0;
