@@ -958,6 +958,34 @@ static ALWAYS_INLINE void ada_l2_update1(const struct ada_ctx *s, uint64_t j,
     }
 }
 
+/* Step t of the weights j[0..ADA_W) alone, one per lane, with loss
+ * gradients g and AdaGrad increments sq: ada_l2_update1() of each, in the
+ * lanes at once (a lane's arithmetic never depends on its neighbours, so
+ * each weight gets the bits ada_l2_update1() gives it), stored plainly:
+ * for a caller that is the weights' only writer (Cyclades' hot phase). */
+static ALWAYS_INLINE void ada_l2_update4(const struct ada_ctx *s,
+                                         const uint32_t *j, const double *g,
+                                         const double *sq, uint32_t t)
+{
+    float v[ADA_W], g2[ADA_W], nv[ADA_W], g2n[ADA_W];
+    uint32_t k[ADA_W], kn[ADA_W];
+    double c[ADA_W];
+#pragma GCC unroll 4
+    for (uint32_t q = 0; q < ADA_W; q++) {
+        v[q] = ld(&s->w[j[q]]);
+        k[q] = ld_u32(&s->stamp[j[q]]);
+        g2[q] = ld(&s->g2[j[q]]);
+    }
+    (void)ada_catch_up4(s, t, v, g2, k, c, ada_acc_zero(), ada_acc_zero());
+    ada_step4(s, t, g2, k, c, ada_vec_f64(g), sq, nv, g2n, kn);
+#pragma GCC unroll 4
+    for (uint32_t q = 0; q < ADA_W; q++) {
+        st(&s->w[j[q]], nv[q]);
+        st(&s->g2[j[q]], g2n[q]);
+        st_u32(&s->stamp[j[q]], kn[q]);
+    }
+}
+
 /* Stamped weight v of coordinate j with stamp k < t brought to step t;
  * g2 is AdaGrad's accumulator over the untouched steps. */
 static ALWAYS_INLINE float catch_up(const struct hog_sgd *s, float v,
@@ -2451,8 +2479,19 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
             ftrl_update1(s, j[i], g[i], sq ? sq[i] : g[i] * g[i], L, false);
         return;
     }
+    uint64_t i = 0;
+    if (spec.ada && spec.reg == HOG_SGD_REG_STAMPED && !spec.l1 &&
+        !spec.cas) { /* AdaGrad with l2 only: four weights in the lanes */
+        const struct ada_ctx c = ada_ctx_of(s);
+        for (; i + ADA_W <= count; i += ADA_W) {
+            double q[ADA_W];
+            for (uint32_t l = 0; l < ADA_W; l++)
+                q[l] = sq ? sq[i + l] : g[i + l] * g[i + l];
+            ada_l2_update4(&c, j + i, g + i, q, t);
+        }
+    }
     struct step p = step_rates(s, step_at(s, t, spec), spec);
-    for (uint64_t i = 0; i < count; i++)
+    for (; i < count; i++)
         update_sq(s, j[i], g[i], spec.ada && sq ? sq[i] : g[i] * g[i], p,
                   spec, NULL);
 }
