@@ -811,3 +811,59 @@ Test(sgd, news20_binary_default_options_accuracy, .timeout = 120)
                                   "news20.binary.test.svm");
     cr_assert_geq(acc, 95.15 - 0.1, "news20.binary: %.4f%%", acc);
 }
+
+/* hog_sgd_apply_many (Cyclades' hot phase) takes AdaGrad-with-l2 weights
+ * four at a time in the vector lanes: each must get the bits that
+ * hog_sgd_apply gives it alone, whatever its lane's neighbours: young
+ * coordinates (a large) beside old ones, stamps behind and ahead of t,
+ * with given increments and with sq NULL (g^2), counts not a multiple of
+ * four. */
+Test(sgd, apply_many_in_lanes_equals_one_weight_at_a_time)
+{
+    hog_data *d = synth(60, 40, 0.3, false, 5);
+    hog_train_opts o;
+    hog_train_opts_init(&o); /* AdaGrad, l2 only */
+    o.l2 = 0.02;             /* eta_j l2 from 2^-7 and below up to 1 */
+    struct hog_sgd a, b;
+    cr_assert_eq(hog_sgd_init(&a, &o, d, NULL), HOG_OK);
+    cr_assert_eq(hog_sgd_init(&b, &o, d, NULL), HOG_OK);
+    cr_assert_eq(hog_sgd_segment_begin(&a, 0, 60), 60u);
+    cr_assert_eq(hog_sgd_segment_begin(&b, 0, 60), 60u);
+    struct hog_rng rng;
+    hog_rng_seed(&rng, 11, 0);
+    const uint32_t ts[] = { 3, 9, 20, 14, 41, 42, 59, 30 }; /* 14, 30: behind
+                                                               some stamps */
+    for (unsigned r = 0; r < sizeof ts / sizeof *ts; r++) {
+        uint32_t j[41];
+        double g[41], sq[41];
+        uint32_t n = 0;
+        for (uint32_t f = 0; f <= 40; f++) /* 40: the bias weight */
+            if (hog_rng_next(&rng) % 3 != 0) {
+                j[n] = f;
+                g[n] = ((double)(hog_rng_next(&rng) % 2001) - 1000.0) / 250.0;
+                sq[n] = g[n] * g[n] * (1.0 + (double)(r % 3));
+                n++;
+            }
+        n -= n % 4 == 0; /* a tail after the lanes */
+        cr_assert_gt(n, 8u);
+        const double *q = r % 2 ? NULL : sq;
+        hog_sgd_apply_many(&a, j, g, q, n, ts[r]);
+        for (uint32_t i = 0; i < n; i++)
+            hog_sgd_apply(&b, j[i], ts[r], g[i], q ? q[i] : g[i] * g[i]);
+    }
+    const size_t nw = 41;
+    cr_assert_eq(memcmp((const void *)a.w, (const void *)b.w,
+                        nw * sizeof *a.w), 0, "the weights");
+    cr_assert_eq(memcmp((const void *)a.g2, (const void *)b.g2,
+                        nw * sizeof *a.g2), 0, "AdaGrad's sums");
+    cr_assert_eq(memcmp((const void *)a.stamp, (const void *)b.stamp,
+                        nw * sizeof *a.stamp), 0, "the stamps");
+    /* and the weights moved: the comparison is not of zeros */
+    unsigned moved = 0;
+    for (size_t i = 0; i < nw; i++)
+        moved += atomic_load_explicit(&a.w[i], memory_order_relaxed) != 0.0f;
+    cr_assert_gt(moved, 30u);
+    hog_sgd_free(&a);
+    hog_sgd_free(&b);
+    hog_data_free(d);
+}
