@@ -959,7 +959,8 @@ static ALWAYS_INLINE void ada_l2_update1(const struct ada_ctx *s, uint64_t j,
 }
 
 /* Step t of the weights j[0..ADA_W) alone, one per lane, with loss
- * gradients g and AdaGrad increments sq: ada_l2_update1() of each, in the
+ * gradients g and AdaGrad increments sq (NULL: g^2, as ada_step4 makes
+ * them): ada_l2_update1() of each, in the
  * lanes at once (a lane's arithmetic never depends on its neighbours, so
  * each weight gets the bits ada_l2_update1() gives it), stored plainly:
  * for a caller that is the weights' only writer (Cyclades' hot phase). */
@@ -2483,12 +2484,8 @@ static ALWAYS_INLINE void apply_impl(const struct hog_sgd *s,
     if (spec.ada && spec.reg == HOG_SGD_REG_STAMPED && !spec.l1 &&
         !spec.cas) { /* AdaGrad with l2 only: four weights in the lanes */
         const struct ada_ctx c = ada_ctx_of(s);
-        for (; i + ADA_W <= count; i += ADA_W) {
-            double q[ADA_W];
-            for (uint32_t l = 0; l < ADA_W; l++)
-                q[l] = sq ? sq[i + l] : g[i + l] * g[i + l];
-            ada_l2_update4(&c, j + i, g + i, q, t);
-        }
+        for (; i + ADA_W <= count; i += ADA_W)
+            ada_l2_update4(&c, j + i, g + i, sq ? sq + i : NULL, t);
     }
     struct step p = step_rates(s, step_at(s, t, spec), spec);
     for (; i < count; i++)
