@@ -202,6 +202,13 @@ typedef enum hog_schedule {
                                in closed form (serial and Hogwild!) */
 } hog_schedule;
 
+/* The L2 strength of the command's and the Python package's default,
+ * FTRL-Proximal, where --l2 (alpha) and --C are not given: the value at
+ * which it reaches the test accuracy of the former default, AdaGrad at
+ * l2 1e-5 (docs/TRAINING.md, "The default"). hog_train_opts_init() keeps
+ * AdaGrad and 1e-5. */
+#define HOG_FTRL_L2_DEFAULT 4e-6
+
 /* A classification loss on training labels with K >= 3 distinct values
  * trains K classes (two values stay the binary problem). */
 typedef enum hog_multiclass {

@@ -435,6 +435,49 @@ Test(cli, metrics_every_for_serial_sgd)
                           "(True, True), (True, True)]"), "%s", out);
 }
 
+/* The default schedule: FTRL-Proximal at its own l2 where it runs, AdaGrad
+ * at the library's l2 where it does not; --l2, --C and --schedule as
+ * given (docs/TRAINING.md, "The default"). */
+Test(cli, default_schedule_is_ftrl_where_it_runs)
+{
+    char dir[1024], train[1100], test[1100];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    make_split(dir, train, test, sizeof train);
+    static const struct {
+        const char *args, *want;
+    } cases[] = {
+        { "", "ftrl 4e-06" },
+        { "--algo hogwild --threads 2", "ftrl 4e-06" },
+        { "--l2 1e-5", "ftrl 1e-05" },
+        { "--schedule ftrl", "ftrl 4e-06" },
+        { "--schedule adagrad", "adagrad 1e-05" },
+        { "--algo cyclades", "adagrad 1e-05" },
+        { "--algo hogwild --hot auto", "adagrad 1e-05" },
+        { "--algo hogwild --replicas core", "adagrad 1e-05" },
+        { "--multiclass softmax", "adagrad 1e-05" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = th_run(out, sizeof out,
+                        "'%s' train -q --epochs 1 %s --json '%s/r.json' '%s' "
+                        "&& python3 -c \"import json; o = json.load(open("
+                        "'%s/r.json'))['options']; print(o['schedule'], "
+                        "'%%g' %% o['l2'])\"",
+                        th_bin(), cases[i].args, dir, train, dir);
+        cr_assert_eq(rc, 0, "%s: %s", cases[i].args, out);
+        cr_assert(strstr(out, cases[i].want), "'%s': %s, not %s",
+                  cases[i].args, out, cases[i].want);
+    }
+    /* --C: l2 = 1/(C n) under FTRL too */
+    int rc = th_run(out, sizeof out,
+                    "'%s' train -q --epochs 1 --C 1 --json '%s/r.json' '%s' "
+                    "&& python3 -c \"import json; j = json.load(open("
+                    "'%s/r.json')); print(j['options']['schedule'], "
+                    "abs(j['options']['l2'] * j['data']['train']['rows'] - 1) < 1e-6)\"",
+                    th_bin(), dir, train, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "ftrl True"), "--C 1: %s", out);
+}
+
 Test(cli, json_report_is_valid_json)
 {
     char dir[1024], train[1100], test[1100];

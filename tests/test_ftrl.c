@@ -1,7 +1,8 @@
 /* ftrl: --schedule ftrl (FTRL-Proximal, core/sgd.c) against an independent
  * double-precision reference of McMahan et al.'s algorithm, its l1 zeros,
  * Hogwild! at one thread in every update mode, a warm start, what it
- * refuses, and test accuracy on real data against the default schedule. */
+ * refuses, and the command's default (FTRL at its own l2) against AdaGrad's test
+ * accuracy on real data. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -329,14 +330,51 @@ Test(ftrl, hogwild_resumed_after_an_epoch_equals_uninterrupted)
     hog_data_free(d);
 }
 
-/* ---- real data: FTRL against the default schedule --------------------------
- * The default options with --schedule ftrl (eta 0.3 as alpha, l2 1e-5, 5
- * epochs, serial). The figures are the default schedule's (AdaGrad) test
- * accuracy in test_sgd.c's default-options tests, and FTRL's measured here
- * (hogtrain train X -t X.t --schedule ftrl): a9a 85.02%, news20.binary
- * 95.06%, reuters money-fx 97.33%. FTRL must stay within 0.2 point of the
- * default. */
-static double ftrl_accuracy(const char *train_name, const char *test_name)
+/* ---- real data: the command's default against AdaGrad -----------------------
+ * The command's default (FTRL-Proximal at l2 HOG_FTRL_L2_DEFAULT; eta 0.3,
+ * 5 epochs, serial) is held to at least the test accuracy of the former
+ * default, AdaGrad at l2 1e-5 (docs/TRAINING.md, "The default"): the mean
+ * over seeds 1..SEEDS of each, since one seed's row order moves a test
+ * accuracy by 0.05-0.15 point. Measured with 32 seeds (2026-12-03): a9a
+ * 84.932% (AdaGrad) and 84.932% (FTRL), ijcnn1 91.745 and 91.756,
+ * news20.binary 95.173 and 95.294, reuters money-fx 97.106 and 97.105
+ * (standard errors 0.005-0.016). The margin allowed below AdaGrad's mean,
+ * 0.05 point, is about two standard errors of the difference at 8 seeds;
+ * FTRL at l2 1e-5 falls 0.13 point short on news20.binary. */
+enum { SEEDS = 8 };
+
+static double mean_accuracy(const hog_data *tr, const hog_data *te,
+                            hog_schedule sched, double l2)
+{
+    double sum = 0;
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        o.schedule = sched;
+        o.l2 = l2;
+        o.seed = seed;
+        hog_model *m;
+        hog_err err;
+        cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s",
+                     err.msg);
+        uint64_t right = 0, n = hog_data_rows(te);
+        const float *w = hog_model_weights(m);
+        for (uint64_t i = 0; i < n; i++) {
+            struct hog_row r = hog_csr_row(&te->m, i);
+            double sc = w[m->n_features] * o.bias;
+            for (uint32_t k = 0; k < r.nnz; k++)
+                if (r.idx[k] < m->n_features)
+                    sc += w[r.idx[k]] * (double)r.val[k];
+            right += (sc > 0) == hog_label_positive(tr, r.y);
+        }
+        sum += 100.0 * (double)right / (double)n;
+        hog_model_free(m);
+    }
+    return sum / SEEDS;
+}
+
+static void default_reaches_adagrad(const char *train_name,
+                                    const char *test_name)
 {
     const char *trp = th_data(train_name), *tep = th_data(test_name);
     if (!trp || !tep)
@@ -348,44 +386,34 @@ static double ftrl_accuracy(const char *train_name, const char *test_name)
     hog_err err;
     cr_assert_eq(hog_data_load(trp, &lo, &tr, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
-    hog_train_opts o;
-    hog_train_opts_init(&o);
-    o.schedule = HOG_SCHED_FTRL;
-    hog_model *m;
-    cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
-    uint64_t right = 0, n = hog_data_rows(te);
-    for (uint64_t i = 0; i < n; i++) {
-        struct hog_row r = hog_csr_row(&te->m, i);
-        double s = hog_model_weights(m)[m->n_features] * o.bias;
-        for (uint32_t k = 0; k < r.nnz; k++)
-            if (r.idx[k] < m->n_features)
-                s += hog_model_weights(m)[r.idx[k]] * (double)r.val[k];
-        right += (s > 0) == hog_label_positive(tr, r.y);
-    }
-    double acc = 100.0 * (double)right / (double)n;
-    cr_log_info("%s: --schedule ftrl test accuracy %.4f%%", train_name, acc);
-    hog_model_free(m);
+    double ada = mean_accuracy(tr, te, HOG_SCHED_ADAGRAD, 1e-5);
+    double ftrl = mean_accuracy(tr, te, HOG_SCHED_FTRL, HOG_FTRL_L2_DEFAULT);
+    cr_log_info("%s: test accuracy over %d seeds: ftrl %.4f%%, adagrad "
+                "%.4f%%", train_name, SEEDS, ftrl, ada);
+    cr_assert_geq(ftrl, ada - 0.05, "%s: ftrl %.4f%% against adagrad %.4f%%",
+                  train_name, ftrl, ada);
     hog_data_free(tr);
     hog_data_free(te);
-    return acc;
 }
 
-Test(ftrl, a9a_within_the_default_accuracy, .timeout = 60)
+Test(ftrl, a9a_default_reaches_adagrads_accuracy, .timeout = 60)
 {
-    double acc = ftrl_accuracy("a9a", "a9a.t");
-    cr_assert_geq(acc, 85.03 - 0.2, "a9a: %.4f%%", acc);
+    default_reaches_adagrad("a9a", "a9a.t");
 }
 
-Test(ftrl, news20_binary_within_the_default_accuracy, .timeout = 120)
+Test(ftrl, ijcnn1_default_reaches_adagrads_accuracy, .timeout = 60)
+{
+    default_reaches_adagrad("ijcnn1", "ijcnn1.t");
+}
+
+Test(ftrl, news20_binary_default_reaches_adagrads_accuracy, .timeout = 240)
 {
     TH_HEAVY_OR_SKIP();
-    double acc = ftrl_accuracy("news20.binary.train.svm",
-                               "news20.binary.test.svm");
-    cr_assert_geq(acc, 95.15 - 0.2, "news20.binary: %.4f%%", acc);
+    default_reaches_adagrad("news20.binary.train.svm",
+                            "news20.binary.test.svm");
 }
 
-Test(ftrl, reuters_moneyfx_within_the_default_accuracy, .timeout = 60)
+Test(ftrl, reuters_moneyfx_default_reaches_adagrads_accuracy, .timeout = 60)
 {
-    double acc = ftrl_accuracy("reuters_moneyfx.trn", "reuters_moneyfx.tst");
-    cr_assert_geq(acc, 97.33 - 0.2, "reuters money-fx: %.4f%%", acc);
+    default_reaches_adagrad("reuters_moneyfx.trn", "reuters_moneyfx.tst");
 }

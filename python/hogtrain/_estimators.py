@@ -120,14 +120,29 @@ class _Base(BaseEstimator):
             raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
         return int(n)
 
-    def _opts(self):
+    def _schedule(self, algo, multiclass):
+        """schedule None: the command's default, FTRL-Proximal where it
+        runs (hog_train_ftrl_runs: the serial trainer and Hogwild!, not
+        softmax; the package has no replicas, hot features or processes),
+        AdaGrad elsewhere."""
+        if self.schedule is not None:
+            return _choice("schedule", self.schedule, _SCHEDULES)
+        ftrl = algo in (_h.ALGO_SERIAL, _h.ALGO_HOGWILD) and \
+            multiclass != _h.MULTICLASS_SOFTMAX
+        return _h.SCHED_FTRL if ftrl else _h.SCHED_ADAGRAD
+
+    def _opts(self, multiclass=_h.MULTICLASS_OVR):
         loss = _choice("loss", self.loss, self._losses)
         algo = _choice("algorithm", self.algorithm, _ALGOS)
+        schedule = self._schedule(algo, multiclass)
         o = {
             "loss": loss,
-            "l2": _number("alpha", self.alpha, 0),
+            # alpha None: the command's --l2 default, FTRL's own under FTRL
+            "l2": ((_h.FTRL_L2_DEFAULT if schedule == _h.SCHED_FTRL
+                    else 1e-5) if self.alpha is None
+                   else _number("alpha", self.alpha, 0)),
             "l1": _number("l1", self.l1, 0),
-            "schedule": _choice("schedule", self.schedule, _SCHEDULES),
+            "schedule": schedule,
             "eta": (_ETA[loss] if self.eta is None
                     else _number("eta", self.eta, 0, strict=True)),
             "epochs": self._epochs(algo),
@@ -316,7 +331,8 @@ class Classifier(ClassifierMixin, _Base):
     ----------
     loss : "logistic" (default; "log_loss"), "hinge", "sqhinge"
         ("squared_hinge").
-    alpha : float, default 1e-5. The L2 strength (the command's --l2).
+    alpha : float or None. The L2 strength (the command's --l2; None: its
+        default, 4e-6 under FTRL, 1e-5 under the other schedules).
     l1 : float, default 0. The L1 strength (--l1).
     C : float or None. LIBLINEAR's C: when set, alpha = 1/(C n) for the n
         training rows and l1 = 0 (--C).
@@ -330,8 +346,10 @@ class Classifier(ClassifierMixin, _Base):
     max_iter : int or None. scikit-learn's name for epochs (give one).
     n_iter_ : after fit, the epochs run (dcd and scd: until tol; one-vs-rest
         reports its classes' cap).
-    schedule : "adagrad" (default), "invscaling", "constant", "ftrl"
-        (FTRL-Proximal; algorithm "serial" or "hogwild"). SGDClassifier's
+    schedule : None, "ftrl", "adagrad", "invscaling" or "constant". None
+        (default): the command's, "ftrl" (FTRL-Proximal) with algorithm
+        "serial" or "hogwild" and multiclass "ovr", "adagrad" elsewhere
+        (docs/TRAINING.md, "The default"). SGDClassifier's
         own method is schedule="invscaling" with eta=alpha ** -0.25 and
         intercept_scaling=0.1 (docs/TRAINING.md).
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
@@ -355,9 +373,9 @@ class Classifier(ClassifierMixin, _Base):
 
     _losses = {k: v for k, v in _LOSSES.items() if v != _h.LOSS_SQUARED}
 
-    def __init__(self, loss="logistic", *, alpha=1e-5, l1=0.0, C=None,
+    def __init__(self, loss="logistic", *, alpha=None, l1=0.0, C=None,
                  algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
-                 schedule="adagrad", eta=None, multiclass="ovr",
+                 schedule=None, eta=None, multiclass="ovr",
                  class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=1.0,
                  normalize=False):
@@ -382,8 +400,9 @@ class Classifier(ClassifierMixin, _Base):
         self.normalize = normalize
 
     def _opts(self):
-        o = super()._opts()
-        o["multiclass"] = _choice("multiclass", self.multiclass, _MULTICLASS)
+        mc = _choice("multiclass", self.multiclass, _MULTICLASS)
+        o = super()._opts(mc)
+        o["multiclass"] = mc
         return o
 
     def fit(self, X, y, sample_weight=None):
@@ -506,9 +525,9 @@ class Regressor(RegressorMixin, _Base):
 
     _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
 
-    def __init__(self, loss="squared", *, alpha=1e-5, l1=0.0, C=None,
+    def __init__(self, loss="squared", *, alpha=None, l1=0.0, C=None,
                  algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
-                 schedule="adagrad", eta=None, random_state=None, tol=None,
+                 schedule=None, eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=1.0, normalize=False):
         self.loss = loss

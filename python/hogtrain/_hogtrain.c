@@ -1141,7 +1141,9 @@ PyMODINIT_FUNC PyInit__hogtrain(void)
     for (size_t i = 0; i < sizeof consts / sizeof *consts; i++)
         if (PyModule_AddIntConstant(m, consts[i].name, consts[i].v) < 0)
             goto fail;
-    if (PyModule_AddStringConstant(m, "version", hog_version()) < 0)
+    if (PyModule_AddStringConstant(m, "version", hog_version()) < 0 ||
+        PyModule_AddObject(m, "FTRL_L2_DEFAULT",
+                           PyFloat_FromDouble(HOG_FTRL_L2_DEFAULT)) < 0)
         goto fail;
     Py_INCREF(&DataType);
     Py_INCREF(&ModelType);

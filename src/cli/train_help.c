@@ -50,7 +50,8 @@ static void help(FILE *f)
             "model:\n"
             "      --loss L           logistic, hinge, sqhinge or squared (default %s)\n"
             "      --l1 X             L1 regularization strength (default %g)\n"
-            "      --l2 X             L2 regularization strength (default %g)\n"
+            "      --l2 X             L2 regularization strength (default %g; %g\n"
+            "                         under ftrl)\n"
             "      --C X              LIBLINEAR's C instead: l2 = 1/(C n), l1 = 0, n the\n"
             "                         rows trained on (LIBLINEAR -s 0, 1, 2, 3 and 7)\n"
             "      --reg R            l2 (default) or l1: which strength --C sets\n"
@@ -81,10 +82,12 @@ static void help(FILE *f)
             "      --eta X            initial step size, X > 0 (default %g with the\n"
             "                         logistic loss, %g with hinge and sqhinge, %g\n"
             "                         with squared)\n"
-            "      --schedule S       constant, invscaling, adagrad or ftrl (default\n"
-            "                         %s); ftrl: FTRL-Proximal, --eta its alpha,\n"
-            "                         l1 and l2 in closed form (serial, hogwild;\n"
-            "                         K classes stepped together)\n"
+            "      --schedule S       constant, invscaling, adagrad or ftrl; ftrl:\n"
+            "                         FTRL-Proximal, --eta its alpha, l1 and l2 in\n"
+            "                         closed form, K classes stepped together (default\n"
+            "                         ftrl where it runs: serial and hogwild without\n"
+            "                         --replicas, --hot, --world, softmax or --gpus;\n"
+            "                         %s elsewhere)\n"
             "      --power X          exponent of the invscaling schedule (default %g)\n"
             "      --seed N           random seed (default %llu)\n"
             "      --tol X            scd, dcd: stop once LIBLINEAR's -e criterion is\n"
@@ -210,7 +213,7 @@ static void help(FILE *f)
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
-            hog_cli_loss_name(d.loss), d.l1, d.l2, d.bias, d.epochs,
+            hog_cli_loss_name(d.loss), d.l1, d.l2, HOG_FTRL_L2_DEFAULT, d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, DCD_TOL, d.tol, COORD_EPOCHS,

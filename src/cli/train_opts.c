@@ -571,6 +571,13 @@ static void algo_defaults(struct train_args *a, const unsigned char *seen)
     /* dcd's exact mode unless wild is asked for. */
     if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
         a->o.update = HOG_UPDATE_ATOMIC;
+    /* FTRL-Proximal wherever it runs, AdaGrad elsewhere, and FTRL's own
+     * L2 strength (docs/TRAINING.md, "The default") */
+    if (!seen[OPT_SCHEDULE] && !a->net.on && hog_train_ftrl_runs(&a->o))
+        a->o.schedule = HOG_SCHED_FTRL;
+    if (a->o.schedule == HOG_SCHED_FTRL && !seen[OPT_L2] && !seen[OPT_C] &&
+        !a->search_c)
+        a->o.l2 = HOG_FTRL_L2_DEFAULT;
 }
 
 /* --power, the checkpoint's, the model's and the stream's options, and

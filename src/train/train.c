@@ -295,26 +295,39 @@ static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
 /* FTRL-Proximal keeps two sums per coordinate in place of the weights
  * (core/sgd.h): the trainers that read or write the weights array of
  * struct hog_sgd themselves do not take it yet (the algorithms' table
- * refuses Cyclades and coordinate descent). */
+ * refuses Cyclades and coordinate descent). What of o is one of them, in
+ * words, or NULL; softmax counts where the labels have K classes, or
+ * wherever it is asked for when train is NULL. */
+static const char *ftrl_conflict(const hog_train_opts *o,
+                                 const hog_data *train)
+{
+    bool softmax = o->multiclass == HOG_MULTICLASS_SOFTMAX &&
+                   (!train || hog_train_is_multiclass(o, train));
+    return hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
+           : o->replicas != HOG_REPLICAS_SHARED
+               ? "--replicas node or core (the replicas are averaged weight "
+                 "by weight)"
+           : o->hot_count ? "hot-feature replicas (--hot)"
+           : o->average ? "model averaging across processes (--world, mpirun)"
+           : softmax ? "--multiclass softmax (its K-wide weights are AdaGrad's)"
+                     : NULL;
+}
+
 static hog_status ftrl_validate(const hog_train_opts *o,
                                 const hog_data *train, hog_err *err)
 {
-    const char *what =
-        hog_gpu_requested(o) ? "the GPU trainer (--gpus)"
-        : o->replicas != HOG_REPLICAS_SHARED
-            ? "--replicas node or core (the replicas are averaged weight "
-              "by weight)"
-        : o->hot_count ? "hot-feature replicas (--hot)"
-        : o->average ? "model averaging across processes (--world, mpirun)"
-        : hog_train_is_multiclass(o, train) &&
-                o->multiclass == HOG_MULTICLASS_SOFTMAX
-            ? "--multiclass softmax (its K-wide weights are AdaGrad's)"
-            : NULL;
+    const char *what = ftrl_conflict(o, train);
     if (what)
         return hog_errf(err, HOG_ENOTSUP,
                         "--schedule ftrl does not combine with %s yet; use "
                         "--schedule adagrad there", what);
     return HOG_OK;
+}
+
+bool hog_train_ftrl_runs(const hog_train_opts *o)
+{
+    const struct hog_algo_row *row = hog_algo_row(o->algo);
+    return row && (row->caps & HOG_CAP_FTRL) && !ftrl_conflict(o, NULL);
 }
 
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,

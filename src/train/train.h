@@ -23,6 +23,13 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
 /* A classification loss on labels with more than two values: K classes. */
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
 
+/* Whether o's algorithm and options run --schedule ftrl (the serial
+ * trainer and Hogwild!, without what keeps weights of its own: replicas,
+ * hot features, process averaging, softmax, the GPU trainer); the
+ * command's default schedule where they do (docs/TRAINING.md, "The
+ * default"). */
+bool hog_train_ftrl_runs(const hog_train_opts *o);
+
 /* Sets the step size and schedule that work best for o->loss out of the box
  * (hog_train_opts_init() gives those of the logistic loss). For callers
  * that pick the loss but not the step. */
