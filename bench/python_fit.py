@@ -178,8 +178,9 @@ def run(name, train, test):
     row(name, "fit: SGDClassifier (hinge, 5 epochs)", t_sgd, acc, 1.0,
         sd=sd)
     for label, kw in (
-            ("fit: hogtrain hinge, hogwild, all cores",
-             dict(loss="hinge", algorithm="hogwild", n_jobs=-1)),
+            ("fit: hogtrain hinge, adagrad, hogwild, all cores",
+             dict(loss="hinge", schedule="adagrad", alpha=1e-5,
+                  algorithm="hogwild", n_jobs=-1)),
             ("fit: hogtrain hinge, ftrl, hogwild, all cores",
              dict(loss="hinge", schedule="ftrl", algorithm="hogwild",
                   n_jobs=-1)),
@@ -188,9 +189,9 @@ def run(name, train, test):
                   n_jobs=-1)),
             ("fit: hogtrain hinge, SGDClassifier's method, hogwild",
              SGD_METHOD),
-            ("fit: hogtrain logistic, hogwild, all cores",
+            ("fit: hogtrain logistic, defaults, hogwild, all cores",
              dict(algorithm="hogwild", n_jobs=-1)),
-            ("fit: hogtrain logistic, serial", dict())):
+            ("fit: hogtrain logistic, defaults, serial", dict())):
         acc, sd, t = seeded(
             lambda s: hogtrain.Classifier(random_state=s, **kw),
             fit_score(X, y, Xt, yt))
