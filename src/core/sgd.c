@@ -1515,8 +1515,23 @@ static NOINLINE double ftrl_gather(const struct hog_sgd *s, struct hog_row r,
 {
     enum { PF = 16 };
     _Atomic uint64_t *const zn = s->zn;
-    uint32_t n = 0;
-    for (uint32_t e = lo; e < hi; e++, n++) {
+    uint32_t e = lo, n = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    /* Four words a gather, without prefetches: the gathers keep as many
+     * loads in flight as the prefetches did and take a quarter of the
+     * instructions (news20.binary, 1 thread: the epoch 15% shorter; on
+     * 20 M features, where the loads go to memory, the same time). Each
+     * lane is an aligned 8-byte load, whole as ftrl_ld()'s. */
+    for (; e + 4 <= hi; e += 4, n += 4) {
+        __m256i j = _mm256_cvtepu32_epi64(
+            _mm_loadu_si128((const __m128i *)&r.idx[e]));
+        _mm256_storeu_si256((__m256i *)&b->c[2 * n],
+                            _mm256_i64gather_epi64((const long long *)zn, j,
+                                                   8));
+        _mm_storeu_ps(&b->x[n], _mm_loadu_ps(&r.val[e]));
+    }
+#endif
+    for (; e < hi; e++, n++) {
         if (e + PF < r.nnz) {
             if (pf_write)
                 __builtin_prefetch(&zn[r.idx[e + PF]], 1);
