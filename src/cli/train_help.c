@@ -213,7 +213,8 @@ static void help(FILE *f)
             "\n"
             "Every option may be given once. Exit status: 0 success, 1 runtime error,\n"
             "2 usage error. See man hogtrain for the output's wording.\n",
-            hog_cli_loss_name(d.loss), d.l1, d.l2, HOG_FTRL_L2_DEFAULT, d.bias, d.epochs,
+            hog_cli_loss_name(d.loss), d.l1, d.l2, HOG_FTRL_L2_DEFAULT,
+            d.bias, d.epochs,
             eta_for(HOG_LOSS_LOGISTIC), eta_for(HOG_LOSS_HINGE),
             eta_for(HOG_LOSS_SQUARED), hog_cli_schedule_name(d.schedule), d.power,
             (unsigned long long)d.seed, DCD_TOL, d.tol, COORD_EPOCHS,

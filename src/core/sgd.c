@@ -2361,10 +2361,14 @@ static void ftrl_weights(const struct hog_sgd *s, uint64_t steps,
                          float *out, uint64_t lo, uint64_t hi)
 {
     const struct ftrl_lam L = ftrl_lam_at(s, steps);
-    for (uint64_t j = lo; j < hi; j++) {
-        float c[2];
-        ftrl_unpack(ftrl_ld(&s->zn[j]), c);
-        out[j] = ftrl_weight(c[0], c[1], L);
+    enum { B = 64 }; /* the words in blocks, the weights in lanes */
+    float c[2 * B];
+    for (uint64_t j = lo; j < hi; j += B) {
+        uint32_t k = hi - j < B ? (uint32_t)(hi - j) : B;
+        for (uint32_t i = 0; i < k; i++)
+            ftrl_unpack(ftrl_ld(&s->zn[j + i]), &c[2 * i]);
+        for (uint32_t i = 0; i < k; i++)
+            out[j + i] = ftrl_weight(c[2 * i], c[2 * i + 1], L);
     }
 }
 
