@@ -146,15 +146,15 @@ Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
  * (hog_sgd_run_wide); each class is still its binary problem's model bit
  * for bit: serial and Hogwild!, one and three threads, the classification
  * losses, l1, no bias, 40 classes (two groups), and rows longer than the
- * kernel's blocks of 512 entries. */
+ * kernel's blocks of 2048 entries (FTRL_BLOCK). */
 Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
      .timeout = 120)
 {
     hog_err err = { { 0 } };
     hog_data *d = k_classes(2000, 300, 6);
     hog_data *wide = th_synth(&(struct th_synth){
-        .rows = 300, .features = 4000, .layout = TH_SYNTH_SKEW,
-        .nnz_min = 200, .nnz_max = 1500, .seed = 7, .stream = 5,
+        .rows = 300, .features = 12000, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 1000, .nnz_max = 6000, .seed = 7, .stream = 5,
         .first = { .normal = true } }, &err);
     cr_assert(wide, "%s", err.msg);
     cr_assert(th_label_argmax(wide, 5, 1, 2, 99));

@@ -1494,11 +1494,14 @@ static ALWAYS_INLINE void ftrl_update1(const struct hog_sgd *s, uint64_t j,
 }
 
 /* Entries of a row kept from pass 1 for pass 2; a longer row's earlier
- * blocks are read again in pass 2 (the same values where nothing changed). */
-#define FTRL_BLOCK 512
+ * blocks are read again in pass 2 (the same values where nothing changed).
+ * 2048 rather than 512: news20.binary has 43% of its nonzeros in rows
+ * longer than 512 entries and 10% in rows longer than 2048; its epoch
+ * took 17.0 ms against 19.4 (median of 10 interleaved runs, 1 thread). */
+#define FTRL_BLOCK 2048
 
 /* One block as pass 1 read it (the words as (z, r) pairs, x) and the
- * weights it computed, pass 2's new words, with room for the bias: 16 KiB
+ * weights it computed, pass 2's new words, with room for the bias: 48 KiB
  * of stack. */
 struct ftrl_block {
     uint32_t len;
