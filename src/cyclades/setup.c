@@ -88,6 +88,7 @@ void hog_cyc_free(struct cyc *c)
         free(c->hot_x);
     }
     free(c->hot_owner);
+    free(c->hot_bits);
     free(c->eoff);
     free(c->roff);
     free(c->bslot);
