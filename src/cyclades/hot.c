@@ -328,6 +328,8 @@ static hog_status make_views(struct cyc *c, hog_err *err)
     c->cold.idx = c->cold_idx;
     c->cold.val = c->cold_val;
     c->cold.nnz = cold_nnz;
+    free(c->hot_bits); /* the views were its only readers */
+    c->hot_bits = NULL;
     c->st.hot_nnz_share =
         m->nnz ? (double)(m->nnz - cold_nnz) / (double)m->nnz : 0.0;
     return HOG_OK;

@@ -117,7 +117,8 @@ struct cyc {
     uint32_t *hot_owner;  /* [nf + 1] group that steps weight j; CYC_NONE:
                              cold (the bias is weight nf) */
     uint64_t *hot_bits;   /* bit j set: weight j is hot; the views' test,
-                             a 32nd of hot_owner's bytes (in cache) */
+                             a 32nd of hot_owner's bytes (in cache); freed
+                             once the views are made */
     uint64_t *hot_off;    /* [n + 1] a row's hot entries (bias not included) */
     uint32_t *hot_j;      /* weight index of each entry, feature order */
     float *hot_x;
