@@ -597,8 +597,8 @@ Test(multiclass_model, predict_confusion_counts_every_row_and_agrees_with_train)
     double train_acc = last_number_after(json, "\"test_accuracy\": ");
     free(json);
     cr_assert(train_acc > 0.6 && train_acc < 1, "test accuracy %g", train_acc);
-    cr_assert_eq(HT("predict --confusion '%s' '%s' -o /dev/null", th_bin(),
-                    t.model, t.test),
+    cr_assert_eq(HT("predict --confusion '%s' '%s' -o '%s/p.txt'", th_bin(),
+                    t.model, t.test, t.dir),
                  0, "%s", out);
     unsigned cells;
     cr_assert_eq(confusion_total(out, &cells), 300u, "%s", out);
@@ -628,8 +628,8 @@ Test(multiclass_model, predict_counts_unseen_labels_wrong_with_one_warning)
         fprintf(g, "%s%s", i % 50 == 0 ? "11" : i % 75 == 1 ? "13" : "",
                 i % 50 == 0 || i % 75 == 1 ? strchr(line, ' ') : line);
     fclose(f), fclose(g);
-    cr_assert_eq(HT("predict --confusion '%s' '%s' -o /dev/null", th_bin(),
-                    t.model, odd),
+    cr_assert_eq(HT("predict --confusion '%s' '%s' -o '%s/p.txt'", th_bin(),
+                    t.model, odd, t.dir),
                  0, "%s", out);
     const char *w = strstr(out, "hogtrain: warning: ");
     cr_assert_not_null(w, "%s", out);
@@ -644,8 +644,8 @@ Test(multiclass_model, predict_counts_unseen_labels_wrong_with_one_warning)
     cr_assert(strstr(out, "(unseen)"), "%s", out);
     /* without --confusion: the same warning and accuracy */
     char again[OUT_MAX];
-    cr_assert_eq(th_run(again, sizeof again, "'%s' predict '%s' '%s' -o /dev/null",
-                        th_bin(), t.model, odd),
+    cr_assert_eq(th_run(again, sizeof again, "'%s' predict '%s' '%s' -o '%s/p.txt'",
+                        th_bin(), t.model, odd, t.dir),
                  0, "%s", again);
     cr_assert(strstr(again, "10 rows of odd.svm"), "%s", again);
     cr_assert_str_eq(strstr(again, "accuracy"), strstr(out, "accuracy"));

@@ -1,5 +1,5 @@
 /*
- * Crash-safe writes (src/io/file.c): the temporary beside the target, and
+ * Crash-safe writes (src/io/outfile.c): the temporary beside the target, and
  * the removal of temporaries that killed writers of this host left behind,
  * without touching those of live processes or of other hosts.
  */
@@ -34,15 +34,16 @@ static pid_t dead_pid(void)
 }
 
 /* "X.tmp.HOST-" as this process names its temporaries, read back from a
- * real hog_tmpfile_open ("X.tmp.HOST-PID-RANDOM"). */
+ * real hog_outfile_open ("X.tmp.HOST-PID-RANDOM"). */
 static void our_prefix(const char *path, char *buf, size_t len)
 {
-    char tmp[4200];
-    FILE *f;
+    hog_outfile o;
     hog_err err;
-    cr_assert_eq(hog_tmpfile_open(path, tmp, sizeof tmp, &f, &err), HOG_OK,
-                 "%s", err.msg);
-    hog_tmpfile_abort(f, tmp);
+    cr_assert_eq(hog_outfile_open(&o, path, &err), HOG_OK, "%s", err.msg);
+    char tmp[sizeof o.tmp];
+    memcpy(tmp, o.tmp, sizeof tmp);
+    hog_outfile_abort(&o);
+    cr_assert_not(exists(tmp), "abort left %s", tmp);
     char pid[32];
     snprintf(pid, sizeof pid, "-%ld-", (long)getpid());
     char *at = strstr(tmp + strlen(path), pid);
@@ -80,14 +81,13 @@ Test(tmpfile, commit_removes_only_dead_local_temporaries)
         fclose(f);
     }
 
-    char tmp[4200];
-    FILE *f;
+    hog_outfile o;
     hog_err err;
-    cr_assert_eq(hog_tmpfile_open(path, tmp, sizeof tmp, &f, &err), HOG_OK,
-                 "%s", err.msg);
-    fputs("whole", f);
-    cr_assert_eq(hog_tmpfile_commit(f, tmp, path, &err), HOG_OK, "%s",
-                 err.msg);
+    cr_assert_eq(hog_outfile_open(&o, path, &err), HOG_OK, "%s", err.msg);
+    char tmp[sizeof o.tmp];
+    memcpy(tmp, o.tmp, sizeof tmp);
+    fputs("whole", o.f);
+    cr_assert_eq(hog_outfile_commit(&o, &err), HOG_OK, "%s", err.msg);
 
     cr_assert(exists(path));
     cr_assert_not(exists(tmp), "our own temporary %s left", tmp);
@@ -116,13 +116,13 @@ Test(tmpfile, failed_commit_removes_nothing_else)
     fclose(g);
 
     setenv("HOGTRAIN_TEST_ENOSPC", "1", 1);
-    char tmp[4200];
-    FILE *f;
+    hog_outfile o;
     hog_err err;
-    cr_assert_eq(hog_tmpfile_open(path, tmp, sizeof tmp, &f, &err), HOG_OK,
-                 "%s", err.msg);
-    fputs("x", f);
-    hog_status s = hog_tmpfile_commit(f, tmp, path, &err);
+    cr_assert_eq(hog_outfile_open(&o, path, &err), HOG_OK, "%s", err.msg);
+    char tmp[sizeof o.tmp];
+    memcpy(tmp, o.tmp, sizeof tmp);
+    fputs("x", o.f);
+    hog_status s = hog_outfile_commit(&o, &err);
     unsetenv("HOGTRAIN_TEST_ENOSPC");
     cr_assert_eq(s, HOG_EIO);
     cr_assert(strstr(err.msg, "No space left"), "%s", err.msg);
@@ -165,7 +165,7 @@ static void plant(const char *dir, const char *target, const char *pidstr)
 }
 
 /* A planted symlink at a writer's temporary name must not redirect the
- * write: every writer goes through hog_tmpfile_open, which creates its
+ * write: every writer goes through hog_outfile_open, which creates its
  * temporary with O_EXCL | O_NOFOLLOW under an unpredictable name. The
  * library's writers are called here with links at this process's old
  * names; the command's writers through `exec`, so that the shell's $$ is
@@ -180,16 +180,15 @@ Test(tmpfile, planted_symlinks_are_never_followed, .timeout = 60)
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     put_file(victim, "precious\n");
 
-    /* hog_tmpfile_open itself, and the .hgb writer. */
+    /* hog_outfile_open itself, and the .hgb writer. */
     plant(dir, "raw", pid);
-    char path[4300], tmp[4200];
+    char path[4300];
     snprintf(path, sizeof path, "%s/raw", dir);
-    FILE *f;
+    hog_outfile o;
     hog_err err;
-    cr_assert_eq(hog_tmpfile_open(path, tmp, sizeof tmp, &f, &err), HOG_OK,
-                 "%s", err.msg);
-    fputs("new\n", f);
-    cr_assert_eq(hog_tmpfile_commit(f, tmp, path, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_outfile_open(&o, path, &err), HOG_OK, "%s", err.msg);
+    fputs("new\n", o.f);
+    cr_assert_eq(hog_outfile_commit(&o, &err), HOG_OK, "%s", err.msg);
     assert_content(path, "new\n");
     assert_content(victim, "precious\n");
 
@@ -239,20 +238,18 @@ Test(tmpfile, written_file_takes_the_targets_mode)
 {
     char dir[4096];
     th_tmpdir(dir, sizeof dir);
-    char path[4300], tmp[4200];
+    char path[4300];
     snprintf(path, sizeof path, "%s/out", dir);
     umask(027);
     static const mode_t before[] = { 0, 0600, 0755, 0604 };
     for (size_t i = 0; i < sizeof before / sizeof *before; i++) {
         if (before[i])
             cr_assert_eq(chmod(path, before[i]), 0);
-        FILE *f;
+        hog_outfile o;
         hog_err err;
-        cr_assert_eq(hog_tmpfile_open(path, tmp, sizeof tmp, &f, &err), HOG_OK,
-                     "%s", err.msg);
-        fputs("x", f);
-        cr_assert_eq(hog_tmpfile_commit(f, tmp, path, &err), HOG_OK, "%s",
-                     err.msg);
+        cr_assert_eq(hog_outfile_open(&o, path, &err), HOG_OK, "%s", err.msg);
+        fputs("x", o.f);
+        cr_assert_eq(hog_outfile_commit(&o, &err), HOG_OK, "%s", err.msg);
         struct stat st;
         cr_assert_eq(stat(path, &st), 0);
         mode_t want = before[i] ? before[i] : 0640;

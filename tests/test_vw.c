@@ -344,8 +344,8 @@ Test(vw, a9a_as_vw_text_reaches_plain_a9a_accuracy, .timeout = 600)
     cr_assert(fabs(vw - plain) <= 0.005, "VW text %.4f, LIBSVM %.4f", vw, plain);
     cr_assert_gt(plain, 0.84);
     /* the model hashes its test data itself */
-    rc = th_run(out, sizeof out, "'%s' predict -o /dev/null '%s/vw.hgm' '%s'", th_bin(), dir,
-                vtest);
+    rc = th_run(out, sizeof out, "'%s' predict -o '%s/p.txt' '%s/vw.hgm' '%s'", th_bin(),
+                dir, dir, vtest);
     cr_assert_eq(rc, 0, "%s", out);
     const char *a = strstr(out, "accuracy ");
     cr_assert(a && fabs(strtod(a + 9, NULL) / 100 - vw) < 1e-4, "%s", out);
@@ -475,9 +475,9 @@ Test(vw, converted_vw_trains_everywhere, .timeout = 600)
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         rc = th_run(out, sizeof out, "'%s' train -q --epochs 2 %s -o "
-                    "'%s/m.hgm' '%s/a.hgb' && '%s' predict -o /dev/null "
+                    "'%s/m.hgm' '%s/a.hgb' && '%s' predict -o '%s/p.txt' "
                     "'%s/m.hgm' '%s'",
-                    th_bin(), runs[i], dir, dir, th_bin(), dir, vtest);
+                    th_bin(), runs[i], dir, dir, th_bin(), dir, dir, vtest);
         cr_assert_eq(rc, 0, "%s: %s", runs[i], out);
         const char *a = strstr(out, "accuracy ");
         cr_assert(a && strtod(a + 9, NULL) > 80.0, "%s: %s", runs[i], out);
@@ -526,7 +526,7 @@ Test(vw, oaa_labels_train_k_classes)
     cr_assert(rc == 0 && strstr(out, "classes          3: 1 2 3") &&
                   strstr(out, "--hash-bits 10 --hash-seed 0"),
               "%s", out);
-    rc = th_run(out, sizeof out, "'%s' predict -o /dev/null '%s/k.hgm' '%s'",
-                th_bin(), dir, p);
+    rc = th_run(out, sizeof out, "'%s' predict -o '%s/p.txt' '%s/k.hgm' '%s'",
+                th_bin(), dir, dir, p);
     cr_assert(rc == 0 && strstr(out, "accuracy 100.00%"), "%s", out);
 }

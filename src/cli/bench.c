@@ -405,8 +405,8 @@ int hog_cli_bench(int argc, char **argv)
     }
     const char *const ins[] = { a.data, a.test };
     if ((s = hog_cli_check_readable(ins, 2, &err)) != HOG_OK ||
-        (csv && (s = hog_cli_check_writable(csv, &err)) != HOG_OK) ||
-        (plot && (s = hog_cli_check_writable(a.plot, &err)) != HOG_OK))
+        (csv && (s = hog_outfile_check(csv, &err)) != HOG_OK) ||
+        (plot && (s = hog_outfile_check(a.plot, &err)) != HOG_OK))
         goto fail;
     if ((s = hog_cli_load(a.data, &a.lo, a.quiet, &d, NULL, &err)) != HOG_OK)
         goto fail;

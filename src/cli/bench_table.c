@@ -63,13 +63,12 @@ static void write_csv(FILE *f, const struct cell *c, unsigned n)
 hog_status hog_cli_bench_save_csv(const char *path, const struct cell *c,
                                   unsigned n, hog_err *err)
 {
-    char tmp[4200];
-    FILE *f;
-    hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    hog_outfile o;
+    hog_status s = hog_outfile_open(&o, path, err);
     if (s != HOG_OK)
         return s;
-    write_csv(f, c, n);
-    return hog_tmpfile_commit(f, tmp, path, err);
+    write_csv(o.f, c, n);
+    return hog_outfile_commit(&o, err);
 }
 
 /* Cyclades against Hogwild! (none, shared) and the locked modes at each

@@ -287,17 +287,15 @@ const char *hog_cli_replicas_name(hog_replicas r);
 
 /* ---- files and formatting (util.c) ------------------------------------------ */
 
-/* Checks before any work that `path` can be created: its folder exists and
- * is writable. Fills err with "path: cannot write: reason". */
-hog_status hog_cli_check_writable(const char *path, hog_err *err);
 /* Checks before any work that each input named on the command line can be
  * read (NULL and "-", standard input, are skipped): a missing test set is
  * said at once, not after the training set has loaded. Fills err with
  * "path: cannot open: reason" for the first that cannot. */
 hog_status hog_cli_check_readable(const char *const *paths, size_t n,
                                   hog_err *err);
-/* True when a and b name one file: the same string, or the same inode
- * when both exist. Guards inputs against being overwritten by outputs. */
+/* True when a and b name one regular file (the same inode), or one name
+ * that does not exist yet; never for "-", devices or FIFOs, which a write
+ * does not overwrite. Guards inputs against being overwritten by outputs. */
 bool hog_cli_same_file(const char *a, const char *b);
 /* The last component of a path: "data/a9a.t" -> "a9a.t". Points into path. */
 const char *hog_cli_basename(const char *path);
@@ -409,9 +407,16 @@ void hog_progress_table(const struct hog_progress *p, FILE *f);
 void hog_progress_free(struct hog_progress *p);
 
 /* SIGINT/SIGTERM while training (signals.c): the first sets the flag
- * returned (for hog_train_opts.cancel), a second exits at once. */
+ * returned (for hog_train_opts.cancel), a second removes the temporaries
+ * of writes under way and exits at once. Restoring puts back the handlers
+ * of hog_cli_cleanup_install. */
 const volatile sig_atomic_t *hog_cli_signals_install(void);
 void hog_cli_signals_restore(void);
+/* Every signal that would end the process (SIGINT, SIGTERM, SIGHUP,
+ * SIGPIPE, SIGXFSZ, ...) first removes the temporaries of the writes under
+ * way, then ends it as the signal would. Installed once by main; signals
+ * the caller ignores stay ignored. */
+void hog_cli_cleanup_install(void);
 /* SIGBUS (a mapped .hgb truncated by another program): a sentence and exit
  * status 1 instead of a core dump. Installed once by main. */
 void hog_cli_sigbus_install(void);

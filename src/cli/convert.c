@@ -82,7 +82,7 @@ int hog_cli_convert(int argc, char **argv)
 
     hog_err err = { { 0 } };
     hog_status s;
-    if ((s = hog_cli_check_writable(out, &err)) != HOG_OK)
+    if ((s = hog_outfile_check(out, &err)) != HOG_OK)
         return hog_cli_fail_status(s, &err);
     double t = hog_now();
     struct hog_convert_stats cs = { 0 };

@@ -212,16 +212,15 @@ int hog_cli_gen(int argc, char **argv)
             s = hog_cli_stdout_check(&err);
         return s == HOG_OK ? HOG_EXIT_OK : hog_cli_fail_status(s, &err);
     }
-    char tmp[4200];
-    FILE *f;
-    if ((s = hog_cli_check_writable(out, &err)) != HOG_OK ||
-        (s = hog_tmpfile_open(out, tmp, sizeof tmp, &f, &err)) != HOG_OK)
+    hog_outfile o;
+    if ((s = hog_outfile_check(out, &err)) != HOG_OK ||
+        (s = hog_outfile_open(&o, out, &err)) != HOG_OK)
         return hog_cli_fail_status(s, &err);
-    if ((s = gen_into(&g, f, out, &k, &err)) != HOG_OK) {
-        hog_tmpfile_abort(f, tmp);
+    if ((s = gen_into(&g, o.f, out, &k, &err)) != HOG_OK) {
+        hog_outfile_abort(&o);
         return hog_cli_fail_status(s, &err);
     }
-    if ((s = hog_tmpfile_commit(f, tmp, out, &err)) != HOG_OK)
+    if ((s = hog_outfile_commit(&o, &err)) != HOG_OK)
         return hog_cli_fail_status(s, &err);
     if (!quiet) {
         char b[32];

@@ -88,6 +88,7 @@ static int run(int argc, char **argv)
 {
     hog_cli_blas_threads(argv); /* memory.c: may re-exec under ulimit -v */
     hog_cli_sigbus_install();
+    hog_cli_cleanup_install();
     if (argc < 2) {
         fputs("hogtrain: no command given\n", stderr);
         usage(stderr);

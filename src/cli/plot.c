@@ -101,16 +101,15 @@ hog_status hog_cli_plot(const char *path,
             fclose(k);
         }
     }
-    char tmp[4200];
-    FILE *f;
-    hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
-    if (s == HOG_OK && (s = run_gnuplot(script, len, fileno(f), err)) != HOG_OK) {
-        hog_tmpfile_abort(f, tmp);
+    hog_outfile o;
+    hog_status s = hog_outfile_open(&o, path, err);
+    if (s == HOG_OK && (s = run_gnuplot(script, len, fileno(o.f), err)) != HOG_OK) {
+        hog_outfile_abort(&o);
         char why[HOG_ERR_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
         s = hog_errf(err, s, "%s, drawing %s", why, path);
     } else if (s == HOG_OK) {
-        s = hog_tmpfile_commit(f, tmp, path, err);
+        s = hog_outfile_commit(&o, err);
     }
     free(script);
     return s;

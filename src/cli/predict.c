@@ -499,8 +499,7 @@ int hog_cli_predict(int argc, char **argv)
     hog_status s;
     hog_model *m = NULL;
     hog_data *d = NULL;
-    FILE *f = NULL;
-    char tmp[4200];
+    hog_outfile o;
     struct tally t;
     memset(&t, 0, sizeof t);
 
@@ -522,14 +521,14 @@ int hog_cli_predict(int argc, char **argv)
     if (a.confusion && (s = confusion_check(&a, d, &t, &err)) != HOG_OK)
         goto fail;
     if (a.out) {
-        if ((s = hog_tmpfile_open(a.out, tmp, sizeof tmp, &f, &err)) != HOG_OK)
+        if ((s = hog_outfile_open(&o, a.out, &err)) != HOG_OK)
             goto fail;
-        s = predict_rows(f, m, d, a.kind, &t, &err);
+        s = predict_rows(o.f, m, d, a.kind, &t, &err);
         if (s != HOG_OK) {
-            hog_tmpfile_abort(f, tmp);
+            hog_outfile_abort(&o);
             goto fail;
         }
-        s = hog_tmpfile_commit(f, tmp, a.out, &err);
+        s = hog_outfile_commit(&o, &err);
         if (s != HOG_OK)
             goto fail;
     } else {

@@ -4,10 +4,13 @@
  * hog_train (hog_train_opts.cancel) and the trainer polls it between
  * blocks of rows, finishes the step it is in, writes a checkpoint when one
  * is configured and returns HOG_EINTR. A second signal ends the process at
- * once.
+ * once. Outside training, and at that second signal, a signal that ends
+ * the process removes the temporaries of the writes under way first
+ * (hog_outfile_remove_all: a stopped convert leaves no 8 GB .tmp behind).
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -22,9 +25,43 @@ static void on_signal(int sig)
                                   "at once\n";
         ssize_t k = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)k;
+        hog_outfile_remove_all();
         _exit(128 + sig);
     }
     cancel_flag = sig;
+}
+
+/* The signals whose default action ends the process (core dumps
+ * included), less those that report a fault of its own (SIGSEGV, SIGBUS,
+ * ...: state too broken to trust), and SIGKILL, which nobody catches. */
+static const int fatal_signals[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE,
+                                     SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
+                                     SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF };
+
+/* Removes the temporaries of the writes under way (a convert's .hgb, a
+ * prediction file: gigabytes on a disk that may be full), then dies of the
+ * signal as it would have: SA_RESETHAND restored the default action, and
+ * the raised signal arrives as the handler returns. */
+static void on_fatal(int sig)
+{
+    int e = errno;
+    hog_outfile_remove_all();
+    raise(sig);
+    errno = e;
+}
+
+void hog_cli_cleanup_install(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        /* a signal the caller ignores (nohup's SIGHUP) stays ignored */
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_DFL)
+            sigaction(fatal_signals[i], &sa, NULL);
 }
 
 const volatile sig_atomic_t *hog_cli_signals_install(void)
@@ -194,4 +231,5 @@ void hog_cli_signals_restore(void)
 {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    hog_cli_cleanup_install();
 }

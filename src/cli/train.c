@@ -69,11 +69,11 @@ int hog_cli_train(int argc, char **argv)
                                 a.init };
     if ((s = hog_cli_check_readable(ins, sizeof ins / sizeof *ins, &err)) !=
             HOG_OK ||
-        (a.model && (s = hog_cli_check_writable(a.model, &err)) != HOG_OK) ||
+        (a.model && (s = hog_outfile_check(a.model, &err)) != HOG_OK) ||
         (a.o.checkpoint &&
-         (s = hog_cli_check_writable(a.o.checkpoint, &err)) != HOG_OK) ||
-        (a.json && (s = hog_cli_check_writable(a.json, &err)) != HOG_OK) ||
-        (a.plot && (s = hog_cli_check_writable(a.plot, &err)) != HOG_OK))
+         (s = hog_outfile_check(a.o.checkpoint, &err)) != HOG_OK) ||
+        (a.json && (s = hog_outfile_check(a.json, &err)) != HOG_OK) ||
+        (a.plot && (s = hog_outfile_check(a.plot, &err)) != HOG_OK))
         goto fail;
 
     hog_data hdr; /* --stream: the file's header, no arrays */

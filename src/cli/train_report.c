@@ -373,13 +373,12 @@ tail:;
 
 hog_status hog_cli_train_save_json(const struct train_report *r, hog_err *err)
 {
-    char tmp[4200];
-    FILE *f;
-    hog_status s = hog_tmpfile_open(r->a->json, tmp, sizeof tmp, &f, err);
+    hog_outfile o;
+    hog_status s = hog_outfile_open(&o, r->a->json, err);
     if (s != HOG_OK)
         return s;
-    write_json(f, r);
-    return hog_tmpfile_commit(f, tmp, r->a->json, err);
+    write_json(o.f, r);
+    return hog_outfile_commit(&o, err);
 }
 
 /* Two lines on how Cyclades cut the batches. */

@@ -612,31 +612,6 @@ int hog_cli_hot_parse(const char *s, uint64_t *k)
 
 /* ---- files and formatting --------------------------------------------------------- */
 
-hog_status hog_cli_check_writable(const char *path, hog_err *err)
-{
-    if (!*path)
-        return hog_errf(err, HOG_EINVAL, "empty output file name");
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return hog_errf(err, HOG_EIO, "%s: cannot write: folder %s: %s", path,
-                        dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return hog_errf(err, HOG_EIO, "%s: cannot write: %s is not a folder",
-                        path, dir);
-    if (access(dir, W_OK | X_OK) != 0)
-        return hog_errf(err, HOG_EIO, "%s: cannot write: folder %s: %s", path,
-                        dir, strerror(errno));
-    return HOG_OK;
-}
-
 hog_status hog_cli_check_readable(const char *const *paths, size_t n,
                                   hog_err *err)
 {
@@ -659,13 +634,17 @@ hog_status hog_cli_check_readable(const char *const *paths, size_t n,
 
 bool hog_cli_same_file(const char *a, const char *b)
 {
-    if (!a || !b)
+    /* "-" is standard input as an input and standard output as an output:
+     * two streams. A device or FIFO (/dev/null, /dev/stdin and /dev/stdout
+     * on one terminal) is not overwritten by a write: only regular files
+     * (and one name that is not there yet) can be the same file. */
+    if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
         return false;
-    if (strcmp(a, b) == 0)
-        return true;
     struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+               S_ISREG(sa.st_mode);
+    return strcmp(a, b) == 0;
 }
 
 const char *hog_cli_basename(const char *path)
@@ -793,7 +772,7 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
     const char *const ins[] = { model, data };
     hog_status s;
     if ((s = hog_cli_check_readable(ins, 2, err)) != HOG_OK ||
-        (out && (s = hog_cli_check_writable(out, err)) != HOG_OK) ||
+        (out && (s = hog_outfile_check(out, err)) != HOG_OK) ||
         (s = hog_model_load(model, m, err)) != HOG_OK)
         return s;
     if (model_space)

@@ -3,7 +3,7 @@
  * like any other file: the reader checks the magic, refuses a newer version
  * by number, checks the header CRC, derives the exact file size from the
  * declared weight count before allocating anything, and checks the CRC of
- * the arrays. Written through hog_tmpfile_* (temporary name, fsync, rename,
+ * the arrays. Written through hog_outfile_* (temporary name, fsync, rename,
  * fsync of the folder), so a kill or a full disk leaves the previous
  * checkpoint whole.
  *
@@ -172,11 +172,11 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     p32(h + 248, c->replicas);
     p32(h + 252, hog_crc32c(0, h, 252));
 
-    char tmp[4200];
-    FILE *f;
-    hog_status st = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    hog_outfile o;
+    hog_status st = hog_outfile_open(&o, path, err);
     if (st != HOG_OK)
         return st;
+    FILE *f = o.f;
     bool ok = fwrite(h, 1, CK_HDR, f) == CK_HDR;
     for (unsigned k = 0; ok && k < na; k++)
         ok = fwrite(arr[k], 1, bytes, f) == bytes;
@@ -185,11 +185,11 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
              fwrite(s->ovr_done, 1, done_bytes, f) == done_bytes;
     if (!ok) {
         int e = errno;
-        hog_tmpfile_abort(f, tmp);
+        hog_outfile_abort(&o);
         return hog_errf(err, HOG_EIO, "%s: write failed: %s (nothing written)",
                         path, strerror(e ? e : EIO));
     }
-    return hog_tmpfile_commit(f, tmp, path, err);
+    return hog_outfile_commit(&o, err);
 }
 
 void hog_ckpt_free(struct hog_ckpt *c)

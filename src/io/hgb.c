@@ -115,11 +115,11 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
     };
     header_put(hdr, &h, target, table, table_bytes);
 
-    char tmp[4096];
-    FILE *f;
-    hog_status st = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    hog_outfile o;
+    hog_status st = hog_outfile_open(&o, path, err);
     if (st != HOG_OK)
         goto out;
+    FILE *f = o.f;
     bool ok = wr(f, hdr, HDR_SIZE) && wr(f, table, table_bytes);
     for (uint64_t k = 0; k < n && ok; k++) {
         uint64_t r = pl[k].rows, z = pl[k].nnz, a = m->off[pl[k].first_row];
@@ -153,12 +153,12 @@ hog_status hog_hgb_save_version(const hog_data *d, const char *path,
     }
     if (!ok) {
         int e = errno;
-        hog_tmpfile_abort(f, tmp);
+        hog_outfile_abort(&o);
         st = hog_errf(err, HOG_EIO, "%s: write failed: %s (nothing written)",
                       path, strerror(e));
         goto out;
     }
-    st = hog_tmpfile_commit(f, tmp, path, err);
+    st = hog_outfile_commit(&o, err);
 out:
     free(pl), free(table), free(loc), free(hdr);
     return st;

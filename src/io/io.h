@@ -648,17 +648,36 @@ ssize_t hog_read_some(int fd, void *buf, size_t len);
  * most 64 bytes (no '-', which separates it from the PID, nor '/'). */
 void hog_tmp_host_tag(char *buf, size_t len);
 
-/* Creates "path.tmp.HOST-PID-RANDOM" beside path for writing (O_EXCL |
- * O_NOFOLLOW: a name planted there is never opened) with the mode path
- * would get; hog_tmpfile_commit() fsyncs, closes and renames it over path
- * (or removes it on failure, naming the real cause: "No space left on
- * device"), then removes temporaries of path that dead processes of this
- * host left behind. Every writer of the library and the command goes
- * through these. */
-hog_status hog_tmpfile_open(const char *path, char *tmp, size_t tmplen,
-                            FILE **out, hog_err *err);
-hog_status hog_tmpfile_commit(FILE *f, const char *tmp, const char *path,
-                              hog_err *err);
-void hog_tmpfile_abort(FILE *f, const char *tmp);
+/* An output file (src/io/outfile.c): a regular target (or a new one, or
+ * the final target of a symlink) is written to "TARGET.tmp.HOST-PID-RANDOM"
+ * beside it (O_EXCL | O_NOFOLLOW: a name planted there is never opened)
+ * with the mode the target would get, and hog_outfile_commit() fsyncs,
+ * closes and renames it over the target (or removes it on failure, naming
+ * the real cause: "No space left on device"), then removes temporaries of
+ * the target that dead processes of this host left behind. A target that
+ * exists and is not a regular file (/dev/null, a terminal, a FIFO) and
+ * "-" (standard output) are written in place: never renamed over. Every
+ * writer of the library and the command goes through these. */
+typedef struct hog_outfile {
+    FILE *f;          /* write here */
+    const char *name; /* the path as given, for messages */
+    char dest[4096];  /* written or renamed onto: the path, or its links' end */
+    char tmp[4200];   /* the temporary; "" when written in place */
+    int slot;         /* in the table of temporaries open now, or -1 */
+} hog_outfile;
+
+/* Whether path could be opened for writing (its folder writable, or the
+ * device or FIFO there writable), without opening it: the command checks
+ * its outputs before a long run. */
+hog_status hog_outfile_check(const char *path, hog_err *err);
+hog_status hog_outfile_open(hog_outfile *o, const char *path, hog_err *err);
+/* Whether o writes its target in place (not a regular file: no rename). */
+bool hog_outfile_in_place(const hog_outfile *o);
+hog_status hog_outfile_commit(hog_outfile *o, hog_err *err);
+/* Closes o and removes its temporary; nothing once committed or aborted. */
+void hog_outfile_abort(hog_outfile *o);
+/* Removes every temporary of this process not yet committed or aborted:
+ * async-signal-safe, for the handlers of the signals the process dies of. */
+void hog_outfile_remove_all(void);
 
 #endif

@@ -405,22 +405,21 @@ hog_status hog_model_save(const hog_model *m, const char *path,
         return hog_errf(err, HOG_EINVAL, "%s: a model of %u classes: K-class "
                         "models have 3 or more (two are a binary model)",
                         path, m->n_classes);
-    char tmp[4200];
-    FILE *f;
-    hog_status s = hog_tmpfile_open(path, tmp, sizeof tmp, &f, err);
+    hog_outfile o;
+    hog_status s = hog_outfile_open(&o, path, err);
     if (s != HOG_OK)
         return s;
     if (fmt == HOG_MODEL_LIBLINEAR) {
-        setvbuf(f, NULL, _IOFBF, 1 << 20);
-        s = save_liblinear(m, f, path, err);
+        setvbuf(o.f, NULL, _IOFBF, 1 << 20);
+        s = save_liblinear(m, o.f, path, err);
     } else {
-        s = save_hgm(m, f, path, err);
+        s = save_hgm(m, o.f, path, err);
     }
     if (s != HOG_OK) {
-        hog_tmpfile_abort(f, tmp);
+        hog_outfile_abort(&o);
         return s;
     }
-    return hog_tmpfile_commit(f, tmp, path, err);
+    return hog_outfile_commit(&o, err);
 }
 
 /* ---- .hgm reader ------------------------------------------------------------ */

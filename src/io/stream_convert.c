@@ -38,8 +38,7 @@ struct entry {
 
 struct writer {
     const char *path;
-    char tmp[4200];
-    FILE *f;
+    hog_outfile out;
     int fd;
     uint64_t target;
     uint64_t reserve;   /* table bytes left room for */
@@ -250,10 +249,17 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
                           : UINT64_C(1) << 21;
     w.reserve = ALIGN_UP(most * TABLE_ENTRY);
     w.pos = HDR_SIZE + w.reserve;
-    st = hog_tmpfile_open(out, w.tmp, sizeof w.tmp, &w.f, err);
+    st = hog_outfile_open(&w.out, out, err);
     if (st != HOG_OK)
         goto done;
-    w.fd = fileno(w.f);
+    if (hog_outfile_in_place(&w.out)) {
+        /* /dev/null, a FIFO, standard output: no file to go back into */
+        st = hog_errf(err, HOG_EINVAL, "%s: not a regular file: a .hgb is "
+                      "written out of order (its table last), so it needs "
+                      "one", out);
+        goto done;
+    }
+    w.fd = fileno(w.out.f);
     /* The text read ahead (and decompressed) a window at a time, each
      * parsed (in parallel) by one parser, which numbers the lines and
      * counts the hashing's collisions over the whole text, and its rows
@@ -302,8 +308,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
     int64_t src_mtime = src.is_stdin ? 0 : src.mtime;
     if ((st = finish(&w, src_size, src_mtime, err)) != HOG_OK)
         goto done;
-    st = hog_tmpfile_commit(w.f, w.tmp, out, err);
-    w.f = NULL;
+    st = hog_outfile_commit(&w.out, err);
     if (st == HOG_OK && cs) {
         cs->rows = w.rows;
         cs->nnz = w.nnz;
@@ -316,8 +321,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
 done:
     hog_text_reader_close(r);
     hog_svm_parser_free(ps);
-    if (w.f)
-        hog_tmpfile_abort(w.f, w.tmp);
+    hog_outfile_abort(&w.out); /* nothing once committed */
     hog_input_close(&src);
     free(w.tab);
     free(w.stage);
