@@ -136,10 +136,10 @@ Test(outfile, fifo_reader_gets_the_output, .timeout = 60)
     setup(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/pipe", dir);
     cr_assert_eq(mkfifo(path, 0600), 0, "%s", strerror(errno));
-    /* Before the fix the command renamed a file over the FIFO and its
-     * reader waited for ever (the test's timeout). */
+    /* Before the fix the command renamed a file over the FIFO, and its
+     * reader would have waited for ever but for its own timeout. */
     int rc = th_run(out, sizeof out,
-                    "cd '%s' && { cat pipe > got & r=$!; "
+                    "cd '%s' && { timeout 30 cat pipe > got & r=$!; "
                     "'%s' predict -q m.hgm d.svm -o pipe; s=$?; wait $r; "
                     "exit $s; }",
                     dir, th_bin());
