@@ -1,0 +1,84 @@
+/*
+ * What hogtrain train says about its inputs before (or instead of)
+ * training: one-class data streamed is refused with the in-memory
+ * sentence, never a crash.
+ */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include "io/io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The .hgb of text written to dir/name.svm, as dir/name.hgb. */
+static const char *hgb_of(const char *dir, const char *name, const char *text)
+{
+    static char path[4][1200];
+    static int next;
+    char *p = path[next++ % 4], svm[64], out[4096];
+    snprintf(svm, sizeof svm, "%s.svm", name);
+    const char *s = th_write(dir, svm, text, strlen(text));
+    snprintf(p, sizeof path[0], "%s/%s.hgb", dir, name);
+    int rc = th_run(out, sizeof out, "'%s' convert -q '%s' '%s'", th_bin(), s,
+                    p);
+    cr_assert_eq(rc, 0, "%s", out);
+    return p;
+}
+
+/* Sets the positive count of the .hgb header at path (and its CRC), as a
+ * damaged or hand-made file might have it. */
+static void set_header_n_pos(const char *path, uint64_t n_pos)
+{
+    enum { HDR = 4096, NPOS = 88 }; /* docs/FORMATS.md */
+    unsigned char h[HDR];
+    FILE *f = fopen(path, "r+b");
+    cr_assert(f, "%s", path);
+    cr_assert_eq(fread(h, 1, HDR, f), (size_t)HDR);
+    memcpy(h + NPOS, &n_pos, 8);
+    uint32_t crc = hog_crc32c(0, h, HDR - 4);
+    memcpy(h + HDR - 4, &crc, 4);
+    cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+    cr_assert_eq(fwrite(h, 1, HDR, f), (size_t)HDR);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(train_says, one_class_streamed_is_refused_as_in_memory)
+{
+    char dir[1024], out[8192];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *one = hgb_of(dir, "one", "+1 1:1\n+1 2:1\n");
+    int rc = th_run(out, sizeof out, "'%s' train -q '%s'", th_bin(), one);
+    cr_assert_eq(rc, 1, "%s", out);
+    const char *sentence = "the training labels take one value only (1): a "
+                           "classifier needs at least two classes";
+    cr_assert(strstr(out, sentence), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train -q --stream '%s'", th_bin(), one);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, sentence), "%s", out);
+    /* every row the negative label */
+    const char *neg = hgb_of(dir, "neg", "-1 1:1\n-1 2:1\n-1 3:1\n");
+    rc = th_run(out, sizeof out, "'%s' train -q --stream '%s'", th_bin(), neg);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "take one value only (-1)"), "%s", out);
+}
+
+/* A header that claims no positive row (or every row positive) where the
+ * rows have both: the stream, which knows only the header before its
+ * first pass, refuses with the sentence rather than reading labels it does
+ * not hold. */
+Test(train_says, one_class_header_streamed_is_refused)
+{
+    char dir[1024], out[8192];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *two = hgb_of(dir, "two", "+1 1:1\n-1 2:1\n+1 3:1\n-1 1:1\n");
+    set_header_n_pos(two, 0);
+    int rc = th_run(out, sizeof out, "'%s' train -q --stream '%s'", th_bin(),
+                    two);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "take one value only (-1)"), "%s", out);
+    set_header_n_pos(two, 4);
+    rc = th_run(out, sizeof out, "'%s' train -q --stream '%s'", th_bin(), two);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "take one value only (1)"), "%s", out);
+}
