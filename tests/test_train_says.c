@@ -1,7 +1,8 @@
 /*
  * What hogtrain train says about its inputs before (or instead of)
  * training: one-class data streamed is refused with the in-memory
- * sentence, never a crash.
+ * sentence, never a crash; a full disk at a resumed run's checkpoint names
+ * the checkpoint that is intact.
  */
 #include <criterion/criterion.h>
 
@@ -81,4 +82,38 @@ Test(train_says, one_class_header_streamed_is_refused)
     rc = th_run(out, sizeof out, "'%s' train -q --stream '%s'", th_bin(), two);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert(strstr(out, "take one value only (1)"), "%s", out);
+}
+
+/* A full disk at the first checkpoint of a resumed run: the checkpoint it
+ * resumed from is this run's and intact (the commit never replaced it), so
+ * the sentence says so instead of "no earlier checkpoint". */
+Test(train_says, full_disk_on_resume_names_the_resumed_checkpoint,
+     .timeout = 60)
+{
+    char dir[1024], out[8192], ck[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    int rc = th_run(out, sizeof out,
+                    "'%s' gen --rows 3000 --features 2000 --nnz 20 -q -o "
+                    "'%s/d.svm' && '%s' convert -q '%s/d.svm' '%s/d.hgb' && "
+                    "'%s' train -q '%s/d.hgb' --epochs 1 --checkpoint '%s'",
+                    th_bin(), dir, th_bin(), dir, dir, th_bin(), dir, ck);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out,
+                "HOGTRAIN_TEST_ENOSPC=1 '%s' train -q '%s/d.hgb' --epochs 3 "
+                "--resume '%s' --checkpoint '%s'",
+                th_bin(), dir, ck, ck);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "checkpoint after epoch 2 not written"), "%s", out);
+    cr_assert(strstr(out, "No space left on device"), "%s", out);
+    cr_assert(!strstr(out, "no earlier checkpoint"), "%s", out);
+    char want[1300];
+    snprintf(want, sizeof want, "the checkpoint this run resumed from (%s, "
+             "after epoch 1) is intact", ck);
+    cr_assert(strstr(out, want), "%s", out);
+    struct hog_ckpt k;
+    hog_err err;
+    cr_assert_eq(hog_ckpt_load(ck, &k, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(k.st.epoch, 1);
+    hog_ckpt_free(&k);
 }
