@@ -117,3 +117,40 @@ Test(train_says, full_disk_on_resume_names_the_resumed_checkpoint,
     cr_assert_eq(k.st.epoch, 1);
     hog_ckpt_free(&k);
 }
+
+/* train -t warns as predict does when the test set lives in another
+ * feature space (a9a's 123 features against news20.binary's): one line,
+ * the same rule and words as predict's, and training goes on; a test set
+ * of the same space (a9a.t) draws none, nor does -q. */
+Test(train_says, test_set_of_another_feature_space_is_warned, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(a9a, "a9a");
+    TH_DATA_OR_SKIP(a9at, "a9a.t");
+    TH_DATA_OR_SKIP(news, "news20.binary.test.svm");
+    char dir[1024], out[16384];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -t '%s' --epochs 1",
+                    th_bin(), a9a, news);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: the model has 123 features but "
+                          "news20.binary.test.svm has 377295: was it "
+                          "trained on other data? (training goes on)"),
+              "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -t '%s' --epochs 1 -q",
+                th_bin(), a9a, news);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -t '%s' --epochs 1",
+                th_bin(), a9a, a9at);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+    /* predict says it in the same words of the model it is given */
+    rc = th_run(out, sizeof out, "'%s' train -q '%s' --epochs 1 -o "
+                "'%s/m.hgm' && '%s' predict '%s/m.hgm' '%s' -o '%s/p'",
+                th_bin(), a9a, dir, th_bin(), dir, news, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "the model has 123 features but "
+                          "news20.binary.test.svm has 377295: was it "
+                          "trained on other data? (predictions go on)"),
+              "%s", out);
+}

@@ -39,6 +39,20 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
     return HOG_OK;
 }
 
+/* The features d's rows use (its highest index + 1): the test set's own,
+ * which its load raised to the training set's. Hashed data has 2^B. */
+static uint64_t features_used(const hog_data *d)
+{
+    if (d->hash.bits)
+        return hog_data_features(d);
+    uint64_t nf = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        if (d->m.off[i + 1] > d->m.off[i] &&
+            (uint64_t)d->m.idx[d->m.off[i + 1] - 1] + 1 > nf)
+            nf = (uint64_t)d->m.idx[d->m.off[i + 1] - 1] + 1;
+    return nf;
+}
+
 int hog_cli_train(int argc, char **argv)
 {
     struct train_args a = { 0 };
@@ -150,6 +164,10 @@ int hog_cli_train(int argc, char **argv)
                          test->hash.bits ? a.train : a.test);
             goto fail;
         }
+        if (!a.quiet)
+            hog_cli_warn_feature_space(hog_data_features(r.train),
+                                       features_used(test), a.test,
+                                       "training goes on");
         r.test = test;
     }
     if (a.validation) { /* in the training set's feature space, too */
