@@ -154,3 +154,59 @@ Test(train_says, test_set_of_another_feature_space_is_warned, .timeout = 120)
                           "trained on other data? (predictions go on)"),
               "%s", out);
 }
+
+/* Labels that look like a regression target train as classes after one
+ * warning line naming --loss squared: abalone's 28 ages (9 of them with
+ * fewer than 10 rows), in memory and streamed; labels that are not
+ * integers. Not for --loss squared, -q, or ordinary classes. */
+Test(train_says, labels_like_a_target_are_warned, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(abalone, "abalone_scale");
+    char dir[1024], out[16384], hgb[1100];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    const char *line = "hogtrain: warning: the labels take 28 values over "
+                       "4177 rows (9 of them with fewer than 10 rows): "
+                       "trained as 28 classes; if they are numbers to "
+                       "predict, use --loss squared";
+    int rc = th_run(out, sizeof out, "'%s' train '%s' --epochs 1", th_bin(),
+                    abalone);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, line), "%s", out);
+    cr_assert(!strstr(strstr(out, "warning") + 1, "warning"), "one line: %s",
+              out);
+    snprintf(hgb, sizeof hgb, "%s/ab.hgb", dir);
+    rc = th_run(out, sizeof out, "'%s' convert -q '%s' '%s' && '%s' train "
+                "--stream '%s' --epochs 1", th_bin(), abalone, hgb, th_bin(),
+                hgb);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, line), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --epochs 1 --loss squared",
+                th_bin(), abalone);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --epochs 1 -q", th_bin(),
+                abalone);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+
+    /* three classes of 20 rows each: integers draw nothing, halves do */
+    char text[4096], halves[4096];
+    size_t n = 0, h = 0;
+    for (int i = 0; i < 60; i++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d:1\n", i % 3,
+                              1 + i % 7);
+        h += (size_t)snprintf(halves + h, sizeof halves - h, "%d.5 %d:1\n",
+                              i % 3, 1 + i % 7);
+    }
+    const char *ints = th_write(dir, "ints.svm", text, n);
+    const char *half = th_write(dir, "half.svm", halves, h);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --epochs 1", th_bin(), ints);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --epochs 1", th_bin(), half);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: the labels take 3 values over "
+                          "60 rows (label 0.5 is not an integer): trained "
+                          "as 3 classes; if they are numbers to predict, use "
+                          "--loss squared"), "%s", out);
+}

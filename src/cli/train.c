@@ -179,6 +179,12 @@ int hog_cli_train(int argc, char **argv)
         r.valid = valid;
         a.o.validation = valid;
     }
+    /* once, not per fold: labels that look like a regression target
+     * (a stream's are found, and said, in its first pass) */
+    char doubt[400];
+    if (!a.quiet && train &&
+        hog_train_data_classes_doubt(&a.o, train, doubt, sizeof doubt))
+        hog_train_notice(&a.o, doubt);
     hog_valid_stats vs;
     memset(&vs, 0, sizeof vs);
     if (a.o.validation || a.o.holdout > 0) {

@@ -964,9 +964,9 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                       "--normalize learns the scales in a pass over the "
                       "data in memory; drop --stream, or scale %s first",
                       path);
-    else if (multi && (st = hog_train_stream_classes(stream, HOG_MAX_CLASSES,
-                                                     &classes, &class_rows,
-                                                     &k, err)) != HOG_OK)
+    else if (multi && (st = hog_train_stream_classes(stream, &o, &classes,
+                                                     &class_rows, &k,
+                                                     err)) != HOG_OK)
         ;
     else if (multi && k < 3)
         st = hog_errf(err, HOG_EINVAL, "the labels of %s take %u values "
