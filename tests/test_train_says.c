@@ -2,7 +2,10 @@
  * What hogtrain train says about its inputs before (or instead of)
  * training: one-class data streamed is refused with the in-memory
  * sentence, never a crash; a full disk at a resumed run's checkpoint names
- * the checkpoint that is intact.
+ * the checkpoint that is intact; a test set of another feature space,
+ * labels that look like a regression target and --interactions of a
+ * namespace the data never has are warned of; an empty --interactions is
+ * a usage error.
  */
 #include <criterion/criterion.h>
 
@@ -209,4 +212,42 @@ Test(train_says, labels_like_a_target_are_warned, .timeout = 60)
                           "60 rows (label 0.5 is not an integer): trained "
                           "as 3 classes; if they are numbers to predict, use "
                           "--loss squared"), "%s", out);
+}
+
+/* --interactions '' is a usage error (it was taken as no interaction);
+ * a namespace the training data never has is one warning line naming it,
+ * and training goes on; namespaces it has draw none. */
+Test(train_says, interactions_empty_or_absent)
+{
+    char dir[1024], out[8192];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    static const char text[] = "1 |a x |b y\n-1 |a z |b y\n1 |a w |b q\n";
+    const char *vw = th_write(dir, "t.vw", text, strlen(text));
+    int rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ''",
+                    th_bin(), vw);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "--interactions: an empty list"), "%s", out);
+    cr_assert(strstr(out, "usage: hogtrain train"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ab "
+                "--interactions ''", th_bin(), vw);
+    cr_assert_eq(rc, 2, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions zz "
+                "--epochs 1", th_bin(), vw);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: --interactions zz: t.vw has no "
+                          "namespace that starts with 'z'; the pairs with it "
+                          "cross nothing"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ab,zq,az "
+                "--epochs 1", th_bin(), vw);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "starts with 'z' or 'q'; the pairs with them"),
+              "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ab,aa "
+                "--epochs 1", th_bin(), vw);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(!strstr(out, "warning"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions zz -q",
+                th_bin(), vw);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_str_eq(out, "");
 }
