@@ -335,6 +335,16 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
                                    bool model_space, bool quiet,
                                    hog_model **m, hog_data **d, hog_err *err);
 
+/* A model of other data scores it without an error (a feature it lacks
+ * weighs 0), so predict and train -t say when the model's feature count
+ * (mf) and the data's (df) are far apart: the data's more than twice the
+ * model's and 1000 more (a test set may well have a few features the
+ * training set lacked), or the model's more than 100 times the data's and
+ * 1000 more (a small file may use few of a large model's features, but not
+ * that few). One warning line on stderr, ending "(goes_on)". */
+void hog_cli_warn_feature_space(uint64_t mf, uint64_t df, const char *path,
+                                const char *goes_on);
+
 /* ---- JSON (json.c) ------------------------------------------------------- */
 
 /* A streaming writer with commas and indentation handled; strings are

@@ -449,24 +449,6 @@ static void report(const hog_model *m, const struct tally *t, bool confusion,
     print_scores_line(t);
 }
 
-/* A model of other data predicts without an error (a feature it lacks
- * weighs 0), so the command says when the feature counts are far apart:
- * the data's more than twice the model's and 1000 more (a test set may
- * well have a few features the training set lacked), or the model's more
- * than 100 times the data's and 1000 more (a small file may use few of a
- * large model's features, but not that few). One line; predictions go on. */
-static void warn_feature_space(const hog_model *m, const hog_data *d,
-                               const char *path)
-{
-    uint64_t mf = hog_model_features(m), df = hog_data_features(d);
-    if ((df > 2 * mf && df - mf >= 1000) || (mf > 100 * df && mf - df >= 1000))
-        fprintf(stderr, "hogtrain: warning: the model has %llu features but "
-                        "%s has %llu: was it trained on other data? "
-                        "(predictions go on)\n",
-                (unsigned long long)mf, data_name(path),
-                (unsigned long long)df);
-}
-
 /* --confusion needs a classifier, a table that fits, and labels to count. */
 static hog_status confusion_check(const struct predict_args *a,
                                   const hog_data *d, const struct tally *t,
@@ -507,7 +489,9 @@ int hog_cli_predict(int argc, char **argv)
                                      a.quiet, &m, &d, &err)) != HOG_OK)
         goto fail;
     if (!a.quiet)
-        warn_feature_space(m, d, a.data);
+        hog_cli_warn_feature_space(hog_model_features(m),
+                                   hog_data_features(d), a.data,
+                                   "predictions go on");
     if (a.kind == OUT_PROBABILITIES &&
         (m->loss != HOG_LOSS_LOGISTIC || is_regression(m))) {
         s = hog_errf(&err, HOG_EINVAL, "--probabilities: %s is a %s model; "

@@ -3,6 +3,8 @@
  * report train_report.c's (train.h). */
 #include "cli/train.h"
 
+#include "core/cross.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,43 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
     d->hash = in.hash;
     hog_hgb_info_close(&in);
     return HOG_OK;
+}
+
+/* --interactions naming a namespace the training data never has: its
+ * pairs cross nothing, which is no error (another file may have it) but
+ * most likely a typo. */
+static void warn_absent_namespaces(const struct train_args *a,
+                                   const hog_data *d)
+{
+    char miss[2 * HOG_MAX_INTERACTIONS + 1], list[8 * sizeof miss] = "";
+    unsigned n = hog_cross_absent(d, miss, sizeof miss);
+    for (unsigned i = 0, w = 0; i < n; i++)
+        w += (unsigned)snprintf(list + w, sizeof list - w, "%s'%c'",
+                                i == 0 ? "" : i + 1 < n ? ", " : " or ",
+                                miss[i]);
+    if (n)
+        fprintf(stderr, "hogtrain: warning: --interactions %s: %s has no "
+                        "namespace that starts with %s; the pairs with %s "
+                        "cross nothing\n",
+                a->interactions,
+                strcmp(a->train, "-") == 0 ? "standard input"
+                                           : hog_cli_basename(a->train),
+                list,
+                n == 1 ? "it" : "them");
+}
+
+/* The features d's rows use (its highest index + 1): the test set's own,
+ * which its load raised to the training set's. Hashed data has 2^B. */
+static uint64_t features_used(const hog_data *d)
+{
+    if (d->hash.bits)
+        return hog_data_features(d);
+    uint64_t nf = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        if (d->m.off[i + 1] > d->m.off[i] &&
+            (uint64_t)d->m.idx[d->m.off[i + 1] - 1] + 1 > nf)
+            nf = (uint64_t)d->m.idx[d->m.off[i + 1] - 1] + 1;
+    return nf;
 }
 
 int hog_cli_train(int argc, char **argv)
@@ -150,6 +189,10 @@ int hog_cli_train(int argc, char **argv)
                          test->hash.bits ? a.train : a.test);
             goto fail;
         }
+        if (!a.quiet)
+            hog_cli_warn_feature_space(hog_data_features(r.train),
+                                       features_used(test), a.test,
+                                       "training goes on");
         r.test = test;
     }
     if (a.validation) { /* in the training set's feature space, too */
@@ -161,6 +204,14 @@ int hog_cli_train(int argc, char **argv)
         r.valid = valid;
         a.o.validation = valid;
     }
+    /* once, not per fold: labels that look like a regression target
+     * (a stream's are found, and said, in its first pass) */
+    if (!a.quiet && train && a.interactions[0])
+        warn_absent_namespaces(&a, train);
+    char doubt[400];
+    if (!a.quiet && train &&
+        hog_train_data_classes_doubt(&a.o, train, doubt, sizeof doubt))
+        hog_train_notice(&a.o, doubt);
     hog_valid_stats vs;
     memset(&vs, 0, sizeof vs);
     if (a.o.validation || a.o.holdout > 0) {

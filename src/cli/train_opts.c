@@ -193,6 +193,9 @@ static int hot_option(struct train_args *a, const char *arg)
 static int interactions_option(struct train_args *a, const char *arg)
 {
     size_t have = strlen(a->interactions), len = strlen(arg);
+    if (len == 0)
+        return hog_cli_usage_error(cmd, "--interactions: an empty list; give "
+                                   "pairs of namespaces, as ab or ab,cd");
     if (have + 1 + len >= sizeof a->interactions)
         return hog_cli_usage_error(cmd, "--interactions: more than %u "
                                    "interactions", HOG_MAX_INTERACTIONS);

@@ -804,3 +804,15 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
                         model, bits ? "hashed features" : "unhashed ones");
     return HOG_OK;
 }
+
+void hog_cli_warn_feature_space(uint64_t mf, uint64_t df, const char *path,
+                                const char *goes_on)
+{
+    if ((df > 2 * mf && df - mf >= 1000) || (mf > 100 * df && mf - df >= 1000))
+        fprintf(stderr, "hogtrain: warning: the model has %llu features but "
+                        "%s has %llu: was it trained on other data? (%s)\n",
+                (unsigned long long)mf,
+                strcmp(path, "-") == 0 ? "standard input"
+                                       : hog_cli_basename(path),
+                (unsigned long long)df, goes_on);
+}

@@ -163,6 +163,25 @@ void hog_interactions_format(const struct hog_interactions *x, char *buf,
     }
 }
 
+unsigned hog_cross_absent(const hog_data *d, char *buf, size_t len)
+{
+    bool seen[256] = { false };
+    for (uint64_t j = 0; d->m.ns && j < d->m.nnz; j++)
+        seen[d->m.ns[j]] = true;
+    unsigned n = 0;
+    for (uint32_t k = 0; k < d->cross.n; k++)
+        for (int s = 0; s < 2; s++) {
+            uint8_t c = d->cross.pair[k][s];
+            if (!seen[c] && n + 1 < len) {
+                seen[c] = true; /* named once */
+                buf[n++] = (char)c;
+            }
+        }
+    if (len)
+        buf[n < len ? n : len - 1] = '\0';
+    return n;
+}
+
 /* ---- crossing ---------------------------------------------------------------- */
 
 /* Entries of namespace a and b among n tags; pairs of the two. */

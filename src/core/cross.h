@@ -50,6 +50,11 @@ hog_status hog_interactions_parse(const char *spec, struct hog_interactions *x,
 void hog_interactions_format(const struct hog_interactions *x, char *buf,
                              size_t len);
 
+/* The namespace bytes of d's interactions that no entry of d has (each
+ * pair of them then crosses nothing), distinct, in the order asked, into
+ * buf (len >= 2 * HOG_MAX_INTERACTIONS + 1); returns how many. */
+unsigned hog_cross_absent(const hog_data *d, char *buf, size_t len);
+
 /* The entries of every row of d with its crossed features (before they are
  * summed), and the most of one row: sets d->cross_nnz, d->cross_row_max. */
 void hog_cross_count(hog_data *d);

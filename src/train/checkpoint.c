@@ -168,17 +168,26 @@ static hog_status save(struct hog_fit *f, const struct hog_train_state *s,
     c.st = *s;
     hog_err e;
     if (hog_ckpt_save(&c, path, &e) != HOG_OK) {
-        char prev[128];
-        if (cx->have_last)
-            where(prev, sizeof prev, cx->last_epoch, cx->last_pos, rows);
-        return hog_errf(err, HOG_EIO, "checkpoint %s not written: %s; %s%s%s",
-                        at, e.msg,
-                        cx->have_last ? "the previous checkpoint (" : "",
-                        cx->have_last ? prev : "no earlier checkpoint of this "
-                                               "run exists",
-                        cx->have_last ? ") is intact" : "");
+        /* a failed commit leaves the file it would replace as it was */
+        char prev[4200];
+        if (!cx->have_last)
+            snprintf(prev, sizeof prev, "no earlier checkpoint of this run "
+                     "exists");
+        else {
+            char was[96];
+            where(was, sizeof was, cx->last_epoch, cx->last_pos, rows);
+            if (cx->last_resumed)
+                snprintf(prev, sizeof prev, "the checkpoint this run resumed "
+                         "from (%s, %s) is intact", f->o->resume, was);
+            else
+                snprintf(prev, sizeof prev, "the previous checkpoint (%s) is "
+                         "intact", was);
+        }
+        return hog_errf(err, HOG_EIO, "checkpoint %s not written: %s; %s", at,
+                        e.msg, prev);
     }
     cx->have_last = true;
+    cx->last_resumed = false;
     cx->last_epoch = s->epoch;
     cx->last_pos = s->pos;
     if (cancelled)
@@ -225,6 +234,9 @@ hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
     if (st != HOG_OK)
         return st;
     f->resume = &cx->resume.st;
+    cx->have_last = cx->last_resumed = true;
+    cx->last_epoch = f->resume->epoch;
+    cx->last_pos = f->resume->pos;
     return HOG_OK;
 }
 

@@ -12,7 +12,8 @@ struct hog_ckpt_ctx {
     struct hog_ckpt resume;   /* loaded when o->resume */
     bool loaded;
     uint32_t data_crc;
-    bool have_last;           /* a checkpoint was written by this run */
+    bool have_last;           /* a checkpoint of this run is on disk: */
+    bool last_resumed;        /* the one resumed from, or one written */
     uint64_t last_epoch, last_pos;
 };
 

@@ -495,10 +495,12 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
 
 /* ---- the classes of a stream ------------------------------------------------ */
 
-hog_status hog_train_stream_classes(struct hog_stream *s, uint32_t max,
-                                    double **labels, uint64_t **rows,
-                                    uint32_t *k, hog_err *err)
+hog_status hog_train_stream_classes(struct hog_stream *s,
+                                    const hog_train_opts *o, double **labels,
+                                    uint64_t **rows, uint32_t *k,
+                                    hog_err *err)
 {
+    const uint32_t max = HOG_MAX_CLASSES;
     const struct hog_hgb_info *in = hog_stream_info(s);
     uint64_t nc = in->n_chunks;
     uint64_t *seq = malloc((nc ? nc : 1) * sizeof *seq);
@@ -572,6 +574,9 @@ hog_status hog_train_stream_classes(struct hog_stream *s, uint32_t max,
         free(cnt);
         return st;
     }
+    char doubt[400];
+    if (hog_train_classes_doubt(cl, cnt, n, doubt, sizeof doubt))
+        hog_train_notice(o, doubt);
     *labels = cl;
     *rows = cnt;
     *k = n;

@@ -448,10 +448,11 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     } else if (hog_loss_is_classification(o->loss) &&
                train->labels == HOG_LABELS_BINARY &&
                (train->n_pos == 0 || train->n_pos == train->m.rows)) {
+        /* from the summary, not y: a streamed file has only its header */
         return hog_errf(err, HOG_EINVAL,
                         "the training labels take one value only (%g): a "
                         "classifier needs at least two classes",
-                        train->m.y[0]);
+                        train->n_pos ? train->label_pos : train->label_neg);
     }
     if (hog_train_weighted(o)) {
         if (hog_gpu_requested(o))
@@ -963,9 +964,9 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
                       "--normalize learns the scales in a pass over the "
                       "data in memory; drop --stream, or scale %s first",
                       path);
-    else if (multi && (st = hog_train_stream_classes(stream, HOG_MAX_CLASSES,
-                                                     &classes, &class_rows,
-                                                     &k, err)) != HOG_OK)
+    else if (multi && (st = hog_train_stream_classes(stream, &o, &classes,
+                                                     &class_rows, &k,
+                                                     err)) != HOG_OK)
         ;
     else if (multi && k < 3)
         st = hog_errf(err, HOG_EINVAL, "the labels of %s take %u values "

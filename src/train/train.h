@@ -142,12 +142,28 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
 bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k);
 /* The classes of a streamed file, in first appearance, and the rows of
  * each (*labels, *rows: malloc'd, k of each), from one pass over its
- * chunks in file order; at most max classes. The stream is left with
- * nothing queued, ready to train. */
+ * chunks in file order; at most HOG_MAX_CLASSES classes. Classes that look
+ * like a regression target are a notice through o (doubt.c). The stream
+ * is left with nothing queued, ready to train. */
 struct hog_stream;
-hog_status hog_train_stream_classes(struct hog_stream *s, uint32_t max,
-                                    double **labels, uint64_t **rows,
-                                    uint32_t *k, hog_err *err);
+hog_status hog_train_stream_classes(struct hog_stream *s,
+                                    const hog_train_opts *o, double **labels,
+                                    uint64_t **rows, uint32_t *k,
+                                    hog_err *err);
+
+/* ---- labels that look like a regression target (doubt.c) -------------------- */
+
+/* Whether the k classes labels[c] of rows[c] rows each look like numbers
+ * to predict (doubt.c says when); if so the one-line warning, which names
+ * --loss squared, in buf. */
+bool hog_train_classes_doubt(const double *labels, const uint64_t *rows,
+                             uint32_t k, char *buf, size_t len);
+/* The same for d's labels in memory when o would train K classes of them
+ * (and does not name its classes, o->n_classes). */
+bool hog_train_data_classes_doubt(const hog_train_opts *o, const hog_data *d,
+                                  char *buf, size_t len);
+/* A one-line notice through o->log, else "hogtrain: LINE" on stderr. */
+void hog_train_notice(const hog_train_opts *o, const char *line);
 
 /* ---- jobs spread over threads (spread.c) ------------------------------------ */
 
