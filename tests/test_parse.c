@@ -232,6 +232,29 @@ Test(parse, malformed_inputs_name_their_line)
     }
 }
 
+/* A CSV file is named as one, with the format hogtrain reads instead. */
+Test(parse, csv_is_named_with_the_format_to_use)
+{
+    static const char *const csv[] = { "label,f1,f2\n1,0.5,3\n",
+                                       "1,0.5,3\n0,1.5,2\n", "1, 0.5, 3\n" };
+    for (size_t i = 0; i < sizeof csv / sizeof *csv; i++) {
+        hog_err err;
+        parse_n(csv[i], strlen(csv[i]), 1, 0, HOG_EPARSE, &err);
+        cr_assert(strncmp(err.msg, "t.svm:1: bad label '", 20) == 0, "%s", err.msg);
+        cr_assert(strstr(err.msg, "looks like CSV") &&
+                  strstr(err.msg, "'label index:value index:value ...'") &&
+                  strstr(err.msg, "--format vw"), "%s", err.msg);
+    }
+    /* a comma in a line of idx:value pairs is no CSV */
+    static const char *const other[] = { "yes 1:1\n", "1,5 2:1\n" };
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+        hog_err err;
+        parse_n(other[i], strlen(other[i]), 1, 0, HOG_EPARSE, &err);
+        cr_assert(strstr(err.msg, "bad label") && !strstr(err.msg, "CSV"),
+                  "%s", err.msg);
+    }
+}
+
 Test(parse, empty_and_row_less_inputs_are_errors)
 {
     hog_err err;

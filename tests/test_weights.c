@@ -835,7 +835,7 @@ Test(weights, command_bad_weights_are_named, .timeout = 60)
     cr_assert_eq(HT("train '%s' -q --weights '%s'", bin, data, short_w), 1);
     cr_assert(strstr(out, "short.txt has 3 weights (one per line) but the "
                           "training data has 50 rows"), "%s", out);
-    char text[512] = "";
+    char text[8192] = "";
     for (int i = 0; i < 50; i++)
         strcat(text, i == 6 ? "-0.5\n" : i == 9 ? "x\n" : "1\n");
     const char *neg = th_write(dir, "neg.txt", text, strlen(text));
@@ -854,6 +854,20 @@ Test(weights, command_bad_weights_are_named, .timeout = 60)
     const char *zero = th_write(dir, "zero.txt", text, strlen(text));
     cr_assert_eq(HT("train '%s' -q --weights '%s'", bin, data, zero), 1);
     cr_assert(strstr(out, "every training row weighs 0"), "%s", out);
+    /* a device without end, or a binary file: refused at the first NUL,
+     * not read until memory runs out; so is a line no weight needs */
+    cr_assert_eq(HT("train '%s' -q --weights /dev/zero", bin, data), 1);
+    cr_assert(strstr(out, "/dev/zero:1: a NUL byte: not a weights file"),
+              "%s", out);
+    const char *nul = th_write(dir, "nul.txt", "1\n1\n2\0\n", 7);
+    cr_assert_eq(HT("train '%s' -q --weights '%s'", bin, data, nul), 1);
+    cr_assert(strstr(out, "nul.txt:3: a NUL byte"), "%s", out);
+    memset(text, ' ', 5000);
+    strcpy(text + 5000, "1\n");
+    const char *wide = th_write(dir, "wide.txt", text, strlen(text));
+    cr_assert_eq(HT("train '%s' -q --weights '%s'", bin, data, wide), 1);
+    cr_assert(strstr(out, "wide.txt:1: a line longer than 4095 bytes"), "%s",
+              out);
     cr_assert_eq(HT("train '%s' -q --class-weight 7:2", bin, data), 1);
     cr_assert(strstr(out, "names label 7, which no training row has"), "%s",
               out);

@@ -431,10 +431,6 @@ void hog_cli_cleanup_install(void);
  * status 1 instead of a core dump. Installed once by main. */
 void hog_cli_sigbus_install(void);
 
-/* Appends to err's "out of memory" the size the data at path needs, the
- * ulimit -v in force, and the remedy (memory.c). */
-void hog_cli_explain_memory(const char *path, hog_err *err);
-
 /* OpenBLAS's pool, which hogtrain never uses, shut down before it spins on
  * the cores the command is about to use; under an address-space limit
  * (ulimit -v) the command is first re-executed with OPENBLAS_NUM_THREADS=1

@@ -713,8 +713,6 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
 {
     double t = hog_now();
     hog_status s = hog_data_load(path, o, out, err);
-    if (s == HOG_ENOMEM && strcmp(path, "-") != 0 && err)
-        hog_cli_explain_memory(path, err); /* memory.c */
     t = hog_now() - t;
     if (secs)
         *secs = t;

@@ -289,11 +289,14 @@ unsigned hog_allowed_cpus(void);
  * it or kills the process: the least of the machine's MemAvailable
  * (/proc/meminfo), what the address-space limit (RLIMIT_AS, ulimit -v)
  * leaves beside the mappings the process has, and what the memory limit
- * of its cgroup and of each cgroup above it (v2 memory.max, v1
- * memory.limit_in_bytes) leaves beside their usage. *what (may be NULL)
- * says which binds, to end a sentence "... GiB is available": "in the
- * machine's memory (MemAvailable)", "under the address-space limit
- * (ulimit -v)" or "under the memory limit of the cgroup".
+ * of its cgroup and of each cgroup above it (v2 memory.max and
+ * memory.high, v1 memory.limit_in_bytes) leaves beside their usage less
+ * the inactive page cache. *what (may be NULL) says which binds, to end a
+ * sentence "... GiB is available": "in the machine's memory
+ * (MemAvailable)", "under the address-space limit (ulimit -v)" or "under
+ * the memory limit of the cgroup (memory.max)" (or memory.high,
+ * memory.limit_in_bytes). The cgroup files are read from a fake tree
+ * where HOGTRAIN_TEST_CGROUP names one (a test seam, docs/RELIABILITY.md).
  * UINT64_MAX when none can be read. Reads /proc and /sys: call it once,
  * before a large allocation, not in a loop. */
 uint64_t hog_mem_available(const char **what);

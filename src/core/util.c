@@ -65,12 +65,52 @@ static void take_min(uint64_t *best, const char **what, uint64_t v,
     }
 }
 
-/* The least of limit - usage over the process's memory cgroup and those
- * above it, as this mount namespace shows them (a container sees its own
- * root; a path outside the mount is skipped). */
+/* Where the cgroup files are read: the kernel's, or a fake tree a test
+ * makes (HOGTRAIN_TEST_CGROUP, a test seam: docs/RELIABILITY.md), whose
+ * file "cgroup" stands for /proc/self/cgroup and whose folders for the
+ * mount at /sys/fs/cgroup. */
+static void cgroup_paths(char *self, size_t ls, char *root, size_t lr)
+{
+    const char *t = getenv("HOGTRAIN_TEST_CGROUP");
+    if (t && *t) {
+        snprintf(self, ls, "%s/cgroup", t);
+        snprintf(root, lr, "%s", t);
+    } else {
+        snprintf(self, ls, "/proc/self/cgroup");
+        snprintf(root, lr, "/sys/fs/cgroup");
+    }
+}
+
+/* limit - usage of the cgroup folder dir, into *best when smaller. The
+ * usage leaves out the inactive page cache, which the kernel reclaims
+ * before it kills anyone (as a kubelet counts a working set). */
+static void cgroup_limit(const char *dir, bool v2, const char *limit,
+                         const char *name, uint64_t *best, const char **what)
+{
+    char p[2300];
+    uint64_t l, u = 0, cache = 0;
+    snprintf(p, sizeof p, "%s/%s", dir, limit);
+    if (!read_number(p, "", &l))
+        return; /* no file, or "max" */
+    snprintf(p, sizeof p, "%s/%s", dir,
+             v2 ? "memory.current" : "memory.usage_in_bytes");
+    read_number(p, "", &u);
+    snprintf(p, sizeof p, "%s/memory.stat", dir);
+    read_number(p, v2 ? "inactive_file " : "total_inactive_file ", &cache);
+    u = u > cache ? u - cache : 0;
+    take_min(best, what, l > u ? l - u : 0, name);
+}
+
+/* The least headroom over the process's memory cgroup and those above it,
+ * as this mount namespace shows them (a container sees its own root; a
+ * path outside the mount is skipped): v2's memory.max and memory.high
+ * (above which the kernel throttles the process to a crawl), v1's
+ * memory.limit_in_bytes. */
 static void cgroup_headroom(uint64_t *best, const char **what)
 {
-    FILE *f = fopen("/proc/self/cgroup", "re");
+    char self[1024], root[1024];
+    cgroup_paths(self, sizeof self, root, sizeof root);
+    FILE *f = fopen(self, "re");
     if (!f)
         return;
     char line[1024], rel[1024];
@@ -85,19 +125,18 @@ static void cgroup_headroom(uint64_t *best, const char **what)
             continue;
         snprintf(rel, sizeof rel, "%s", c2 + 1);
         rel[strcspn(rel, "\n")] = '\0';
-        const char *root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
-        const char *lim = v2 ? "memory.max" : "memory.limit_in_bytes";
-        const char *use = v2 ? "memory.current" : "memory.usage_in_bytes";
         for (;;) {
-            char p[2200];
-            uint64_t l, u;
-            snprintf(p, sizeof p, "%s%s/%s", root, rel, lim);
-            if (read_number(p, "", &l)) {
-                snprintf(p, sizeof p, "%s%s/%s", root, rel, use);
-                if (!read_number(p, "", &u))
-                    u = 0;
-                take_min(best, what, l > u ? l - u : 0,
-                         "under the memory limit of the cgroup");
+            char dir[2200];
+            snprintf(dir, sizeof dir, "%s%s%s", root, v2 ? "" : "/memory", rel);
+            if (v2) {
+                cgroup_limit(dir, true, "memory.max", "under the memory limit "
+                             "of the cgroup (memory.max)", best, what);
+                cgroup_limit(dir, true, "memory.high", "under the memory limit "
+                             "of the cgroup (memory.high)", best, what);
+            } else {
+                cgroup_limit(dir, false, "memory.limit_in_bytes", "under the "
+                             "memory limit of the cgroup "
+                             "(memory.limit_in_bytes)", best, what);
             }
             char *slash = strrchr(rel, '/');
             if (!slash || !rel[0])

@@ -16,12 +16,16 @@
  * never the text decoded so far: a cut-off file is an error naming the
  * file, not a silently short data set. So is anything the libraries call
  * corrupt, and bytes after the last gzip member that start no member.
+ *
+ * And the size of the text a file will give, where its format records it
+ * (hog_decoded_size), so that a load can be weighed before it is decoded.
  */
 #include "io/io.h"
 
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -333,4 +337,105 @@ void hog_decoder_free(struct hog_decoder *d)
         return;
     d->be->close(d->s);
     free(d);
+}
+
+/* ---- the size of the text, from what the formats record ------------------- */
+
+/* gzip's trailer: the last member's length mod 2^32 (ISIZE). Raised by
+ * 2^32 until it is at least the file's size (text does not shrink by
+ * compressing), so a lower bound: a larger text or earlier members are
+ * found as the text is read. */
+static uint64_t gzip_size(int fd, uint64_t size)
+{
+    unsigned char t[4];
+    int e;
+    if (size < 18 || hog_pread_full(fd, t, 4, size - 4, &e) != 4)
+        return 0;
+    uint64_t n = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 |
+                 (uint64_t)t[3] << 24;
+    while (n < size)
+        n += UINT64_C(1) << 32;
+    return n;
+}
+
+/* xz's index, at the end of each stream: every stream's uncompressed size,
+ * walked from the last (with its padding) to the first. Exact. */
+static uint64_t xz_size(int fd, uint64_t size)
+{
+    uint64_t pos = size, total = 0;
+    while (pos > 0) {
+        unsigned char b[LZMA_STREAM_HEADER_SIZE];
+        int e;
+        if (pos < 2 * LZMA_STREAM_HEADER_SIZE ||
+            hog_pread_full(fd, b, sizeof b, pos - sizeof b, &e) != sizeof b)
+            return 0;
+        if (!memcmp(b + 8, "\0\0\0\0", 4)) { /* stream padding */
+            pos -= 4;
+            continue;
+        }
+        lzma_stream_flags fl;
+        if (lzma_stream_footer_decode(&fl, b) != LZMA_OK ||
+            fl.backward_size > pos - 2 * LZMA_STREAM_HEADER_SIZE ||
+            fl.backward_size > (UINT64_C(1) << 26))
+            return 0;
+        unsigned char *ib = malloc((size_t)fl.backward_size);
+        lzma_index *ix = NULL;
+        uint64_t limit = UINT64_MAX;
+        size_t used = 0;
+        bool ok = ib && hog_pread_full(fd, ib, (size_t)fl.backward_size,
+                                       pos - sizeof b - fl.backward_size,
+                                       &e) == fl.backward_size &&
+                  lzma_index_buffer_decode(&ix, &limit, NULL, ib, &used,
+                                           (size_t)fl.backward_size) == LZMA_OK;
+        free(ib);
+        if (!ok)
+            return 0;
+        uint64_t stream = lzma_index_stream_size(ix);
+        total += lzma_index_uncompressed_size(ix);
+        lzma_index_end(ix, NULL);
+        if (stream > pos)
+            return 0;
+        pos -= stream;
+    }
+    return total;
+}
+
+/* zstd's frame headers: the content size each frame declares (frames
+ * written by a stream, as `zstd` reading a pipe writes them, declare
+ * none). Exact when every frame declares it. */
+static uint64_t zstd_size(int fd, uint64_t size)
+{
+    if (size > SIZE_MAX)
+        return 0;
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED)
+        return 0;
+    const unsigned char *p = m;
+    size_t left = (size_t)size;
+    uint64_t total = 0;
+    while (left > 0) {
+        /* a skippable frame's content size is 0 */
+        unsigned long long n = ZSTD_getFrameContentSize(p, left);
+        size_t fr = ZSTD_findFrameCompressedSize(p, left);
+        if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR ||
+            ZSTD_isError(fr) || fr > left) {
+            total = 0;
+            break;
+        }
+        total += n;
+        p += fr;
+        left -= fr;
+    }
+    munmap(m, (size_t)size);
+    return total;
+}
+
+uint64_t hog_decoded_size(int fd, enum hog_file_kind k, uint64_t size)
+{
+    switch (k) {
+    case HOG_FILE_GZIP: return gzip_size(fd, size);
+    case HOG_FILE_XZ: return xz_size(fd, size);
+    case HOG_FILE_ZSTD: return zstd_size(fd, size);
+    default: return 0;
+    }
 }

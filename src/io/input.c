@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -206,34 +205,36 @@ hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
 
 /* ---- how long a buffered line may be ------------------------------------------ */
 
-uint64_t hog_line_max(void)
+uint64_t hog_line_max(const char **what)
 {
     /* Test seam (docs/RELIABILITY.md), not a feature. */
     const char *t = getenv("HOGTRAIN_TEST_LINE_MAX");
-    if (t && *t)
+    if (t && *t) {
+        if (what)
+            *what = "as HOGTRAIN_TEST_LINE_MAX sets it";
         return strtoull(t, NULL, 10);
+    }
     /* The line buffered and its row parsed (about as large again) must fit
-     * in memory, and in the address space where that is limited. */
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
-                                        : UINT64_C(1) << 34;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (uint64_t)rl.rlim_cur < mem)
-        mem = (uint64_t)rl.rlim_cur;
-    return mem / 2;
+     * in what this process may still take: the machine's memory, the
+     * address space where that is limited, the cgroup's limit. */
+    const char *w;
+    uint64_t have = hog_mem_available(&w);
+    if (have == UINT64_MAX)
+        have = UINT64_C(1) << 34, w = "(none could be read; 16 GiB assumed)";
+    if (what)
+        *what = w;
+    return have / 2;
 }
 
 hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
-                             hog_err *err)
+                             const char *what, hog_err *err)
 {
     bool mib = max >= (UINT64_C(1) << 20);
     return hog_errf(err, HOG_ERANGE,
                     "%s:%llu: a line longer than %llu %s without a newline, "
-                    "the most one line may hold on this machine (half its "
-                    "memory or address-space limit); is this really LIBSVM "
-                    "text?",
+                    "the most one line may hold here (half the memory "
+                    "available %s); is this really LIBSVM text?",
                     name, (unsigned long long)line,
                     (unsigned long long)(mib ? max >> 20 : max),
-                    mib ? "MiB" : "bytes");
+                    mib ? "MiB" : "bytes", what ? what : "");
 }

@@ -119,6 +119,8 @@ hog_status hog_svm_parser_feed(struct hog_svm_parser *p, const char *buf,
                                size_t len, hog_err *err);
 /* Lines fed so far (the last piece's unterminated line counted). */
 uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p);
+/* The bytes the rows parsed so far hold (their arrays' capacity). */
+uint64_t hog_svm_parser_bytes(const struct hog_svm_parser *p);
 /* The hashing so far (bits 0: none) and the format (HOG_FORMAT_AUTO while
  * nothing but blank lines and comments came; format may be NULL). */
 void hog_svm_parser_hashing(const struct hog_svm_parser *p, hog_hashing *h,
@@ -568,12 +570,44 @@ const char *hog_file_kind_name(enum hog_file_kind k);
 hog_status hog_data_kind_check(enum hog_file_kind k, const char *name,
                                hog_err *err);
 /* The longest line of text read through a buffer (pipes, devices,
- * convert's windows): half the memory or the address-space limit, so that
- * the line and its parsed row fit. */
-uint64_t hog_line_max(void);
-/* HOG_ERANGE "name:line: a line longer than ..." for a line past max. */
+ * convert's windows): half the memory this process may still take
+ * (hog_mem_available: the machine's, the address-space limit, the
+ * cgroup's), so that the line and its parsed row fit; *what (may be NULL)
+ * names the limit that binds, as hog_mem_available says it. */
+uint64_t hog_line_max(const char **what);
+/* HOG_ERANGE "name:line: a line longer than ..." for a line past max,
+ * naming the limit (what, from hog_line_max). */
 hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
-                             hog_err *err);
+                             const char *what, hog_err *err);
+
+/* ---- whether a load fits in memory (budget.c) ------------------------------ */
+
+/* The bytes the parsed rows of the text p[0..n) take, about: 12 per line
+ * (label and offset), 8 per further token (index and value). */
+uint64_t hog_text_rows_bytes(const char *p, size_t n);
+/* HOG_OK when the rows of total bytes of text, weighed by its sample
+ * text[0..n), fit in what hog_mem_available says is left; else HOG_ENOMEM
+ * "name: the data needs about N MiB of memory (its parsed rows, from T MiB
+ * of text), but only M MiB is available under the memory limit of the
+ * cgroup (memory.max); raise the limit, or convert it to .hgb ... and train
+ * with --stream ...". regular: the input is a file (not a pipe). Without
+ * a sample (n 0), the rows are taken as half the text. */
+hog_status hog_load_fits(const char *name, const char *text, size_t n,
+                         uint64_t total, bool regular, hog_err *err);
+/* hog_load_fits for a mapped text file of len bytes, sampling its start. */
+hog_status hog_load_fits_mapped(const char *name, const char *text,
+                                size_t len, hog_err *err);
+/* Before a window w[0..n) of text is parsed, after text_so_far bytes whose
+ * rows hold `held` bytes: HOG_ENOMEM, the same sentence, when its rows and
+ * the arrays' growth would not fit. */
+hog_status hog_window_fits(const char *name, const char *w, size_t n,
+                           uint64_t text_so_far, uint64_t held,
+                           bool regular, hog_err *err);
+/* A load of path failed with HOG_ENOMEM where an allocation was refused
+ * (ulimit -v): appends to err's message what the data needs (a .hgb's
+ * arrays, a text file and its rows, a compressed file's rows from the size
+ * its format records) and the remedy. */
+void hog_explain_memory(const char *path, hog_err *err);
 
 /* ---- compressed input (decompress.c) --------------------------------------- */
 
@@ -598,6 +632,12 @@ hog_status hog_decoder_run(struct hog_decoder *d, const unsigned char *in,
                            size_t out_cap, size_t *out_used, bool last,
                            bool *end, hog_err *err);
 void hog_decoder_free(struct hog_decoder *d);
+/* The bytes of text the compressed regular file fd (of size bytes, kind k)
+ * decodes to, from what its format records: xz's index (exact), zstd's
+ * frame content sizes (exact; 0 when a frame declares none), gzip's last
+ * ISIZE, which is mod 2^32 and of the last member only (a lower bound, at
+ * least the file's size). 0: unknown. */
+uint64_t hog_decoded_size(int fd, enum hog_file_kind k, uint64_t size);
 
 /* ---- text read ahead in windows of whole lines (readahead.c) ---------------- */
 

@@ -9,6 +9,10 @@
  * ahead by a thread (readahead.c), which fills (and decompresses) the
  * next window while the parser works on this one. The text is never
  * wholly in memory beside the arrays.
+ *
+ * Before the text is parsed, and before each window, the rows it will
+ * make are weighed against the memory this process may still take
+ * (budget.c): a cgroup's limit kills rather than failing an allocation.
  */
 #include "io/io.h"
 
@@ -36,11 +40,19 @@ static size_t text_window(void)
  * window while this one is parsed. */
 static hog_status load_windows(const struct hog_input *in,
                                const hog_load_opts *o, hog_data **out,
-                               hog_err *err)
+                               bool *weighed, hog_err *err)
 {
     struct hog_svm_parser *ps = NULL;
     struct hog_text_reader *r = NULL;
-    hog_status st = hog_svm_parser_create(in->name, o, &ps, err);
+    bool file = in->regular && !in->is_stdin;
+    /* a compressed file's text, weighed whole by its first window */
+    uint64_t total = file && in->kind != HOG_FILE_TEXT
+                         ? hog_decoded_size(in->fd, in->kind, in->size) : 0;
+    uint64_t text = 0;
+    hog_status st = hog_load_fits(in->name, NULL, 0, total, file, err);
+    *weighed = st != HOG_OK;
+    if (st == HOG_OK)
+        st = hog_svm_parser_create(in->name, o, &ps, err);
     if (st == HOG_OK)
         st = hog_text_reader_open(in, text_window(), &r, err);
     for (;;) {
@@ -52,6 +64,14 @@ static hog_status load_windows(const struct hog_input *in,
             st = hog_svm_parser_finish(ps, out, err);
             break;
         }
+        if ((text == 0 &&
+             (st = hog_load_fits(in->name, w, n, total, file, err)) != HOG_OK) ||
+            (st = hog_window_fits(in->name, w, n, text,
+                                  hog_svm_parser_bytes(ps), file, err)) != HOG_OK) {
+            *weighed = true;
+            break;
+        }
+        text += n;
         if ((st = hog_svm_parser_feed(ps, w, n, err)) != HOG_OK)
             break;
     }
@@ -60,8 +80,10 @@ static hog_status load_windows(const struct hog_input *in,
     return st;
 }
 
-hog_status hog_data_load(const char *path, const hog_load_opts *o,
-                         hog_data **out, hog_err *err)
+/* hog_data_load but for the explanation of a refused allocation; *weighed
+ * when the load was refused for memory before anything failed. */
+static hog_status load(const char *path, const hog_load_opts *o,
+                       hog_data **out, bool *weighed, hog_err *err)
 {
     hog_load_opts full; /* the caller's, with the fields it predates */
     hog_load_opts_take(o, &full);
@@ -105,14 +127,27 @@ hog_status hog_data_load(const char *path, const hog_load_opts *o,
         if (map != MAP_FAILED) {
             hog_input_close(&in);
             madvise(map, len, MADV_WILLNEED);
-            st = hog_parse_svm_windows(map, len, name, o, text_window(),
-                                       true, out, err);
+            st = hog_load_fits_mapped(name, map, len, err);
+            *weighed = st != HOG_OK;
+            if (st == HOG_OK)
+                st = hog_parse_svm_windows(map, len, name, o, text_window(),
+                                           true, out, err);
             munmap(map, len);
             return st;
         }
     }
-    st = load_windows(&in, o, out, err);
+    st = load_windows(&in, o, out, weighed, err);
     hog_input_close(&in);
+    return st;
+}
+
+hog_status hog_data_load(const char *path, const hog_load_opts *o,
+                         hog_data **out, hog_err *err)
+{
+    bool weighed = false;
+    hog_status st = load(path, o, out, &weighed, err);
+    if (st == HOG_ENOMEM && !weighed && path && strcmp(path, "-") != 0 && err)
+        hog_explain_memory(path, err); /* budget.c */
     return st;
 }
 

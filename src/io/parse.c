@@ -555,6 +555,15 @@ uint64_t hog_svm_parser_lines(const struct hog_svm_parser *p)
     return p->nsl ? p->sl[0].lines : 0;
 }
 
+uint64_t hog_svm_parser_bytes(const struct hog_svm_parser *p)
+{
+    if (!p->nsl)
+        return 0;
+    const struct hog_slice *a = &p->sl[0];
+    return a->cap_rows * (sizeof *a->y + sizeof *a->off) +
+           a->cap_nnz * (sizeof *a->idx + sizeof *a->val);
+}
+
 void hog_svm_parser_hashing(const struct hog_svm_parser *p, hog_hashing *h,
                             hog_format *format)
 {

@@ -27,6 +27,21 @@ static int token_len(const char *p)
     return n;
 }
 
+/* A label with a comma in it on a line without one ':' is a CSV row (a
+ * header "label,f1,f2" or "1,0.5,3"), the format newcomers try first. */
+static bool looks_like_csv(const char *t)
+{
+    const char *nl = rawmemchr(t, '\n');
+    return memchr(t, ',', (size_t)token_len(t)) &&
+           !memchr(t, ':', (size_t)(nl - t));
+}
+
+static const char csv_hint[] =
+    ": the file looks like CSV (fields between commas), which hogtrain does "
+    "not read; it reads LIBSVM/SVMlight text, a row per line as 'label "
+    "index:value index:value ...' (1 3:2.5 7:1), or Vowpal Wabbit text "
+    "(--format vw)";
+
 /* Skips a comment from p (at '#') to its newline; false on a NUL byte. */
 static const char *skip_comment(const char *p, bool *nul)
 {
@@ -74,8 +89,9 @@ static bool svm_parse_lines(struct hog_slice *s, const char *p, const char *end)
                            "label '%.*s' is out of range for float",
                            token_len(t), t);
             else
-                hog_slice_fail(s, HOG_EPARSE, line, "bad label '%.*s'",
-                           token_len(t), t);
+                hog_slice_fail(s, HOG_EPARSE, line, "bad label '%.*s'%s",
+                           token_len(t), t,
+                           looks_like_csv(t) ? csv_hint : "");
             goto fail;
         }
         uint64_t prev = 0; /* previous index + 1; 0 before the first */

@@ -58,6 +58,7 @@ struct hog_text_reader {
     bool in_eof;
     size_t window;
     uint64_t max_line;
+    const char *max_line_what; /* the limit that sets it, for the message */
     uint64_t line, line_len;    /* the line in progress and its bytes so far */
     unsigned char first[HOG_SNIFF_BYTES]; /* the decoded text's first bytes */
     size_t first_len;
@@ -126,7 +127,8 @@ static hog_status account(struct hog_text_reader *r, const char *p, size_t n,
         return hog_errf(err, HOG_EPARSE, "%s:%llu: NUL byte in the line",
                         r->name, (unsigned long long)r->line);
     if (r->line_len > r->max_line)
-        return hog_line_too_long(r->name, r->line, r->max_line, err);
+        return hog_line_too_long(r->name, r->line, r->max_line,
+                                 r->max_line_what, err);
     return HOG_OK;
 }
 
@@ -335,7 +337,7 @@ hog_status hog_text_reader_open(const struct hog_input *in, size_t window,
     r->name = in->name;
     r->kind = in->kind;
     r->window = window ? window : HOG_PARSE_WINDOW;
-    r->max_line = hog_line_max();
+    r->max_line = hog_line_max(&r->max_line_what);
     r->line = 1;
     size_t head = in->head_consumed ? in->head_len : 0;
     size_t cap = r->window < FIRST_CAP ? r->window : FIRST_CAP;

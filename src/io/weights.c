@@ -6,6 +6,10 @@
  * can never silently move to another row. A bad line is an error naming
  * file and line; a file with another count of lines than the data has
  * rows is one naming both counts.
+ *
+ * A line is read a byte at a time up to a bound no weight comes near, and
+ * a NUL byte ends the reading where it is: /dev/zero or a binary file
+ * given by mistake is refused at once, not read until memory runs out.
  */
 #include "io/io.h"
 
@@ -48,6 +52,30 @@ static bool parse_weight(char *s, float *out, const char **why)
     return true;
 }
 
+/* The longest line a weights file may have: a number and its blanks. */
+#define LINE_MAX_BYTES 4096
+
+enum line_end { LINE_OK, LINE_EOF, LINE_NUL, LINE_LONG };
+
+/* The next line of f into buf (cap bytes, NUL-terminated, its newline
+ * dropped); LINE_EOF when nothing is left, LINE_NUL at a NUL byte and
+ * LINE_LONG past cap - 1 bytes, both without reading further. */
+static enum line_end read_line(FILE *f, char *buf, size_t cap, size_t *len)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (c == 0)
+            return LINE_NUL;
+        if (n + 1 == cap)
+            return LINE_LONG;
+        buf[n++] = (char)c;
+    }
+    buf[n] = 0;
+    *len = n;
+    return c == EOF && n == 0 ? LINE_EOF : LINE_OK;
+}
+
 hog_status hog_weights_load(const char *path, uint64_t rows, float **out,
                             hog_err *err)
 {
@@ -68,21 +96,27 @@ hog_status hog_weights_load(const char *path, uint64_t rows, float **out,
         return hog_errf(err, HOG_ENOMEM, "out of memory for %llu row "
                         "weights", (unsigned long long)rows);
     }
-    char *line = NULL;
-    size_t cap = 0;
+    char line[LINE_MAX_BYTES];
     uint64_t lines = 0;
     hog_status rc = HOG_OK;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    size_t n;
+    enum line_end e;
+    while ((e = read_line(f, line, sizeof line, &n)) != LINE_EOF) {
         lines++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = 0;
-        if (memchr(line, 0, (size_t)n)) {
+        if (e == LINE_NUL) {
             rc = hog_errf(err, HOG_EPARSE, "%s:%llu: a NUL byte: not a "
                           "weights file (one number per line)", path,
                           (unsigned long long)lines);
             break;
         }
+        if (e == LINE_LONG) {
+            rc = hog_errf(err, HOG_EPARSE, "%s:%llu: a line longer than %d "
+                          "bytes: not a weights file (one number per line)",
+                          path, (unsigned long long)lines, LINE_MAX_BYTES - 1);
+            break;
+        }
+        while (n > 0 && line[n - 1] == '\r')
+            line[--n] = 0;
         float v;
         const char *why;
         if (!parse_weight(line, &v, &why)) {
@@ -104,7 +138,6 @@ hog_status hog_weights_load(const char *path, uint64_t rows, float **out,
                       "data's order", path, (unsigned long long)lines,
                       lines == 1 ? "" : "s", (unsigned long long)rows,
                       rows == 1 ? "" : "s");
-    free(line);
     fclose(f);
     if (rc != HOG_OK) {
         free(w);
