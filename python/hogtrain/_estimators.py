@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
-from ._data import as_data, threads
+from ._data import as_data, check_structure, threads
 
 _LOSSES = {
     "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
@@ -38,7 +38,9 @@ _DCD_TOL = 0.1
 _SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
 # X's values are checked where they are read (hog_data_from_csr: a
 # ValueError naming the row and feature of a NaN or an infinity), so
-# scikit-learn's own pass over them is not made twice.
+# scikit-learn's own pass over them is not made twice. A sparse X's
+# structure is checked before scikit-learn converts it (check_structure):
+# its conversions trust the arrays.
 _DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64),
                      force_all_finite=False)
 
@@ -216,7 +218,8 @@ class _Base(BaseEstimator):
 
     def _scores(self, X):
         check_is_fitted(self, "_model")
-        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        X = self._validate_data(check_structure(X), reset=False,
+                                **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], max(k, 1)))
@@ -408,7 +411,7 @@ class Classifier(ClassifierMixin, _Base):
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array; CSR float32
         with int32 indices is used without a copy) and the labels y."""
-        X, y = self._validate_data(X, y, **_DENSE_OR_CSR)
+        X, y = self._validate_data(check_structure(X), y, **_DENSE_OR_CSR)
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         name = type(self).__name__
@@ -485,7 +488,8 @@ class Classifier(ClassifierMixin, _Base):
         order: sigma(score) for two classes, softmax for a softmax model,
         one-vs-rest sigma(s_c) / sum sigma (LIBLINEAR's -b 1)."""
         check_is_fitted(self, "_model")
-        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        X = self._validate_data(check_structure(X), reset=False,
+                                **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], k or 2))
@@ -551,7 +555,8 @@ class Regressor(RegressorMixin, _Base):
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
         targets y."""
-        X, y = self._validate_data(X, y, y_numeric=True, **_DENSE_OR_CSR)
+        X, y = self._validate_data(check_structure(X), y, y_numeric=True,
+                                   **_DENSE_OR_CSR)
         warm = None
         if self.warm_start and hasattr(self, "_model"):
             if X.shape[1] != self._spec["n_features"]:

@@ -26,6 +26,7 @@
 #include "hogtrain.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -137,18 +138,24 @@ static uint64_t buffer_len(const Py_buffer *b)
     return b->obj ? (uint64_t)(b->len / (b->itemsize ? b->itemsize : 1)) : 0;
 }
 
-/* Element i of an integer buffer of type t, as a signed 64-bit number. */
-static int64_t int_elem(const Py_buffer *b, hog_dtype t, uint64_t i)
+/* Element i of an integer buffer of type t; *neg set when it is below
+ * zero (a uint64 above INT64_MAX is not). */
+static uint64_t int_elem(const Py_buffer *b, hog_dtype t, uint64_t i,
+                         bool *neg)
 {
+    int64_t v;
     switch (t) {
-    case HOG_DTYPE_INT32: return ((const int32_t *)b->buf)[i];
-    case HOG_DTYPE_UINT32: return ((const uint32_t *)b->buf)[i];
-    case HOG_DTYPE_INT64: return ((const int64_t *)b->buf)[i];
-    default: {
-        uint64_t v = ((const uint64_t *)b->buf)[i];
-        return v > INT64_MAX ? -1 : (int64_t)v;
+    case HOG_DTYPE_INT32: v = ((const int32_t *)b->buf)[i]; break;
+    case HOG_DTYPE_INT64: v = ((const int64_t *)b->buf)[i]; break;
+    case HOG_DTYPE_UINT32:
+        *neg = false;
+        return ((const uint32_t *)b->buf)[i];
+    default:
+        *neg = false;
+        return ((const uint64_t *)b->buf)[i];
     }
-    }
+    *neg = v < 0;
+    return (uint64_t)v;
 }
 
 /* ---- Data ------------------------------------------------------------------- */
@@ -232,18 +239,22 @@ static PyObject *Data_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         goto fail;
     }
     uint64_t rows = n_ptr - 1;
-    /* hog_data_from_csr reads as many indices and values as the last
-     * offset says: check that the buffers hold them. */
-    int64_t nnz = int_elem(&b[0], t[0], rows);
-    if (nnz >= 0 && (uint64_t)nnz > buffer_len(&b[1])) {
-        PyErr_Format(PyExc_ValueError, "the row offsets end at %lld but "
-                     "there are %llu feature indices", (long long)nnz,
+    /* hog_data_from_csr takes no lengths: it reads as many indices and
+     * values as the last offset says, the offsets being non-decreasing
+     * (which it checks, as a negative last one). Check that the buffers
+     * hold that many; the earlier offsets are no larger. */
+    bool neg;
+    uint64_t nnz = int_elem(&b[0], t[0], rows, &neg);
+    if (!neg && nnz > buffer_len(&b[1])) {
+        PyErr_Format(PyExc_ValueError, "the row offsets end at %llu but "
+                     "there are %llu feature indices",
+                     (unsigned long long)nnz,
                      (unsigned long long)buffer_len(&b[1]));
         goto fail;
     }
-    if (nnz >= 0 && b[2].obj && (uint64_t)nnz > buffer_len(&b[2])) {
-        PyErr_Format(PyExc_ValueError, "the row offsets end at %lld but "
-                     "there are %llu values", (long long)nnz,
+    if (!neg && b[2].obj && nnz > buffer_len(&b[2])) {
+        PyErr_Format(PyExc_ValueError, "the row offsets end at %llu but "
+                     "there are %llu values", (unsigned long long)nnz,
                      (unsigned long long)buffer_len(&b[2]));
         goto fail;
     }
@@ -533,6 +544,21 @@ static int dict_double(PyObject *d, const char *k, double *out, int need)
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* A whole number from 0 to max, as dict_double reads it: a double outside
+ * the integer type it is cast to would be undefined behaviour. */
+static int dict_whole(PyObject *d, const char *k, double max, double *out,
+                      int need)
+{
+    if (dict_double(d, k, out, need) < 0)
+        return -1;
+    if (!(*out >= 0 && *out <= max && *out == floor(*out))) {
+        PyErr_Format(PyExc_ValueError, "the model's '%s' must be a whole "
+                     "number from 0 to %.0f", k, max);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(from_weights_doc,
 "from_weights(spec, weights) -> Model: a model of spec (a dict as\n"
 "Model.describe() gives) with the float32 weights (copied;\n"
@@ -546,18 +572,20 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
     hog_model_spec s = { .size = sizeof s };
     double nf = 0, loss = 0, regression = 0, ncls = 0, mc = 0, bits = 0,
            seed = 0;
-    if (dict_double(spec, "n_features", &nf, 1) < 0 ||
-        dict_double(spec, "loss", &loss, 1) < 0 ||
+    /* the library checks what the numbers mean; here only that each fits
+     * its field (2^53: a double's whole numbers, more than any model) */
+    if (dict_whole(spec, "n_features", 9007199254740992.0, &nf, 1) < 0 ||
+        dict_whole(spec, "loss", INT_MAX, &loss, 1) < 0 ||
         dict_double(spec, "bias", &s.bias, 1) < 0 ||
         dict_double(spec, "regression", &regression, 0) < 0 ||
         dict_double(spec, "label_pos", &s.label_pos, 0) < 0 ||
         dict_double(spec, "label_neg", &s.label_neg, 0) < 0 ||
-        dict_double(spec, "n_classes", &ncls, 0) < 0 ||
-        dict_double(spec, "multiclass", &mc, 0) < 0 ||
+        dict_whole(spec, "n_classes", UINT_MAX, &ncls, 0) < 0 ||
+        dict_whole(spec, "multiclass", INT_MAX, &mc, 0) < 0 ||
         dict_double(spec, "l1", &s.l1, 0) < 0 ||
         dict_double(spec, "l2", &s.l2, 0) < 0 ||
-        dict_double(spec, "hash_bits", &bits, 0) < 0 ||
-        dict_double(spec, "hash_seed", &seed, 0) < 0)
+        dict_whole(spec, "hash_bits", UINT_MAX, &bits, 0) < 0 ||
+        dict_whole(spec, "hash_seed", UINT32_MAX, &seed, 0) < 0)
         return NULL;
     s.n_features = (uint64_t)nf;
     s.loss = (hog_loss)(int)loss;
@@ -600,7 +628,14 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
         s.classes = cls;
     }
     uint64_t per = s.n_features + (s.bias != 0.0);
-    uint64_t need = per * (s.n_classes ? s.n_classes : 1);
+    uint64_t k = s.n_classes ? s.n_classes : 1;
+    if (per > UINT64_MAX / sizeof(float) / k) {
+        PyMem_Free(cls);
+        return PyErr_Format(PyExc_ValueError, "a model of %llu features "
+                            "and %u classes is more than hogtrain keeps",
+                            (unsigned long long)s.n_features, s.n_classes);
+    }
+    uint64_t need = per * k;
     Py_buffer b;
     hog_dtype t = 0;
     if (get_buffer(wobj, &b, "the weights") < 0 ||

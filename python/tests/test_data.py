@@ -2,6 +2,9 @@
 where not, bad matrices refused with a sentence, files read by the C
 parser into scipy matrices over its own arrays."""
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -101,6 +104,83 @@ def test_bad_shapes_are_a_value_error():
         _h.Data(X.indptr, X.indices, X.toarray(), y, 30)
     with pytest.raises(ValueError, match="element type"):
         _h.Data(X.indptr, X.indices.astype(np.int16), X.data, y, 30)
+
+
+# A child process per case: a matrix scipy's routines would trust (a crash
+# there would kill pytest) is corrupted, then handed to as_data, to fit
+# and to a fitted model's predict; each must print a ValueError.
+_CHILD = """
+import numpy as np, scipy.sparse as sp
+import hogtrain
+from hogtrain import _hogtrain as _h
+X = sp.random(200, 30, density=0.2, format="csr", dtype=np.float32,
+              random_state=0)
+y = np.where(np.arange(200) % 2, 1.0, -1.0).astype(np.float32)
+fitted = hogtrain.Classifier(epochs=1).fit(X, y)
+X.indices[:] = X.indices[::-1].copy()  # not canonical: scipy sums them
+X.has_sorted_indices = False
+calls = [lambda: hogtrain.as_data(X, y),
+         lambda: hogtrain.Classifier(epochs=1).fit(X, y),
+         lambda: fitted.predict(X)]
+{make}
+for call in calls:
+    try:
+        call()
+        print("accepted")
+    except ValueError as e:
+        print("ValueError:", e)
+"""
+
+
+@pytest.mark.parametrize("make, sentence", [
+    ("X.indptr[100] = X.indptr[99] - 2",
+     r"the row offsets \(indptr\) are not a CSR matrix's: indptr\[100\] = "
+     r"\d+ is below the one before it \(\d+\)"),
+    ("X.indptr[-1] = 0",
+     r"row offsets \(indptr\) are not a CSR matrix's: indptr\[200\] = 0 "
+     r"is below"),
+    ("X.indptr[-1] += 5",
+     r"the row offsets \(indptr\) end at \d+ but there are \d+ feature "
+     r"indices"),
+    ("X.indptr = X.indptr[:-1]",
+     r"the row offsets \(indptr\) are 200 numbers for 200 rows"),
+    ("X.indptr[0] = 1",
+     r"indptr\[0\] = 1 \(the first must be 0\)"),
+    ("X.data = X.data[:-1]", r"feature indices but \d+ values"),
+    ("X.indices[7] = 30",
+     r"row \d+: the feature index 30 is not below the number of columns "
+     r"\(30 columns\)"),
+    ("X.indices[7] = -3", r"row \d+: the feature index -3 is negative"),
+    ("X = X.tocsc(); X.indices[5] = 10**6",
+     r"column 0: the row index 1000000 is not below the number of rows "
+     r"\(200 rows\)"),
+    ("X = X.tocsc(); X.indptr[-1] = 0",
+     r"the column offsets \(indptr\) are not a CSC matrix's"),
+    ("X = X.tocoo(); X.row[5] = 10**7",
+     r"entry 5: the row index 10000000 is not below the number of rows"),
+    ("X = X.tocoo(); X.col[3] = -4",
+     r"entry 3: the column index -4 is negative \(30 columns\)"),
+    # the extension itself: a uint64 last offset past INT64_MAX
+    ("calls = [lambda: _h.Data(np.array([0, 2**63 + 5], np.uint64), "
+     "np.zeros(1, np.int32), np.ones(1, np.float32), y[:1], 3)]",
+     r"the row offsets end at 9223372036854775813 but there are 1 feature "
+     r"indices"),
+])
+def test_a_broken_sparse_structure_is_a_value_error_not_a_crash(make,
+                                                                 sentence):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(hogtrain.__file__))] +
+        [p for p in [env.get("PYTHONPATH")] if p])
+    r = subprocess.run([sys.executable, "-c", _CHILD.replace("{make}", make)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (f"the child exited {r.returncode} "
+                               f"(-6: an abort, -11: a segfault): "
+                               f"{r.stderr[-2000:]}")
+    lines = r.stdout.splitlines()
+    assert lines, r.stderr[-2000:]
+    for line in lines:
+        assert re.search(sentence, line), line
 
 
 def test_the_estimators_refuse_bad_input_with_a_sentence():
