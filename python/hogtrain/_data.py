@@ -162,18 +162,22 @@ def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
     parser; returns (X, y): a scipy CSR matrix of float32 values and the
     float32 labels.
 
-    X's values and indices and y are the parser's own arrays, not copies
-    (read-only: X.copy() for a matrix to change); the row offsets are
-    int32 when they fit, as scipy keeps them beside int32 indices (a copy
-    of rows + 1 numbers). Indices are 1-based as in LIBSVM files (index 1
+    X's values and indices and y are the parser's own arrays, not copies,
+    and writable (X.eliminate_zeros(), y[...] = ...): the loader's data
+    set is used for nothing else; the row offsets are int32 when they
+    fit, as scipy keeps them beside int32 indices (a copy of rows + 1
+    numbers). Indices are 1-based as in LIBSVM files (index 1
     is column 0) unless zero_based. n_features: at least this many
     columns. hash_bits B > 0 hashes the features into 2^B columns
     (docs/FORMATS.md, "Hashing"); VW text is always hashed."""
     path = os.fspath(path)
     if path != "-":
         os.stat(path)  # FileNotFoundError / PermissionError with the path
+    # own_arrays: a .hgb file's arrays read, not mapped, so that they may
+    # be written (hog_load_opts.own_arrays)
     d = _h.load(path, bool(zero_based), threads(n_jobs),
-                int(n_features or 0), int(hash_bits), int(hash_seed))
+                int(n_features or 0), int(hash_bits), int(hash_seed),
+                own_arrays=True)
     ptr, idx, val, lab = d.arrays()
     rows, cols, nnz = d.rows, d.cols, d.nnz
     indptr = _frombuffer(ptr, np.uint64)

@@ -218,10 +218,62 @@ def test_load_svmlight_hands_out_the_parsers_arrays(dataset):
         while isinstance(base, np.ndarray) and base.base is not None:
             base = base.base
         assert type(base).__name__ == "View", "a copy, not the parser's array"
-        assert not a.flags.writeable
+        assert a.flags.writeable
     # the matrix outlives the loader's handle and trains in place
     d = hogtrain.as_data(X, y)
     assert d.borrowed == ALL & ~_h.BORROW_INDPTR
+
+
+def _change_loaded(path):
+    """Loads path, zeroes every 7th value, drops them (eliminate_zeros, in
+    place) and negates the labels: the arrays are writable, and the
+    matrix is the one expected and trains."""
+    X, y = hogtrain.load_svmlight(path)
+    want = X.copy()
+    want.data[::7] = 0
+    want.eliminate_zeros()
+    X.data[::7] = 0
+    X.eliminate_zeros()
+    assert X.nnz == want.nnz and (X != want).nnz == 0
+    y_was = y.copy()
+    y *= -1
+    np.testing.assert_array_equal(y, -y_was)
+    clf = hogtrain.Classifier(epochs=1).fit(X, y)
+    assert clf.score(X, y) > 0.7
+
+
+def test_load_svmlight_arrays_can_be_changed(dataset):
+    _change_loaded(dataset("a9a"))
+
+
+def test_load_svmlight_arrays_of_a_hgb_file_can_be_changed(
+        dataset, tmp_path, hogtrain_bin):
+    hgb = str(tmp_path / "a9a.hgb")
+    subprocess.run([hogtrain_bin, "convert", dataset("a9a"), hgb],
+                   check=True, capture_output=True)
+    with open(hgb, "rb") as f:
+        before = f.read()
+    _change_loaded(hgb)
+    # the arrays were read, not mapped under a read lease (which would
+    # refuse this open, and copy the arrays away under the writes)
+    X, y = hogtrain.load_svmlight(hgb)
+    fd = os.open(hgb, os.O_RDWR | os.O_NONBLOCK)
+    os.close(fd)
+    X.data[:] = 0
+    with open(hgb, "rb") as f:
+        assert f.read() == before, "a write into X reached the file"
+
+
+def test_a_data_set_whose_arrays_were_handed_out_is_not_used(dataset):
+    d = _h.load(dataset("a9a"), own_arrays=True)
+    _, _, _, y = d.arrays()
+    np.frombuffer(y, np.float32)[:] = 7  # the library's label scan is stale
+    with pytest.raises(ValueError, match="handed out to be changed"):
+        _h.train(d, {"epochs": 1})
+    # without own_arrays they are handed out read-only, and it is used
+    kept = _h.load(dataset("a9a"))
+    assert memoryview(kept.arrays()[3]).readonly
+    _h.train(kept, {"epochs": 1})
 
 
 def test_load_svmlight_reads_compressed_and_hgb_files(dataset, tmp_path,
