@@ -95,6 +95,12 @@ typedef struct hog_load_opts {
      * read, never stored (docs/FORMATS.md, "Interactions"). Vowpal Wabbit
      * text only; NULL: none. */
     const char *interactions;
+    /* Added for callers that write into the loaded arrays (the Python
+     * package's load_svmlight): nonzero keeps them in memory of the data
+     * set's own, a .hgb file's read rather than mapped (the copy a lease
+     * break makes of mapped pages could lose a write made meanwhile;
+     * docs/FORMATS.md, "Reading it"). 0: mapped where they can be. */
+    int own_arrays;
 } hog_load_opts;
 #define HOG_MAX_INTERACTIONS 32u
 
@@ -179,7 +185,10 @@ HOG_API hog_status hog_data_from_csr(const hog_csr_arrays *a, unsigned threads,
 HOG_API unsigned hog_data_borrowed(const hog_data *d);
 /* The data set's own CSR arrays, valid until hog_data_free: rows + 1
  * offsets, nnz indices (0-based) and values, rows labels; for handing a
- * loaded file to the caller without a copy. */
+ * loaded file to the caller without a copy. Those of a data set loaded
+ * with hog_load_opts.own_arrays may be written once it is no longer
+ * used (what it learnt of them at load, such as the labels' kinds, is
+ * not updated). */
 HOG_API void hog_data_csr(const hog_data *d, const uint64_t **indptr,
                           const uint32_t **indices, const float **values,
                           const float **labels);

@@ -383,6 +383,31 @@ Test(hgb_lease, a_file_open_for_writing_loads_without_a_lease)
     hog_data_free(text);
 }
 
+/* hog_load_opts.own_arrays: the arrays are read into the data set's own
+ * memory (no lease, nothing mapped), for a caller that writes into them;
+ * without it the same load maps them under a lease. */
+Test(hgb_lease, own_arrays_are_read_not_mapped)
+{
+    char path[1024];
+    hog_data *text;
+    make_hgb(path, sizeof path, &text);
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.own_arrays = 1;
+    hog_data *d;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_hgb_lease_state(d), HOG_HGB_LEASE_NONE);
+    cr_assert(!lease_listed(path), "a lease on %s with own_arrays", path);
+    assert_same(d, text, "loaded with its own arrays");
+    hog_data_free(d);
+    o.own_arrays = 0;
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_hgb_lease_state(d), HOG_HGB_LEASE_HELD);
+    hog_data_free(d);
+    hog_data_free(text);
+}
+
 /* A non-blocking open for writing is refused while the lease is held (and
  * breaks it: the arrays are copied); after hog_data_free it succeeds. */
 Test(hgb_lease, free_releases_the_lease)

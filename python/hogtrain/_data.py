@@ -24,10 +24,104 @@ def threads(n_jobs):
     return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
 
+# What a compressed format's arrays are called in its sentences: its
+# offsets, the indices they delimit, and what those index.
+_COMPRESSED = {
+    "csr": ("row", "feature indices", "feature index", "columns"),
+    "csc": ("column", "row indices", "row index", "rows"),
+    "bsr": ("block row", "block column indices", "block column index",
+            "block columns"),
+}
+
+
+def _integers(a, what):
+    if not isinstance(a, np.ndarray) or a.ndim != 1 or \
+            not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{what} must be a one-dimensional array of "
+                         f"integers (got {type(a).__name__} "
+                         f"{getattr(a, 'dtype', '')})")
+
+
+def _in_range(idx, n, of, what, where):
+    """Refuses the first entry of idx outside [0, n) (n of something) in
+    the library's words, the place named by where(k)."""
+    if idx.size == 0 or (idx.min() >= 0 and idx.max() < n):
+        return
+    k = int(np.flatnonzero((idx < 0) | (idx >= n))[0])
+    why = "is negative" if idx[k] < 0 else f"is not below the number of {of}"
+    raise ValueError(f"{where(k)}: the {what} {int(idx[k])} {why} "
+                     f"({n} {of})")
+
+
+def _check_compressed(X):
+    fmt = X.format
+    line, indices, index, of = _COMPRESSED[fmt]
+    r, c = X.blocksize if fmt == "bsr" else (1, 1)
+    major, minor = X.shape[0] // r, X.shape[1] // c
+    if fmt == "csc":
+        major, minor = minor, major
+    ptr, idx = X.indptr, X.indices
+    offsets = f"the {line} offsets (indptr)"
+    _integers(ptr, offsets)
+    _integers(idx, f"the {indices}")
+    if len(ptr) != major + 1:
+        raise ValueError(f"{offsets} are {len(ptr)} numbers for {major} "
+                         f"{line}s: a {fmt.upper()} matrix of n {line}s has "
+                         f"n + 1")
+    if ptr[0] != 0:
+        raise ValueError(f"{offsets} are not a {fmt.upper()} matrix's: "
+                         f"indptr[0] = {int(ptr[0])} (the first must be 0)")
+    down = np.flatnonzero(ptr[1:] < ptr[:-1])
+    if len(down):
+        i = int(down[0]) + 1
+        raise ValueError(f"{offsets} are not a {fmt.upper()} matrix's: "
+                         f"indptr[{i}] = {int(ptr[i])} is below the one "
+                         f"before it ({int(ptr[i - 1])})")
+    nnz = int(ptr[-1])
+    if nnz > len(idx):
+        raise ValueError(f"{offsets} end at {nnz} but there are "
+                         f"{len(idx)} {indices}")
+    if len(X.data) != len(idx):
+        raise ValueError(f"there are {len(idx)} {indices} but "
+                         f"{len(X.data)} values")
+    # A CSR matrix's indices are checked by the library, which names the
+    # row, in parallel; the conversions from the other formats index with
+    # them first.
+    if fmt != "csr":
+        _in_range(idx[:nnz], minor, of, index, lambda k: f"{line} "
+                  f"{int(np.searchsorted(ptr, k, side='right')) - 1}")
+
+
+def check_structure(X):
+    """X, when its arrays make the sparse matrix they claim to; a
+    ValueError of one sentence saying what is wrong otherwise. scipy's
+    own routines (has_canonical_format, sum_duplicates, tocsr) trust them
+    and read or write past them (decreasing row offsets aborted the
+    interpreter). O(rows) for CSR, whose indices hog_data_from_csr checks
+    itself; O(nnz) for the formats converted here. Not a sparse matrix:
+    X, as it is."""
+    if not sp.issparse(X):
+        return X
+    if X.format in _COMPRESSED:
+        _check_compressed(X)
+    elif X.format == "coo":
+        n = len(X.data)
+        for a, axis, what in ((X.row, 0, "row"), (X.col, 1, "column")):
+            _integers(a, f"the {what} indices")
+            if len(a) != n:
+                raise ValueError(f"there are {len(a)} {what} indices but "
+                                 f"{n} values")
+            _in_range(a, X.shape[axis], f"{what}s", f"{what} index",
+                      lambda k: f"entry {k}")
+    return X
+
+
 def canonical_csr(X):
     """X as a CSR matrix whose rows' indices increase strictly (what
     hogtrain takes): X itself when it is one; a canonical copy otherwise
-    (duplicates summed, as scipy does)."""
+    (duplicates summed, as scipy does). X's arrays are checked first
+    (check_structure)."""
+    check_structure(X)
     if not sp.isspmatrix_csr(X):
         X = sp.csr_matrix(X)
     if not X.has_canonical_format:
@@ -68,18 +162,22 @@ def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
     parser; returns (X, y): a scipy CSR matrix of float32 values and the
     float32 labels.
 
-    X's values and indices and y are the parser's own arrays, not copies
-    (read-only: X.copy() for a matrix to change); the row offsets are
-    int32 when they fit, as scipy keeps them beside int32 indices (a copy
-    of rows + 1 numbers). Indices are 1-based as in LIBSVM files (index 1
+    X's values and indices and y are the parser's own arrays, not copies,
+    and writable (X.eliminate_zeros(), y[...] = ...): the loader's data
+    set is used for nothing else; the row offsets are int32 when they
+    fit, as scipy keeps them beside int32 indices (a copy of rows + 1
+    numbers). Indices are 1-based as in LIBSVM files (index 1
     is column 0) unless zero_based. n_features: at least this many
     columns. hash_bits B > 0 hashes the features into 2^B columns
     (docs/FORMATS.md, "Hashing"); VW text is always hashed."""
     path = os.fspath(path)
     if path != "-":
         os.stat(path)  # FileNotFoundError / PermissionError with the path
+    # own_arrays: a .hgb file's arrays read, not mapped, so that they may
+    # be written (hog_load_opts.own_arrays)
     d = _h.load(path, bool(zero_based), threads(n_jobs),
-                int(n_features or 0), int(hash_bits), int(hash_seed))
+                int(n_features or 0), int(hash_bits), int(hash_seed),
+                own_arrays=True)
     ptr, idx, val, lab = d.arrays()
     rows, cols, nnz = d.rows, d.cols, d.nnz
     indptr = _frombuffer(ptr, np.uint64)

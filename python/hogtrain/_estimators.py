@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
-from ._data import as_data, threads
+from ._data import as_data, check_structure, threads
 
 _LOSSES = {
     "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
@@ -38,7 +38,15 @@ _DCD_TOL = 0.1
 _SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
 # X's values are checked where they are read (hog_data_from_csr: a
 # ValueError naming the row and feature of a NaN or an infinity), so
-# scikit-learn's own pass over them is not made twice.
+# scikit-learn's own pass over them is not made twice. A sparse X's
+# structure is checked before scikit-learn converts it (check_structure):
+# its conversions trust the arrays.
+# The layout of a pickled estimator (_Base.__getstate__): 1 is
+# scikit-learn's attributes beside the model's description
+# (Model.describe()) and its float32 weights. A pickle of any other layout
+# is refused with a sentence, not guessed at; change the number with the
+# layout.
+_PICKLE_FORMAT = 1
 _DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64),
                      force_all_finite=False)
 
@@ -216,7 +224,8 @@ class _Base(BaseEstimator):
 
     def _scores(self, X):
         check_is_fitted(self, "_model")
-        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        X = self._validate_data(check_structure(X), reset=False,
+                                **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], max(k, 1)))
@@ -272,20 +281,46 @@ class _Base(BaseEstimator):
                           doc="The bias weight times intercept_scaling.")
 
     def __getstate__(self):
-        state = super().__getstate__()
-        state = dict(state)
+        state = dict(super().__getstate__())
+        state["_hogtrain_pickle"] = _PICKLE_FORMAT
         model = state.pop("_model", None)
+        state.pop("_spec", None), state.pop("_perm", None)  # the model's
         if model is not None:
             state["_model_state"] = (model.describe(), bytes(model.weights()))
         return state
 
     def __setstate__(self, state):
         state = dict(state)
+        name = type(self).__name__
+        fmt = state.pop("_hogtrain_pickle", None)
+        if fmt != _PICKLE_FORMAT:
+            was = ("no hogtrain pickle format (an older hogtrain's)"
+                   if fmt is None else f"hogtrain's pickle format {fmt!r}")
+            raise ValueError(f"this {name} was pickled in {was}, and this "
+                             f"hogtrain ({_h.version}) reads format "
+                             f"{_PICKLE_FORMAT} only: fit it again, or move "
+                             f"models between versions as .hgm files "
+                             f"(save() and hogtrain.load())")
         saved = state.pop("_model_state", None)
+        state.pop("_spec", None), state.pop("_perm", None)
+        made = state.pop("_coef_made", None)
         super().__setstate__(state)
         if saved is not None:
             spec, w = saved
-            self._model = _h.from_weights(spec, np.frombuffer(w, np.float32))
+            self._set_model(_h.from_weights(spec,
+                                            np.frombuffer(w, np.float32)))
+            self._check_model()
+        if made is not None:
+            self._coef_made = made  # coef_ as fitted, or as the caller set it
+
+    def _check_model(self):
+        """Refuses (ValueError) a model that does not fit the estimator's
+        other attributes, as an altered pickle may hold."""
+        nf = self._spec["n_features"]
+        if getattr(self, "n_features_in_", nf) != nf:
+            raise ValueError(f"the pickled {type(self).__name__} has "
+                             f"n_features_in_ {self.n_features_in_} but "
+                             f"weights for {nf} features: it is damaged")
 
     def _file_model(self):
         """The model as a file should hold it (the labels themselves)."""
@@ -408,7 +443,7 @@ class Classifier(ClassifierMixin, _Base):
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array; CSR float32
         with int32 indices is used without a copy) and the labels y."""
-        X, y = self._validate_data(X, y, **_DENSE_OR_CSR)
+        X, y = self._validate_data(check_structure(X), y, **_DENSE_OR_CSR)
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         name = type(self).__name__
@@ -462,6 +497,26 @@ class Classifier(ClassifierMixin, _Base):
     def _shape_coef(coef, icpt):
         return coef, icpt
 
+    def _check_model(self):
+        super()._check_model()
+        spec, name = self._spec, type(self).__name__
+        k = spec["n_classes"]
+        classes = getattr(self, "classes_", None)
+        if spec["regression"] or classes is None or len(classes) != (k or 2):
+            has = ("no classes_" if classes is None
+                   else f"{len(classes)} classes in classes_")
+            model = ("a regression model" if spec["regression"]
+                     else f"weights for {k or 2} classes")
+            raise ValueError(f"the pickled {name} has {has} but {model}: "
+                             f"it is damaged")
+        # the model's classes are classes_' places (fit encodes them so)
+        coded = (sorted(spec["classes"]) == list(range(k)) if k else
+                 (spec["label_pos"], spec["label_neg"]) == (1.0, 0.0))
+        if not coded:
+            raise ValueError(f"the pickled {name}'s model does not label "
+                             f"its classes by their places in classes_: it "
+                             f"is damaged")
+
     def decision_function(self, X):
         """w.x + b per row: (n,) for two classes (the score of
         classes_[1]), (n, K) for K classes in classes_ order."""
@@ -485,7 +540,8 @@ class Classifier(ClassifierMixin, _Base):
         order: sigma(score) for two classes, softmax for a softmax model,
         one-vs-rest sigma(s_c) / sum sigma (LIBLINEAR's -b 1)."""
         check_is_fitted(self, "_model")
-        X = self._validate_data(X, reset=False, **_DENSE_OR_CSR)
+        X = self._validate_data(check_structure(X), reset=False,
+                                **_DENSE_OR_CSR)
         data = as_data(X, None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], k or 2))
@@ -551,7 +607,8 @@ class Regressor(RegressorMixin, _Base):
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
         targets y."""
-        X, y = self._validate_data(X, y, y_numeric=True, **_DENSE_OR_CSR)
+        X, y = self._validate_data(check_structure(X), y, y_numeric=True,
+                                   **_DENSE_OR_CSR)
         warm = None
         if self.warm_start and hasattr(self, "_model"):
             if X.shape[1] != self._spec["n_features"]:
@@ -573,6 +630,12 @@ class Regressor(RegressorMixin, _Base):
     @staticmethod
     def _shape_coef(coef, icpt):
         return coef[0], float(icpt[0])
+
+    def _check_model(self):
+        super()._check_model()
+        if not self._spec["regression"]:
+            raise ValueError("the pickled Regressor holds a classification "
+                             "model: it is damaged")
 
     def predict(self, X):
         out, _ = self._scores(X)

@@ -26,6 +26,7 @@
 #include "hogtrain.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -137,18 +138,24 @@ static uint64_t buffer_len(const Py_buffer *b)
     return b->obj ? (uint64_t)(b->len / (b->itemsize ? b->itemsize : 1)) : 0;
 }
 
-/* Element i of an integer buffer of type t, as a signed 64-bit number. */
-static int64_t int_elem(const Py_buffer *b, hog_dtype t, uint64_t i)
+/* Element i of an integer buffer of type t; *neg set when it is below
+ * zero (a uint64 above INT64_MAX is not). */
+static uint64_t int_elem(const Py_buffer *b, hog_dtype t, uint64_t i,
+                         bool *neg)
 {
+    int64_t v;
     switch (t) {
-    case HOG_DTYPE_INT32: return ((const int32_t *)b->buf)[i];
-    case HOG_DTYPE_UINT32: return ((const uint32_t *)b->buf)[i];
-    case HOG_DTYPE_INT64: return ((const int64_t *)b->buf)[i];
-    default: {
-        uint64_t v = ((const uint64_t *)b->buf)[i];
-        return v > INT64_MAX ? -1 : (int64_t)v;
+    case HOG_DTYPE_INT32: v = ((const int32_t *)b->buf)[i]; break;
+    case HOG_DTYPE_INT64: v = ((const int64_t *)b->buf)[i]; break;
+    case HOG_DTYPE_UINT32:
+        *neg = false;
+        return ((const uint32_t *)b->buf)[i];
+    default:
+        *neg = false;
+        return ((const uint64_t *)b->buf)[i];
     }
-    }
+    *neg = v < 0;
+    return (uint64_t)v;
 }
 
 /* ---- Data ------------------------------------------------------------------- */
@@ -158,6 +165,8 @@ typedef struct {
     PyObject_HEAD
     hog_data *d;
     Py_buffer held[4]; /* indptr, indices, values, labels (obj NULL: none) */
+    bool own;          /* loaded with hog_load_opts.own_arrays */
+    bool handed_out;   /* its arrays exported writable: no longer used */
 } DataObject;
 
 static PyTypeObject DataType;
@@ -177,6 +186,7 @@ static DataObject *data_new(void)
     if (self) {
         self->d = NULL;
         memset(self->held, 0, sizeof self->held);
+        self->own = self->handed_out = false;
     }
     return self;
 }
@@ -232,18 +242,22 @@ static PyObject *Data_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         goto fail;
     }
     uint64_t rows = n_ptr - 1;
-    /* hog_data_from_csr reads as many indices and values as the last
-     * offset says: check that the buffers hold them. */
-    int64_t nnz = int_elem(&b[0], t[0], rows);
-    if (nnz >= 0 && (uint64_t)nnz > buffer_len(&b[1])) {
-        PyErr_Format(PyExc_ValueError, "the row offsets end at %lld but "
-                     "there are %llu feature indices", (long long)nnz,
+    /* hog_data_from_csr takes no lengths: it reads as many indices and
+     * values as the last offset says, the offsets being non-decreasing
+     * (which it checks, as a negative last one). Check that the buffers
+     * hold that many; the earlier offsets are no larger. */
+    bool neg;
+    uint64_t nnz = int_elem(&b[0], t[0], rows, &neg);
+    if (!neg && nnz > buffer_len(&b[1])) {
+        PyErr_Format(PyExc_ValueError, "the row offsets end at %llu but "
+                     "there are %llu feature indices",
+                     (unsigned long long)nnz,
                      (unsigned long long)buffer_len(&b[1]));
         goto fail;
     }
-    if (nnz >= 0 && b[2].obj && (uint64_t)nnz > buffer_len(&b[2])) {
-        PyErr_Format(PyExc_ValueError, "the row offsets end at %lld but "
-                     "there are %llu values", (long long)nnz,
+    if (!neg && b[2].obj && nnz > buffer_len(&b[2])) {
+        PyErr_Format(PyExc_ValueError, "the row offsets end at %llu but "
+                     "there are %llu values", (unsigned long long)nnz,
                      (unsigned long long)buffer_len(&b[2]));
         goto fail;
     }
@@ -293,7 +307,20 @@ static PyObject *Data_borrowed(DataObject *self, void *c)
     return PyLong_FromUnsignedLong(hog_data_borrowed(self->d));
 }
 
-/* ---- View: one of a Data's arrays, exported as a read-only buffer ------ */
+/* A Data whose arrays were handed out to be written (Data.arrays of a
+ * loaded file) may hold anything now, and what the library learnt of it
+ * at load (the labels' kinds) no longer holds: it is not used again. */
+static int data_usable(const DataObject *d)
+{
+    if (!d->handed_out)
+        return 0;
+    PyErr_SetString(PyExc_ValueError, "this data set's arrays were handed "
+                    "out to be changed (Data.arrays): make a data set of "
+                    "them (hogtrain.as_data)");
+    return -1;
+}
+
+/* ---- View: one of a Data's arrays, exported as a buffer ------------------ */
 
 typedef struct {
     PyObject_HEAD
@@ -302,6 +329,7 @@ typedef struct {
     Py_ssize_t n, itemsize;
     char format[2];
     Py_ssize_t shape, strides;
+    bool writable; /* the data set's own memory, handed out */
 } ViewObject;
 
 static PyTypeObject ViewType;
@@ -314,8 +342,8 @@ static void View_dealloc(ViewObject *self)
 
 static int View_getbuffer(ViewObject *self, Py_buffer *view, int flags)
 {
-    if (flags & PyBUF_WRITABLE) {
-        PyErr_SetString(PyExc_BufferError, "a loaded data set's arrays are "
+    if ((flags & PyBUF_WRITABLE) && !self->writable) {
+        PyErr_SetString(PyExc_BufferError, "this data set's arrays are "
                         "read-only (copy them to change them)");
         view->obj = NULL;
         return -1;
@@ -325,7 +353,7 @@ static int View_getbuffer(ViewObject *self, Py_buffer *view, int flags)
     view->obj = (PyObject *)self;
     Py_INCREF(self);
     view->len = self->n * self->itemsize;
-    view->readonly = 1;
+    view->readonly = !self->writable;
     view->itemsize = self->itemsize;
     view->format = (flags & PyBUF_FORMAT) ? self->format : NULL;
     view->ndim = 1;
@@ -341,7 +369,7 @@ static PyBufferProcs View_as_buffer = {
 };
 
 static PyObject *view_new(PyObject *owner, const void *ptr, uint64_t n,
-                          char format, Py_ssize_t itemsize)
+                          char format, Py_ssize_t itemsize, bool writable)
 {
     ViewObject *v = PyObject_New(ViewObject, &ViewType);
     if (!v)
@@ -355,14 +383,17 @@ static PyObject *view_new(PyObject *owner, const void *ptr, uint64_t n,
     v->format[1] = 0;
     v->shape = v->n;
     v->strides = itemsize;
+    v->writable = writable;
     return (PyObject *)v;
 }
 
 PyDoc_STRVAR(Data_arrays_doc,
 "arrays() -> (indptr, indices, values, labels)\n\n"
-"The data set's own CSR arrays as read-only buffers (uint64 offsets,\n"
-"uint32 indices, float32 values and labels; values None when absent),\n"
-"each keeping this Data alive: numpy.frombuffer wraps them without a copy.");
+"The data set's own CSR arrays as buffers (uint64 offsets, uint32\n"
+"indices, float32 values and labels; values None when absent), each\n"
+"keeping this Data alive: numpy.frombuffer wraps them without a copy.\n"
+"Writable when the Data was loaded with own_arrays (the Data is then\n"
+"not used again); read-only otherwise.");
 
 static PyObject *Data_arrays(DataObject *self, PyObject *unused)
 {
@@ -372,10 +403,12 @@ static PyObject *Data_arrays(DataObject *self, PyObject *unused)
     hog_data_csr(self->d, &off, &idx, &val, &y);
     uint64_t rows = hog_data_rows(self->d), nnz = hog_data_nnz(self->d);
     PyObject *o = (PyObject *)self;
-    PyObject *p = view_new(o, off, rows + 1, 'Q', 8);
-    PyObject *i = view_new(o, idx, nnz, 'I', 4);
-    PyObject *v = val ? view_new(o, val, nnz, 'f', 4) : Py_NewRef(Py_None);
-    PyObject *l = y ? view_new(o, y, rows, 'f', 4) : Py_NewRef(Py_None);
+    bool w = self->own;
+    self->handed_out = self->handed_out || w;
+    PyObject *p = view_new(o, off, rows + 1, 'Q', 8, w);
+    PyObject *i = view_new(o, idx, nnz, 'I', 4, w);
+    PyObject *v = val ? view_new(o, val, nnz, 'f', 4, w) : Py_NewRef(Py_None);
+    PyObject *l = y ? view_new(o, y, rows, 'f', 4, w) : Py_NewRef(Py_None);
     PyObject *r = (p && i && v && l) ? PyTuple_Pack(4, p, i, v, l) : NULL;
     Py_XDECREF(p), Py_XDECREF(i), Py_XDECREF(v), Py_XDECREF(l);
     return r;
@@ -398,22 +431,23 @@ static PyMethodDef Data_methods[] = {
 
 PyDoc_STRVAR(load_doc,
 "load(path, zero_based=False, threads=0, n_features=0, hash_bits=0,\n"
-"     hash_seed=0) -> Data\n\n"
+"     hash_seed=0, own_arrays=False) -> Data\n\n"
 "LIBSVM/SVMlight or Vowpal Wabbit text (plain, gzip, xz or zstd) or a\n"
 ".hgb cache, told apart by content (hog_data_load); the GIL is released\n"
-"while it parses.");
+"while it parses. own_arrays: the arrays in memory of the data set's own\n"
+"(hog_load_opts.own_arrays), which arrays() hands out writable.");
 
 static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *names[] = { "path", "zero_based", "threads", "n_features",
-                             "hash_bits", "hash_seed", NULL };
+                             "hash_bits", "hash_seed", "own_arrays", NULL };
     PyObject *po;
-    int zero_based = 0;
+    int zero_based = 0, own = 0;
     unsigned threads = 0, bits = 0, seed = 0;
     unsigned long long nf = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pIKII", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pIKIIp", names,
                                      PyUnicode_FSConverter, &po, &zero_based,
-                                     &threads, &nf, &bits, &seed))
+                                     &threads, &nf, &bits, &seed, &own))
         return NULL;
     hog_load_opts lo;
     hog_load_opts_init(&lo);
@@ -422,6 +456,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
     lo.n_features = nf;
     lo.hash_bits = bits;
     lo.hash_seed = seed;
+    lo.own_arrays = own;
     const char *path = PyBytes_AS_STRING(po);
     DataObject *self = data_new();
     if (!self) {
@@ -437,6 +472,8 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
         raise_status(st, &err, path);
         Py_DECREF(self);
         self = NULL;
+    } else {
+        self->own = own;
     }
     Py_DECREF(po);
     return (PyObject *)self;
@@ -533,6 +570,21 @@ static int dict_double(PyObject *d, const char *k, double *out, int need)
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* A whole number from 0 to max, as dict_double reads it: a double outside
+ * the integer type it is cast to would be undefined behaviour. */
+static int dict_whole(PyObject *d, const char *k, double max, double *out,
+                      int need)
+{
+    if (dict_double(d, k, out, need) < 0)
+        return -1;
+    if (!(*out >= 0 && *out <= max && *out == floor(*out))) {
+        PyErr_Format(PyExc_ValueError, "the model's '%s' must be a whole "
+                     "number from 0 to %.0f", k, max);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(from_weights_doc,
 "from_weights(spec, weights) -> Model: a model of spec (a dict as\n"
 "Model.describe() gives) with the float32 weights (copied;\n"
@@ -546,18 +598,20 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
     hog_model_spec s = { .size = sizeof s };
     double nf = 0, loss = 0, regression = 0, ncls = 0, mc = 0, bits = 0,
            seed = 0;
-    if (dict_double(spec, "n_features", &nf, 1) < 0 ||
-        dict_double(spec, "loss", &loss, 1) < 0 ||
+    /* the library checks what the numbers mean; here only that each fits
+     * its field (2^53: a double's whole numbers, more than any model) */
+    if (dict_whole(spec, "n_features", 9007199254740992.0, &nf, 1) < 0 ||
+        dict_whole(spec, "loss", INT_MAX, &loss, 1) < 0 ||
         dict_double(spec, "bias", &s.bias, 1) < 0 ||
         dict_double(spec, "regression", &regression, 0) < 0 ||
         dict_double(spec, "label_pos", &s.label_pos, 0) < 0 ||
         dict_double(spec, "label_neg", &s.label_neg, 0) < 0 ||
-        dict_double(spec, "n_classes", &ncls, 0) < 0 ||
-        dict_double(spec, "multiclass", &mc, 0) < 0 ||
+        dict_whole(spec, "n_classes", UINT_MAX, &ncls, 0) < 0 ||
+        dict_whole(spec, "multiclass", INT_MAX, &mc, 0) < 0 ||
         dict_double(spec, "l1", &s.l1, 0) < 0 ||
         dict_double(spec, "l2", &s.l2, 0) < 0 ||
-        dict_double(spec, "hash_bits", &bits, 0) < 0 ||
-        dict_double(spec, "hash_seed", &seed, 0) < 0)
+        dict_whole(spec, "hash_bits", UINT_MAX, &bits, 0) < 0 ||
+        dict_whole(spec, "hash_seed", UINT32_MAX, &seed, 0) < 0)
         return NULL;
     s.n_features = (uint64_t)nf;
     s.loss = (hog_loss)(int)loss;
@@ -600,7 +654,14 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
         s.classes = cls;
     }
     uint64_t per = s.n_features + (s.bias != 0.0);
-    uint64_t need = per * (s.n_classes ? s.n_classes : 1);
+    uint64_t k = s.n_classes ? s.n_classes : 1;
+    if (per > UINT64_MAX / sizeof(float) / k) {
+        PyMem_Free(cls);
+        return PyErr_Format(PyExc_ValueError, "a model of %llu features "
+                            "and %u classes is more than hogtrain keeps",
+                            (unsigned long long)s.n_features, s.n_classes);
+    }
+    uint64_t need = per * k;
     Py_buffer b;
     hog_dtype t = 0;
     if (get_buffer(wobj, &b, "the weights") < 0 ||
@@ -654,7 +715,8 @@ static PyObject *model_score(ModelObject *self, PyObject *args,
 {
     DataObject *d;
     PyObject *out;
-    if (!PyArg_ParseTuple(args, "O!O", &DataType, &d, &out))
+    if (!PyArg_ParseTuple(args, "O!O", &DataType, &d, &out) ||
+        data_usable(d) < 0)
         return NULL;
     hog_model_spec s = { .size = sizeof s };
     hog_model_describe(self->m, &s);
@@ -945,6 +1007,8 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOO", names, &DataType,
                                      &data, &PyDict_Type, &opts, &rw, &cl, &cw,
                                      &warm, &progress))
+        return NULL;
+    if (data_usable(data) < 0)
         return NULL;
     if (warm != Py_None && !PyObject_TypeCheck(warm, &ModelType))
         return PyErr_Format(PyExc_TypeError, "warm_start must be a Model");

@@ -1,5 +1,6 @@
 """The estimators' behaviour: labels of any kind, weights, probabilities,
 pickling, warm starts, and accuracy on news20 beside LinearSVC's."""
+import copyreg
 import pickle
 
 import numpy as np
@@ -64,6 +65,81 @@ def test_pickle_and_save_keep_the_model(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     clf.save(tmp_path / "m.model", format="liblinear")
     assert (tmp_path / "m.model").read_text().startswith("solver_type")
+
+
+def _repickled(est, change):
+    """est pickled with its state altered by change(state), read back: the
+    byte stream a damaged or foreign pickle would be."""
+    state = est.__getstate__()
+    change(state)
+
+    class Altered:
+        def __reduce__(self):
+            return copyreg._reconstructor, (type(est), object, None), state
+    return pickle.loads(pickle.dumps(Altered()))
+
+
+def test_a_pickle_of_another_format_is_refused():
+    X, y = _blobs()
+    clf = hogtrain.Classifier().fit(X, y)
+    same = _repickled(clf, lambda st: None)
+    np.testing.assert_array_equal(same.predict(X), clf.predict(X))
+    with pytest.raises(ValueError, match=r"this Classifier was pickled in "
+                       r"hogtrain's pickle format 2, and this hogtrain "
+                       r"\(.*\) reads format 1 only"):
+        _repickled(clf, lambda st: st.update(_hogtrain_pickle=2))
+    with pytest.raises(ValueError, match="no hogtrain pickle format"):
+        _repickled(clf, lambda st: st.pop("_hogtrain_pickle"))
+    # an unfitted estimator's too
+    with pytest.raises(ValueError, match="pickle format 0"):
+        _repickled(hogtrain.Regressor(),
+                   lambda st: st.update(_hogtrain_pickle=0))
+
+
+def _spec_change(**kw):
+    def change(st):
+        spec, w = st["_model_state"]
+        st["_model_state"] = (dict(spec, **kw), w)
+    return change
+
+
+@pytest.mark.parametrize("classes, change, sentence", [
+    (3, lambda st: st.update(classes_=st["classes_"][:2]),
+     "has 2 classes in classes_ but weights for 3 classes"),
+    (2, lambda st: st.update(classes_=np.array([0, 1, 2])),
+     "has 3 classes in classes_ but weights for 2 classes"),
+    (3, lambda st: st.pop("classes_"), "has no classes_ but weights for 3"),
+    (2, _spec_change(regression=True), "but a regression model"),
+    (3, _spec_change(classes=(0.0, 1.0, 5.0)),
+     "does not label its classes by their places in classes_"),
+    (2, _spec_change(label_neg=-1.0), "does not label its classes"),
+    (3, lambda st: st.update(n_features_in_=19),
+     "has n_features_in_ 19 but weights for 20 features"),
+    (3, _spec_change(n_classes=-1),
+     r"the model's 'n_classes' must be a whole number from 0 to"),
+    (3, _spec_change(n_features=1e300),
+     r"the model's 'n_features' must be a whole number"),
+    (3, lambda st: st.update(_model_state=(st["_model_state"][0],
+                                           st["_model_state"][1][:-4])),
+     r"the weights must be 63 float32 numbers \(20 features and the bias, "
+     r"for each class\)"),
+])
+def test_a_pickle_whose_classes_do_not_match_the_weights_is_refused(
+        classes, change, sentence):
+    X, y = _blobs(classes=classes)
+    clf = hogtrain.Classifier(epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match=sentence):
+        _repickled(clf, change)
+
+
+def test_a_pickled_regressor_must_hold_a_regression():
+    X, y = _blobs()
+    reg = hogtrain.Regressor(epochs=1).fit(X, y)
+    np.testing.assert_array_equal(
+        _repickled(reg, lambda st: None).predict(X), reg.predict(X))
+    with pytest.raises(ValueError, match="holds a classification model"):
+        _repickled(reg, _spec_change(regression=False, label_pos=1.0,
+                                     label_neg=0.0))
 
 
 def test_sample_weight_is_roughly_repeated_rows():

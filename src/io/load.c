@@ -110,7 +110,9 @@ static hog_status load(const char *path, const hog_load_opts *o,
         if (in.head_consumed)
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be "
                             "loaded from a path, not a pipe", name);
-        return hog_hgb_load(path, o, out, err);
+        return hog_hgb_load_mode(path, o, o->own_arrays ? HOG_HGB_COPY
+                                                        : HOG_HGB_MAP_AUTO,
+                                 out, err);
     }
     if ((st = hog_data_kind_check(in.kind, name, err)) != HOG_OK) {
         hog_input_close(&in);
