@@ -1,5 +1,6 @@
 /* What hogtrain train says while and after it trains: the rates of the
- * epoch lines, the table and --json. */
+ * epoch lines, the table and --json, and how many lines a long
+ * coordinate-descent run prints. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 
 #include "helpers.h"
 
-static char out[1 << 17];
+static char out[1 << 19]; /* a log of 1,900 lines fits */
 
 /* Each table row's rows/s times its seconds, over rows_per_epoch (one
  * epoch's rows): the epochs the row covers, as the printed figures say.
@@ -87,4 +88,131 @@ Test(report, k_class_rows_per_s_counts_each_row_once, .timeout = 120)
                       "rows, not %g:\n%s",
                       modes[i], ep[k], per_report, out);
     }
+}
+
+/* ---- long coordinate-descent runs ------------------------------------------ */
+
+/* Epochs 1 to 10, 20, 30, ..., 100, 200, ... up to n: the schedule of the
+ * epoch lines off a terminal and of the table's rows in a long run. */
+static unsigned scheduled(unsigned n)
+{
+    unsigned c = 0;
+    for (unsigned e = 1; e <= n; e++) {
+        unsigned x = e;
+        while (x > 10 && x % 10 == 0)
+            x /= 10;
+        c += x <= 10;
+    }
+    return c;
+}
+
+/* Lines "epoch N/M:" in text (the \r line's "epoch N/M  42%" is not one). */
+static unsigned epoch_lines(const char *text)
+{
+    unsigned n = 0, e, cap;
+    char colon;
+    for (const char *p = text; (p = strstr(p, "epoch ")); p++)
+        if ((p == text || p[-1] == '\n' || p[-1] == 'K') &&
+            sscanf(p, "epoch %u/%u%c", &e, &cap, &colon) == 3 && colon == ':')
+            n++;
+    return n;
+}
+
+/* The table's rows: lines that start with the epoch in five columns. */
+static unsigned table_rows(const char *text)
+{
+    const char *p = strstr(text, "\nepoch    objective");
+    cr_assert_not_null(p, "no table:\n%s", text);
+    unsigned n = 0, e;
+    char sp;
+    for (p = strchr(p + 1, '\n'); p && sscanf(p + 1, "%5u%c", &e, &sp) == 2 &&
+                                  sp == ' ';
+         p = strchr(p + 1, '\n'))
+        n++;
+    return n;
+}
+
+/* The "done: N epochs in S s" line's N and S. */
+static void done_line(const char *text, unsigned *epochs, double *secs)
+{
+    const char *p = strstr(text, "\ndone: ");
+    cr_assert_not_null(p, "no done: line:\n%s", text);
+    cr_assert_eq(sscanf(p, "\ndone: %u epochs in %lf s", epochs, secs), 2,
+                 "%s", p);
+}
+
+/* dcd on a9a with the hinge loss runs about 950 epochs of a few
+ * milliseconds: its log holds the first ten epochs, the schedule's, and
+ * the last (each once: the table after the run is bounded alike and says
+ * so), not 1,900 lines; the last line says the tolerance ended it. */
+Test(report, long_dcd_run_prints_a_bounded_log, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(a9a, "a9a");
+    int rc = th_run(out, sizeof out, "'%s' train --algo dcd --loss hinge "
+                    "--threads 1 '%s'", th_bin(), a9a);
+    cr_assert_eq(rc, 0, "%s", out);
+    unsigned epochs;
+    double secs;
+    done_line(out, &epochs, &secs);
+    cr_assert_gt(epochs, 100, "a short run tests no bound:\n%s", out);
+    /* the schedule's, the last, and one per half minute between them */
+    unsigned most = scheduled(epochs) + 1 + (unsigned)(secs / 30.0);
+    unsigned lines = epoch_lines(out), rows = table_rows(out);
+    cr_assert_leq(lines, most, "%u epoch lines for %u epochs:\n%s", lines,
+                  epochs, out);
+    cr_assert_geq(lines, scheduled(epochs), "%s", out);
+    cr_assert_leq(rows, scheduled(epochs) + 1, "%u table rows:\n%s", rows, out);
+    char last[64], shown[96];
+    snprintf(last, sizeof last, "\nepoch %u/1000:", epochs);
+    cr_assert_not_null(strstr(out, last), "no line for the last epoch:\n%s",
+                       out);
+    snprintf(shown, sizeof shown, "(%u of %u epochs shown", rows, epochs);
+    cr_assert_not_null(strstr(out, shown), "%s", out);
+    cr_assert_not_null(strstr(out, ", tolerance met (--tol 0.1)"), "%s", out);
+    cr_assert_null(strstr(out, "epoch limit"), "%s", out);
+}
+
+/* On a terminal the lines come at most one every half second after the
+ * first ten (and the last), whatever the epochs' pace. */
+Test(report, long_dcd_run_on_a_terminal_prints_twice_a_second_at_most,
+     .timeout = 120)
+{
+    TH_DATA_OR_SKIP(a9a, "a9a");
+    if (th_run(out, sizeof out, "command -v script") != 0)
+        cr_skip_test("script(1) is not installed (no terminal to run "
+                     "under); skipping");
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    int rc = th_run(out, sizeof out, "cd '%s' && script -qec \"'%s' train "
+                    "--algo dcd --loss hinge --threads 1 '%s'\" typescript",
+                    dir, th_bin(), a9a);
+    cr_assert_eq(rc, 0, "%s", out);
+    unsigned epochs;
+    double secs;
+    done_line(out, &epochs, &secs);
+    unsigned lines = epoch_lines(out);
+    cr_assert_leq(lines, 10 + 1 + (unsigned)(2.0 * secs) + 1,
+                  "%u epoch lines in %.2f s:\n%s", lines, secs, out);
+}
+
+/* The done: line of scd and dcd says what ended the run, the --epochs cap
+ * or --tol; the SGD trainers always run every epoch and say neither. */
+Test(report, done_line_says_tolerance_or_epoch_limit, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(a9a, "a9a");
+    int rc = th_run(out, sizeof out, "'%s' train --algo dcd --epochs 5 "
+                    "--threads 1 '%s'", th_bin(), a9a);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "\ndone: 5 epochs in "), "%s", out);
+    cr_assert_not_null(strstr(out, ", epoch limit reached (--epochs 5)"),
+                       "%s", out);
+    cr_assert_null(strstr(out, "tolerance met"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train --algo scd --loss logistic --l1 "
+                "1e-3 --tol 0.1 --threads 1 '%s'", th_bin(), a9a);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, ", tolerance met (--tol 0.1)"), "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train --epochs 2 '%s'", th_bin(), a9a);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "tolerance met"), "%s", out);
+    cr_assert_null(strstr(out, "epoch limit"), "%s", out);
 }

@@ -395,6 +395,9 @@ struct hog_progress {
     bool ovr;             /* one-vs-rest of K classes: the running reports
                              count classes done (epoch of epochs) and class
                              epochs (done of total) */
+    unsigned epochs;      /* the run's epoch cap, from the reports */
+    unsigned printed;     /* epoch of the last epoch line (0: none) */
+    double last_line;     /* when it was printed */
 };
 
 void hog_progress_init(struct hog_progress *p, FILE *f, bool quiet,
@@ -404,6 +407,9 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
                      uint64_t total, const hog_epoch_stats *stats);
 /* Clears a \r line left on screen. */
 void hog_progress_clear(struct hog_progress *p);
+/* After training: clears the \r line and prints the last epoch's line
+ * when the epoch lines' schedule left it out. */
+void hog_progress_finish(struct hog_progress *p);
 /* The table of per-epoch metrics. */
 void hog_progress_table(const struct hog_progress *p, FILE *f);
 void hog_progress_free(struct hog_progress *p);
