@@ -71,19 +71,24 @@ hog_status hog_cli_stdout_check(hog_err *err);
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
 
 /* "Did you mean": the names offered one by one, the nearest to what was
- * typed that is near enough to be a typo (at most two edits, an adjacent
- * transposition counting one, and fewer than half the name's letters; or
- * the start of the name); the first offered wins a tie. Every option
- * parser (hog_cli_getopt) and the command names (main.c) use it. */
+ * typed that is near enough to be a typo (one edit, an adjacent
+ * transposition counting one, in a name of two letters or more; two in a
+ * name of six or more; or the start of the name, of three letters or of
+ * two that start no other name); the first offered wins a tie. Every
+ * option parser (hog_cli_getopt) and the command names (main.c) use it. */
 struct hog_cli_nearest {
     const char *typed;
     size_t len;        /* of typed ("epoch" of "epoch=5") */
     const char *best;  /* NULL: none near enough */
     unsigned dist;
+    const char *prefix;  /* the first name typed starts */
+    unsigned prefixes;   /* how many it starts */
 };
 void hog_cli_nearest_init(struct hog_cli_nearest *n, const char *typed,
                           size_t len);
 void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name);
+/* The suggestion once every name was offered; NULL: none. */
+const char *hog_cli_nearest_best(const struct hog_cli_nearest *n);
 
 /* "epochs" for the long option whose value is ch. */
 const char *hog_cli_opt_name(const struct option *lo, int ch);
