@@ -270,8 +270,8 @@ typedef struct hog_epoch_stats {
     uint64_t nonzero_weights;
     double seconds;          /* training time of this epoch (metrics excluded) */
     double total_seconds;    /* training time so far */
-    double rows_per_s, nnz_per_s; /* K classes: times the classes (the
-                                     row steps of every class) */
+    double rows_per_s, nnz_per_s; /* each row (nonzero) once per epoch,
+                                     whatever the class count */
     uint64_t replica_syncs;  /* Hogwild! replicas: averagings so far */
     /* Coordinate descent (--algo scd, dcd); NaN or 0 elsewhere. */
     double gap;              /* relative duality gap (P - D) / P, dcd */

@@ -855,8 +855,13 @@ Test(cli, mistypes_suggest_the_nearest_name)
     rc = HT("frobnicate", th_bin());
     cr_assert_eq(rc, 2, "%s", out);
     cr_assert_null(strstr(out, "did you mean"), "%s", out);
+    /* "ep" is two edits from "help", half of it: no typo of it */
+    rc = HT("predict --ep 3 m.hgm d.svm", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_null(strstr(out, "did you mean"), "%s", out);
     static const char *const typos[][4] = {
         { "train", "x.svm", "--epoch 5", "--epochs" },
+        { "train", "x.svm", "--ep 3", "--epochs" }, /* the start of one name */
         { "train", "x.svm", "--epohcs=5", "--epochs" },
         { "train", "x.svm", "--gpu 0", "--gpus" },
         { "predict", "m.hgm d.svm", "--socres", "--scores" },

@@ -71,19 +71,24 @@ hog_status hog_cli_stdout_check(hog_err *err);
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
 
 /* "Did you mean": the names offered one by one, the nearest to what was
- * typed that is near enough to be a typo (at most two edits, an adjacent
- * transposition counting one, and fewer than half the name's letters; or
- * the start of the name); the first offered wins a tie. Every option
- * parser (hog_cli_getopt) and the command names (main.c) use it. */
+ * typed that is near enough to be a typo (one edit, an adjacent
+ * transposition counting one, in a name of two letters or more; two in a
+ * name of six or more; or the start of the name, of three letters or of
+ * two that start no other name); the first offered wins a tie. Every
+ * option parser (hog_cli_getopt) and the command names (main.c) use it. */
 struct hog_cli_nearest {
     const char *typed;
     size_t len;        /* of typed ("epoch" of "epoch=5") */
     const char *best;  /* NULL: none near enough */
     unsigned dist;
+    const char *prefix;  /* the first name typed starts */
+    unsigned prefixes;   /* how many it starts */
 };
 void hog_cli_nearest_init(struct hog_cli_nearest *n, const char *typed,
                           size_t len);
 void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name);
+/* The suggestion once every name was offered; NULL: none. */
+const char *hog_cli_nearest_best(const struct hog_cli_nearest *n);
 
 /* "epochs" for the long option whose value is ch. */
 const char *hog_cli_opt_name(const struct option *lo, int ch);
@@ -403,6 +408,9 @@ struct hog_progress {
     bool ovr;             /* one-vs-rest of K classes: the running reports
                              count classes done (epoch of epochs) and class
                              epochs (done of total) */
+    unsigned epochs;      /* the run's epoch cap, from the reports */
+    unsigned printed;     /* epoch of the last epoch line (0: none) */
+    double last_line;     /* when it was printed */
 };
 
 void hog_progress_init(struct hog_progress *p, FILE *f, bool quiet,
@@ -412,6 +420,9 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
                      uint64_t total, const hog_epoch_stats *stats);
 /* Clears a \r line left on screen. */
 void hog_progress_clear(struct hog_progress *p);
+/* After training: clears the \r line and prints the last epoch's line
+ * when the epoch lines' schedule left it out. */
+void hog_progress_finish(struct hog_progress *p);
 /* The table of per-epoch metrics. */
 void hog_progress_table(const struct hog_progress *p, FILE *f);
 void hog_progress_free(struct hog_progress *p);

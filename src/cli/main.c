@@ -53,9 +53,10 @@ static int unknown_command(const char *name)
     hog_cli_nearest_init(&n, name, strlen(name));
     for (size_t i = 0; i < N_COMMANDS; i++)
         hog_cli_nearest_offer(&n, commands[i].name);
-    if (n.best)
+    const char *best = hog_cli_nearest_best(&n);
+    if (best)
         fprintf(stderr, "hogtrain: unknown command '%s'; did you mean '%s'?\n",
-                name, n.best);
+                name, best);
     else
         fprintf(stderr, "hogtrain: unknown command '%s'\n", name);
     usage(stderr);

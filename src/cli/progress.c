@@ -3,8 +3,13 @@
  *
  *   epoch 3/10  42% | 1.23 M rows/s | loss 0.3251 | elapsed 4.1 s | ETA 9.8 s
  *
- * and after each epoch (terminal or not) one plain line with its metrics.
- * The wording is documented in docs/hogtrain.1; keep the two in step. */
+ * and after an epoch one plain line with its metrics: after every epoch
+ * of a run of up to 30; in a longer one (coordinate descent runs hundreds
+ * of quick epochs) after each of the first ten, then on a terminal at most
+ * one every half second, elsewhere on a fixed schedule or after half a
+ * minute without one; always after the last. The table after the run is
+ * bounded alike. The wording is documented in docs/hogtrain.1; keep the
+ * two in step. */
 #include "cli/cli.h"
 
 #include <math.h>
@@ -105,6 +110,30 @@ static void put_num(FILE *f, const char *name, double v)
         fprintf(f, " %s %.4f", name, v);
 }
 
+/* Epochs 1 to 10, then 20, 30, ..., 100, 200, ...: nine a decade, the
+ * same in every run, so that two logs line up. */
+static bool on_schedule(unsigned epoch)
+{
+    if (epoch <= 10)
+        return true;
+    while (epoch % 10 == 0)
+        epoch /= 10;
+    return epoch < 10;
+}
+
+/* Whether the line of epoch s (known to be the last or not) is printed;
+ * the last one of a run whose end the epoch did not tell is printed by
+ * hog_progress_finish. */
+static bool line_due(const struct hog_progress *p, unsigned epochs,
+                     const hog_epoch_stats *s, double now)
+{
+    if (epochs <= 30 || s->epoch <= 10 || s->epoch >= epochs || s->converged)
+        return true;
+    if (p->tty)
+        return now - p->last_line >= 0.5;
+    return on_schedule(s->epoch) || now - p->last_line >= 30.0;
+}
+
 static void print_epoch(struct hog_progress *p, unsigned epochs,
                         const hog_epoch_stats *s)
 {
@@ -164,6 +193,8 @@ static void print_epoch(struct hog_progress *p, unsigned epochs,
             hog_cli_si(r, sizeof r, s->rows_per_s),
             s->seconds);
     fflush(f);
+    p->printed = s->epoch;
+    p->last_line = hog_now();
 }
 
 void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
@@ -212,12 +243,30 @@ void hog_progress_cb(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     if (!isfinite(p->last_loss)) /* an epoch with progressive figures only */
         p->last_loss = p->regression ? sqrt(2.0 * stats->progressive_loss)
                                      : stats->progressive_loss;
-    if (!p->quiet) {
+    p->epochs = epochs;
+    if (!p->quiet && line_due(p, epochs, stats, now)) {
         hog_progress_clear(p);
         print_epoch(p, epochs, stats);
     }
     p->epoch_t0 = hog_now();
     p->cur_epoch = 0;
+}
+
+void hog_progress_finish(struct hog_progress *p)
+{
+    hog_progress_clear(p);
+    if (!p->quiet && p->hist_len && p->hist[p->hist_len - 1].epoch != p->printed)
+        print_epoch(p, p->epochs, &p->hist[p->hist_len - 1]);
+}
+
+/* Whether the table has a row for hist[i]: every epoch of a run of up to
+ * 30, else the schedule's, the last, and the one early stopping kept. */
+static bool row_shown(const struct hog_progress *p, unsigned i)
+{
+    const hog_epoch_stats *last = &p->hist[p->hist_len - 1];
+    return p->hist_len <= 30 || i == p->hist_len - 1 ||
+           on_schedule(p->hist[i].epoch) ||
+           (last->has_valid && p->hist[i].epoch == last->best_epoch);
 }
 
 /* A cell right-aligned in w columns: a percentage, a number, or "-". */
@@ -274,9 +323,13 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
             fprintf(f, " %9s %8s", "prog loss", "prog acc");
     }
     fprintf(f, " %10s %8s %9s\n", "nonzero w", "seconds", "rows/s");
+    unsigned shown = 0;
     for (unsigned i = 0; i < p->hist_len; i++) {
         const hog_epoch_stats *s = &p->hist[i];
         char r[32];
+        if (!row_shown(p, i))
+            continue;
+        shown++;
         fprintf(f, "%5u", s->epoch);
         cell_num(f, 12, 6, s->objective);
         if (p->regression) {
@@ -310,6 +363,10 @@ void hog_progress_table(const struct hog_progress *p, FILE *f)
         cell_num(f, 8, 3, s->seconds);
         fprintf(f, " %9s\n", hog_cli_si(r, sizeof r, s->rows_per_s));
     }
+    if (shown < p->hist_len)
+        fprintf(f, "(%u of %u epochs shown: 1 to 10, 20, 30, ..., 100, 200, "
+                   "..., and the last; --json lists every one)\n",
+                shown, p->hist_len);
 }
 
 void hog_progress_free(struct hog_progress *p)

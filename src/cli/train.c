@@ -292,7 +292,7 @@ int hog_cli_train(int argc, char **argv)
         hog_cli_train_print_stream(&ss);
     hog_cli_signals_restore();
     r.train_s = hog_now() - p.t0;
-    hog_progress_clear(&p);
+    hog_progress_finish(&p);
     if (s != HOG_OK)
         goto fail;
     r.m = m;

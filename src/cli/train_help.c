@@ -200,7 +200,7 @@ static void help(FILE *f)
             "                         or -t asks for one, then trained on every row\n"
             "      --search-C         LIBLINEAR's -C: --cv (default 5 folds) over C\n"
             "                         doubling from LIBLINEAR's start (or --C X) up to\n"
-            "                         2^10, stopping after 5 values without a better\n"
+            "                         2^10, stopping after 3 values without a better\n"
             "                         CV accuracy; prints the path and the best C,\n"
             "                         which -o and -t then train with\n"
             "      --plot FILE        with --search-C: CV accuracy against log2 C as\n"

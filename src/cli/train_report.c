@@ -475,6 +475,22 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
             ss->read_wait_s);
 }
 
+/* What ended scd or dcd, as LIBLINEAR says it after its iterations. One
+ * report stands for every class of one-vs-rest, each of which stops on
+ * its own: nothing is said there. */
+static void print_stop(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    const char *why = stop_reason(r);
+    if ((o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD) ||
+        (r->m && r->m->n_classes && r->m->multiclass == HOG_MULTICLASS_OVR))
+        return;
+    if (strcmp(why, "tol") == 0)
+        fprintf(stderr, ", tolerance met (--tol %g)", o->tol);
+    else if (strcmp(why, "epochs") == 0)
+        fprintf(stderr, ", epoch limit reached (--epochs %u)", o->epochs);
+}
+
 void hog_cli_train_print_summary(const struct train_report *r)
 {
     const struct hog_progress *p = r->p;
@@ -494,6 +510,7 @@ void hog_cli_train_print_summary(const struct train_report *r)
                 r->m->multiclass == HOG_MULTICLASS_SOFTMAX ? "softmax"
                                                            : "one-vs-rest");
     fprintf(stderr, " in %.2f s", r->train_s);
+    print_stop(r);
     if (kept && kept != last)
         fprintf(stderr, ", kept epoch %u", kept->epoch);
     if (kept) {

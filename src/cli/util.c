@@ -96,6 +96,8 @@ void hog_cli_nearest_init(struct hog_cli_nearest *n, const char *typed,
     n->len = len;
     n->best = NULL;
     n->dist = UINT32_MAX;
+    n->prefix = NULL;
+    n->prefixes = 0;
 }
 
 void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name)
@@ -104,15 +106,27 @@ void hog_cli_nearest_offer(struct hog_cli_nearest *n, const char *name)
     unsigned d = edit_distance(n->typed, n->len, name);
     /* The start of a name counts as one edit: options are spelt out in
      * full (hog_cli_getopt), and "--check" meant one of the --checkpoint
-     * options. */
-    if (n->len >= 3 && n->len < ln && strncmp(n->typed, name, n->len) == 0)
+     * options. Two letters are a start only of a name no other shares
+     * (hog_cli_nearest_best). */
+    bool start = n->len >= 2 && n->len < ln &&
+                 strncmp(n->typed, name, n->len) == 0;
+    if (start && !n->prefixes++)
+        n->prefix = name;
+    if (start && n->len >= 3)
         d = 1;
-    /* Two edits, and fewer than half the name: "l3" may be "l1", but "x"
-     * is nobody's typo of "l1". */
-    if (d == 0 || d > 2 || 2 * d > ln || d >= n->dist)
+    /* One edit in a name of two letters or more ("l3" may be "l1", but
+     * "x" is nobody's typo of "C"); two edits only in a name of six or
+     * more, a third of it: "ep" is two edits from "help", and no typo. */
+    if (d == 0 || d > 2 || 2 * d > ln || (d == 2 && 3 * d > ln) ||
+        d >= n->dist)
         return;
     n->best = name;
     n->dist = d;
+}
+
+const char *hog_cli_nearest_best(const struct hog_cli_nearest *n)
+{
+    return n->best ? n->best : n->prefixes == 1 ? n->prefix : NULL;
 }
 
 /* "unknown option '--epoch'; did you mean '--epochs'?" when the parser's
@@ -125,9 +139,10 @@ static int unknown_option(const struct hog_cli_cmd *c, const struct option *lo,
     hog_cli_nearest_init(&n, arg + 2 * dashes, strcspn(arg + 2 * dashes, "="));
     for (; lo && dashes && lo->name; lo++)
         hog_cli_nearest_offer(&n, lo->name);
-    if (n.best)
+    const char *best = hog_cli_nearest_best(&n);
+    if (best)
         return hog_cli_usage_error(c, "unknown option '%s'; did you mean "
-                                   "'--%s'?", arg, n.best);
+                                   "'--%s'?", arg, best);
     return hog_cli_usage_error(c, "unknown option '%s'", arg);
 }
 

@@ -539,14 +539,15 @@ static hog_status epoch_end(struct hog_fit *f, unsigned epoch, double seconds,
     s.epoch = epoch;
     s.seconds = seconds;
     s.total_seconds = c->total_seconds;
-    /* K classes: rows and nonzeros times the classes each one steps (and
-     * one-vs-rest's one report covers every epoch every class ran, up to
-     * its stopping rule) */
+    /* The data's rows and nonzeros, each once per epoch, whatever the
+     * class count: a row steps K classes at once, which is the kernel's
+     * business, not the rate a reader compares with the row count.
+     * One-vs-rest's one report covers every class's epochs: the mean
+     * epochs a class ran (its stopping rule may end some early). */
     const hog_model *md = f->model;
-    double per = !md->n_classes ? 1.0
-                 : md->multiclass == HOG_MULTICLASS_SOFTMAX
-                     ? (double)md->n_classes
-                     : (double)f->class_epochs;
+    double per = md->n_classes && md->multiclass == HOG_MULTICLASS_OVR
+                     ? (double)f->class_epochs / md->n_classes
+                     : 1.0;
     s.rows_per_s = seconds > 0 ? per * (double)d->m.rows / seconds : NAN;
     /* the crossed features count: they are the entries the kernel ran */
     double nnz = d->m.ns ? (double)d->cross_nnz : (double)d->m.nnz;
