@@ -230,8 +230,8 @@ TEST_ENV = HOGTRAIN_BIN=$(abspath $(BIN)) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
 # fails after both when either did.
 test: check-deps $(BIN) $(TESTS)
 	@mkdir -p $(BUILD)/testdata
-	@echo '$(TEST_ENV) $(TESTS) $(TEST_ARGS)'; \
-	c=0; $(TEST_ENV) $(TESTS) $(TEST_ARGS) || c=$$?; \
+	$(info $(TEST_ENV) $(TESTS) $(TEST_ARGS))
+	@c=0; $(TEST_ENV) $(TESTS) $(TEST_ARGS) || c=$$?; \
 	p=0; if [ -n "$(TEST_ARGS)" ]; then :; \
 	elif $(PY_READY); then $(MAKE) --no-print-directory python-test || p=$$?; \
 	else echo "python tests: skipped: $(PYTHON) lacks Python.h, numpy, scipy, scikit-learn or pytest (make deps installs python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)"; fi; \
