@@ -225,13 +225,19 @@ TEST_ENV = HOGTRAIN_BIN=$(abspath $(BIN)) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
 
 # The C suite, then the Python package's tests (not with TEST_ARGS, which
 # picks C tests; `make python-test` runs them alone) when $(PYTHON) has
-# Python.h, numpy, scipy, scikit-learn and pytest.
+# Python.h, numpy, scipy, scikit-learn and pytest. The Python suite runs
+# even when the C suite failed (one run shows every failure); the target
+# fails after both when either did.
 test: check-deps $(BIN) $(TESTS)
 	@mkdir -p $(BUILD)/testdata
-	$(TEST_ENV) $(TESTS) $(TEST_ARGS)
-	@if [ -n "$(TEST_ARGS)" ]; then :; \
-	elif $(PY_READY); then $(MAKE) --no-print-directory python-test; \
-	else echo "python tests: skipped: $(PYTHON) lacks Python.h, numpy, scipy, scikit-learn or pytest (make deps installs python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)"; fi
+	$(info $(TEST_ENV) $(TESTS) $(TEST_ARGS))
+	@c=0; $(TEST_ENV) $(TESTS) $(TEST_ARGS) || c=$$?; \
+	p=0; if [ -n "$(TEST_ARGS)" ]; then :; \
+	elif $(PY_READY); then $(MAKE) --no-print-directory python-test || p=$$?; \
+	else echo "python tests: skipped: $(PYTHON) lacks Python.h, numpy, scipy, scikit-learn or pytest (make deps installs python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)"; fi; \
+	[ $$c = 0 ] || echo "make test: the C suite failed (exit $$c)"; \
+	[ $$p = 0 ] || echo "make test: the Python suite failed (exit $$p)"; \
+	[ $$c = 0 ] && [ $$p = 0 ]
 
 # ---- Python package (python/; docs/PYTHON.md) --------------------------------
 # build/python/hogtrain: the pure-Python modules beside the extension

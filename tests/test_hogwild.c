@@ -1,8 +1,10 @@
 /* hogwild: Hogwild! and the locked update modes against the serial trainer
- * (bit-identical with one thread; test accuracy within 0.5 points with 1, 2
- * and 4 threads on real sparse data), model replicas, options. Suite
- * `threads`: these tests start threads (make tsan runs the same scenarios
- * through tests/tsan_hogwild.c, since Criterion cannot start under TSan). */
+ * (bit-identical with one thread; test accuracy within 0.5 points of its
+ * band over seeds with 1, 2 and 4 threads on real sparse data, where the
+ * verdict must not move with the machine's load), model replicas, options.
+ * Suite `threads`: these tests start threads (make tsan runs the same
+ * scenarios through tests/tsan_hogwild.c, since Criterion cannot start
+ * under TSan). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,20 +130,51 @@ Test(threads, one_thread_bit_identical_scaled_l2_and_plain)
     bit_identical("reuters_moneyfx.trn", o);
 }
 
+/* The serial trainer's test accuracy over seeds 1..BAND_SEEDS: the band
+ * a run of several threads is held to. Which rows a thread runs, in which
+ * order against the other's, and which updates a race loses all depend on
+ * the machine's load, so such a run is serial SGD in another row order
+ * (plus lost updates): its accuracy moves as serial SGD's does from seed to
+ * seed, and a bar set by seed 1's run alone failed under load for no fault
+ * (issue 37: 94.32% against 94.92%). The settings below keep that band
+ * narrow; measured with two busy loops on this 2-core machine, the threaded
+ * runs (10 to 20 per setting, every mode, 2 and 4 threads, hot or not)
+ * fell at most 0.15 points below the band (reuters, 2 threads) and 0.24
+ * above it (news20, hot): a margin of 0.5 still catches a broken method. */
+#define BAND_SEEDS 8
+
+struct band {
+    double lo, hi;
+};
+
+static struct band serial_band(const hog_data *d, const hog_data *t,
+                               hog_train_opts o)
+{
+    struct band b = { INFINITY, -INFINITY };
+    o.algo = HOG_ALGO_SERIAL;
+    for (uint64_t seed = 1; seed <= BAND_SEEDS; seed++) {
+        o.seed = seed;
+        hog_model *m = train(d, &o);
+        double acc = accuracy(m, t);
+        b.lo = acc < b.lo ? acc : b.lo;
+        b.hi = acc > b.hi ? acc : b.hi;
+        hog_model_free(m);
+    }
+    return b;
+}
+
 /* Test accuracy of every mode with 1, 2 and 4 threads (4 oversubscribes a
- * small machine) within 0.5 points of the serial trainer's. Settings where
- * SGD's final iterate is stable across seeds (within about 0.2 points), so
- * that the test measures the parallel method, not the seed. */
+ * small machine) within 0.5 points of the serial trainer's band over seeds
+ * (serial_band). Settings where SGD's final iterate is stable across seeds
+ * (within about 0.2 points), so that the test measures the parallel method,
+ * not the seed. */
 static void accuracy_close(const char *trn, const char *tst, hog_train_opts o,
                            hog_update mode)
 {
     TH_DATA_OR_SKIP(ptrain, trn);
     TH_DATA_OR_SKIP(ptest, tst);
     hog_data *d = load(ptrain), *t = load_test(ptest, d);
-    o.algo = HOG_ALGO_SERIAL;
-    hog_model *ref = train(d, &o);
-    double base = accuracy(ref, t);
-    hog_model_free(ref);
+    struct band b = serial_band(d, t, o);
     o.algo = HOG_ALGO_HOGWILD;
     o.update = mode;
     o.oversubscribe = 1;
@@ -150,10 +183,11 @@ static void accuracy_close(const char *trn, const char *tst, hog_train_opts o,
         o.threads = threads[i];
         hog_model *m = train(d, &o);
         double acc = accuracy(m, t);
-        cr_expect(fabs(acc - base) <= 0.5,
+        cr_expect(acc >= b.lo - 0.5 && acc <= b.hi + 0.5,
                   "%s, --update %s, %u threads: test accuracy %.2f%%, serial "
-                  "%.2f%%",
-                  trn, mode_names[mode], threads[i], acc, base);
+                  "%.2f%% to %.2f%% over seeds 1 to %d",
+                  trn, mode_names[mode], threads[i], acc, b.lo, b.hi,
+                  BAND_SEEDS);
         hog_model_free(m);
     }
     hog_data_free(t);
@@ -637,16 +671,14 @@ Test(threads, hot_fold_rule_by_hand)
 
 /* Two threads with hot replicas reach the serial trainer's test accuracy
  * within 0.5 points (the issue's bar) on news20.binary and a9a: no more
- * than 0.5 below it (more above happens: 5 epochs of a constant step stop
- * anywhere within about a point). */
+ * than 0.5 below its band over seeds (serial_band; the cold weights are
+ * shared, so the run depends on the threads' interleaving). */
 static void hot_accuracy(const char *trn, const char *tst, hog_train_opts o)
 {
     TH_DATA_OR_SKIP(ptrain, trn);
     TH_DATA_OR_SKIP(ptest, tst);
     hog_data *d = load(ptrain), *t = load_test(ptest, d);
-    hog_model *ref = train(d, &o);
-    double base = accuracy(ref, t);
-    hog_model_free(ref);
+    struct band b = serial_band(d, t, o);
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 2;
     o.oversubscribe = 1;
@@ -655,25 +687,27 @@ static void hot_accuracy(const char *trn, const char *tst, hog_train_opts o)
         o.hot_count = ks[i];
         hog_model *m = train(d, &o);
         double acc = accuracy(m, t);
-        cr_expect(acc >= base - 0.5,
+        cr_expect(acc >= b.lo - 0.5,
                   "%s, --hot %llu, 2 threads: test accuracy %.2f%%, serial "
-                  "%.2f%%",
-                  trn, (unsigned long long)ks[i], acc, base);
+                  "%.2f%% to %.2f%% over seeds 1 to %d",
+                  trn, (unsigned long long)ks[i], acc, b.lo, b.hi,
+                  BAND_SEEDS);
         hog_model_free(m);
     }
     hog_data_free(t);
     hog_data_free(d);
 }
 
-/* AdaGrad, and the Hogwild! paper's SVM (hinge, constant step) */
-Test(threads, hot_news20_accuracy, .timeout = 60)
+/* AdaGrad, and the Hogwild! paper's SVM (hinge, a decaying step: with a
+ * constant step of 0.1 the serial trainer's own final iterate ends
+ * anywhere from 92.9% to 95.1% over 20 seeds, so no bar near serial holds
+ * for a run in another order; svm_opts' spans 95.2% to 95.4%) */
+Test(threads, hot_news20_accuracy, .timeout = 90)
 {
     hot_accuracy("news20.binary.train.svm", "news20.binary.test.svm",
                  adagrad_opts(0.5, 5));
-    hog_train_opts o = svm_opts();
-    o.schedule = HOG_SCHED_CONSTANT;
-    o.eta = 0.1;
-    hot_accuracy("news20.binary.train.svm", "news20.binary.test.svm", o);
+    hot_accuracy("news20.binary.train.svm", "news20.binary.test.svm",
+                 svm_opts());
 }
 
 /* (a9a's final iterate with a constant or decaying hinge step moves by
@@ -685,6 +719,46 @@ Test(threads, hot_a9a_accuracy, .timeout = 60)
     hog_train_opts o = adagrad_opts(0.1, 4);
     o.loss = HOG_LOSS_HINGE;
     hot_accuracy("a9a", "a9a.t", o);
+}
+
+/* Where the threads' interleaving cannot matter: every feature hot (each
+ * thread's view all private, no weight shared between the threads) and
+ * segments of 32 rows, so that each thread's share of a segment is at most
+ * one claim (16 rows at the least, hogwild.c) and no thread runs
+ * another's rows. The run is then a fixed function of the data and the
+ * seed: the same bits twice, however loaded the machine, and its accuracy
+ * a verdict that cannot move with the load; local SGD with a fold every 32
+ * rows reaches the serial trainer's. */
+Test(threads, hot_private_views_are_deterministic, .timeout = 60)
+{
+    TH_DATA_OR_SKIP(ptrain, "a9a");
+    TH_DATA_OR_SKIP(ptest, "a9a.t");
+    hog_data *d = load(ptrain), *t = load_test(ptest, d);
+    hog_train_opts o = adagrad_opts(0.1, 4);
+    hog_model *ref = train(d, &o);
+    double base = accuracy(ref, t);
+    hog_model_free(ref);
+    o.algo = HOG_ALGO_HOGWILD;
+    o.threads = 2;
+    o.oversubscribe = 1;
+    o.hot_count = hog_data_features(d);
+    o.sync_every = 32;
+    hog_hot_stats hs;
+    o.hot_stats = &hs;
+    hog_model *a = train(d, &o);
+    cr_assert_eq(hs.hot_features, hog_data_features(d));
+    for (int run = 0; run < 3; run++) {
+        hog_model *m = train(d, &o);
+        cr_expect(same_weights(a, m), "run %d differs from the first", run + 2);
+        hog_model_free(m);
+    }
+    double acc = accuracy(a, t);
+    cr_expect(fabs(acc - base) <= 0.5,
+              "every feature hot, 2 threads: test accuracy %.2f%%, serial "
+              "%.2f%%", acc, base);
+    hog_model_free(a);
+    hog_data_free(t);
+    hog_data_free(d);
 }
 
 Test(threads, hot_refuses_stripes_and_replicas)

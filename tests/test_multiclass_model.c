@@ -395,7 +395,11 @@ Test(multiclass_model, liblinear_k_class_text_loads_as_k_vectors)
     hog_model *r = load_ok(p);
     cr_assert_eq(r->multiclass, HOG_MULTICLASS_OVR, "LIBLINEAR has no softmax "
                  "mode: its labels are the arg-max either way");
+    /* written as Crammer-Singer's, read back as its hinge loss: LIBLINEAR
+     * gives it no probabilities, rather than one-vs-rest ones */
+    cr_assert_eq(r->loss, HOG_LOSS_HINGE);
     r->multiclass = k->multiclass;
+    r->loss = k->loss;
     assert_same_model(k, r);
     hog_model_free(k), hog_model_free(r);
 }
@@ -887,4 +891,46 @@ Test(multiclass_model, liblinear_solvers_models_predict_as_liblinear_predict,
     cr_assert_eq(m->loss, HOG_LOSS_HINGE);
     hog_model_free(m);
     agree_with_liblinear(dir, mp, next, 1000);
+}
+
+/* A softmax model for LIBLINEAR: written as Crammer-Singer's K columns
+ * (LIBLINEAR has no softmax solver), whose arg-max liblinear-predict takes
+ * as hogtrain does, row by row, and whose -b 1 it refuses (as L2R_LR, -b 1
+ * printed one-vs-rest probabilities, not the model's); the command says
+ * so. The same run written as .hgm predicts the same labels. */
+Test(multiclass_model, softmax_written_for_liblinear_predicts_alike,
+     .timeout = 120)
+{
+    TH_LIBLINEAR_OR_SKIP();
+    TH_DATA_OR_SKIP(train, "news20.train.svm");
+    TH_DATA_OR_SKIP(test, "news20.test.svm");
+    char dir[1024], mp[1100], hgm[1100], ll[1100], mine[1100];
+    th_tmpdir(dir, sizeof dir);
+    path_in(mp, sizeof mp, dir, "m.txt");
+    path_in(hgm, sizeof hgm, dir, "m.hgm");
+    path_in(ll, sizeof ll, dir, "ll.pred");
+    path_in(mine, sizeof mine, dir, "hgm.pred");
+    const char *opts = "--multiclass softmax --epochs 2 --threads 1 --seed 3";
+    cr_assert_eq(HT("train -q %s '%s' -o '%s' --model-format liblinear",
+                    th_bin(), opts, train, mp),
+                 0, "%s", out);
+    cr_assert(strstr(out, "note: ") && strstr(out, "MCSVM_CS") &&
+                  strstr(out, "same labels"),
+              "no note that the softmax model is written as MCSVM_CS: %s",
+              out);
+    cr_assert_eq(th_run(out, sizeof out, "head -n 2 '%s'", mp), 0);
+    cr_assert_str_eq(out, "solver_type MCSVM_CS\nnr_class 20\n");
+    agree_with_liblinear(dir, mp, test, 7532);
+
+    cr_assert_eq(HT("train -q %s '%s' -o '%s'", th_bin(), opts, train, hgm),
+                 0, "%s", out);
+    cr_assert_eq(HT("predict -q '%s' '%s' -o '%s'", th_bin(), hgm, test, mine),
+                 0, "%s", out);
+    unsigned long n, d = first_difference(ll, mine, &n);
+    cr_assert_eq(d, 0ul, "liblinear-predict of the export and hogtrain "
+                 "predict of the softmax .hgm differ first at row %lu", d);
+    cr_assert_eq(n, 7532ul);
+    cr_assert_neq(th_run(out, sizeof out, "liblinear-predict -b 1 '%s' '%s' "
+                         "'%s/b1.pred'", test, mp, dir),
+                  0, "liblinear-predict -b 1 gave probabilities: %s", out);
 }

@@ -310,6 +310,17 @@ int hog_cli_train(int argc, char **argv)
         if ((s = hog_model_save(m, a.model, a.fmt, &err)) != HOG_OK)
             goto fail;
         r.save_s = hog_now() - t;
+        /* said even with -q: the file is not what the option's name
+         * suggests (hog_model_save: softmax as MCSVM_CS) */
+        if (a.fmt == HOG_MODEL_LIBLINEAR && hog_model_classes(m, NULL) &&
+            hog_model_multiclass(m) == HOG_MULTICLASS_SOFTMAX)
+            fprintf(stderr, "hogtrain: note: %s: LIBLINEAR has no softmax "
+                            "model, so it is written as Crammer-Singer's "
+                            "(MCSVM_CS): liblinear-predict gives the same "
+                            "labels but no probabilities (-b 1 refuses it; "
+                            "hogtrain predict --probabilities gives "
+                            "softmax's from the .hgm model)\n",
+                    a.model);
     }
     r.total_s = hog_now() - t_start;
     if (a.json && (s = hog_cli_train_save_json(&r, &err)) != HOG_OK)

@@ -56,7 +56,9 @@
  * LIBLINEAR text is written exactly as liblinear-train writes it (see
  * save_model() in linear.cpp) so that liblinear-predict reads it and gives
  * the same labels as hogtrain: one weight per line for two classes, one
- * line per feature with K weights (in the label line's order) for K.
+ * line per feature with K weights (in the label line's order) for K. A
+ * softmax model is written as Crammer-Singer's (MCSVM_CS): the same
+ * labels, and no probabilities from LIBLINEAR rather than other ones.
  */
 #include "io/io.h"
 
@@ -300,6 +302,12 @@ static const char *ll_solver_for(const hog_model *m, bool regression)
     bool l1 = m->l1 != 0.0; /* NaN (strength unknown) counts as L1 */
     if (regression)
         return "L2R_L2LOSS_SVR"; /* LIBLINEAR has no L1 regression solver */
+    /* LIBLINEAR has no softmax solver. Crammer-Singer's K columns predict
+     * the same arg-max, and liblinear-predict -b 1 refuses it, where
+     * L2R_LR's -b 1 would print one-vs-rest probabilities that are not
+     * the model's. */
+    if (m->n_classes && m->multiclass == HOG_MULTICLASS_SOFTMAX)
+        return "MCSVM_CS";
     switch (m->loss) {
     case HOG_LOSS_LOGISTIC: return l1 ? "L1R_LR" : "L2R_LR";
     case HOG_LOSS_HINGE: return l1 ? "L1R_L2LOSS_SVC" : "L2R_L1LOSS_SVC_DUAL";
