@@ -237,7 +237,8 @@ test: check-deps $(BIN) $(TESTS)
 	else echo "python tests: skipped: $(PYTHON) lacks Python.h, numpy, scipy, scikit-learn or pytest (make deps installs python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)"; fi; \
 	[ $$c = 0 ] || echo "make test: the C suite failed (exit $$c)"; \
 	[ $$p = 0 ] || echo "make test: the Python suite failed (exit $$p)"; \
-	[ $$c = 0 ] && [ $$p = 0 ]
+	n=0; [ -c /dev/null ] || { n=1; echo "make test: /dev/null is no longer a character device: a test replaced it"; }; \
+	[ $$c = 0 ] && [ $$p = 0 ] && [ $$n = 0 ]
 
 # ---- Python package (python/; docs/PYTHON.md) --------------------------------
 # build/python/hogtrain: the pure-Python modules beside the extension
