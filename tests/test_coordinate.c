@@ -689,9 +689,13 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
                          "update %d", (int)losses[k], nt, (int)ups[u]);
                 assert_close(objective(m, d, losses[k], 0, l2), ref,
                              ups[u] == HOG_UPDATE_NONE ? 1e-2 : 1e-3, what);
-                cr_assert(memcmp(m->w, one->w, 101 * sizeof(float)) != 0,
-                          "%s: the one-worker model: no epoch ran in "
-                          "parallel", what);
+                /* That the epochs ran on nt workers is the dispatch's
+                 * rule, checked here; whether their model differs from
+                 * one worker's depends on how the scheduler interleaved
+                 * them (a starved worker makes the serial order), which
+                 * no verdict may. */
+                cr_assert_eq(hog_coord_threads_for(hog_data_nnz(d), nt), nt,
+                             "%s: the problem runs on one worker", what);
                 hog_model_free(m);
             }
         hog_model_free(one);
@@ -766,11 +770,13 @@ Test(threads, coord_scd_shotgun_workers_reach_the_serial_objective,
             snprintf(what, sizeof what, "generated, loss %d, %u workers",
                      (int)losses[k], nt);
             assert_close(objective(m, d, losses[k], l1, 0), ref, 1e-3, what);
-            /* Epochs run alone would repeat the one-worker run bit for
-             * bit (same permutation, same order of adds). */
-            cr_assert(memcmp(m->w, one->w, 101 * sizeof(float)) != 0,
-                      "%s: the one-worker model: no epoch ran in parallel",
-                      what);
+            /* The first epoch (every column active) runs on nt workers by
+             * the dispatch's rules, checked here; whether the model then
+             * differs from one worker's depends on the scheduler's
+             * interleaving, which no verdict may. */
+            cr_assert(hog_coord_threads_for(hog_data_nnz(d), nt) == nt &&
+                          hog_data_nnz(d) >= (uint64_t)HOG_COORD_PAR_NNZ * nt,
+                      "%s: an epoch of every column runs on one worker", what);
             hog_model_free(m);
         }
         hog_model_free(one);
