@@ -350,6 +350,14 @@ class _Base(BaseEstimator):
         if format not in ("hgm", "liblinear"):
             raise ValueError(f"format must be 'hgm' or 'liblinear' "
                              f"(got {format!r})")
+        if format == "liblinear" and self._spec["n_classes"] and \
+                self._spec["multiclass"] == _h.MULTICLASS_SOFTMAX:
+            # as the command says it (src/cli/train.c)
+            warnings.warn("LIBLINEAR has no softmax model, so it is written "
+                          "as Crammer-Singer's (MCSVM_CS): liblinear-predict "
+                          "gives the same labels but no probabilities (-b 1 "
+                          "refuses it; predict_proba gives softmax's)",
+                          UserWarning, stacklevel=2)
         self._file_model().save(path, liblinear=format == "liblinear")
 
 

@@ -2,6 +2,7 @@
 pickling, warm starts, and accuracy on news20 beside LinearSVC's."""
 import copyreg
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -65,6 +66,22 @@ def test_pickle_and_save_keep_the_model(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     clf.save(tmp_path / "m.model", format="liblinear")
     assert (tmp_path / "m.model").read_text().startswith("solver_type")
+
+
+def test_softmax_saved_for_liblinear_says_what_it_wrote(tmp_path):
+    X, y = _blobs(classes=3)
+    soft = hogtrain.Classifier(multiclass="softmax").fit(X, y)
+    with pytest.warns(UserWarning, match=r"written as Crammer-Singer's "
+                      r"\(MCSVM_CS\)"):
+        soft.save(tmp_path / "s.model", format="liblinear")
+    text = (tmp_path / "s.model").read_text()
+    assert text.startswith("solver_type MCSVM_CS"), text[:40]
+    back = hogtrain.load(tmp_path / "s.model")
+    np.testing.assert_array_equal(back.predict(X), soft.predict(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one-vs-rest: no note
+        hogtrain.Classifier().fit(X, y).save(tmp_path / "o.model",
+                                             format="liblinear")
 
 
 def _repickled(est, change):
