@@ -345,7 +345,7 @@ asan ubsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= NVCC= \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
 	  LDFLAGS="$(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
-	  build-$@/hogtrain build-$@/hogtrain-tests
+	  build-$@/hogtrain build-$@/hogtrain-tests build-$@/libhogtrain.so.$(VERSION)
 	@mkdir -p build-$@/testdata
 	$(SAN_ENV) HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
 	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests \
