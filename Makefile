@@ -185,9 +185,13 @@ $(STATIC): $(LIB_OBJ) $(GPU_MODE)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJ)
 
-$(SHARED): $(LIB_OBJ) $(GPU_MODE)
+# Exports hog_* only (mk/libhogtrain.map); the archive holds hog_* globals
+# only by name (tests/test_abi.c checks both).
+LIB_MAP := mk/libhogtrain.map
+$(SHARED): $(LIB_OBJ) $(GPU_MODE) $(LIB_MAP)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libhogtrain.so.$(SONAME_MAJOR) -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
+	$(Q)$(CC) -shared -Wl,-soname,libhogtrain.so.$(SONAME_MAJOR) -Wl,--version-script,$(LIB_MAP) \
+	  -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
 	$(Q)ln -sf libhogtrain.so.$(VERSION) $(BUILD)/libhogtrain.so.$(SONAME_MAJOR)
 	$(Q)ln -sf libhogtrain.so.$(SONAME_MAJOR) $(BUILD)/libhogtrain.so
 
@@ -228,7 +232,7 @@ TEST_ENV = HOGTRAIN_BIN=$(abspath $(BIN)) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
 # Python.h, numpy, scipy, scikit-learn and pytest. The Python suite runs
 # even when the C suite failed (one run shows every failure); the target
 # fails after both when either did.
-test: check-deps $(BIN) $(TESTS)
+test: check-deps $(BIN) $(SHARED) $(TESTS)
 	@mkdir -p $(BUILD)/testdata
 	$(info $(TEST_ENV) $(TESTS) $(TEST_ARGS))
 	@c=0; $(TEST_ENV) $(TESTS) $(TEST_ARGS) || c=$$?; \
@@ -341,7 +345,7 @@ asan ubsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= NVCC= \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
 	  LDFLAGS="$(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
-	  build-$@/hogtrain build-$@/hogtrain-tests
+	  build-$@/hogtrain build-$@/hogtrain-tests build-$@/libhogtrain.so.$(VERSION)
 	@mkdir -p build-$@/testdata
 	$(SAN_ENV) HOGTRAIN_BIN=$(abspath build-$@/hogtrain) HOGTRAIN_DATA=$(HOGTRAIN_DATA) \
 	  HOGTRAIN_TEST_TMP=$(abspath build-$@)/testdata build-$@/hogtrain-tests \

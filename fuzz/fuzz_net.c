@@ -3,8 +3,8 @@
  * server side of its handshake (auth.c), and the ring all-reduce's data
  * frames (ring.c), fed from a socket pair whose other end holds the input
  * and is then shut for writing. The backend's private header
- * (src/net/tcp_internal.h) gives the harness tcp_frame_recv(), the
- * handshake set (tcp_hs_add(), tcp_hs_serve()) and the handle behind
+ * (src/net/tcp_internal.h) gives the harness hog_tcp_frame_recv(), the
+ * handshake set (hog_tcp_hs_add(), hog_tcp_hs_serve()) and the handle behind
  * hog_net_allreduce_sum(), without changing the backend. Any status is
  * fine (a hostile peer is refused); a crash, a leak, undefined behaviour
  * or a hang is a finding.
@@ -88,13 +88,13 @@ static void ring_frames(const uint8_t *data, size_t size)
     int big = 1 << 20;
     setsockopt(out[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
     setsockopt(out[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    tcp_set_nonblock(in[0]);
-    tcp_set_nonblock(out[0]);
+    hog_tcp_set_nonblock(in[0]);
+    hog_tcp_set_nonblock(out[0]);
 
     struct tcp *t = calloc(1, sizeof *t);
     if (!t)
         abort();
-    t->base.ops = &tcp_ops;
+    t->base.ops = &hog_tcp_ops;
     t->base.world = world;
     t->base.rank = rank;
     t->prev_fd = in[0];
@@ -154,19 +154,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* frames until the first error */
     feed(data, size, sv);
-    tcp_set_nonblock(sv[0]);
+    hog_tcp_set_nonblock(sv[0]);
     static unsigned char buf[1 << 16];
     struct frame f;
     for (int k = 0; k < 64; k++)
-        if (tcp_frame_recv(sv[0], &f, buf, sizeof buf, 0.01, &err) != HOG_OK)
+        if (hog_tcp_frame_recv(sv[0], &f, buf, sizeof buf, 0.01, &err) !=
+            HOG_OK)
             break;
     close(sv[0]);
     close(sv[1]);
 
     /* the same bytes as the client's side of a handshake */
     feed(data, size, sv);
-    tcp_set_nonblock(sv[0]);
-    tcp_set_nonblock(sv[1]);
+    hog_tcp_set_nonblock(sv[0]);
+    hog_tcp_set_nonblock(sv[1]);
     static const unsigned char secret[] = "fuzz-secret";
     struct auth a = { .secret = secret, .secret_len = sizeof secret - 1,
                       .job = "hogtrain", .world = 4,
@@ -180,17 +181,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct hs_set hs;
     int fd = -1;
     char peer[ADDR_MAX];
-    if (tcp_hs_set_init(&hs, &err) != HOG_OK)
+    if (hog_tcp_hs_set_init(&hs, &err) != HOG_OK)
         abort();
     /* The set owns sv[0] from here. Every byte is there and then the
      * end: the handshake finishes (welcomed, refused and drained) at
      * once, well before the deadline. */
-    if (tcp_hs_add(&a, &hs, sv[0], "fuzz-peer", &err) == HOG_OK)
-        (void)tcp_hs_serve(&a, &hs, -1, &w, hog_now() + 1.0, NULL, NULL,
-                           &fd, peer, &rank, &port, &err);
+    if (hog_tcp_hs_add(&a, &hs, sv[0], "fuzz-peer", &err) == HOG_OK)
+        (void)hog_tcp_hs_serve(&a, &hs, -1, &w, hog_now() + 1.0, NULL, NULL,
+                               &fd, peer, &rank, &port, &err);
     if (fd >= 0)
         close(fd);
-    tcp_hs_set_free(&a, &hs);
+    hog_tcp_hs_set_free(&a, &hs);
     close(sv[1]);
 
     if (size >= 4)

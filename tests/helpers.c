@@ -127,6 +127,20 @@ char *th_slurp(const char *path, size_t *len)
     return b;
 }
 
+char *th_source(const char *name)
+{
+    char path[1024];
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    snprintf(path, sizeof path, "%.*s../%s", slash ? (int)(slash - f + 1) : 0,
+             f, name);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    fclose(fp);
+    size_t len;
+    return th_slurp(path, &len);
+}
+
 int th_have_liblinear(void)
 {
     char out[256];

@@ -67,6 +67,11 @@ void th_on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
  * the test when the file cannot be read. */
 char *th_slurp(const char *path, size_t *len);
 
+/* The text of a file of the source tree (name relative to its root, as
+ * "README.md"), malloc'd; NULL when it is not there (the tests were not
+ * run from the source tree). */
+char *th_source(const char *name);
+
 /* Whether liblinear-train and liblinear-predict are on the PATH (Debian:
  * liblinear-tools); TH_LIBLINEAR_OR_SKIP() skips the test with a sentence
  * when they are not. */

@@ -15,22 +15,6 @@
 
 static char out[1 << 18];
 
-/* A file of the source tree (name relative to its root), NULL when it is
- * not there. */
-static char *source_file(const char *name)
-{
-    static char path[1024];
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(path, sizeof path, "%.*s../%s", slash ? (int)(slash - f + 1) : 0,
-             f, name);
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return NULL;
-    fclose(fp);
-    size_t len;
-    return th_slurp(path, &len);
-}
-
 static bool is_number(const char *t)
 {
     char *end;
@@ -126,7 +110,7 @@ Test(readme, a9a_examples_print_what_the_readme_shows, .timeout = 240)
 {
     TH_DATA_OR_SKIP(a9a, "a9a");
     TH_DATA_OR_SKIP(a9a_t, "a9a.t");
-    char *text = source_file("README.md");
+    char *text = th_source("README.md");
     if (!text)
         cr_skip_test("README.md is not beside tests/ (run from the source "
                      "tree); skipping");
@@ -197,7 +181,7 @@ Test(readme, search_C_patience_is_the_one_help_and_man_page_give)
     snprintf(want, sizeof want, "stopping after %u values without", so.patience);
     cr_assert_not_null(strstr(out, want), "--help does not say \"%s\":\n%s",
                        want, out);
-    char *man = source_file("docs/hogtrain.1");
+    char *man = th_source("docs/hogtrain.1");
     if (!man)
         cr_skip_test("docs/hogtrain.1 is not beside tests/ (run from the "
                      "source tree); skipping");

@@ -8,9 +8,9 @@
  *          or REFUSE  a sentence
  * Both first messages go out before either side waits, so that every rank
  * can connect to its successor and accept its predecessor without a cycle
- * of waits. The client's steps are three calls (tcp_client_*); the
+ * of waits. The client's steps are three calls (hog_tcp_client_*); the
  * server's side is a set of connections that a listener serves at once
- * (tcp_hs_serve). HMAC, nonces and the comparison of proofs: crypto.c.
+ * (hog_tcp_hs_serve). HMAC, nonces and the comparison of proofs: crypto.c.
  */
 #include "net/tcp_internal.h"
 
@@ -48,13 +48,13 @@ static hog_status client_send(const struct auth *a, int fd, unsigned type,
                               const char *peer, bool *lost, hog_err *err)
 {
     char why[128];
-    enum io_res r = tcp_frame_send(fd, a->protocol, type, a->my_rank, payload,
-                                   len, a->timeout);
+    enum io_res r = hog_tcp_frame_send(fd, a->protocol, type, a->my_rank,
+                                       payload, len, a->timeout);
     if (lost)
         *lost = r != IO_OK;
     if (r != IO_OK)
         return hog_errf(err, HOG_ENET, "%s %s", peer,
-                        tcp_io_what(r, a->timeout, why, sizeof why));
+                        hog_tcp_io_what(r, a->timeout, why, sizeof why));
     return HOG_OK;
 }
 
@@ -66,8 +66,8 @@ static hog_status client_recv(const struct auth *a, int fd, struct frame *f,
 {
     hog_err e;
     enum io_res io = IO_OK;
-    hog_status st = tcp_frame_recv_io(fd, f, buf, 1024 - 1, a->timeout, &io,
-                                      &e);
+    hog_status st = hog_tcp_frame_recv_io(fd, f, buf, 1024 - 1, a->timeout, &io,
+                                          &e);
     if (lost)
         *lost = io != IO_OK;
     if (st != HOG_OK)
@@ -81,9 +81,9 @@ static hog_status client_recv(const struct auth *a, int fd, struct frame *f,
 }
 
 /* Client, first message. */
-hog_status tcp_client_hello(const struct auth *a, int fd, unsigned kind,
-                            unsigned port, struct hello *h,
-                            const char *peer, bool *lost, hog_err *err)
+hog_status hog_tcp_client_hello(const struct auth *a, int fd, unsigned kind,
+                                unsigned port, struct hello *h,
+                                const char *peer, bool *lost, hog_err *err)
 {
     hog_status st = hog_net_nonce(h->nonce, err);
     if (st != HOG_OK)
@@ -102,9 +102,9 @@ hog_status tcp_client_hello(const struct auth *a, int fd, unsigned kind,
 }
 
 /* Client: challenge in, proof out. */
-hog_status tcp_client_prove(const struct auth *a, int fd,
-                            struct hello *h, unsigned char nonce_s[32],
-                            const char *peer, bool *lost, hog_err *err)
+hog_status hog_tcp_client_prove(const struct auth *a, int fd,
+                                struct hello *h, unsigned char nonce_s[32],
+                                const char *peer, bool *lost, hog_err *err)
 {
     struct frame f;
     unsigned char buf[1024];
@@ -121,10 +121,10 @@ hog_status tcp_client_prove(const struct auth *a, int fd,
 }
 
 /* Client: welcome (server's proof) or refusal. */
-hog_status tcp_client_welcome(const struct auth *a, int fd,
-                              const struct hello *h,
-                              const unsigned char nonce_s[32],
-                              const char *peer, bool *lost, hog_err *err)
+hog_status hog_tcp_client_welcome(const struct auth *a, int fd,
+                                  const struct hello *h,
+                                  const unsigned char nonce_s[32],
+                                  const char *peer, bool *lost, hog_err *err)
 {
     struct frame f;
     unsigned char buf[1024];
@@ -158,8 +158,8 @@ static void refuse(const struct auth *a, int fd, const char *peer,
         fflush(a->log);
     }
     if (fd >= 0)
-        (void)tcp_frame_send(fd, HOG_NET_PROTOCOL, T_REFUSE, a->my_rank, msg,
-                             strlen(msg), 1.0);
+        (void)hog_tcp_frame_send(fd, HOG_NET_PROTOCOL, T_REFUSE, a->my_rank,
+                                 msg, strlen(msg), 1.0);
 }
 
 /* A listener serves every connection in its handshake at once, under one
@@ -184,7 +184,7 @@ struct hs_conn {
 };
 
 
-hog_status tcp_hs_set_init(struct hs_set *s, hog_err *err)
+hog_status hog_tcp_hs_set_init(struct hs_set *s, hog_err *err)
 {
     s->n = 0;
     s->c = malloc(HS_MAX * sizeof *s->c);
@@ -207,8 +207,8 @@ static void hs_refused(struct hs_conn *c)
 
 /* A new connection: the challenge goes out at once (both first messages
  * before either side waits, see the top of the file). */
-hog_status tcp_hs_add(const struct auth *a, struct hs_set *s, int fd,
-                      const char *peer, hog_err *err)
+hog_status hog_tcp_hs_add(const struct auth *a, struct hs_set *s, int fd,
+                          const char *peer, hog_err *err)
 {
     struct hs_conn *c = &s->c[s->n];
     hog_status st = hog_net_nonce(c->nonce_s, err);
@@ -223,10 +223,11 @@ hog_status tcp_hs_add(const struct auth *a, struct hs_set *s, int fd,
     c->got = 0;
     c->deadline = hog_now() + a->timeout;
     char why[128];
-    enum io_res r = tcp_frame_send(fd, a->protocol, T_CHALLENGE, a->my_rank,
-                                   c->nonce_s, 32, a->timeout);
+    enum io_res r = hog_tcp_frame_send(fd, a->protocol, T_CHALLENGE, a->my_rank,
+                                       c->nonce_s, 32, a->timeout);
     if (r != IO_OK) {
-        refuse(a, -1, peer, "%s", tcp_io_what(r, a->timeout, why, sizeof why));
+        refuse(a, -1, peer, "%s",
+               hog_tcp_io_what(r, a->timeout, why, sizeof why));
         hs_refused(c);
     }
     return HOG_OK;
@@ -238,12 +239,12 @@ static int hs_read_frame(struct hs_conn *c, struct frame *f, hog_err *e)
 {
     for (;;) {
         if (c->got >= HDR) {
-            if (tcp_frame_check_header(c->in, f, e) != HOG_OK ||
-                tcp_frame_check_len(f, sizeof c->in - HDR, e) != HOG_OK)
+            if (hog_tcp_frame_check_header(c->in, f, e) != HOG_OK ||
+                hog_tcp_frame_check_len(f, sizeof c->in - HDR, e) != HOG_OK)
                 return -1;
             if (c->got == HDR + f->len)
-                return tcp_frame_check_crc(c->in, f, c->in + HDR, e) == HOG_OK
-                           ? 1 : -1;
+                return hog_tcp_frame_check_crc(c->in, f, c->in + HDR, e) ==
+                               HOG_OK ? 1 : -1;
         }
         /* Never past this frame: the next one stays in the socket. */
         size_t want = c->got < HDR ? HDR - c->got : HDR + f->len - c->got;
@@ -339,11 +340,11 @@ static enum hs_res hs_proof(const struct auth *a, struct hs_conn *c,
     unsigned char pr[32];
     char why[128];
     proof(a, "hogtrain-s", h->nonce, c->nonce_s, "", 0, pr);
-    enum io_res r = tcp_frame_send(c->fd, a->protocol, T_WELCOME, a->my_rank,
-                                   pr, 32, a->timeout);
+    enum io_res r = hog_tcp_frame_send(c->fd, a->protocol, T_WELCOME,
+                                       a->my_rank, pr, 32, a->timeout);
     if (r != IO_OK) {
         refuse(a, -1, c->peer, "%s",
-               tcp_io_what(r, a->timeout, why, sizeof why));
+               hog_tcp_io_what(r, a->timeout, why, sizeof why));
         return HS_REFUSED;
     }
     return HS_DONE;
@@ -394,11 +395,11 @@ static enum hs_res hs_input(const struct auth *a, struct hs_conn *c,
  * address in peer, its *rank and ring *port; it leaves the set), the
  * deadline passes or nothing is left to wait for (*fd = -1), or a failure
  * that ends the rendezvous (accept, poll, `between`). */
-hog_status tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
-                        const struct want *w, double deadline,
-                        hog_status (*between)(void *), void *bctx,
-                        int *fd, char *peer, unsigned *rank,
-                        unsigned *port, hog_err *err)
+hog_status hog_tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
+                            const struct want *w, double deadline,
+                            hog_status (*between)(void *), void *bctx,
+                            int *fd, char *peer, unsigned *rank,
+                            unsigned *port, hog_err *err)
 {
     *fd = -1;
     for (;;) {
@@ -466,10 +467,10 @@ hog_status tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
                     break;
                 return hog_errf(err, HOG_ENET, "accept: %s", strerror(errno));
             }
-            tcp_set_nonblock(nc);
+            hog_tcp_set_nonblock(nc);
             char addr[ADDR_MAX];
-            tcp_addr_str((struct sockaddr *)&ss, addr, sizeof addr);
-            hog_status st = tcp_hs_add(a, s, nc, addr, err);
+            hog_tcp_addr_str((struct sockaddr *)&ss, addr, sizeof addr);
+            hog_status st = hog_tcp_hs_add(a, s, nc, addr, err);
             if (st != HOG_OK)
                 return st;
         }
@@ -478,7 +479,7 @@ hog_status tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
 
 /* Closes what is left: connections in their handshake at once (the
  * rendezvous is over for them), refused ones once drained. */
-void tcp_hs_set_free(const struct auth *a, struct hs_set *s)
+void hog_tcp_hs_set_free(const struct auth *a, struct hs_set *s)
 {
     if (!s->c)
         return;
@@ -492,8 +493,8 @@ void tcp_hs_set_free(const struct auth *a, struct hs_set *s)
     unsigned rank, port;
     struct want none = { 0 };
     hog_err e;
-    (void)tcp_hs_serve(a, s, -1, &none, hog_now() + 0.5, NULL, NULL, &fd, peer,
-                       &rank, &port, &e);
+    (void)hog_tcp_hs_serve(a, s, -1, &none, hog_now() + 0.5, NULL, NULL, &fd,
+                           peer, &rank, &port, &e);
     for (unsigned i = 0; i < s->n; i++)
         close(s->c[i].fd);
     free(s->c);

@@ -8,7 +8,7 @@
  *     u32 magic "HGNT" | u16 version | u16 type | u32 rank | u32 length |
  *     u32 CRC32C over the first 16 header bytes and the payload
  *
- * Control frames are received whole here (tcp_frame_recv); the listener
+ * Control frames are received whole here (hog_tcp_frame_recv); the listener
  * (auth.c) and the ring (ring.c) read theirs piecemeal from non-blocking
  * sockets and check them with the same header, length and CRC checks.
  */
@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 
 /* Waits for ev on fd for at most `timeout` seconds without progress. */
-enum io_res tcp_io_wait(int fd, short ev, double timeout)
+enum io_res hog_tcp_io_wait(int fd, short ev, double timeout)
 {
     struct pollfd p = { fd, ev, 0 };
     int ms = timeout > 2e6 ? 2000000000 : (int)(timeout * 1000) + 1;
@@ -46,7 +46,7 @@ static enum io_res io_send(int fd, const void *buf, size_t len, double timeout)
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            enum io_res r = tcp_io_wait(fd, POLLOUT, timeout);
+            enum io_res r = hog_tcp_io_wait(fd, POLLOUT, timeout);
             if (r != IO_OK)
                 return r;
             continue;
@@ -56,7 +56,7 @@ static enum io_res io_send(int fd, const void *buf, size_t len, double timeout)
     return IO_OK;
 }
 
-enum io_res tcp_io_recv(int fd, void *buf, size_t len, double timeout)
+enum io_res hog_tcp_io_recv(int fd, void *buf, size_t len, double timeout)
 {
     char *p = buf;
     while (len) {
@@ -71,7 +71,7 @@ enum io_res tcp_io_recv(int fd, void *buf, size_t len, double timeout)
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            enum io_res r = tcp_io_wait(fd, POLLIN, timeout);
+            enum io_res r = hog_tcp_io_wait(fd, POLLIN, timeout);
             if (r != IO_OK)
                 return r;
             continue;
@@ -81,7 +81,8 @@ enum io_res tcp_io_recv(int fd, void *buf, size_t len, double timeout)
     return IO_OK;
 }
 
-const char *tcp_io_what(enum io_res r, double timeout, char *buf, size_t len)
+const char *hog_tcp_io_what(enum io_res r, double timeout, char *buf,
+                            size_t len)
 {
     switch (r) {
     case IO_OK: return "no error";
@@ -96,9 +97,9 @@ const char *tcp_io_what(enum io_res r, double timeout, char *buf, size_t len)
     return "?";
 }
 
-void tcp_frame_header(unsigned char *h, unsigned version, uint32_t type,
-                      uint32_t rank, uint32_t len, const void *payload,
-                      size_t crc_len)
+void hog_tcp_frame_header(unsigned char *h, unsigned version, uint32_t type,
+                          uint32_t rank, uint32_t len, const void *payload,
+                          size_t crc_len)
 {
     put32(h, MAGIC);
     put16(h + 4, version);
@@ -109,18 +110,18 @@ void tcp_frame_header(unsigned char *h, unsigned version, uint32_t type,
     put32(h + 16, hog_crc32c(c, payload, crc_len));
 }
 
-enum io_res tcp_frame_send(int fd, unsigned version, uint32_t type,
-                           uint32_t rank, const void *payload, size_t len,
-                           double timeout)
+enum io_res hog_tcp_frame_send(int fd, unsigned version, uint32_t type,
+                               uint32_t rank, const void *payload, size_t len,
+                               double timeout)
 {
     unsigned char h[HDR];
-    tcp_frame_header(h, version, type, rank, (uint32_t)len, payload, len);
+    hog_tcp_frame_header(h, version, type, rank, (uint32_t)len, payload, len);
     enum io_res r = io_send(fd, h, HDR, timeout);
     return r != IO_OK || !len ? r : io_send(fd, payload, len, timeout);
 }
 
-hog_status tcp_frame_check_header(const unsigned char *h, struct frame *f,
-                                  hog_err *err)
+hog_status hog_tcp_frame_check_header(const unsigned char *h, struct frame *f,
+                                      hog_err *err)
 {
     if (get32(h) != MAGIC)
         return hog_errf(err, HOG_ENET, "not a hogtrain peer (bad frame "
@@ -136,8 +137,8 @@ hog_status tcp_frame_check_header(const unsigned char *h, struct frame *f,
     return HOG_OK;
 }
 
-hog_status tcp_frame_check_len(const struct frame *f, size_t max,
-                               hog_err *err)
+hog_status hog_tcp_frame_check_len(const struct frame *f, size_t max,
+                                   hog_err *err)
 {
     if (f->len > max)
         return hog_errf(err, HOG_ENET, "sent a frame of %u bytes where at "
@@ -146,8 +147,9 @@ hog_status tcp_frame_check_len(const struct frame *f, size_t max,
     return HOG_OK;
 }
 
-hog_status tcp_frame_check_crc(const unsigned char *h, const struct frame *f,
-                               const void *payload, hog_err *err)
+hog_status hog_tcp_frame_check_crc(const unsigned char *h,
+                                   const struct frame *f, const void *payload,
+                                   hog_err *err)
 {
     uint32_t c = hog_crc32c(hog_crc32c(0, h, 16), payload, f->len);
     if (c != get32(h + 16))
@@ -159,30 +161,30 @@ hog_status tcp_frame_check_crc(const unsigned char *h, const struct frame *f,
 
 /* *io (if not NULL) says whether the transfer itself failed (a timeout, a
  * closed or broken connection) rather than the frame being wrong. */
-hog_status tcp_frame_recv_io(int fd, struct frame *f, void *buf, size_t max,
-                             double timeout, enum io_res *io, hog_err *err)
+hog_status hog_tcp_frame_recv_io(int fd, struct frame *f, void *buf, size_t max,
+                                 double timeout, enum io_res *io, hog_err *err)
 {
     unsigned char h[HDR];
     char why[128];
-    enum io_res r = tcp_io_recv(fd, h, HDR, timeout);
+    enum io_res r = hog_tcp_io_recv(fd, h, HDR, timeout);
     if (r == IO_OK) {
-        hog_status st = tcp_frame_check_header(h, f, err);
+        hog_status st = hog_tcp_frame_check_header(h, f, err);
         if (st == HOG_OK)
-            st = tcp_frame_check_len(f, max, err);
+            st = hog_tcp_frame_check_len(f, max, err);
         if (st != HOG_OK)
             return st;
-        r = tcp_io_recv(fd, buf, f->len, timeout);
+        r = hog_tcp_io_recv(fd, buf, f->len, timeout);
     }
     if (io)
         *io = r;
     if (r != IO_OK)
         return hog_errf(err, r == IO_TIMEOUT ? HOG_ETIMEDOUT : HOG_ENET, "%s",
-                        tcp_io_what(r, timeout, why, sizeof why));
-    return tcp_frame_check_crc(h, f, buf, err);
+                        hog_tcp_io_what(r, timeout, why, sizeof why));
+    return hog_tcp_frame_check_crc(h, f, buf, err);
 }
 
-hog_status tcp_frame_recv(int fd, struct frame *f, void *buf, size_t max,
-                          double timeout, hog_err *err)
+hog_status hog_tcp_frame_recv(int fd, struct frame *f, void *buf, size_t max,
+                              double timeout, hog_err *err)
 {
-    return tcp_frame_recv_io(fd, f, buf, max, timeout, NULL, err);
+    return hog_tcp_frame_recv_io(fd, f, buf, max, timeout, NULL, err);
 }

@@ -43,8 +43,8 @@ static hog_status ring_mid(void *ctx)
     if (m->done)
         return HOG_OK;
     m->done = true;
-    m->st = tcp_client_prove(m->a, m->fd, m->h, m->nonce_s, m->peer, NULL,
-                             m->err);
+    m->st = hog_tcp_client_prove(m->a, m->fd, m->h, m->nonce_s, m->peer, NULL,
+                                 m->err);
     return m->st;
 }
 
@@ -72,19 +72,19 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
 {
     unsigned me = t->base.rank, w = t->base.world;
     unsigned next = (me + 1) % w, prev = (me + w - 1) % w;
-    hog_status st = tcp_connect_until((const struct sockaddr *)next_sa,
-                                      next_sl, deadline, "the next rank",
-                                      &t->next_fd, err);
+    hog_status st = hog_tcp_connect_until((const struct sockaddr *)next_sa,
+                                          next_sl, deadline, "the next rank",
+                                          &t->next_fd, err);
     if (st != HOG_OK)
         return st;
-    tcp_addr_str((const struct sockaddr *)next_sa, t->next_addr,
-                 sizeof t->next_addr);
+    hog_tcp_addr_str((const struct sockaddr *)next_sa, t->next_addr,
+                     sizeof t->next_addr);
     char peer_next[ADDR_MAX + 32];
     snprintf(peer_next, sizeof peer_next, "rank %u (%s)", next, t->next_addr);
     struct hello h;
     unsigned char nonce_s[32];
-    if ((st = tcp_client_hello(a, t->next_fd, KIND_RING, 0, &h, peer_next, NULL,
-                               err)) != HOG_OK)
+    if ((st = hog_tcp_client_hello(a, t->next_fd, KIND_RING, 0, &h, peer_next,
+                                   NULL, err)) != HOG_OK)
         return st;
     struct ring_mid mid = { a, t->next_fd, &h, nonce_s, peer_next, err, false,
                             HOG_OK };
@@ -92,8 +92,8 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
     int c;
     char peer[ADDR_MAX];
     unsigned r, port;
-    if ((st = tcp_hs_serve(a, hs, lfd, &wt, deadline, ring_mid, &mid, &c, peer,
-                           &r, &port, err)) != HOG_OK)
+    if ((st = hog_tcp_hs_serve(a, hs, lfd, &wt, deadline, ring_mid, &mid, &c,
+                               peer, &r, &port, err)) != HOG_OK)
         return st; /* our own client step failed, or the listener */
     if (c < 0)
         return hog_errf(err, HOG_ETIMEDOUT, "rank %u (the previous in the "
@@ -103,7 +103,8 @@ static hog_status ring_up(struct tcp *t, const struct auth *a, int lfd,
     snprintf(t->prev_addr, sizeof t->prev_addr, "%s", peer);
     if (!mid.done && (st = ring_mid(&mid)) != HOG_OK)
         return st;
-    return tcp_client_welcome(a, t->next_fd, &h, nonce_s, peer_next, NULL, err);
+    return hog_tcp_client_welcome(a, t->next_fd, &h, nonce_s, peer_next, NULL,
+                                  err);
 }
 
 /* One rendezvous in progress. */
@@ -210,12 +211,12 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
         st = hog_errf(err, HOG_ENOMEM, "out of memory");
         goto out;
     }
-    if ((st = tcp_hs_set_init(&hs, err)) != HOG_OK)
+    if ((st = hog_tcp_hs_set_init(&hs, err)) != HOG_OK)
         goto out;
     for (unsigned r = 0; r < w; r++)
         m[r].fd = -1;
-    if ((st = tcp_listen_on((struct sockaddr *)&v->coord, v->coord_len, &v->lfd,
-                            err)) != HOG_OK)
+    if ((st = hog_tcp_listen_on((struct sockaddr *)&v->coord, v->coord_len,
+                                &v->lfd, err)) != HOG_OK)
         goto out;
     taken[0] = true;
     snprintf(taken_by[0], ADDR_MAX, "%s", v->coord_s);
@@ -224,8 +225,8 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
         int c;
         char peer[ADDR_MAX];
         unsigned r, port;
-        if ((st = tcp_hs_serve(&v->a, &hs, v->lfd, &wj, v->deadline, NULL, NULL,
-                               &c, peer, &r, &port, err)) != HOG_OK)
+        if ((st = hog_tcp_hs_serve(&v->a, &hs, v->lfd, &wj, v->deadline, NULL,
+                                   NULL, &c, peer, &r, &port, err)) != HOG_OK)
             goto out;
         if (c < 0) {
             char missing[256] = "";
@@ -255,13 +256,13 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
     }
     size_t tab_len = make_table(m, w, v->buf);
     for (unsigned r = 1; r < w; r++) {
-        enum io_res ir = tcp_frame_send(m[r].fd, t->protocol, T_TABLE, 0,
-                                        v->buf, tab_len, t->timeout);
+        enum io_res ir = hog_tcp_frame_send(m[r].fd, t->protocol, T_TABLE, 0,
+                                            v->buf, tab_len, t->timeout);
         if (ir != IO_OK) {
             char why[128];
             st = hog_errf(err, HOG_ENET, "rank %u (%s) %s during the "
                           "rendezvous", r, m[r].addr,
-                          tcp_io_what(ir, t->timeout, why, sizeof why));
+                          hog_tcp_io_what(ir, t->timeout, why, sizeof why));
             goto out;
         }
     }
@@ -277,8 +278,8 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
     for (unsigned r = 1; r < w; r++) {
         struct frame f;
         hog_err e;
-        st = tcp_frame_recv(m[r].fd, &f, v->buf, 64,
-                            v->deadline - hog_now() + t->timeout, &e);
+        st = hog_tcp_frame_recv(m[r].fd, &f, v->buf, 64,
+                                v->deadline - hog_now() + t->timeout, &e);
         if (st == HOG_OK && f.type != T_READY)
             st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of "
                           "ready", f.type);
@@ -289,9 +290,10 @@ static hog_status coordinate(struct rdv *v, hog_err *err)
         }
     }
     for (unsigned r = 1; r < w; r++)
-        (void)tcp_frame_send(m[r].fd, t->protocol, T_GO, 0, "", 0, t->timeout);
+        (void)hog_tcp_frame_send(m[r].fd, t->protocol, T_GO, 0, "", 0,
+                                 t->timeout);
 out:
-    tcp_hs_set_free(&v->a, &hs);
+    hog_tcp_hs_set_free(&v->a, &hs);
     if (m)
         for (unsigned r = 0; r < w; r++)
             if (m[r].fd >= 0)
@@ -314,8 +316,8 @@ static hog_status join_coordinator(struct rdv *v, const char *peer0, int *ctl,
     hog_err last = { { 0 } };
     hog_status st, last_st = HOG_OK;
     for (;;) {
-        st = tcp_connect_until((struct sockaddr *)&v->coord, v->coord_len,
-                               v->deadline, "the coordinator", ctl, err);
+        st = hog_tcp_connect_until((struct sockaddr *)&v->coord, v->coord_len,
+                                   v->deadline, "the coordinator", ctl, err);
         if (st != HOG_OK) {
             /* Out of time after a lost handshake: that is the news, not
              * the last connection attempt. */
@@ -328,8 +330,8 @@ static hog_status join_coordinator(struct rdv *v, const char *peer0, int *ctl,
         if (v->lfd < 0) {
             getsockname(*ctl, (struct sockaddr *)&me, &ml);
             sockaddr_port(&me, 0);
-            if ((st = tcp_listen_on((struct sockaddr *)&me, ml, &v->lfd,
-                                    err)) != HOG_OK)
+            if ((st = hog_tcp_listen_on((struct sockaddr *)&me, ml, &v->lfd,
+                                        err)) != HOG_OK)
                 break;
             ml = sizeof me;
         }
@@ -337,12 +339,13 @@ static hog_status join_coordinator(struct rdv *v, const char *peer0, int *ctl,
         struct hello h;
         unsigned char nonce_s[32];
         bool lost = false;
-        if ((st = tcp_client_hello(a, *ctl, KIND_JOIN, sockaddr_get_port(&me),
-                                   &h, peer0, &lost, err)) == HOG_OK &&
-            (st = tcp_client_prove(a, *ctl, &h, nonce_s, peer0, &lost,
-                                   err)) == HOG_OK &&
-            (st = tcp_client_welcome(a, *ctl, &h, nonce_s, peer0, &lost,
-                                     err)) == HOG_OK)
+        if ((st = hog_tcp_client_hello(a, *ctl, KIND_JOIN,
+                                       sockaddr_get_port(&me), &h, peer0, &lost,
+                                       err)) == HOG_OK &&
+            (st = hog_tcp_client_prove(a, *ctl, &h, nonce_s, peer0, &lost,
+                                       err)) == HOG_OK &&
+            (st = hog_tcp_client_welcome(a, *ctl, &h, nonce_s, peer0, &lost,
+                                         err)) == HOG_OK)
             return HOG_OK;
         if (!lost || hog_now() >= v->deadline)
             break;
@@ -355,7 +358,7 @@ static hog_status join_coordinator(struct rdv *v, const char *peer0, int *ctl,
                     a->my_rank, err->msg);
             fflush(v->o->log);
         }
-        tcp_sleep_s(0.05);
+        hog_tcp_sleep_s(0.05);
     }
     close(*ctl);
     *ctl = -1;
@@ -379,7 +382,7 @@ static hog_status join(struct rdv *v, hog_err *err)
         return st;
     /* The table comes when every rank has joined. */
     double left = v->deadline - hog_now() + t->timeout;
-    st = tcp_frame_recv(ctl, &f, v->buf, CTRL_MAX, left > 0 ? left : 1, &e);
+    st = hog_tcp_frame_recv(ctl, &f, v->buf, CTRL_MAX, left > 0 ? left : 1, &e);
     if (st == HOG_OK && f.type != T_TABLE)
         st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of the "
                       "table", f.type);
@@ -391,24 +394,24 @@ static hog_status join(struct rdv *v, hog_err *err)
     socklen_t next_sl = 0;
     if ((st = table_lookup(v, f.len, next_rank(t), &next_sa, &next_sl,
                            err)) != HOG_OK ||
-        (st = tcp_hs_set_init(&hs, err)) != HOG_OK ||
+        (st = hog_tcp_hs_set_init(&hs, err)) != HOG_OK ||
         (st = ring_up(t, a, v->lfd, &hs, &next_sa, next_sl,
                       hog_now() + v->connect_t, err)) != HOG_OK)
         goto out;
-    if (tcp_frame_send(ctl, t->protocol, T_READY, t->base.rank, "", 0,
-                       t->timeout) != IO_OK) {
+    if (hog_tcp_frame_send(ctl, t->protocol, T_READY, t->base.rank, "", 0,
+                           t->timeout) != IO_OK) {
         st = hog_errf(err, HOG_ENET, "%s closed the connection during the "
                       "ring set-up", peer0);
         goto out;
     }
-    st = tcp_frame_recv(ctl, &f, v->buf, 64, v->connect_t + t->timeout, &e);
+    st = hog_tcp_frame_recv(ctl, &f, v->buf, 64, v->connect_t + t->timeout, &e);
     if (st == HOG_OK && f.type != T_GO)
         st = hog_errf(&e, HOG_ENET, "sent frame type %u instead of go",
                       f.type);
     if (st != HOG_OK)
         st = hog_errf(err, st, "%s during the ring set-up: %s", peer0, e.msg);
 out:
-    tcp_hs_set_free(a, &hs);
+    hog_tcp_hs_set_free(a, &hs);
     close(ctl);
     return st;
 }
@@ -430,7 +433,7 @@ hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
     struct tcp *t = calloc(1, sizeof *t);
     if (!t)
         return hog_errf(err, HOG_ENOMEM, "out of memory");
-    t->base.ops = &tcp_ops;
+    t->base.ops = &hog_tcp_ops;
     t->base.world = o->world;
     t->base.rank = o->rank;
     t->next_fd = t->prev_fd = -1;
@@ -451,18 +454,18 @@ hog_status hog_net_open_tcp(const struct hog_net_opts *o, hog_net **out,
         st = hog_errf(err, HOG_ENOMEM, "out of memory");
         goto out;
     }
-    if ((st = tcp_resolve(o->coordinator, &v.coord, &v.coord_len, err)) !=
+    if ((st = hog_tcp_resolve(o->coordinator, &v.coord, &v.coord_len, err)) !=
         HOG_OK)
         goto out;
     if (!o->secret && !o->insecure &&
-        !tcp_is_loopback((struct sockaddr *)&v.coord)) {
+        !hog_tcp_is_loopback((struct sockaddr *)&v.coord)) {
         st = hog_errf(err, HOG_EINVAL, "coordinator %s is not a loopback "
                       "address: without a shared secret (--secret-file) "
                       "anyone could join; give a secret, or --insecure on a "
                       "trusted network", o->coordinator);
         goto out;
     }
-    tcp_addr_str((struct sockaddr *)&v.coord, v.coord_s, sizeof v.coord_s);
+    hog_tcp_addr_str((struct sockaddr *)&v.coord, v.coord_s, sizeof v.coord_s);
     /* A handshake is a few small frames: a connection that stays silent
      * longer is refused sooner than a training peer would be. */
     double hs_timeout = t->timeout < 10 ? t->timeout : 10;
@@ -476,7 +479,7 @@ out:
         close(v.lfd);
     free(v.buf);
     if (st != HOG_OK) {
-        tcp_close(&t->base);
+        hog_tcp_close(&t->base);
         return st;
     }
     *out = &t->base;

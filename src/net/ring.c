@@ -118,11 +118,11 @@ static void send_abort(struct tcp *t, bool next_ok, const char *msg)
     if (l > 900)
         l = 900;
     if (t->prev_fd >= 0)
-        (void)tcp_frame_send(t->prev_fd, HOG_NET_PROTOCOL, T_ABORT,
-                             t->base.rank, msg, l, 0.2);
+        (void)hog_tcp_frame_send(t->prev_fd, HOG_NET_PROTOCOL, T_ABORT,
+                                 t->base.rank, msg, l, 0.2);
     if (next_ok && t->next_fd >= 0)
-        (void)tcp_frame_send(t->next_fd, HOG_NET_PROTOCOL, T_ABORT,
-                             t->base.rank, msg, l, 0.2);
+        (void)hog_tcp_frame_send(t->next_fd, HOG_NET_PROTOCOL, T_ABORT,
+                                 t->base.rank, msg, l, 0.2);
 }
 
 /* A frame arriving from the successor: only aborts travel that way. */
@@ -133,8 +133,8 @@ static hog_status read_backward(struct tcp *t, hog_err *err)
     struct frame f;
     char buf[1024];
     hog_err e;
-    hog_status st = tcp_frame_recv(t->next_fd, &f, buf, sizeof buf - 1, 1.0,
-                                   &e);
+    hog_status st = hog_tcp_frame_recv(t->next_fd, &f, buf, sizeof buf - 1, 1.0,
+                                       &e);
     if (st == HOG_OK && f.type == T_ABORT) {
         buf[f.len] = 0;
         return hog_errf(err, HOG_ENET, "rank %u (%s) stopped the all-reduce: "
@@ -192,8 +192,8 @@ static void out_start(const struct ring *g, struct out_stream *o,
         return;
     chunk_range(g, seg_of(g, o->p.step, true), o->p.chunk, &o->off,
                 &o->bytes);
-    tcp_frame_header(o->hdr, g->t->protocol, T_DATA, g->t->base.rank,
-                     (uint32_t)o->bytes, g->buf + o->off, o->bytes);
+    hog_tcp_frame_header(o->hdr, g->t->protocol, T_DATA, g->t->base.rank,
+                         (uint32_t)o->bytes, g->buf + o->off, o->bytes);
     o->done = 0;
     o->active = true;
 }
@@ -204,7 +204,8 @@ static void out_start(const struct ring *g, struct out_stream *o,
  * nothing at all. Sent between data frames only. */
 static void out_wait(const struct ring *g, struct out_stream *o)
 {
-    tcp_frame_header(o->hdr, g->t->protocol, T_WAIT, g->t->base.rank, 0, "", 0);
+    hog_tcp_frame_header(o->hdr, g->t->protocol, T_WAIT, g->t->base.rank, 0, "",
+                         0);
     o->off = o->bytes = o->done = 0;
     o->active = o->wait = true;
 }
@@ -251,7 +252,7 @@ static hog_status in_abort(struct tcp *t, const struct frame *f, hog_err *err)
 {
     char msg[1024];
     size_t l = f->len < sizeof msg - 1 ? f->len : sizeof msg - 1;
-    if (tcp_io_recv(t->prev_fd, msg, l, 1.0) != IO_OK)
+    if (hog_tcp_io_recv(t->prev_fd, msg, l, 1.0) != IO_OK)
         l = 0;
     msg[l] = 0;
     return hog_errf(err, HOG_ENET, "rank %u (%s) stopped the all-reduce: %s",
@@ -294,13 +295,13 @@ static hog_status in_pump(const struct ring *g, struct in_stream *in,
                 continue;
             struct frame f;
             hog_err e;
-            if (tcp_frame_check_header(in->hdr, &f, &e) != HOG_OK)
+            if (hog_tcp_frame_check_header(in->hdr, &f, &e) != HOG_OK)
                 return hog_errf(err, HOG_ENET, "rank %u (%s): %s", prev,
                                 t->prev_addr, e.msg);
             if (f.type == T_ABORT)
                 return in_abort(t, &f, err);
             if (f.type == T_WAIT && f.len == 0 && f.rank == prev) {
-                if (tcp_frame_check_crc(in->hdr, &f, "", &e) != HOG_OK)
+                if (hog_tcp_frame_check_crc(in->hdr, &f, "", &e) != HOG_OK)
                     return hog_errf(err, HOG_ENET, "rank %u (%s) %s", prev,
                                     t->prev_addr, e.msg);
                 in->hdr_got = 0;
@@ -483,7 +484,7 @@ static void close_both_drained(int a, int b, double limit)
             close(pf[i].fd);
 }
 
-void tcp_close(hog_net *n)
+void hog_tcp_close(hog_net *n)
 {
     struct tcp *t = (struct tcp *)n;
     /* After a failure the neighbours still have our abort to read: a close
@@ -503,4 +504,5 @@ void tcp_close(hog_net *n)
     free(t);
 }
 
-const struct hog_net_ops tcp_ops = { "tcp", tcp_sum, tcp_max, tcp_close };
+const struct hog_net_ops hog_tcp_ops = { "tcp", tcp_sum, tcp_max,
+                                         hog_tcp_close };

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len)
+void hog_tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
     char host[INET6_ADDRSTRLEN] = "?";
     unsigned port = 0;
@@ -37,7 +37,7 @@ void tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len)
     }
 }
 
-bool tcp_is_loopback(const struct sockaddr *sa)
+bool hog_tcp_is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *a = (const void *)sa;
@@ -93,8 +93,8 @@ hog_status hog_net_check_address(const char *hostport, hog_err *err)
     return split_hostport(hostport, host, sizeof host, port, sizeof port, err);
 }
 
-hog_status tcp_resolve(const char *hostport, struct sockaddr_storage *ss,
-                       socklen_t *sl, hog_err *err)
+hog_status hog_tcp_resolve(const char *hostport, struct sockaddr_storage *ss,
+                           socklen_t *sl, hog_err *err)
 {
     char host[256], port[16];
     hog_status st = split_hostport(hostport, host, sizeof host, port,
@@ -114,7 +114,7 @@ hog_status tcp_resolve(const char *hostport, struct sockaddr_storage *ss,
     return HOG_OK;
 }
 
-void tcp_set_nonblock(int fd)
+void hog_tcp_set_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -129,17 +129,17 @@ static void set_bufs(int fd)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
 }
 
-void tcp_sleep_s(double s)
+void hog_tcp_sleep_s(double s)
 {
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
     nanosleep(&ts, NULL);
 }
 
-hog_status tcp_listen_on(const struct sockaddr *sa, socklen_t sl,
-                         int *fd_out, hog_err *err)
+hog_status hog_tcp_listen_on(const struct sockaddr *sa, socklen_t sl,
+                             int *fd_out, hog_err *err)
 {
     char a[ADDR_MAX];
-    tcp_addr_str(sa, a, sizeof a);
+    hog_tcp_addr_str(sa, a, sizeof a);
     int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return hog_errf(err, HOG_ENET, "socket: %s", strerror(errno));
@@ -152,18 +152,18 @@ hog_status tcp_listen_on(const struct sockaddr *sa, socklen_t sl,
         return hog_errf(err, HOG_ENET, "cannot listen on %s: %s", a,
                         strerror(e));
     }
-    tcp_set_nonblock(fd);
+    hog_tcp_set_nonblock(fd);
     *fd_out = fd;
     return HOG_OK;
 }
 
 /* Connects to addr, retrying refused attempts until the deadline. */
-hog_status tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
-                             double deadline, const char *what, int *out,
-                             hog_err *err)
+hog_status hog_tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
+                                 double deadline, const char *what, int *out,
+                                 hog_err *err)
 {
     char a[ADDR_MAX];
-    tcp_addr_str(sa, a, sizeof a);
+    hog_tcp_addr_str(sa, a, sizeof a);
     int last = 0;
     double t0 = hog_now();
     while (hog_now() < deadline) {
@@ -171,11 +171,11 @@ hog_status tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
         if (fd < 0)
             return hog_errf(err, HOG_ENET, "socket: %s", strerror(errno));
         set_bufs(fd);
-        tcp_set_nonblock(fd);
+        hog_tcp_set_nonblock(fd);
         int rc = connect(fd, sa, sl);
         if (rc != 0 && errno == EINPROGRESS) {
             double left = deadline - hog_now();
-            if (tcp_io_wait(fd, POLLOUT, left > 0 ? left : 0) == IO_OK) {
+            if (hog_tcp_io_wait(fd, POLLOUT, left > 0 ? left : 0) == IO_OK) {
                 int e = 0;
                 socklen_t el = sizeof e;
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
@@ -191,7 +191,7 @@ hog_status tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
         }
         last = errno;
         close(fd);
-        tcp_sleep_s(0.05);
+        hog_tcp_sleep_s(0.05);
     }
     return hog_errf(err, HOG_ETIMEDOUT, "could not reach %s at %s within "
                     "%.3g s: %s", what, a, hog_now() - t0,

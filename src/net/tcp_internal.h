@@ -95,43 +95,45 @@ struct frame {
 };
 
 
-enum io_res tcp_io_wait(int fd, short ev, double timeout);
-enum io_res tcp_io_recv(int fd, void *buf, size_t len, double timeout);
+enum io_res hog_tcp_io_wait(int fd, short ev, double timeout);
+enum io_res hog_tcp_io_recv(int fd, void *buf, size_t len, double timeout);
 /* The sentence for r: "closed the connection", "did not answer for 10 s",
  * ... (in buf where it needs one). */
-const char *tcp_io_what(enum io_res r, double timeout, char *buf, size_t len);
+const char *hog_tcp_io_what(enum io_res r, double timeout, char *buf,
+                            size_t len);
 
-void tcp_frame_header(unsigned char *h, unsigned version, uint32_t type,
-                      uint32_t rank, uint32_t len, const void *payload,
-                      size_t crc_len);
-enum io_res tcp_frame_send(int fd, unsigned version, uint32_t type,
-                           uint32_t rank, const void *payload, size_t len,
-                           double timeout);
-hog_status tcp_frame_check_header(const unsigned char *h, struct frame *f,
-                                  hog_err *err);
-hog_status tcp_frame_check_len(const struct frame *f, size_t max,
-                               hog_err *err);
-hog_status tcp_frame_check_crc(const unsigned char *h, const struct frame *f,
-                               const void *payload, hog_err *err);
-hog_status tcp_frame_recv_io(int fd, struct frame *f, void *buf, size_t max,
-                             double timeout, enum io_res *io, hog_err *err);
-hog_status tcp_frame_recv(int fd, struct frame *f, void *buf, size_t max,
-                          double timeout, hog_err *err);
+void hog_tcp_frame_header(unsigned char *h, unsigned version, uint32_t type,
+                          uint32_t rank, uint32_t len, const void *payload,
+                          size_t crc_len);
+enum io_res hog_tcp_frame_send(int fd, unsigned version, uint32_t type,
+                               uint32_t rank, const void *payload, size_t len,
+                               double timeout);
+hog_status hog_tcp_frame_check_header(const unsigned char *h, struct frame *f,
+                                      hog_err *err);
+hog_status hog_tcp_frame_check_len(const struct frame *f, size_t max,
+                                   hog_err *err);
+hog_status hog_tcp_frame_check_crc(const unsigned char *h,
+                                   const struct frame *f, const void *payload,
+                                   hog_err *err);
+hog_status hog_tcp_frame_recv_io(int fd, struct frame *f, void *buf, size_t max,
+                                 double timeout, enum io_res *io, hog_err *err);
+hog_status hog_tcp_frame_recv(int fd, struct frame *f, void *buf, size_t max,
+                              double timeout, hog_err *err);
 
 /* ---- sock.c ------------------------------------------------------------------- */
 
-void tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len);
-bool tcp_is_loopback(const struct sockaddr *sa);
-hog_status tcp_resolve(const char *hostport, struct sockaddr_storage *ss,
-                       socklen_t *sl, hog_err *err);
+void hog_tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len);
+bool hog_tcp_is_loopback(const struct sockaddr *sa);
+hog_status hog_tcp_resolve(const char *hostport, struct sockaddr_storage *ss,
+                           socklen_t *sl, hog_err *err);
 /* Non-blocking, and TCP_NODELAY. */
-void tcp_set_nonblock(int fd);
-void tcp_sleep_s(double s);
-hog_status tcp_listen_on(const struct sockaddr *sa, socklen_t sl,
-                         int *fd_out, hog_err *err);
-hog_status tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
-                             double deadline, const char *what, int *out,
-                             hog_err *err);
+void hog_tcp_set_nonblock(int fd);
+void hog_tcp_sleep_s(double s);
+hog_status hog_tcp_listen_on(const struct sockaddr *sa, socklen_t sl,
+                             int *fd_out, hog_err *err);
+hog_status hog_tcp_connect_until(const struct sockaddr *sa, socklen_t sl,
+                                 double deadline, const char *what, int *out,
+                                 hog_err *err);
 
 /* ---- auth.c ------------------------------------------------------------------- */
 
@@ -175,33 +177,33 @@ struct hs_set {
 };
 
 /* The client's steps; *lost (if not NULL) as in auth.c. */
-hog_status tcp_client_hello(const struct auth *a, int fd, unsigned kind,
-                            unsigned port, struct hello *h,
-                            const char *peer, bool *lost, hog_err *err);
-hog_status tcp_client_prove(const struct auth *a, int fd,
-                            struct hello *h, unsigned char nonce_s[32],
-                            const char *peer, bool *lost, hog_err *err);
-hog_status tcp_client_welcome(const struct auth *a, int fd,
-                              const struct hello *h,
-                              const unsigned char nonce_s[32],
-                              const char *peer, bool *lost, hog_err *err);
+hog_status hog_tcp_client_hello(const struct auth *a, int fd, unsigned kind,
+                                unsigned port, struct hello *h,
+                                const char *peer, bool *lost, hog_err *err);
+hog_status hog_tcp_client_prove(const struct auth *a, int fd,
+                                struct hello *h, unsigned char nonce_s[32],
+                                const char *peer, bool *lost, hog_err *err);
+hog_status hog_tcp_client_welcome(const struct auth *a, int fd,
+                                  const struct hello *h,
+                                  const unsigned char nonce_s[32],
+                                  const char *peer, bool *lost, hog_err *err);
 
 /* The server's side: a set of connections served under one poll. */
-hog_status tcp_hs_set_init(struct hs_set *s, hog_err *err);
-hog_status tcp_hs_add(const struct auth *a, struct hs_set *s, int fd,
-                      const char *peer, hog_err *err);
-hog_status tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
-                        const struct want *w, double deadline,
-                        hog_status (*between)(void *), void *bctx,
-                        int *fd, char *peer, unsigned *rank,
-                        unsigned *port, hog_err *err);
-void tcp_hs_set_free(const struct auth *a, struct hs_set *s);
+hog_status hog_tcp_hs_set_init(struct hs_set *s, hog_err *err);
+hog_status hog_tcp_hs_add(const struct auth *a, struct hs_set *s, int fd,
+                          const char *peer, hog_err *err);
+hog_status hog_tcp_hs_serve(const struct auth *a, struct hs_set *s, int lfd,
+                            const struct want *w, double deadline,
+                            hog_status (*between)(void *), void *bctx,
+                            int *fd, char *peer, unsigned *rank,
+                            unsigned *port, hog_err *err);
+void hog_tcp_hs_set_free(const struct auth *a, struct hs_set *s);
 
 /* ---- ring.c ------------------------------------------------------------------- */
 
 /* The backend's table: the ring all-reduce's sum and maximum, and the
  * close (which drains both links after a failure). */
-extern const struct hog_net_ops tcp_ops;
-void tcp_close(hog_net *n);
+extern const struct hog_net_ops hog_tcp_ops;
+void hog_tcp_close(hog_net *n);
 
 #endif
