@@ -110,10 +110,6 @@ LIB_SRC    := $(filter-out src/net/mpi.c,$(LIB_SRC))
 endif
 # ---- end MPI ----------------------------------------------------------------
 
-# sqrtf of the FTRL kernel's lanes in vector instructions (no errno to
-# set: its arguments are sums of squares; results are IEEE's either way)
-$(BUILD)/src/core/sgd.o: CFLAGS_PKG += -fno-math-errno
-
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 GPU_CU_OBJ := $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)

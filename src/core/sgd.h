@@ -35,7 +35,7 @@
  * 2^20 * 24 bytes = 24 MiB, for one O(features) catch-up every 2^20 steps. */
 #define HOG_SGD_SEG_MAX (UINT32_C(1) << 20)
 /* FTRL-Proximal's beta: a coordinate's rate is eta / (beta + sqrt(n_j)),
- * so its first step is about eta sign(g) as AdaGrad's is (sgd.c). */
+ * so its first step is about eta sign(g) as AdaGrad's is (sgd_ftrl.c). */
 #define HOG_FTRL_BETA 0.01
 
 /* Per segment step s: q = 1 / prod_{r<s} (1 - a_r) and
@@ -79,7 +79,7 @@ struct hog_sgd {
                                  coordinate j's (z_j, r_j = sqrt(n_j)), floats in
                                  one word, so that a row touches one cache
                                  line per entry and a compare-and-swap
-                                 installs both (sgd.c) */
+                                 installs both (sgd_ftrl.c) */
 
     /* the segment, written by segment_begin/end only */
     uint64_t seg_t0;          /* global step number of segment step 0 */
@@ -265,7 +265,7 @@ hog_status hog_sgd_init_wide(struct hog_sgd *s, const hog_train_opts *o,
  * hog_sgd_run's; no interactions), the i-th row segment step t_first + i;
  * one thread. Class
  * c's weights are, bit for bit, those of hog_sgd_run() on class c's
- * binary problem with the same rows and steps (sgd.c). */
+ * binary problem with the same rows and steps (sgd_ftrl.c). */
 void hog_sgd_run_wide(const struct hog_sgd *s, const hog_data *d,
                       const uint64_t *order, uint64_t count,
                       uint32_t t_first);
@@ -350,9 +350,9 @@ double hog_sgd_adagrad_decay(double a, uint32_t k, double *q);
 /* ---- the catch-up's power, for the tests ------------------------------------ */
 
 /* (1 - a)^k for 0 <= a <= 1 as the kernel of AdaGrad with l2 only
- * computes it (its lanes: 1 - a at k = 1, else exp(k log(1 - a)); sgd.c
- * states the accuracy), and as shrink_pow() does for the other AdaGrad
- * kinds (log(1 - a) by a short series where a < 1e-3). */
+ * computes it (its lanes: 1 - a at k = 1, else exp(k log(1 - a));
+ * sgd_lanes.h states the accuracy), and as shrink_pow() does for the other
+ * AdaGrad kinds (log(1 - a) by a short series where a < 1e-3). */
 double hog_sgd_shrink_lanes(double a, uint32_t k);
 double hog_sgd_shrink_exact(double a, uint32_t k);
 

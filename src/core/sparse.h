@@ -5,7 +5,7 @@
  * model scores (data.c), Cyclades' hot margins, coordinate descent (dcd.c,
  * scd.c) and the GPU step's CPU reference (gpu/ref.c). The SGD row kernel
  * (sgd.c) fuses its dot and update with the lazy regularization and keeps
- * its own loops.
+ * its own loops, on the relaxed loads and stores below.
  *
  * Every sum runs over the entries in their order, in double, from the
  * caller's starting value acc (so that `b + w.x` and `w.x + b` stay the two
@@ -37,6 +37,38 @@ static inline float hog_w_load_relaxed(const _Atomic float *w, uint64_t j)
 static inline void hog_w_store_relaxed(_Atomic float *w, uint64_t j, float v)
 {
     atomic_store_explicit(&w[j], v, memory_order_relaxed);
+}
+
+/* The same by address, for the SGD kernels' own arrays (sgd*.c,
+ * softmax.c): weights and AdaGrad sums, stamps, FTRL's (z, r) words. */
+static inline float hog_f_load(const _Atomic float *p)
+{
+    return atomic_load_explicit((_Atomic float *)p, memory_order_relaxed);
+}
+
+static inline void hog_f_store(_Atomic float *p, float v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+static inline uint32_t hog_u32_load(const _Atomic uint32_t *p)
+{
+    return atomic_load_explicit((_Atomic uint32_t *)p, memory_order_relaxed);
+}
+
+static inline void hog_u32_store(_Atomic uint32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+static inline uint64_t hog_u64_load(const _Atomic uint64_t *p)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed);
+}
+
+static inline void hog_u64_store(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
 /* ---- shared doubles ------------------------------------------------------ */

@@ -1,0 +1,315 @@
+/*
+ * The SGD kernel's state around its rows: set-up and release, a segment's
+ * step sizes and prefixes (the maths at the top of sgd.c), the catch-up
+ * of every weight at a segment's end (through the lanes of sgd_lanes.h,
+ * the same rounding as the row steps'), and the weights out and in.
+ */
+#include "core/sgd_int.h"
+
+#include "core/sgd_lanes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->loss = o->loss;
+    s->schedule = o->schedule;
+    s->eta = o->eta;
+    s->l1 = o->l1;
+    s->l2 = o->l2;
+    s->power = o->power;
+    s->bias = o->bias;
+    s->label_pos = train->label_pos;
+    s->n_features = train->n_features;
+    s->n_weights = train->n_features + (o->bias != 0.0);
+    s->rows = train->m.rows ? train->m.rows : 1;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
+    bool ftrl = s->schedule == HOG_SCHED_FTRL; /* closed form: no lazy state */
+    s->reg = ftrl ? HOG_SGD_REG_NONE
+             : s->l1 > 0 || (ada && s->l2 > 0) ? HOG_SGD_REG_STAMPED
+             : s->l2 > 0                       ? HOG_SGD_REG_SCALED
+                                               : HOG_SGD_REG_NONE;
+    s->seg_cap = s->rows < HOG_SGD_SEG_MAX ? (uint32_t)s->rows
+                                           : HOG_SGD_SEG_MAX;
+    if (ada || ftrl)
+        s->seg_cap = UINT32_MAX - 1;
+
+    bool ok = true;
+    if (!ada && !ftrl) {
+        ok = (s->seg_eta = malloc(s->seg_cap * sizeof *s->seg_eta)) != NULL;
+        if (ok && s->reg != HOG_SGD_REG_NONE)
+            ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
+                                  sizeof *s->pre)) != NULL;
+    }
+    if (!ok) {
+        hog_sgd_free(s);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the step sizes "
+                        "of a segment of %u steps", s->seg_cap);
+    }
+    return HOG_OK;
+}
+
+hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err)
+{
+    hog_status st = hog_sgd_init_schedule(s, o, train, err);
+    if (st != HOG_OK)
+        return st;
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD;
+    size_t nw = s->n_weights ? s->n_weights : 1;
+    if (s->schedule == HOG_SCHED_FTRL) { /* (z, r) = (0, 0): weights 0 */
+        if ((s->zn = calloc(nw, sizeof *s->zn)) != NULL)
+            return HOG_OK;
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for the FTRL state of %llu weights",
+                        (unsigned long long)nw);
+    }
+    bool ok = (s->w = calloc(nw, sizeof *s->w)) != NULL;
+    if (ok && s->reg == HOG_SGD_REG_STAMPED)
+        ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
+    if (ok && ada)
+        ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
+    if (!ok) {
+        hog_sgd_free(s);
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for the SGD state of %llu weights",
+                        (unsigned long long)nw);
+    }
+    return HOG_OK;
+}
+
+void hog_sgd_populate(struct hog_sgd *s)
+{
+    size_t nw = s->n_weights;
+    if (s->zn)
+        hog_populate(s->zn, nw * sizeof *s->zn, true);
+    if (s->w)
+        hog_populate(s->w, nw * sizeof *s->w, true);
+    if (s->stamp)
+        hog_populate(s->stamp, nw * sizeof *s->stamp, true);
+    if (s->g2)
+        hog_populate(s->g2, nw * sizeof *s->g2, true);
+}
+
+hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
+                        const hog_data *train, hog_err *err)
+{
+    hog_status st = hog_sgd_init_unplaced(s, o, train, err);
+    if (st == HOG_OK)
+        hog_sgd_populate(s);
+    return st;
+}
+
+void hog_sgd_free(struct hog_sgd *s)
+{
+    free(s->w);
+    free(s->g2);
+    free(s->stamp);
+    free(s->pre);
+    free(s->seg_eta);
+    free(s->zn);
+    free(s->zk);
+    s->zn = NULL;
+    s->zk = NULL;
+    s->w = s->g2 = NULL;
+    s->stamp = NULL;
+    s->pre = NULL;
+    s->seg_eta = NULL;
+}
+
+double hog_sgd_eta_at(const struct hog_sgd *s, uint64_t t)
+{
+    if (s->schedule != HOG_SCHED_INVSCALING)
+        return s->eta;
+    if (s->l2 > 0)
+        return s->eta / (1.0 + s->eta * s->l2 * (double)t);
+    return s->eta / pow(1.0 + (double)t / (double)s->rows, s->power);
+}
+
+uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
+{
+    if (want < 1)
+        want = 1;
+    if (want > s->seg_cap)
+        want = s->seg_cap;
+    s->seg_t0 = t0;
+    s->seg_len = want;
+    if (s->schedule == HOG_SCHED_ADAGRAD || s->schedule == HOG_SCHED_FTRL)
+        return want;
+    for (uint32_t i = 0; i < want; i++)
+        s->seg_eta[i] = hog_sgd_eta_at(s, t0 + i);
+    if (!s->pre)
+        return want;
+    double q = 1.0, c = 0.0;
+    s->pre[0] = (struct hog_sgd_prefix){ 1.0, 0.0 };
+    for (uint32_t i = 0; i < want; i++) {
+        double qn = q / (1.0 - s->seg_eta[i] * s->l2);
+        if (i > 0 && qn > 1.0 / HOG_SGD_PREFIX_MIN) {
+            s->seg_len = i;
+            break;
+        }
+        q = qn;
+        c += s->seg_eta[i] * s->l1 * q;
+        s->pre[i + 1] = (struct hog_sgd_prefix){ q, c };
+    }
+    return s->seg_len;
+}
+
+hog_status hog_sgd_init_wide(struct hog_sgd *s, const hog_train_opts *o,
+                             const hog_data *train, uint32_t k,
+                             const double *pos, hog_err *err)
+{
+    if (o->schedule != HOG_SCHED_FTRL || k < 1 || k > HOG_SGD_WIDE_MAX)
+        return hog_errf(err, HOG_EINVAL, "classes stepped together: "
+                        "FTRL-Proximal and 1 to %d classes only, not %u",
+                        HOG_SGD_WIDE_MAX, k);
+    hog_status st = hog_sgd_init_schedule(s, o, train, err);
+    if (st != HOG_OK)
+        return st;
+    s->wide = k;
+    s->wide_pos = pos;
+    size_t nw = s->n_weights ? s->n_weights : 1;
+    size_t per = 2 * (size_t)wide_lanes(s) * sizeof *s->zk;
+    if (nw <= SIZE_MAX / per &&
+        (s->zk = aligned_alloc(HOG_CACHELINE, nw * per)) != NULL) {
+        memset(s->zk, 0, nw * per);
+        return HOG_OK;
+    }
+    hog_sgd_free(s);
+    return hog_errf(err, HOG_ENOMEM, "out of memory for the FTRL state of "
+                    "%u classes of %llu weights", k, (unsigned long long)nw);
+}
+
+/* The same, reading coordinate j's accumulator. */
+static ALWAYS_INLINE float catch_up_adagrad(const struct hog_sgd *s, float v,
+                                            uint64_t j, uint32_t k, bool l1)
+{
+    return catch_up_adagrad_g2(s, v, hog_f_load(&s->g2[j]), k, l1);
+}
+
+/* ---- segment end -------------------------------------------------------------- */
+
+void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
+                            uint32_t len)
+{
+    if (s->reg == HOG_SGD_REG_NONE)
+        return;
+    if (s->reg == HOG_SGD_REG_SCALED) {
+        double qinv = 1.0 / s->pre[len].q;
+        for (uint64_t j = lo; j < hi; j++)
+            hog_f_store(&s->w[j], (float)((double)hog_f_load(&s->w[j]) * qinv));
+        return;
+    }
+    bool ada = s->schedule == HOG_SCHED_ADAGRAD, l1 = s->l1 > 0;
+    double qt_inv = 0, ct = 0;
+    if (!ada) {
+        qt_inv = 1.0 / s->pre[len].q;
+        ct = s->pre[len].c;
+    }
+    if (ada && !l1) { /* through the lanes, four weights at a time */
+        const struct ada_ctx cx = ada_ctx_of(s);
+        for (uint64_t j0 = lo; j0 < hi; j0 += ADA_W) {
+            float v[ADA_W] = { 0 }, g[ADA_W] = { 0 };
+            uint32_t k[ADA_W] = { len, len, len, len };
+            double c[ADA_W];
+            uint64_t nl = hi - j0 < ADA_W ? hi - j0 : ADA_W;
+            uint32_t nz = 0; /* any weight not zero (+0 and -0 alike) */
+            for (uint64_t i = 0; i < nl; i++) {
+                v[i] = hog_f_load(w_at(s, j0 + i));
+                g[i] = hog_f_load(&s->g2[j0 + i]);
+                k[i] = hog_u32_load(stamp_at(s, j0 + i));
+                uint32_t bits;
+                memcpy(&bits, &v[i], sizeof bits);
+                nz |= bits << 1;
+            }
+            /* zero weights stay zero (0 p = 0): four untouched features,
+             * most of a text set's, skip the power */
+            if (nz)
+                (void)ada_catch_up4(&cx, len, v, g, k, c, ada_acc_zero(),
+                                    ada_acc_zero());
+            for (uint64_t i = 0; i < nl; i++) {
+                if (nz && k[i] < len)
+                    hog_f_store(w_at(s, j0 + i), (float)c[i]);
+                hog_u32_store(stamp_at(s, j0 + i), 0);
+            }
+        }
+        return;
+    }
+    for (uint64_t j = lo; j < hi; j++) {
+        _Atomic float *wp = w_at(s, j);
+        _Atomic uint32_t *sp = stamp_at(s, j);
+        uint32_t k = hog_u32_load(sp);
+        if (k < len) {
+            float v = hog_f_load(wp);
+            v = ada ? catch_up_adagrad(s, v, j, len - k, l1)
+                    : catch_up_prefix(s->pre, v, k, qt_inv, ct);
+            hog_f_store(wp, v);
+        }
+        hog_u32_store(sp, 0);
+    }
+}
+
+void hog_sgd_segment_end(struct hog_sgd *s, uint32_t len)
+{
+    hog_sgd_catch_up_range(s, 0, s->n_weights, len);
+}
+
+void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
+                                uint64_t lo, uint64_t hi)
+{
+    if (s->zn) {
+        hog_sgd_ftrl_weights_range(s, s->seg_t0 + s->seg_len, out, lo, hi);
+        return;
+    }
+    for (uint64_t j = lo; j < hi; j++)
+        out[j] = hog_f_load(&s->w[j]);
+}
+
+void hog_sgd_copy_weights(const struct hog_sgd *s, float *out)
+{
+    hog_sgd_copy_weights_range(s, out, 0, s->n_weights);
+}
+
+void hog_sgd_set_weights(struct hog_sgd *s, const float *in)
+{
+    if (s->zn) { /* the z that gives w = in[j] at n = 0, now */
+        const struct ftrl_lam L = ftrl_lam_at(s, s->seg_t0 + s->seg_len);
+        for (uint64_t j = 0; j < s->n_weights; j++)
+            hog_u64_store(&s->zn[j], ftrl_pack((const float[2]){
+                                   ftrl_z_of(in[j], L), 0.0f }));
+        return;
+    }
+    /* between segments every kind holds the weights themselves (scale 1,
+     * stamps 0) */
+    for (uint64_t j = 0; j < s->n_weights; j++)
+        hog_f_store(&s->w[j], in[j]);
+}
+
+
+/* ---- the catch-up's maths as functions (softmax.c, the tests) ------------- */
+
+double hog_sgd_adagrad_decay(double a, uint32_t k, double *q)
+{
+    return ada_decay(a, k, q);
+}
+
+double hog_sgd_shrink_exact(double a, uint32_t k)
+{
+    return shrink_pow(a, k);
+}
+
+double hog_sgd_shrink_lanes(double a, uint32_t k)
+{
+#if defined(__AVX2__) && defined(__FMA__)
+    double p[ADA_W];
+    _mm256_storeu_pd(p, shrink_pow4(_mm256_set1_pd(a),
+                                    _mm256_set1_pd((double)k)));
+    return p[0];
+#else
+    return shrink_pow1(a, (double)k);
+#endif
+}
+
