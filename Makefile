@@ -242,7 +242,7 @@ test: check-deps $(BIN) $(SHARED) $(TESTS)
 
 # ---- Python package (python/; docs/PYTHON.md) --------------------------------
 # build/python/hogtrain: the pure-Python modules beside the extension
-# _hogtrain.so (python/hogtrain/_hogtrain.c, Python.h and the buffer
+# _hogtrain.so (python/hogtrain/_*.c, Python.h and the buffer
 # protocol only, linked with the static library), importable by $(PYTHON)
 # with PYTHONPATH=build/python. Debian's python3 by default: a python3
 # first on PATH (pyenv, a venv) may lack Debian's numpy and scipy.
@@ -260,16 +260,21 @@ $(PY_DIR)/%.py: python/hogtrain/%.py
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
 
-$(BUILD)/python/_hogtrain.o: python/hogtrain/_hogtrain.c
+# The extension's files (python/hogtrain/_*.c, private header _hogtrain.h),
+# hidden but for PyInit__hogtrain (PyMODINIT_FUNC exports it).
+PY_CSRC    := $(sort $(wildcard python/hogtrain/*.c))
+PY_OBJ     := $(PY_CSRC:python/hogtrain/%.c=$(BUILD)/python/%.o)
+
+$(BUILD)/python/%.o: python/hogtrain/%.c
 	$(call msg,CC,$<)
 	@mkdir -p $(dir $@)
 	@[ -f "$(PY_INCLUDE)/Python.h" ] || { echo "hogtrain: $(PYTHON) has no Python.h (install python3-dev; make deps)"; exit 1; }
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -I$(PY_INCLUDE) -c $< -o $@
 
-$(PY_DIR)/_hogtrain.so: $(BUILD)/python/_hogtrain.o $(STATIC)
+$(PY_DIR)/_hogtrain.so: $(PY_OBJ) $(STATIC)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS_ALL) -Wl,--exclude-libs,ALL
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $(PY_OBJ) $(STATIC) $(LDLIBS_ALL) -Wl,--exclude-libs,ALL
 
 PYTEST_ARGS ?=
 python-test: python $(BIN)
@@ -408,4 +413,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build-tsan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/python/_hogtrain.d $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PY_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)

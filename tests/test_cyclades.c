@@ -598,7 +598,7 @@ static hog_model *fit_reference_k(const hog_data *d, const hog_train_opts *o,
     if (prog)
         ro.progress = th_on_prog; /* asks the reference to score its rows */
     /* row weights reach the trainers on the front door's view of the data
-     * (train.c); with no class weights each row's is its own */
+     * (train/run.c); with no class weights each row's is its own */
     hog_data view = *d;
     memset(view.mem, 0, sizeof view.mem);
     memset(view.mem_len, 0, sizeof view.mem_len);

@@ -20,7 +20,8 @@
  * alone; races can lose an update or shrink a weight twice, the noise
  * Hogwild! accepts. Segments end at barriers, where the threads bring
  * their share of the features up to date. Replicas, update modes and
- * hot features are not offered (train.c refuses them with a sentence).
+ * hot features are not offered (train/validate.c refuses them with a
+ * sentence).
  *
  * Across processes (--world, hog_train_opts.average): the segments end at
  * each of the epoch's averaging blocks, where the K nw weights, current,

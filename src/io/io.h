@@ -419,7 +419,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
                                  uint64_t chunk_target,
                                  struct hog_convert_stats *cs, hog_err *err);
 
-/* ---- model files (model.c) ------------------------------------------------ */
+/* ---- model files (model.c, model_hgm.c, model_liblinear.c) ---------------- */
 
 #define HOG_HGM_MAGIC "HOGMODL\0"
 /* The newest .hgm version read: 4, models with interactions or sparse

@@ -8,7 +8,7 @@
  * "Lower" is strict: an epoch that only equals the best does not reset
  * the count, so a run that has stopped moving stops.
  *
- * The front door (train.c) keeps one for the whole model; one-vs-rest
+ * The front door (epoch.c) keeps one for the whole model; one-vs-rest
  * (multiclass.c) one per class on the class's binary loss. The copy of
  * the weights is one more model vector: the memory of early stopping.
  */

@@ -82,7 +82,11 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
         plain.normalize = 0;
         if (o->validation)
             plain.validation = &va;
-        st = hog_train(&tr, test ? &te : NULL, &plain, out, err);
+        /* hog_train()'s steps on the scaled copies: the holdout is split
+         * and C resolved already (for the same rows) */
+        st = hog_train_check(&tr, test ? &te : NULL, &plain, err);
+        if (st == HOG_OK)
+            st = hog_train_run(&tr, test ? &te : NULL, &plain, out, err);
     }
     free(tr.mem[0]);
     free(te.mem[0]);

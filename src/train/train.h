@@ -94,8 +94,9 @@ hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
 
 /* ---- --normalize (normalize.c) ------------------------------------------------ */
 
-/* hog_train() on max-abs scaled copies of train's and test's values, the
- * scales then folded into the model's weights. */
+/* hog_train()'s run (hog_train_check, hog_train_run) on max-abs scaled
+ * copies of train's and test's values, the scales then folded into the
+ * model's weights; o checked already against train (hog_train_check). */
 hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
                                 const hog_train_opts *o, hog_model **out,
                                 hog_err *err);
@@ -206,6 +207,67 @@ bool hog_early_step(struct hog_early *e, unsigned epoch, double loss,
 /* The best epoch's weights into w (nothing when none was kept). */
 void hog_early_restore(const struct hog_early *e, float *w);
 void hog_early_free(struct hog_early *e);
+
+/* ---- the front door's parts (train.c calls them) ------------------------------ */
+
+/* The options checked against train (hog_train_validate), and a test or
+ * validation set's interactions against train's (run.c). */
+hog_status hog_train_check(const hog_data *train, const hog_data *test,
+                           const hog_train_opts *o, hog_err *err);
+/* hog_train() in memory once the options are taken and checked, the
+ * holdout split and C resolved, without --normalize (run.c). */
+hog_status hog_train_run(const hog_data *train, const hog_data *test,
+                         const hog_train_opts *o, hog_model **out,
+                         hog_err *err);
+
+/* Refuses, before anything is allocated, a model of train's features and
+ * k classes (0: one vector) that cannot fit in the memory available, with
+ * a sentence naming the --hash-bits that would (memory.c). */
+hog_status hog_train_check_memory(const hog_train_opts *o,
+                                  const hog_data *train, uint32_t k,
+                                  hog_err *err);
+
+/* The model for train's features and labels, options recorded; K classes
+ * checked against the memory (setup.c). */
+hog_status hog_train_new_model(const hog_data *train, const hog_train_opts *o,
+                               hog_model **out, hog_err *err);
+/* The warm start's weights for the model m (NULL without one), or a
+ * sentence when they do not fit it. */
+hog_status hog_train_warm_weights(const hog_train_opts *o, const hog_model *m,
+                                  const float **out, hog_err *err);
+/* The end of a run: m to the caller on success, else freed; returns st. */
+hog_status hog_train_hand_out(hog_status st, hog_model *m, hog_model **out);
+
+/* The front door's state of a run, the ctx of struct hog_fit's hooks
+ * (epoch.c). */
+struct hog_front {
+    const hog_data *test;
+    double total_seconds;
+    double next_tick;
+    /* the validation set (o->validation: the caller's or the holdout) and
+     * early stopping on it; early.patience 0 where one-vs-rest's classes
+     * stop on their own (multiclass.c) */
+    const hog_data *valid;
+    bool watch;              /* evaluate it after every epoch */
+    struct hog_early early;
+    hog_valid_stats ovr;     /* one-vs-rest: what its classes did */
+};
+/* struct hog_fit's tick and epoch_end (core/fit.h), f->ctx a struct
+ * hog_front. */
+void hog_train_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
+                    uint64_t total);
+hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
+                               double seconds, hog_err *err);
+/* The test and validation sets and early stopping of a run of model m. */
+hog_status hog_train_front_begin(struct hog_front *c, const hog_train_opts *o,
+                                 const hog_data *test, const hog_model *m,
+                                 hog_err *err);
+/* After the algorithm's status st: early stopping's stop is a success,
+ * the best epoch's weights go back into m, o->valid_stats is filled;
+ * returns the run's status. */
+hog_status hog_train_front_end(struct hog_front *c, hog_status st,
+                               const hog_train_opts *o, hog_model *m,
+                               uint64_t train_rows);
 
 /* ---- stratified splits of the rows (split.c) ------------------------------------ */
 

@@ -1,0 +1,322 @@
+/*
+ * train(): hog_train on a worker thread while the calling thread waits
+ * with the GIL released, taking it back every 50 ms for signal handlers
+ * and the progress callback (_hogtrain.c says why); the options from a
+ * dict.
+ */
+#include "_hogtrain.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What the worker thread and the waiting caller share. */
+struct train_job {
+    const hog_data *train;
+    hog_train_opts o;
+    hog_model *model;
+    hog_status st;
+    hog_err err;
+    volatile sig_atomic_t cancel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;                  /* under mu */
+    hog_epoch_stats *epochs;   /* under mu: the stats reported so far */
+    unsigned n_epochs, cap_epochs;
+    int epochs_oom;
+};
+
+/* Called by training (any thread, GIL not held): keeps the epoch's stats
+ * for the caller to hand to Python. */
+static void train_progress(void *ctx, unsigned epoch, unsigned epochs,
+                           uint64_t done, uint64_t total,
+                           const hog_epoch_stats *stats)
+{
+    struct train_job *j = ctx;
+    if (!stats)
+        return;
+    pthread_mutex_lock(&j->mu);
+    if (j->n_epochs == j->cap_epochs) {
+        unsigned cap = j->cap_epochs ? 2 * j->cap_epochs : 16;
+        hog_epoch_stats *p = realloc(j->epochs, cap * sizeof *p);
+        if (p)
+            j->epochs = p, j->cap_epochs = cap;
+        else
+            j->epochs_oom = 1;
+    }
+    if (j->n_epochs < j->cap_epochs)
+        j->epochs[j->n_epochs++] = *stats;
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void *train_worker(void *arg)
+{
+    struct train_job *j = arg;
+    j->st = hog_train(j->train, NULL, &j->o, &j->model, &j->err);
+    pthread_mutex_lock(&j->mu);
+    j->done = 1;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+static PyObject *epoch_dict(const hog_epoch_stats *s)
+{
+    return Py_BuildValue("{s:I,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:d,s:d,s:d,s:d,"
+                         "s:i,s:I,s:d,s:d}",
+                         "epoch", s->epoch, "objective", s->objective,
+                         "train_loss", s->train_loss,
+                         "train_accuracy", s->train_accuracy,
+                         "train_auc", s->train_auc,
+                         "train_rmse", s->train_rmse,
+                         "train_macro_f1", s->train_macro_f1,
+                         "nonzero_weights",
+                         (unsigned long long)s->nonzero_weights,
+                         "seconds", s->seconds,
+                         "total_seconds", s->total_seconds,
+                         "rows_per_s", s->rows_per_s, "gap", s->gap,
+                         "converged", s->converged,
+                         "classes_done", s->classes_done,
+                         "progressive_loss", s->progressive_loss,
+                         "progressive_accuracy", s->progressive_accuracy);
+}
+
+/* Hands the epochs reported since *sent to progress (GIL held); -1 when
+ * the callback raised. */
+static int drain_epochs(struct train_job *j, unsigned *sent,
+                        PyObject *progress)
+{
+    for (;;) {
+        hog_epoch_stats s;
+        pthread_mutex_lock(&j->mu);
+        int have = *sent < j->n_epochs;
+        if (have)
+            s = j->epochs[(*sent)++];
+        pthread_mutex_unlock(&j->mu);
+        if (!have)
+            return 0;
+        PyObject *d = epoch_dict(&s);
+        PyObject *r = d ? PyObject_CallOneArg(progress, d) : NULL;
+        Py_XDECREF(d);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+}
+
+/* opts dict -> hog_train_opts: every key must be one of these. */
+struct opt_key {
+    const char *name;
+    enum { O_DOUBLE, O_UNSIGNED, O_U64, O_INT } kind;
+    size_t off;
+};
+#define OPT(n, k) { #n, k, offsetof(hog_train_opts, n) }
+static const struct opt_key opt_keys[] = {
+    OPT(loss, O_INT), OPT(l1, O_DOUBLE), OPT(l2, O_DOUBLE),
+    OPT(eta, O_DOUBLE), OPT(power, O_DOUBLE), OPT(schedule, O_INT),
+    OPT(bias, O_DOUBLE), OPT(epochs, O_UNSIGNED), OPT(seed, O_U64),
+    OPT(threads, O_UNSIGNED), OPT(algo, O_INT), OPT(update, O_INT),
+    OPT(tol, O_DOUBLE), OPT(multiclass, O_INT), OPT(normalize, O_INT),
+    OPT(C, O_DOUBLE), OPT(C_l1, O_INT), OPT(hot_count, O_U64),
+    OPT(batch_size, O_U64), OPT(sync_every, O_U64),
+    OPT(class_weight_balanced, O_INT), OPT(metrics_every, O_UNSIGNED),
+};
+
+static int set_opts(hog_train_opts *o, PyObject *dict)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict, &pos, &k, &v)) {
+        const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        const struct opt_key *ok = NULL;
+        for (size_t i = 0; name && i < sizeof opt_keys / sizeof *opt_keys; i++)
+            if (strcmp(opt_keys[i].name, name) == 0)
+                ok = &opt_keys[i];
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "unknown training option %R", k);
+            return -1;
+        }
+        char *p = (char *)o + ok->off;
+        if (ok->kind == O_DOUBLE) {
+            double x = PyFloat_AsDouble(v);
+            if (x == -1.0 && PyErr_Occurred())
+                return -1;
+            memcpy(p, &x, sizeof x);
+            continue;
+        }
+        unsigned long long u = 0;
+        long long s = 0;
+        if (ok->kind == O_INT)
+            s = PyLong_AsLongLong(v);
+        else
+            u = PyLong_AsUnsignedLongLong(v);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "the training option '%s' must be "
+                         "%s integer (got %R)", name,
+                         ok->kind == O_INT ? "an" : "a non-negative", v);
+            return -1;
+        }
+        if (ok->kind == O_INT) {
+            int x = (int)s;
+            memcpy(p, &x, sizeof x); /* enums and ints alike */
+        } else if (ok->kind == O_UNSIGNED) {
+            if (u > UINT32_MAX) {
+                PyErr_Format(PyExc_ValueError, "the training option '%s' is "
+                             "too large", name);
+                return -1;
+            }
+            unsigned x = (unsigned)u;
+            memcpy(p, &x, sizeof x);
+        } else {
+            uint64_t x = u;
+            memcpy(p, &x, sizeof x);
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(train_doc,
+"train(data, opts, row_weights=None, class_labels=None, class_weights=None,\n"
+"      warm_start=None, progress=None) -> Model\n\n"
+"hog_train on data with the options of the dict opts (hog_train_opts\n"
+"field names; the rest keep hog_train_opts_init's defaults). row_weights:\n"
+"float32, one per row. class_labels/class_weights: float64 sequences of\n"
+"equal length. warm_start: a Model to start from. progress: called with\n"
+"a dict of each epoch's stats, on the calling thread. The GIL is released;\n"
+"Ctrl-C (any signal handler raising) cancels training and raises.");
+
+static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { "data", "opts", "row_weights", "class_labels",
+                             "class_weights", "warm_start", "progress", NULL };
+    DataObject *data;
+    PyObject *opts, *rw = Py_None, *cl = Py_None, *cw = Py_None,
+             *warm = Py_None, *progress = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOO", names, &DataType,
+                                     &data, &PyDict_Type, &opts, &rw, &cl, &cw,
+                                     &warm, &progress))
+        return NULL;
+    if (data_usable(data) < 0)
+        return NULL;
+    if (warm != Py_None && !PyObject_TypeCheck(warm, &ModelType))
+        return PyErr_Format(PyExc_TypeError, "warm_start must be a Model");
+    if (progress != Py_None && !PyCallable_Check(progress))
+        return PyErr_Format(PyExc_TypeError, "progress must be callable");
+
+    struct train_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return PyErr_NoMemory();
+    hog_train_opts_init(&j->o);
+    Py_buffer bw = { 0 }, bl = { 0 }, bc = { 0 };
+    PyObject *result = NULL;
+    if (set_opts(&j->o, opts) < 0)
+        goto out;
+    if (get_buffer(rw, &bw, "the sample weights") < 0 ||
+        get_buffer(cl, &bl, "the class labels") < 0 ||
+        get_buffer(cw, &bc, "the class weights") < 0)
+        goto out;
+    if (bw.obj) {
+        if (buffer_dtype(&bw, "the sample weights") != HOG_DTYPE_FLOAT32 ||
+            buffer_len(&bw) != hog_data_rows(data->d)) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "the sample weights must be "
+                             "%llu float32 numbers, one per row",
+                             (unsigned long long)hog_data_rows(data->d));
+            goto out;
+        }
+        j->o.row_weights = bw.buf;
+    }
+    if (bl.obj || bc.obj) {
+        if (!bl.obj || !bc.obj ||
+            buffer_dtype(&bl, "the class labels") != HOG_DTYPE_FLOAT64 ||
+            buffer_dtype(&bc, "the class weights") != HOG_DTYPE_FLOAT64 ||
+            buffer_len(&bl) != buffer_len(&bc)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "class labels and class "
+                                "weights: two float64 arrays of one length");
+            goto out;
+        }
+        j->o.class_weight_labels = bl.buf;
+        j->o.class_weight_values = bc.buf;
+        j->o.n_class_weights = (unsigned)buffer_len(&bl);
+    }
+    if (warm != Py_None)
+        j->o.warm_start = ((ModelObject *)warm)->m;
+    if (progress != Py_None) {
+        j->o.progress = train_progress;
+        j->o.progress_ctx = j;
+    }
+    j->o.cancel = &j->cancel;
+    j->train = data->d;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+
+    pthread_t tid;
+    int rc = pthread_create(&tid, NULL, train_worker, j);
+    if (rc != 0) {
+        PyErr_Format(PyExc_RuntimeError, "cannot start the training thread: "
+                     "%s", strerror(rc));
+        goto destroy;
+    }
+    /* Wait with the GIL released; every 50 ms take it back for signal
+     * handlers (KeyboardInterrupt) and the progress callback. */
+    unsigned sent = 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&j->mu);
+    while (!j->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L)
+            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (j->done || failed)
+            continue;
+        pthread_mutex_unlock(&j->mu);
+        Py_BLOCK_THREADS
+        if (PyErr_CheckSignals() < 0 ||
+            (progress != Py_None && drain_epochs(j, &sent, progress) < 0)) {
+            failed = 1;
+            j->cancel = 1; /* training stops at its next poll */
+        }
+        Py_UNBLOCK_THREADS
+        pthread_mutex_lock(&j->mu);
+    }
+    pthread_mutex_unlock(&j->mu);
+    Py_END_ALLOW_THREADS
+    pthread_join(tid, NULL);
+    if (!failed && progress != Py_None && drain_epochs(j, &sent, progress) < 0)
+        failed = 1;
+    if (failed) {
+        /* the pending exception (KeyboardInterrupt, or the callback's) */
+        hog_model_free(j->model);
+    } else if (j->st != HOG_OK) {
+        raise_status(j->st, &j->err, NULL);
+    } else {
+        result = model_wrap(j->model);
+    }
+destroy:
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+out:
+    if (bw.obj)
+        PyBuffer_Release(&bw);
+    if (bl.obj)
+        PyBuffer_Release(&bl);
+    if (bc.obj)
+        PyBuffer_Release(&bc);
+    free(j->epochs);
+    free(j);
+    return result;
+}
+
+PyMethodDef hogpy_train_functions[] = {
+    { "train", (PyCFunction)(void (*)(void))mod_train,
+      METH_VARARGS | METH_KEYWORDS, train_doc },
+    { NULL, NULL, 0, NULL }
+};
