@@ -23,6 +23,7 @@
 #include "coordinate/coordinate.h"
 #include "hogwild/hogwild.h"
 #include "io/io.h"
+#include "newton/newton.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,7 +88,8 @@ static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
  *     component and touched arrays (and a hot count with hot features);
  *   scd: double weights, column norms, the active set and the column
  *     offsets (and the line search's start under the logistic loss);
- *   dcd: double weights.
+ *   dcd: double weights;
+ *   newton: nine double vectors (w, the trial w, g, M and CG's five).
  * Arrays that grow with the rows (the data is loaded already, and what
  * the algorithms keep per row is smaller than it) and short-lived ones
  * are left out: a lower bound, so that a refusal is never wrong. */
@@ -109,6 +111,9 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
     } else if (o->algo == HOG_ALGO_DCD) {
         b += sizeof(double);
         part[n++] = "the solver's double-precision weights";
+    } else if (o->algo == HOG_ALGO_NEWTON) {
+        b += 9 * sizeof(double);
+        part[n++] = "the solver's nine double-precision vectors";
     } else if (o->schedule == HOG_SCHED_FTRL) {
         b += 2 * sizeof(float);
         part[n++] = "FTRL's two sums per weight";
@@ -349,7 +354,8 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         (int)o->schedule);
     /* The coordinate methods take no step size; AdaGrad's and FTRL's
      * per-coordinate rates never shrink a weight past zero. */
-    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
+    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD &&
+                   o->algo != HOG_ALGO_NEWTON;
     if (stepped && o->schedule != HOG_SCHED_ADAGRAD &&
         o->schedule != HOG_SCHED_FTRL && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
@@ -408,6 +414,11 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD) {
         hog_status st = hog_coord_validate(o, err);
+        if (st != HOG_OK)
+            return st;
+    }
+    if (o->algo == HOG_ALGO_NEWTON) {
+        hog_status st = hog_newton_validate(o, err);
         if (st != HOG_OK)
             return st;
     }
