@@ -234,7 +234,8 @@ typedef enum hog_algo {
     HOG_ALGO_HOGWILD,
     HOG_ALGO_CYCLADES,
     HOG_ALGO_SCD,
-    HOG_ALGO_DCD
+    HOG_ALGO_DCD,
+    HOG_ALGO_NEWTON /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
 } hog_algo;
 
 typedef enum hog_update {

@@ -6,6 +6,7 @@
 #include <criterion/hooks.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,37 @@ int th_have_liblinear(void)
     char out[256];
     return th_run(out, sizeof out, "command -v liblinear-predict && "
                                    "command -v liblinear-train") == 0;
+}
+
+hog_data *th_load(const char *path)
+{
+    hog_load_opts lo;
+    hog_load_opts_init(&lo);
+    hog_data *d = NULL;
+    hog_err err = { { 0 } };
+    hog_status s = hog_data_load(path, &lo, &d, &err);
+    cr_assert_eq(s, HOG_OK, "%s: %s", path, err.msg);
+    return d;
+}
+
+hog_model *th_liblinear_model(const char *path, int solver, double C,
+                              const char *eps, double *printed)
+{
+    char dir[512], mp[700], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(mp, sizeof mp, "%s/ll%d.model", dir, solver);
+    int rc = th_run(out, sizeof out,
+                    "liblinear-train -s %d -c %.17g -e %s -B 1 '%s' '%s'",
+                    solver, C, eps, path, mp);
+    cr_assert_eq(rc, 0, "liblinear-train failed: %s", out);
+    if (printed) {
+        const char *p = strstr(out, "Objective value = ");
+        *printed = p ? strtod(p + strlen("Objective value = "), NULL) : NAN;
+    }
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_model_load(mp, &m, &err), HOG_OK, "%s", err.msg);
+    return m;
 }
 
 long th_peak_rss_kib(const char *cmd)

@@ -81,6 +81,19 @@ int th_have_liblinear(void);
     cr_skip_test("liblinear-train/liblinear-predict not installed "           \
                  "(apt-get install liblinear-tools); skipping")
 
+struct hog_data;
+struct hog_model;
+/* The data file at path, loaded with the default options; fails the test
+ * when it cannot be. */
+struct hog_data *th_load(const char *path);
+
+/* Trains liblinear-train's solver s at C with -B 1 and -e eps on path and
+ * loads its model (fails the test otherwise). The printed "Objective
+ * value" (dual solvers) in *printed when not NULL (NaN when LIBLINEAR
+ * printed none). */
+struct hog_model *th_liblinear_model(const char *path, int solver, double C,
+                                     const char *eps, double *printed);
+
 /* The peak resident set (KiB) of sh -c cmd and what it waited for, its
  * standard output discarded; the test fails unless cmd exits with 0. */
 long th_peak_rss_kib(const char *cmd);

@@ -19,17 +19,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static hog_data *load(const char *path)
-{
-    hog_load_opts lo;
-    hog_load_opts_init(&lo);
-    hog_data *d = NULL;
-    hog_err err = { { 0 } };
-    hog_status s = hog_data_load(path, &lo, &d, &err);
-    cr_assert_eq(s, HOG_OK, "%s: %s", path, err.msg);
-    return d;
-}
-
 static hog_train_opts coord_opts(hog_algo algo, hog_loss loss, double l1,
                                  double l2, unsigned threads, double tol)
 {
@@ -76,29 +65,6 @@ static bool have_liblinear(void)
     cr_skip_test("liblinear-train not installed (apt-get install "             \
                  "liblinear-tools); skipping")
 
-/* Trains LIBLINEAR's solver s at C with -B 1 and a tight -e on path, loads
- * its model. The printed "Objective value" (dual solvers) in *printed when
- * not NULL (NaN when LIBLINEAR printed none). */
-static hog_model *liblinear(const char *path, int solver, double C,
-                            const char *eps, double *printed)
-{
-    char dir[512], mp[700], out[8192];
-    th_tmpdir(dir, sizeof dir);
-    snprintf(mp, sizeof mp, "%s/ll%d.model", dir, solver);
-    int rc = th_run(out, sizeof out,
-                    "liblinear-train -s %d -c %.17g -e %s -B 1 '%s' '%s'",
-                    solver, C, eps, path, mp);
-    cr_assert_eq(rc, 0, "liblinear-train failed: %s", out);
-    if (printed) {
-        const char *p = strstr(out, "Objective value = ");
-        *printed = p ? strtod(p + strlen("Objective value = "), NULL) : NAN;
-    }
-    hog_model *m = NULL;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_model_load(mp, &m, &err), HOG_OK, "%s", err.msg);
-    return m;
-}
-
 static void assert_close(double mine, double theirs, double rel,
                          const char *what)
 {
@@ -116,11 +82,11 @@ static void dcd_vs_liblinear(const char *name, hog_loss loss, int solver,
     const char *path = th_data(name);
     if (!path)
         cr_skip_test("real data file %s not found; skipping", name);
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
     double l2 = 1.0 / (C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_DCD, loss, 0, l2, 1, tol);
     hog_model *mine = train_ok(d, &o);
-    hog_model *theirs = liblinear(path, solver, C, eps, NULL);
+    hog_model *theirs = th_liblinear_model(path, solver, C, eps, NULL);
     double a = objective(mine, d, loss, 0, l2);
     double b = objective(theirs, d, loss, 0, l2);
     char what[128];
@@ -260,12 +226,12 @@ Test(coordinate, scd_l1_logistic_reaches_liblinear_s6_on_reuters, .timeout = 60)
 {
     LIBLINEAR_OR_SKIP();
     TH_DATA_OR_SKIP(path, "reuters_moneyfx.trn");
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
     double C = 1.0, l1 = 1.0 / (C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, l1, 0, 1,
                                   1e-3);
     hog_model *mine = train_ok(d, &o);
-    hog_model *theirs = liblinear(path, 6, C, "0.0001", NULL);
+    hog_model *theirs = th_liblinear_model(path, 6, C, "0.0001", NULL);
     double a = objective(mine, d, HOG_LOSS_LOGISTIC, l1, 0);
     double b = objective(theirs, d, HOG_LOSS_LOGISTIC, l1, 0);
     assert_close(a, b, 1e-3, "reuters_moneyfx, scd vs -s 6 at C = 1");
@@ -286,7 +252,7 @@ Test(coordinate, scd_ridge_reaches_liblinear_s11_on_abalone, .timeout = 60)
      * is half of that, so l2 = 1 / (2 C n). */
     LIBLINEAR_OR_SKIP();
     TH_DATA_OR_SKIP(path, "abalone_scale");
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
     double C = 0.1, l2 = 1.0 / (2 * C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 0, l2, 1,
                                   1e-6);
@@ -319,9 +285,9 @@ Test(coordinate, liblinear_objective_is_ours_over_l2_at_c_n, .timeout = 60)
      * computes as F / l2 with l2 = 1 / (C n). */
     LIBLINEAR_OR_SKIP();
     TH_DATA_OR_SKIP(path, "reuters_moneyfx.trn");
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
     double C = 0.5, printed;
-    hog_model *theirs = liblinear(path, 7, C, "0.00001", &printed);
+    hog_model *theirs = th_liblinear_model(path, 7, C, "0.00001", &printed);
     cr_assert(isfinite(printed), "LIBLINEAR printed no objective");
     double l2 = 1.0 / (C * (double)hog_data_rows(d));
     struct hog_objective ob;
@@ -361,7 +327,7 @@ Test(coordinate, lasso_recovers_the_planted_support, .timeout = 60)
     fclose(f);
     hog_model *planted = NULL;
     cr_assert_eq(hog_gen_model(&g, &planted, &err), HOG_OK, "%s", err.msg);
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
 
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 2e-3, 0, 1,
                                   1e-4);
@@ -611,7 +577,7 @@ Test(coordinate, cli_objective_and_tol, .timeout = 60)
     rc = th_run(out, sizeof out,
                 "'%s' train -q --algo scd --l1 0.0001 --l2 0 --tol 0 "
                 "--epochs 5 --metrics-every 2 --json '%s/r.json' '%s' && "
-                "python3 -c \"import json; j = json.load(open('%s/r.json')); "
+                "python3 -c \"import json; j = json.th_load(open('%s/r.json')); "
                 "print(j['options']['metrics_every'], [e['train_accuracy'] is "
                 "not None for e in j['epochs']])\"",
                 th_bin(), dir, path, dir);
@@ -627,7 +593,7 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
     const char *path = th_data(name);
     if (!path)
         cr_skip_test("real data file %s not found; skipping", name);
-    hog_data *d = load(path);
+    hog_data *d = th_load(path);
     double lam = 1.0 / (l2C * (double)hog_data_rows(d));
     double l2 = l1 > 0 ? 0.0 : lam;
     l1 = l1 > 0 ? lam : 0.0;

@@ -116,14 +116,21 @@ static const hog_epoch_stats *kept_stats(const struct train_report *r)
     return last;
 }
 
-/* scd and dcd stop on --tol, --epochs being a cap: true when the cap came
- * first (LIBLINEAR's "reaching max number of iterations"). --tol 0 asks
- * for every epoch. */
+/* The algorithms that stop on --tol, --epochs being a cap: scd, dcd and
+ * newton. */
+static bool stops_on_tol(const hog_train_opts *o)
+{
+    return o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD ||
+           o->algo == HOG_ALGO_NEWTON;
+}
+
+/* True when the cap came first (LIBLINEAR's "reaching max number of
+ * iterations"). --tol 0 asks for every epoch. */
 static bool epoch_cap_first(const struct train_report *r)
 {
     const hog_train_opts *o = &r->a->o;
-    bool coord = o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD;
-    return coord && o->tol > 0 && strcmp(stop_reason(r), "epochs") == 0;
+    return stops_on_tol(o) && o->tol > 0 &&
+           strcmp(stop_reason(r), "epochs") == 0;
 }
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -475,14 +482,14 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
             ss->read_wait_s);
 }
 
-/* What ended scd or dcd, as LIBLINEAR says it after its iterations. One
+/* What ended scd, dcd or newton, as LIBLINEAR says it after its iterations. One
  * report stands for every class of one-vs-rest, each of which stops on
  * its own: nothing is said there. */
 static void print_stop(const struct train_report *r)
 {
     const hog_train_opts *o = &r->a->o;
     const char *why = stop_reason(r);
-    if ((o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD) ||
+    if (!stops_on_tol(o) ||
         (r->m && r->m->n_classes && r->m->multiclass == HOG_MULTICLASS_OVR))
         return;
     if (strcmp(why, "tol") == 0)

@@ -3,9 +3,10 @@
  * one row (struct hog_row) or of any (idx, val) run (a CSC column, a row's
  * hot entries). One place for them, used by every algorithm (STYLE #8):
  * model scores (data.c), Cyclades' hot margins, coordinate descent (dcd.c,
- * scd.c) and the GPU step's CPU reference (gpu/ref.c). The SGD row kernel
- * (sgd.c) fuses its dot and update with the lazy regularization and keeps
- * its own loops, on the relaxed loads and stores below.
+ * scd.c), Newton's products (newton/blocks.c) and the GPU step's CPU
+ * reference (gpu/ref.c). The SGD row kernel (sgd.c) fuses its dot and
+ * update with the lazy regularization and keeps its own loops, on the
+ * relaxed loads and stores below.
  *
  * Every sum runs over the entries in their order, in double, from the
  * caller's starting value acc (so that `b + w.x` and `w.x + b` stay the two
@@ -143,6 +144,15 @@ static inline double hog_sparse_dot_d_relaxed(const _Atomic double *w,
     return acc;
 }
 
+/* acc + w . x over the row, plain doubles (every index in range). */
+static inline double hog_sparse_dot_d(const double *w, struct hog_row r,
+                                      double acc)
+{
+    for (uint32_t k = 0; k < r.nnz; k++)
+        acc += w[r.idx[k]] * r.val[k];
+    return acc;
+}
+
 /* acc + |x|^2 over nnz values. */
 static inline double hog_sparse_sqnorm(const float *val, uint64_t nnz,
                                        double acc)
@@ -159,6 +169,14 @@ static inline void hog_sparse_axpy_d(double *y, double a, struct hog_row r)
 {
     for (uint32_t k = 0; k < r.nnz; k++)
         y[r.idx[k]] += a * r.val[k];
+}
+
+/* y += a x^2 elementwise, plain doubles, one writer (a Hessian's
+ * diagonal). */
+static inline void hog_sparse_axpy_sq_d(double *y, double a, struct hog_row r)
+{
+    for (uint32_t k = 0; k < r.nnz; k++)
+        y[r.idx[k]] += a * ((double)r.val[k] * r.val[k]);
 }
 
 /* Shared doubles, relaxed load + store: a racing writer's add may be lost. */

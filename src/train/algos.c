@@ -14,6 +14,7 @@
 #include "coordinate/coordinate.h"
 #include "cyclades/cyclades.h"
 #include "hogwild/hogwild.h"
+#include "newton/newton.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,6 +43,9 @@ static const struct hog_algo_row rows[] = {
     [HOG_ALGO_DCD] = {
         "dcd", "dual coordinate descent", hog_dcd_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
+    [HOG_ALGO_NEWTON] = {
+        "newton", "trust-region Newton", hog_newton_train, NULL, NULL,
+        HOG_CAP_THREADS | HOG_CAP_TOL },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 

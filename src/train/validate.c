@@ -6,6 +6,7 @@
 
 #include "core/loss.h"
 #include "coordinate/coordinate.h"
+#include "newton/newton.h"
 #include "gpu/gpu.h"
 
 #include <math.h>
@@ -147,7 +148,8 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         (int)o->schedule);
     /* The coordinate methods take no step size; AdaGrad's and FTRL's
      * per-coordinate rates never shrink a weight past zero. */
-    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD;
+    bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD &&
+                   o->algo != HOG_ALGO_NEWTON;
     if (stepped && o->schedule != HOG_SCHED_ADAGRAD &&
         o->schedule != HOG_SCHED_FTRL && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
@@ -206,6 +208,11 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD) {
         hog_status st = hog_coord_validate(o, err);
+        if (st != HOG_OK)
+            return st;
+    }
+    if (o->algo == HOG_ALGO_NEWTON) {
+        hog_status st = hog_newton_validate(o, err);
         if (st != HOG_OK)
             return st;
     }

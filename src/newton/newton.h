@@ -1,0 +1,86 @@
+/*
+ * newton: exact primal solvers whose data work is nothing but products
+ * with the data matrix X (rows x_i, the bias a constant column):
+ *
+ *   X v      one dot product per row, each row writing its own result;
+ *   X^T u    sum_i u_i x_i, accumulated per FIXED block of rows into the
+ *            block's own partial vector and reduced block 0, 1, 2, ...
+ *
+ * The blocks are cut from the data alone (about HOG_NEWTON_BLOCK_NNZ
+ * nonzeros each), never from the thread count, and every sum runs in an
+ * order that depends on the blocks only: the model is the same bit for bit
+ * at every --threads. The same pass serves a GPU (SpMV per shard) and
+ * several processes (one all-reduce per product) later (docs/TRAINING.md,
+ * "Newton").
+ *
+ * tron.c: trust-region Newton with preconditioned conjugate gradients
+ * (LIBLINEAR -s 0 and -s 2, and least squares) on these products.
+ */
+#ifndef HOG_NEWTON_H
+#define HOG_NEWTON_H
+
+#include "core/fit.h"
+#include "core/sparse.h"
+#include "pool/pool.h"
+
+/* Checks the options that matter to newton (loss, regularization):
+ * HOG_EINVAL with a sentence when they do not fit. */
+hog_status hog_newton_validate(const hog_train_opts *o, hog_err *err);
+
+/* Trust-region Newton (tron.c): L2-regularised logistic, squared hinge or
+ * squared loss; stops on LIBLINEAR's relative gradient norm (o->tol) or
+ * after o->epochs Newton iterations. */
+hog_status hog_newton_train(struct hog_fit *f, hog_err *err);
+
+/* ---- the products (blocks.c) ------------------------------------------- */
+
+/* Nonzeros per block: a block's partial X^T u is reduced with one pass
+ * over the features its rows touch, so blocks much smaller than this pay
+ * for the reduction more than for the product; much larger ones leave a
+ * thread count above nnz / HOG_NEWTON_BLOCK_NNZ idle. */
+#define HOG_NEWTON_BLOCK_NNZ 65536u
+
+/* What a pass does with row i once its product t = x_i . v is known
+ * (0 when the pass was given no v): returns the coefficient c_i of x_i in
+ * the pass's X^T c (ignored without one) and may add to *acc, the block's
+ * running sum, which the pass returns summed in block order. Called for
+ * the rows of a block in order, by the block's worker. */
+typedef double (*hog_newton_row_fn)(void *ctx, uint64_t i, double t,
+                                    double *acc);
+
+struct hog_newton_blocks {
+    const struct hog_csr *m;
+    uint64_t nf;         /* feature columns; the bias is column nf */
+    double bias;         /* 0: no bias column */
+    uint64_t nw;         /* nf + (bias != 0) */
+    uint64_t nb;         /* blocks */
+    uint64_t *row0;      /* nb + 1: first row of each block */
+    uint64_t *feat0;     /* nb + 1: each block's start in feat and part */
+    uint32_t *feat;      /* per block, increasing: the features it touches */
+    uint32_t *lidx;      /* m->nnz: each entry's position in its block's feat */
+    double *part;        /* per block: its partial X^T c, by feat */
+    double *part_bias;   /* nb: the bias column's partial */
+    double *acc;         /* nb: the blocks' running sums */
+    size_t bytes;        /* memory of the above */
+    struct hog_topo *topo;
+    struct hog_pool *pool; /* NULL with one thread: jobs run on the caller */
+    unsigned threads;
+};
+
+/* Cuts m into blocks, lists each block's features and opens the pool
+ * (threads 1: none). HOG_ENOMEM with a sentence; HOG_ERANGE when a block
+ * touches more than 2^32 features. */
+hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
+                                  const struct hog_csr *m, uint64_t nf,
+                                  double bias, unsigned threads, hog_err *err);
+void hog_newton_blocks_close(struct hog_newton_blocks *b);
+
+/* One pass over every row: t_i = x_i . v (v NULL: t_i = 0), c_i =
+ * fn(ctx, i, t_i, acc); with out (nw doubles) out = sum_i c_i x_i, or
+ * sum_i c_i x_i^2 elementwise when squares (the Hessian's diagonal).
+ * Returns the blocks' sums of acc, added in block order. */
+double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
+                       hog_newton_row_fn fn, void *ctx, double *out,
+                       bool squares);
+
+#endif
