@@ -577,7 +577,7 @@ Test(coordinate, cli_objective_and_tol, .timeout = 60)
     rc = th_run(out, sizeof out,
                 "'%s' train -q --algo scd --l1 0.0001 --l2 0 --tol 0 "
                 "--epochs 5 --metrics-every 2 --json '%s/r.json' '%s' && "
-                "python3 -c \"import json; j = json.th_load(open('%s/r.json')); "
+                "python3 -c \"import json; j = json.load(open('%s/r.json')); "
                 "print(j['options']['metrics_every'], [e['train_accuracy'] is "
                 "not None for e in j['epochs']])\"",
                 th_bin(), dir, path, dir);
