@@ -31,7 +31,10 @@ _SCHEDULES = {"constant": _h.SCHED_CONSTANT,
               "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
-          "dcd": _h.ALGO_DCD}
+          "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON}
+# The exact solvers: they stop at tol, report each epoch (an iteration of
+# newton's), and default to the command's 1000 epochs.
+_EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON)
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
 # LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7), as the command's
 _DCD_TOL = 0.1
@@ -121,8 +124,7 @@ class _Base(BaseEstimator):
         name, n = (("max_iter", self.max_iter) if self.max_iter is not None
                    else ("epochs", self.epochs))
         if n is None:
-            return _COORD_EPOCHS if algo in (_h.ALGO_SCD, _h.ALGO_DCD) \
-                else _SGD_EPOCHS
+            return _COORD_EPOCHS if algo in _EXACT else _SGD_EPOCHS
         if isinstance(n, bool) or not isinstance(
                 n, numbers.Integral) or n < 1:
             raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
@@ -142,6 +144,13 @@ class _Base(BaseEstimator):
     def _opts(self, multiclass=_h.MULTICLASS_OVR):
         loss = _choice("loss", self.loss, self._losses)
         algo = _choice("algorithm", self.algorithm, _ALGOS)
+        if algo == _h.ALGO_NEWTON and (self.schedule is not None or
+                                       self.eta is not None):
+            # the library would ignore them; the command refuses them alike
+            given = "schedule" if self.schedule is not None else "eta"
+            raise ValueError(f"{given} applies to the SGD algorithms; "
+                             f"algorithm='newton' takes no step size (its "
+                             f"steps come from the trust region)")
         schedule = self._schedule(algo, multiclass)
         o = {
             "loss": loss,
@@ -159,7 +168,8 @@ class _Base(BaseEstimator):
             # only sizes the metrics' pass)
             "threads": 0 if algo == _h.ALGO_SERIAL else threads(self.n_jobs),
             "algo": algo,
-            # LIBLINEAR's -e default, as the command's: dcd 0.1, scd 0.01
+            # LIBLINEAR's -e default, as the command's: dcd 0.1, scd and
+            # newton 0.01
             "tol": (_DCD_TOL if self.tol is None and algo == _h.ALGO_DCD
                     else 0.01 if self.tol is None
                     else _number("tol", self.tol, 0)),
@@ -179,12 +189,13 @@ class _Base(BaseEstimator):
                warm=None):
         opts = self._opts()
         epochs = opts["epochs"]
-        # n_iter_: the epochs run. The SGD trainers run them all; dcd and
-        # scd stop at tol and say when through the progress report (their
-        # metrics cost nothing before the last epoch; the SGD trainers'
-        # would be a pass over the data each epoch, so they get none).
+        # n_iter_: the epochs run. The SGD trainers run them all; dcd, scd
+        # and newton stop at tol and say when through the progress report
+        # (their metrics cost nothing before the last epoch; the SGD
+        # trainers' would be a pass over the data each epoch, so they get
+        # none).
         self.n_iter_ = epochs
-        coord = opts["algo"] in (_h.ALGO_SCD, _h.ALGO_DCD)
+        coord = opts["algo"] in _EXACT
 
         def progress(st):
             self.n_iter_ = st["epoch"]
@@ -327,6 +338,10 @@ class _Base(BaseEstimator):
         return self._model
 
     def _more_tags(self):
+        if self.algorithm == "newton":
+            # an exact solver: the shuffled rows change its sums' rounding
+            # only, and it passes every check
+            return {"requires_y": True}
         return {
             "requires_y": True,
             "_xfail_checks": {
@@ -382,13 +397,17 @@ class Classifier(ClassifierMixin, _Base):
     algorithm : "serial" (default: the deterministic reference SGD),
         "hogwild" (lock-free threads), "cyclades" (parallel, the same model
         at every thread count), "dcd" (dual coordinate descent, LIBLINEAR's
-        solvers), "scd" (primal coordinate descent; L1).
+        solvers), "scd" (primal coordinate descent; L1), "newton"
+        (trust-region Newton, LIBLINEAR's -s 0 and -s 2: logistic, sqhinge
+        or squared loss with alpha > 0 or C, no l1, no schedule or eta, no
+        warm start; the same model at every n_jobs).
     n_jobs : int or None. Threads: None or -1 all cores.
     epochs : int or None. Passes over the data (None: 5 for the SGD
-        algorithms, 1000 for dcd and scd, which stop at tol).
+        algorithms, 1000 for dcd, scd and newton, which stop at tol;
+        newton's epoch is one Newton iteration).
     max_iter : int or None. scikit-learn's name for epochs (give one).
-    n_iter_ : after fit, the epochs run (dcd and scd: until tol; one-vs-rest
-        reports its classes' cap).
+    n_iter_ : after fit, the epochs run (dcd, scd and newton: until tol;
+        one-vs-rest reports its classes' cap).
     schedule : None, "ftrl", "adagrad", "invscaling" or "constant". None
         (default): the command's, "ftrl" (FTRL-Proximal) with algorithm
         "serial" or "hogwild" and multiclass "ovr", "adagrad" elsewhere
@@ -400,8 +419,9 @@ class Classifier(ClassifierMixin, _Base):
     class_weight : None, "balanced" or a dict {label: weight}.
     random_state : int, RandomState or None. The seed of the row order
         (None: 1, the command's default, so that fits repeat).
-    tol : float or None. dcd's and scd's stopping rule (LIBLINEAR's -e;
-        None: its defaults, 0.1 for dcd, 0.01 for scd).
+    tol : float or None. dcd's, scd's and newton's stopping rule
+        (LIBLINEAR's -e; None: its defaults, 0.1 for dcd, 0.01 for scd and
+        newton).
     verbose : int. > 0 prints each epoch's metrics to standard error.
     warm_start : bool. Start from the previous fit's weights.
     fit_intercept : bool, default True. A bias feature of value
@@ -585,7 +605,9 @@ class Regressor(RegressorMixin, _Base):
         (1/n) sum_i v_i (w.x_i + b - y_i)^2 / 2 + alpha/2 |w|^2 + l1 |w|_1
 
     with v_i = sample_weight[i]. The parameters are Classifier's (without
-    multiclass and class_weight); loss is "squared" ("squared_error")."""
+    multiclass and class_weight); loss is "squared" ("squared_error").
+    algorithm="newton" solves ridge (alpha > 0 or C, l1 0) to tol,
+    LIBLINEAR's -s 11; algorithm="scd" the Lasso."""
 
     _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
 

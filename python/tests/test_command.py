@@ -30,6 +30,10 @@ def _predictions(path):
       "--eta", "0.05"]),
     (dict(algorithm="dcd", loss="sqhinge", C=1.0, n_jobs=1),
      ["--algo", "dcd", "--loss", "sqhinge", "--C", "1", "--threads", "1"]),
+    # newton's model does not depend on the thread count: two threads in
+    # Python, one in the command
+    (dict(algorithm="newton", C=1.0, tol=1e-4, n_jobs=2),
+     ["--algo", "newton", "--C", "1", "--tol", "0.0001", "--threads", "1"]),
 ])
 def test_a9a_model_equals_the_commands(dataset, hogtrain_bin, tmp_path, py,
                                        cli):

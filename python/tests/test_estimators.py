@@ -316,3 +316,73 @@ def test_sgdclassifiers_method_reaches_its_accuracy(dataset):
         max_iter=5, tol=None, alpha=alpha, random_state=s).fit(
             X64, y).score(Xt64, yt) for s in range(3)])
     assert ours > theirs - 0.0015, (ours, theirs)
+
+
+def _logistic_objective(clf, X, y, C):
+    """LIBLINEAR -s 0's primal at C, the bias a regularized weight."""
+    w = np.append(clf.coef_.ravel(), clf.intercept_[0])
+    z = X @ w[:-1] + w[-1]
+    s = np.where(y == clf.classes_[1], 1.0, -1.0)
+    return 0.5 * w @ w + C * np.sum(np.logaddexp(0, -s * z))
+
+
+def test_newton_reaches_liblinears_objective(dataset):
+    # scikit-learn's LogisticRegression(solver="liblinear") is LIBLINEAR's
+    # -s 0 with -B 1 (intercept_scaling 1), the problem newton solves at C
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    from sklearn.linear_model import LogisticRegression
+    ours = hogtrain.Classifier(algorithm="newton", C=1.0,
+                               tol=1e-4).fit(X, y)
+    theirs = LogisticRegression(solver="liblinear", C=1.0, tol=1e-4).fit(
+        X.astype(np.float64), y)
+    X64 = X.astype(np.float64)
+    f_ours = _logistic_objective(ours, X64, y, 1.0)
+    f_theirs = _logistic_objective(theirs, X64, y, 1.0)
+    assert abs(f_ours - f_theirs) <= 1e-6 * f_theirs, (f_ours, f_theirs)
+    assert 1 <= ours.n_iter_ < 1000  # stopped at tol
+    # the same model but for rows on the boundary (4 of 32561 differ)
+    assert abs(ours.score(X, y) - theirs.score(X64, y)) < 2e-4
+
+
+def test_newton_gives_the_same_model_at_any_n_jobs(dataset):
+    # its passes sum fixed blocks of rows in a fixed order
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    for est in (hogtrain.Classifier(algorithm="newton", C=1.0),
+                hogtrain.Classifier(algorithm="newton", loss="sqhinge",
+                                    alpha=1e-4),
+                hogtrain.Regressor(algorithm="newton", C=0.1)):
+        one = est.set_params(n_jobs=1).fit(X, y)
+        coef, icpt = one.coef_.copy(), np.copy(one.intercept_)
+        for n_jobs in (2, 3):
+            other = est.set_params(n_jobs=n_jobs).fit(X, y)
+            np.testing.assert_array_equal(other.coef_, coef)
+            np.testing.assert_array_equal(other.intercept_, icpt)
+    # one-vs-rest: the classes spread over the threads
+    Xb, yb = _blobs(classes=3)
+    a = hogtrain.Classifier(algorithm="newton", n_jobs=1).fit(Xb, yb)
+    b = hogtrain.Classifier(algorithm="newton", n_jobs=2).fit(Xb, yb)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_newton_refuses_what_it_does_not_solve():
+    X, y = _blobs()
+    newton = dict(algorithm="newton")
+    # the library's sentences
+    with pytest.raises(ValueError, match="L2-regularized problems only"):
+        hogtrain.Classifier(l1=1e-3, **newton).fit(X, y)
+    with pytest.raises(ValueError, match="second derivative"):
+        hogtrain.Classifier(loss="hinge", **newton).fit(X, y)
+    with pytest.raises(ValueError, match="needs l2 > 0"):
+        hogtrain.Regressor(alpha=0.0, **newton).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="softmax"):
+        hogtrain.Classifier(multiclass="softmax", **newton).fit(
+            *_blobs(classes=3))
+    # a step size the library would ignore
+    with pytest.raises(ValueError, match="schedule applies to the SGD "
+                       "algorithms; algorithm='newton' takes no step size"):
+        hogtrain.Classifier(schedule="constant", **newton).fit(X, y)
+    with pytest.raises(ValueError, match="eta applies to the SGD"):
+        hogtrain.Regressor(eta=0.1, **newton).fit(X, y.astype(float))
+    clf = hogtrain.Classifier(warm_start=True, **newton).fit(X, y)
+    with pytest.raises(ValueError, match="warm start"):
+        clf.fit(X, y)

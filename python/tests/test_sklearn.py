@@ -39,3 +39,15 @@ def test_other_algorithms_pass_check_estimator():
     # for Cyclades' row weights, not for the package.
     _check(hogtrain.Classifier(algorithm="dcd", loss="hinge", n_jobs=1))
     _check(hogtrain.Regressor(algorithm="scd", l1=1e-3, n_jobs=1))
+
+
+def test_newton_passes_check_estimator():
+    # on every core: newton's model is the same at any thread count, so
+    # check_fit_idempotent holds without n_jobs=1; and with no xfail mark
+    # (_more_tags): check_sample_weights_invariance's zeros half, which
+    # shuffles the rows, changes only the rounding of newton's sums
+    for est in (hogtrain.Classifier(algorithm="newton"),
+                hogtrain.Regressor(algorithm="newton")):
+        _check(est)
+        check_sample_weights_invariance(type(est).__name__, est,
+                                        kind="zeros")
