@@ -95,8 +95,11 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
     uint32_t *pos = malloc((nf ? nf : 1) * sizeof *pos);
     b->part_bias = malloc(b->nb * sizeof *b->part_bias);
     b->acc = malloc(b->nb * sizeof *b->acc);
+    b->nr = (b->nw + HOG_NEWTON_VEC_RANGE - 1) / HOG_NEWTON_VEC_RANGE;
+    b->vsum = malloc((b->nr ? b->nr : 1) * HOG_NEWTON_VEC_SUMS *
+                     sizeof *b->vsum);
     if (!b->feat0 || !b->lidx || !b->feat || !pos || !b->part_bias ||
-        !b->acc) {
+        !b->acc || !b->vsum) {
         free(pos);
         hog_newton_blocks_close(b);
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
@@ -120,7 +123,8 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
     }
     b->bytes = (b->nb + 1) * 2 * sizeof(uint64_t) + nnz * sizeof(uint32_t) +
                total * (sizeof(uint32_t) + sizeof(double)) +
-               b->nb * 2 * sizeof(double);
+               b->nb * 2 * sizeof(double) +
+               b->nr * HOG_NEWTON_VEC_SUMS * sizeof(double);
     if (threads != 1) {
         st = hog_pool_for_opts(NULL, threads, HOG_POOL_BIND_ANY, &b->topo,
                                &b->pool, err);
@@ -144,6 +148,7 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b)
     free(b->part);
     free(b->part_bias);
     free(b->acc);
+    free(b->vsum);
     memset(b, 0, sizeof *b);
 }
 

@@ -13,6 +13,11 @@
  * several processes (one all-reduce per product) later (docs/TRAINING.md,
  * "Newton").
  *
+ * The solvers' work over the nw weights (dots, axpys, norms) runs on the
+ * same pool over FIXED ranges of HOG_NEWTON_VEC_RANGE weights (vec.c), each
+ * range's partial sums in its own slot, added range 0, 1, 2, ...: the same
+ * bits at every thread count, for the vectors as for the products.
+ *
  * tron.c: trust-region Newton with preconditioned conjugate gradients
  * (LIBLINEAR -s 0 and -s 2, and least squares) on these products.
  */
@@ -61,6 +66,8 @@ struct hog_newton_blocks {
     double *part;        /* per block: its partial X^T c, by feat */
     double *part_bias;   /* nb: the bias column's partial */
     double *acc;         /* nb: the blocks' running sums */
+    uint64_t nr;         /* weight ranges of HOG_NEWTON_VEC_RANGE (vec.c) */
+    double *vsum;        /* nr x HOG_NEWTON_VEC_SUMS: the ranges' sums */
     size_t bytes;        /* memory of the above */
     struct hog_topo *topo;
     struct hog_pool *pool; /* NULL with one thread: jobs run on the caller */
@@ -82,5 +89,28 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b);
 double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
                        hog_newton_row_fn fn, void *ctx, double *out,
                        bool squares);
+
+/* ---- the vectors (vec.c) ---------------------------------------------- */
+
+/* Weights per range: 128 KiB of each vector, enough to pay for a pool
+ * wake-up at a few ranges per thread, and news20.binary's 1.35M weights
+ * still make 83 ranges to share. Fixed, so the sums never depend on the
+ * thread count. */
+#define HOG_NEWTON_VEC_RANGE 16384u
+/* Below this many ranges the vector work stays on the caller: a pool
+ * wake-up costs more than the loop. */
+#define HOG_NEWTON_VEC_POOL_RANGES 4u
+/* The most sums one vector pass returns. */
+#define HOG_NEWTON_VEC_SUMS 4
+
+/* Does a pass's work on the weights [lo, hi), adding its partial sums
+ * into sum (zeroed, HOG_NEWTON_VEC_SUMS of them) in index order. */
+typedef void (*hog_newton_vec_fn)(void *ctx, uint64_t lo, uint64_t hi,
+                                  double *sum);
+
+/* fn over every range of [0, b->nw); sum (HOG_NEWTON_VEC_SUMS doubles, or
+ * NULL) gets the ranges' sums added in range order. */
+void hog_newton_vec(struct hog_newton_blocks *b, hog_newton_vec_fn fn,
+                    void *ctx, double *sum);
 
 #endif

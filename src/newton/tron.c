@@ -27,8 +27,9 @@
  * iterations, or when the reductions are below f's rounding. Every
  * iteration is reported as an epoch, whether or not its step was taken.
  *
- * Every pass over the data is hog_newton_pass (blocks.c) and every vector
- * sum a plain loop in index order, so the model does not depend on the
+ * Every pass over the data is hog_newton_pass (blocks.c) and every loop
+ * over the weights hog_newton_vec (vec.c), whose sums run over fixed
+ * ranges added in range order, so the model does not depend on the
  * thread count.
  */
 #include "newton/newton.h"
@@ -58,7 +59,7 @@ struct newton {
     double *y;         /* the loss's targets */
     double *z, *znew;  /* margins of w and of the trial point */
     double *D;         /* C_i loss'' at w */
-    double *w, *wnew, *g, *s, *r, *d, *Hd, *pz, *M;
+    double *w, *wnew, *g, *s, *r, *d, *Hd, *M;
 };
 
 static inline double row_c(const struct newton *t, uint64_t i)
@@ -116,53 +117,169 @@ static double hv_row(void *ctx, uint64_t i, double m, double *acc)
 
 /* ---- vectors --------------------------------------------------------------- */
 
-static double dot(const double *a, const double *b, uint64_t n)
+/* Every loop over the weights is one of these, run by hog_newton_vec over
+ * fixed ranges; a CG step's loops are fused so that each reads its vectors
+ * once (sum[q] as written, in index order within a range). */
+struct vop {
+    struct newton *t;
+    const double *v;
+    double *out;
+    double a, b; /* the step lengths */
+};
+
+static double vec(struct newton *t, hog_newton_vec_fn fn, struct vop *op,
+                  double *sum)
 {
-    double s = 0.0;
-    for (uint64_t j = 0; j < n; j++)
-        s += a[j] * b[j];
-    return s;
+    double tmp[HOG_NEWTON_VEC_SUMS];
+    op->t = t;
+    hog_newton_vec(&t->bl, fn, op, sum ? sum : tmp);
+    return sum ? sum[0] : tmp[0];
 }
 
-/* a . diag(M) . b */
-static double dot_m(const double *a, const double *M, const double *b,
-                    uint64_t n)
+/* sum0 = v.v */
+static void op_norm(void *ctx, uint64_t lo, uint64_t hi, double *sum)
 {
-    double s = 0.0;
-    for (uint64_t j = 0; j < n; j++)
-        s += a[j] * M[j] * b[j];
-    return s;
+    const double *v = ((const struct vop *)ctx)->v;
+    for (uint64_t j = lo; j < hi; j++)
+        sum[0] += v[j] * v[j];
 }
 
-static void axpy(double *y, double a, const double *x, uint64_t n)
+/* g += w, M from diag(X^T D X); sum0 = g.g, sum1 = g.M.g */
+static void op_grad(void *ctx, uint64_t lo, uint64_t hi, double *sum)
 {
-    for (uint64_t j = 0; j < n; j++)
-        y[j] += a * x[j];
+    struct newton *t = ((const struct vop *)ctx)->t;
+    double *g = t->g, *M = t->M;
+    for (uint64_t j = lo; j < hi; j++) {
+        g[j] += t->w[j];
+        M[j] = (1.0 - PCG_MIX) + PCG_MIX * (1.0 + M[j]);
+        sum[0] += g[j] * g[j];
+        sum[1] += g[j] * M[j] * g[j];
+    }
+}
+
+/* out += v (H's identity part); sum0 = v.out */
+static void op_hv(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    const struct vop *op = ctx;
+    for (uint64_t j = lo; j < hi; j++) {
+        op->out[j] += op->v[j];
+        sum[0] += op->v[j] * op->out[j];
+    }
+}
+
+/* s = 0, r = -g, d = z = M^-1 r; sum0 = z.r */
+static void op_cg_init(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    struct newton *t = ((const struct vop *)ctx)->t;
+    for (uint64_t j = lo; j < hi; j++) {
+        t->s[j] = 0.0;
+        t->r[j] = -t->g[j];
+        double z = t->r[j] / t->M[j];
+        t->d[j] = z;
+        sum[0] += z * t->r[j];
+    }
+}
+
+/* s += a d; sum0 = s.M.s, sum1 = z.r for the r - a Hd and z = M^-1 r the
+ * step would give, which op_cg_next writes once s is known to be inside */
+static void op_cg_step(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    const struct vop *op = ctx;
+    struct newton *t = op->t;
+    double *s = t->s, *M = t->M;
+    for (uint64_t j = lo; j < hi; j++) {
+        s[j] += op->a * t->d[j];
+        sum[0] += s[j] * M[j] * s[j];
+        double r = t->r[j] - op->a * t->Hd[j], z = r / M[j];
+        sum[1] += z * r;
+    }
+}
+
+/* r -= a Hd, d = M^-1 r + b d */
+static void op_cg_next(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    (void)sum;
+    const struct vop *op = ctx;
+    struct newton *t = op->t;
+    for (uint64_t j = lo; j < hi; j++) {
+        t->r[j] -= op->a * t->Hd[j];
+        t->d[j] = t->r[j] / t->M[j] + op->b * t->d[j];
+    }
+}
+
+/* s -= a d (back inside); sum0 = s.M.d, sum1 = s.M.s, sum2 = d.M.d */
+static void op_cg_back(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    const struct vop *op = ctx;
+    struct newton *t = op->t;
+    double *s = t->s, *d = t->d, *M = t->M;
+    for (uint64_t j = lo; j < hi; j++) {
+        s[j] -= op->a * d[j];
+        sum[0] += s[j] * M[j] * d[j];
+        sum[1] += s[j] * M[j] * s[j];
+        sum[2] += d[j] * M[j] * d[j];
+    }
+}
+
+/* s += a d, r -= a Hd (to the boundary) */
+static void op_cg_edge(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    (void)sum;
+    const struct vop *op = ctx;
+    struct newton *t = op->t;
+    for (uint64_t j = lo; j < hi; j++) {
+        t->s[j] += op->a * t->d[j];
+        t->r[j] -= op->a * t->Hd[j];
+    }
+}
+
+/* wnew = w + s; sum0 = g.s, sum1 = s.r, sum2 = s.M.s, sum3 = wnew.wnew */
+static void op_trial(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    struct newton *t = ((const struct vop *)ctx)->t;
+    const double *s = t->s;
+    for (uint64_t j = lo; j < hi; j++) {
+        t->wnew[j] = t->w[j] + s[j];
+        sum[0] += t->g[j] * s[j];
+        sum[1] += s[j] * t->r[j];
+        sum[2] += s[j] * t->M[j] * s[j];
+        sum[3] += t->wnew[j] * t->wnew[j];
+    }
+}
+
+/* the weights into the model */
+static void op_model(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    (void)sum;
+    struct newton *t = ((const struct vop *)ctx)->t;
+    float *w = t->f->model->w;
+    for (uint64_t j = lo; j < hi; j++)
+        w[j] = (float)t->w[j];
 }
 
 /* ---- f, g, H --------------------------------------------------------------- */
 
-/* f(v), the margins of v into znew; *loss: sum_i C_i loss_i. */
-static double fun(struct newton *t, const double *v, double *loss)
+/* f(v) with vv = v.v, the margins of v into znew; *loss: sum_i C_i loss_i. */
+static double fun(struct newton *t, const double *v, double vv, double *loss)
 {
     *loss = hog_newton_pass(&t->bl, v, fun_row, t, NULL, false);
-    return 0.5 * dot(v, v, t->nw) + *loss;
+    return 0.5 * vv + *loss;
 }
 
-/* g and D at w (margins in z), and the preconditioner M. */
-static void grad(struct newton *t)
+/* g and D at w (margins in z), and the preconditioner M; sum0 = g.g,
+ * sum1 = g.M.g. */
+static void grad(struct newton *t, double *sum)
 {
     hog_newton_pass(&t->bl, NULL, grad_row, t, t->g, false);
-    axpy(t->g, 1.0, t->w, t->nw);
     hog_newton_pass(&t->bl, NULL, diag_row, t, t->M, true);
-    for (uint64_t j = 0; j < t->nw; j++)
-        t->M[j] = (1.0 - PCG_MIX) + PCG_MIX * (1.0 + t->M[j]);
+    vec(t, op_grad, &(struct vop){ 0 }, sum);
 }
 
-static void hess_vec(struct newton *t, const double *v, double *out)
+/* out = H v; returns v.out */
+static double hess_vec(struct newton *t, const double *v, double *out)
 {
     hog_newton_pass(&t->bl, v, hv_row, t, out, false);
-    axpy(out, 1.0, v, t->nw);
+    return vec(t, op_hv, &(struct vop){ .v = v, .out = out }, NULL);
 }
 
 /* ---- the trust-region sub-problem ------------------------------------------ */
@@ -173,43 +290,29 @@ static void hess_vec(struct newton *t, const double *v, double *out)
 static void trpcg(struct newton *t, double delta, bool *boundary)
 {
     uint64_t n = t->nw;
-    double *s = t->s, *r = t->r, *d = t->d, *Hd = t->Hd, *z = t->pz,
-           *M = t->M;
+    double sum[HOG_NEWTON_VEC_SUMS];
     *boundary = false;
-    for (uint64_t j = 0; j < n; j++) {
-        s[j] = 0.0;
-        r[j] = -t->g[j];
-        z[j] = r[j] / M[j];
-        d[j] = z[j];
-    }
-    double zr = dot(z, r, n);
+    double zr = vec(t, op_cg_init, &(struct vop){ 0 }, NULL);
     double stop = CG_TOL * sqrt(zr);
     uint64_t max_cg = n > 5 ? n : 5;
     for (uint64_t it = 0; it < max_cg && sqrt(zr) > stop; it++) {
-        hess_vec(t, d, Hd);
-        double alpha = zr / dot(d, Hd, n);
-        axpy(s, alpha, d, n);
-        if (sqrt(dot_m(s, M, s, n)) > delta) {
+        double alpha = zr / hess_vec(t, t->d, t->Hd);
+        vec(t, op_cg_step, &(struct vop){ .a = alpha }, sum);
+        if (sqrt(sum[0]) > delta) {
             /* back to the last inside point, then along d to |s|_M = delta:
              * the root of |s + tau d|_M^2 = delta^2, in the form that
              * does not cancel */
             *boundary = true;
-            axpy(s, -alpha, d, n);
-            double sd = dot_m(s, M, d, n), ss = dot_m(s, M, s, n),
-                   dd = dot_m(d, M, d, n), dsq = delta * delta;
+            vec(t, op_cg_back, &(struct vop){ .a = alpha }, sum);
+            double sd = sum[0], ss = sum[1], dd = sum[2], dsq = delta * delta;
             double rad = sqrt(sd * sd + dd * (dsq - ss));
             double tau = sd >= 0 ? (dsq - ss) / (sd + rad) : (rad - sd) / dd;
-            axpy(s, tau, d, n);
-            axpy(r, -tau, Hd, n);
+            vec(t, op_cg_edge, &(struct vop){ .a = tau }, NULL);
             return;
         }
-        axpy(r, -alpha, Hd, n);
-        for (uint64_t j = 0; j < n; j++)
-            z[j] = r[j] / M[j];
-        double zr_new = dot(z, r, n);
-        double beta = zr_new / zr;
-        for (uint64_t j = 0; j < n; j++)
-            d[j] = z[j] + beta * d[j];
+        double zr_new = sum[1];
+        vec(t, op_cg_next, &(struct vop){ .a = alpha, .b = zr_new / zr },
+            NULL);
         zr = zr_new;
     }
 }
@@ -220,7 +323,7 @@ static void newton_free(struct newton *t)
 {
     hog_newton_blocks_close(&t->bl);
     double *v[] = { t->y, t->z, t->znew, t->D, t->w, t->wnew, t->g,
-                    t->s, t->r, t->d, t->Hd, t->pz, t->M };
+                    t->s, t->r, t->d, t->Hd, t->M };
     for (size_t k = 0; k < sizeof v / sizeof *v; k++)
         free(v[k]);
 }
@@ -236,7 +339,7 @@ static hog_status setup(struct newton *t, hog_err *err)
     uint64_t n = t->n, nw = t->nw = t->bl.nw;
     double **rows[] = { &t->y, &t->z, &t->znew, &t->D };
     double **cols[] = { &t->w, &t->wnew, &t->g, &t->s, &t->r, &t->d,
-                        &t->Hd, &t->pz, &t->M };
+                        &t->Hd, &t->M };
     bool ok = true;
     for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
         ok &= (*rows[k] = malloc((n ? n : 1) * sizeof(double))) != NULL;
@@ -246,7 +349,7 @@ static hog_status setup(struct newton *t, hog_err *err)
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's vectors "
                         "(%llu rows, %llu weights)", (unsigned long long)n,
                         (unsigned long long)nw);
-    f->aux_bytes = t->bl.bytes + (4 * n + 9 * nw) * sizeof(double);
+    f->aux_bytes = t->bl.bytes + (4 * n + 8 * nw) * sizeof(double);
     for (uint64_t i = 0; i < n; i++)
         t->y[i] = hog_loss_target(t->loss, d->label_pos, d->m.y[i]);
     return HOG_OK;
@@ -264,17 +367,17 @@ static double rel_tol(const struct newton *t, const hog_train_opts *o)
     return o->tol * (double)(few > 1 ? few : 1) / (double)t->n;
 }
 
-/* The weights into the model and the epoch to the front door. */
+/* The weights into the model and the epoch to the front door; fw = f(w)
+ * and loss its data part. */
 static hog_status report(struct newton *t, unsigned epoch, double secs,
-                         double loss, bool stop, bool converged,
+                         double fw, double loss, bool stop, bool converged,
                          hog_err *err)
 {
     struct hog_fit *f = t->f;
-    for (uint64_t j = 0; j < t->nw; j++)
-        f->model->w[j] = (float)t->w[j];
+    vec(t, op_model, &(struct vop){ 0 }, NULL);
     double cn = t->C * (double)t->n;
     f->mean_loss = loss / cn;
-    f->objective = (0.5 * dot(t->w, t->w, t->nw) + loss) / cn;
+    f->objective = fw / cn;
     f->last = stop || epoch == f->o->epochs;
     f->converged = converged;
     hog_status st = f->epoch_end(f, epoch, secs, err);
@@ -290,28 +393,28 @@ static hog_status report(struct newton *t, unsigned epoch, double secs,
 static hog_status iterate(struct newton *t, double t0, hog_err *err)
 {
     const hog_train_opts *o = t->f->o;
-    uint64_t nw = t->nw;
-    double loss, f = fun(t, t->w, &loss);
+    double sum[HOG_NEWTON_VEC_SUMS];
+    double ww = vec(t, op_norm, &(struct vop){ .v = t->w }, NULL);
+    double loss, f = fun(t, t->w, ww, &loss);
     double *swap = t->z;
     t->z = t->znew, t->znew = swap;
-    grad(t);
+    grad(t, sum);
     /* w starts at 0, so this is LIBLINEAR's |g0| */
-    double gnorm0 = sqrt(dot(t->g, t->g, nw)), gnorm = gnorm0;
+    double gnorm0 = sqrt(sum[0]), gnorm = gnorm0;
     const double eps = rel_tol(t, o);
     if (gnorm <= eps * gnorm0) /* tol >= 1 or a zero gradient */
-        return report(t, 1, hog_now() - t0, loss, true, true, err);
+        return report(t, 1, hog_now() - t0, f, loss, true, true, err);
 
-    double delta = sqrt(dot_m(t->g, t->M, t->g, nw));
+    double delta = sqrt(sum[1]);
     for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
         bool boundary;
         trpcg(t, delta, &boundary);
-        memcpy(t->wnew, t->w, nw * sizeof *t->w);
-        axpy(t->wnew, 1.0, t->s, nw);
-        double gs = dot(t->g, t->s, nw);
-        double prered = -0.5 * (gs - dot(t->s, t->r, nw));
-        double loss_new, fnew = fun(t, t->wnew, &loss_new);
+        vec(t, op_trial, &(struct vop){ 0 }, sum);
+        double gs = sum[0];
+        double prered = -0.5 * (gs - sum[1]);
+        double snorm = sqrt(sum[2]);
+        double loss_new, fnew = fun(t, t->wnew, sum[3], &loss_new);
         double actred = f - fnew;
-        double snorm = sqrt(dot_m(t->s, t->M, t->s, nw));
         if (epoch == 1)
             delta = fmin(delta, snorm);
         /* the step length the one-dimensional quadratic through f, fnew
@@ -336,8 +439,8 @@ static hog_status iterate(struct newton *t, double t0, hog_err *err)
             swap = t->z, t->z = t->znew, t->znew = swap;
             f = fnew;
             loss = loss_new;
-            grad(t);
-            gnorm = sqrt(dot(t->g, t->g, nw));
+            grad(t, sum);
+            gnorm = sqrt(sum[0]);
             converged = gnorm <= eps * gnorm0;
         }
         /* no further progress within f's rounding: as far as it goes */
@@ -345,7 +448,7 @@ static hog_status iterate(struct newton *t, double t0, hog_err *err)
                      (fabs(actred) <= 1.0e-12 * fabs(f) &&
                       fabs(prered) <= 1.0e-12 * fabs(f));
         double secs = hog_now() - t0;
-        hog_status st = report(t, epoch, secs, loss, converged || stuck,
+        hog_status st = report(t, epoch, secs, f, loss, converged || stuck,
                                converged || stuck, err);
         if (st != HOG_OK || converged || stuck)
             return st;
