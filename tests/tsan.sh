@@ -31,6 +31,13 @@ done
 check "softmax-interactions" "$HOG" train "$T/cross.vw" --algo hogwild \
     --threads 2 --multiclass softmax --interactions ua --epochs 2 --quiet
 
+# Newton's passes over row blocks and its vector work over ranges of
+# weights (src/newton/): enough of both (100,000 weights, 400,000
+# nonzeros) that each runs on the pool.
+check "newton" sh -c "'$HOG' gen -q --rows 20000 --features 100000 --nnz 20 \
+    -o '$T/newton.svm' && '$HOG' train '$T/newton.svm' --algo newton \
+    --threads 2 --epochs 3 --quiet"
+
 if [ -f "$DATA/a9a.xz" ]; then
     [ -f "$T/a9a" ] || xz -dc "$DATA/a9a.xz" >"$T/a9a"
     [ -f "$T/a9a.t" ] || xz -dc "$DATA/a9a.t.xz" >"$T/a9a.t"
