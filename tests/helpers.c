@@ -160,6 +160,15 @@ hog_data *th_load(const char *path)
     return d;
 }
 
+hog_model *th_train_ok(const hog_data *d, const hog_train_opts *o)
+{
+    hog_model *m = NULL;
+    hog_err err = { { 0 } };
+    hog_status s = hog_train(d, NULL, o, &m, &err);
+    cr_assert_eq(s, HOG_OK, "hog_train: %s", err.msg);
+    return m;
+}
+
 hog_model *th_liblinear_model(const char *path, int solver, double C,
                               const char *eps, double *printed)
 {

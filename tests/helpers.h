@@ -86,6 +86,10 @@ struct hog_model;
 /* The data file at path, loaded with the default options; fails the test
  * when it cannot be. */
 struct hog_data *th_load(const char *path);
+/* hog_train on d (no test set) with o; fails the test unless it trains. */
+struct hog_train_opts;
+struct hog_model *th_train_ok(const struct hog_data *d,
+                              const struct hog_train_opts *o);
 
 /* Trains liblinear-train's solver s at C with -B 1 and -e eps on path and
  * loads its model (fails the test otherwise). The printed "Objective

@@ -35,15 +35,6 @@ static hog_train_opts coord_opts(hog_algo algo, hog_loss loss, double l1,
     return o;
 }
 
-static hog_model *train_ok(const hog_data *d, const hog_train_opts *o)
-{
-    hog_model *m = NULL;
-    hog_err err = { { 0 } };
-    hog_status s = hog_train(d, NULL, o, &m, &err);
-    cr_assert_eq(s, HOG_OK, "hog_train: %s", err.msg);
-    return m;
-}
-
 static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
                         double l1, double l2)
 {
@@ -85,7 +76,7 @@ static void dcd_vs_liblinear(const char *name, hog_loss loss, int solver,
     hog_data *d = th_load(path);
     double l2 = 1.0 / (C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_DCD, loss, 0, l2, 1, tol);
-    hog_model *mine = train_ok(d, &o);
+    hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, solver, C, eps, NULL);
     double a = objective(mine, d, loss, 0, l2);
     double b = objective(theirs, d, loss, 0, l2);
@@ -230,7 +221,7 @@ Test(coordinate, scd_l1_logistic_reaches_liblinear_s6_on_reuters, .timeout = 60)
     double C = 1.0, l1 = 1.0 / (C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, l1, 0, 1,
                                   1e-3);
-    hog_model *mine = train_ok(d, &o);
+    hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, 6, C, "0.0001", NULL);
     double a = objective(mine, d, HOG_LOSS_LOGISTIC, l1, 0);
     double b = objective(theirs, d, HOG_LOSS_LOGISTIC, l1, 0);
@@ -256,7 +247,7 @@ Test(coordinate, scd_ridge_reaches_liblinear_s11_on_abalone, .timeout = 60)
     double C = 0.1, l2 = 1.0 / (2 * C * (double)hog_data_rows(d));
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 0, l2, 1,
                                   1e-6);
-    hog_model *mine = train_ok(d, &o);
+    hog_model *mine = th_train_ok(d, &o);
     char dir[512], mp[700], out[4096];
     th_tmpdir(dir, sizeof dir);
     snprintf(mp, sizeof mp, "%s/svr.model", dir);
@@ -331,7 +322,7 @@ Test(coordinate, lasso_recovers_the_planted_support, .timeout = 60)
 
     hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 2e-3, 0, 1,
                                   1e-4);
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     uint64_t nf = hog_data_features(d), in = 0, missed = 0, extra = 0;
     for (uint64_t j = 0; j < nf && j < planted->n_features; j++) {
         bool truth = planted->w[j] != 0.0f, found = m->w[j] != 0.0f;
@@ -369,12 +360,12 @@ Test(coordinate, one_worker_is_deterministic_given_the_seed)
                                       cases[k].l1, cases[k].l2, 1, 0);
         o.epochs = 3;
         o.seed = 42;
-        hog_model *a = train_ok(d, &o), *b = train_ok(d, &o);
+        hog_model *a = th_train_ok(d, &o), *b = th_train_ok(d, &o);
         size_t nw = hog_data_features(d) + 1;
         cr_assert(memcmp(a->w, b->w, nw * sizeof(float)) == 0, "case %zu",
                   k);
         o.seed = 43;
-        hog_model *c = train_ok(d, &o);
+        hog_model *c = th_train_ok(d, &o);
         cr_assert(memcmp(a->w, c->w, nw * sizeof(float)) != 0,
                   "case %zu: another seed, the same weights", k);
         hog_model_free(a);
@@ -413,7 +404,7 @@ Test(coordinate, dcd_reports_the_gap_and_stops_on_tol)
                                   1e-6);
     o.progress = record;
     o.progress_ctx = &v;
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     cr_assert_lt(v.epochs, 1000, "tol 1e-6 never stopped training");
     cr_assert(isfinite(v.last_gap) && v.last_gap >= -1e-9 &&
                   v.last_gap < 1e-6,
@@ -424,7 +415,7 @@ Test(coordinate, dcd_reports_the_gap_and_stops_on_tol)
     o.tol = 0;
     o.epochs = 7;
     o.progress_ctx = &w;
-    hog_model *m2 = train_ok(d, &o);
+    hog_model *m2 = th_train_ok(d, &o);
     cr_assert_eq(w.epochs, 7);
     hog_model_free(m);
     hog_model_free(m2);
@@ -439,7 +430,7 @@ Test(coordinate, scd_reports_nan_gap_and_column_memory)
                                   1e-3);
     o.progress = record;
     o.progress_ctx = &v;
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     cr_assert(isnan(v.last_gap));
     /* At least the column copy: values and row ids of every nonzero. */
     cr_assert_geq(v.aux, d->m.nnz * 8);
@@ -488,13 +479,13 @@ Test(coordinate, metrics_every_and_the_solvers_own_objective)
         struct hist full = { 0 }, cheap = { 0 }, every3 = { 0 };
         o.metrics_every = 1;
         o.progress_ctx = &full;
-        hog_model *a = train_ok(d, &o);
+        hog_model *a = th_train_ok(d, &o);
         o.metrics_every = 0;
         o.progress_ctx = &cheap;
-        hog_model *b = train_ok(d, &o);
+        hog_model *b = th_train_ok(d, &o);
         o.metrics_every = 3;
         o.progress_ctx = &every3;
-        hog_model *c = train_ok(d, &o);
+        hog_model *c = th_train_ok(d, &o);
         cr_assert_eq(full.n, 7, "case %zu", k);
         cr_assert_eq(cheap.n, 7, "case %zu", k);
         cr_assert_eq(every3.n, 7, "case %zu", k);
@@ -598,7 +589,7 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
     double l2 = l1 > 0 ? 0.0 : lam;
     l1 = l1 > 0 ? lam : 0.0;
     hog_train_opts o = coord_opts(algo, loss, l1, l2, 1, tol);
-    hog_model *one = train_ok(d, &o);
+    hog_model *one = th_train_ok(d, &o);
     double ref = objective(one, d, loss, l1, l2);
     hog_model_free(one);
     unsigned nts[] = { 2, 4 };
@@ -607,7 +598,7 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
         for (int u = 0; u < (algo == HOG_ALGO_DCD ? 2 : 1); u++) {
             o.threads = nts[t];
             o.update = ups[u];
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = th_train_ok(d, &o);
             double v = objective(m, d, loss, l1, l2);
             char what[160];
             snprintf(what, sizeof what, "%s, %u workers, update %d", name,
@@ -643,13 +634,13 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
         double l2 = 1e-3;
         hog_train_opts o = coord_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1,
                                       1e-3);
-        hog_model *one = train_ok(d, &o);
+        hog_model *one = th_train_ok(d, &o);
         double ref = objective(one, d, losses[k], 0, l2);
         for (unsigned nt = 2; nt <= 4; nt += 2)
             for (int u = 0; u < 2; u++) {
                 o.threads = nt;
                 o.update = ups[u];
-                hog_model *m = train_ok(d, &o);
+                hog_model *m = th_train_ok(d, &o);
                 char what[96];
                 snprintf(what, sizeof what, "generated, loss %d, %u workers, "
                          "update %d", (int)losses[k], nt, (int)ups[u]);
@@ -691,7 +682,7 @@ Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
             o.update = ups[u];
             o.progress = record;
             o.progress_ctx = &v;
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = th_train_ok(d, &o);
             char what[96];
             snprintf(what, sizeof what, "loss %d, update %d", (int)losses[k],
                      (int)ups[u]);
@@ -727,11 +718,11 @@ Test(threads, coord_scd_shotgun_workers_reach_the_serial_objective,
         double l1 = 1e-3;
         hog_train_opts o = coord_opts(HOG_ALGO_SCD, losses[k], l1, 0, 1,
                                       1e-4);
-        hog_model *one = train_ok(d, &o);
+        hog_model *one = th_train_ok(d, &o);
         double ref = objective(one, d, losses[k], l1, 0);
         for (unsigned nt = 2; nt <= 4; nt += 2) {
             o.threads = nt;
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = th_train_ok(d, &o);
             char what[96];
             snprintf(what, sizeof what, "generated, loss %d, %u workers",
                      (int)losses[k], nt);

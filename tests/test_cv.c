@@ -27,14 +27,6 @@ static hog_data *load(const char *path)
     return d;
 }
 
-static hog_model *train_ok(const hog_data *d, const hog_train_opts *o)
-{
-    hog_model *m = NULL;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
-    return m;
-}
-
 /* A number after `key` in text (NaN when absent). */
 static double after(const char *text, const char *key)
 {
@@ -129,7 +121,7 @@ Test(cv, C_resolves_with_the_rows_trained_on)
     hog_train_opts_init(&o);
     o.epochs = 1;
     o.C = 4;
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     cr_assert_float_eq(m->l2, 1.0 / (4 * 1000.0), 1e-15);
     cr_assert_eq(m->l1, 0.0);
     hog_model_free(m);
@@ -137,7 +129,7 @@ Test(cv, C_resolves_with_the_rows_trained_on)
     o.holdout = 0.25;
     hog_valid_stats vs;
     o.valid_stats = &vs;
-    m = train_ok(d, &o);
+    m = th_train_ok(d, &o);
     cr_assert_eq(vs.train_rows, 750);
     cr_assert_eq(vs.rows, 250);
     cr_assert_float_eq(m->l1, 1.0 / (4 * 750.0), 1e-15);
@@ -444,7 +436,7 @@ Test(cv, warm_start_starts_there)
     hog_data *d = noisy(800, 40, 8);
     hog_train_opts o;
     hog_train_opts_init(&o);
-    hog_model *a = train_ok(d, &o);
+    hog_model *a = th_train_ok(d, &o);
     static const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
                                       HOG_ALGO_CYCLADES };
     for (size_t k = 0; k < 3; k++) {
@@ -457,7 +449,7 @@ Test(cv, warm_start_starts_there)
         w.l2 = 0;
         w.epochs = 1;
         w.warm_start = a;
-        hog_model *b = train_ok(d, &w);
+        hog_model *b = th_train_ok(d, &w);
         for (uint64_t j = 0; j < hog_model_len(a); j++)
             cr_assert(fabs(b->w[j] - a->w[j]) <= 1e-6 * (1 + fabs(a->w[j])),
                       "algo %d weight %llu: %g, started at %g", (int)algos[k],
@@ -513,7 +505,7 @@ static void early_run(const hog_data *d, const hog_data *v, hog_train_opts *o,
     o->valid_stats = &vs;
     o->progress = collect;
     o->progress_ctx = &e;
-    hog_model *m = train_ok(d, o);
+    hog_model *m = th_train_ok(d, o);
     cr_assert_gt(e.n, 0, "%s", what);
     unsigned best = 0;
     for (unsigned i = 0; i < e.n; i++) {
@@ -618,7 +610,7 @@ Test(cv, early_stop_classes, .timeout = 120)
     o.validation = v;
     hog_valid_stats vs;
     o.valid_stats = &vs;
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     cr_assert_eq(m->n_classes, 4);
     cr_assert(vs.early_stopped && vs.classes_stopped >= 1,
               "%u classes stopped", vs.classes_stopped);

@@ -30,15 +30,6 @@ static hog_train_opts newton_opts(hog_loss loss, double l2, unsigned threads,
     return o;
 }
 
-static hog_model *train_ok(const hog_data *d, const hog_train_opts *o)
-{
-    hog_model *m = NULL;
-    hog_err err = { { 0 } };
-    hog_status s = hog_train(d, NULL, o, &m, &err);
-    cr_assert_eq(s, HOG_OK, "hog_train: %s", err.msg);
-    return m;
-}
-
 /* LIBLINEAR's scale: 1/2 |w|^2 + C sum loss (hog_objective_eval's). */
 static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
                         double l2)
@@ -138,7 +129,7 @@ static void small_case(hog_loss loss, double C)
     hog_data *d = th_load(th_write(dir, "small.svm", SMALL, strlen(SMALL)));
     double l2 = 1.0 / (C * 4.0);
     hog_train_opts o = newton_opts(loss, l2, 1, 1e-12);
-    hog_model *m = train_ok(d, &o);
+    hog_model *m = th_train_ok(d, &o);
     const float *wf = hog_model_weights(m);
     double w[3] = { wf[0], wf[1], wf[2] }, g[3], H[3][3];
     double p = dense_p(loss, C, w, g, H);
@@ -183,7 +174,7 @@ static void vs_liblinear(const char *name, hog_loss loss, int solver)
     hog_data *d = th_load(path);
     double l2 = 1.0 / (double)hog_data_rows(d); /* C = 1 */
     hog_train_opts o = newton_opts(loss, l2, 2, 1e-4);
-    hog_model *mine = train_ok(d, &o);
+    hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, solver, 1.0, "0.0001", NULL);
     double a = objective(mine, d, loss, l2), b = objective(theirs, d, loss, l2);
     cr_assert(fabs(a - b) <= 1e-6 * b,
@@ -238,10 +229,10 @@ static void same_at_1_2_3(const char *name, double tol)
     for (int k = 0; k < 2; k++) {
         hog_loss loss = k ? HOG_LOSS_SQHINGE : HOG_LOSS_LOGISTIC;
         hog_train_opts o = newton_opts(loss, l2, 1, tol);
-        hog_model *one = train_ok(d, &o);
+        hog_model *one = th_train_ok(d, &o);
         for (unsigned t = 2; t <= 3; t++) {
             o.threads = t;
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = th_train_ok(d, &o);
             char what[96];
             snprintf(what, sizeof what, "%s, %s, %u threads", name,
                      hog_loss_name(loss), t);
@@ -283,9 +274,9 @@ Test(newton, news20_ovr_is_the_same_at_1_and_2_threads, .timeout = 240)
     cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
     hog_train_opts o = newton_opts(HOG_LOSS_SQHINGE,
                                    1.0 / (double)hog_data_rows(tr), 1, 0.01);
-    hog_model *one = train_ok(tr, &o);
+    hog_model *one = th_train_ok(tr, &o);
     o.threads = 2;
-    hog_model *two = train_ok(tr, &o);
+    hog_model *two = th_train_ok(tr, &o);
     const double *labels;
     unsigned k = hog_model_classes(one, &labels);
     cr_assert_eq(k, 20);
