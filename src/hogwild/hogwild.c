@@ -64,10 +64,13 @@
  * With one thread and one fold per epoch the model is plain Hogwild!'s bit
  * for bit.
  *
- * Interruption and checkpoints: each thread polls the cancel flag before
- * each block of rows; once one sees it, all skip the rest of the epoch and
- * the last completed epoch's state is saved (fit.h). Checkpoints are taken
- * after whole epochs and resumed by replaying each thread's shuffles.
+ * The epochs, their sync blocks, averaging across processes, cancel,
+ * checkpoints and resume are the epoch driver's (core/drive.h); this file
+ * is its block step. Each thread polls the cancel flag (hog_drive_poll)
+ * before each block of rows; once one sees it, all skip the rest of the
+ * epoch and the last completed epoch's state is saved (fit.h).
+ * Checkpoints are taken after whole epochs and resumed by the driver's
+ * replay of each thread's shuffles.
  */
 #include "hogwild/hogwild.h"
 
