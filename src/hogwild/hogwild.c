@@ -64,10 +64,13 @@
  * With one thread and one fold per epoch the model is plain Hogwild!'s bit
  * for bit.
  *
- * Interruption and checkpoints: each thread polls the cancel flag before
- * each block of rows; once one sees it, all skip the rest of the epoch and
- * the last completed epoch's state is saved (fit.h). Checkpoints are taken
- * after whole epochs and resumed by replaying each thread's shuffles.
+ * The epochs, their sync blocks, averaging across processes, cancel,
+ * checkpoints and resume are the epoch driver's (core/drive.h); this file
+ * is its block step. Each thread polls the cancel flag (hog_drive_poll)
+ * before each block of rows; once one sees it, all skip the rest of the
+ * epoch and the last completed epoch's state is saved (fit.h).
+ * Checkpoints are taken after whole epochs and resumed by the driver's
+ * replay of each thread's shuffles.
  */
 #include "hogwild/hogwild.h"
 
@@ -101,9 +104,7 @@ struct replica {
 
 /* Per thread, cache lines of its own (plus the shard it points to). */
 struct worker {
-    alignas(HOG_CACHELINE) struct hog_rng rng;
-    uint64_t *shard; /* its rows, shuffled each epoch */
-    uint64_t n;
+    alignas(HOG_CACHELINE) struct hog_order ord; /* its shard of the rows */
     size_t shard_bytes;
     unsigned replica; /* which model it trains */
     unsigned local;   /* its index among the replica's threads */
@@ -131,12 +132,8 @@ struct hogwild {
     uint64_t claim;   /* rows a thread claims at a time (run_segment) */
     bool average;     /* replicas averaged during training */
     bool net;         /* averaged across processes at every block's end */
-    unsigned epoch;
     uint64_t syncs;   /* averagings so far (written by thread 0) */
-    hog_status st;    /* of the last epoch_end (written by thread 0) */
-    hog_err *err;
-    unsigned first;      /* the first epoch to run (> 1: resumed) */
-    atomic_bool cut;     /* a thread saw the cancel flag and stopped early */
+    struct hog_drive dv; /* the epochs, blocks, checkpoints (core/drive.h) */
     struct hog_train_state last; /* checkpoints: the last completed epoch */
     struct hog_hot *hot; /* --hot K > 0: hot-feature replicas (hot.c) */
     uint64_t folds;      /* of the hot weights (written by thread 0) */
@@ -151,8 +148,8 @@ static void segment_rows(const struct replica *rp, const struct worker *w,
     uint64_t nt = rp->nthreads, p = w->local, a = rp->pos, e = a + rp->len;
     *k0 = a <= p ? 0 : (a - p + nt - 1) / nt;
     *k1 = e <= p ? 0 : (e - p + nt - 1) / nt;
-    if (*k1 > w->n)
-        *k1 = w->n;
+    if (*k1 > w->ord.n)
+        *k1 = w->ord.n;
     if (*k0 > *k1)
         *k0 = *k1;
 }
@@ -193,26 +190,22 @@ static uint64_t run_segment(struct hogwild *h, unsigned tid,
         uint64_t k, blk;
         while ((blk = claim(v, want, v != me, &k)) != 0) {
             /* SIGINT/SIGTERM: finish this block, skip the rest of the epoch */
-            if (hog_fit_cancelled(h->f))
-                atomic_store_explicit(&h->cut, true, memory_order_relaxed);
-            if (atomic_load_explicit(&h->cut, memory_order_relaxed))
+            if (hog_drive_poll(&h->dv))
                 return ran;
             uint32_t t = (uint32_t)(v->local + k * nt - a);
             struct hog_sgd_tally *tl = h->f->o->progress ? &me->tally : NULL;
             if (h->hot)
-                hog_sgd_run_tally(&me->view, &h->hot->data, v->shard + k,
+                hog_sgd_run_tally(&me->view, &h->hot->data, v->ord.rows + k,
                                   (uint32_t)blk, t, nt, h->mode, &rp->locks,
                                   tl);
             else
-                hog_sgd_run_tally(&rp->s, h->d, v->shard + k, (uint32_t)blk,
+                hog_sgd_run_tally(&rp->s, h->d, v->ord.rows + k, (uint32_t)blk,
                                   t, nt, h->mode, &rp->locks, tl);
             if (tid == 0 && v == me) {
                 /* the progress of thread 0's replica, scaled to all rows */
                 uint64_t done = (v->local + (k + blk) * nt) *
                                 h->d->m.rows / rp->rows;
-                h->f->tick(h->f, h->epoch, done < h->d->m.rows ? done
-                                                   : h->d->m.rows,
-                           h->d->m.rows);
+                hog_drive_tick(&h->dv, done);
             }
             ran += blk;
         }
@@ -266,121 +259,157 @@ static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
     }
 }
 
+/* ---- the step (core/drive.h's block step) --------------------------------- */
+
 /* Scale-out (fit.h): at a block's end every thread has stopped and every
- * weight is current (replicas averaged). Thread 0 replaces the model by the
- * average across processes while the others wait at the barrier; then each
- * thread copies its slice of the result into every replica. False when the
- * averaging failed (h->st), on every thread. */
-static bool net_average(struct hogwild *h, unsigned tid, unsigned nthreads)
+ * weight is current (replicas averaged). Thread 0 hands the driver the
+ * model (the staging buffer) to average across processes while the others
+ * wait; then each thread copies its slice of the result into every
+ * replica. */
+static float *net_get(void *ctx, uint64_t *len)
 {
-    float *m = h->f->model->w; /* the staging buffer */
-    hog_pool_barrier(h->pool);
-    if (tid == 0) {
-        for (uint64_t j = 0; j < h->n_weights; j++)
-            m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
-        h->st = hog_fit_average(h->f, m, h->n_weights, h->err);
-    }
-    hog_pool_barrier(h->pool);
-    if (h->st != HOG_OK)
-        return false;
+    struct hogwild *h = ctx;
+    float *m = h->f->model->w;
+    for (uint64_t j = 0; j < h->n_weights; j++)
+        m[j] = hog_w_load_relaxed(h->rep[0].s.w, j);
+    *len = h->n_weights;
+    return m;
+}
+
+static void net_put(void *ctx, unsigned tid, unsigned nthreads,
+                    const float *m)
+{
+    struct hogwild *h = ctx;
     uint64_t lo, hi;
     hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
     for (unsigned r = 0; r < h->nrep; r++)
         for (uint64_t j = lo; j < hi; j++)
             atomic_store_explicit(&h->rep[r].s.w[j], m[j],
                                   memory_order_relaxed);
-    return true;
 }
 
-/* One epoch, on every worker. Every thread passes the same barriers.
- * False when averaging across processes failed (on every thread). */
-static bool epoch_body(struct hogwild *h, unsigned tid, unsigned nthreads)
+static struct hog_order *order(void *ctx, unsigned p)
 {
+    return &((struct hogwild *)ctx)->w[p].ord;
+}
+
+static void begin(void *ctx, unsigned tid, unsigned nthreads, unsigned epoch)
+{
+    (void)nthreads, (void)epoch;
+    struct hogwild *h = ctx;
+    if (tid == 0)
+        for (unsigned r = 0; r < h->nrep; r++)
+            h->rep[r].pos = 0;
+    h->w[tid].tally = (struct hog_sgd_tally){ 0 };
+}
+
+/* Sync block sp->block of the epoch, on every worker, in segments of the
+ * lazy regularization. Every thread passes the same barriers. */
+static void run_block(void *ctx, unsigned tid, unsigned nthreads,
+                      const struct hog_drive_span *sp)
+{
+    struct hogwild *h = ctx;
     struct worker *me = &h->w[tid];
     struct replica *rp = &h->rep[me->replica];
     uint64_t lo, hi;
 
-    hog_shuffle_u64(&me->rng, me->shard, me->n);
-    for (unsigned b = 0; b < h->blocks; b++) {
-        if (tid == rp->leader)
-            rp->block_end = rp->rows * (b + 1) / h->blocks;
-        for (;;) {
-            if (tid == rp->leader) {
-                uint64_t left = rp->block_end - rp->pos;
-                rp->len = left == 0 ? 0
-                          : hog_sgd_segment_begin(
-                                &rp->s, rp->t,
-                                left < UINT32_MAX ? (uint32_t)left
-                                                  : UINT32_MAX);
-                /* the segment's rows, claimable once the barrier passes */
-                for (unsigned p = 0; p < nthreads; p++) {
-                    struct worker *v = &h->w[p];
-                    uint64_t k0, k1;
-                    if (v->replica != me->replica)
-                        continue;
-                    segment_rows(rp, v, &k0, &k1);
-                    atomic_store_explicit(&v->next, k0, memory_order_relaxed);
-                    v->end = k1;
-                }
-            }
-            hog_pool_barrier(h->pool);
-            bool more = false;
-            for (unsigned r = 0; r < h->nrep; r++)
-                more |= h->rep[r].len != 0;
-            if (!more)
-                break;
-            if (h->hot) {
-                /* the segment's prefixes, seen through each view */
-                hog_hot_view(h->hot, &rp->s, tid, &me->view);
-            }
-            uint64_t ran = rp->len ? run_segment(h, tid, me, rp) : 0;
-            if (h->hot) {
-                /* its own weights, and how many rows its copies saw (the
-                 * fold's weight): before the barrier */
-                hog_hot_catch_up_private(h->hot, &me->view, rp->len);
-                h->hot->ran[tid] = ran;
-            }
-            hog_pool_barrier(h->pool);
-            if (h->hot) {
-                /* the cold weights up to date and the hot copies folded:
-                 * disjoint memory, no barrier between */
-                hog_hot_segment_end(h->hot, &me->view, tid, nthreads,
-                                    rp->len);
-                hog_hot_fold(h->hot, tid, nthreads);
-                if (tid == 0)
-                    h->folds++;
-            } else {
-                /* every weight of the replica up to date; threads share it */
-                hog_slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
-                if (rp->len)
-                    hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
-            }
-            hog_pool_barrier(h->pool);
-            if (tid == rp->leader) {
-                rp->t += rp->len;
-                rp->pos += rp->len;
+    if (tid == rp->leader)
+        rp->block_end = rp->rows * (sp->block + 1) / h->blocks;
+    for (;;) {
+        if (tid == rp->leader) {
+            uint64_t left = rp->block_end - rp->pos;
+            rp->len = left == 0 ? 0
+                      : hog_sgd_segment_begin(
+                            &rp->s, rp->t,
+                            left < UINT32_MAX ? (uint32_t)left
+                                              : UINT32_MAX);
+            /* the segment's rows, claimable once the barrier passes */
+            for (unsigned p = 0; p < nthreads; p++) {
+                struct worker *v = &h->w[p];
+                uint64_t k0, k1;
+                if (v->replica != me->replica)
+                    continue;
+                segment_rows(rp, v, &k0, &k1);
+                atomic_store_explicit(&v->next, k0, memory_order_relaxed);
+                v->end = k1;
             }
         }
-        if (h->average) {
-            hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
-            average_slice(h, lo, hi);
-            if (tid == 0)
-                h->syncs++;
-        }
-        if (h->net && !net_average(h, tid, nthreads))
-            return false;
-        /* nobody writes a replica's len again before all have read it */
         hog_pool_barrier(h->pool);
+        bool more = false;
+        for (unsigned r = 0; r < h->nrep; r++)
+            more |= h->rep[r].len != 0;
+        if (!more)
+            break;
+        if (h->hot) {
+            /* the segment's prefixes, seen through each view */
+            hog_hot_view(h->hot, &rp->s, tid, &me->view);
+        }
+        uint64_t ran = rp->len ? run_segment(h, tid, me, rp) : 0;
+        if (h->hot) {
+            /* its own weights, and how many rows its copies saw (the
+             * fold's weight): before the barrier */
+            hog_hot_catch_up_private(h->hot, &me->view, rp->len);
+            h->hot->ran[tid] = ran;
+        }
+        hog_pool_barrier(h->pool);
+        if (h->hot) {
+            /* the cold weights up to date and the hot copies folded:
+             * disjoint memory, no barrier between */
+            hog_hot_segment_end(h->hot, &me->view, tid, nthreads,
+                                rp->len);
+            hog_hot_fold(h->hot, tid, nthreads);
+            if (tid == 0)
+                h->folds++;
+        } else {
+            /* every weight of the replica up to date; threads share it */
+            hog_slice(rp->s.n_weights, me->local, rp->nthreads, &lo, &hi);
+            if (rp->len)
+                hog_sgd_catch_up_range(&rp->s, lo, hi, rp->len);
+        }
+        hog_pool_barrier(h->pool);
+        if (tid == rp->leader) {
+            rp->t += rp->len;
+            rp->pos += rp->len;
+        }
     }
-    hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
-    model_slice(h, lo, hi);
-    return true;
 }
 
-/* All epochs in one job: the workers stay up between epochs (a barrier,
- * not a wake-up from the pool, and none at all with one thread), and thread
- * 0 times each epoch and runs the front door's epoch_end (metrics, progress)
- * while the others wait. */
+/* The block's end: the replicas replaced by their average. */
+static void block_end(void *ctx, unsigned tid, unsigned nthreads)
+{
+    struct hogwild *h = ctx;
+    uint64_t lo, hi;
+    if (!h->average)
+        return;
+    hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
+    average_slice(h, lo, hi);
+    if (tid == 0)
+        h->syncs++;
+}
+
+static void model(void *ctx, unsigned tid, unsigned nthreads)
+{
+    struct hogwild *h = ctx;
+    uint64_t lo, hi;
+    hog_slice(h->n_weights, tid, nthreads, &lo, &hi);
+    model_slice(h, lo, hi);
+}
+
+static void report(void *ctx)
+{
+    struct hogwild *h = ctx;
+    h->f->replica_syncs = h->syncs;
+    struct hog_sgd_tally all = { 0 }; /* in thread order */
+    for (unsigned p = 0; p < h->nthreads; p++)
+        hog_sgd_tally_merge(&all, &h->w[p].tally);
+    hog_sgd_tally_report(h->f, &h->rep[0].s, &all);
+}
+
+static void barrier(void *ctx)
+{
+    hog_pool_barrier(((struct hogwild *)ctx)->pool);
+}
+
 /* ---- checkpoints (epoch boundaries) ------------------------------------------------ */
 
 /* The state after epoch `epoch` into h->last (thread 0, after the epoch's
@@ -392,7 +421,7 @@ static void keep_state(struct hogwild *h, unsigned epoch)
     st->epoch = epoch;
     st->pos = h->d->m.rows;
     st->t_global = h->rep[0].t;
-    st->rng = h->w[0].rng;
+    st->rng = h->w[0].ord.rng;
     if (!st->w) /* no checkpoint file: where training stands, for the message */
         return;
     memcpy(st->w, h->f->model->w, nw * sizeof *st->w);
@@ -412,45 +441,34 @@ static void keep_state(struct hogwild *h, unsigned epoch)
 static void keep_job(void *h, unsigned epoch) { keep_state(h, epoch); }
 
 /* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
-static hog_status checkpoint(struct hogwild *h, unsigned epoch, bool cut)
+static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
+                       hog_err *err)
 {
-    return hog_fit_epoch_checkpoint(h->f, &h->last, epoch, cut, keep_job, h,
-                                    h->err);
+    struct hogwild *h = ctx;
+    return hog_fit_epoch_checkpoint(h->f, &h->last, (unsigned)at->epoch, cut,
+                                    keep_job, h, err);
 }
 
+static const struct hog_drive_ops hogwild_ops = {
+    .order = order,
+    .begin = begin,
+    .run = run_block,
+    .block_end = block_end,
+    .net_get = net_get,
+    .net_put = net_put,
+    .model = model,
+    .report = report,
+    .save = save,
+    .barrier = barrier,
+};
+
+/* All epochs in one job: the workers stay up between epochs (a barrier,
+ * not a wake-up from the pool, and none at all with one thread), and
+ * thread 0 times each epoch and runs the front door's epoch_end while the
+ * others wait. */
 static void train_job(void *arg, unsigned tid, unsigned nthreads)
 {
-    struct hogwild *h = arg;
-    for (unsigned epoch = h->first; epoch <= h->f->o->epochs; epoch++) {
-        double t0 = 0;
-        if (tid == 0) {
-            for (unsigned r = 0; r < h->nrep; r++)
-                h->rep[r].pos = 0;
-            h->epoch = epoch;
-            t0 = hog_now();
-        }
-        h->w[tid].tally = (struct hog_sgd_tally){ 0 };
-        hog_pool_barrier(h->pool);
-        if (!epoch_body(h, tid, nthreads))
-            break;
-        hog_pool_barrier(h->pool); /* the model of the epoch is complete */
-        if (tid == 0) {
-            double secs = hog_now() - t0;
-            h->f->replica_syncs = h->syncs;
-            struct hog_sgd_tally all = { 0 }; /* in thread order */
-            for (unsigned p = 0; p < h->nthreads; p++)
-                hog_sgd_tally_merge(&all, &h->w[p].tally);
-            hog_sgd_tally_report(h->f, &h->rep[0].s, &all);
-            if (atomic_load_explicit(&h->cut, memory_order_relaxed))
-                h->st = checkpoint(h, epoch, true); /* the epoch is partial */
-            else if ((h->st = h->f->epoch_end(h->f, epoch, secs, h->err)) ==
-                     HOG_OK)
-                h->st = checkpoint(h, epoch, false);
-        }
-        hog_pool_barrier(h->pool);
-        if (h->st != HOG_OK)
-            break;
-    }
+    hog_drive_job(&((struct hogwild *)arg)->dv, tid, nthreads);
 }
 
 /* ---- set-up ------------------------------------------------------------------- */
@@ -485,8 +503,8 @@ static void destroy(struct hogwild *h)
 {
     if (h->w)
         for (unsigned p = 0; p < h->nthreads; p++)
-            if (h->w[p].shard)
-                hog_pool_free_local(h->pool, h->w[p].shard,
+            if (h->w[p].ord.rows)
+                hog_pool_free_local(h->pool, h->w[p].ord.rows,
                                     h->w[p].shard_bytes);
     if (h->rep)
         for (unsigned r = 0; r < h->nrep; r++) {
@@ -529,7 +547,6 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
 {
     struct hog_fit *f = h->f;
     const struct hog_train_state *r = f->resume;
-    h->first = 1;
     if (!f->o->checkpoint && !r)
         return HOG_OK;
     if (h->nrep > 1)
@@ -580,11 +597,7 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     st->t_global = r->t_global;
     st->rng = r->rng;
     h->rep[0].t = r->t_global;
-    h->first = (unsigned)r->epoch + after;
-    for (unsigned p = 0; p < h->nthreads; p++)
-        for (unsigned e = 1; e < h->first; e++)
-            hog_shuffle_u64(&h->w[p].rng, h->w[p].shard, h->w[p].n);
-    return HOG_OK;
+    return HOG_OK; /* the driver replays each thread's shuffles */
 }
 
 /* Each replica's pages faulted in by its first thread, on that thread's
@@ -625,18 +638,18 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     for (unsigned p = 0; p < T; p++) {
         struct worker *w = &h.w[p];
         struct replica *rp = &h.rep[w->replica];
-        w->n = n > p ? (n - p + T - 1) / T : 0;
-        w->shard_bytes = (w->n ? w->n : 1) * sizeof *w->shard;
-        w->shard = hog_pool_alloc_local(h.pool, p, w->shard_bytes);
-        if (!w->shard)
+        w->ord.n = n > p ? (n - p + T - 1) / T : 0;
+        w->shard_bytes = (w->ord.n ? w->ord.n : 1) * sizeof *w->ord.rows;
+        w->ord.rows = hog_pool_alloc_local(h.pool, p, w->shard_bytes);
+        if (!w->ord.rows)
             goto oom;
-        for (uint64_t k = 0; k < w->n; k++)
-            w->shard[k] = p + k * T;
-        hog_rng_seed(&w->rng, o->seed, p);
+        for (uint64_t k = 0; k < w->ord.n; k++)
+            w->ord.rows[k] = p + k * T;
+        hog_rng_seed(&w->ord.rng, o->seed, p);
         if (rp->nthreads++ == 0)
             rp->leader = p;
         w->local = rp->nthreads - 1;
-        rp->rows += w->n;
+        rp->rows += w->ord.n;
     }
     for (unsigned r = 0; r < h.nrep; r++)
         if ((st = hog_sgd_init_unplaced(&h.rep[r].s, o, d, err)) != HOG_OK)
@@ -700,11 +713,13 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
 
     if ((st = checkpoint_setup(&h, err)) != HOG_OK)
         goto out;
-
-    h.err = err;
-    h.st = HOG_OK;
+    h.dv = (struct hog_drive){ .f = f, .ops = &hogwild_ops, .ctx = &h,
+                               .n = n, .blocks = h.blocks, .n_orders = T,
+                               .net = h.net };
+    if ((st = hog_drive_begin(&h.dv, err)) != HOG_OK)
+        goto out;
     hog_pool_run(h.pool, train_job, &h);
-    st = h.st;
+    st = h.dv.st;
     if (o->hot_stats) {
         hog_hot_stats *hs = o->hot_stats;
         memset(hs, 0, sizeof *hs);

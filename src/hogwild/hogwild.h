@@ -7,10 +7,7 @@
 #ifndef HOG_HOGWILD_H
 #define HOG_HOGWILD_H
 
-#include "core/fit.h"
-
-/* Rows per call to the kernel between progress checks. */
-#define HOG_SGD_BLOCK 4096u
+#include "core/drive.h"
 
 /* Serial SGD: each epoch a fresh permutation of the rows drawn from
  * hog_rng stream 0 seeded with o->seed; zero initial weights.

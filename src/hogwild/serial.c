@@ -7,6 +7,8 @@
  * tricks", 2012). The update and the lazy regularization that keeps each
  * step O(nnz of the row) are in src/core/sgd.c.
  *
+ * The epochs, the averaging blocks, cancel, ticks and checkpoints are the
+ * epoch driver's (core/drive.h); the in-memory trainer is its rows step.
  * Checkpoints (fit.h) may fall on any step: the state is captured inside
  * the open segment (sgd_state.c) and a resumed run replays the epochs'
  * shuffles from the seed, rebuilds that segment and goes on, so it repeats
@@ -21,34 +23,169 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Captures the state at step seg_pos of the open segment and hands it to
- * the front door. */
-static hog_status checkpoint(struct hog_fit *f, struct hog_sgd *s,
-                             const struct hog_rng *rng, unsigned epoch,
-                             uint64_t pos, uint64_t t_global, uint32_t want,
-                             uint32_t seg_pos, hog_err *err)
+/* The serial trainer: a rows step of the epoch driver (core/drive.h)
+ * over one order of every row, with the open segment of the lazy
+ * regularization (sgd.h) as its state between the driver's pieces. A
+ * segment ends at its length or at the block's end; it is closed when
+ * the next piece starts or the block ends, so that a checkpoint after a
+ * segment's last step still holds it (seg_pos == its length), as a
+ * resumed run rebuilds it. */
+struct serial {
+    struct hog_fit *f;
+    const hog_data *d;
+    struct hog_sgd s;
+    struct hog_order ord;
+    struct hog_sgd_tally tally, *tl; /* tl: &tally when progress listens */
+    struct hog_drive dv;
+    uint64_t t;    /* global step of the open segment's first step (of the
+                      next segment's when none is open) */
+    uint32_t want; /* the open segment's want, its length, its steps done */
+    uint32_t len, i;
+    bool open;
+};
+
+static struct hog_order *serial_order(void *ctx, unsigned p)
 {
-    bool cancel = hog_fit_cancelled(f);
-    struct hog_train_state st = { .epoch = epoch, .pos = pos,
-                                  .t_global = t_global, .seg_t0 = s->seg_t0,
-                                  .seg_want = want, .seg_pos = seg_pos,
-                                  .rng = *rng };
-    return hog_sgd_checkpoint(f, s, seg_pos, &st, cancel, err);
+    (void)p;
+    return &((struct serial *)ctx)->ord;
 }
 
-/* Replaces the weights (all current: a segment just ended) by the average
- * across processes; the model's array is the staging buffer. */
-static hog_status average(struct hog_fit *f, struct hog_sgd *s, hog_err *err)
+static void serial_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
 {
-    float *w = f->model->w;
-    hog_sgd_copy_weights(s, w);
-    hog_status st = hog_fit_average(f, w, s->n_weights, err);
-    if (st != HOG_OK)
-        return st;
-    for (uint64_t j = 0; j < s->n_weights; j++)
-        atomic_store_explicit(&s->w[j], w[j], memory_order_relaxed);
-    return HOG_OK;
+    (void)tid, (void)T, (void)epoch;
+    ((struct serial *)ctx)->tally = (struct hog_sgd_tally){ 0 };
 }
+
+static void close_segment(struct serial *c)
+{
+    if (!c->open)
+        return;
+    hog_sgd_segment_end(&c->s, c->len);
+    c->t += c->len;
+    c->open = false;
+}
+
+static void serial_run(void *ctx, unsigned tid, unsigned T,
+                       const struct hog_drive_span *sp)
+{
+    (void)tid, (void)T;
+    struct serial *c = ctx;
+    for (uint64_t from = sp->from; from < sp->to;) {
+        if (c->open && c->i == c->len)
+            close_segment(c);
+        if (!c->open) {
+            uint64_t left = sp->stop - from;
+            c->want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+            c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
+            c->i = 0;
+            c->open = true;
+        }
+        uint64_t blk = sp->to - from < c->len - c->i ? sp->to - from
+                                                     : c->len - c->i;
+        hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
+                          c->i, 1, HOG_UPDATE_NONE, NULL, c->tl);
+        c->i += (uint32_t)blk;
+        from += blk;
+    }
+}
+
+static void serial_block_end(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    close_segment(ctx);
+}
+
+/* Scale-out: the model's array is the staging buffer. */
+static float *serial_net_get(void *ctx, uint64_t *len)
+{
+    struct serial *c = ctx;
+    hog_sgd_copy_weights(&c->s, c->f->model->w);
+    *len = c->s.n_weights;
+    return c->f->model->w;
+}
+
+static void serial_net_put(void *ctx, unsigned tid, unsigned T,
+                           const float *w)
+{
+    (void)tid, (void)T;
+    struct serial *c = ctx;
+    for (uint64_t j = 0; j < c->s.n_weights; j++)
+        atomic_store_explicit(&c->s.w[j], w[j], memory_order_relaxed);
+}
+
+static void serial_model(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    struct serial *c = ctx;
+    hog_sgd_copy_weights(&c->s, c->f->model->w);
+}
+
+static void serial_report(void *ctx)
+{
+    struct serial *c = ctx;
+    hog_sgd_tally_report(c->f, &c->s, &c->tally);
+}
+
+/* Captures the state at step i of the open segment (0 at a boundary). */
+static hog_status serial_save(void *ctx, struct hog_train_state *at,
+                              bool cut, hog_err *err)
+{
+    (void)cut; /* a rows step saves where it is */
+    struct serial *c = ctx;
+    at->seg_t0 = c->s.seg_t0;
+    at->seg_want = c->open ? c->want : 0;
+    at->seg_pos = c->open ? c->i : 0;
+    return hog_sgd_checkpoint(c->f, &c->s, at->seg_pos, at,
+                              hog_fit_cancelled(c->f), err);
+}
+
+/* The driver has replayed the epochs' shuffles from the seed: the random
+ * state must match; a checkpoint inside a segment rebuilds it. */
+static hog_status serial_resume(void *ctx, const struct hog_train_state *r,
+                                uint64_t *open_from, hog_err *err)
+{
+    struct serial *c = ctx;
+    const uint64_t n = c->d->m.rows;
+    if (memcmp(&c->ord.rng, &r->rng, sizeof c->ord.rng) != 0)
+        return hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
+                        "does not follow from this seed (different seed "
+                        "or data)");
+    if (r->pos == n && r->seg_pos == 0) { /* a completed epoch */
+        c->t = r->t_global;
+        *open_from = n;
+        hog_status st = hog_sgd_state_restore(&c->s, r, err);
+        hog_sgd_copy_weights(&c->s, c->f->model->w);
+        return st;
+    }
+    c->t = r->t_global - r->seg_pos;
+    *open_from = r->pos - r->seg_pos;
+    uint64_t stop = 0; /* the end of the segment's block */
+    for (uint64_t b = 0; b < (c->dv.blocks ? c->dv.blocks : 1); b++)
+        if ((stop = hog_drive_stop(&c->dv, b)) > *open_from)
+            break;
+    uint64_t left = stop > *open_from ? stop - *open_from : 0;
+    c->want = r->seg_want;
+    c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
+    c->i = (uint32_t)r->seg_pos;
+    c->open = true;
+    if (r->seg_t0 != c->t || r->seg_pos > c->len || c->len > left)
+        return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
+                        "not fit these options");
+    return hog_sgd_state_restore(&c->s, r, err);
+}
+
+static const struct hog_drive_ops serial_ops = {
+    .order = serial_order,
+    .begin = serial_begin,
+    .run = serial_run,
+    .block_end = serial_block_end,
+    .net_get = serial_net_get,
+    .net_put = serial_net_put,
+    .model = serial_model,
+    .report = serial_report,
+    .save = serial_save,
+    .resume = serial_resume,
+};
 
 uint64_t *hog_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng,
                            hog_err *err)
@@ -69,107 +206,32 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 {
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
-    const struct hog_train_state *r = f->resume;
-    uint64_t n = d->m.rows;
-    uint64_t every = f->ckpt_rows ? f->ckpt_rows : UINT64_MAX;
+    struct serial c = { .f = f, .d = d };
 
-    struct hog_sgd s;
-    hog_status st = hog_sgd_init(&s, o, d, err);
+    hog_status st = hog_sgd_init(&c.s, o, d, err);
     if (st != HOG_OK)
         return st;
-    s.alone = true;
-    if (f->init) /* a warm start (a resume below replaces it) */
-        hog_sgd_set_weights(&s, f->init);
-    struct hog_rng rng;
-    uint64_t *order = hog_serial_order(n, o->seed, &rng, err);
-    if (!order) {
-        hog_sgd_free(&s);
+    c.s.alone = true;
+    c.tl = o->progress ? &c.tally : NULL;
+    if (f->init) /* a warm start (a resume replaces it) */
+        hog_sgd_set_weights(&c.s, f->init);
+    c.ord.n = d->m.rows;
+    if (!(c.ord.rows = hog_serial_order(c.ord.n, o->seed, &c.ord.rng, err))) {
+        hog_sgd_free(&c.s);
         return HOG_ENOMEM;
     }
-
-    /* Scale-out: the epoch in `blocks` blocks, the model averaged across
-     * processes after each (one block and no averaging when alone). */
-    uint64_t blocks = hog_fit_average_blocks(f);
-    uint64_t nb = blocks ? blocks : 1;
-    uint64_t t_global = 0;
-    unsigned first = 1;
-    if (r) { /* the permutations up to the checkpoint's epoch, from the seed */
-        for (uint64_t e = 1; e <= r->epoch; e++)
-            hog_shuffle_u64(&rng, order, n);
-        if (memcmp(&rng, &r->rng, sizeof rng) != 0)
-            st = hog_errf(err, HOG_EINVAL, "the checkpoint's random state "
-                          "does not follow from this seed (different seed "
-                          "or data)");
-        else if (r->pos == n && r->seg_pos == 0) { /* a completed epoch */
-            st = hog_sgd_state_restore(&s, r, err);
-            hog_sgd_copy_weights(&s, f->model->w);
-        }
-        t_global = r->t_global - r->seg_pos;
-        first = (unsigned)(r->pos == n && r->seg_pos == 0 ? r->epoch + 1
-                                                           : r->epoch);
+    /* Scale-out: the epoch in blocks, the model averaged across processes
+     * after each (one block and no averaging when alone). */
+    c.dv = (struct hog_drive){ .f = f, .ops = &serial_ops, .ctx = &c,
+                               .n = d->m.rows, .n_orders = 1, .rows = true,
+                               .blocks = hog_fit_average_blocks(f) };
+    c.dv.net = c.dv.blocks > 0;
+    if ((st = hog_drive_begin(&c.dv, err)) == HOG_OK) {
+        hog_drive_job(&c.dv, 0, 1);
+        st = c.dv.st;
     }
-
-    for (unsigned epoch = first; epoch <= o->epochs && st == HOG_OK; epoch++) {
-        double t0 = hog_now();
-        struct hog_sgd_tally tally = { 0 }, *tl = o->progress ? &tally : NULL;
-        bool in_seg = r && epoch == r->epoch; /* resuming inside this epoch */
-        uint64_t done = in_seg ? r->pos - r->seg_pos : 0;
-        if (!in_seg)
-            hog_shuffle_u64(&rng, order, n);
-        for (uint64_t k = 1; k <= nb && st == HOG_OK; k++) {
-            uint64_t stop = (uint64_t)((unsigned __int128)n * k / nb);
-            if (in_seg && stop <= done)
-                continue; /* a block finished before the checkpoint */
-            while (done < stop && st == HOG_OK) {
-                uint64_t left = stop - done;
-                uint32_t want = in_seg ? r->seg_want
-                                       : left < UINT32_MAX ? (uint32_t)left
-                                                           : UINT32_MAX;
-                uint32_t len = hog_sgd_segment_begin(&s, t_global, want);
-                uint32_t i = 0;
-                if (in_seg) {
-                    in_seg = false;
-                    i = r->seg_pos;
-                    if (r->seg_t0 != t_global || i > len || len > left)
-                        st = hog_errf(err, HOG_EINVAL, "bad checkpoint: its "
-                                      "segment does not fit these options");
-                    else
-                        st = hog_sgd_state_restore(&s, r, err);
-                }
-                while (i < len && st == HOG_OK) {
-                    uint32_t blk = len - i < HOG_SGD_BLOCK ? len - i
-                                                           : HOG_SGD_BLOCK;
-                    uint64_t to_ck = every - (t_global + i) % every;
-                    if (to_ck < blk)
-                        blk = (uint32_t)to_ck;
-                    hog_sgd_run_tally(&s, d, order + done + i, blk, i, 1,
-                                      HOG_UPDATE_NONE, NULL, tl);
-                    i += blk;
-                    f->tick(f, epoch, done + i, n);
-                    if ((t_global + i) % every == 0 || hog_fit_cancelled(f))
-                        st = checkpoint(f, &s, &rng, epoch, done + i,
-                                        t_global + i, want, i, err);
-                }
-                if (st != HOG_OK)
-                    break;
-                hog_sgd_segment_end(&s, len);
-                t_global += len;
-                done += len;
-            }
-            if (blocks && st == HOG_OK)
-                st = average(f, &s, err);
-        }
-        if (st != HOG_OK)
-            break;
-        hog_sgd_copy_weights(&s, f->model->w);
-        hog_sgd_tally_report(f, &s, &tally);
-        st = f->epoch_end(f, epoch, hog_now() - t0, err);
-        if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
-                             hog_fit_cancelled(f)))
-            st = checkpoint(f, &s, &rng, epoch, n, t_global, 0, 0, err);
-    }
-    free(order);
-    hog_sgd_free(&s);
+    free(c.ord.rows);
+    hog_sgd_free(&c.s);
     return st;
 }
 

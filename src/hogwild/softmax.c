@@ -41,9 +41,7 @@
 
 /* Per thread: its shard and its scratch, on cache lines of its own. */
 struct worker {
-    alignas(HOG_CACHELINE) struct hog_rng rng;
-    uint64_t *shard; /* its rows, shuffled each epoch */
-    uint64_t n;
+    alignas(HOG_CACHELINE) struct hog_order ord; /* its shard of the rows */
     struct hog_softmax_work k; /* the kernel's scratch and tally */
 };
 
@@ -66,13 +64,10 @@ struct softmax {
     uint64_t t;              /* global step of the next segment */
     uint64_t pos;            /* epoch step where the segment starts */
     uint32_t len;            /* the running segment's length; 0: epoch done */
-    unsigned epoch;
-    hog_status st;
     hog_err *err;
-    atomic_bool cut;         /* a thread saw the cancel flag */
+    struct hog_drive dv;     /* the epochs, blocks, checkpoints (drive.h) */
 
     /* checkpoints, after whole epochs (thread 0) */
-    unsigned first;               /* the first epoch to run (> 1: resumed) */
     struct hog_train_state last;  /* the last epoch kept for a checkpoint */
 };
 
@@ -92,8 +87,8 @@ static void segment_rows(const struct softmax *m, unsigned p,
     uint64_t T = m->nthreads, a = m->pos, e = a + m->len;
     *k0 = a <= p ? 0 : (a - p + T - 1) / T;
     *k1 = e <= p ? 0 : (e - p + T - 1) / T;
-    if (*k1 > w->n)
-        *k1 = w->n;
+    if (*k1 > w->ord.n)
+        *k1 = w->ord.n;
     if (*k0 > *k1)
         *k0 = *k1;
 }
@@ -103,22 +98,20 @@ static void segment_rows(const struct softmax *m, unsigned p,
 static void run_segment(struct softmax *m, unsigned tid)
 {
     struct worker *w = &m->wk[tid];
-    const uint64_t T = m->nthreads, n = m->d->m.rows;
+    const uint64_t T = m->nthreads;
     uint64_t k0, k1;
     segment_rows(m, tid, w, &k0, &k1);
     for (uint64_t k = k0; k < k1;) {
-        if (hog_fit_cancelled(m->f))
-            atomic_store_explicit(&m->cut, true, memory_order_relaxed);
-        if (atomic_load_explicit(&m->cut, memory_order_relaxed))
+        if (hog_drive_poll(&m->dv))
             return;
         uint64_t blk = k1 - k < HOG_SGD_BLOCK ? k1 - k : HOG_SGD_BLOCK;
         hog_softmax_run(&m->km, m->shared, &w->k, m->d, m->cls,
-                        w->shard + k, blk, (uint32_t)(tid + k * T - m->pos),
+                        w->ord.rows + k, blk, (uint32_t)(tid + k * T - m->pos),
                         (uint32_t)T);
         k += blk;
         if (tid == 0) {
             uint64_t done = k * T;
-            m->f->tick(m->f, m->epoch, done < n ? done : n, n);
+            hog_drive_tick(&m->dv, done);
         }
     }
 }
@@ -135,7 +128,7 @@ static void keep_state(struct softmax *m, unsigned epoch)
     st->epoch = epoch;
     st->pos = m->d->m.rows;
     st->t_global = m->t;
-    st->rng = m->wk[0].rng;
+    st->rng = m->wk[0].ord.rng;
     if (st->w) /* else no checkpoint file: where training stands */
         hog_softmax_state_keep(&m->km, m->f->model->w, st);
 }
@@ -143,92 +136,108 @@ static void keep_state(struct softmax *m, unsigned epoch)
 static void keep_job(void *m, unsigned epoch) { keep_state(m, epoch); }
 
 /* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
-static hog_status checkpoint(struct softmax *m, unsigned epoch, bool cut)
+static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
+                       hog_err *err)
 {
-    return hog_fit_epoch_checkpoint(m->f, &m->last, epoch, cut, keep_job, m,
-                                    m->err);
+    struct softmax *m = ctx;
+    return hog_fit_epoch_checkpoint(m->f, &m->last, (unsigned)at->epoch, cut,
+                                    keep_job, m, err);
 }
 
-/* Every epoch, on every thread (the serial trainer: the calling thread
- * alone, no barriers). Thread 0 begins the segments, times the epochs and
- * runs the front door's epoch_end while the others wait. */
-static void train_job(void *arg, unsigned tid, unsigned nthreads)
+/* ---- the step (core/drive.h's block step) ---------------------------------- */
+
+static struct hog_order *order(void *ctx, unsigned p)
 {
-    struct softmax *m = arg;
+    return &((struct softmax *)ctx)->wk[p].ord;
+}
+
+static void begin(void *ctx, unsigned tid, unsigned nthreads, unsigned epoch)
+{
+    (void)nthreads, (void)epoch;
+    struct softmax *m = ctx;
+    if (tid == 0)
+        m->pos = 0;
+    m->wk[tid].k.tally = (struct hog_sgd_tally){ 0 };
+}
+
+/* The block's rows (epoch steps up to sp->stop), on every thread (the
+ * serial trainer: the calling thread alone, no barriers), in segments
+ * that end at the block's end: there every weight is current for the
+ * driver's averaging across processes. Thread 0 begins the segments. */
+static void run_block(void *ctx, unsigned tid, unsigned nthreads,
+                      const struct hog_drive_span *sp)
+{
+    struct softmax *m = ctx;
     struct worker *w = &m->wk[tid];
-    const uint64_t n = m->d->m.rows;
     const struct hog_softmax *km = &m->km;
-    const uint64_t blocks = hog_fit_average_blocks(m->f);
-    const uint64_t nb = blocks ? blocks : 1;
-    for (unsigned epoch = m->first; epoch <= m->f->o->epochs; epoch++) {
-        double t0 = 0;
+    for (;;) {
         if (tid == 0) {
-            m->pos = 0;
-            m->epoch = epoch;
-            t0 = hog_now();
-        }
-        hog_shuffle_u64(&w->rng, w->shard, w->n);
-        w->k.tally = (struct hog_sgd_tally){ 0 };
-        /* Scale-out: the epoch in nb blocks (epoch steps up to n b / nb),
-         * whose segments end at the block's end; there, every weight
-         * current, thread 0 replaces them by the average across the
-         * processes while the others wait (one block and no averaging
-         * when alone). An empty block averages too: every process makes
-         * the same calls. */
-        for (uint64_t b = 1; b <= nb && m->st == HOG_OK; b++) {
-            const uint64_t stop = (uint64_t)((unsigned __int128)n * b / nb);
-            for (;;) {
-                if (tid == 0) {
-                    uint64_t left = stop - m->pos;
-                    m->len = left == 0 ? 0
-                             : hog_sgd_segment_begin(
-                                   &m->sch, m->t,
-                                   left < UINT32_MAX ? (uint32_t)left
-                                                     : UINT32_MAX);
-                }
-                barrier(m);
-                if (m->len == 0)
-                    break;
-                run_segment(m, tid);
-                barrier(m);
-                uint64_t lo, hi;
-                hog_slice(km->nw, tid, nthreads, &lo, &hi);
-                hog_softmax_end(km, m->shared, w->k.buf, lo, hi, m->len);
-                barrier(m);
-                if (tid == 0) {
-                    m->t += m->len;
-                    m->pos += m->len;
-                }
-            }
-            if (blocks) {
-                if (tid == 0) /* _Atomic float has float's layout */
-                    m->st = hog_fit_average(m->f, (float *)km->w,
-                                            km->nw * km->k, m->err);
-                barrier(m);
-            }
-        }
-        if (m->st != HOG_OK)
-            break;
-        uint64_t lo, hi;
-        hog_slice(km->nw, tid, nthreads, &lo, &hi);
-        hog_softmax_model_slice(km, m->f->model->w, lo, hi);
-        barrier(m); /* the epoch's model is complete */
-        if (tid == 0) {
-            double secs = hog_now() - t0;
-            struct hog_sgd_tally all = { 0 }; /* in thread order */
-            for (unsigned p = 0; p < m->nthreads; p++)
-                hog_sgd_tally_merge(&all, &m->wk[p].k.tally);
-            hog_sgd_tally_report(m->f, &m->sch, &all);
-            if (atomic_load_explicit(&m->cut, memory_order_relaxed))
-                m->st = checkpoint(m, epoch, true); /* the epoch is partial */
-            else if ((m->st = m->f->epoch_end(m->f, epoch, secs, m->err)) ==
-                     HOG_OK)
-                m->st = checkpoint(m, epoch, false);
+            uint64_t left = sp->stop - m->pos;
+            m->len = left == 0 ? 0
+                     : hog_sgd_segment_begin(&m->sch, m->t,
+                                             left < UINT32_MAX ? (uint32_t)left
+                                                               : UINT32_MAX);
         }
         barrier(m);
-        if (m->st != HOG_OK)
+        if (m->len == 0)
             break;
+        run_segment(m, tid);
+        barrier(m);
+        uint64_t lo, hi;
+        hog_slice(km->nw, tid, nthreads, &lo, &hi);
+        hog_softmax_end(km, m->shared, w->k.buf, lo, hi, m->len);
+        barrier(m);
+        if (tid == 0) {
+            m->t += m->len;
+            m->pos += m->len;
+        }
     }
+}
+
+/* Across processes (--world): the K nw weights, current, averaged in
+ * place (_Atomic float has float's layout). */
+static float *net_get(void *ctx, uint64_t *len)
+{
+    struct softmax *m = ctx;
+    *len = m->km.nw * m->km.k;
+    return (float *)m->km.w;
+}
+
+static void model(void *ctx, unsigned tid, unsigned nthreads)
+{
+    struct softmax *m = ctx;
+    uint64_t lo, hi;
+    hog_slice(m->km.nw, tid, nthreads, &lo, &hi);
+    hog_softmax_model_slice(&m->km, m->f->model->w, lo, hi);
+}
+
+static void report(void *ctx)
+{
+    struct softmax *m = ctx;
+    struct hog_sgd_tally all = { 0 }; /* in thread order */
+    for (unsigned p = 0; p < m->nthreads; p++)
+        hog_sgd_tally_merge(&all, &m->wk[p].k.tally);
+    hog_sgd_tally_report(m->f, &m->sch, &all);
+}
+
+static void barrier_op(void *ctx) { barrier(ctx); }
+
+static const struct hog_drive_ops softmax_ops = {
+    .order = order,
+    .begin = begin,
+    .run = run_block,
+    .net_get = net_get,
+    .model = model,
+    .report = report,
+    .save = save,
+    .barrier = barrier_op,
+};
+
+/* Every epoch, on every thread (the serial trainer: the calling thread
+ * alone, no barriers): the driver's loop around run_block. */
+static void train_job(void *arg, unsigned tid, unsigned nthreads)
+{
+    hog_drive_job(&((struct softmax *)arg)->dv, tid, nthreads);
 }
 
 /* ---- streamed (--stream, serial) ------------------------------------------- */
@@ -369,18 +378,18 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
     memset(m->wk, 0, T * sizeof *m->wk);
     for (unsigned p = 0; p < T; p++) {
         struct worker *w = &m->wk[p];
-        w->n = m->f->stream ? 0 : n > p ? (n - p + T - 1) / T : 0;
-        w->shard = malloc((w->n ? w->n : 1) * sizeof *w->shard);
-        if (!w->shard)
+        w->ord.n = m->f->stream ? 0 : n > p ? (n - p + T - 1) / T : 0;
+        w->ord.rows = malloc((w->ord.n ? w->ord.n : 1) * sizeof *w->ord.rows);
+        if (!w->ord.rows)
             return hog_errf(err, HOG_ENOMEM, "out of memory for the rows "
                             "of %u threads", T);
         hog_status st = hog_softmax_work_init(&w->k, &m->km, m->d, err);
         if (st != HOG_OK)
             return st;
-        for (uint64_t k = 0; k < w->n; k++)
-            w->shard[k] = p + k * T;
+        for (uint64_t k = 0; k < w->ord.n; k++)
+            w->ord.rows[k] = p + k * T;
         /* stream p of the seed: thread 0 of 1 draws the serial order */
-        hog_rng_seed(&w->rng, m->f->o->seed, p);
+        hog_rng_seed(&w->ord.rng, m->f->o->seed, p);
     }
     return HOG_OK;
 }
@@ -396,7 +405,6 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     const struct hog_softmax *km = &m->km;
     const uint64_t n = m->d->m.rows;
     struct hog_train_state *last = &m->last;
-    m->first = 1;
     hog_rng_seed(&last->rng, f->o->seed, 0);
     if (!f->o->checkpoint && !r)
         return HOG_OK;
@@ -418,10 +426,7 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     last->t_global = r->t_global;
     last->rng = r->rng;
     m->t = r->t_global;
-    m->first = (unsigned)r->epoch + after;
-    for (unsigned p = 0; p < m->nthreads; p++)
-        for (unsigned e = 1; e < m->first; e++)
-            hog_shuffle_u64(&m->wk[p].rng, m->wk[p].shard, m->wk[p].n);
+    (void)after; /* the driver replays each thread's shuffles */
     return HOG_OK;
 }
 
@@ -429,7 +434,7 @@ static void destroy(struct softmax *m)
 {
     if (m->wk)
         for (unsigned p = 0; p < m->nthreads; p++) {
-            free(m->wk[p].shard);
+            free(m->wk[p].ord.rows);
             hog_softmax_work_free(&m->wk[p].k);
         }
     free(m->wk);
@@ -443,9 +448,8 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
     const hog_model *mo = f->model;
-    struct softmax m = { .f = f, .d = f->train, .err = err, .st = HOG_OK };
+    struct softmax m = { .f = f, .d = f->train, .err = err };
     struct hog_topo *topo = NULL;
-    atomic_init(&m.cut, false);
     if (mo->n_classes < 2 || m.d->n_features != mo->n_features)
         return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
                         "of K classes over the training data's features");
@@ -483,13 +487,21 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     if ((st = alloc_workers(&m, err)) != HOG_OK ||
         (st = checkpoint_setup(&m, err)) != HOG_OK)
         goto out;
-    if (f->stream)
-        m.st = train_stream(&m);
-    else if (m.pool)
+    if (f->stream) {
+        st = train_stream(&m);
+        goto out;
+    }
+    m.dv = (struct hog_drive){ .f = f, .ops = &softmax_ops, .ctx = &m,
+                               .n = m.d->m.rows, .n_orders = m.nthreads,
+                               .blocks = hog_fit_average_blocks(f) };
+    m.dv.net = m.dv.blocks > 0;
+    if ((st = hog_drive_begin(&m.dv, err)) != HOG_OK)
+        goto out;
+    if (m.pool)
         hog_pool_run(m.pool, train_job, &m);
     else
         train_job(&m, 0, 1);
-    st = m.st;
+    st = m.dv.st;
 out:
     destroy(&m);
     hog_pool_destroy(m.pool);

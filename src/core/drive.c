@@ -1,0 +1,185 @@
+/*
+ * The SGD epoch driver (drive.h has its loop and the two kinds of step).
+ *
+ * Steps are counted from the start of training: every epoch has n of
+ * them, so epoch e's row p is step (e - 1) n + p, which is where the row
+ * checkpoints fall (fit.h: they do not depend on where a run resumed).
+ */
+#include "core/drive.h"
+
+#include <string.h>
+
+static void barrier(const struct hog_drive *dv)
+{
+    if (dv->ops->barrier)
+        dv->ops->barrier(dv->ctx);
+}
+
+/* Hands the state at row pos of epoch `epoch` to the step's save(). */
+static hog_status save(struct hog_drive *dv, unsigned epoch, uint64_t pos,
+                       bool cut)
+{
+    struct hog_train_state at;
+    memset(&at, 0, sizeof at);
+    at.epoch = epoch;
+    at.pos = pos;
+    at.t_global = (uint64_t)(epoch - 1) * dv->n + pos;
+    if (dv->n_orders)
+        at.rng = dv->ops->order(dv->ctx, 0)->rng;
+    return dv->ops->save(dv->ctx, &at, cut, dv->err);
+}
+
+hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
+{
+    const struct hog_train_state *r = dv->f->resume;
+    dv->first = 1;
+    dv->mid = false;
+    dv->st = HOG_OK;
+    dv->err = err;
+    atomic_init(&dv->cut, false);
+    if (!r)
+        return HOG_OK;
+    /* A checkpoint before epoch 1 (a cut in the first epoch) has drawn
+     * no shuffle; any other has drawn those of epochs 1 .. r->epoch. */
+    bool start = r->pos == 0 && r->epoch <= 1;
+    uint64_t replay = start ? 0 : r->epoch;
+    for (unsigned p = 0; p < dv->n_orders; p++) {
+        struct hog_order *o = dv->ops->order(dv->ctx, p);
+        for (uint64_t e = 1; e <= replay; e++)
+            hog_shuffle_u64(&o->rng, o->rows, o->n);
+    }
+    uint64_t open = r->pos;
+    if (dv->ops->resume) {
+        hog_status st = dv->ops->resume(dv->ctx, r, &open, err);
+        if (st != HOG_OK)
+            return st;
+    }
+    if (r->pos >= dv->n && open >= dv->n) { /* a completed epoch */
+        dv->first = (unsigned)r->epoch + 1;
+    } else if (!start) {
+        dv->first = (unsigned)r->epoch;
+        dv->mid = true;
+        dv->mid_pos = r->pos;
+        dv->mid_open = open;
+    }
+    return HOG_OK;
+}
+
+/* A rows step's block: pieces of at most HOG_SGD_BLOCK rows that end on
+ * the row checkpoints, each followed by a tick, the cancel poll and the
+ * checkpoint when one is due (one thread). */
+static hog_status run_pieces(struct hog_drive *dv, struct hog_drive_span *sp,
+                             uint64_t *pos)
+{
+    struct hog_fit *f = dv->f;
+    const uint64_t every = f->ckpt_rows ? f->ckpt_rows : UINT64_MAX;
+    const uint64_t base = (uint64_t)(sp->epoch - 1) * dv->n;
+    while (*pos < sp->stop) {
+        uint64_t t = base + *pos, blk = sp->stop - *pos;
+        if (blk > HOG_SGD_BLOCK)
+            blk = HOG_SGD_BLOCK;
+        if (blk > every - t % every)
+            blk = every - t % every;
+        sp->from = *pos;
+        sp->to = *pos + blk;
+        dv->ops->run(dv->ctx, 0, 1, sp);
+        *pos += blk;
+        f->tick(f, sp->epoch, *pos, dv->n);
+        bool cancel = hog_fit_cancelled(f);
+        if ((t + blk) % every == 0 || cancel) {
+            hog_status st = save(dv, sp->epoch, *pos, cancel);
+            if (st != HOG_OK)
+                return st;
+        }
+    }
+    return HOG_OK;
+}
+
+/* Scale-out (fit.h) at a block's end, every weight current: thread 0
+ * averages across the processes while the others wait, then each thread
+ * puts its share back. False when the averaging failed (dv->st), on
+ * every thread. */
+static bool net_average(struct hog_drive *dv, unsigned tid, unsigned T)
+{
+    barrier(dv);
+    if (tid == 0) {
+        uint64_t len;
+        dv->net_w = dv->ops->net_get(dv->ctx, &len);
+        dv->st = hog_fit_average(dv->f, dv->net_w, len, dv->err);
+    }
+    barrier(dv);
+    if (dv->st != HOG_OK)
+        return false;
+    if (dv->ops->net_put)
+        dv->ops->net_put(dv->ctx, tid, T, dv->net_w);
+    return true;
+}
+
+/* After the epoch's model is complete (thread 0): the report, then the
+ * front door's epoch_end and a due checkpoint, or the cut's checkpoint. */
+static hog_status epoch_done(struct hog_drive *dv, unsigned epoch,
+                             double secs)
+{
+    struct hog_fit *f = dv->f;
+    if (dv->ops->report)
+        dv->ops->report(dv->ctx);
+    if (atomic_load_explicit(&dv->cut, memory_order_relaxed))
+        return save(dv, epoch, dv->n, true); /* the epoch is partial */
+    hog_status st = f->epoch_end(f, epoch, secs, dv->err);
+    if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
+                         hog_fit_cancelled(f)))
+        st = save(dv, epoch, dv->n, false);
+    return st;
+}
+
+void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
+{
+    const struct hog_drive_ops *ops = dv->ops;
+    void *ctx = dv->ctx;
+    const uint64_t nb = dv->blocks ? dv->blocks : 1;
+    struct hog_order *mine = tid < dv->n_orders ? ops->order(ctx, tid) : NULL;
+    for (unsigned epoch = dv->first; epoch <= dv->f->o->epochs; epoch++) {
+        const bool mid = dv->mid && epoch == dv->first;
+        double t0 = 0;
+        if (tid == 0) {
+            dv->epoch = epoch;
+            t0 = hog_now();
+        }
+        if (mine && !mid)
+            hog_shuffle_u64(&mine->rng, mine->rows, mine->n);
+        if (ops->begin)
+            ops->begin(ctx, tid, T, epoch);
+        barrier(dv);
+        uint64_t pos = mid ? dv->mid_pos : 0;
+        for (uint64_t b = 0; b < nb; b++) {
+            struct hog_drive_span sp = { .epoch = epoch, .block = b,
+                                         .blocks = nb, .from = pos,
+                                         .stop = hog_drive_stop(dv, b) };
+            sp.to = sp.stop;
+            if (mid && sp.stop <= dv->mid_open)
+                continue; /* a block finished before the checkpoint */
+            if (dv->rows) {
+                if ((dv->st = run_pieces(dv, &sp, &pos)) != HOG_OK)
+                    break;
+            } else {
+                ops->run(ctx, tid, T, &sp);
+                pos = sp.stop;
+            }
+            if (ops->block_end)
+                ops->block_end(ctx, tid, T);
+            if (dv->net && !net_average(dv, tid, T))
+                break;
+            barrier(dv);
+        }
+        if (dv->st != HOG_OK)
+            break;
+        if (ops->model)
+            ops->model(ctx, tid, T);
+        barrier(dv); /* the epoch's model is complete */
+        if (tid == 0)
+            dv->st = epoch_done(dv, epoch, hog_now() - t0);
+        barrier(dv);
+        if (dv->st != HOG_OK)
+            break;
+    }
+}
