@@ -1,7 +1,8 @@
 /* lbfgs: L-BFGS and OWL-QN on hand-sized problems checked by their
  * optimality conditions and by finite differences, against
  * liblinear-train -s 0, -s 2 and -s 6 on a9a and news20.binary, the same
- * model bit for bit at 1, 2 and 3 threads, and the options it refuses. */
+ * model bit for bit at 1, 2 and 3 threads (and one-vs-rest's at 1 and 2),
+ * and the options it refuses. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -274,6 +275,32 @@ Test(lbfgs, news20_vectors_on_the_pool_give_the_same_bits, .timeout = 240)
 {
     TH_HEAVY_OR_SKIP();
     same_at_1_2_3("news20.binary.train.svm", 0.01, 30);
+}
+
+/* K classes: news20's 20 one-vs-rest, the classes spread over the
+ * threads, each solved on one thread: the same model at 1 and 2 threads
+ * (10 iterations a class keep it short). */
+Test(lbfgs, news20_ovr_is_the_same_at_1_and_2_threads, .timeout = 300)
+{
+    TH_HEAVY_OR_SKIP();
+    TH_DATA_OR_SKIP(path, "news20.train.svm");
+    hog_data *d = th_load(path);
+    hog_train_opts o = lbfgs_opts(HOG_LOSS_LOGISTIC, 0.0,
+                                  1.0 / (double)hog_data_rows(d), 1, 0.01);
+    o.epochs = 10;
+    hog_model *one = th_train_ok(d, &o);
+    o.threads = 2;
+    hog_model *two = th_train_ok(d, &o);
+    const double *labels;
+    unsigned k = hog_model_classes(one, &labels);
+    cr_assert_eq(k, 20);
+    cr_assert(memcmp(hog_model_weights(one), hog_model_weights(two),
+                     (uint64_t)k * (hog_data_features(d) + 1) *
+                         sizeof(float)) == 0,
+              "news20, one-vs-rest: the weights differ");
+    hog_model_free(one);
+    hog_model_free(two);
+    hog_data_free(d);
 }
 
 /* ---- what it refuses, and what it says -------------------------------------- */
