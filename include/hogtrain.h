@@ -235,7 +235,8 @@ typedef enum hog_algo {
     HOG_ALGO_CYCLADES,
     HOG_ALGO_SCD,
     HOG_ALGO_DCD,
-    HOG_ALGO_NEWTON /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
+    HOG_ALGO_NEWTON, /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
+    HOG_ALGO_LBFGS   /* L-BFGS; OWL-QN with l1 (LIBLINEAR -s 6's problem) */
 } hog_algo;
 
 typedef enum hog_update {

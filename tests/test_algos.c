@@ -84,7 +84,7 @@ Test(algos, validation_follows_the_table)
             }
         }
     }
-    cr_assert_eq(rows, 6, "the table has %u rows", rows);
+    cr_assert_eq(rows, 7, "the table has %u rows", rows);
     hog_data_free(d);
 }
 

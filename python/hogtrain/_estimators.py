@@ -31,10 +31,14 @@ _SCHEDULES = {"constant": _h.SCHED_CONSTANT,
               "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
-          "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON}
+          "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
+          "lbfgs": _h.ALGO_LBFGS}
 # The exact solvers: they stop at tol, report each epoch (an iteration of
-# newton's), and default to the command's 1000 epochs.
-_EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON)
+# newton's and lbfgs's), and default to the command's 1000 epochs.
+_EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
+# The exact solvers that take no step size, and where their steps come from
+_STEPLESS = {_h.ALGO_NEWTON: ("newton", "trust region"),
+             _h.ALGO_LBFGS: ("lbfgs", "line search")}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
 # LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7), as the command's
 _DCD_TOL = 0.1
@@ -144,13 +148,14 @@ class _Base(BaseEstimator):
     def _opts(self, multiclass=_h.MULTICLASS_OVR):
         loss = _choice("loss", self.loss, self._losses)
         algo = _choice("algorithm", self.algorithm, _ALGOS)
-        if algo == _h.ALGO_NEWTON and (self.schedule is not None or
-                                       self.eta is not None):
+        if algo in _STEPLESS and (self.schedule is not None or
+                                  self.eta is not None):
             # the library would ignore them; the command refuses them alike
             given = "schedule" if self.schedule is not None else "eta"
+            name, source = _STEPLESS[algo]
             raise ValueError(f"{given} applies to the SGD algorithms; "
-                             f"algorithm='newton' takes no step size (its "
-                             f"steps come from the trust region)")
+                             f"algorithm='{name}' takes no step size (its "
+                             f"steps come from the {source})")
         schedule = self._schedule(algo, multiclass)
         o = {
             "loss": loss,
@@ -338,7 +343,7 @@ class _Base(BaseEstimator):
         return self._model
 
     def _more_tags(self):
-        if self.algorithm == "newton":
+        if self.algorithm in ("newton", "lbfgs"):
             # an exact solver: the shuffled rows change its sums' rounding
             # only, and it passes every check
             return {"requires_y": True}
@@ -400,14 +405,17 @@ class Classifier(ClassifierMixin, _Base):
         solvers), "scd" (primal coordinate descent; L1), "newton"
         (trust-region Newton, LIBLINEAR's -s 0 and -s 2: logistic, sqhinge
         or squared loss with alpha > 0 or C, no l1, no schedule or eta, no
-        warm start; the same model at every n_jobs).
+        warm start; the same model at every n_jobs), "lbfgs" (L-BFGS on
+        the same losses, and OWL-QN when l1 > 0: LIBLINEAR -s 6's problem
+        with l1 = 1/(C n); no schedule or eta, no warm start; the same
+        model at every n_jobs).
     n_jobs : int or None. Threads: None or -1 all cores.
     epochs : int or None. Passes over the data (None: 5 for the SGD
-        algorithms, 1000 for dcd, scd and newton, which stop at tol;
-        newton's epoch is one Newton iteration).
+        algorithms, 1000 for dcd, scd, newton and lbfgs, which stop at
+        tol; newton's and lbfgs's epoch is one iteration).
     max_iter : int or None. scikit-learn's name for epochs (give one).
-    n_iter_ : after fit, the epochs run (dcd, scd and newton: until tol;
-        one-vs-rest reports its classes' cap).
+    n_iter_ : after fit, the epochs run (dcd, scd, newton and lbfgs: until
+        tol; one-vs-rest reports its classes' cap).
     schedule : None, "ftrl", "adagrad", "invscaling" or "constant". None
         (default): the command's, "ftrl" (FTRL-Proximal) with algorithm
         "serial" or "hogwild" and multiclass "ovr", "adagrad" elsewhere
@@ -419,9 +427,9 @@ class Classifier(ClassifierMixin, _Base):
     class_weight : None, "balanced" or a dict {label: weight}.
     random_state : int, RandomState or None. The seed of the row order
         (None: 1, the command's default, so that fits repeat).
-    tol : float or None. dcd's, scd's and newton's stopping rule
-        (LIBLINEAR's -e; None: its defaults, 0.1 for dcd, 0.01 for scd and
-        newton).
+    tol : float or None. dcd's, scd's, newton's and lbfgs's stopping rule
+        (LIBLINEAR's -e; None: its defaults, 0.1 for dcd, 0.01 for scd,
+        newton and lbfgs).
     verbose : int. > 0 prints each epoch's metrics to standard error.
     warm_start : bool. Start from the previous fit's weights.
     fit_intercept : bool, default True. A bias feature of value
@@ -607,7 +615,8 @@ class Regressor(RegressorMixin, _Base):
     with v_i = sample_weight[i]. The parameters are Classifier's (without
     multiclass and class_weight); loss is "squared" ("squared_error").
     algorithm="newton" solves ridge (alpha > 0 or C, l1 0) to tol,
-    LIBLINEAR's -s 11; algorithm="scd" the Lasso."""
+    LIBLINEAR's -s 11; algorithm="scd" the Lasso; algorithm="lbfgs" both
+    (OWL-QN when l1 > 0)."""
 
     _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
 

@@ -386,3 +386,51 @@ def test_newton_refuses_what_it_does_not_solve():
     clf = hogtrain.Classifier(warm_start=True, **newton).fit(X, y)
     with pytest.raises(ValueError, match="warm start"):
         clf.fit(X, y)
+
+
+def test_lbfgs_reaches_liblinears_objective_at_any_n_jobs(dataset):
+    # L-BFGS on LIBLINEAR -s 0's problem at its -e, and the same model at
+    # 1, 2 and 3 threads, with L2 and with L1 (OWL-QN)
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    from sklearn.linear_model import LogisticRegression
+    X64 = X.astype(np.float64)
+    theirs = LogisticRegression(solver="liblinear", C=1.0, tol=1e-4).fit(
+        X64, y)
+    est = hogtrain.Classifier(algorithm="lbfgs", C=1.0, tol=1e-4, n_jobs=1)
+    ours = est.fit(X, y)
+    f_ours = _logistic_objective(ours, X64, y, 1.0)
+    f_theirs = _logistic_objective(theirs, X64, y, 1.0)
+    assert abs(f_ours - f_theirs) <= 1e-6 * f_theirs, (f_ours, f_theirs)
+    assert 1 <= ours.n_iter_ < 1000  # stopped at tol
+    for kw in (dict(C=1.0), dict(alpha=0.0, l1=1e-4)):
+        est = hogtrain.Classifier(algorithm="lbfgs", n_jobs=1, **kw)
+        one = est.fit(X, y)
+        coef, icpt = one.coef_.copy(), np.copy(one.intercept_)
+        for n_jobs in (2, 3):
+            other = est.set_params(n_jobs=n_jobs).fit(X, y)
+            np.testing.assert_array_equal(other.coef_, coef)
+            np.testing.assert_array_equal(other.intercept_, icpt)
+    # L1 sets weights exactly to zero (a9a's 123 one-hot features: some
+    # carry nothing at l1 1e-3)
+    sparse = hogtrain.Classifier(algorithm="lbfgs", alpha=0.0,
+                                 l1=1e-3).fit(X, y)
+    assert 0 < np.count_nonzero(sparse.coef_) < sparse.coef_.size
+
+
+def test_lbfgs_refuses_what_it_does_not_solve():
+    X, y = _blobs()
+    lbfgs = dict(algorithm="lbfgs")
+    with pytest.raises(ValueError, match="continuous derivative"):
+        hogtrain.Classifier(loss="hinge", **lbfgs).fit(X, y)
+    with pytest.raises(ValueError, match="needs l2 > 0"):
+        hogtrain.Regressor(alpha=0.0, **lbfgs).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="softmax"):
+        hogtrain.Classifier(multiclass="softmax", **lbfgs).fit(
+            *_blobs(classes=3))
+    with pytest.raises(ValueError, match="schedule applies to the SGD "
+                       "algorithms; algorithm='lbfgs' takes no step size "
+                       r"\(its steps come from the line search\)"):
+        hogtrain.Classifier(schedule="constant", **lbfgs).fit(X, y)
+    clf = hogtrain.Classifier(warm_start=True, **lbfgs).fit(X, y)
+    with pytest.raises(ValueError, match="warm start"):
+        clf.fit(X, y)

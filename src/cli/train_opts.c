@@ -524,15 +524,19 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
         if (hog_algo_check(a->o.algo, used, &cap_err) != HOG_OK)
             return hog_cli_usage_error(cmd, "%s", cap_err.msg);
     }
-    /* Newton takes no steps of a given size: a schedule would be ignored */
-    if (a->o.algo == HOG_ALGO_NEWTON &&
+    /* Newton and L-BFGS take no steps of a given size: a schedule would be
+     * ignored */
+    bool newton = a->o.algo == HOG_ALGO_NEWTON;
+    if ((newton || a->o.algo == HOG_ALGO_LBFGS) &&
         (seen[OPT_ETA] || seen[OPT_SCHEDULE] || seen[OPT_POWER]))
         return hog_cli_usage_error(cmd, "--%s applies to the SGD trainers; "
-                                   "--algo newton takes no step size (its "
-                                   "steps come from the trust region)",
+                                   "--algo %s takes no step size (its "
+                                   "steps come from the %s)",
                                    seen[OPT_ETA] ? "eta"
                                    : seen[OPT_SCHEDULE] ? "schedule"
-                                                        : "power");
+                                                        : "power",
+                                   newton ? "newton" : "lbfgs",
+                                   newton ? "trust region" : "line search");
     if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
         /* Hogwild!: K features (and the bias) per thread; the cyclades
          * meaning (a degree) was parsed by hot_option() */
@@ -576,7 +580,7 @@ static int sync_every_options(const struct train_args *a,
 static void algo_defaults(struct train_args *a, const unsigned char *seen)
 {
     bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD ||
-                 a->o.algo == HOG_ALGO_NEWTON;
+                 a->o.algo == HOG_ALGO_NEWTON || a->o.algo == HOG_ALGO_LBFGS;
     if (coord && !seen[OPT_EPOCHS])
         a->o.epochs = COORD_EPOCHS;
     if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_TOL])

@@ -116,12 +116,12 @@ static const hog_epoch_stats *kept_stats(const struct train_report *r)
     return last;
 }
 
-/* The algorithms that stop on --tol, --epochs being a cap: scd, dcd and
- * newton. */
+/* The algorithms that stop on --tol, --epochs being a cap: scd, dcd,
+ * newton and lbfgs. */
 static bool stops_on_tol(const hog_train_opts *o)
 {
     return o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD ||
-           o->algo == HOG_ALGO_NEWTON;
+           o->algo == HOG_ALGO_NEWTON || o->algo == HOG_ALGO_LBFGS;
 }
 
 /* True when the cap came first (LIBLINEAR's "reaching max number of
@@ -482,7 +482,7 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
             ss->read_wait_s);
 }
 
-/* What ended scd, dcd or newton, as LIBLINEAR says it after its iterations. One
+/* What ended scd, dcd, newton or lbfgs, as LIBLINEAR says it after its iterations. One
  * report stands for every class of one-vs-rest, each of which stops on
  * its own: nothing is said there. */
 static void print_stop(const struct train_report *r)

@@ -19,7 +19,9 @@
  * bits at every thread count, for the vectors as for the products.
  *
  * tron.c: trust-region Newton with preconditioned conjugate gradients
- * (LIBLINEAR -s 0 and -s 2, and least squares) on these products.
+ * (LIBLINEAR -s 0 and -s 2, and least squares) on these products;
+ * lbfgs.c: L-BFGS on the same losses, OWL-QN when l1 > 0 (LIBLINEAR -s 6's
+ * problem); solver.c: what the two share.
  */
 #ifndef HOG_NEWTON_H
 #define HOG_NEWTON_H
@@ -36,6 +38,15 @@ hog_status hog_newton_validate(const hog_train_opts *o, hog_err *err);
  * squared loss; stops on LIBLINEAR's relative gradient norm (o->tol) or
  * after o->epochs Newton iterations. */
 hog_status hog_newton_train(struct hog_fit *f, hog_err *err);
+
+/* The same for --algo lbfgs: a smooth loss (not hinge) with l2 > 0 or
+ * l1 > 0. */
+hog_status hog_lbfgs_validate(const hog_train_opts *o, hog_err *err);
+
+/* L-BFGS, or OWL-QN when l1 > 0 (lbfgs.c): logistic, squared hinge or
+ * squared loss with L1 and/or L2; stops on LIBLINEAR's -e rule (o->tol)
+ * or after o->epochs iterations. */
+hog_status hog_lbfgs_train(struct hog_fit *f, hog_err *err);
 
 /* ---- the products (blocks.c) ------------------------------------------- */
 
@@ -112,5 +123,33 @@ typedef void (*hog_newton_vec_fn)(void *ctx, uint64_t lo, uint64_t hi,
  * NULL) gets the ranges' sums added in range order. */
 void hog_newton_vec(struct hog_newton_blocks *b, hog_newton_vec_fn fn,
                     void *ctx, double *sum);
+
+/* ---- what the solvers share (solver.c) --------------------------------- */
+
+/* y[i]: the loss's target of f's training row i. */
+void hog_newton_targets(const struct hog_fit *f, hog_loss loss, double *y);
+
+/* LIBLINEAR's -e rule as a share of the first gradient's norm: tol
+ * max(min(pos, neg), 1) / n for classification (its primal_solver_tol),
+ * tol for regression. */
+double hog_newton_rel_tol(hog_loss loss, const double *y, uint64_t n,
+                          double tol);
+
+/* One iteration's end, as the front door hears it. */
+struct hog_newton_iter {
+    const char *solver;  /* "Newton", "L-BFGS": in the cancel sentence */
+    const double *w;     /* the weights, b->nw of them */
+    unsigned epoch;
+    double secs;
+    double objective;    /* F(w), the front door's scale */
+    double mean_loss;
+    bool stop;           /* the solver stops after this iteration */
+    bool converged;      /* ... because its stopping rule holds */
+};
+
+/* The weights into f's model and the epoch to f->epoch_end; HOG_EINTR with
+ * a sentence when the run was cancelled before its last iteration. */
+hog_status hog_newton_report(struct hog_fit *f, struct hog_newton_blocks *b,
+                             const struct hog_newton_iter *it, hog_err *err);
 
 #endif

@@ -247,16 +247,6 @@ static void op_trial(void *ctx, uint64_t lo, uint64_t hi, double *sum)
     }
 }
 
-/* the weights into the model */
-static void op_model(void *ctx, uint64_t lo, uint64_t hi, double *sum)
-{
-    (void)sum;
-    struct newton *t = ((const struct vop *)ctx)->t;
-    float *w = t->f->model->w;
-    for (uint64_t j = lo; j < hi; j++)
-        w[j] = (float)t->w[j];
-}
-
 /* ---- f, g, H --------------------------------------------------------------- */
 
 /* f(v) with vv = v.v, the margins of v into znew; *loss: sum_i C_i loss_i. */
@@ -350,21 +340,8 @@ static hog_status setup(struct newton *t, hog_err *err)
                         "(%llu rows, %llu weights)", (unsigned long long)n,
                         (unsigned long long)nw);
     f->aux_bytes = t->bl.bytes + (4 * n + 8 * nw) * sizeof(double);
-    for (uint64_t i = 0; i < n; i++)
-        t->y[i] = hog_loss_target(t->loss, d->label_pos, d->m.y[i]);
+    hog_newton_targets(f, t->loss, t->y);
     return HOG_OK;
-}
-
-/* The tolerance on |g| / |g0| (LIBLINEAR's primal_solver_tol over eps). */
-static double rel_tol(const struct newton *t, const hog_train_opts *o)
-{
-    if (!hog_loss_is_classification(t->loss))
-        return o->tol;
-    uint64_t pos = 0;
-    for (uint64_t i = 0; i < t->n; i++)
-        pos += t->y[i] > 0;
-    uint64_t few = pos < t->n - pos ? pos : t->n - pos;
-    return o->tol * (double)(few > 1 ? few : 1) / (double)t->n;
 }
 
 /* The weights into the model and the epoch to the front door; fw = f(w)
@@ -373,21 +350,10 @@ static hog_status report(struct newton *t, unsigned epoch, double secs,
                          double fw, double loss, bool stop, bool converged,
                          hog_err *err)
 {
-    struct hog_fit *f = t->f;
-    vec(t, op_model, &(struct vop){ 0 }, NULL);
     double cn = t->C * (double)t->n;
-    f->mean_loss = loss / cn;
-    f->objective = fw / cn;
-    f->last = stop || epoch == f->o->epochs;
-    f->converged = converged;
-    hog_status st = f->epoch_end(f, epoch, secs, err);
-    if (st == HOG_OK && !f->last && hog_fit_cancelled(f))
-        st = hog_errf(err, HOG_EINTR,
-                      "training interrupted after Newton iteration %u; "
-                      "Newton writes no checkpoints, so nothing was kept "
-                      "(rerun with a smaller --epochs or a looser --tol for "
-                      "a shorter run)", epoch);
-    return st;
+    struct hog_newton_iter it = { "Newton", t->w, epoch, secs, fw / cn,
+                                  loss / cn, stop, converged };
+    return hog_newton_report(t->f, &t->bl, &it, err);
 }
 
 static hog_status iterate(struct newton *t, double t0, hog_err *err)
@@ -401,7 +367,7 @@ static hog_status iterate(struct newton *t, double t0, hog_err *err)
     grad(t, sum);
     /* w starts at 0, so this is LIBLINEAR's |g0| */
     double gnorm0 = sqrt(sum[0]), gnorm = gnorm0;
-    const double eps = rel_tol(t, o);
+    const double eps = hog_newton_rel_tol(t->loss, t->y, t->n, o->tol);
     if (gnorm <= eps * gnorm0) /* tol >= 1 or a zero gradient */
         return report(t, 1, hog_now() - t0, f, loss, true, true, err);
 

@@ -46,6 +46,9 @@ static const struct hog_algo_row rows[] = {
     [HOG_ALGO_NEWTON] = {
         "newton", "trust-region Newton", hog_newton_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_TOL },
+    [HOG_ALGO_LBFGS] = {
+        "lbfgs", "L-BFGS", hog_lbfgs_train, NULL, NULL,
+        HOG_CAP_THREADS | HOG_CAP_TOL },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 

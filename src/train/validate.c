@@ -149,7 +149,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     /* The coordinate methods take no step size; AdaGrad's and FTRL's
      * per-coordinate rates never shrink a weight past zero. */
     bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD &&
-                   o->algo != HOG_ALGO_NEWTON;
+                   o->algo != HOG_ALGO_NEWTON && o->algo != HOG_ALGO_LBFGS;
     if (stepped && o->schedule != HOG_SCHED_ADAGRAD &&
         o->schedule != HOG_SCHED_FTRL && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
@@ -211,8 +211,10 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         if (st != HOG_OK)
             return st;
     }
-    if (o->algo == HOG_ALGO_NEWTON) {
-        hog_status st = hog_newton_validate(o, err);
+    if (o->algo == HOG_ALGO_NEWTON || o->algo == HOG_ALGO_LBFGS) {
+        hog_status st = o->algo == HOG_ALGO_NEWTON
+                            ? hog_newton_validate(o, err)
+                            : hog_lbfgs_validate(o, err);
         if (st != HOG_OK)
             return st;
     }

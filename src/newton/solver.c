@@ -1,0 +1,61 @@
+/*
+ * What the solvers over the products share (newton.h): the loss's
+ * targets, LIBLINEAR's -e rule and the end of an iteration (the weights
+ * into the model, the epoch to the front door, the answer to a cancel).
+ */
+#include "newton/newton.h"
+
+#include "core/loss.h"
+
+#include <math.h>
+
+void hog_newton_targets(const struct hog_fit *f, hog_loss loss, double *y)
+{
+    const hog_data *d = f->train;
+    for (uint64_t i = 0; i < d->m.rows; i++)
+        y[i] = hog_loss_target(loss, d->label_pos, d->m.y[i]);
+}
+
+double hog_newton_rel_tol(hog_loss loss, const double *y, uint64_t n,
+                          double tol)
+{
+    if (!hog_loss_is_classification(loss))
+        return tol;
+    uint64_t pos = 0;
+    for (uint64_t i = 0; i < n; i++)
+        pos += y[i] > 0;
+    uint64_t few = pos < n - pos ? pos : n - pos;
+    return tol * (double)(few > 1 ? few : 1) / (double)n;
+}
+
+struct to_model {
+    const double *w;
+    float *out;
+};
+
+static void op_model(void *ctx, uint64_t lo, uint64_t hi, double *sum)
+{
+    (void)sum;
+    const struct to_model *m = ctx;
+    for (uint64_t j = lo; j < hi; j++)
+        m->out[j] = (float)m->w[j];
+}
+
+hog_status hog_newton_report(struct hog_fit *f, struct hog_newton_blocks *b,
+                             const struct hog_newton_iter *it, hog_err *err)
+{
+    struct to_model m = { it->w, f->model->w };
+    hog_newton_vec(b, op_model, &m, NULL);
+    f->mean_loss = it->mean_loss;
+    f->objective = it->objective;
+    f->last = it->stop || it->epoch == f->o->epochs;
+    f->converged = it->converged;
+    hog_status st = f->epoch_end(f, it->epoch, it->secs, err);
+    if (st == HOG_OK && !f->last && hog_fit_cancelled(f))
+        st = hog_errf(err, HOG_EINTR,
+                      "training interrupted after %s iteration %u; %s "
+                      "writes no checkpoints, so nothing was kept (rerun "
+                      "with a smaller --epochs or a looser --tol for a "
+                      "shorter run)", it->solver, it->epoch, it->solver);
+    return st;
+}
