@@ -23,7 +23,7 @@ static hog_train_opts coord_opts(hog_algo algo, hog_loss loss, double l1,
                                  double l2, unsigned threads, double tol)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = algo;
     o.loss = loss;
     o.l1 = l1;
