@@ -386,16 +386,18 @@ typedef struct hog_stream_stats {
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
     hog_loss loss;
-    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1 */
-    double eta;             /* initial step size */
+    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1;
+                               l2 NaN (init): 4e-6 under FTRL, else 1e-5 */
+    double eta;             /* initial step size; NaN (init): the loss's */
     double power;           /* exponent of HOG_SCHED_INVSCALING */
-    hog_schedule schedule;
+    hog_schedule schedule;  /* HOG_SCHED_AUTO (init): FTRL where it runs */
     double bias;            /* 0: no bias; else a constant feature of this value */
-    unsigned epochs;
+    unsigned epochs;        /* HOG_EPOCHS_AUTO (init): 1000 for scd, dcd and
+                               newton, else 5; 0 with a warm start only */
     uint64_t seed;
     unsigned threads;       /* 0 = all allowed cores */
     hog_algo algo;
-    hog_update update;
+    hog_update update;      /* HOG_UPDATE_AUTO (init): dcd atomic, else none */
     hog_progress_fn progress;
     void *progress_ctx;
     /* GPUs: NULL or "none" trains on the CPU; "all", or a list of CUDA
@@ -441,7 +443,8 @@ typedef struct hog_train_opts {
     /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
      * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
      * scd: the L1 norm of the minimum-norm subgradient relative to the
-     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+     * first epoch's, as -s 5/6). 0 runs every epoch. NaN (init): dcd
+     * 0.1, else 0.01 (hog_train_opts_resolve). */
     double tol;
     /* Out-of-core training (hog_train_stream); ignored by hog_train. */
     uint64_t mem_budget;    /* bytes for the ring of chunk buffers (0: 256 MiB) */
