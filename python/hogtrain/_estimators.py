@@ -406,7 +406,8 @@ class Classifier(ClassifierMixin, _Base):
         own method is schedule="invscaling" with eta=alpha ** -0.25 and
         intercept_scaling=0.1 (docs/TRAINING.md).
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
-    multiclass : "ovr" (default) or "softmax", for three classes or more.
+    multiclass : None ("ovr", the library's), "ovr" or "softmax", for
+        three classes or more.
     class_weight : None, "balanced" or a dict {label: weight}.
     random_state : int, RandomState or None. The seed of the row order
         (None: 1, the command's default, so that fits repeat).
@@ -417,7 +418,8 @@ class Classifier(ClassifierMixin, _Base):
     warm_start : bool. Start from the previous fit's weights.
     fit_intercept : bool, default True. A bias feature of value
         intercept_scaling (LIBLINEAR's -B) whose weight is regularized.
-    intercept_scaling : float, default 1.
+    intercept_scaling : float or None. The bias feature's value (None:
+        the library's, 1).
     normalize : bool. Max-abs scaling of the features, folded into coef_.
 
     Labels may be any values numpy can sort (numbers, strings); classes_
