@@ -211,11 +211,14 @@ typedef enum hog_schedule {
                                in closed form (serial and Hogwild!) */
 } hog_schedule;
 
-/* The L2 strength of the command's and the Python package's default,
- * FTRL-Proximal, where --l2 (alpha) and --C are not given: the value at
- * which it reaches the test accuracy of the former default, AdaGrad at
- * l2 1e-5 (docs/TRAINING.md, "The default"). hog_train_opts_init() keeps
- * AdaGrad and 1e-5. */
+/* The schedule left to hog_train_opts_resolve(): FTRL-Proximal where it
+ * runs, AdaGrad elsewhere (docs/TRAINING.md, "The default"). */
+#define HOG_SCHED_AUTO ((hog_schedule)-1)
+
+/* The L2 strength of the default, FTRL-Proximal, where l2 (--l2, alpha)
+ * and C are not given: the value at which it reaches the test accuracy of
+ * the former default, AdaGrad at l2 1e-5 (docs/TRAINING.md, "The
+ * default"). */
 #define HOG_FTRL_L2_DEFAULT 4e-6
 
 /* A classification loss on training labels with K >= 3 distinct values
@@ -245,6 +248,9 @@ typedef enum hog_update {
     HOG_UPDATE_STRIPED,  /* spinlocks over feature stripes */
     HOG_UPDATE_MUTEX     /* one lock around each row's update */
 } hog_update;
+/* The update mode left to hog_train_opts_resolve(): atomic for dcd
+ * (PASSCoDe-Atomic), none elsewhere. */
+#define HOG_UPDATE_AUTO ((hog_update)-1)
 
 /* What each GPU replica runs (when hog_train_opts.gpus asks for GPUs). */
 typedef enum hog_gpu_step {
@@ -381,16 +387,18 @@ typedef struct hog_stream_stats {
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
     hog_loss loss;
-    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1 */
-    double eta;             /* initial step size */
+    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1;
+                               l2 NaN (init): 4e-6 under FTRL, else 1e-5 */
+    double eta;             /* initial step size; NaN (init): the loss's */
     double power;           /* exponent of HOG_SCHED_INVSCALING */
-    hog_schedule schedule;
+    hog_schedule schedule;  /* HOG_SCHED_AUTO (init): FTRL where it runs */
     double bias;            /* 0: no bias; else a constant feature of this value */
-    unsigned epochs;
+    unsigned epochs;        /* HOG_EPOCHS_AUTO (init): 1000 for scd, dcd and
+                               newton, else 5; 0 with a warm start only */
     uint64_t seed;
     unsigned threads;       /* 0 = all allowed cores */
     hog_algo algo;
-    hog_update update;
+    hog_update update;      /* HOG_UPDATE_AUTO (init): dcd atomic, else none */
     hog_progress_fn progress;
     void *progress_ctx;
     /* GPUs: NULL or "none" trains on the CPU; "all", or a list of CUDA
@@ -436,7 +444,8 @@ typedef struct hog_train_opts {
     /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
      * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
      * scd: the L1 norm of the minimum-norm subgradient relative to the
-     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+     * first epoch's, as -s 5/6). 0 runs every epoch. NaN (init): dcd
+     * 0.1, else 0.01 (hog_train_opts_resolve). */
     double tol;
     /* Out-of-core training (hog_train_stream); ignored by hog_train. */
     uint64_t mem_budget;    /* bytes for the ring of chunk buffers (0: 256 MiB) */
@@ -550,7 +559,59 @@ typedef struct hog_valid_stats {
     unsigned classes_stopped; /* one-vs-rest: the classes that stopped early */
 } hog_valid_stats;
 
+/* The defaults of every option, with those that depend on others left
+ * unset for hog_train_opts_resolve(): eta, l2 and tol NaN, schedule
+ * HOG_SCHED_AUTO, update HOG_UPDATE_AUTO, epochs HOG_EPOCHS_AUTO. */
 HOG_API void hog_train_opts_init(hog_train_opts *o);
+
+/* epochs left to hog_train_opts_resolve(): 1000 for scd, dcd and newton
+ * (their tol stops them first), 5 for the SGD trainers. Not 0, which is
+ * a warm start's "the model as it is". */
+#define HOG_EPOCHS_AUTO 0xffffffffu
+
+/* ---- the options' table (src/train/options.c) ----------------------------
+ * One row per scalar option of hog_train_opts: its type, range, default
+ * and the rule of a default that depends on other options, the command's
+ * flag and help line and the Python estimators' parameter. The command's
+ * --help, its man page and the Python package are generated from or
+ * checked against these rows (tests/test_options.c). */
+typedef enum hog_option_type {
+    HOG_OPTION_DOUBLE = 0,
+    HOG_OPTION_UNSIGNED, /* unsigned */
+    HOG_OPTION_U64,      /* uint64_t */
+    HOG_OPTION_ENUM,     /* an enum, stored as an int: min..max its values */
+    HOG_OPTION_BOOL      /* an int, 0 or not */
+} hog_option_type;
+
+typedef struct hog_train_option {
+    const char *field;   /* the field of hog_train_opts ("l2") */
+    size_t offset;       /* offsetof(hog_train_opts, field) */
+    hog_option_type type;
+    double min, max;     /* a value's range (not for HOG_OPTION_BOOL) */
+    int above_min;       /* 1: the value must be above min */
+    int below_max;       /* 1: the value must be below max */
+    double def;          /* the default where rule does not say otherwise */
+    const char *rule;    /* NULL, or the default that depends on other
+                            options, in words ("dcd 0.1, else 0.01") */
+    const char *flag;    /* the command's long option, without "--";
+                            NULL: none */
+    const char *metavar; /* its argument in --help ("X"); NULL: none */
+    const char *help;    /* its --help text, lines joined by '\n', the
+                            default left out (--help adds it) */
+    const char *python;  /* the estimators' parameter; NULL: none */
+} hog_train_option;
+
+/* The rows, in the order hog_train_opts_resolve() settles them; *n their
+ * count. */
+HOG_API const hog_train_option *hog_train_options(size_t *n);
+
+/* Turns o's unset options into their defaults (given the options set:
+ * the algorithm, loss, schedule...) and checks every row's range: HOG_OK,
+ * or HOG_EINVAL with a sentence naming the option. Every training entry
+ * point calls it on its copy of the options; a caller calls it to see what
+ * a run will use. Settled options stay as they are, so a second call
+ * changes nothing. */
+HOG_API hog_status hog_train_opts_resolve(hog_train_opts *o, hog_err *err);
 
 typedef struct hog_model hog_model;
 

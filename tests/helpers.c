@@ -160,6 +160,23 @@ hog_data *th_load(const char *path)
     return d;
 }
 
+void th_opts_init(hog_train_opts *o)
+{
+    hog_train_opts_init(o);
+    o->schedule = HOG_SCHED_ADAGRAD;
+    o->l2 = 1e-5;
+    o->eta = 0.3;
+    o->epochs = 5;
+    o->tol = 0.01;
+    o->update = HOG_UPDATE_NONE;
+}
+
+void th_opts_step_for_loss(hog_train_opts *o)
+{
+    o->schedule = HOG_SCHED_ADAGRAD;
+    o->eta = NAN;
+}
+
 hog_model *th_train_ok(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m = NULL;

@@ -86,8 +86,18 @@ struct hog_model;
 /* The data file at path, loaded with the default options; fails the test
  * when it cannot be. */
 struct hog_data *th_load(const char *path);
-/* hog_train on d (no test set) with o; fails the test unless it trains. */
 struct hog_train_opts;
+/* hog_train_opts_init() with the library's defaults of before the options'
+ * table settled them by algorithm (src/train/options.c): AdaGrad at l2
+ * 1e-5, eta 0.3 whatever the loss, 5 epochs, tol 0.01 and update none for
+ * every algorithm. The suite's tests were written, and their models
+ * compared, against these; a test of the defaults themselves calls
+ * hog_train_opts_init(). */
+void th_opts_init(struct hog_train_opts *o);
+/* AdaGrad with the library's step for o's loss (eta unset, resolved by
+ * loss): what hog_train_opts_defaults_for_loss() gave before the table. */
+void th_opts_step_for_loss(struct hog_train_opts *o);
+/* hog_train on d (no test set) with o; fails the test unless it trains. */
 struct hog_model *th_train_ok(const struct hog_data *d,
                               const struct hog_train_opts *o);
 

@@ -86,7 +86,7 @@ static const struct config configs[] = {
 
 static void opts_for(const struct config *c, unsigned epochs, hog_train_opts *o)
 {
-    hog_train_opts_init(o);
+    th_opts_init(o);
     o->loss = c->loss;
     o->schedule = c->sched;
     o->eta = c->eta;

@@ -206,7 +206,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
 {
     hog_data *d = generated(6000, 20000, 30, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     for (int hot = 0; hot < 2; hot++) {
         o.hot = hot ? HOG_HOT_AUTO : 0;
@@ -253,7 +253,7 @@ Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)
 {
     hog_data *d = generated(6000, 20000, 30, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     hog_cyclades_stats st;
     o.cyclades_stats = &st;
@@ -287,7 +287,7 @@ Test(cyclades, hot_off_equals_serial_over_the_same_order)
     /* No bias and a long tail: real components, many per batch. */
     hog_data *d = skewed(3000, 3000, false, 5);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     o.bias = 0.0;
     o.hot = 0;
@@ -328,9 +328,9 @@ Test(cyclades, every_loss_regularizer_and_schedule)
                  sch++) {
                 const hog_data *d = loss == HOG_LOSS_SQUARED ? reg : cls;
                 hog_train_opts o;
-                hog_train_opts_init(&o);
+                th_opts_init(&o);
                 o.loss = (hog_loss)loss;
-                hog_train_opts_defaults_for_loss(&o);
+                th_opts_step_for_loss(&o);
                 o.schedule = (hog_schedule)sch;
                 /* main's per-loss etas are tuned for AdaGrad; the shared
                  * schedules keep the etas this test was written with (the
@@ -373,7 +373,7 @@ Test(cyclades, segments_ending_inside_batches)
 {
     hog_data *d = skewed(2000, 500, false, 13);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 0.5;
     o.l2 = 1.9;
@@ -396,7 +396,7 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
 {
     hog_data *d = skewed(500, 300, false, 17);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     hog_model *a = fit(d, &o, HOG_ALGO_CYCLADES, 2);
     o.seed = 2;
@@ -454,9 +454,9 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
     const hog_loss losses[] = { HOG_LOSS_LOGISTIC, HOG_LOSS_HINGE };
     for (size_t k = 0; k < sizeof losses / sizeof losses[0]; k++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.loss = losses[k];
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.epochs = 10;
         hog_cyclades_stats st;
         o.cyclades_stats = &st;
@@ -494,7 +494,7 @@ Test(cyclades, news20_same_model_at_every_thread_count_and_accuracy,
     TH_DATA_OR_SKIP(te, "news20.binary.test.svm");
     hog_data *d = load(tr, 0), *t = load(te, d->n_features);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     hog_cyclades_stats st;
     o.cyclades_stats = &st;
@@ -533,7 +533,7 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
     TH_DATA_OR_SKIP(te, "a9a.t");
     hog_data *d = load(tr, 0), *t = load(te, d->n_features);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     hog_model *m = same_at_every_thread_count(d, &o, "a9a, hot auto");
     hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
@@ -575,7 +575,7 @@ static hog_data *skewed_k(uint64_t rows, uint64_t nf, unsigned k,
 static hog_train_opts softmax_opts(void)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.epochs = 3;
     return o;

@@ -43,7 +43,7 @@ static hog_train_opts opts(hog_loss loss, hog_schedule sched, double l1,
                            double l2, unsigned epochs)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = loss;
     o.schedule = sched;
     o.eta = loss == HOG_LOSS_SQUARED ? 0.02 : 0.2;

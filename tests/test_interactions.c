@@ -134,7 +134,7 @@ Test(interactions, crossed_rows_equal_explicit_materialisation)
     hog_cross_buf_free(&b);
     /* the same rows train the same model */
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.epochs = 5;
     o.seed = 7;
@@ -233,7 +233,7 @@ Test(interactions, model_spec_carries_them, .timeout = 60)
     write_product_set(tr, 2000, 5);
     hog_data *d = load(tr, "ua");
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.epochs = 3;
     hog_model *m = NULL;

@@ -1127,7 +1127,7 @@ Test(net, average_hook_in_serial_trainer)
 {
     hog_data *d = small_data();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     hog_model *plain, *hooked, *scaled;
     hog_err err;

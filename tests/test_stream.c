@@ -213,9 +213,9 @@ Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.loss = cases[i].loss;
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.schedule = cases[i].sched;
         o.l1 = cases[i].l1;
         o.l2 = cases[i].l2;
@@ -314,7 +314,7 @@ Test(stream, serial_windowed_order_equals_in_memory_replay)
     uint64_t chunk = in.max_chunk_bytes, nc = in.n_chunks;
     hog_hgb_info_close(&in);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     o.l1 = 1e-5;
     o.seed = 21;
@@ -428,7 +428,7 @@ Test(stream, corrupt_chunk_names_chunk_and_offset)
     hog_io_backend ios[] = { HOG_IO_PREAD, HOG_IO_AUTO };
     for (int i = 0; i < 2; i++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.epochs = 2;
         o.io = ios[i];
         o.mem_budget = 4 << 20;
@@ -451,7 +451,7 @@ Test(stream, truncated_file_is_refused_with_chunk_and_offset)
     hog_hgb_info_close(&in);
     cr_assert_eq(truncate(f, (off_t)cut), 0);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *m;
     cr_assert_eq(hog_train_stream(f, NULL, &o, &m, &err), HOG_ECORRUPT);
     cr_assert(strstr(err.msg, "truncated in chunk 4 at offset"), "%s", err.msg);
@@ -632,7 +632,7 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
     cr_assert_eq(hog_data_save_hgb(d, hgb, &err), HOG_OK, "%s", err.msg);
     hog_data_free(d);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     o.threads = 1;
     o.log = NULL;
@@ -707,7 +707,7 @@ Test(stream, cancel_stops_every_streamed_trainer)
     const hog_algo algo[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD };
     for (int i = 0; i < 2; i++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = algo[i];
         o.threads = 1;
         o.epochs = 50;
@@ -733,7 +733,7 @@ Test(threads, streamed_hogwild_one_thread_whole_file_equals_serial)
     hog_update modes[] = { HOG_UPDATE_NONE, HOG_UPDATE_STRIPED };
     for (int i = 0; i < 2; i++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.epochs = 2;
         o.l1 = 1e-5;
         hog_model *a = train_mem(f, &o);
@@ -765,7 +765,7 @@ Test(threads, streamed_hogwild_two_threads_learns_like_in_memory)
     uint64_t chunk = in.max_chunk_bytes;
     hog_hgb_info_close(&in);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 2;

@@ -434,3 +434,49 @@ def test_lbfgs_refuses_what_it_does_not_solve():
     clf = hogtrain.Classifier(warm_start=True, **lbfgs).fit(X, y)
     with pytest.raises(ValueError, match="warm start"):
         clf.fit(X, y)
+
+
+# ---- the library's options' table (src/train/options.c) ----------------------
+
+def test_options_unset_parameters_take_the_librarys_defaults():
+    """An estimator made with no arguments passes nothing but its loss: the
+    options it trains with are the library's (hog_train_opts_resolve), as
+    the command's are (tests/test_options.c), field by field."""
+    from hogtrain import _hogtrain as _h
+    c, r = hogtrain.Classifier(), hogtrain.Regressor()
+    assert c._opts() == {"loss": _h.LOSS_LOGISTIC}
+    assert r._opts() == {"loss": _h.LOSS_SQUARED}
+    lib = _h.resolve({})
+    assert _h.resolve(c._opts()) == lib
+    assert lib["schedule"] == _h.SCHED_FTRL and lib["l2"] == 4e-6
+    assert _h.resolve(r._opts()) == _h.resolve({"loss": _h.LOSS_SQUARED})
+    for algo in ("dcd", "scd", "newton", "lbfgs", "hogwild", "cyclades"):
+        want = _h.resolve({"algo": getattr(_h, "ALGO_" + algo.upper())})
+        got = _h.resolve(hogtrain.Classifier(algorithm=algo)._opts())
+        assert got == want, algo
+
+
+def test_options_python_names_and_ranges_are_the_tables():
+    """Each row's Python parameter is a parameter of the estimators, their
+    defaults are None (or a switch), and a number past a row's range is
+    refused naming the parameter."""
+    import inspect
+    from hogtrain import _hogtrain as _h
+    rows = [r for r in _h.options() if r["python"]]
+    assert len(rows) >= 10
+    params = set(hogtrain.Classifier().get_params()) | set(
+        hogtrain.Regressor().get_params())
+    for r in rows:
+        assert r["python"] in params, r
+    for est in (hogtrain.Classifier, hogtrain.Regressor):
+        for name, p in inspect.signature(est).parameters.items():
+            assert p.default is None or isinstance(p.default, bool) or \
+                name in ("loss", "verbose"), (est.__name__, name, p.default)
+    X, y = _blobs()
+    for name in ("alpha", "l1", "eta", "tol"):
+        with pytest.raises(ValueError, match=f"{name} must be a finite "
+                                             f"number >"):
+            hogtrain.Classifier(**{name: -1.0}).fit(X, y)
+    # a range only the library checks: its sentence names the option
+    with pytest.raises(ValueError, match=r"option epochs"):
+        _h.resolve({"epochs": 2000000})

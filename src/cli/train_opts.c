@@ -576,25 +576,19 @@ static int sync_every_options(const struct train_args *a,
     return -1;
 }
 
-/* The algorithm's own defaults where the option was not given. */
-static void algo_defaults(struct train_args *a, const unsigned char *seen)
+/* The options not given take the library's defaults (src/train/options.c),
+ * settled now so that the report and the checks below see them. Several
+ * processes average the model: the library's defaults depend on that
+ * (no FTRL), so the callback is named here; its context and the blocks
+ * per epoch follow once the ranks have met (train_net.c). */
+static int resolve(struct train_args *a)
 {
-    bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD ||
-                 a->o.algo == HOG_ALGO_NEWTON || a->o.algo == HOG_ALGO_LBFGS;
-    if (coord && !seen[OPT_EPOCHS])
-        a->o.epochs = COORD_EPOCHS;
-    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_TOL])
-        a->o.tol = DCD_TOL;
-    /* dcd's exact mode unless wild is asked for. */
-    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
-        a->o.update = HOG_UPDATE_ATOMIC;
-    /* FTRL-Proximal wherever it runs, AdaGrad elsewhere, and FTRL's own
-     * L2 strength (docs/TRAINING.md, "The default") */
-    if (!seen[OPT_SCHEDULE] && !a->net.on && hog_train_ftrl_runs(&a->o))
-        a->o.schedule = HOG_SCHED_FTRL;
-    if (a->o.schedule == HOG_SCHED_FTRL && !seen[OPT_L2] && !seen[OPT_C] &&
-        !a->search_c)
-        a->o.l2 = HOG_FTRL_L2_DEFAULT;
+    if (a->net.on)
+        a->o.average = hog_avg_step;
+    hog_err e;
+    if (hog_train_opts_resolve(&a->o, &e) != HOG_OK)
+        return hog_cli_usage_error(cmd, "%s", e.msg);
+    return -1;
 }
 
 /* --power, the checkpoint's, the model's and the stream's options, and
@@ -745,12 +739,9 @@ int hog_cli_train_parse(int argc, char **argv, struct train_args *a)
                                "the test file goes after -t")) >= 0)
         return rc;
     a->train = argv[optind];
-    hog_cli_model_finish(&op); /* the loss's step size and schedule, unless given */
     if ((rc = algo_options(a, seen)) >= 0 ||
-        (rc = sync_every_options(a, seen)) >= 0)
-        return rc;
-    algo_defaults(a, seen);
-    if ((rc = selection_options(a, seen)) >= 0)
+        (rc = sync_every_options(a, seen)) >= 0 ||
+        (rc = resolve(a)) >= 0 || (rc = selection_options(a, seen)) >= 0)
         return rc;
     return file_options(a, seen);
 }

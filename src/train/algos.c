@@ -106,7 +106,8 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
     unsigned c = 0;
     if (o->threads > 1)
         c |= HOG_CAP_THREADS;
-    if (o->update != HOG_UPDATE_NONE)
+    /* unset (the command asks before resolving): the algorithm's own */
+    if (o->update != HOG_UPDATE_NONE && o->update != HOG_UPDATE_AUTO)
         c |= HOG_CAP_UPDATE;
     if (o->replicas != HOG_REPLICAS_SHARED)
         c |= HOG_CAP_REPLICAS;

@@ -11,7 +11,8 @@
 #include "core/core.h"
 
 /* The options the caller gave (size-first), completed with the defaults
- * of the fields an older, shorter struct does not have. */
+ * of the fields an older, shorter struct does not have, and resolved
+ * (hog_train_opts_resolve). */
 hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
                                hog_err *err);
 
@@ -29,11 +30,6 @@ bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
  * command's default schedule where they do (docs/TRAINING.md, "The
  * default"). */
 bool hog_train_ftrl_runs(const hog_train_opts *o);
-
-/* Sets the step size and schedule that work best for o->loss out of the box
- * (hog_train_opts_init() gives those of the logistic loss). For callers
- * that pick the loss but not the step. */
-void hog_train_opts_defaults_for_loss(hog_train_opts *o);
 
 /* ---- the algorithms' table (algos.c) ----------------------------------------- */
 

@@ -11,8 +11,6 @@
 
 #include <math.h>
 
-static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
-
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
 {
     return train && hog_loss_is_classification(o->loss) &&
@@ -57,16 +55,10 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
 }
 
 /* LIBLINEAR's C, the validation set, early stopping and the warm start,
- * as far as they can be checked without the model. */
+ * as far as they can be checked without the model (their ranges are the
+ * options' table's). */
 static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
 {
-    if (!finite_nonneg(o->C))
-        return hog_errf(err, HOG_EINVAL, "LIBLINEAR's C must be a positive "
-                        "number (0: unused), not %g", o->C);
-    if (!(o->holdout >= 0 && o->holdout < 1))
-        return hog_errf(err, HOG_EINVAL, "the holdout is a share of the "
-                        "training rows between 0 and 1 (exclusive), not %g",
-                        o->holdout);
     if (o->holdout > 0 && o->validation)
         return hog_errf(err, HOG_EINVAL, "a holdout and a validation set "
                         "both name the validation rows; give one");
@@ -129,23 +121,12 @@ bool hog_train_ftrl_runs(const hog_train_opts *o)
     return row && (row->caps & HOG_CAP_FTRL) && !ftrl_conflict(o, NULL);
 }
 
+/* Each option's type and range are the options' table's to check
+ * (options.c, hog_train_opts_resolve, run by every entry point before
+ * this); here what the options mean together and for the data. */
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err)
 {
-    if ((unsigned)o->loss > HOG_LOSS_SQUARED)
-        return hog_errf(err, HOG_EINVAL, "unknown loss %d", (int)o->loss);
-    if (!(isfinite(o->eta) && o->eta > 0))
-        return hog_errf(err, HOG_EINVAL,
-                        "the step size eta must be a positive number, not %g",
-                        o->eta);
-    if (!finite_nonneg(o->l1) || !finite_nonneg(o->l2))
-        return hog_errf(err, HOG_EINVAL,
-                        "the regularization strengths must be zero or "
-                        "positive, not l1 = %g, l2 = %g",
-                        o->l1, o->l2);
-    if ((unsigned)o->schedule > HOG_SCHED_FTRL)
-        return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
-                        (int)o->schedule);
     /* The coordinate methods take no step size; AdaGrad's and FTRL's
      * per-coordinate rates never shrink a weight past zero. */
     bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD &&
@@ -156,23 +137,12 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
                         o->eta * o->l2);
-    if (!finite_nonneg(o->power))
-        return hog_errf(err, HOG_EINVAL,
-                        "the schedule's power must be zero or positive, "
-                        "not %g",
-                        o->power);
-    if (!isfinite(o->bias))
-        return hog_errf(err, HOG_EINVAL, "the bias must be a number, not %g",
-                        o->bias);
     if (o->epochs < 1 && !o->warm_start)
         return hog_errf(err, HOG_EINVAL, "epochs must be at least 1 (0 "
                         "only with a warm start: the model as it is)");
     if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
                         (int)o->algo);
-    if ((unsigned)o->update > HOG_UPDATE_MUTEX)
-        return hog_errf(err, HOG_EINVAL, "unknown update mode %d",
-                        (int)o->update);
     if (hog_gpu_requested(o)) {
         struct hog_gpu_opts g;
         hog_status st = hog_gpu_opts_from(o, &g, err);
@@ -182,13 +152,6 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (o->average && o->average_blocks == 0)
         return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
                         "block per epoch");
-    if ((unsigned)o->replicas > HOG_REPLICAS_CORE)
-        return hog_errf(err, HOG_EINVAL, "unknown replica mode %d",
-                        (int)o->replicas);
-    if (!finite_nonneg(o->tol))
-        return hog_errf(err, HOG_EINVAL,
-                        "the tolerance must be zero or positive, not %g",
-                        o->tol);
     hog_status vst = validation_validate(o, err);
     if (vst != HOG_OK)
         return vst;
@@ -245,9 +208,6 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
-    if ((unsigned)o->multiclass > HOG_MULTICLASS_SOFTMAX)
-        return hog_errf(err, HOG_EINVAL, "unknown multiclass mode %d",
-                        (int)o->multiclass);
     if (hog_train_is_multiclass(o, train)) {
         hog_status st = multiclass_validate(o, err);
         if (st != HOG_OK)
