@@ -131,7 +131,7 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
             100.0 * (double)nnz / ((double)rows * (double)nf),
             (double)nnz / (double)rows);
     labels_row(d);
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(d, &h);
     if (h.bits)
         ROW("hashing", "--hash-bits %u --hash-seed %u: %llu weights, %llu "
