@@ -11,8 +11,8 @@
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  *
  * This file is the door itself, in memory (hog_train) and out of core
- * (hog_train_stream): the options taken, the holdout split, LIBLINEAR's C
- * resolved. Its parts: the options and their defaults (opts.c), their
+ * (hog_train_stream): the options taken (and the stats they point to,
+ * outs.c), the holdout split, LIBLINEAR's C resolved. Its parts: the options and their defaults (opts.c), their
  * checks (validate.c) with the model's memory (memory.c), the model and
  * the warm start (setup.c), the hooks the algorithms call after each
  * epoch (epoch.c), the run in memory (run.c) and --normalize around it
