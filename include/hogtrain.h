@@ -8,6 +8,19 @@
  *
  * Options structs start with their own size so that they can grow without
  * breaking callers: always fill them with the matching *_init() first.
+ *
+ * So do the results the caller allocates and the library fills (the
+ * *_stats structs, hog_cv_result, hog_search_result, hog_hashing): set
+ * their size to the sizeof the caller was built with,
+ *
+ *     hog_hot_stats hs = { .size = sizeof hs };
+ *
+ * and the library writes the fields within it and nothing past it, so a
+ * caller built against an older, shorter struct keeps working. A size
+ * below sizeof(size_t) or above the library's own struct is refused with
+ * HOG_EINVAL and a sentence. They only grow at their end. The elements of
+ * the arrays a caller hands in (hog_cv_fold, hog_search_step) do not
+ * change for the 1.x series: a new figure will come in a new struct.
  */
 #ifndef HOGTRAIN_H
 #define HOGTRAIN_H
@@ -123,6 +136,7 @@ HOG_API uint64_t hog_data_nnz(const hog_data *d);
 
 /* How a data set's features were hashed at load (bits 0: not hashed). */
 typedef struct hog_hashing {
+    size_t size;          /* the caller's sizeof(hog_hashing) */
     unsigned bits;        /* B: the features are the 2^B weights' ids */
     uint32_t seed;
     uint64_t collisions;  /* weights that two or more distinct source
@@ -130,6 +144,8 @@ typedef struct hog_hashing {
     uint64_t merged;      /* entries summed into an entry of their row
                              because their features share a weight */
 } hog_hashing;
+/* Fills the fields of out within out->size (nothing when it is below
+ * sizeof(size_t)): a getter, so no status. */
 HOG_API void hog_data_hashing(const hog_data *d, hog_hashing *out);
 /* The text format the rows were read from (HOG_FORMAT_AUTO for a .hgb). */
 HOG_API hog_format hog_data_format(const hog_data *d);
@@ -265,8 +281,12 @@ typedef enum hog_replicas {
     HOG_REPLICAS_CORE        /* one model per thread, averaged */
 } hog_replicas;
 
-/* Metrics of one epoch. Fields that do not apply are NaN. */
+/* Metrics of one epoch. Fields that do not apply are NaN. The library
+ * owns it (the progress callback reads it) and sets size to its own
+ * sizeof: a caller built against a newer, longer struct reads the fields
+ * within size only. */
 typedef struct hog_epoch_stats {
+    size_t size;             /* sizeof(hog_epoch_stats) of the library */
     unsigned epoch;          /* 1-based */
     double objective;        /* mean loss + regularization, training set */
     double train_loss;       /* mean loss (logloss for classification) */
@@ -333,6 +353,7 @@ typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
  * bias included, in the conflict graph (what the rows would give without
  * hot features). */
 typedef struct hog_cyclades_stats {
+    size_t size;               /* the caller's sizeof(hog_cyclades_stats) */
     unsigned threads;
     uint64_t batch_size;       /* rows per batch */
     uint64_t batches;          /* per epoch */
@@ -355,6 +376,7 @@ typedef struct hog_cyclades_stats {
 #define HOG_HOT_AUTO UINT64_MAX
 #define HOG_HOT_AUTO_MAX 65536u
 typedef struct hog_hot_stats {
+    size_t size;            /* the caller's sizeof(hog_hot_stats) */
     uint64_t hot_features;  /* K: features kept per thread, the bias not counted */
     int bias_hot;           /* the bias is kept per thread */
     double hot_nnz_share;   /* share of the nonzeros on hot features */
@@ -374,6 +396,7 @@ typedef void (*hog_log_fn)(void *ctx, const char *line);
 
 /* What a streamed run did (hog_train_opts.stream_stats). */
 typedef struct hog_stream_stats {
+    size_t size;             /* the caller's sizeof(hog_stream_stats) */
     char backend[16];        /* "io_uring" or "pread" */
     char fallback[256];      /* why io_uring was not used ("" when it was) */
     int direct;              /* 1: the file was read with O_DIRECT */
@@ -545,6 +568,7 @@ typedef struct hog_train_opts {
 
 /* What the validation set saw (hog_train_opts.valid_stats). */
 typedef struct hog_valid_stats {
+    size_t size;           /* the caller's sizeof(hog_valid_stats) */
     uint64_t rows;         /* of the validation set */
     uint64_t train_rows;   /* trained on */
     unsigned epochs_run;   /* epochs trained (one-vs-rest: the most any
@@ -644,6 +668,7 @@ typedef struct hog_cv_fold {
 #define HOG_CV_MAX_FOLDS 1000u
 
 typedef struct hog_cv_result {
+    size_t size;           /* in: the caller's sizeof(hog_cv_result) */
     unsigned folds;
     unsigned parallel;     /* folds trained at once, each on one thread;
                               1: one after another on all threads */
@@ -655,7 +680,8 @@ typedef struct hog_cv_result {
     double macro_f1, macro_f1_sd, loss, loss_sd;
     double seconds;        /* wall time of the whole cross-validation */
     hog_cv_fold *fold;     /* in: NULL or an array of `folds` entries the
-                              caller owns, filled fold by fold */
+                              caller owns, filled fold by fold (outside
+                              size: NULL) */
 } hog_cv_result;
 
 /* K-fold cross-validation of the options o on d: the rows dealt into K
@@ -680,6 +706,7 @@ typedef struct hog_search_step {
     int warm;               /* the folds started from the previous C's */
 } hog_search_step;
 
+/* The most values of C one search tries. */
 #define HOG_SEARCH_MAX_STEPS 128u
 
 typedef struct hog_search_opts {
@@ -708,19 +735,32 @@ typedef struct hog_search_opts {
 HOG_API void hog_search_opts_init(hog_search_opts *so);
 
 typedef struct hog_search_result {
-    unsigned steps;
-    hog_search_step step[HOG_SEARCH_MAX_STEPS];
+    size_t size;            /* in: the caller's sizeof(hog_search_result) */
+    /* in: NULL, or an array of step_cap entries the caller owns: the
+     * first min(steps, step_cap) values of C tried go there, in order;
+     * the search goes on past step_cap (the steps beyond it are in
+     * neither array, only in the counts and best_step). step_cap
+     * HOG_SEARCH_MAX_STEPS holds any search; a step_cap with a NULL step
+     * is refused (HOG_EINVAL). */
+    hog_search_step *step;
+    unsigned step_cap;
+    unsigned steps;         /* the values of C tried (may exceed step_cap) */
     unsigned best;          /* index of the best step: the highest CV
                                accuracy (regression: the lowest RMSE), the
                                smallest C of a tie, as LIBLINEAR */
     double best_C;
     int stopped_early;      /* 1: patience ran out before C_max */
     double seconds;
+    hog_search_step best_step; /* the best step's figures, whatever step_cap */
 } hog_search_result;
 
 /* LIBLINEAR's -C: cross-validation (folds, as hog_cross_validate) over
  * C = C_min, C_min ratio, ... up to C_max, stopping early by patience.
- * o->C_l1 says which strength C sets; o->C itself is ignored. */
+ * o->C_l1 says which strength C sets; o->C itself is ignored. res->size,
+ * step and step_cap are the caller's to set:
+ *
+ *     hog_search_result r = { .size = sizeof r };  // r.best_C, r.best_step
+ */
 HOG_API hog_status hog_search_C(const hog_data *d, const hog_train_opts *o,
                                 unsigned folds, const hog_search_opts *so,
                                 hog_search_result *res, hog_err *err);

@@ -260,7 +260,7 @@ Test(checkpoint, every_truncation_and_flipped_byte_is_refused, .timeout = 60)
     struct hog_ckpt c;
     hog_err err;
     cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
-    cr_assert(c.st.w && c.st.w_raw && c.st.g2 && c.st.stamp,
+    cr_assert(c.st.w && c.st.w_lazy && c.st.adagrad_g2 && c.st.stamp,
               "the small checkpoint should be mid-segment with AdaGrad");
     cr_assert_eq(len, 256 + 4 * 4 * c.st.n_weights);
     hog_ckpt_free(&c);
@@ -738,7 +738,7 @@ Test(checkpoint, checkpoint_weights_are_the_model)
         hog_err err;
         cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
         cr_assert_eq(c.st.epoch, 2);
-        cr_assert_null(c.st.w_raw);
+        cr_assert_null(c.st.w_lazy);
         cr_assert(memcmp(c.st.w, m->w, c.st.n_weights * 4) == 0);
         hog_ckpt_free(&c);
         hog_model_free(m);
@@ -748,8 +748,8 @@ Test(checkpoint, checkpoint_weights_are_the_model)
         hog_model_free(train_or_die(d, &o));
         cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
         cr_assert_eq(c.st.pos, 4 * 1234 - 2500);
-        cr_assert_not_null(c.st.w_raw);
-        cr_assert(memcmp(c.st.w, c.st.w_raw, c.st.n_weights * 4) != 0,
+        cr_assert_not_null(c.st.w_lazy);
+        cr_assert(memcmp(c.st.w, c.st.w_lazy, c.st.n_weights * 4) != 0,
                   "%s: the lazy weights were stored as the model",
                   configs[k].name);
         for (uint64_t j = 0; j < c.st.n_weights; j++)
@@ -762,6 +762,43 @@ Test(checkpoint, checkpoint_weights_are_the_model)
 /* A resume from the checkpoint of a run's last epoch runs no epoch and
  * gives that run's model, for every trainer that writes checkpoints
  * (Hogwild! once returned zero weights there). */
+/* FTRL-Proximal keeps no lazy weights and no AdaGrad sums: its checkpoint
+ * holds its sums z and sqrt(n), always both, never stamps, and `hogtrain
+ * info` says so (it used to read them as AdaGrad sums inside a
+ * lazy-regularization segment). */
+Test(checkpoint, ftrl_checkpoint_holds_its_sums_and_info_names_them)
+{
+    char dir[1024], ck[1200];
+    cr_assert(th_tmpdir(dir, sizeof dir));
+    hog_data *d = gen_data(dir, 2500, false);
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    hog_train_opts o;
+    opts_for(&configs[6], 2, &o); /* logistic ftrl l1+l2 */
+    cr_assert_eq(o.schedule, HOG_SCHED_FTRL);
+    o.checkpoint = ck;
+    hog_model_free(train_or_die(d, &o));
+    hog_data_free(d);
+    struct hog_ckpt c;
+    hog_err err;
+    cr_assert_eq(hog_ckpt_load(ck, &c, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(c.schedule, HOG_SCHED_FTRL);
+    cr_assert(c.st.ftrl_z && c.st.ftrl_sqrt_n && !c.st.stamp);
+    bool moved = false;
+    for (uint64_t j = 0; j < c.st.n_weights; j++) {
+        cr_assert_geq(c.st.ftrl_sqrt_n[j], 0.0f);
+        moved |= c.st.ftrl_z[j] != 0.0f;
+    }
+    cr_assert(moved, "FTRL's sums z are all zero after two epochs");
+    hog_ckpt_free(&c);
+
+    char out[8192];
+    int rc = th_run(out, sizeof out, "'%s' info '%s'", th_bin(), ck);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "FTRL sums (z and sqrt(n))"), "%s", out);
+    cr_assert_null(strstr(out, "AdaGrad"), "%s", out);
+    cr_assert_null(strstr(out, "lazy-regularization"), "%s", out);
+}
+
 Test(checkpoint, resume_after_the_last_epoch_is_the_model, .timeout = 60)
 {
     char dir[1024], ck[1200];

@@ -127,7 +127,7 @@ Test(cv, C_resolves_with_the_rows_trained_on)
     hog_model_free(m);
     o.C_l1 = 1;
     o.holdout = 0.25;
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o.valid_stats = &vs;
     m = th_train_ok(d, &o);
     cr_assert_eq(vs.train_rows, 750);
@@ -257,7 +257,8 @@ Test(cv, same_seed_same_figures)
     o.epochs = 2;
     o.threads = 2; /* 5 folds >= 2 threads: spread */
     hog_cv_fold fa[5], fb[5];
-    hog_cv_result a = { .fold = fa }, b = { .fold = fb };
+    hog_cv_result a = { .size = sizeof a, .fold = fa },
+                  b = { .size = sizeof b, .fold = fb };
     hog_err err;
     cr_assert_eq(hog_cross_validate(d, &o, 5, &a, &err), HOG_OK, "%s",
                  err.msg);
@@ -295,7 +296,7 @@ Test(cv, classes_and_regression)
     th_opts_init(&o);
     o.epochs = 3;
     o.threads = 2;
-    hog_cv_result r = { 0 };
+    hog_cv_result r = { .size = sizeof r };
     hog_err err;
     cr_assert_eq(hog_cross_validate(d, &o, 3, &r, &err), HOG_OK, "%s",
                  err.msg);
@@ -403,7 +404,11 @@ Test(cv, search_C_path_and_warm_start)
     so.C_min = 1.0 / 64;
     so.C_max = 4;
     so.patience = 0;
+    hog_search_step step[HOG_SEARCH_MAX_STEPS];
     hog_search_result *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    *r = (hog_search_result){ .size = sizeof *r, .step = step,
+                              .step_cap = HOG_SEARCH_MAX_STEPS };
     hog_err err;
     cr_assert_eq(hog_search_C(d, &o, 3, &so, r, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(r->steps, 9); /* 2^-6 .. 2^2 */
@@ -415,6 +420,8 @@ Test(cv, search_C_path_and_warm_start)
     for (unsigned i = 0; i < r->steps; i++)
         cr_assert(r->step[r->best].accuracy >= r->step[i].accuracy);
     cr_assert_eq(r->best_C, r->step[r->best].C);
+    cr_assert_eq(r->best_step.C, r->best_C);
+    cr_assert_eq(r->best_step.accuracy, r->step[r->best].accuracy);
     cr_assert_float_eq(r->step[0].l2, 64.0 / 2000, 1e-12);
     /* dcd takes no warm start: the plain grid */
     o.algo = HOG_ALGO_DCD;
@@ -500,7 +507,7 @@ static void early_run(const hog_data *d, const hog_data *v, hog_train_opts *o,
                       bool must_stop, const char *what)
 {
     struct epochs e = { .n = 0 };
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o->validation = v;
     o->valid_stats = &vs;
     o->progress = collect;
@@ -608,7 +615,7 @@ Test(cv, early_stop_classes, .timeout = 120)
     o.early_stop = 2;
     o.threads = 2;
     o.validation = v;
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o.valid_stats = &vs;
     hog_model *m = th_train_ok(d, &o);
     cr_assert_eq(m->n_classes, 4);
@@ -696,7 +703,7 @@ Test(cv, usage_errors)
     o.C = -1;
     cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
     th_opts_init(&o);
-    hog_cv_result r = { 0 };
+    hog_cv_result r = { .size = sizeof r };
     cr_assert_eq(hog_cross_validate(dd, &o, 1, &r, &err), HOG_EINVAL);
     cr_assert_eq(hog_cross_validate(dd, &o, 101, &r, &err), HOG_EINVAL);
     hog_data_free(dd);

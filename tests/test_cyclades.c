@@ -255,7 +255,7 @@ Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)
     hog_train_opts o;
     th_opts_init(&o);
     o.epochs = 3;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = same_at_every_thread_count(d, &o, "hot auto");
     cr_assert_gt(st.hot_features, 0);
@@ -292,7 +292,7 @@ Test(cyclades, hot_off_equals_serial_over_the_same_order)
     o.bias = 0.0;
     o.hot = 0;
     o.batch_size = 40;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *ref = fit_reference(d, &o); /* partition once, batches shuffled */
     for (size_t i = 0; i < N_THREADS; i++) {
@@ -404,7 +404,7 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
     cr_assert_neq(memcmp(a->w, b->w, (d->n_features + 1) * sizeof(float)), 0);
     hog_model_free(b);
     o.batch_size = 1000000; /* more than the rows: one batch */
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     b = fit(d, &o, HOG_ALGO_CYCLADES, 2);
     cr_assert_eq(st.batch_size, 500);
@@ -458,7 +458,7 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
         o.loss = losses[k];
         th_opts_step_for_loss(&o);
         o.epochs = 10;
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 2);
         cr_assert_gt(st.hot_nnz_share, 0.7, "hot share %g", st.hot_nnz_share);
@@ -496,7 +496,7 @@ Test(cyclades, news20_same_model_at_every_thread_count_and_accuracy,
     hog_train_opts o;
     th_opts_init(&o);
     o.epochs = 3;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = same_at_every_thread_count(d, &o, "news20, hot auto");
     /* every feature in the graph: one component holds the whole batch */
@@ -665,7 +665,7 @@ Test(cyclades, softmax_hot_off_equals_its_serial_references)
             o.batch_size = 40;
             o.bias = v == 2 ? 1.0 : 0.0;
             o.row_weights = v == 1 ? rw : NULL;
-            hog_cyclades_stats st;
+            hog_cyclades_stats st = { .size = sizeof st };
             o.cyclades_stats = &st;
             char what[96];
             snprintf(what, sizeof what, "softmax kind %d, %s", kind,
@@ -716,7 +716,7 @@ Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
     for (int kind = 0; kind < SOFTMAX_KINDS; kind++) {
         hog_train_opts o = softmax_opts();
         softmax_kind(&o, kind);
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         char what[64];
         snprintf(what, sizeof what, "softmax kind %d, hot auto", kind);
@@ -802,7 +802,7 @@ Test(cyclades, softmax_hot_step_by_hand)
         o.epochs = 1;
         o.batch_size = N;
         o.hot_degree = 1; /* every feature is in 4 rows: all hot */
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
         cr_assert_eq(st.hot_features, NF);
@@ -859,7 +859,7 @@ Test(cyclades, softmax_news20_same_model_and_accuracy, .timeout = 180)
     hog_train_opts o = softmax_opts();
     o.epochs = 5;
     o.seed = 1;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
     for (unsigned threads = 2; threads <= 3; threads++) {

@@ -514,7 +514,7 @@ static void hot_one_thread(const char *name, hog_train_opts o)
                               HOG_UPDATE_MUTEX };
     for (size_t i = 0; i < 4; i++)
         for (size_t u = 0; u < 3; u++) {
-            hog_hot_stats hs;
+            hog_hot_stats hs = { .size = sizeof hs };
             o.hot_count = ks[i];
             o.update = um[u];
             o.hot_stats = &hs;
@@ -568,7 +568,7 @@ Test(threads, hot_one_thread_folding_inside_epochs)
     hog_model *ref = train(d, &o);
     o.hot_count = HOG_HOT_AUTO;
     o.sync_every = 4096;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     hog_model *m = train(d, &o);
     cr_expect_eq(hs.folds, 3 * ((hog_data_rows(d) + 4095) / 4096));
@@ -618,7 +618,7 @@ Test(threads, hot_fold_rule_by_hand)
     o.threads = 2;
     o.oversubscribe = 1;
     o.hot_count = 1;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     /* epoch 1: w0 = 0 + 0.1 * 1 * 1 = 0.1, w1 = 0 + 0.1 * 3 * 2 = 0.6,
      * fold (0.1 + 0.6) / 2 = 0.35 (a sum of the deltas would give 0.7);
@@ -743,7 +743,7 @@ Test(threads, hot_private_views_are_deterministic, .timeout = 60)
     o.oversubscribe = 1;
     o.hot_count = hog_data_features(d);
     o.sync_every = 32;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     hog_model *a = train(d, &o);
     cr_assert_eq(hs.hot_features, hog_data_features(d));

@@ -243,7 +243,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = threads;
         o.validation = valid;
-        hog_valid_stats vs;
+        hog_valid_stats vs = { .size = sizeof vs };
         o.valid_stats = &vs;
         hog_model *e = train(noisy, &o);
         cr_assert(vs.early_stopped && vs.classes_stopped >= 1,

@@ -227,7 +227,7 @@ Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
         o.progress = th_on_prog;
         o.progress_ctx = &pa;
         hog_model *a = train_mem(f, &o);
-        hog_stream_stats ss;
+        hog_stream_stats ss = { .size = sizeof ss };
         o.progress_ctx = &pb;
         hog_model *b = train_stream(f, &o, &ss);
         cr_assert_gt(ss.slots, 1);
@@ -320,7 +320,7 @@ Test(stream, serial_windowed_order_equals_in_memory_replay)
     o.seed = 21;
     /* A ring of 6 buffers (plus the row order): windows of 3 chunks. */
     o.mem_budget = 6 * chunk + chunk / 2;
-    hog_stream_stats ss;
+    hog_stream_stats ss = { .size = sizeof ss };
     hog_model *a = train_stream(f, &o, &ss);
     cr_assert_eq(ss.window, 3, "window %u", ss.window);
     cr_assert_lt(ss.window, nc);
@@ -366,7 +366,7 @@ Test(stream, forced_uring_failure_falls_back_and_names_the_cause)
         hog_stream *s;
         hog_err err;
         cr_assert_eq(hog_stream_open(f, &o, &s, &err), HOG_OK, "%s", err.msg);
-        hog_stream_stats st;
+        hog_stream_stats st = { .size = sizeof st };
         hog_stream_get_stats(s, &st);
         cr_assert_str_eq(st.backend, "pread");
         cr_assert_eq(l.n, 1, "one line");
@@ -637,7 +637,7 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
     o.threads = 1;
     o.log = NULL;
     hog_model *a = train_mem(hgb, &o);
-    hog_stream_stats ss;
+    hog_stream_stats ss = { .size = sizeof ss };
     hog_model *b = train_stream(hgb, &o, &ss);
     cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
     const double *ca, *cb;
@@ -741,7 +741,7 @@ Test(threads, streamed_hogwild_one_thread_whole_file_equals_serial)
         o.threads = 1;
         o.update = modes[i];
         o.oversubscribe = 1;
-        hog_stream_stats ss;
+        hog_stream_stats ss = { .size = sizeof ss };
         hog_model *b = train_stream(f, &o, &ss);
         cr_assert_eq(ss.window, ss.slots);
         assert_same_weights(a, b, "hogwild, 1 thread");
@@ -776,7 +776,7 @@ Test(threads, streamed_hogwild_two_threads_learns_like_in_memory)
     hog_io_backend ios[] = { HOG_IO_AUTO, HOG_IO_PREAD };
     for (int i = 0; i < 2; i++) {
         o.io = ios[i];
-        hog_stream_stats ss;
+        hog_stream_stats ss = { .size = sizeof ss };
         hog_model *b = train_stream(f, &o, &ss);
         cr_assert_eq(ss.window, 4, "window %u", ss.window);
         double la = 0, lb = 0;

@@ -74,7 +74,7 @@ static void json_weights(struct hog_json *j, const struct train_report *r)
 /* "hashing": how the training set's features were hashed (null: not). */
 static void json_hashing(struct hog_json *j, const hog_data *d)
 {
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(d, &h);
     if (!h.bits) {
         hog_json_null(j, "hashing");

@@ -722,7 +722,7 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
     if (secs)
         *secs = t;
     if (s == HOG_OK && !quiet) {
-        hog_hashing h;
+        hog_hashing h = { .size = sizeof h };
         hog_data_hashing(*out, &h);
         char hb[160];
         hog_cli_hashing(hb, sizeof hb, &h);
@@ -795,7 +795,7 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
     lo->interactions = hog_model_interactions(*m);
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(*d, &h);
     if (h.bits != bits || (bits && h.seed != seed))
         return hog_errf(err, HOG_EINVAL,

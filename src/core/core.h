@@ -278,6 +278,18 @@ double hog_rng_normal(struct hog_rng *r);
 void hog_shuffle_u64(struct hog_rng *r, uint64_t *a, uint64_t n);
 void hog_shuffle_u32(struct hog_rng *r, uint32_t *a, uint64_t n);
 
+/* ---- results the caller allocates and sizes (outsize.c) ------------------- */
+
+/* A struct of include/hogtrain.h that starts with size_t size, the
+ * caller's sizeof. hog_out_take checks user's size (what names its type
+ * in the sentence) and makes mine, the library's full struct of full
+ * bytes, a copy of user's prefix (zeros past it, size full); the library
+ * fills mine, and hog_out_give copies back the fields within user's size,
+ * leaving the size itself as the caller set it. */
+hog_status hog_out_take(void *mine, const void *user, size_t full,
+                        const char *what, hog_err *err);
+void hog_out_give(void *user, const void *mine, size_t full);
+
 /* ---- clocks and small helpers ---------------------------------------------- */
 
 double hog_now(void); /* monotonic seconds */

@@ -669,8 +669,8 @@ hog_status hog_softmax_state_alloc(const struct hog_softmax *m,
     const size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
     st->n_weights = n;
     st->w = calloc(1, bytes);
-    st->g2 = m->g2 ? calloc(1, bytes) : NULL;
-    if (!st->w || (m->g2 && !st->g2))
+    st->adagrad_g2 = m->g2 ? calloc(1, bytes) : NULL;
+    if (!st->w || (m->g2 && !st->adagrad_g2))
         return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
                         "%u classes x %llu weights", m->k,
                         (unsigned long long)m->nw);
@@ -681,9 +681,9 @@ void hog_softmax_state_keep(const struct hog_softmax *m, const float *model_w,
                             struct hog_train_state *st)
 {
     memcpy(st->w, model_w, st->n_weights * sizeof *st->w);
-    for (uint32_t c = 0; st->g2 && c < m->k; c++)
+    for (uint32_t c = 0; st->adagrad_g2 && c < m->k; c++)
         for (uint64_t j = 0; j < m->nw; j++)
-            st->g2[c * m->nw + j] = ld(&m->g2[j]);
+            st->adagrad_g2[c * m->nw + j] = ld(&m->g2[j]);
 }
 
 hog_status hog_softmax_state_restore(struct hog_softmax *m,
@@ -693,8 +693,8 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
 {
     const uint64_t K = m->k, nw = m->nw;
     const bool ada = m->g2 != NULL;
-    if (!hog_train_state_at_epoch(r, n, after) || r->w_raw || r->stamp ||
-        r->n_weights != K * nw || (r->g2 == NULL) != !ada)
+    if (!hog_train_state_at_epoch(r, n, after) || r->w_lazy || r->stamp ||
+        r->n_weights != K * nw || (r->adagrad_g2 == NULL) != !ada)
         return hog_errf(err, HOG_EINVAL, "softmax training resumes from "
                         "its own checkpoints, written after a whole epoch "
                         "(this one is at row %llu of epoch %llu, or of "
@@ -704,7 +704,7 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
         for (uint64_t c = 0; c < K; c++)
             st(&m->w[j * K + c], r->w[c * nw + j]);
         if (ada)
-            st(&m->g2[j], r->g2[j]);
+            st(&m->g2[j], r->adagrad_g2[j]);
     }
     memcpy(model_w, r->w, K * nw * sizeof *model_w);
     return HOG_OK;

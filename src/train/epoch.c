@@ -60,6 +60,7 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
 
     hog_epoch_stats s;
     memset(&s, 0, sizeof s);
+    s.size = sizeof s;
     s.epoch = epoch;
     s.seconds = seconds;
     s.total_seconds = c->total_seconds;

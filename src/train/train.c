@@ -11,8 +11,8 @@
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  *
  * This file is the door itself, in memory (hog_train) and out of core
- * (hog_train_stream): the options taken, the holdout split, LIBLINEAR's C
- * resolved. Its parts: the options and their defaults (opts.c), their
+ * (hog_train_stream): the options taken (and the stats they point to,
+ * outs.c), the holdout split, LIBLINEAR's C resolved. Its parts: the options and their defaults (opts.c), their
  * checks (validate.c) with the model's memory (memory.c), the model and
  * the warm start (setup.c), the hooks the algorithms call after each
  * epoch (epoch.c), the run in memory (run.c) and --normalize around it
@@ -74,17 +74,12 @@ static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
     return HOG_OK;
 }
 
-hog_status hog_train_stream(const char *path, const hog_data *test,
-                            const hog_train_opts *user, hog_model **out,
-                            hog_err *err)
+/* hog_train_stream with the options taken, o's stats the front door's. */
+static hog_status train_stream(const char *path, const hog_data *test,
+                               hog_train_opts o, hog_model **out,
+                               hog_err *err)
 {
-    *out = NULL;
-    if (!path)
-        return hog_errf(err, HOG_EINVAL, "no training file");
-    hog_train_opts o;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
-        return st;
+    hog_status st;
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     if (row && !row->stream)
         return hog_errf(err, HOG_ENOTSUP,
@@ -188,15 +183,29 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     return hog_train_hand_out(st, m, out);
 }
 
-hog_status hog_train(const hog_data *train, const hog_data *test,
-                     const hog_train_opts *user, hog_model **out,
-                     hog_err *err)
+hog_status hog_train_stream(const char *path, const hog_data *test,
+                            const hog_train_opts *user, hog_model **out,
+                            hog_err *err)
 {
     *out = NULL;
+    if (!path)
+        return hog_errf(err, HOG_EINVAL, "no training file");
     hog_train_opts o;
+    struct hog_train_outs t;
     hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
+    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
         return st;
+    st = train_stream(path, test, o, out, err);
+    hog_train_outs_give(&t);
+    return st;
+}
+
+/* hog_train with the options taken, o's stats the front door's. */
+static hog_status train_in_memory(const hog_data *train, const hog_data *test,
+                                  hog_train_opts o, hog_model **out,
+                                  hog_err *err)
+{
+    hog_status st;
     /* A holdout: the rows trained on and the validation rows, copies. */
     hog_data *kept = NULL, *held = NULL;
     if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
@@ -207,5 +216,20 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
                          : hog_train_run(train, test, &o, out, err);
     hog_data_free(kept);
     hog_data_free(held);
+    return st;
+}
+
+hog_status hog_train(const hog_data *train, const hog_data *test,
+                     const hog_train_opts *user, hog_model **out,
+                     hog_err *err)
+{
+    *out = NULL;
+    hog_train_opts o;
+    struct hog_train_outs t;
+    hog_status st = hog_train_opts_take(user, &o, err);
+    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
+        return st;
+    st = train_in_memory(train, test, o, out, err);
+    hog_train_outs_give(&t);
     return st;
 }

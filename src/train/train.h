@@ -265,6 +265,28 @@ hog_status hog_train_front_end(struct hog_front *c, hog_status st,
                                const hog_train_opts *o, hog_model *m,
                                uint64_t train_rows);
 
+/* ---- the caller's stats structs (outs.c) ---------------------------------------- */
+
+/* The *_stats the caller's options point to, each filled in a full struct
+ * of the library's own and handed back within the caller's size (core's
+ * hog_out_take, hog_out_give). */
+struct hog_train_outs {
+    hog_cyclades_stats cyc;
+    hog_hot_stats hot;
+    hog_stream_stats stream;
+    hog_valid_stats valid;
+    hog_cyclades_stats *cyc_to; /* the caller's, or NULL */
+    hog_hot_stats *hot_to;
+    hog_stream_stats *stream_to;
+    hog_valid_stats *valid_to;
+};
+/* Checks the sizes of the stats o points to (HOG_EINVAL with a sentence)
+ * and points o at t's copies of them. */
+hog_status hog_train_outs_take(hog_train_opts *o, struct hog_train_outs *t,
+                               hog_err *err);
+/* Hands t's copies back to the caller's structs. */
+void hog_train_outs_give(const struct hog_train_outs *t);
+
 /* ---- stratified splits of the rows (split.c) ------------------------------------ */
 
 /* Deals the rows of d into `folds` folds, fold[i] in [0, folds): within
