@@ -346,6 +346,12 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
 typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
                                      hog_err *err);
 
+/* Exact solving across processes (docs/SCALEOUT.md): replaces buf's n
+ * values with their element-wise sum over every process, the same bits on
+ * each. A status other than HOG_OK stops training with err's message. */
+typedef hog_status (*hog_reduce_fn)(void *ctx, double *buf, uint64_t n,
+                                    hog_err *err);
+
 /* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
  * training when hog_train_opts.cyclades_stats points here. Component
  * statistics are over every batch of every partition; the _all_ ones are
@@ -564,6 +570,15 @@ typedef struct hog_train_opts {
      * labels. The caller keeps the array. */
     const double *classes;
     unsigned n_classes;
+    /* Exact solving across processes (newton, lbfgs; docs/SCALEOUT.md):
+     * when reduce is not NULL the training rows are this process's share
+     * of rows that several processes hold, each calling hog_train with
+     * the same options; every product with the data and every sum over
+     * rows (the row count n of C = 1/(l2 n) included) is added over them
+     * by reduce(), so that each process takes the same steps and returns
+     * the model of all the rows. Every process makes the same calls. */
+    hog_reduce_fn reduce;
+    void *reduce_ctx;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_opts.valid_stats). */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 /* Built with AddressSanitizer (whose shadow memory changes the resident
  * set: the tests of peak memory skip under it). */
@@ -14,7 +15,25 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define TH_ASAN 1
+/* Processes of a --world group on loopback: a port the kernel considered
+ * free a moment ago; `sh -c "exec CMD"` started with its standard output
+ * and error into log (the pid is the command's own, for kill); the exit
+ * code of pid within limit seconds (then SIGKILL, and -1). */
+unsigned th_free_port(void);
+pid_t th_spawn(const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int th_wait_for(pid_t pid, double limit);
+
 #endif
+/* Processes of a --world group on loopback: a port the kernel considered
+ * free a moment ago; `sh -c "exec CMD"` started with its standard output
+ * and error into log (the pid is the command's own, for kill); the exit
+ * code of pid within limit seconds (then SIGKILL, and -1). */
+unsigned th_free_port(void);
+pid_t th_spawn(const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int th_wait_for(pid_t pid, double limit);
+
 #endif
 
 /* Path of the decompressed real data file NAME (e.g. "a9a", "a9a.t",
@@ -111,5 +130,14 @@ struct hog_model *th_liblinear_model(const char *path, int solver, double C,
 /* The peak resident set (KiB) of sh -c cmd and what it waited for, its
  * standard output discarded; the test fails unless cmd exits with 0. */
 long th_peak_rss_kib(const char *cmd);
+
+/* Processes of a --world group on loopback: a port the kernel considered
+ * free a moment ago; `sh -c "exec CMD"` started with its standard output
+ * and error into log (the pid is the command's own, for kill); the exit
+ * code of pid within limit seconds (then SIGKILL, and -1). */
+unsigned th_free_port(void);
+pid_t th_spawn(const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int th_wait_for(pid_t pid, double limit);
 
 #endif

@@ -516,8 +516,10 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)
             if (seen[given[i].opt])
                 used |= given[i].cap;
-        if (a->net.on)
-            used |= HOG_CAP_WORLD;
+        const struct hog_algo_row *row = hog_algo_row(a->o.algo);
+        if (a->net.on) /* newton and lbfgs solve exactly, others average */
+            used |= row && (row->caps & HOG_CAP_REDUCE) ? HOG_CAP_REDUCE
+                                                        : HOG_CAP_WORLD;
         if (a->interactions[0])
             used |= HOG_CAP_INTERACTIONS;
         hog_err cap_err;

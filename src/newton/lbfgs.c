@@ -277,9 +277,7 @@ static void lbfgs_free(struct lbfgs *t)
 static hog_status setup(struct lbfgs *t, hog_err *err)
 {
     struct hog_fit *f = t->f;
-    const hog_data *d = f->train;
-    hog_status st = hog_newton_blocks_open(&t->bl, &d->m, d->n_features,
-                                           f->o->bias, f->o->threads, err);
+    hog_status st = hog_newton_open(&t->bl, f, err);
     if (st != HOG_OK)
         return st;
     uint64_t n = t->n, nw = t->nw = t->bl.nw;
@@ -298,6 +296,10 @@ static hog_status setup(struct lbfgs *t, hog_err *err)
                         (unsigned long long)n, (unsigned long long)nw, MEM);
     f->aux_bytes = t->bl.bytes + (n + (6 + 2 * MEM) * nw) * sizeof(double);
     hog_newton_targets(f, t->loss, t->y);
+    if ((st = hog_newton_count(&t->bl, t->y, n, err)) != HOG_OK)
+        return st;
+    /* the rows of every rank: C n = 1 / r */
+    t->C = 1.0 / (t->r * (double)t->bl.rows);
     return HOG_OK;
 }
 
@@ -312,7 +314,8 @@ static bool search(struct lbfgs *t, const struct point *at, double slope,
                    double a, struct point *next)
 {
     double sum[HOG_NEWTON_VEC_SUMS];
-    for (int b = 0; b < BACKTRACKS && slope < 0; b++, a *= 0.5) {
+    for (int b = 0; b < BACKTRACKS && slope < 0 && t->bl.st == HOG_OK;
+         b++, a *= 0.5) {
         vec(t, op_trial, &(struct vop){ .a = a }, sum);
         double decrease = sum[2];
         if (!(decrease < 0)) /* projected away, or lost to rounding */
@@ -370,7 +373,7 @@ static hog_status iterate(struct lbfgs *t, double t0, hog_err *err)
     vec(t, op_start, &(struct vop){ 0 }, sum);
     at.gnorm = t->lam1 > 0 ? sum[1] : sqrt(sum[0]);
     const double gnorm0 = at.gnorm, first_step = 1.0 / sqrt(sum[0]);
-    const double eps = hog_newton_rel_tol(t->loss, t->y, t->n, o->tol) *
+    const double eps = hog_newton_rel_tol(&t->bl, t->loss, o->tol) *
                        (t->lam1 > 0 ? OWLQN_TOL : 1.0);
     if (at.gnorm <= eps * gnorm0) /* tol >= 1 or a zero gradient */
         return report(t, 1, hog_now() - t0, &at, true, true, err);
@@ -415,7 +418,6 @@ hog_status hog_lbfgs_train(struct hog_fit *f, hog_err *err)
     t.loss = o->loss;
     t.n = f->train->m.rows;
     t.r = o->l1 > 0 ? o->l1 : o->l2;
-    t.C = 1.0 / (t.r * (double)t.n);
     t.lam1 = o->l1 / t.r;
     t.lam2 = o->l2 / t.r;
     t.rw = f->train->row_w;

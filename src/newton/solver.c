@@ -1,13 +1,36 @@
 /*
- * What the solvers over the products share (newton.h): the loss's
- * targets, LIBLINEAR's -e rule and the end of an iteration (the weights
- * into the model, the epoch to the front door, the answer to a cancel).
+ * What the solvers over the products share (newton.h): the blocks of the
+ * training rows, the loss's targets and the rows' counts, LIBLINEAR's -e
+ * rule and the end of an iteration (the weights into the model, the epoch
+ * to the front door, the answer to a cancel or a failed reduction).
  */
 #include "newton/newton.h"
 
 #include "core/loss.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+hog_status hog_newton_open(struct hog_newton_blocks *b,
+                           const struct hog_fit *f, hog_err *err)
+{
+    const hog_data *d = f->train;
+    hog_status st = hog_newton_blocks_open(b, &d->m, d->n_features,
+                                           f->o->bias, f->o->threads, err);
+    if (st != HOG_OK || !f->o->reduce)
+        return st;
+    b->red = malloc((b->nw + 1) * sizeof *b->red);
+    if (!b->red) {
+        hog_newton_blocks_close(b);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the products' "
+                        "all-reduce (%llu weights)",
+                        (unsigned long long)b->nw);
+    }
+    b->bytes += (b->nw + 1) * sizeof *b->red;
+    b->reduce = f->o->reduce;
+    b->reduce_ctx = f->o->reduce_ctx;
+    return HOG_OK;
+}
 
 void hog_newton_targets(const struct hog_fit *f, hog_loss loss, double *y)
 {
@@ -16,14 +39,35 @@ void hog_newton_targets(const struct hog_fit *f, hog_loss loss, double *y)
         y[i] = hog_loss_target(loss, d->label_pos, d->m.y[i]);
 }
 
-double hog_newton_rel_tol(hog_loss loss, const double *y, uint64_t n,
+hog_status hog_newton_count(struct hog_newton_blocks *b, const double *y,
+                            uint64_t n, hog_err *err)
+{
+    uint64_t pos = 0;
+    for (uint64_t i = 0; i < n; i++)
+        pos += y[i] > 0;
+    b->rows = n;
+    b->pos = pos;
+    if (!b->reduce)
+        return HOG_OK;
+    /* counts below 2^53: exact as doubles */
+    double c[2] = { (double)n, (double)pos };
+    hog_status st = b->reduce(b->reduce_ctx, c, 2, err);
+    if (st != HOG_OK)
+        return st;
+    b->rows = (uint64_t)c[0];
+    b->pos = (uint64_t)c[1];
+    if (b->rows == 0)
+        return hog_errf(err, HOG_EINVAL, "the ranks hold no training rows "
+                        "at all");
+    return HOG_OK;
+}
+
+double hog_newton_rel_tol(const struct hog_newton_blocks *b, hog_loss loss,
                           double tol)
 {
     if (!hog_loss_is_classification(loss))
         return tol;
-    uint64_t pos = 0;
-    for (uint64_t i = 0; i < n; i++)
-        pos += y[i] > 0;
+    uint64_t n = b->rows, pos = b->pos;
     uint64_t few = pos < n - pos ? pos : n - pos;
     return tol * (double)(few > 1 ? few : 1) / (double)n;
 }
@@ -44,6 +88,10 @@ static void op_model(void *ctx, uint64_t lo, uint64_t hi, double *sum)
 hog_status hog_newton_report(struct hog_fit *f, struct hog_newton_blocks *b,
                              const struct hog_newton_iter *it, hog_err *err)
 {
+    if (b->st != HOG_OK) {
+        *err = b->err;
+        return b->st;
+    }
     struct to_model m = { it->w, f->model->w };
     hog_newton_vec(b, op_model, &m, NULL);
     f->mean_loss = it->mean_loss;

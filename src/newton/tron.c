@@ -285,7 +285,8 @@ static void trpcg(struct newton *t, double delta, bool *boundary)
     double zr = vec(t, op_cg_init, &(struct vop){ 0 }, NULL);
     double stop = CG_TOL * sqrt(zr);
     uint64_t max_cg = n > 5 ? n : 5;
-    for (uint64_t it = 0; it < max_cg && sqrt(zr) > stop; it++) {
+    for (uint64_t it = 0; it < max_cg && sqrt(zr) > stop && t->bl.st == HOG_OK;
+         it++) {
         double alpha = zr / hess_vec(t, t->d, t->Hd);
         vec(t, op_cg_step, &(struct vop){ .a = alpha }, sum);
         if (sqrt(sum[0]) > delta) {
@@ -321,9 +322,7 @@ static void newton_free(struct newton *t)
 static hog_status setup(struct newton *t, hog_err *err)
 {
     struct hog_fit *f = t->f;
-    const hog_data *d = f->train;
-    hog_status st = hog_newton_blocks_open(&t->bl, &d->m, d->n_features,
-                                           f->o->bias, f->o->threads, err);
+    hog_status st = hog_newton_open(&t->bl, f, err);
     if (st != HOG_OK)
         return st;
     uint64_t n = t->n, nw = t->nw = t->bl.nw;
@@ -341,6 +340,10 @@ static hog_status setup(struct newton *t, hog_err *err)
                         (unsigned long long)nw);
     f->aux_bytes = t->bl.bytes + (4 * n + 8 * nw) * sizeof(double);
     hog_newton_targets(f, t->loss, t->y);
+    if ((st = hog_newton_count(&t->bl, t->y, n, err)) != HOG_OK)
+        return st;
+    /* the rows of every rank: C n = 1 / l2 */
+    t->C = 1.0 / (f->o->l2 * (double)t->bl.rows);
     return HOG_OK;
 }
 
@@ -350,7 +353,7 @@ static hog_status report(struct newton *t, unsigned epoch, double secs,
                          double fw, double loss, bool stop, bool converged,
                          hog_err *err)
 {
-    double cn = t->C * (double)t->n;
+    double cn = t->C * (double)t->bl.rows;
     struct hog_newton_iter it = { "Newton", t->w, epoch, secs, fw / cn,
                                   loss / cn, stop, converged };
     return hog_newton_report(t->f, &t->bl, &it, err);
@@ -367,7 +370,7 @@ static hog_status iterate(struct newton *t, double t0, hog_err *err)
     grad(t, sum);
     /* w starts at 0, so this is LIBLINEAR's |g0| */
     double gnorm0 = sqrt(sum[0]), gnorm = gnorm0;
-    const double eps = hog_newton_rel_tol(t->loss, t->y, t->n, o->tol);
+    const double eps = hog_newton_rel_tol(&t->bl, t->loss, o->tol);
     if (gnorm <= eps * gnorm0) /* tol >= 1 or a zero gradient */
         return report(t, 1, hog_now() - t0, f, loss, true, true, err);
 
@@ -431,7 +434,6 @@ hog_status hog_newton_train(struct hog_fit *f, hog_err *err)
     t.f = f;
     t.loss = f->o->loss;
     t.n = f->train->m.rows;
-    t.C = 1.0 / (f->o->l2 * (double)t.n);
     t.rw = f->train->row_w;
     hog_status st = setup(&t, err);
     if (st == HOG_OK)

@@ -36,6 +36,20 @@ static void resolve_C(hog_train_opts *o, uint64_t rows)
         hog_strengths_of_C(o->C, o->C_l1 != 0, rows, &o->l1, &o->l2);
 }
 
+/* The same where several processes solve one problem (o->reduce): n is
+ * every process's rows together. */
+static hog_status resolve_C_reduced(hog_train_opts *o, uint64_t rows,
+                                    hog_err *err)
+{
+    if (!(o->C > 0))
+        return HOG_OK;
+    double n = (double)rows; /* below 2^53: exact */
+    hog_status st = o->reduce(o->reduce_ctx, &n, 1, err);
+    if (st == HOG_OK)
+        resolve_C(o, (uint64_t)n);
+    return st;
+}
+
 /* o->holdout: the training rows split into two copies (split.c), *train
  * pointing to the rows trained on and o->validation to the rows held out
  * (o->holdout 0 from then on). Out-of-range values are the validation's
@@ -86,7 +100,7 @@ static hog_status train_stream(const char *path, const hog_data *test,
                         "the %s trainer needs the data in memory and cannot "
                         "stream it; drop --stream (or use serial or hogwild)",
                         row->title);
-    if (hog_gpu_requested(&o) || o.average)
+    if (hog_gpu_requested(&o) || o.average || o.reduce)
         return hog_errf(err, HOG_ENOTSUP,
                         "streamed training runs on this machine's CPUs in "
                         "one process; drop --stream, or --gpus / --world");
@@ -210,8 +224,12 @@ static hog_status train_in_memory(const hog_data *train, const hog_data *test,
     hog_data *kept = NULL, *held = NULL;
     if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
         return st;
-    resolve_C(&o, train ? train->m.rows : 0);
-    if ((st = hog_train_check(train, test, &o, err)) == HOG_OK)
+    uint64_t rows = train ? train->m.rows : 0;
+    if (o.reduce)
+        st = resolve_C_reduced(&o, rows, err);
+    else
+        resolve_C(&o, rows);
+    if (st == HOG_OK && (st = hog_train_check(train, test, &o, err)) == HOG_OK)
         st = o.normalize ? hog_train_normalized(train, test, &o, out, err)
                          : hog_train_run(train, test, &o, out, err);
     hog_data_free(kept);

@@ -57,6 +57,8 @@ enum hog_cap {
                                         --interactions); refused likewise */
     HOG_CAP_FTRL = 1u << 11,       /* --schedule ftrl (core/sgd.h's (z, n)
                                       in place of the weights) */
+    HOG_CAP_REDUCE = 1u << 12,     /* exact solving across processes
+                                      (hog_train_opts.reduce) */
 };
 
 struct hog_fit;

@@ -66,10 +66,19 @@ static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
         return hog_errf(err, HOG_EINVAL, "early stopping watches the "
                         "validation loss and needs a validation set (a "
                         "holdout share, or a validation data set)");
-    if (o->early_stop && o->average)
+    if (o->early_stop && (o->average || o->reduce))
         return hog_errf(err, HOG_ENOTSUP, "early stopping is not taken "
                         "across processes: each would stop at its own "
                         "epoch; drop --early-stop with --world or mpirun");
+    if (o->normalize && o->reduce)
+        return hog_errf(err, HOG_ENOTSUP, "--normalize learns its scales "
+                        "from one process's rows, and exact solving across "
+                        "processes needs the same problem on every rank; "
+                        "scale the data first, or drop --world");
+    if (o->average && o->reduce)
+        return hog_errf(err, HOG_EINVAL, "model averaging and exact solving "
+                        "across processes are two ways to combine them; "
+                        "give one");
     if (o->early_stop && (o->checkpoint || o->resume))
         return hog_errf(err, HOG_ENOTSUP, "checkpoints do not hold early "
                         "stopping's best epoch yet; drop --checkpoint and "
