@@ -217,6 +217,11 @@ int64_t hog_class_index_find(const struct hog_class_index *ix, double y);
 void hog_class_index_free(struct hog_class_index *ix);
 /* The first class of the highest of k scores. */
 uint32_t hog_scores_argmax(const double *s, uint32_t k);
+/* The K-class probabilities of row scores s (logistic models): softmax
+ * models exp(s_c) / sum, one-vs-rest sigma(s_c) / sum of sigma (LIBLINEAR's
+ * -b 1 for one-vs-rest). */
+void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
+                             double *p);
 
 /* The K scores of rows under a K-class model m. The model keeps its K
  * vectors one after another, so a row scored from them reads K lines per
