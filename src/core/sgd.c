@@ -104,6 +104,7 @@
  *
  * The pieces around this kernel, and what it shares with them: sgd_int.h.
  */
+#include "core/sgd.h"
 #include "core/sgd_int.h"
 
 #include "core/sgd_ada.h"

@@ -4,6 +4,7 @@
  * of every weight at a segment's end (through the lanes of sgd_lanes.h,
  * the same rounding as the row steps'), and the weights out and in.
  */
+#include "core/sgd.h"
 #include "core/sgd_int.h"
 
 #include "core/sgd_lanes.h"
