@@ -16,6 +16,12 @@
 
 #define HOG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For the kernels whose speed rests on the compiler seeing a whole loop
+ * (the SGD and softmax row steps, Cyclades' prefetches): inlined whatever
+ * GCC's size heuristics say. NOINLINE keeps a long pass out of a loop
+ * whose state it would push out of the vector registers. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 
 /* Fills err (if not NULL) with a printf-style message and returns s. */
 hog_status hog_errf(hog_err *err, hog_status s, const char *fmt, ...)

@@ -89,7 +89,7 @@ struct hog_sgd {
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
 
 /* S_b(u) = sign(u) max(0, |u| - b), the proximal map of b|.|_1. */
-static inline __attribute__((always_inline)) float
+static ALWAYS_INLINE float
 hog_sgd_soft_threshold(double u, double b)
 {
     if (u > b)
@@ -102,7 +102,7 @@ hog_sgd_soft_threshold(double u, double b)
 /* A weight v stamped k (pk = its segment's prefix at k) brought to step t
  * with qt_inv = 1/q_t and ct = c_t (shared schedules with l1):
  * sign(v) max(0, |v| q_k - (c_t - c_k)) / q_t. */
-static inline __attribute__((always_inline)) float
+static ALWAYS_INLINE float
 hog_sgd_prefix_catch_up(struct hog_sgd_prefix pk, float v, double qt_inv,
                         double ct)
 {
@@ -120,18 +120,18 @@ hog_sgd_prefix_catch_up(struct hog_sgd_prefix pk, float v, double qt_inv,
  * negative value into the scalar forms' +0 (and changes nothing else);
  * the prefix form's v = 0 case needs c_t >= c_k, true since c never
  * decreases. */
-static inline __attribute__((always_inline)) double hog_sgd_pos(double x)
+static ALWAYS_INLINE double hog_sgd_pos(double x)
 {
     return x > 0 ? x : 0.0;
 }
 
-static inline __attribute__((always_inline)) float
+static ALWAYS_INLINE float
 hog_sgd_soft_threshold_lanes(double u, double b)
 {
     return (float)(copysign(hog_sgd_pos(fabs(u) - b), u) + 0.0);
 }
 
-static inline __attribute__((always_inline)) float
+static ALWAYS_INLINE float
 hog_sgd_prefix_catch_up_lanes(struct hog_sgd_prefix pk, float v,
                               double qt_inv, double ct)
 {
@@ -142,7 +142,7 @@ hog_sgd_prefix_catch_up_lanes(struct hog_sgd_prefix pk, float v,
 /* AdaGrad's rate eta / sqrt(eps + g2) of a coordinate whose squared
  * gradients sum to g2, in float as the kernel keeps it (the rate is
  * stored nowhere; every catch-up recomputes it). */
-static inline __attribute__((always_inline)) double
+static ALWAYS_INLINE double
 hog_sgd_adagrad_rate(double eta, float g2)
 {
     return (float)eta / sqrtf((float)HOG_ADAGRAD_EPS + g2);

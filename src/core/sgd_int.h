@@ -33,11 +33,9 @@
 #include <math.h>
 #include <string.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
 /* The passes of the long rows' steps (sgd_ada.h, sgd.c's FTRL) are
- * functions of their own: inlined into the run loops they would compete
- * with the loops' state for the 16 vector registers. */
-#define NOINLINE __attribute__((noinline))
+ * NOINLINE (core.h), functions of their own: inlined into the run loops
+ * they would compete with the loops' state for the 16 vector registers. */
 
 /* ---- shared state, relaxed (sparse.h's loads and stores; sgd.c) ---------- */
 
