@@ -28,7 +28,10 @@
 
 /* Allocates zero weights for n_features (+1 for the bias) and the state o
  * asks for, their pages faulted in for writing by the calling thread
- * (hog_zalloc: no copy-on-write faults in the first epoch). o must be
+ * (hog_zalloc: no copy-on-write faults in the first epoch), and for train
+ * with interactions a buffer of its longest crossed row for each thread
+ * that may run the kernel at once (o->threads for Hogwild!, else one), so
+ * that the runs, which return no status, never allocate. o must be
  * validated (hog_train checks it). */
 hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
                         const hog_data *train, hog_err *err);
@@ -68,6 +71,8 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
 /* Runs count SGD steps on rows order[0..count) of d; the i-th row is segment
  * step t_first + i * t_stride (all < seg_len). Serial: t_first = position in
  * the segment, t_stride = 1. Safe to call from several threads at once.
+ * d with interactions: the data set s was made for (or rows no longer
+ * crossed).
  * With d->row_w set, row i's loss derivative is times row_w[i] (the
  * gradient of its weighted loss; a weight of 0 makes the row a no-op, and
  * weights of 1 give the unweighted run's weights bit for bit): the

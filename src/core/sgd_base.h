@@ -10,6 +10,7 @@
 #define HOG_SGD_BASE_H
 
 #include "core/core.h"
+#include "core/cross.h"
 
 #include <math.h>
 
@@ -82,8 +83,19 @@ struct hog_sgd {
      * then their r, each run wide rounded up to 8 floats, from a cache
      * line's start). One thread's: plain memory. */
     uint32_t wide;
-    const double *wide_pos;
-    float *zk;
+    /* wide > 0 takes no interactions (its run crosses no rows), so its
+     * arrays and the interactions' buffers share the words: the struct
+     * keeps its size, and the run loops, which copy it whole, their code. */
+    union {
+        struct {
+            const double *wide_pos;
+            float *zk;
+        };
+        /* wide = 0, data with interactions: a row buffer for each thread
+         * that may run the kernel at once (hog_sgd_init), taken for a run
+         * of rows */
+        struct hog_cross_bufs xbufs;
+    };
 };
 
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */
