@@ -47,6 +47,11 @@ const char *th_write(const char *dir, const char *name, const char *text,
                      size_t len);
 /* Path of the built hogtrain command (HOGTRAIN_BIN). */
 const char *th_bin(void);
+/* Whether path names something (stat succeeds). */
+int th_exists(const char *path);
+/* A loopback TCP port the kernel considered free a moment ago (bind to
+ * port 0), so that concurrent test runs do not collide. */
+unsigned th_free_port(void);
 /* Runs a shell command; returns its exit status (-1 when it did not exit),
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)
