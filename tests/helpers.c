@@ -263,6 +263,12 @@ void th_on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     }
 }
 
+int th_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
 /* ---- processes of a --world group on loopback ---------------------------- */
 
 unsigned th_free_port(void)

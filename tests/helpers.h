@@ -15,25 +15,7 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define TH_ASAN 1
-/* Processes of a --world group on loopback: a port the kernel considered
- * free a moment ago; `sh -c "exec CMD"` started with its standard output
- * and error into log (the pid is the command's own, for kill); the exit
- * code of pid within limit seconds (then SIGKILL, and -1). */
-unsigned th_free_port(void);
-pid_t th_spawn(const char *log, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-int th_wait_for(pid_t pid, double limit);
-
 #endif
-/* Processes of a --world group on loopback: a port the kernel considered
- * free a moment ago; `sh -c "exec CMD"` started with its standard output
- * and error into log (the pid is the command's own, for kill); the exit
- * code of pid within limit seconds (then SIGKILL, and -1). */
-unsigned th_free_port(void);
-pid_t th_spawn(const char *log, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-int th_wait_for(pid_t pid, double limit);
-
 #endif
 
 /* Path of the decompressed real data file NAME (e.g. "a9a", "a9a.t",
@@ -66,6 +48,8 @@ const char *th_write(const char *dir, const char *name, const char *text,
                      size_t len);
 /* Path of the built hogtrain command (HOGTRAIN_BIN). */
 const char *th_bin(void);
+/* Whether path names something (stat succeeds). */
+int th_exists(const char *path);
 /* Runs a shell command; returns its exit status (-1 when it did not exit),
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)

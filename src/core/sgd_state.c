@@ -12,6 +12,7 @@
 #include "core/sgd.h"
 
 #include "core/fit.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,13 +31,13 @@ void hog_train_state_free(struct hog_train_state *st)
 static void copy_out(const _Atomic float *a, float *out, uint64_t n)
 {
     for (uint64_t j = 0; j < n; j++)
-        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
+        out[j] = hog_f_load(&a[j]);
 }
 
 static void copy_in(_Atomic float *a, const float *in, uint64_t n)
 {
     for (uint64_t j = 0; j < n; j++)
-        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
+        hog_f_store(&a[j], in[j]);
 }
 
 /* FTRL-Proximal: nothing is lazy, so a checkpoint anywhere is the weights
@@ -95,13 +96,13 @@ hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
     }
     copy_out(s->w, st->w_lazy, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+        st->stamp[j] = hog_u32_load(&s->stamp[j]);
     /* bring a copy current: catch up in place, read, put the lazy state back */
     hog_sgd_catch_up_range(s, 0, nw, seg_pos);
     copy_out(s->w, st->w, nw);
     copy_in(s->w, st->w_lazy, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+        hog_u32_store(&s->stamp[j], st->stamp[j]);
     return HOG_OK;
 }
 
@@ -157,7 +158,7 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
         copy_in(s->g2, st->adagrad_g2, nw);
     copy_in(s->w, mid ? st->w_lazy : st->w, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+        hog_u32_store(&s->stamp[j], st->stamp[j]);
     return HOG_OK;
 }
 
