@@ -9,6 +9,7 @@
 
 #include "core/core.h"
 #include "gpu/gpu.h"
+#include "helpers.h"
 #include "synth.h"
 
 /* A random sparse problem labelled by a planted model: ±1 labels, or real

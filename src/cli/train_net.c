@@ -191,6 +191,9 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
     /* Shards whose largest index differs still share one feature space. */
     (*train)->n_features = v[0];
     if (exact(a)) {
+        /* named before the options were resolved (train_opts.c), for the
+         * SGD trainers' defaults; the exact solvers average nothing */
+        a->o.average = NULL;
         a->o.reduce = hog_net_reduce;
         a->o.reduce_ctx = *net;
         if (!a->quiet)
