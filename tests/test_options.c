@@ -242,3 +242,59 @@ Test(options, the_command_trains_with_the_librarys_defaults, .timeout = 120)
         cr_assert_eq(bias, o.bias);
     }
 }
+
+/* ---- the conflicts' table (src/train/conflicts.c) ------------------------ */
+
+#include "train/train.h"
+
+/* Every row of the conflicts' table, from its own example: the options
+ * and context it builds break that row and no row before it, and the walk
+ * answers with the row's status and sentence. A row added without an
+ * example, or whose predicate never holds, fails here. */
+Test(options, every_conflict_row_refuses_its_example_with_its_sentence)
+{
+    size_t n;
+    const struct hog_conflict *rows = hog_train_conflicts(&n);
+    cr_assert_gt(n, 40);
+    hog_data binary, classes;
+    memset(&binary, 0, sizeof binary);
+    binary.labels = HOG_LABELS_BINARY;
+    classes = binary;
+    classes.labels = HOG_LABELS_REAL;
+    for (size_t i = 0; i < n; i++) {
+        const struct hog_conflict *r = &rows[i];
+        cr_assert(r->options && r->hit && r->sentence && r->example,
+                  "row %zu is incomplete", i);
+        cr_assert_eq(r->detail != NULL, strstr(r->sentence, "%s") != NULL,
+                     "row %zu (%s): a detail and its %%s go together", i,
+                     r->options);
+        hog_train_opts o;
+        hog_train_opts_init(&o);
+        struct hog_conflict_ctx c;
+        memset(&c, 0, sizeof c);
+        r->example(&o, &c);
+        hog_err err;
+        cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_OK,
+                     "row %zu (%s): %s", i, r->options, err.msg);
+        c.o = &o;
+        c.train = r->data == HOG_CONFLICT_CLASSES ? &classes
+                  : r->data == HOG_CONFLICT_DATA  ? &binary
+                                                  : NULL;
+        cr_assert(r->hit(&c), "row %zu (%s): its example does not break it",
+                  i, r->options);
+        hog_err want;
+        hog_status ws = hog_conflict_refuse(r, &c, &want);
+        cr_assert_eq(ws, r->status);
+        cr_assert_eq(strstr(want.msg, "%s"), NULL, "row %zu: %s", i, want.msg);
+        hog_status st = hog_train_conflicts_check(&c, &err);
+        cr_assert_eq(st, r->status, "row %zu (%s): %s", i, r->options,
+                     err.msg);
+        cr_assert_str_eq(err.msg, want.msg, "row %zu (%s)", i, r->options);
+        /* the defaults break no row */
+        hog_train_opts_init(&o);
+        cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_OK);
+        hog_conflict_ctx_of(&c, &o, c.train, false);
+        cr_assert_eq(hog_train_conflicts_check(&c, &err), HOG_OK, "%s",
+                     err.msg);
+    }
+}

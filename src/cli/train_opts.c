@@ -590,6 +590,17 @@ static int resolve(struct train_args *a)
     hog_err e;
     if (hog_train_opts_resolve(&a->o, &e) != HOG_OK)
         return hog_cli_usage_error(cmd, "%s", e.msg);
+    /* What the options mean together: the library's table, asked before
+     * any file is read, with what the files named here will be */
+    struct hog_conflict_ctx c;
+    hog_conflict_ctx_of(&c, &a->o, NULL, a->stream);
+    c.validation = a->validation != NULL;
+    c.warm = a->init != NULL;
+    c.weighted |= a->weights || a->class_weight;
+    c.world |= a->net.on;
+    c.crossed = a->interactions[0] != 0;
+    if (hog_train_conflicts_check(&c, &e) != HOG_OK)
+        return hog_cli_usage_error(cmd, "%s", e.msg);
     return -1;
 }
 
@@ -600,9 +611,6 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(cmd, "--power applies to --schedule "
                                    "invscaling only");
-    if (a->o.epochs == 0 && !a->init)
-        return hog_cli_usage_error(cmd, "--epochs 0 trains nothing: it "
-                                   "takes --init MODEL (the model as it is)");
     if (a->init && a->model && hog_cli_same_file(a->init, a->model))
         return hog_cli_usage_error(cmd, "--init and -o name the same file");
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
@@ -621,14 +629,6 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     }
     if (seen[OPT_MODEL_FORMAT] && !a->model)
         return hog_cli_usage_error(cmd, "--model-format needs -o MODEL");
-    if (a->interactions[0] &&
-        (seen[OPT_NORMALIZE] || seen[OPT_HOT] || a->net.on))
-        return hog_cli_usage_error(cmd, "--interactions do not combine "
-                                   "with %s; drop one of the two",
-                                   seen[OPT_NORMALIZE] ? "--normalize"
-                                   : seen[OPT_HOT]     ? "--hot"
-                                                       : "averaging across "
-                                                         "processes");
     if (a->interactions[0] && (a->stream || seen[OPT_GPUS]))
         return hog_cli_usage_error(cmd, "--interactions cross the namespaces "
                                    "of Vowpal Wabbit text as in-memory rows "
@@ -684,24 +684,6 @@ static int selection_options(struct train_args *a, const unsigned char *seen)
         return hog_cli_usage_error(cmd, "--search-C sets the regularization "
                                    "from C; drop --%s (--reg l1 searches l1)",
                                    seen[OPT_L1] ? "l1" : "l2");
-    if (seen[OPT_HOLDOUT] && a->validation)
-        return hog_cli_usage_error(cmd, "--holdout and --validation both name "
-                                   "the validation rows; give one");
-    if (a->o.early_stop && !seen[OPT_HOLDOUT] && !a->validation)
-        return hog_cli_usage_error(cmd, "--early-stop watches the validation "
-                                   "loss: add --holdout F or --validation "
-                                   "FILE");
-    if (a->stream && seen[OPT_HOLDOUT])
-        return hog_cli_usage_error(cmd, "--stream cannot hold rows of the "
-                                   "file out; give --validation FILE instead "
-                                   "of --holdout");
-    if (a->o.early_stop && a->net.on)
-        return hog_cli_usage_error(cmd, "--early-stop works in one process "
-                                   "only (each rank would stop at its own "
-                                   "epoch)");
-    if (a->o.early_stop && (a->o.checkpoint || a->o.resume))
-        return hog_cli_usage_error(cmd, "--early-stop does not combine with "
-                                   "--checkpoint or --resume yet");
     if (!a->cv)
         return -1;
     const char *not_with = a->stream                  ? "--stream"

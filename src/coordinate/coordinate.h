@@ -21,10 +21,6 @@
 #include "core/sparse.h"
 #include "pool/pool.h"
 
-/* Checks the options that matter to scd and dcd (loss, regularization,
- * update mode): HOG_EINVAL with a sentence when they do not fit. */
-hog_status hog_coord_validate(const hog_train_opts *o, hog_err *err);
-
 /* Primal stochastic coordinate descent (shotgun-parallel): squared loss
  * (Lasso, ridge, elastic net) and logistic loss with L1 and/or L2. */
 hog_status hog_scd_train(struct hog_fit *f, hog_err *err);

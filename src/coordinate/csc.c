@@ -24,43 +24,6 @@
 
 /* ---- options ------------------------------------------------------------- */
 
-hog_status hog_coord_validate(const hog_train_opts *o, hog_err *err)
-{
-    if (o->algo == HOG_ALGO_DCD) {
-        if (o->loss == HOG_LOSS_SQUARED)
-            return hog_errf(err, HOG_EINVAL,
-                            "--algo dcd solves the hinge, sqhinge and "
-                            "logistic losses; for the squared loss use "
-                            "--algo scd");
-        if (o->l1 != 0.0)
-            return hog_errf(err, HOG_EINVAL,
-                            "--algo dcd solves L2-regularized problems "
-                            "only (l1 = %g); for L1 use --algo scd",
-                            o->l1);
-        if (!(o->l2 > 0))
-            return hog_errf(err, HOG_EINVAL,
-                            "--algo dcd needs l2 > 0 (its dual has C = "
-                            "1 / (l2 n))");
-        if (o->update != HOG_UPDATE_NONE && o->update != HOG_UPDATE_ATOMIC)
-            return hog_errf(err, HOG_EINVAL,
-                            "--algo dcd updates w either wild (none) or "
-                            "atomic, not %s",
-                            o->update == HOG_UPDATE_STRIPED ? "striped"
-                                                            : "mutex");
-        return HOG_OK;
-    }
-    if (o->loss != HOG_LOSS_SQUARED && o->loss != HOG_LOSS_LOGISTIC)
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo scd solves the squared and logistic "
-                        "losses; for the %s loss use --algo dcd",
-                        hog_loss_name(o->loss));
-    if (o->update != HOG_UPDATE_NONE)
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo scd always adds to the shared margins "
-                        "atomically; --update does not apply to it");
-    return HOG_OK;
-}
-
 /* ---- the transpose ------------------------------------------------------------- */
 
 struct tjob {

@@ -82,11 +82,6 @@ hog_status hog_gpu_opts_from(const hog_train_opts *o, struct hog_gpu_opts *g,
                         "--gpu-batch %u: at most 2^30 rows per step",
                         (unsigned)g->batch);
     g->sync_every = o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC;
-    if (g->step == HOG_GPU_STEP_HOGWILD && o->schedule == HOG_SCHED_ADAGRAD)
-        return hog_errf(err, HOG_EINVAL,
-                        "the GPU hogwild step runs the constant and "
-                        "invscaling schedules; use --gpu-step minibatch "
-                        "for adagrad");
     return HOG_OK;
 }
 

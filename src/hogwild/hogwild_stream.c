@@ -92,15 +92,6 @@ static void window_job(void *arg, unsigned tid, unsigned T)
 hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
-    if (o->replicas != HOG_REPLICAS_SHARED)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "streamed Hogwild! trains one shared model; drop "
-                        "--replicas (or --stream)");
-    if (o->hot_count)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "streamed Hogwild! has no hot-feature replicas (they "
-                        "remap the whole data set's indices); drop --hot (or "
-                        "--stream)");
     hog_stream *st = f->stream;
     const struct hog_hgb_info *in = hog_stream_info(st);
     const uint64_t nc = in->n_chunks, W = hog_stream_window(st);

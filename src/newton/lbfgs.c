@@ -428,17 +428,3 @@ hog_status hog_lbfgs_train(struct hog_fit *f, hog_err *err)
     return st;
 }
 
-hog_status hog_lbfgs_validate(const hog_train_opts *o, hog_err *err)
-{
-    if (o->loss == HOG_LOSS_HINGE)
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo lbfgs needs a loss with a continuous "
-                        "derivative (logistic, sqhinge or squared); for the "
-                        "hinge loss use --algo dcd");
-    if (!(o->l1 > 0) && !(o->l2 > 0))
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo lbfgs needs l2 > 0 (or --C: l2 = 1 / (C n)) "
-                        "or l1 > 0: without regularization the minimum may "
-                        "be at infinity");
-    return HOG_OK;
-}

@@ -33,18 +33,10 @@
 #include "core/sparse.h"
 #include "pool/pool.h"
 
-/* Checks the options that matter to newton (loss, regularization):
- * HOG_EINVAL with a sentence when they do not fit. */
-hog_status hog_newton_validate(const hog_train_opts *o, hog_err *err);
-
 /* Trust-region Newton (tron.c): L2-regularised logistic, squared hinge or
  * squared loss; stops on LIBLINEAR's relative gradient norm (o->tol) or
  * after o->epochs Newton iterations. */
 hog_status hog_newton_train(struct hog_fit *f, hog_err *err);
-
-/* The same for --algo lbfgs: a smooth loss (not hinge) with l2 > 0 or
- * l1 > 0. */
-hog_status hog_lbfgs_validate(const hog_train_opts *o, hog_err *err);
 
 /* L-BFGS, or OWL-QN when l1 > 0 (lbfgs.c): logistic, squared hinge or
  * squared loss with L1 and/or L2; stops on LIBLINEAR's -e rule (o->tol)

@@ -442,19 +442,3 @@ hog_status hog_newton_train(struct hog_fit *f, hog_err *err)
     return st;
 }
 
-hog_status hog_newton_validate(const hog_train_opts *o, hog_err *err)
-{
-    if (o->loss == HOG_LOSS_HINGE)
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo newton needs a loss with a second "
-                        "derivative (logistic, sqhinge or squared); for the "
-                        "hinge loss use --algo dcd");
-    if (o->l1 != 0.0)
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo newton solves L2-regularized problems only "
-                        "(l1 = %g); for L1 use --algo scd", o->l1);
-    if (!(o->l2 > 0))
-        return hog_errf(err, HOG_EINVAL,
-                        "--algo newton needs l2 > 0 (or --C: l2 = 1 / (C n))");
-    return HOG_OK;
-}

@@ -46,10 +46,6 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
                                 hog_err *err)
 {
     *out = NULL;
-    if (o->warm_start)
-        return hog_errf(err, HOG_ENOTSUP, "--normalize with --init: the "
-                        "model's weights are in the raw features' units; "
-                        "drop one of them");
     uint64_t nf = train->n_features;
     float *inv = malloc((nf ? nf : 1) * sizeof *inv);
     if (!inv)

@@ -44,13 +44,6 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
     hog_status st;
     const bool gpu = hog_gpu_requested(&o);
     const struct hog_algo_row *row = hog_algo_row(o.algo);
-    /* The table's check (in validate) refuses averaging with an algorithm
-     * that does not take part; the GPU trainer does not either. */
-    if (o.average && gpu)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "the GPU trainer does not take part in model "
-                        "averaging across processes yet; use --algo serial "
-                        "or hogwild");
 
     /* Row and class weights, combined once; the algorithms and the
      * training-set metrics see them on this view of the data. */

@@ -95,31 +95,15 @@ static hog_status train_stream(const char *path, const hog_data *test,
 {
     hog_status st;
     const struct hog_algo_row *row = hog_algo_row(o.algo);
-    if (row && !row->stream)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "the %s trainer needs the data in memory and cannot "
-                        "stream it; drop --stream (or use serial or hogwild)",
-                        row->title);
-    if (hog_gpu_requested(&o) || o.average || o.reduce)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "streamed training runs on this machine's CPUs in "
-                        "one process; drop --stream, or --gpus / --world");
-    if (o.checkpoint || o.resume)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "streamed training does not write or resume "
-                        "checkpoints yet; drop --stream to use them");
-    if (hog_train_weighted(&o))
-        return hog_errf(err, HOG_ENOTSUP,
-                        "streamed training does not take row or class "
-                        "weights yet (class weights need every row's label "
-                        "before the first step); drop --stream to train the "
-                        "weighted rows in memory");
+    /* what streaming does not combine with is the conflicts' table's:
+     * the rows about options alone before the file is opened, all of
+     * them against its header below (hog_train_validate_stream) */
+    struct hog_conflict_ctx cc;
+    hog_conflict_ctx_of(&cc, &o, NULL, true);
+    if ((st = hog_train_conflicts_check(&cc, err)) != HOG_OK)
+        return st;
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
-    if (o.holdout > 0)
-        return hog_errf(err, HOG_ENOTSUP, "streamed training cannot hold "
-                        "rows out of the file; give a validation set of "
-                        "its own instead of a holdout");
 
     struct hog_stream_opts so;
     hog_stream_opts_init(&so);
@@ -154,11 +138,9 @@ static hog_status train_stream(const char *path, const hog_data *test,
     uint64_t *class_rows = NULL;
     uint32_t k = 0;
     const bool multi = hog_train_is_multiclass(&o, &hd);
-    if (o.normalize)
-        st = hog_errf(err, HOG_ENOTSUP,
-                      "--normalize learns the scales in a pass over the "
-                      "data in memory; drop --stream, or scale %s first",
-                      path);
+    resolve_C(&o, hd.m.rows);
+    if ((st = hog_train_validate_stream(&o, &hd, err)) != HOG_OK)
+        ;
     else if (multi && (st = hog_train_stream_classes(stream, &o, &classes,
                                                      &class_rows, &k,
                                                      err)) != HOG_OK)
@@ -166,9 +148,7 @@ static hog_status train_stream(const char *path, const hog_data *test,
     else if (multi && k < 3)
         st = hog_errf(err, HOG_EINVAL, "the labels of %s take %u values "
                       "only: not K classes", path, k);
-    else if ((resolve_C(&o, hd.m.rows),
-              st = hog_train_validate(&o, &hd, err)) == HOG_OK &&
-             (st = hog_train_new_model(&hd, &o, &m, err)) == HOG_OK &&
+    else if ((st = hog_train_new_model(&hd, &o, &m, err)) == HOG_OK &&
              (!multi ||
               ((st = hog_model_set_classes(m, k, classes, o.multiclass,
                                            err)) == HOG_OK &&

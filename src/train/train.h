@@ -17,9 +17,14 @@ hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
                                hog_err *err);
 
 /* Checks o against the training data: a sentence in err and HOG_EINVAL
- * when an option is out of range or does not fit the labels. */
+ * when an option is out of range or does not fit the labels. The one
+ * place validation happens: the algorithms' table, the conflicts' table
+ * (conflicts.c), then the data. _stream: train is a streamed file's
+ * header (hog_train_stream). */
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err);
+hog_status hog_train_validate_stream(const hog_train_opts *o,
+                                     const hog_data *train, hog_err *err);
 
 /* A classification loss on labels with more than two values: K classes. */
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
@@ -30,6 +35,54 @@ bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
  * command's default schedule where they do (docs/TRAINING.md, "The
  * default"). */
 bool hog_train_ftrl_runs(const hog_train_opts *o);
+
+/* ---- the conflicts between options (conflicts.c) ------------------------------ */
+
+/* What a conflict may depend on beyond the resolved options. The library
+ * fills it from the options (hog_conflict_ctx_of); the command, before it
+ * reads any file, from its flags (--validation FILE, --init, --weights,
+ * --world, --stream). */
+struct hog_conflict_ctx {
+    const hog_train_opts *o;
+    const hog_data *train; /* NULL: not read yet; the rows about data pass */
+    bool stream;           /* out of core (hog_train_stream) */
+    bool validation;       /* a validation set is given */
+    bool warm;             /* a warm start is given */
+    bool weighted;         /* row or class weights */
+    bool world;            /* several processes: the model averaged, or
+                              one problem solved exactly (reduce) */
+    bool crossed;          /* the rows are crossed (--interactions) */
+};
+
+/* What a row needs to know besides the options: the test gives data of
+ * that kind to its example. */
+enum hog_conflict_data {
+    HOG_CONFLICT_OPTIONS, /* the options (and the context's flags) alone */
+    HOG_CONFLICT_DATA,    /* the data read, any */
+    HOG_CONFLICT_CLASSES, /* the data read, with K classes */
+};
+
+struct hog_conflict {
+    const char *options;   /* the options involved: "holdout, validation" */
+    hog_status status;     /* HOG_EINVAL, or HOG_ENOTSUP for "not yet" */
+    bool (*hit)(const struct hog_conflict_ctx *c);
+    enum hog_conflict_data data;
+    const char *sentence;  /* what the user reads; one %s where detail */
+    const char *(*detail)(const struct hog_conflict_ctx *c, char *buf,
+                          size_t len);
+    /* options (from hog_train_opts_init) and context that break the row
+     * and no row before it: tests/test_options.c */
+    void (*example)(hog_train_opts *o, struct hog_conflict_ctx *c);
+};
+
+const struct hog_conflict *hog_train_conflicts(size_t *n);
+void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
+                         const hog_data *train, bool stream);
+/* The first row that holds, as its sentence in err; HOG_OK when none. */
+hog_status hog_train_conflicts_check(const struct hog_conflict_ctx *c,
+                                     hog_err *err);
+hog_status hog_conflict_refuse(const struct hog_conflict *r,
+                               const struct hog_conflict_ctx *c, hog_err *err);
 
 /* ---- the algorithms' table (algos.c) ----------------------------------------- */
 
