@@ -165,7 +165,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (vst != HOG_OK)
         return vst;
     /* GPU replicas are a trainer of their own (o->algo unused). */
-    if (!hog_gpu_requested(o)) {
+    if (!hog_train_gpu_replicas(o)) {
         unsigned used = hog_train_opts_caps(o);
         /* one-vs-rest spreads the classes over the threads of any
          * algorithm */
@@ -231,7 +231,7 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                         train->n_pos ? train->label_pos : train->label_neg);
     }
     if (hog_train_weighted(o)) {
-        if (hog_gpu_requested(o))
+        if (hog_train_gpu_replicas(o))
             return hog_errf(err, HOG_ENOTSUP,
                             "the GPU trainer does not take row or class "
                             "weights yet; drop --gpus (every CPU algorithm "
