@@ -31,6 +31,7 @@
 #   mkdir -p .gpudata
 #   cp ../shared/data/news20.binary.train.svm.xz \
 #      ../shared/data/news20.binary.test.svm.xz .gpudata/     # 25 MB
+#   cp ../shared/data/a9a.xz .gpudata/    # step 7's tests (newton_gpu_device)
 #   run: command "sh bench/gpu_check.sh", carry [".gpudata"], timeout 540
 #
 # Without .gpudata the tests use synthetic stand-ins and the bench runs on
