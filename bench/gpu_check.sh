@@ -17,6 +17,12 @@
 #      the default schedule, plain and with hot replicas), Cyclades, each
 #      next to the control, and dual CD, with the time that is left (also
 #      without a device); CPU_CURVE_ONLY=1 runs the build and this alone
+#   7. --algo newton and lbfgs with --gpus (issue 39): the suites
+#      newton_gpu and newton_gpu_device, then on news20.binary (when
+#      carried) and a generated 500k-row set the final objective with
+#      --gpus 0 (and 0,0: two shards) against the CPU on every core,
+#      within 1e-6 relative, and both times; NEWTON_ONLY=1 runs the build
+#      and this alone (about 3 minutes)
 #
 # The device machine has no ../shared and no network. news20.binary rides
 # along compressed in .gpudata/ (gitignored), passed with the device tool's
@@ -25,6 +31,7 @@
 #   mkdir -p .gpudata
 #   cp ../shared/data/news20.binary.train.svm.xz \
 #      ../shared/data/news20.binary.test.svm.xz .gpudata/     # 25 MB
+#   cp ../shared/data/a9a.xz .gpudata/    # step 7's tests (newton_gpu_device)
 #   run: command "sh bench/gpu_check.sh", carry [".gpudata"], timeout 540
 #
 # Without .gpudata the tests use synthetic stand-ins and the bench runs on
@@ -133,6 +140,61 @@ echo "nvcc units compiled by this run: $(grep -c NVCC "$WORK/build.log")"
 ls -la build/hogtrain build/libhogtrain.so.* build/libhogtrain-cuda.so | sed 's/^/  /'
 ./build/hogtrain topo | sed -n '/^GPUs/,$p'
 
+# Step 7: the exact solvers with their products on the GPU. Each run's
+# final objective and time come from its --json report; the GPU's must be
+# within 1e-6 relative of the CPU's (all cores, the blocks on the pool).
+json_num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | tail -1 | sed 's/.*: *//'; }
+newton_run() { # name file algo loss gpus -> prints "objective seconds"
+  j="$WORK/newton-$1-$3-$4-$(echo "$5" | tr , _).json"
+  g=""; [ "$5" != cpu ] && g="--gpus $5"
+  t=""; [ "$5" = cpu ] && t="--threads $JOBS"
+  if timeout $(( $(left) > 120 ? 120 : $(left) )) ./build/hogtrain train -q \
+       --algo "$3" --loss "$4" --C 1 --tol 1e-4 $g $t --json "$j" "$2" \
+       -o "$WORK/newton.hgm" >"$j.log" 2>&1; then
+    echo "$(json_num "$j" objective) $(json_num "$j" total_seconds)"
+  else
+    echo "failed: $(tail -1 "$j.log")" >&2; echo "nan nan"
+  fi
+}
+newton_check() {
+  step "newton and lbfgs with --gpus: tests"
+  env $TEST_ENV timeout $(( $(left) > 150 ? 150 : $(left) )) \
+    build/hogtrain-tests --filter='newton_gpu*/*' --verbose \
+    >"$WORK/newton-tests.log" 2>&1 || fail "newton_gpu tests"
+  grep -E '^\[(PASS|FAIL|SKIP|CRASH)|^newton_gpu_device:' \
+    "$WORK/newton-tests.log" | grep -v 'Test is disabled'
+  step "newton and lbfgs with --gpus: objective and time against the CPU"
+  sets=""
+  if [ -f "$DATA/news20.binary.train.svm.xz" ]; then
+    [ -f "$WORK/news20.binary.train.svm" ] || xz -dc \
+      "$DATA/news20.binary.train.svm.xz" >"$WORK/news20.binary.train.svm"
+    sets="news20:$WORK/news20.binary.train.svm"
+  fi
+  [ -f "$WORK/gen500k.svm" ] || ./build/hogtrain gen -q --rows 500000 \
+    --features 1000000 --nnz 64 --seed 3 -o "$WORK/gen500k.svm"
+  sets="$sets gen500k:$WORK/gen500k.svm"
+  printf '%-8s %-6s %-8s %-5s %18s %10s %18s %10s %9s\n' set algo loss gpus \
+    objective_gpu secs_gpu objective_cpu secs_cpu rel_diff
+  for s in $sets; do
+    name=${s%%:*}; file=${s#*:}
+    for run in newton:logistic:0 newton:sqhinge:0 lbfgs:logistic:0 \
+               newton:logistic:0,0; do
+      [ "$(left)" -lt 40 ] && { echo "out of time"; break 2; }
+      algo=${run%%:*}; rest=${run#*:}; loss=${rest%%:*}; gpus=${rest#*:}
+      set -- $(newton_run "$name" "$file" "$algo" "$loss" cpu)
+      oc=$1; tc=$2
+      set -- $(newton_run "$name" "$file" "$algo" "$loss" "$gpus")
+      og=$1; tg=$2
+      rel=$(awk -v a="$oc" -v b="$og" 'BEGIN { d = a - b; if (d < 0) d = -d;
+            if (a != a || b != b || a == 0) print "nan"; else printf "%.2g", d / (a < 0 ? -a : a) }')
+      printf '%-8s %-6s %-8s %-5s %18s %10s %18s %10s %9s\n' "$name" "$algo" \
+        "$loss" "$gpus" "$og" "$tg" "$oc" "$tc" "$rel"
+      awk -v r="$rel" 'BEGIN { exit !(r != "nan" && r + 0 <= 1e-6) }' \
+        || fail "$name $algo $loss --gpus $gpus: objective off by $rel"
+    done
+  done
+}
+
 # CPU_CURVE_ONLY=1: the build and the CPU scaling curve, nothing else.
 if [ "${CPU_CURVE_ONLY:-0}" = 1 ]; then
   cpu_curve
@@ -143,6 +205,13 @@ fi
 # The tests read news20.binary from .gpudata (decompressed once under build/).
 TEST_ENV="HOGTRAIN_BIN=$ROOT/build/hogtrain HOGTRAIN_DATA=$DATA HOGTRAIN_TEST_TMP=$ROOT/build/testdata"
 mkdir -p build/testdata
+
+# NEWTON_ONLY=1: the build and step 7, nothing else.
+if [ "${NEWTON_ONLY:-0}" = 1 ]; then
+  newton_check
+  step "done in $(elapsed) s: $( [ $FAIL = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $FAIL
+fi
 
 step "GPU tests"
 env $TEST_ENV timeout $(( $(left) > 200 ? 200 : $(left) )) \
@@ -157,6 +226,8 @@ if ./build/hogtrain topo | grep -q '^GPUs        none'; then
   step "done in $(elapsed) s: NO DEVICE"
   exit 1
 fi
+
+newton_check
 
 step "GPU bench: news20.binary"
 if [ -f "$DATA/news20.binary.train.svm.xz" ] && [ "$(left)" -gt 30 ]; then

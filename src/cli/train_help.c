@@ -193,7 +193,8 @@ static void help(FILE *f)
           "GPUs (see docs/GPU.md):\n"
           "      --gpus G           all, none (default) or device numbers like 0,1\n"
           "                         (after CUDA_VISIBLE_DEVICES; a number twice is\n"
-          "                         two replicas on that GPU)\n"
+          "                         two replicas on that GPU); with --algo newton\n"
+          "                         or lbfgs: their products X v and X^T u there\n"
           "      --gpu-step S       minibatch (cuSPARSE, deterministic; default) or\n"
           "                         hogwild (a warp per row, atomic adds)\n", f);
     fprintf(f, "      --gpu-batch N      rows per replica per step (default %u)\n",

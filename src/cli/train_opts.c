@@ -483,15 +483,20 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
                                        hog_cli_algo_name(a->o.algo));
         a->o.algo = HOG_ALGO_CYCLADES;
     }
-    bool gpus = hog_gpu_requested(&a->o);
+    /* --gpus: GPU replicas, or the products of an algorithm that runs
+     * them there (the table's HOG_CAP_GPU: newton, lbfgs) */
+    bool gpus = hog_train_gpu_replicas(&a->o);
     if (!gpus && (seen[OPT_GPU_STEP] || seen[OPT_GPU_BATCH]))
-        return hog_cli_usage_error(cmd, "--%s applies to GPU training only "
-                                   "(add --gpus)",
+        return hog_cli_usage_error(cmd, "--%s applies to GPU replicas only "
+                                   "(--gpus without --algo, or with --algo "
+                                   "newton or lbfgs their products)",
                                    seen[OPT_GPU_STEP] ? "gpu-step"
                                                       : "gpu-batch");
     if (gpus && seen[OPT_ALGO])
-        return hog_cli_usage_error(cmd, "--gpus trains GPU replicas; it "
-                                   "does not combine with --algo");
+        return hog_cli_usage_error(cmd, "--gpus trains GPU replicas, or runs "
+                                   "the products of --algo newton and lbfgs; "
+                                   "it does not combine with --algo %s",
+                                   hog_cli_algo_name(a->o.algo));
     /* What the algorithm accepts: the library's table (src/train/algos.c),
      * asked with the options typed here as well as those the library sees
      * in the values, so that `--update none --algo serial` and the knobs
@@ -560,7 +565,7 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
 static int sync_every_options(const struct train_args *a,
                               const unsigned char *seen)
 {
-    bool gpus = hog_gpu_requested(&a->o);
+    bool gpus = hog_train_gpu_replicas(&a->o);
     bool cpu_replicas = a->o.algo == HOG_ALGO_HOGWILD &&
                         a->o.replicas != HOG_REPLICAS_SHARED;
     bool hot_folds = a->o.algo == HOG_ALGO_HOGWILD && a->o.hot_count;

@@ -10,6 +10,7 @@
 #include "core/core.h"
 
 struct hog_train_state;
+struct hog_products_ops;
 
 /* epoch_end's answer when the front door ends training after this epoch
  * (early stopping on the validation loss): not a failure. A trainer treats
@@ -91,6 +92,9 @@ struct hog_fit {
     /* One-vs-rest of a stream: the training rows of each class, counted
      * by the class pass (NULL: counted from f->train's labels). */
     const uint64_t *class_rows;
+    /* The exact solvers' products on devices (core/products.h), set by
+     * the front door when --gpus asks for them; NULL: on the CPUs. */
+    const struct hog_products_ops *products;
 };
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.

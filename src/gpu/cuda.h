@@ -121,6 +121,41 @@ hog_status hog_cuda_weights(hog_cuda_trainer *t, float *w, hog_err *err);
 /* True when the shards are streamed each epoch. */
 bool hog_cuda_streaming(const hog_cuda_trainer *t);
 
+/* ---- products for the exact solvers (spmv.cu) ------------------------------ */
+
+/* One device's shard of the rows as uploaded: a CSR with local offsets
+ * (off[0] == 0) over cols columns (the bias a column of its own), values
+ * as doubles (the data's floats, exactly), so that the products are
+ * computed in double as the CPU's are. cuSPARSE's 32-bit indices: rows,
+ * cols and nnz below 2^31. */
+struct hog_cuda_csr {
+    int dev;
+    uint32_t rows, cols;
+    uint64_t nnz;
+    const int32_t *off; /* rows + 1 */
+    const int32_t *col; /* nnz */
+    const double *val;  /* nnz */
+};
+
+typedef struct hog_cuda_spmv hog_cuda_spmv;
+
+/* Uploads the shard and makes its transpose on the device; the host
+ * arrays may be freed on return. */
+hog_status hog_cuda_spmv_open(const struct hog_cuda_csr *a,
+                              hog_cuda_spmv **out, hog_err *err);
+void hog_cuda_spmv_close(hog_cuda_spmv *s);
+/* Queues t = A v (v: cols doubles, read before the call returns; t: rows
+ * doubles, written by hog_cuda_spmv_wait). One product in flight at a
+ * time per shard. */
+hog_status hog_cuda_spmv_xv(hog_cuda_spmv *s, const double *v, double *t,
+                            hog_err *err);
+/* Queues out = A^T c, or (A.*A)^T c with squares (c: rows doubles, read
+ * before the call returns; out: cols doubles, written by the wait). */
+hog_status hog_cuda_spmv_xtc(hog_cuda_spmv *s, const double *c, bool squares,
+                             double *out, hog_err *err);
+/* Waits for the queued product and copies its result where it was asked. */
+hog_status hog_cuda_spmv_wait(hog_cuda_spmv *s, hog_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,4 +23,9 @@ const struct hog_cuda_plugin hog_cuda_plugin = {
     .average = hog_cuda_average,
     .weights = hog_cuda_weights,
     .streaming = hog_cuda_streaming,
+    .spmv_open = hog_cuda_spmv_open,
+    .spmv_close = hog_cuda_spmv_close,
+    .spmv_xv = hog_cuda_spmv_xv,
+    .spmv_xtc = hog_cuda_spmv_xtc,
+    .spmv_wait = hog_cuda_spmv_wait,
 };

@@ -163,3 +163,39 @@ bool hog_cuda_streaming(const hog_cuda_trainer *tr)
     const struct hog_cuda_plugin *t = plugin(NULL);
     return t && tr ? t->streaming(tr) : false;
 }
+
+hog_status hog_cuda_spmv_open(const struct hog_cuda_csr *a,
+                              hog_cuda_spmv **out, hog_err *err)
+{
+    const struct hog_cuda_plugin *t = plugin(err);
+    *out = NULL;
+    return t ? t->spmv_open(a, out, err) : HOG_ENOTSUP;
+}
+
+/* A shard exists only where the plugin is loaded. */
+void hog_cuda_spmv_close(hog_cuda_spmv *s)
+{
+    const struct hog_cuda_plugin *t = plugin(NULL);
+    if (t && s)
+        t->spmv_close(s);
+}
+
+hog_status hog_cuda_spmv_xv(hog_cuda_spmv *s, const double *v, double *tv,
+                            hog_err *err)
+{
+    const struct hog_cuda_plugin *t = plugin(err);
+    return t ? t->spmv_xv(s, v, tv, err) : HOG_ENOTSUP;
+}
+
+hog_status hog_cuda_spmv_xtc(hog_cuda_spmv *s, const double *c, bool squares,
+                             double *out, hog_err *err)
+{
+    const struct hog_cuda_plugin *t = plugin(err);
+    return t ? t->spmv_xtc(s, c, squares, out, err) : HOG_ENOTSUP;
+}
+
+hog_status hog_cuda_spmv_wait(hog_cuda_spmv *s, hog_err *err)
+{
+    const struct hog_cuda_plugin *t = plugin(err);
+    return t ? t->spmv_wait(s, err) : HOG_ENOTSUP;
+}

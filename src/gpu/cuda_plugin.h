@@ -16,7 +16,7 @@
 #define HOG_CUDA_PLUGIN_SYMBOL "hog_cuda_plugin"
 
 /* Bump on any change of the table or of a type crossing it. */
-#define HOG_CUDA_PLUGIN_ABI 1u
+#define HOG_CUDA_PLUGIN_ABI 2u
 
 /* The sizes of the types crossing the table, folded: a second guard for
  * a layout change made without bumping the ABI. */
@@ -26,7 +26,8 @@
                 7u * sizeof(struct hog_cuda_info) +                           \
                 131u * sizeof(struct hog_cuda_batch) +                        \
                 1031u * sizeof(struct hog_cuda_shard) +                       \
-                8209u * sizeof(struct hog_cuda_params)))
+                8209u * sizeof(struct hog_cuda_params) +                      \
+                16411u * sizeof(struct hog_cuda_csr)))
 
 /* abi and layout stay the first two fields in every ABI, so that a plugin
  * of another one is recognised and named. */
@@ -50,6 +51,15 @@ struct hog_cuda_plugin {
     hog_status (*average)(hog_cuda_trainer *t, hog_err *err);
     hog_status (*weights)(hog_cuda_trainer *t, float *w, hog_err *err);
     bool (*streaming)(const hog_cuda_trainer *t);
+    /* ABI 2: the exact solvers' products */
+    hog_status (*spmv_open)(const struct hog_cuda_csr *a, hog_cuda_spmv **out,
+                            hog_err *err);
+    void (*spmv_close)(hog_cuda_spmv *s);
+    hog_status (*spmv_xv)(hog_cuda_spmv *s, const double *v, double *t,
+                          hog_err *err);
+    hog_status (*spmv_xtc)(hog_cuda_spmv *s, const double *c, bool squares,
+                           double *out, hog_err *err);
+    hog_status (*spmv_wait)(hog_cuda_spmv *s, hog_err *err);
 };
 
 #endif

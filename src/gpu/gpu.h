@@ -76,6 +76,11 @@ hog_status hog_gpu_list(struct hog_gpu_info *out, unsigned max, unsigned *n,
 hog_status hog_gpu_copy_bandwidth(int dev, size_t bytes, double *bytes_per_s,
                                   hog_err *err);
 
+/* The devices of a spec: its list, or every device for "all" (at most
+ * HOG_GPU_MAX); a sentence for a number this machine does not show. */
+hog_status hog_gpu_devices(const struct hog_gpu_spec *spec, int *dev,
+                           unsigned *n, hog_err *err);
+
 /* ---- training (train.c) ----------------------------------------------------- */
 
 /* What hog_gpu_train reads from the options, plus knobs for tests. */
@@ -166,5 +171,34 @@ void hog_gpu_shard_free(struct hog_cuda_shard *s, void (*release)(void *));
 hog_status hog_gpu_ref_train(const hog_data *d, const hog_train_opts *o,
                              unsigned replicas, uint32_t batch,
                              uint64_t sync_rounds, float *w_out, hog_err *err);
+
+/* ---- the exact solvers' products (products.c) ------------------------------- *
+ *
+ * core/products.h's table for --algo newton and lbfgs with --gpus: the
+ * rows cut into one resident shard per listed device, X v and X^T c as
+ * cuSPARSE SpMV there (spmv.cu), the shards' partial X^T c added on the
+ * host in shard order. */
+struct hog_products_ops;
+extern const struct hog_products_ops hog_gpu_products;
+
+/* Cuts rows [0, rows) of a CSR with offsets off into parts contiguous
+ * ranges row0[k] .. row0[k + 1] (row0: parts + 1) of about equal
+ * nonzeros plus rows, from the offsets alone. */
+void hog_gpu_rows_split(const uint64_t *off, uint64_t rows, unsigned parts,
+                        uint64_t *row0);
+/* out = part[0] + part[1] + ... + part[n - 1], added in that order for
+ * every element (out may be part[0]; n == 0: zeros). */
+void hog_gpu_partials_add(double *out, const double *const *part,
+                          unsigned n, uint64_t len);
+/* Rows [lo, hi) of m in the upload layout of struct hog_cuda_csr
+ * (gpu/cuda.h): local offsets, nf + (bias != 0) columns with the bias
+ * the last entry of each row, values as doubles; malloc'd arrays, freed
+ * by hog_gpu_csr_free. HOG_ERANGE with a sentence past cuSPARSE's 32-bit
+ * indices. */
+struct hog_cuda_csr;
+hog_status hog_gpu_csr_build(const struct hog_csr *m, uint64_t nf,
+                             double bias, uint64_t lo, uint64_t hi, int dev,
+                             struct hog_cuda_csr *a, hog_err *err);
+void hog_gpu_csr_free(struct hog_cuda_csr *a);
 
 #endif

@@ -294,32 +294,31 @@ hog_status hog_gpu_train(struct hog_fit *f, hog_err *err)
     return hog_gpu_train_opts(f, &g, err);
 }
 
-/* The replicas' devices: the list, or every device for "all". */
-static hog_status resolve_devices(const struct hog_gpu_opts *g, int *dev,
-                                  unsigned *R, hog_err *err)
+hog_status hog_gpu_devices(const struct hog_gpu_spec *spec, int *dev,
+                           unsigned *R, hog_err *err)
 {
     int count = 0;
     hog_status st = hog_cuda_count(&count, err);
     if (st != HOG_OK)
         return st;
-    if (g->spec.all) {
+    if (spec->all) {
         *R = (unsigned)(count < HOG_GPU_MAX ? count : HOG_GPU_MAX);
         for (unsigned i = 0; i < *R; i++)
             dev[i] = (int)i;
         return HOG_OK;
     }
-    if (g->spec.n == 0)
+    if (spec->n == 0)
         return hog_errf(err, HOG_EINVAL, "no GPUs were asked for");
-    for (unsigned i = 0; i < g->spec.n; i++) {
-        if (g->spec.dev[i] >= count)
+    for (unsigned i = 0; i < spec->n; i++) {
+        if (spec->dev[i] >= count)
             return hog_errf(err, HOG_EINVAL,
                             "--gpus names device %d, but this machine shows "
                             "%d CUDA device%s (numbered from 0, after "
                             "CUDA_VISIBLE_DEVICES)",
-                            g->spec.dev[i], count, count == 1 ? "" : "s");
-        dev[i] = g->spec.dev[i];
+                            spec->dev[i], count, count == 1 ? "" : "s");
+        dev[i] = spec->dev[i];
     }
-    *R = g->spec.n;
+    *R = spec->n;
     return HOG_OK;
 }
 
@@ -331,7 +330,7 @@ hog_status hog_gpu_train_opts(struct hog_fit *f, const struct hog_gpu_opts *g,
     const uint64_t nw = d->n_features + (o->bias != 0.0);
     int dev[HOG_GPU_MAX];
     unsigned R = 0;
-    hog_status st = resolve_devices(g, dev, &R, err);
+    hog_status st = hog_gpu_devices(&g->spec, dev, &R, err);
     if (st != HOG_OK)
         return st;
     if (nw > INT32_MAX)

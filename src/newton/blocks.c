@@ -140,6 +140,7 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
 
 void hog_newton_blocks_close(struct hog_newton_blocks *b)
 {
+    hog_newton_dev_close(b);
     hog_pool_destroy(b->pool);
     hog_topo_free(b->topo);
     free(b->row0);
@@ -267,12 +268,11 @@ static double reduce_pass(struct hog_newton_blocks *b, double *out,
     return b->red[k];
 }
 
-double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
-                       hog_newton_row_fn fn, void *ctx, double *out,
-                       bool squares)
+/* The pass over the blocks on the pool; the sum of the blocks' acc. */
+static double blocks_pass(struct hog_newton_blocks *b, const double *v,
+                          hog_newton_row_fn fn, void *ctx, double *out,
+                          bool squares)
 {
-    if (b->st != HOG_OK)
-        return poisoned(b, out);
     struct pass ps = { b, v, fn, ctx, out, squares };
     if (b->pool)
         hog_pool_run(b->pool, pass_job, &ps);
@@ -285,5 +285,18 @@ double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
     }
     if (out && b->bias != 0.0)
         out[b->nf] = pb;
+    return acc;
+}
+
+double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
+                       hog_newton_row_fn fn, void *ctx, double *out,
+                       bool squares)
+{
+    if (b->st != HOG_OK)
+        return poisoned(b, out);
+    double acc = b->dev ? hog_newton_dev_pass(b, v, fn, ctx, out, squares)
+                        : blocks_pass(b, v, fn, ctx, out, squares);
+    if (b->st != HOG_OK) /* a device failed */
+        return poisoned(b, out);
     return b->reduce ? reduce_pass(b, out, acc) : acc;
 }

@@ -9,8 +9,9 @@
  * The blocks are cut from the data alone (about HOG_NEWTON_BLOCK_NNZ
  * nonzeros each), never from the thread count, and every sum runs in an
  * order that depends on the blocks only: the model is the same bit for bit
- * at every --threads. The same pass serves a GPU (SpMV per shard) later,
- * and several processes now: with hog_train_opts.reduce each pass's
+ * at every --threads. The same pass serves GPUs (device.c: with
+ * hog_fit.products, X v and X^T c run there as SpMV on resident shards,
+ * the rows' coefficients here), and several processes: with hog_train_opts.reduce each pass's
  * results (the vector and the running sum) are added over the ranks by
  * one all-reduce, which leaves the same bits on every rank, so every rank
  * takes the same steps on replicated weights (docs/SCALEOUT.md, "Exact
@@ -30,6 +31,7 @@
 #define HOG_NEWTON_H
 
 #include "core/fit.h"
+#include "core/products.h"
 #include "core/sparse.h"
 #include "pool/pool.h"
 
@@ -89,6 +91,15 @@ struct hog_newton_blocks {
      * end, and hog_newton_report returns it. */
     hog_status st;
     hog_err err;
+    /* The products on devices (device.c; hog_newton_open with
+     * f->products): every pass runs X v and X^T c there, and the rows'
+     * coefficients here over fixed ranges of HOG_NEWTON_DEV_ROWS rows;
+     * the blocks' arrays above are then not read by any pass. */
+    const struct hog_products_ops *dev_ops;
+    struct hog_products *dev;
+    double *dev_t;       /* rows: the products t_i, then the c_i */
+    double *dev_acc;     /* per range: the running sum */
+    uint64_t dev_ranges;
 };
 
 /* Cuts m into blocks, lists each block's features and opens the pool
@@ -108,6 +119,25 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b);
 double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
                        hog_newton_row_fn fn, void *ctx, double *out,
                        bool squares);
+
+/* ---- the products on devices (device.c) --------------------------------- */
+
+/* Rows per range of the rows' coefficients on the host: each range's sum
+ * in its own slot, added range 0, 1, 2, ...: the same bits at every
+ * thread count, as for the blocks. */
+#define HOG_NEWTON_DEV_ROWS 4096u
+
+/* The rows of b on the devices ops opens from o (--gpus); HOG_ENOTSUP
+ * with the device's sentence where there is none. */
+hog_status hog_newton_dev_open(struct hog_newton_blocks *b,
+                               const struct hog_products_ops *ops,
+                               const hog_train_opts *o, hog_err *err);
+void hog_newton_dev_close(struct hog_newton_blocks *b);
+/* hog_newton_pass on the devices (before the reduction over the ranks);
+ * a device's failure goes to b->st and b->err and the answer is NaN. */
+double hog_newton_dev_pass(struct hog_newton_blocks *b, const double *v,
+                           hog_newton_row_fn fn, void *ctx, double *out,
+                           bool squares);
 
 /* ---- the vectors (vec.c) ---------------------------------------------- */
 

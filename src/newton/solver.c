@@ -17,8 +17,15 @@ hog_status hog_newton_open(struct hog_newton_blocks *b,
     const hog_data *d = f->train;
     hog_status st = hog_newton_blocks_open(b, &d->m, d->n_features,
                                            f->o->bias, f->o->threads, err);
-    if (st != HOG_OK || !f->o->reduce)
+    if (st != HOG_OK)
         return st;
+    if (f->products &&
+        (st = hog_newton_dev_open(b, f->products, f->o, err)) != HOG_OK) {
+        hog_newton_blocks_close(b);
+        return st;
+    }
+    if (!f->o->reduce)
+        return HOG_OK;
     b->red = malloc((b->nw + 1) * sizeof *b->red);
     if (!b->red) {
         hog_newton_blocks_close(b);

@@ -13,6 +13,7 @@
 
 #include "coordinate/coordinate.h"
 #include "cyclades/cyclades.h"
+#include "gpu/gpu.h"
 #include "hogwild/hogwild.h"
 #include "newton/newton.h"
 
@@ -45,10 +46,10 @@ static const struct hog_algo_row rows[] = {
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
     [HOG_ALGO_NEWTON] = {
         "newton", "trust-region Newton", hog_newton_train, NULL, NULL,
-        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE },
+        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE | HOG_CAP_GPU },
     [HOG_ALGO_LBFGS] = {
         "lbfgs", "L-BFGS", hog_lbfgs_train, NULL, NULL,
-        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE },
+        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE | HOG_CAP_GPU },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -101,6 +102,12 @@ const char *hog_algo_cli_name(hog_algo a)
 {
     const struct hog_algo_row *r = hog_algo_row(a);
     return r ? r->name : "?";
+}
+
+bool hog_train_gpu_replicas(const hog_train_opts *o)
+{
+    const struct hog_algo_row *r = hog_algo_row(o->algo);
+    return hog_gpu_requested(o) && !(r && (r->caps & HOG_CAP_GPU));
 }
 
 unsigned hog_train_opts_caps(const hog_train_opts *o)

@@ -130,7 +130,7 @@ static bool gpu_world(const struct hog_conflict_ctx *c)
 }
 static bool gpu_weighted(const struct hog_conflict_ctx *c)
 {
-    return gpu(c) && c->weighted;
+    return hog_train_gpu_replicas(O) && c->weighted;
 }
 static bool gpu_hogwild_adagrad(const struct hog_conflict_ctx *c)
 {

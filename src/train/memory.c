@@ -38,7 +38,7 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
     const char *part[5];
     unsigned n = 0;
     part[n++] = "the weights";
-    if (hog_gpu_requested(o)) {
+    if (hog_train_gpu_replicas(o)) {
         /* the replicas live in device memory */
     } else if (o->algo == HOG_ALGO_SCD) {
         b += (4 + (o->loss == HOG_LOSS_LOGISTIC)) * sizeof(double);

@@ -42,7 +42,7 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
 {
     const hog_train_opts o = *op;
     hog_status st;
-    const bool gpu = hog_gpu_requested(&o);
+    const bool gpu = hog_train_gpu_replicas(&o);
     const struct hog_algo_row *row = hog_algo_row(o.algo);
 
     /* Row and class weights, combined once; the algorithms and the
@@ -83,7 +83,10 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
                          .objective = NAN, .mean_loss = NAN,
                          .prog_loss = NAN, .prog_accuracy = NAN };
-    /* GPUs asked for: the GPU replicas train, whatever o.algo says. */
+    /* GPUs asked for: the exact solvers run their products there, for
+     * every other o.algo the GPU replicas train in its place. */
+    if (hog_gpu_requested(&o) && !gpu)
+        f.products = &hog_gpu_products;
     struct hog_ckpt_ctx ck;
     if ((st = hog_train_front_begin(&c, &o, test, m, err)) != HOG_OK) {
         free(rw);

@@ -112,6 +112,10 @@ enum hog_cap {
                                       in place of the weights) */
     HOG_CAP_REDUCE = 1u << 12,     /* exact solving across processes
                                       (hog_train_opts.reduce) */
+    HOG_CAP_GPU = 1u << 13,        /* runs its products on the GPUs with
+                                      --gpus (core/products.h); without it
+                                      --gpus trains GPU replicas in its
+                                      place */
 };
 
 struct hog_fit;
@@ -142,6 +146,9 @@ unsigned hog_train_opts_caps(const hog_train_opts *o);
  * HOG_EINVAL and the sentence naming the first option it does not take and
  * the algorithms that do. */
 hog_status hog_algo_check(hog_algo a, unsigned used, hog_err *err);
+/* True when o's --gpus trains GPU replicas (src/gpu's trainer, o->algo
+ * unused): GPUs asked for by an algorithm without HOG_CAP_GPU. */
+bool hog_train_gpu_replicas(const hog_train_opts *o);
 
 /* ---- --normalize (normalize.c) ------------------------------------------------ */
 

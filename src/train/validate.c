@@ -29,7 +29,7 @@ static hog_status validate(const hog_train_opts *o, const hog_data *train,
             return st;
     }
     /* GPU replicas are a trainer of their own (o->algo unused). */
-    if (!hog_gpu_requested(o)) {
+    if (!hog_train_gpu_replicas(o)) {
         unsigned used = hog_train_opts_caps(o);
         /* one-vs-rest spreads the classes over the threads of any
          * algorithm */
