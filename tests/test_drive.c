@@ -25,13 +25,14 @@ static struct hog_order *rec_order(void *ctx, unsigned p)
     return &((struct rec *)ctx)->ord;
 }
 
-static void rec_run(void *ctx, unsigned tid, unsigned T,
-                    const struct hog_drive_span *sp)
+static hog_status rec_run(void *ctx, unsigned tid, unsigned T,
+                          const struct hog_drive_span *sp, hog_err *err)
 {
-    (void)tid, (void)T;
+    (void)tid, (void)T, (void)err;
     struct rec *r = ctx;
     cr_assert_lt(r->nspan, MAX_EVENTS);
     r->span[r->nspan++] = *sp;
+    return HOG_OK;
 }
 
 static void rec_block_end(void *ctx, unsigned tid, unsigned T)

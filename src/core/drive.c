@@ -35,6 +35,7 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
     dv->first = 1;
     dv->mid = false;
     dv->st = HOG_OK;
+    dv->drawn = HOG_OK;
     dv->err = err;
     atomic_init(&dv->cut, false);
     if (!r)
@@ -82,13 +83,14 @@ static hog_status run_pieces(struct hog_drive *dv, struct hog_drive_span *sp,
             blk = every - t % every;
         sp->from = *pos;
         sp->to = *pos + blk;
-        dv->ops->run(dv->ctx, 0, 1, sp);
+        hog_status st = dv->ops->run(dv->ctx, 0, 1, sp, dv->err);
+        if (st != HOG_OK)
+            return st;
         *pos += blk;
         f->tick(f, sp->epoch, *pos, dv->n);
         bool cancel = hog_fit_cancelled(f);
         if ((t + blk) % every == 0 || cancel) {
-            hog_status st = save(dv, sp->epoch, *pos, cancel);
-            if (st != HOG_OK)
+            if ((st = save(dv, sp->epoch, *pos, cancel)) != HOG_OK)
                 return st;
         }
     }
@@ -145,13 +147,16 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
             dv->epoch = epoch;
             t0 = hog_now();
         }
+        if (ops->draw && tid == 0)
+            dv->drawn = ops->draw(ctx, epoch, dv->err);
         if (mine && !mid)
             hog_shuffle_u64(&mine->rng, mine->rows, mine->n);
         if (ops->begin)
             ops->begin(ctx, tid, T, epoch);
         barrier(dv);
+        hog_status st = dv->drawn; /* the same on every thread */
         uint64_t pos = mid ? dv->mid_pos : 0;
-        for (uint64_t b = 0; b < nb; b++) {
+        for (uint64_t b = 0; st == HOG_OK && b < nb; b++) {
             struct hog_drive_span sp = { .epoch = epoch, .block = b,
                                          .blocks = nb, .from = pos,
                                          .stop = hog_drive_stop(dv, b) };
@@ -159,20 +164,26 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
             if (mid && sp.stop <= dv->mid_open)
                 continue; /* a block finished before the checkpoint */
             if (dv->rows) {
-                if ((dv->st = run_pieces(dv, &sp, &pos)) != HOG_OK)
-                    break;
+                st = run_pieces(dv, &sp, &pos);
             } else {
-                ops->run(ctx, tid, T, &sp);
+                st = ops->run(ctx, tid, T, &sp, dv->err);
                 pos = sp.stop;
             }
+            if (st != HOG_OK)
+                break;
             if (ops->block_end)
                 ops->block_end(ctx, tid, T);
-            if (dv->net && !net_average(dv, tid, T))
+            if (dv->net && !net_average(dv, tid, T)) {
+                st = dv->st;
                 break;
+            }
             barrier(dv);
         }
-        if (dv->st != HOG_OK)
+        if (st != HOG_OK) {
+            if (tid == 0)
+                dv->st = st;
             break;
+        }
         if (ops->model)
             ops->model(ctx, tid, T);
         barrier(dv); /* the epoch's model is complete */

@@ -17,6 +17,7 @@
  * The driver's loop, on every thread (tid of T):
  *
  *     for each epoch from the first (after a resume, its epoch):
+ *         thread 0: draw the epoch's order (a stream's), or
  *         shuffle this thread's order (unless resumed inside this epoch)
  *         begin; barrier
  *         for each block of the epoch (rows up to n (b + 1) / blocks):
@@ -69,11 +70,19 @@ struct hog_drive_ops {
     /* thread p's row order (p < n_orders): shuffled by thread p at each
      * epoch's start, and replayed from the seed on resume. */
     struct hog_order *(*order)(void *ctx, unsigned p);
+    /* thread 0, at each epoch's start, for a step whose order is not a
+     * shuffle of order(p)'s rows (n_orders 0: a stream's chunk sequence,
+     * drawn with the next epoch's queued behind it as read-ahead). A
+     * failure ends the drive. */
+    hog_status (*draw)(void *ctx, unsigned epoch, hog_err *err);
     /* The epoch starts (after this thread's shuffle): per-thread tallies
      * and positions back to zero. */
     void (*begin)(void *ctx, unsigned tid, unsigned T, unsigned epoch);
-    void (*run)(void *ctx, unsigned tid, unsigned T,
-                const struct hog_drive_span *sp);
+    /* The span's rows. A block step returns the same status on every
+     * thread (a failure seen by one is shared through its own barrier),
+     * and only thread 0 writes err. */
+    hog_status (*run)(void *ctx, unsigned tid, unsigned T,
+                      const struct hog_drive_span *sp, hog_err *err);
     /* The block's rows are done: every weight brought current (open
      * segments closed, replicas averaged). */
     void (*block_end)(void *ctx, unsigned tid, unsigned T);
@@ -124,6 +133,7 @@ struct hog_drive {
     uint64_t mid_open;  /* ... with the step's state open from this row */
     atomic_bool cut;    /* a block step's thread saw the cancel flag */
     hog_status st;
+    hog_status drawn;   /* the epoch's draw() */
     hog_err *err;
     float *net_w;       /* the weights being averaged across processes */
 };

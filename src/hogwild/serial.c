@@ -37,6 +37,8 @@ struct serial {
     struct hog_order ord;
     struct hog_sgd_tally tally, *tl; /* tl: &tally when progress listens */
     struct hog_drive dv;
+    struct hog_stream_epochs *se; /* streamed: the order and the window */
+    struct hog_stream_walk walk;  /* ... and the epoch's walk through it */
     uint64_t t;    /* global step of the open segment's first step (of the
                       next segment's when none is open) */
     uint32_t want; /* the open segment's want, its length, its steps done */
@@ -65,8 +67,29 @@ static void close_segment(struct serial *c)
     c->open = false;
 }
 
-static void serial_run(void *ctx, unsigned tid, unsigned T,
-                       const struct hog_drive_span *sp)
+/* Streamed: blk rows of the walk, one at a time with its chunk as the
+ * data, cut at the window's end (*blk). */
+static hog_status stream_rows(struct serial *c, uint64_t *blk, hog_err *err)
+{
+    uint64_t left;
+    bool fresh;
+    hog_status st = hog_stream_walk_next(&c->walk, &left, &fresh, err);
+    if (st != HOG_OK)
+        return st;
+    if (*blk > left)
+        *blk = left;
+    for (uint64_t b = 0; b < *blk; b++) {
+        uint64_t r;
+        const hog_data *cd = hog_stream_walk_row(&c->walk, b, &r);
+        hog_sgd_run_tally(&c->s, cd, &r, 1, c->i + (uint32_t)b, 1,
+                          HOG_UPDATE_NONE, NULL, c->tl);
+    }
+    c->walk.pos += *blk;
+    return HOG_OK;
+}
+
+static hog_status serial_run(void *ctx, unsigned tid, unsigned T,
+                             const struct hog_drive_span *sp, hog_err *err)
 {
     (void)tid, (void)T;
     struct serial *c = ctx;
@@ -82,11 +105,18 @@ static void serial_run(void *ctx, unsigned tid, unsigned T,
         }
         uint64_t blk = sp->to - from < c->len - c->i ? sp->to - from
                                                      : c->len - c->i;
-        hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
-                          c->i, 1, HOG_UPDATE_NONE, NULL, c->tl);
+        if (c->se) {
+            hog_status st = stream_rows(c, &blk, err);
+            if (st != HOG_OK)
+                return st;
+        } else {
+            hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
+                              c->i, 1, HOG_UPDATE_NONE, NULL, c->tl);
+        }
         c->i += (uint32_t)blk;
         from += blk;
     }
+    return HOG_OK;
 }
 
 static void serial_block_end(void *ctx, unsigned tid, unsigned T)
@@ -235,94 +265,68 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     return st;
 }
 
-/* ---- streamed ---------------------------------------------------------------- */
+/* ---- streamed: the same rows step over the stream's order ---------------- */
+
+static hog_status stream_draw(void *ctx, unsigned epoch, hog_err *err)
+{
+    return hog_stream_epochs_draw(((struct serial *)ctx)->se, epoch, err);
+}
+
+static void stream_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
+{
+    struct serial *c = ctx;
+    struct hog_stream_epochs *se = c->se;
+    serial_begin(ctx, tid, T, epoch);
+    hog_stream_walk_begin(&c->walk, se->s, &se->win, &se->ord, se->seq);
+}
+
+/* The epoch's last window goes back to the ring for the read-ahead. */
+static void stream_model(void *ctx, unsigned tid, unsigned T)
+{
+    struct serial *c = ctx;
+    hog_stream_win_release(c->se->s, &c->se->win);
+    serial_model(ctx, tid, T);
+}
+
+/* A stream keeps no checkpoint: the cancel flag ends the run here. */
+static hog_status stream_save(void *ctx, struct hog_train_state *at,
+                              bool cut, hog_err *err)
+{
+    (void)ctx, (void)cut;
+    return hog_fit_stream_interrupted((unsigned)at->epoch, at->pos, err);
+}
+
+static const struct hog_drive_ops serial_stream_ops = {
+    .draw = stream_draw,
+    .begin = stream_begin,
+    .run = serial_run,
+    .block_end = serial_block_end,
+    .model = stream_model,
+    .report = serial_report,
+    .save = stream_save,
+};
 
 hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
-    hog_stream *st = f->stream;
-    const struct hog_hgb_info *in = hog_stream_info(st);
-    const uint64_t n = in->rows, nc = in->n_chunks;
-    const uint64_t W = hog_stream_window(st);
-
-    struct hog_sgd s;
-    hog_status rc = hog_sgd_init(&s, o, f->train, err);
-    if (rc != HOG_OK)
-        return rc;
-    s.alone = true;
+    struct hog_stream_epochs se;
+    struct serial c = { .f = f, .d = f->train, .se = &se };
+    memset(&se, 0, sizeof se);
+    hog_status st = hog_sgd_init(&c.s, o, f->train, err);
+    if (st != HOG_OK)
+        return st;
+    c.s.alone = true;
+    c.tl = o->progress ? &c.tally : NULL;
     if (f->init)
-        hog_sgd_set_weights(&s, f->init);
-    struct hog_stream_order ord;
-    struct hog_stream_win w;
-    memset(&ord, 0, sizeof ord);
-    if ((rc = hog_stream_win_init(&w, W, err)) != HOG_OK ||
-        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
-        goto out;
-
-    const uint64_t *seq = hog_stream_order_epoch(&ord);
-    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
-        goto out;
-    uint64_t t_global = 0;
-    for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
-        double t0 = hog_now();
-        struct hog_sgd_tally tally = { 0 }, *tl = o->progress ? &tally : NULL;
-        /* The next epoch's chunks go in the queue now: its first reads
-         * start as soon as this epoch's last buffers come back. */
-        const uint64_t *next_seq = NULL;
-        if (epoch < o->epochs) {
-            next_seq = hog_stream_order_epoch(&ord);
-            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
-                break;
-        }
-        struct hog_stream_walk k;
-        hog_stream_walk_begin(&k, st, &w, &ord, seq);
-        uint64_t done = 0;
-        while (done < n && rc == HOG_OK) {
-            uint64_t left = n - done;
-            uint32_t len = hog_sgd_segment_begin(
-                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            for (uint32_t i = 0; i < len;) {
-                uint64_t blk;
-                bool fresh;
-                if ((rc = hog_stream_walk_next(&k, &blk, &fresh, err)) !=
-                    HOG_OK)
-                    break;
-                blk = blk < len - i ? blk : len - i;
-                blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
-                for (uint64_t b = 0; b < blk; b++) {
-                    /* one row through the specialised kernel, with its
-                     * chunk as the data */
-                    uint64_t r;
-                    const hog_data *cd = hog_stream_walk_row(&k, b, &r);
-                    hog_sgd_run_tally(&s, cd, &r, 1, i + (uint32_t)b, 1,
-                                      HOG_UPDATE_NONE, NULL, tl);
-                }
-                i += (uint32_t)blk;
-                k.pos += blk;
-                f->tick(f, epoch, done + i, n);
-                if (hog_fit_cancelled(f)) {
-                    rc = hog_fit_stream_interrupted(epoch, done + i, err);
-                    break;
-                }
-            }
-            if (rc != HOG_OK)
-                break;
-            hog_sgd_segment_end(&s, len);
-            t_global += len;
-            done += len;
-        }
-        hog_stream_win_release(st, &w);
-        if (rc != HOG_OK)
-            break;
-        seq = next_seq;
-        hog_sgd_copy_weights(&s, f->model->w);
-        hog_sgd_tally_report(f, &s, &tally);
-        rc = f->epoch_end(f, epoch, hog_now() - t0, err);
+        hog_sgd_set_weights(&c.s, f->init);
+    c.dv = (struct hog_drive){ .f = f, .ops = &serial_stream_ops, .ctx = &c,
+                               .n = f->train->m.rows, .rows = true };
+    if ((st = hog_stream_epochs_init(&se, f, err)) == HOG_OK &&
+        (st = hog_drive_begin(&c.dv, err)) == HOG_OK) {
+        hog_drive_job(&c.dv, 0, 1);
+        st = c.dv.st;
     }
-out:
-    hog_stream_win_release(st, &w);
-    hog_stream_win_free(&w);
-    hog_stream_order_free(&ord);
-    hog_sgd_free(&s);
-    return rc;
+    hog_stream_epochs_free(&se);
+    hog_sgd_free(&c.s);
+    return st;
 }

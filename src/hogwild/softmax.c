@@ -164,9 +164,10 @@ static void begin(void *ctx, unsigned tid, unsigned nthreads, unsigned epoch)
  * serial trainer: the calling thread alone, no barriers), in segments
  * that end at the block's end: there every weight is current for the
  * driver's averaging across processes. Thread 0 begins the segments. */
-static void run_block(void *ctx, unsigned tid, unsigned nthreads,
-                      const struct hog_drive_span *sp)
+static hog_status run_block(void *ctx, unsigned tid, unsigned nthreads,
+                            const struct hog_drive_span *sp, hog_err *err)
 {
+    (void)err;
     struct softmax *m = ctx;
     struct worker *w = &m->wk[tid];
     const struct hog_softmax *km = &m->km;
@@ -180,7 +181,7 @@ static void run_block(void *ctx, unsigned tid, unsigned nthreads,
         }
         barrier(m);
         if (m->len == 0)
-            break;
+            return HOG_OK;
         run_segment(m, tid);
         barrier(m);
         uint64_t lo, hi;
