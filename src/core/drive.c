@@ -7,6 +7,8 @@
  */
 #include "core/drive.h"
 
+#include "core/sgd.h"
+
 #include <string.h>
 
 static void barrier(const struct hog_drive *dv)
@@ -193,4 +195,34 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
         if (dv->st != HOG_OK)
             break;
     }
+}
+
+void hog_drive_seg_close(struct hog_drive_seg *g)
+{
+    if (!g->open)
+        return;
+    g->end(g->ctx, g->len);
+    g->t += g->len;
+    g->open = false;
+}
+
+void hog_drive_seg_sgd_end(void *s, uint32_t len)
+{
+    hog_sgd_segment_end(s, len);
+}
+
+uint64_t hog_drive_seg_next(struct hog_drive_seg *g, struct hog_sgd *s,
+                            const struct hog_drive_span *sp, uint64_t from)
+{
+    if (g->open && g->i == g->len)
+        hog_drive_seg_close(g);
+    if (!g->open) {
+        uint64_t left = sp->stop - from;
+        g->want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+        g->len = hog_sgd_segment_begin(s, g->t, g->want);
+        g->i = 0;
+        g->open = true;
+    }
+    uint64_t blk = sp->to - from;
+    return blk < g->len - g->i ? blk : g->len - g->i;
 }

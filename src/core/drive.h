@@ -144,6 +144,32 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err);
 /* Every epoch, on every thread of the drive; the outcome in dv->st. */
 void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T);
 
+/* A rows step's open segment of the lazy regularization (sgd.h) between
+ * the driver's pieces. A segment ends at its length or at the block's
+ * end; it is closed when the next piece starts or the block ends, so that
+ * a checkpoint after its last step still holds it (i == len), as a
+ * resumed run rebuilds it. end(ctx, len) is the step's segment end
+ * (hog_drive_seg_sgd_end: hog_sgd_segment_end on ctx). */
+struct hog_drive_seg {
+    uint64_t t;    /* global step of the open segment's first step (of the
+                      next segment's when none is open) */
+    uint32_t want; /* the open segment's want, its length, its steps done */
+    uint32_t len, i;
+    bool open;
+    void (*end)(void *ctx, uint32_t len);
+    void *ctx;
+};
+struct hog_sgd;
+/* The rows of the span from epoch row `from` that go next, all in the
+ * open segment (begun on s, up to the block's end, when none is open; a
+ * full one ended first). The caller steps them at segment steps i, i + 1,
+ * ... and adds their count to g->i. */
+uint64_t hog_drive_seg_next(struct hog_drive_seg *g, struct hog_sgd *s,
+                            const struct hog_drive_span *sp, uint64_t from);
+/* Ends the open segment, if any (at a block's end). */
+void hog_drive_seg_close(struct hog_drive_seg *g);
+void hog_drive_seg_sgd_end(void *s, uint32_t len);
+
 /* The row where block b (0-based) of the epoch ends. */
 static inline uint64_t hog_drive_stop(const struct hog_drive *dv, uint64_t b)
 {

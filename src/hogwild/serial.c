@@ -25,11 +25,9 @@
 
 /* The serial trainer: a rows step of the epoch driver (core/drive.h)
  * over one order of every row, with the open segment of the lazy
- * regularization (sgd.h) as its state between the driver's pieces. A
- * segment ends at its length or at the block's end; it is closed when
- * the next piece starts or the block ends, so that a checkpoint after a
- * segment's last step still holds it (seg_pos == its length), as a
- * resumed run rebuilds it. */
+ * regularization (sgd.h) as its state between the driver's pieces
+ * (struct hog_drive_seg: a checkpoint after a segment's last step still
+ * holds it, seg_pos == its length, as a resumed run rebuilds it). */
 struct serial {
     struct hog_fit *f;
     const hog_data *d;
@@ -39,11 +37,7 @@ struct serial {
     struct hog_drive dv;
     struct hog_stream_epochs *se; /* streamed: the order and the window */
     struct hog_stream_walk walk;  /* ... and the epoch's walk through it */
-    uint64_t t;    /* global step of the open segment's first step (of the
-                      next segment's when none is open) */
-    uint32_t want; /* the open segment's want, its length, its steps done */
-    uint32_t len, i;
-    bool open;
+    struct hog_drive_seg g; /* the open segment */
 };
 
 static struct hog_order *serial_order(void *ctx, unsigned p)
@@ -56,15 +50,6 @@ static void serial_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
 {
     (void)tid, (void)T, (void)epoch;
     ((struct serial *)ctx)->tally = (struct hog_sgd_tally){ 0 };
-}
-
-static void close_segment(struct serial *c)
-{
-    if (!c->open)
-        return;
-    hog_sgd_segment_end(&c->s, c->len);
-    c->t += c->len;
-    c->open = false;
 }
 
 /* Streamed: blk rows of the walk, one at a time with its chunk as the
@@ -81,7 +66,7 @@ static hog_status stream_rows(struct serial *c, uint64_t *blk, hog_err *err)
     for (uint64_t b = 0; b < *blk; b++) {
         uint64_t r;
         const hog_data *cd = hog_stream_walk_row(&c->walk, b, &r);
-        hog_sgd_run_tally(&c->s, cd, &r, 1, c->i + (uint32_t)b, 1,
+        hog_sgd_run_tally(&c->s, cd, &r, 1, c->g.i + (uint32_t)b, 1,
                           HOG_UPDATE_NONE, NULL, c->tl);
     }
     c->walk.pos += *blk;
@@ -94,26 +79,16 @@ static hog_status serial_run(void *ctx, unsigned tid, unsigned T,
     (void)tid, (void)T;
     struct serial *c = ctx;
     for (uint64_t from = sp->from; from < sp->to;) {
-        if (c->open && c->i == c->len)
-            close_segment(c);
-        if (!c->open) {
-            uint64_t left = sp->stop - from;
-            c->want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
-            c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
-            c->i = 0;
-            c->open = true;
-        }
-        uint64_t blk = sp->to - from < c->len - c->i ? sp->to - from
-                                                     : c->len - c->i;
+        uint64_t blk = hog_drive_seg_next(&c->g, &c->s, sp, from);
         if (c->se) {
             hog_status st = stream_rows(c, &blk, err);
             if (st != HOG_OK)
                 return st;
         } else {
             hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
-                              c->i, 1, HOG_UPDATE_NONE, NULL, c->tl);
+                              c->g.i, 1, HOG_UPDATE_NONE, NULL, c->tl);
         }
-        c->i += (uint32_t)blk;
+        c->g.i += (uint32_t)blk;
         from += blk;
     }
     return HOG_OK;
@@ -122,7 +97,7 @@ static hog_status serial_run(void *ctx, unsigned tid, unsigned T,
 static void serial_block_end(void *ctx, unsigned tid, unsigned T)
 {
     (void)tid, (void)T;
-    close_segment(ctx);
+    hog_drive_seg_close(&((struct serial *)ctx)->g);
 }
 
 /* Scale-out: the model's array is the staging buffer. */
@@ -163,8 +138,8 @@ static hog_status serial_save(void *ctx, struct hog_train_state *at,
     (void)cut; /* a rows step saves where it is */
     struct serial *c = ctx;
     at->seg_t0 = c->s.seg_t0;
-    at->seg_want = c->open ? c->want : 0;
-    at->seg_pos = c->open ? c->i : 0;
+    at->seg_want = c->g.open ? c->g.want : 0;
+    at->seg_pos = c->g.open ? c->g.i : 0;
     return hog_sgd_checkpoint(c->f, &c->s, at->seg_pos, at,
                               hog_fit_cancelled(c->f), err);
 }
@@ -181,24 +156,24 @@ static hog_status serial_resume(void *ctx, const struct hog_train_state *r,
                         "does not follow from this seed (different seed "
                         "or data)");
     if (r->pos == n && r->seg_pos == 0) { /* a completed epoch */
-        c->t = r->t_global;
+        c->g.t = r->t_global;
         *open_from = n;
         hog_status st = hog_sgd_state_restore(&c->s, r, err);
         hog_sgd_copy_weights(&c->s, c->f->model->w);
         return st;
     }
-    c->t = r->t_global - r->seg_pos;
+    c->g.t = r->t_global - r->seg_pos;
     *open_from = r->pos - r->seg_pos;
     uint64_t stop = 0; /* the end of the segment's block */
     for (uint64_t b = 0; b < (c->dv.blocks ? c->dv.blocks : 1); b++)
         if ((stop = hog_drive_stop(&c->dv, b)) > *open_from)
             break;
     uint64_t left = stop > *open_from ? stop - *open_from : 0;
-    c->want = r->seg_want;
-    c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
-    c->i = (uint32_t)r->seg_pos;
-    c->open = true;
-    if (r->seg_t0 != c->t || r->seg_pos > c->len || c->len > left)
+    c->g.want = r->seg_want;
+    c->g.len = hog_sgd_segment_begin(&c->s, c->g.t, c->g.want);
+    c->g.i = (uint32_t)r->seg_pos;
+    c->g.open = true;
+    if (r->seg_t0 != c->g.t || r->seg_pos > c->g.len || c->g.len > left)
         return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
                         "not fit these options");
     return hog_sgd_state_restore(&c->s, r, err);
@@ -237,6 +212,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
     struct serial c = { .f = f, .d = d };
+    c.g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &c.s };
 
     hog_status st = hog_sgd_init(&c.s, o, d, err);
     if (st != HOG_OK)
@@ -311,6 +287,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     const hog_train_opts *o = f->o;
     struct hog_stream_epochs se;
     struct serial c = { .f = f, .d = f->train, .se = &se };
+    c.g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &c.s };
     memset(&se, 0, sizeof se);
     hog_status st = hog_sgd_init(&c.s, o, f->train, err);
     if (st != HOG_OK)

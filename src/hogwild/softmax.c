@@ -73,8 +73,7 @@ struct softmax {
     struct hog_stream_walk walk;
     struct hog_class_index ix;
     uint32_t *wcls;          /* the window's rows' classes */
-    uint32_t i;              /* steps done of the open segment */
-    bool open;
+    struct hog_drive_seg g;  /* the open segment, from step 0 */
 
     /* checkpoints, after whole epochs (thread 0) */
     struct hog_train_state last;  /* the last epoch kept for a checkpoint */
@@ -282,13 +281,10 @@ static hog_status window_classes(const struct softmax *m,
  * bit for bit; smaller windows shuffle the chunks, then the rows of each
  * window. The same kernel, one row at a time with its chunk as the data,
  * in segments that end at the epoch's end. */
-static void stream_close(struct softmax *m)
+static void stream_end(void *ctx, uint32_t len)
 {
-    if (!m->open)
-        return;
-    hog_softmax_end(&m->km, false, m->wk[0].k.buf, 0, m->km.nw, m->len);
-    m->t += m->len;
-    m->open = false;
+    struct softmax *m = ctx;
+    hog_softmax_end(&m->km, false, m->wk[0].k.buf, 0, m->km.nw, len);
 }
 
 static hog_status stream_run(void *ctx, unsigned tid, unsigned T,
@@ -298,15 +294,7 @@ static hog_status stream_run(void *ctx, unsigned tid, unsigned T,
     struct softmax *m = ctx;
     struct hog_stream_win *win = &m->se->win;
     for (uint64_t from = sp->from; from < sp->to;) {
-        if (m->open && m->i == m->len)
-            stream_close(m);
-        if (!m->open) {
-            uint64_t left = sp->stop - from;
-            m->len = hog_sgd_segment_begin(
-                &m->sch, m->t, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            m->i = 0;
-            m->open = true;
-        }
+        uint64_t blk = hog_drive_seg_next(&m->g, &m->sch, sp, from);
         uint64_t left;
         bool fresh;
         hog_status st = hog_stream_walk_next(&m->walk, &left, &fresh, err);
@@ -314,18 +302,16 @@ static hog_status stream_run(void *ctx, unsigned tid, unsigned T,
             st = window_classes(m, &m->ix, win, m->wcls, from, err);
         if (st != HOG_OK)
             return st;
-        uint64_t blk = sp->to - from;
-        blk = blk < m->len - m->i ? blk : m->len - m->i;
         blk = blk < left ? blk : left;
         for (uint64_t b = 0; b < blk; b++) {
             uint64_t r;
             const hog_data *cd = hog_stream_walk_row(&m->walk, b, &r);
             hog_softmax_run(&m->km, false, &m->wk[0].k, cd,
                             m->wcls + win->first[cd - win->d], &r, 1,
-                            m->i + (uint32_t)b, 1);
+                            m->g.i + (uint32_t)b, 1);
         }
         m->walk.pos += blk;
-        m->i += (uint32_t)blk;
+        m->g.i += (uint32_t)blk;
         from += blk;
     }
     return HOG_OK;
@@ -334,7 +320,7 @@ static hog_status stream_run(void *ctx, unsigned tid, unsigned T,
 static void stream_block_end(void *ctx, unsigned tid, unsigned T)
 {
     (void)tid, (void)T;
-    stream_close(ctx);
+    hog_drive_seg_close(&((struct softmax *)ctx)->g);
 }
 
 static hog_status stream_draw(void *ctx, unsigned epoch, hog_err *err)
@@ -382,6 +368,7 @@ static hog_status train_stream(struct softmax *m)
     hog_err *err = m->err;
     struct hog_stream_epochs se;
     m->se = &se;
+    m->g = (struct hog_drive_seg){ .end = stream_end, .ctx = m };
     hog_status st = hog_stream_epochs_init(&se, f, err);
     if (st == HOG_OK)
         st = hog_class_index_init(&m->ix, f->model->classes, m->km.k, err);

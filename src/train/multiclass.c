@@ -298,9 +298,7 @@ struct wide_run {
     struct hog_drive dv;
     uint32_t c0, k;
     uint64_t len;           /* a class vector's length */
-    uint64_t t;             /* global step of the open segment's first */
-    uint32_t seg, i;        /* the open segment's length, its steps done */
-    bool open;
+    struct hog_drive_seg g; /* the open segment */
     /* early stopping: each class as its own run has it (class_early) */
     struct class_run *cr;
     hog_model *subs;
@@ -314,35 +312,16 @@ static struct hog_order *wide_order(void *ctx, unsigned p)
     return &((struct wide_run *)ctx)->ord;
 }
 
-static void wide_close(struct wide_run *w)
-{
-    if (!w->open)
-        return;
-    hog_sgd_segment_end(&w->s, w->seg);
-    w->t += w->seg;
-    w->open = false;
-}
-
 static hog_status wide_rows(void *ctx, unsigned tid, unsigned T,
                             const struct hog_drive_span *sp, hog_err *err)
 {
     (void)tid, (void)T, (void)err;
     struct wide_run *w = ctx;
     for (uint64_t from = sp->from; from < sp->to;) {
-        if (w->open && w->i == w->seg)
-            wide_close(w);
-        if (!w->open) {
-            uint64_t left = sp->stop - from;
-            w->seg = hog_sgd_segment_begin(
-                &w->s, w->t, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            w->i = 0;
-            w->open = true;
-        }
-        uint64_t blk = sp->to - from < w->seg - w->i ? sp->to - from
-                                                     : w->seg - w->i;
+        uint64_t blk = hog_drive_seg_next(&w->g, &w->s, sp, from);
         hog_sgd_run_wide(&w->s, w->f.train, w->ord.rows + from,
-                         (uint32_t)blk, w->i);
-        w->i += (uint32_t)blk;
+                         (uint32_t)blk, w->g.i);
+        w->g.i += (uint32_t)blk;
         from += blk;
     }
     return HOG_OK;
@@ -351,7 +330,7 @@ static hog_status wide_rows(void *ctx, unsigned tid, unsigned T,
 static void wide_block_end(void *ctx, unsigned tid, unsigned T)
 {
     (void)tid, (void)T;
-    wide_close(ctx);
+    hog_drive_seg_close(&((struct wide_run *)ctx)->g);
 }
 
 static void wide_model(void *ctx, unsigned tid, unsigned T)
@@ -434,6 +413,7 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
     w->c0 = g * wd->size;
     w->k = m->n_classes - w->c0 < wd->size ? m->n_classes - w->c0 : wd->size;
     w->len = hog_model_vector_len(m);
+    w->g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &w->s };
     w->f = (struct hog_fit){ .train = d, .o = o, .model = m,
                              .epoch_end = wide_epoch_end, .tick = wide_tick };
     hog_status st = hog_sgd_init_wide(&w->s, o, d, w->k, m->classes + w->c0,
