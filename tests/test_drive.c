@@ -181,3 +181,108 @@ Test(drive, resume_mid_epoch_continues_at_the_row_and_skips_done_blocks)
     cr_assert_eq(after.epoch_ends, 1);
     cr_assert_eq(memcmp(after.rows, full.rows, sizeof full.rows), 0);
 }
+
+/* ---- a step with a drawn order (the streamed trainers') -------------------- */
+
+struct drawn {
+    char log[256]; /* 'd' draw, 'b' begin, 'r' run, 'e' epoch_end */
+    unsigned len;
+    unsigned fail_draw, fail_run; /* the epoch whose draw/run fails */
+    unsigned epoch;
+};
+
+static void drawn_log(struct drawn *d, char c)
+{
+    cr_assert_lt(d->len, sizeof d->log - 1);
+    d->log[d->len++] = c;
+}
+
+static hog_status drawn_draw(void *ctx, unsigned epoch, hog_err *err)
+{
+    struct drawn *d = ctx;
+    drawn_log(d, 'd');
+    d->epoch = epoch;
+    if (epoch == d->fail_draw)
+        return hog_errf(err, HOG_EIO, "draw %u failed", epoch);
+    return HOG_OK;
+}
+
+static void drawn_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
+{
+    (void)tid, (void)T;
+    struct drawn *d = ctx;
+    cr_assert_eq(epoch, d->epoch, "begin after the epoch's draw");
+    drawn_log(d, 'b');
+}
+
+static hog_status drawn_run(void *ctx, unsigned tid, unsigned T,
+                            const struct hog_drive_span *sp, hog_err *err)
+{
+    (void)tid, (void)T;
+    struct drawn *d = ctx;
+    drawn_log(d, 'r');
+    if (sp->epoch == d->fail_run)
+        return hog_errf(err, HOG_EIO, "run %u failed", sp->epoch);
+    return HOG_OK;
+}
+
+static hog_status drawn_epoch_end(struct hog_fit *f, unsigned epoch,
+                                  double seconds, hog_err *err)
+{
+    (void)epoch, (void)seconds, (void)err;
+    drawn_log(f->ctx, 'e');
+    return HOG_OK;
+}
+
+static const struct hog_drive_ops drawn_ops = {
+    .draw = drawn_draw,
+    .begin = drawn_begin,
+    .run = drawn_run,
+};
+
+/* Three epochs of 5000 rows in one block; the step a rows or a block
+ * step. Returns the drive's status, the message in *err. */
+static hog_status drive_drawn(struct drawn *d, bool rows, hog_err *err)
+{
+    static hog_train_opts o;
+    static struct hog_fit f;
+    memset(&o, 0, sizeof o);
+    memset(&f, 0, sizeof f);
+    o.epochs = 3;
+    f.o = &o;
+    f.ctx = d;
+    f.epoch_end = drawn_epoch_end;
+    f.tick = rec_tick;
+    struct hog_drive dv = { .f = &f, .ops = &drawn_ops, .ctx = d,
+                            .n = 5000, .rows = rows };
+    cr_assert_eq(hog_drive_begin(&dv, err), HOG_OK);
+    hog_drive_job(&dv, 0, 1);
+    return dv.st;
+}
+
+Test(drive, a_drawn_order_comes_first_and_a_failure_ends_the_drive)
+{
+    static struct drawn d;
+    hog_err err;
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(drive_drawn(&d, false, &err), HOG_OK);
+    cr_assert_str_eq(d.log, "dbredbredbre");
+    /* rows: two pieces (HOG_SGD_BLOCK) an epoch */
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(drive_drawn(&d, true, &err), HOG_OK);
+    cr_assert_str_eq(d.log, "dbrredbrredbrre");
+    /* a draw that fails: nothing of its epoch runs */
+    memset(&d, 0, sizeof d);
+    d.fail_draw = 2;
+    cr_assert_eq(drive_drawn(&d, false, &err), HOG_EIO);
+    cr_assert_str_eq(err.msg, "draw 2 failed");
+    cr_assert_str_eq(d.log, "dbredb");
+    /* a run that fails, either kind of step: no epoch_end, no more rows */
+    for (int rows = 0; rows < 2; rows++) {
+        memset(&d, 0, sizeof d);
+        d.fail_run = 1;
+        cr_assert_eq(drive_drawn(&d, rows, &err), HOG_EIO);
+        cr_assert_str_eq(err.msg, "run 1 failed");
+        cr_assert_str_eq(d.log, "dbr");
+    }
+}
