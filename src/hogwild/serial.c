@@ -8,7 +8,8 @@
  * step O(nnz of the row) are in src/core/sgd.c.
  *
  * The epochs, the averaging blocks, cancel, ticks and checkpoints are the
- * epoch driver's (core/drive.h); the in-memory trainer is its rows step.
+ * epoch driver's (core/drive.h); the trainer, in memory or streamed, is
+ * its rows step.
  * Checkpoints (fit.h) may fall on any step: the state is captured inside
  * the open segment (sgd_state.c) and a resumed run replays the epochs'
  * shuffles from the seed, rebuilds that segment and goes on, so it repeats
