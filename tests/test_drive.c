@@ -185,8 +185,10 @@ Test(drive, resume_mid_epoch_continues_at_the_row_and_skips_done_blocks)
 /* ---- a step with a drawn order (the streamed trainers') -------------------- */
 
 struct drawn {
-    char log[256]; /* 'd' draw, 'b' begin, 'r' run, 'e' epoch_end */
+    char log[256]; /* 'd' draw ('D' resumed), 'b' begin, 'r' run,
+                      'e' epoch_end, 's' save */
     unsigned len;
+    unsigned due_epoch; /* due() answers true after this epoch */
     unsigned fail_draw, fail_run; /* the epoch whose draw/run fails */
     unsigned epoch;
 };
@@ -197,10 +199,11 @@ static void drawn_log(struct drawn *d, char c)
     d->log[d->len++] = c;
 }
 
-static hog_status drawn_draw(void *ctx, unsigned epoch, hog_err *err)
+static hog_status drawn_draw(void *ctx, unsigned epoch, bool resumed,
+                             hog_err *err)
 {
     struct drawn *d = ctx;
-    drawn_log(d, 'd');
+    drawn_log(d, resumed ? 'D' : 'd');
     d->epoch = epoch;
     if (epoch == d->fail_draw)
         return hog_errf(err, HOG_EIO, "draw %u failed", epoch);
@@ -234,15 +237,33 @@ static hog_status drawn_epoch_end(struct hog_fit *f, unsigned epoch,
     return HOG_OK;
 }
 
+static hog_status drawn_save(void *ctx, struct hog_train_state *at,
+                             bool cut, hog_err *err)
+{
+    (void)at, (void)cut, (void)err;
+    drawn_log(ctx, 's');
+    return HOG_OK;
+}
+
+static bool drawn_due(void *ctx)
+{
+    struct drawn *d = ctx;
+    return d->epoch == d->due_epoch;
+}
+
 static const struct hog_drive_ops drawn_ops = {
     .draw = drawn_draw,
     .begin = drawn_begin,
     .run = drawn_run,
+    .save = drawn_save,
+    .due = drawn_due,
 };
 
 /* Three epochs of 5000 rows in one block; the step a rows or a block
- * step. Returns the drive's status, the message in *err. */
-static hog_status drive_drawn(struct drawn *d, bool rows, hog_err *err)
+ * step, resumed from r (or not: NULL). Returns the drive's status, the
+ * message in *err. */
+static hog_status drive_from(struct drawn *d, bool rows,
+                             const struct hog_train_state *r, hog_err *err)
 {
     static hog_train_opts o;
     static struct hog_fit f;
@@ -253,11 +274,17 @@ static hog_status drive_drawn(struct drawn *d, bool rows, hog_err *err)
     f.ctx = d;
     f.epoch_end = drawn_epoch_end;
     f.tick = rec_tick;
+    f.resume = r;
     struct hog_drive dv = { .f = &f, .ops = &drawn_ops, .ctx = d,
                             .n = 5000, .rows = rows };
     cr_assert_eq(hog_drive_begin(&dv, err), HOG_OK);
     hog_drive_job(&dv, 0, 1);
     return dv.st;
+}
+
+static hog_status drive_drawn(struct drawn *d, bool rows, hog_err *err)
+{
+    return drive_from(d, rows, NULL, err);
 }
 
 Test(drive, a_drawn_order_comes_first_and_a_failure_ends_the_drive)
@@ -285,4 +312,31 @@ Test(drive, a_drawn_order_comes_first_and_a_failure_ends_the_drive)
         cr_assert_str_eq(err.msg, "run 1 failed");
         cr_assert_str_eq(d.log, "dbr");
     }
+}
+
+/* Where a resumed drawing step starts: the state before epoch 1 draws
+ * epoch 1 afresh; one at row 0 inside an open segment (Cyclades' before
+ * its first batch) has drawn it; one inside epoch 2 goes on with its
+ * order. due() adds a checkpoint at an epoch's end. */
+Test(drive, a_resumed_draw_knows_its_epoch_is_drawn_and_due_saves)
+{
+    static struct drawn d;
+    hog_err err;
+    struct hog_train_state at;
+    memset(&at, 0, sizeof at);
+    at.epoch = 1; /* the start (a block step's cut in epoch 1) */
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(drive_from(&d, false, &at, &err), HOG_OK);
+    cr_assert_str_eq(d.log, "dbredbredbre");
+    at.seg_want = 5000; /* row 0, its segment open: the order is drawn */
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(drive_from(&d, false, &at, &err), HOG_OK);
+    cr_assert_str_eq(d.log, "Dbredbredbre");
+    at.epoch = 2;
+    at.pos = 2500;
+    at.t_global = 7500;
+    memset(&d, 0, sizeof d);
+    d.due_epoch = 2;
+    cr_assert_eq(drive_from(&d, false, &at, &err), HOG_OK);
+    cr_assert_str_eq(d.log, "Dbresdbre");
 }

@@ -43,8 +43,10 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
     if (!r)
         return HOG_OK;
     /* A checkpoint before epoch 1 (a cut in the first epoch) has drawn
-     * no shuffle; any other has drawn those of epochs 1 .. r->epoch. */
-    bool start = r->pos == 0 && r->epoch <= 1;
+     * no shuffle; any other has drawn those of epochs 1 .. r->epoch,
+     * including one at row 0 inside an open segment (Cyclades' before its
+     * first batch). */
+    bool start = r->pos == 0 && r->epoch <= 1 && r->seg_want == 0;
     uint64_t replay = start ? 0 : r->epoch;
     for (unsigned p = 0; p < dv->n_orders; p++) {
         struct hog_order *o = dv->ops->order(dv->ctx, p);
@@ -125,12 +127,14 @@ static hog_status epoch_done(struct hog_drive *dv, unsigned epoch,
                              double secs)
 {
     struct hog_fit *f = dv->f;
+    dv->seconds = secs;
     if (dv->ops->report)
         dv->ops->report(dv->ctx);
     if (atomic_load_explicit(&dv->cut, memory_order_relaxed))
         return save(dv, epoch, dv->n, true); /* the epoch is partial */
     hog_status st = f->epoch_end(f, epoch, secs, dv->err);
     if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
+                         (dv->ops->due && dv->ops->due(dv->ctx)) ||
                          hog_fit_cancelled(f)))
         st = save(dv, epoch, dv->n, false);
     return st;
@@ -147,10 +151,11 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
         double t0 = 0;
         if (tid == 0) {
             dv->epoch = epoch;
-            t0 = hog_now();
+            t0 = epoch == dv->first && dv->since ? dv->since : hog_now();
+            dv->untimed = 0;
         }
         if (ops->draw && tid == 0)
-            dv->drawn = ops->draw(ctx, epoch, dv->err);
+            dv->drawn = ops->draw(ctx, epoch, mid, dv->err);
         if (mine && !mid)
             hog_shuffle_u64(&mine->rng, mine->rows, mine->n);
         if (ops->begin)
@@ -190,7 +195,7 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
             ops->model(ctx, tid, T);
         barrier(dv); /* the epoch's model is complete */
         if (tid == 0)
-            dv->st = epoch_done(dv, epoch, hog_now() - t0);
+            dv->st = epoch_done(dv, epoch, hog_now() - t0 - dv->untimed);
         barrier(dv);
         if (dv->st != HOG_OK)
             break;

@@ -17,7 +17,7 @@
  * The driver's loop, on every thread (tid of T):
  *
  *     for each epoch from the first (after a resume, its epoch):
- *         thread 0: draw the epoch's order (a stream's), or
+ *         thread 0: draw the epoch's order (a stream's, Cyclades'), or
  *         shuffle this thread's order (unless resumed inside this epoch)
  *         begin; barrier
  *         for each block of the epoch (rows up to n (b + 1) / blocks):
@@ -72,9 +72,12 @@ struct hog_drive_ops {
     struct hog_order *(*order)(void *ctx, unsigned p);
     /* thread 0, at each epoch's start, for a step whose order is not a
      * shuffle of order(p)'s rows (n_orders 0: a stream's chunk sequence,
-     * drawn with the next epoch's queued behind it as read-ahead). A
-     * failure ends the drive. */
-    hog_status (*draw)(void *ctx, unsigned epoch, hog_err *err);
+     * drawn with the next epoch's queued behind it as read-ahead;
+     * Cyclades' permutation or batch order and its partition). resumed:
+     * the drive resumed inside this epoch, whose order the step's
+     * resume() has already drawn. A failure ends the drive. */
+    hog_status (*draw)(void *ctx, unsigned epoch, bool resumed,
+                       hog_err *err);
     /* The epoch starts (after this thread's shuffle): per-thread tallies
      * and positions back to zero. */
     void (*begin)(void *ctx, unsigned tid, unsigned T, unsigned epoch);
@@ -103,6 +106,10 @@ struct hog_drive_ops {
      * cancelled and the save succeeded. */
     hog_status (*save)(void *ctx, struct hog_train_state *at, bool cut,
                        hog_err *err);
+    /* thread 0, after epoch_end: a checkpoint falls at the epoch's end
+     * besides the epoch cadence (Cyclades: a row checkpoint its last
+     * batch crossed, which it leaves to the epoch's end). */
+    bool (*due)(void *ctx);
     /* On resume, after every order was replayed up to the checkpoint's
      * epoch (inclusive unless r stands at the start): check r against the
      * step and put its state in place. *open_from: the epoch row where
@@ -124,6 +131,8 @@ struct hog_drive {
     unsigned n_orders;  /* row orders (one per thread of a pool step) */
     bool rows;          /* a rows step (see above) */
     bool net;           /* average across processes at every block's end */
+    double since;       /* 0, or when the first epoch's clock starts (a
+                           set-up that counts as training: Cyclades') */
 
     /* the driver's; written by thread 0 between barriers */
     unsigned epoch;     /* in progress */
@@ -136,6 +145,9 @@ struct hog_drive {
     hog_status drawn;   /* the epoch's draw() */
     hog_err *err;
     float *net_w;       /* the weights being averaged across processes */
+    double untimed;     /* seconds of this epoch that are not training
+                           (thread 0's step adds diagnostics here) */
+    double seconds;     /* the epoch's training seconds, before report */
 };
 
 /* After the trainer's set-up: the resume from f->resume, if any (replays

@@ -141,8 +141,10 @@ static hog_status run_block(void *ctx, unsigned tid, unsigned T,
     }
 }
 
-static hog_status draw(void *ctx, unsigned epoch, hog_err *err)
+static hog_status draw(void *ctx, unsigned epoch, bool resumed,
+                       hog_err *err)
 {
+    (void)resumed; /* a stream does not resume */
     return hog_stream_epochs_draw(&((struct hstream *)ctx)->se, epoch, err);
 }
 

@@ -244,8 +244,10 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
 
 /* ---- streamed: the same rows step over the stream's order ---------------- */
 
-static hog_status stream_draw(void *ctx, unsigned epoch, hog_err *err)
+static hog_status stream_draw(void *ctx, unsigned epoch, bool resumed,
+                              hog_err *err)
 {
+    (void)resumed; /* a stream does not resume */
     return hog_stream_epochs_draw(((struct serial *)ctx)->se, epoch, err);
 }
 

@@ -323,8 +323,10 @@ static void stream_block_end(void *ctx, unsigned tid, unsigned T)
     hog_drive_seg_close(&((struct softmax *)ctx)->g);
 }
 
-static hog_status stream_draw(void *ctx, unsigned epoch, hog_err *err)
+static hog_status stream_draw(void *ctx, unsigned epoch, bool resumed,
+                              hog_err *err)
 {
+    (void)resumed; /* a stream does not resume */
     return hog_stream_epochs_draw(((struct softmax *)ctx)->se, epoch, err);
 }
 
