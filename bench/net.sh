@@ -6,18 +6,27 @@
 #     sizes (when mpirun and an MPI build are there);
 #  2. time to accuracy on news20.binary: 1 process on all rows against 3
 #     processes on a third each (MA and BMUF with serial SGD inside, MA with
-#     Hogwild! on 2 threads inside).
+#     Hogwild! on 2 threads inside);
+#  3. exact solving (issue 39): --algo newton and lbfgs, 1 process on all
+#     rows against --world 3 on loopback (--shard stride), the objective of
+#     each model on all the rows (target: within 1e-9 relative) and the
+#     wall time, parse included.
 # CSV under BUILD/bench/, Markdown tables on stdout.
 #   sh bench/net.sh [BUILD]      (make bench-progs first)
+#   PARTS="exact" EXACT_SETS="a9a" sh bench/net.sh    only part 3, on a9a
 set -eu
 BUILD=${1:-build}
 OUT=$BUILD/bench
 DATA=${HOGTRAIN_DATA:-../shared/data}
 BIN=$BUILD/hogtrain
+PARTS=${PARTS:-allreduce tta exact}
+EXACT_SETS=${EXACT_SETS:-a9a news20.binary.train.svm}
 mkdir -p "$OUT"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---- 1. all-reduce bandwidth ------------------------------------------------
+if part allreduce; then
 CSV=$OUT/net_allreduce.csv
 "$OUT/net_bench" tcp 1 16 256 > "$CSV"
 if command -v mpirun >/dev/null 2>&1; then
@@ -49,8 +58,10 @@ for b in sorted(p2p, key=int):
         print(f"| {int(b) >> 20} MB | {w} | {tb:.3f} | {tb / p2p[b]:.2f} | "
               f"{mb:.3f} | {mb / p2p[b]:.2f} |")
 PY
+fi
 
 # ---- 2. time to accuracy ----------------------------------------------------
+if part tta; then
 T=$OUT/net_tta
 mkdir -p "$T"
 for f in news20.binary.train.svm news20.binary.test.svm; do
@@ -92,3 +103,53 @@ for k, v in runs.items():
     hit = next((t for t, a in v if a >= target), float('nan'))
     print(f"| {k} | {len(v)} | {v[-1][1]:.2f}% | {v[-1][0]:.2f} | {hit:.2f} |")
 PY
+fi
+
+# ---- 3. exact solving across processes --------------------------------------
+if part exact; then
+X=$OUT/net_exact
+mkdir -p "$X"
+CSV=$X/net_exact.csv
+echo "data,algo,options,single_s,world3_s,ratio,obj_single,obj_world3,obj_rel" > "$CSV"
+secs() { python3 -c 'import time; print(f"{time.perf_counter():.6f}")'; }
+for set in $EXACT_SETS; do
+    f=$X/$set
+    [ -f "$f" ] || xz -dc "$DATA/$set.xz" > "$f"
+    for run in "newton --loss logistic --C 1" "lbfgs --loss logistic --C 1" \
+               "lbfgs --loss logistic --l1 1e-4 --l2 0"; do
+        t0=$(secs)
+        "$BIN" train -q --algo $run "$f" -o "$X/single.hgm"
+        t1=$(secs)
+        port=$((20000 + $$ % 20000))
+        for r in 0 1 2; do
+            "$BIN" train -q --world 3 --rank $r --coordinator 127.0.0.1:$port \
+                --shard stride --algo $run "$f" -o "$X/world.$r.hgm" &
+        done
+        wait
+        t2=$(secs)
+        cmp -s "$X/world.0.hgm" "$X/world.1.hgm" &&
+            cmp -s "$X/world.0.hgm" "$X/world.2.hgm" ||
+            echo "$set $run: the ranks' models differ" >&2
+        o1=$("$BIN" objective -q "$X/single.hgm" "$f" | awk '$1 == "objective" { print $2 }')
+        o3=$("$BIN" objective -q "$X/world.0.hgm" "$f" | awk '$1 == "objective" { print $2 }')
+        python3 - "$set" "$run" "$t0" "$t1" "$t2" "$o1" "$o3" >> "$CSV" <<'PY'
+import sys
+s, run, t0, t1, t2, o1, o3 = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+algo, opts = run.split(' ', 1)
+print(f"{s},{algo},{opts},{t1 - t0:.3f},{t2 - t1:.3f},{(t2 - t1) / (t1 - t0):.2f},"
+      f"{o1:.12g},{o3:.12g},{abs(o3 - o1) / abs(o1):.2e}")
+PY
+    done
+done
+python3 - "$CSV" <<'PY'
+import csv, sys
+print("\nexact solving: 1 process on all rows against --world 3 on loopback "
+      "(--shard stride; wall s, parse included; objective on all rows)\n")
+print("| data | algo | options | 1 process s | 3 ranks s | ratio | objective | relative difference |")
+print("|---|---|---|---:|---:|---:|---:|---:|")
+for r in csv.DictReader(open(sys.argv[1])):
+    print(f"| {r['data']} | {r['algo']} | {r['options']} | {r['single_s']} | "
+          f"{r['world3_s']} | {r['ratio']} | {r['obj_single']} | {r['obj_rel']} |")
+PY
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi

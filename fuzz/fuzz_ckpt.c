@@ -21,10 +21,10 @@ static void load(const uint8_t *in, size_t size)
     volatile float sum = 0;
     for (uint64_t j = 0; j < s->n_weights; j++) {
         sum += s->w[j];
-        if (s->w_raw)
-            sum += s->w_raw[j];
-        if (s->g2)
-            sum += s->g2[j];
+        if (s->w_lazy) /* or FTRL's z */
+            sum += s->w_lazy[j];
+        if (s->adagrad_g2) /* or FTRL's sqrt(n) */
+            sum += s->adagrad_g2[j];
         if (s->stamp)
             sum += (float)s->stamp[j];
     }

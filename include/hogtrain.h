@@ -8,6 +8,19 @@
  *
  * Options structs start with their own size so that they can grow without
  * breaking callers: always fill them with the matching *_init() first.
+ *
+ * So do the results the caller allocates and the library fills (the
+ * *_stats structs, hog_cv_result, hog_search_result, hog_hashing): set
+ * their size to the sizeof the caller was built with,
+ *
+ *     hog_hot_stats hs = { .size = sizeof hs };
+ *
+ * and the library writes the fields within it and nothing past it, so a
+ * caller built against an older, shorter struct keeps working. A size
+ * below sizeof(size_t) or above the library's own struct is refused with
+ * HOG_EINVAL and a sentence. They only grow at their end. The elements of
+ * the arrays a caller hands in (hog_cv_fold, hog_search_step) do not
+ * change for the 1.x series: a new figure will come in a new struct.
  */
 #ifndef HOGTRAIN_H
 #define HOGTRAIN_H
@@ -123,6 +136,7 @@ HOG_API uint64_t hog_data_nnz(const hog_data *d);
 
 /* How a data set's features were hashed at load (bits 0: not hashed). */
 typedef struct hog_hashing {
+    size_t size;          /* the caller's sizeof(hog_hashing) */
     unsigned bits;        /* B: the features are the 2^B weights' ids */
     uint32_t seed;
     uint64_t collisions;  /* weights that two or more distinct source
@@ -130,6 +144,8 @@ typedef struct hog_hashing {
     uint64_t merged;      /* entries summed into an entry of their row
                              because their features share a weight */
 } hog_hashing;
+/* Fills the fields of out within out->size (nothing when it is below
+ * sizeof(size_t)): a getter, so no status. */
 HOG_API void hog_data_hashing(const hog_data *d, hog_hashing *out);
 /* The text format the rows were read from (HOG_FORMAT_AUTO for a .hgb). */
 HOG_API hog_format hog_data_format(const hog_data *d);
@@ -211,11 +227,14 @@ typedef enum hog_schedule {
                                in closed form (serial and Hogwild!) */
 } hog_schedule;
 
-/* The L2 strength of the command's and the Python package's default,
- * FTRL-Proximal, where --l2 (alpha) and --C are not given: the value at
- * which it reaches the test accuracy of the former default, AdaGrad at
- * l2 1e-5 (docs/TRAINING.md, "The default"). hog_train_opts_init() keeps
- * AdaGrad and 1e-5. */
+/* The schedule left to hog_train_opts_resolve(): FTRL-Proximal where it
+ * runs, AdaGrad elsewhere (docs/TRAINING.md, "The default"). */
+#define HOG_SCHED_AUTO ((hog_schedule)-1)
+
+/* The L2 strength of the default, FTRL-Proximal, where l2 (--l2, alpha)
+ * and C are not given: the value at which it reaches the test accuracy of
+ * the former default, AdaGrad at l2 1e-5 (docs/TRAINING.md, "The
+ * default"). */
 #define HOG_FTRL_L2_DEFAULT 4e-6
 
 /* A classification loss on training labels with K >= 3 distinct values
@@ -235,7 +254,8 @@ typedef enum hog_algo {
     HOG_ALGO_CYCLADES,
     HOG_ALGO_SCD,
     HOG_ALGO_DCD,
-    HOG_ALGO_NEWTON /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
+    HOG_ALGO_NEWTON, /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
+    HOG_ALGO_LBFGS   /* L-BFGS; OWL-QN with l1 (LIBLINEAR -s 6's problem) */
 } hog_algo;
 
 typedef enum hog_update {
@@ -244,6 +264,9 @@ typedef enum hog_update {
     HOG_UPDATE_STRIPED,  /* spinlocks over feature stripes */
     HOG_UPDATE_MUTEX     /* one lock around each row's update */
 } hog_update;
+/* The update mode left to hog_train_opts_resolve(): atomic for dcd
+ * (PASSCoDe-Atomic), none elsewhere. */
+#define HOG_UPDATE_AUTO ((hog_update)-1)
 
 /* What each GPU replica runs (when hog_train_opts.gpus asks for GPUs). */
 typedef enum hog_gpu_step {
@@ -258,8 +281,12 @@ typedef enum hog_replicas {
     HOG_REPLICAS_CORE        /* one model per thread, averaged */
 } hog_replicas;
 
-/* Metrics of one epoch. Fields that do not apply are NaN. */
+/* Metrics of one epoch. Fields that do not apply are NaN. The library
+ * owns it (the progress callback reads it) and sets size to its own
+ * sizeof: a caller built against a newer, longer struct reads the fields
+ * within size only. */
 typedef struct hog_epoch_stats {
+    size_t size;             /* sizeof(hog_epoch_stats) of the library */
     unsigned epoch;          /* 1-based */
     double objective;        /* mean loss + regularization, training set */
     double train_loss;       /* mean loss (logloss for classification) */
@@ -319,6 +346,12 @@ typedef void (*hog_progress_fn)(void *ctx, unsigned epoch, unsigned epochs,
 typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
                                      hog_err *err);
 
+/* Exact solving across processes (docs/SCALEOUT.md): replaces buf's n
+ * values with their element-wise sum over every process, the same bits on
+ * each. A status other than HOG_OK stops training with err's message. */
+typedef hog_status (*hog_reduce_fn)(void *ctx, double *buf, uint64_t n,
+                                    hog_err *err);
+
 /* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
  * training when hog_train_opts.cyclades_stats points here. Component
  * statistics are over every batch of every partition; the _all_ ones are
@@ -326,6 +359,7 @@ typedef hog_status (*hog_average_fn)(void *ctx, float *w, uint64_t n,
  * bias included, in the conflict graph (what the rows would give without
  * hot features). */
 typedef struct hog_cyclades_stats {
+    size_t size;               /* the caller's sizeof(hog_cyclades_stats) */
     unsigned threads;
     uint64_t batch_size;       /* rows per batch */
     uint64_t batches;          /* per epoch */
@@ -348,6 +382,7 @@ typedef struct hog_cyclades_stats {
 #define HOG_HOT_AUTO UINT64_MAX
 #define HOG_HOT_AUTO_MAX 65536u
 typedef struct hog_hot_stats {
+    size_t size;            /* the caller's sizeof(hog_hot_stats) */
     uint64_t hot_features;  /* K: features kept per thread, the bias not counted */
     int bias_hot;           /* the bias is kept per thread */
     double hot_nnz_share;   /* share of the nonzeros on hot features */
@@ -367,6 +402,7 @@ typedef void (*hog_log_fn)(void *ctx, const char *line);
 
 /* What a streamed run did (hog_train_opts.stream_stats). */
 typedef struct hog_stream_stats {
+    size_t size;             /* the caller's sizeof(hog_stream_stats) */
     char backend[16];        /* "io_uring" or "pread" */
     char fallback[256];      /* why io_uring was not used ("" when it was) */
     int direct;              /* 1: the file was read with O_DIRECT */
@@ -380,16 +416,18 @@ typedef struct hog_stream_stats {
 typedef struct hog_train_opts {
     size_t size;            /* sizeof(hog_train_opts) */
     hog_loss loss;
-    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1 */
-    double eta;             /* initial step size */
+    double l1, l2;          /* objective: mean loss + l2/2 |w|^2 + l1 |w|_1;
+                               l2 NaN (init): 4e-6 under FTRL, else 1e-5 */
+    double eta;             /* initial step size; NaN (init): the loss's */
     double power;           /* exponent of HOG_SCHED_INVSCALING */
-    hog_schedule schedule;
+    hog_schedule schedule;  /* HOG_SCHED_AUTO (init): FTRL where it runs */
     double bias;            /* 0: no bias; else a constant feature of this value */
-    unsigned epochs;
+    unsigned epochs;        /* HOG_EPOCHS_AUTO (init): 1000 for scd, dcd and
+                               newton, else 5; 0 with a warm start only */
     uint64_t seed;
     unsigned threads;       /* 0 = all allowed cores */
     hog_algo algo;
-    hog_update update;
+    hog_update update;      /* HOG_UPDATE_AUTO (init): dcd atomic, else none */
     hog_progress_fn progress;
     void *progress_ctx;
     /* GPUs: NULL or "none" trains on the CPU; "all", or a list of CUDA
@@ -435,7 +473,8 @@ typedef struct hog_train_opts {
     /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
      * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
      * scd: the L1 norm of the minimum-norm subgradient relative to the
-     * first epoch's, as -s 5/6). 0 runs every epoch. Default 0.01. */
+     * first epoch's, as -s 5/6). 0 runs every epoch. NaN (init): dcd
+     * 0.1, else 0.01 (hog_train_opts_resolve). */
     double tol;
     /* Out-of-core training (hog_train_stream); ignored by hog_train. */
     uint64_t mem_budget;    /* bytes for the ring of chunk buffers (0: 256 MiB) */
@@ -531,10 +570,20 @@ typedef struct hog_train_opts {
      * labels. The caller keeps the array. */
     const double *classes;
     unsigned n_classes;
+    /* Exact solving across processes (newton, lbfgs; docs/SCALEOUT.md):
+     * when reduce is not NULL the training rows are this process's share
+     * of rows that several processes hold, each calling hog_train with
+     * the same options; every product with the data and every sum over
+     * rows (the row count n of C = 1/(l2 n) included) is added over them
+     * by reduce(), so that each process takes the same steps and returns
+     * the model of all the rows. Every process makes the same calls. */
+    hog_reduce_fn reduce;
+    void *reduce_ctx;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_opts.valid_stats). */
 typedef struct hog_valid_stats {
+    size_t size;           /* the caller's sizeof(hog_valid_stats) */
     uint64_t rows;         /* of the validation set */
     uint64_t train_rows;   /* trained on */
     unsigned epochs_run;   /* epochs trained (one-vs-rest: the most any
@@ -549,7 +598,59 @@ typedef struct hog_valid_stats {
     unsigned classes_stopped; /* one-vs-rest: the classes that stopped early */
 } hog_valid_stats;
 
+/* The defaults of every option, with those that depend on others left
+ * unset for hog_train_opts_resolve(): eta, l2 and tol NaN, schedule
+ * HOG_SCHED_AUTO, update HOG_UPDATE_AUTO, epochs HOG_EPOCHS_AUTO. */
 HOG_API void hog_train_opts_init(hog_train_opts *o);
+
+/* epochs left to hog_train_opts_resolve(): 1000 for scd, dcd and newton
+ * (their tol stops them first), 5 for the SGD trainers. Not 0, which is
+ * a warm start's "the model as it is". */
+#define HOG_EPOCHS_AUTO 0xffffffffu
+
+/* ---- the options' table (src/train/options.c) ----------------------------
+ * One row per scalar option of hog_train_opts: its type, range, default
+ * and the rule of a default that depends on other options, the command's
+ * flag and help line and the Python estimators' parameter. The command's
+ * --help, its man page and the Python package are generated from or
+ * checked against these rows (tests/test_options.c). */
+typedef enum hog_option_type {
+    HOG_OPTION_DOUBLE = 0,
+    HOG_OPTION_UNSIGNED, /* unsigned */
+    HOG_OPTION_U64,      /* uint64_t */
+    HOG_OPTION_ENUM,     /* an enum, stored as an int: min..max its values */
+    HOG_OPTION_BOOL      /* an int, 0 or not */
+} hog_option_type;
+
+typedef struct hog_train_option {
+    const char *field;   /* the field of hog_train_opts ("l2") */
+    size_t offset;       /* offsetof(hog_train_opts, field) */
+    hog_option_type type;
+    double min, max;     /* a value's range (not for HOG_OPTION_BOOL) */
+    int above_min;       /* 1: the value must be above min */
+    int below_max;       /* 1: the value must be below max */
+    double def;          /* the default where rule does not say otherwise */
+    const char *rule;    /* NULL, or the default that depends on other
+                            options, in words ("dcd 0.1, else 0.01") */
+    const char *flag;    /* the command's long option, without "--";
+                            NULL: none */
+    const char *metavar; /* its argument in --help ("X"); NULL: none */
+    const char *help;    /* its --help text, lines joined by '\n', the
+                            default left out (--help adds it) */
+    const char *python;  /* the estimators' parameter; NULL: none */
+} hog_train_option;
+
+/* The rows, in the order hog_train_opts_resolve() settles them; *n their
+ * count. */
+HOG_API const hog_train_option *hog_train_options(size_t *n);
+
+/* Turns o's unset options into their defaults (given the options set:
+ * the algorithm, loss, schedule...) and checks every row's range: HOG_OK,
+ * or HOG_EINVAL with a sentence naming the option. Every training entry
+ * point calls it on its copy of the options; a caller calls it to see what
+ * a run will use. Settled options stay as they are, so a second call
+ * changes nothing. */
+HOG_API hog_status hog_train_opts_resolve(hog_train_opts *o, hog_err *err);
 
 typedef struct hog_model hog_model;
 
@@ -582,6 +683,7 @@ typedef struct hog_cv_fold {
 #define HOG_CV_MAX_FOLDS 1000u
 
 typedef struct hog_cv_result {
+    size_t size;           /* in: the caller's sizeof(hog_cv_result) */
     unsigned folds;
     unsigned parallel;     /* folds trained at once, each on one thread;
                               1: one after another on all threads */
@@ -593,7 +695,8 @@ typedef struct hog_cv_result {
     double macro_f1, macro_f1_sd, loss, loss_sd;
     double seconds;        /* wall time of the whole cross-validation */
     hog_cv_fold *fold;     /* in: NULL or an array of `folds` entries the
-                              caller owns, filled fold by fold */
+                              caller owns, filled fold by fold (outside
+                              size: NULL) */
 } hog_cv_result;
 
 /* K-fold cross-validation of the options o on d: the rows dealt into K
@@ -618,6 +721,7 @@ typedef struct hog_search_step {
     int warm;               /* the folds started from the previous C's */
 } hog_search_step;
 
+/* The most values of C one search tries. */
 #define HOG_SEARCH_MAX_STEPS 128u
 
 typedef struct hog_search_opts {
@@ -646,19 +750,32 @@ typedef struct hog_search_opts {
 HOG_API void hog_search_opts_init(hog_search_opts *so);
 
 typedef struct hog_search_result {
-    unsigned steps;
-    hog_search_step step[HOG_SEARCH_MAX_STEPS];
+    size_t size;            /* in: the caller's sizeof(hog_search_result) */
+    /* in: NULL, or an array of step_cap entries the caller owns: the
+     * first min(steps, step_cap) values of C tried go there, in order;
+     * the search goes on past step_cap (the steps beyond it are in
+     * neither array, only in the counts and best_step). step_cap
+     * HOG_SEARCH_MAX_STEPS holds any search; a step_cap with a NULL step
+     * is refused (HOG_EINVAL). */
+    hog_search_step *step;
+    unsigned step_cap;
+    unsigned steps;         /* the values of C tried (may exceed step_cap) */
     unsigned best;          /* index of the best step: the highest CV
                                accuracy (regression: the lowest RMSE), the
                                smallest C of a tie, as LIBLINEAR */
     double best_C;
     int stopped_early;      /* 1: patience ran out before C_max */
     double seconds;
+    hog_search_step best_step; /* the best step's figures, whatever step_cap */
 } hog_search_result;
 
 /* LIBLINEAR's -C: cross-validation (folds, as hog_cross_validate) over
  * C = C_min, C_min ratio, ... up to C_max, stopping early by patience.
- * o->C_l1 says which strength C sets; o->C itself is ignored. */
+ * o->C_l1 says which strength C sets; o->C itself is ignored. res->size,
+ * step and step_cap are the caller's to set:
+ *
+ *     hog_search_result r = { .size = sizeof r };  // r.best_C, r.best_step
+ */
 HOG_API hog_status hog_search_C(const hog_data *d, const hog_train_opts *o,
                                 unsigned folds, const hog_search_opts *so,
                                 hog_search_result *res, hog_err *err);

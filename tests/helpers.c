@@ -5,16 +5,21 @@
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *tmp_root(void)
@@ -160,6 +165,23 @@ hog_data *th_load(const char *path)
     return d;
 }
 
+void th_opts_init(hog_train_opts *o)
+{
+    hog_train_opts_init(o);
+    o->schedule = HOG_SCHED_ADAGRAD;
+    o->l2 = 1e-5;
+    o->eta = 0.3;
+    o->epochs = 5;
+    o->tol = 0.01;
+    o->update = HOG_UPDATE_NONE;
+}
+
+void th_opts_step_for_loss(hog_train_opts *o)
+{
+    o->schedule = HOG_SCHED_ADAGRAD;
+    o->eta = NAN;
+}
+
 hog_model *th_train_ok(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m = NULL;
@@ -238,5 +260,74 @@ void th_on_prog(void *ctx, unsigned epoch, unsigned epochs, uint64_t done,
     if (s && p->n < 8) {
         p->loss[p->n] = s->progressive_loss;
         p->acc[p->n++] = s->progressive_accuracy;
+    }
+}
+
+int th_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* ---- processes of a --world group on loopback ---------------------------- */
+
+unsigned th_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t l = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &l);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+pid_t th_spawn(const char *log, const char *fmt, ...)
+{
+    /* exec: the pid is the command's own, not a shell's, so that a kill
+     * reaches it. */
+    char cmd[4096] = "exec ";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + 5, sizeof cmd - 5, fmt, ap);
+    va_end(ap);
+    fflush(NULL);
+    pid_t p = fork();
+    cr_assert_geq(p, 0);
+    if (p == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        if (!f)
+            _exit(127);
+        dup2(1, 2);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return p;
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int th_wait_for(pid_t pid, double limit)
+{
+    double t0 = mono_s();
+    for (;;) {
+        int st;
+        pid_t p = waitpid(pid, &st, WNOHANG);
+        if (p == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (mono_s() - t0 > limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        usleep(5000);
     }
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 /* Built with AddressSanitizer (whose shadow memory changes the resident
  * set: the tests of peak memory skip under it). */
@@ -47,6 +48,8 @@ const char *th_write(const char *dir, const char *name, const char *text,
                      size_t len);
 /* Path of the built hogtrain command (HOGTRAIN_BIN). */
 const char *th_bin(void);
+/* Whether path names something (stat succeeds). */
+int th_exists(const char *path);
 /* Runs a shell command; returns its exit status (-1 when it did not exit),
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)
@@ -86,8 +89,18 @@ struct hog_model;
 /* The data file at path, loaded with the default options; fails the test
  * when it cannot be. */
 struct hog_data *th_load(const char *path);
-/* hog_train on d (no test set) with o; fails the test unless it trains. */
 struct hog_train_opts;
+/* hog_train_opts_init() with the library's defaults of before the options'
+ * table settled them by algorithm (src/train/options.c): AdaGrad at l2
+ * 1e-5, eta 0.3 whatever the loss, 5 epochs, tol 0.01 and update none for
+ * every algorithm. The suite's tests were written, and their models
+ * compared, against these; a test of the defaults themselves calls
+ * hog_train_opts_init(). */
+void th_opts_init(struct hog_train_opts *o);
+/* AdaGrad with the library's step for o's loss (eta unset, resolved by
+ * loss): what hog_train_opts_defaults_for_loss() gave before the table. */
+void th_opts_step_for_loss(struct hog_train_opts *o);
+/* hog_train on d (no test set) with o; fails the test unless it trains. */
 struct hog_model *th_train_ok(const struct hog_data *d,
                               const struct hog_train_opts *o);
 
@@ -101,5 +114,14 @@ struct hog_model *th_liblinear_model(const char *path, int solver, double C,
 /* The peak resident set (KiB) of sh -c cmd and what it waited for, its
  * standard output discarded; the test fails unless cmd exits with 0. */
 long th_peak_rss_kib(const char *cmd);
+
+/* Processes of a --world group on loopback: a port the kernel considered
+ * free a moment ago; `sh -c "exec CMD"` started with its standard output
+ * and error into log (the pid is the command's own, for kill); the exit
+ * code of pid within limit seconds (then SIGKILL, and -1). */
+unsigned th_free_port(void);
+pid_t th_spawn(const char *log, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int th_wait_for(pid_t pid, double limit);
 
 #endif

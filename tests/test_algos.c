@@ -62,7 +62,7 @@ Test(algos, validation_follows_the_table)
         const struct hog_algo_row *r = hog_algo_row((hog_algo)a);
         for (size_t i = 0; i < sizeof caps / sizeof *caps; i++) {
             hog_train_opts o;
-            hog_train_opts_init(&o);
+            th_opts_init(&o);
             o.algo = (hog_algo)a;
             ask_for(&o, caps[i]);
             cr_assert_eq(hog_train_opts_caps(&o), caps[i],
@@ -84,7 +84,7 @@ Test(algos, validation_follows_the_table)
             }
         }
     }
-    cr_assert_eq(rows, 6, "the table has %u rows", rows);
+    cr_assert_eq(rows, 7, "the table has %u rows", rows);
     hog_data_free(d);
 }
 
@@ -120,7 +120,7 @@ Test(algos, the_command_and_the_library_say_the_same)
     TH_DATA_OR_SKIP(heart, "heart_scale");
     hog_data *d = tiny();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_CYCLADES;
     o.replicas = HOG_REPLICAS_NODE;
     hog_err err;

@@ -27,7 +27,7 @@ static hog_model *train_loss(const hog_data *d, hog_algo algo, hog_loss loss,
                              unsigned epochs)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = algo;
     o.loss = loss;
     o.threads = 1;

@@ -75,7 +75,7 @@ static void assert_same_data(const hog_data *a, const hog_data *b,
 static hog_model *train_serial(const hog_data *d)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.threads = 1;
     o.epochs = 3;

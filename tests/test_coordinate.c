@@ -23,7 +23,7 @@ static hog_train_opts coord_opts(hog_algo algo, hog_loss loss, double l1,
                                  double l2, unsigned threads, double tol)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = algo;
     o.loss = loss;
     o.l1 = l1;
@@ -179,7 +179,7 @@ Test(coordinate, options_that_do_not_apply_are_refused)
     hog_train_opts o = coord_opts(HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-3, 1,
                                   -1.0);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
-    cr_assert(strstr(err.msg, "tolerance"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "option tol"), "%s", err.msg);
     hog_data_free(d);
 }
 

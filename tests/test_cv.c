@@ -118,7 +118,7 @@ Test(cv, C_resolves_with_the_rows_trained_on)
 {
     hog_data *d = noisy(1000, 50, 1);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 1;
     o.C = 4;
     hog_model *m = th_train_ok(d, &o);
@@ -127,7 +127,7 @@ Test(cv, C_resolves_with_the_rows_trained_on)
     hog_model_free(m);
     o.C_l1 = 1;
     o.holdout = 0.25;
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o.valid_stats = &vs;
     m = th_train_ok(d, &o);
     cr_assert_eq(vs.train_rows, 750);
@@ -253,11 +253,12 @@ Test(cv, same_seed_same_figures)
 {
     hog_data *d = noisy(3000, 80, 5);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     o.threads = 2; /* 5 folds >= 2 threads: spread */
     hog_cv_fold fa[5], fb[5];
-    hog_cv_result a = { .fold = fa }, b = { .fold = fb };
+    hog_cv_result a = { .size = sizeof a, .fold = fa },
+                  b = { .size = sizeof b, .fold = fb };
     hog_err err;
     cr_assert_eq(hog_cross_validate(d, &o, 5, &a, &err), HOG_OK, "%s",
                  err.msg);
@@ -292,10 +293,10 @@ Test(cv, classes_and_regression)
 {
     hog_data *d = k_classes(1500, 60, 4, 6);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     o.threads = 2;
-    hog_cv_result r = { 0 };
+    hog_cv_result r = { .size = sizeof r };
     hog_err err;
     cr_assert_eq(hog_cross_validate(d, &o, 3, &r, &err), HOG_OK, "%s",
                  err.msg);
@@ -310,9 +311,9 @@ Test(cv, classes_and_regression)
         .rows = 1200, .features = 40, .layout = TH_SYNTH_SKEW,
         .nnz_min = 3, .nnz_max = 10, .seed = 3, .first = { .normal = true },
         .noise = 0.1, .regression = true }, &err);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_SQUARED;
-    hog_train_opts_defaults_for_loss(&o);
+    th_opts_step_for_loss(&o);
     o.epochs = 5;
     cr_assert_eq(hog_cross_validate(d, &o, 4, &r, &err), HOG_OK, "%s",
                  err.msg);
@@ -396,14 +397,18 @@ Test(cv, search_C_path_and_warm_start)
 {
     hog_data *d = noisy(2000, 60, 7);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     hog_search_opts so;
     hog_search_opts_init(&so);
     so.C_min = 1.0 / 64;
     so.C_max = 4;
     so.patience = 0;
+    hog_search_step step[HOG_SEARCH_MAX_STEPS];
     hog_search_result *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    *r = (hog_search_result){ .size = sizeof *r, .step = step,
+                              .step_cap = HOG_SEARCH_MAX_STEPS };
     hog_err err;
     cr_assert_eq(hog_search_C(d, &o, 3, &so, r, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(r->steps, 9); /* 2^-6 .. 2^2 */
@@ -415,6 +420,8 @@ Test(cv, search_C_path_and_warm_start)
     for (unsigned i = 0; i < r->steps; i++)
         cr_assert(r->step[r->best].accuracy >= r->step[i].accuracy);
     cr_assert_eq(r->best_C, r->step[r->best].C);
+    cr_assert_eq(r->best_step.C, r->best_C);
+    cr_assert_eq(r->best_step.accuracy, r->step[r->best].accuracy);
     cr_assert_float_eq(r->step[0].l2, 64.0 / 2000, 1e-12);
     /* dcd takes no warm start: the plain grid */
     o.algo = HOG_ALGO_DCD;
@@ -435,13 +442,13 @@ Test(cv, warm_start_starts_there)
 {
     hog_data *d = noisy(800, 40, 8);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *a = th_train_ok(d, &o);
     static const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
                                       HOG_ALGO_CYCLADES };
     for (size_t k = 0; k < 3; k++) {
         hog_train_opts w;
-        hog_train_opts_init(&w);
+        th_opts_init(&w);
         w.algo = algos[k];
         w.threads = algos[k] == HOG_ALGO_SERIAL ? 1 : 2;
         w.schedule = HOG_SCHED_CONSTANT;
@@ -457,7 +464,7 @@ Test(cv, warm_start_starts_there)
         hog_model_free(b);
     }
     hog_train_opts w;
-    hog_train_opts_init(&w);
+    th_opts_init(&w);
     w.algo = HOG_ALGO_DCD;
     w.warm_start = a;
     hog_model *b = NULL;
@@ -500,7 +507,7 @@ static void early_run(const hog_data *d, const hog_data *v, hog_train_opts *o,
                       bool must_stop, const char *what)
 {
     struct epochs e = { .n = 0 };
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o->validation = v;
     o->valid_stats = &vs;
     o->progress = collect;
@@ -547,7 +554,7 @@ Test(cv, early_stop_keeps_the_best_epoch, .timeout = 120)
                                     HOG_ALGO_CYCLADES };
     for (size_t k = 0; k < 3; k++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = sgd[k];
         o.threads = sgd[k] == HOG_ALGO_SERIAL ? 1 : 2;
         o.schedule = HOG_SCHED_CONSTANT;
@@ -562,7 +569,7 @@ Test(cv, early_stop_keeps_the_best_epoch, .timeout = 120)
     static const hog_algo coord[] = { HOG_ALGO_SCD, HOG_ALGO_DCD };
     for (size_t k = 0; k < 2; k++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = coord[k];
         o.l2 = 1e-5;
         o.tol = 0;
@@ -591,7 +598,7 @@ Test(cv, early_stop_classes, .timeout = 120)
     for (uint64_t i = 0; i < d->m.rows; i += 5)
         y[i] = (float)(1 + hog_rng_below(&rng, 4));
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 5;
@@ -600,7 +607,7 @@ Test(cv, early_stop_classes, .timeout = 120)
     o.early_stop = 3;
     early_run(d, v, &o, true, "softmax");
 
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 5;
     o.l2 = 0;
@@ -608,7 +615,7 @@ Test(cv, early_stop_classes, .timeout = 120)
     o.early_stop = 2;
     o.threads = 2;
     o.validation = v;
-    hog_valid_stats vs;
+    hog_valid_stats vs = { .size = sizeof vs };
     o.valid_stats = &vs;
     hog_model *m = th_train_ok(d, &o);
     cr_assert_eq(m->n_classes, 4);
@@ -683,20 +690,20 @@ Test(cv, usage_errors)
     /* the library's sentences */
     hog_data *dd = noisy(100, 10, 1);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.early_stop = 2;
     hog_model *m = NULL;
     hog_err err;
     cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "validation set"), "%s", err.msg);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.holdout = 1.0;
     cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.C = -1;
     cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
-    hog_train_opts_init(&o);
-    hog_cv_result r = { 0 };
+    th_opts_init(&o);
+    hog_cv_result r = { .size = sizeof r };
     cr_assert_eq(hog_cross_validate(dd, &o, 1, &r, &err), HOG_EINVAL);
     cr_assert_eq(hog_cross_validate(dd, &o, 101, &r, &err), HOG_EINVAL);
     hog_data_free(dd);

@@ -206,7 +206,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
 {
     hog_data *d = generated(6000, 20000, 30, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     for (int hot = 0; hot < 2; hot++) {
         o.hot = hot ? HOG_HOT_AUTO : 0;
@@ -253,9 +253,9 @@ Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)
 {
     hog_data *d = generated(6000, 20000, 30, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = same_at_every_thread_count(d, &o, "hot auto");
     cr_assert_gt(st.hot_features, 0);
@@ -287,12 +287,12 @@ Test(cyclades, hot_off_equals_serial_over_the_same_order)
     /* No bias and a long tail: real components, many per batch. */
     hog_data *d = skewed(3000, 3000, false, 5);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     o.bias = 0.0;
     o.hot = 0;
     o.batch_size = 40;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *ref = fit_reference(d, &o); /* partition once, batches shuffled */
     for (size_t i = 0; i < N_THREADS; i++) {
@@ -328,9 +328,9 @@ Test(cyclades, every_loss_regularizer_and_schedule)
                  sch++) {
                 const hog_data *d = loss == HOG_LOSS_SQUARED ? reg : cls;
                 hog_train_opts o;
-                hog_train_opts_init(&o);
+                th_opts_init(&o);
                 o.loss = (hog_loss)loss;
-                hog_train_opts_defaults_for_loss(&o);
+                th_opts_step_for_loss(&o);
                 o.schedule = (hog_schedule)sch;
                 /* main's per-loss etas are tuned for AdaGrad; the shared
                  * schedules keep the etas this test was written with (the
@@ -373,7 +373,7 @@ Test(cyclades, segments_ending_inside_batches)
 {
     hog_data *d = skewed(2000, 500, false, 13);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 0.5;
     o.l2 = 1.9;
@@ -396,7 +396,7 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
 {
     hog_data *d = skewed(500, 300, false, 17);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     hog_model *a = fit(d, &o, HOG_ALGO_CYCLADES, 2);
     o.seed = 2;
@@ -404,7 +404,7 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
     cr_assert_neq(memcmp(a->w, b->w, (d->n_features + 1) * sizeof(float)), 0);
     hog_model_free(b);
     o.batch_size = 1000000; /* more than the rows: one batch */
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     b = fit(d, &o, HOG_ALGO_CYCLADES, 2);
     cr_assert_eq(st.batch_size, 500);
@@ -454,11 +454,11 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
     const hog_loss losses[] = { HOG_LOSS_LOGISTIC, HOG_LOSS_HINGE };
     for (size_t k = 0; k < sizeof losses / sizeof losses[0]; k++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.loss = losses[k];
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.epochs = 10;
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 2);
         cr_assert_gt(st.hot_nnz_share, 0.7, "hot share %g", st.hot_nnz_share);
@@ -494,9 +494,9 @@ Test(cyclades, news20_same_model_at_every_thread_count_and_accuracy,
     TH_DATA_OR_SKIP(te, "news20.binary.test.svm");
     hog_data *d = load(tr, 0), *t = load(te, d->n_features);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = same_at_every_thread_count(d, &o, "news20, hot auto");
     /* every feature in the graph: one component holds the whole batch */
@@ -533,7 +533,7 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
     TH_DATA_OR_SKIP(te, "a9a.t");
     hog_data *d = load(tr, 0), *t = load(te, d->n_features);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 3;
     hog_model *m = same_at_every_thread_count(d, &o, "a9a, hot auto");
     hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
@@ -575,7 +575,7 @@ static hog_data *skewed_k(uint64_t rows, uint64_t nf, unsigned k,
 static hog_train_opts softmax_opts(void)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.epochs = 3;
     return o;
@@ -665,7 +665,7 @@ Test(cyclades, softmax_hot_off_equals_its_serial_references)
             o.batch_size = 40;
             o.bias = v == 2 ? 1.0 : 0.0;
             o.row_weights = v == 1 ? rw : NULL;
-            hog_cyclades_stats st;
+            hog_cyclades_stats st = { .size = sizeof st };
             o.cyclades_stats = &st;
             char what[96];
             snprintf(what, sizeof what, "softmax kind %d, %s", kind,
@@ -716,7 +716,7 @@ Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
     for (int kind = 0; kind < SOFTMAX_KINDS; kind++) {
         hog_train_opts o = softmax_opts();
         softmax_kind(&o, kind);
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         char what[64];
         snprintf(what, sizeof what, "softmax kind %d, hot auto", kind);
@@ -802,7 +802,7 @@ Test(cyclades, softmax_hot_step_by_hand)
         o.epochs = 1;
         o.batch_size = N;
         o.hot_degree = 1; /* every feature is in 4 rows: all hot */
-        hog_cyclades_stats st;
+        hog_cyclades_stats st = { .size = sizeof st };
         o.cyclades_stats = &st;
         hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
         cr_assert_eq(st.hot_features, NF);
@@ -859,7 +859,7 @@ Test(cyclades, softmax_news20_same_model_and_accuracy, .timeout = 180)
     hog_train_opts o = softmax_opts();
     o.epochs = 5;
     o.seed = 1;
-    hog_cyclades_stats st;
+    hog_cyclades_stats st = { .size = sizeof st };
     o.cyclades_stats = &st;
     hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
     for (unsigned threads = 2; threads <= 3; threads++) {

@@ -32,7 +32,7 @@ static hog_data *synth(uint64_t rows, uint32_t nf, double density,
 static hog_train_opts ftrl_opts(hog_loss loss, double l1, double l2)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = loss;
     o.schedule = HOG_SCHED_FTRL;
     o.l1 = l1;
@@ -349,7 +349,7 @@ static double mean_accuracy(const hog_data *tr, const hog_data *te,
     double sum = 0;
     for (uint64_t seed = 1; seed <= SEEDS; seed++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.schedule = sched;
         o.l2 = l2;
         o.seed = seed;

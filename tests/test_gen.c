@@ -421,7 +421,7 @@ Test(gen, hogtrain_learns_it)
     cr_assert_eq(hog_data_load(p, &lo, &te, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_data_rows(tr), 30000u);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.threads = 1;
     hog_model *m;
     cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);

@@ -118,7 +118,7 @@ static hog_data *copy_of(const hog_data *d)
 static void assert_trains_alike(const hog_data *a, const hog_data *b)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.threads = 1;
     o.epochs = 2;

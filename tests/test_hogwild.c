@@ -90,7 +90,7 @@ static void bit_identical(const char *name, hog_train_opts o)
 Test(threads, one_thread_bit_identical_l1_l2)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.l1 = 1e-5;
     o.l2 = 1e-4;
     o.epochs = 2;
@@ -101,7 +101,7 @@ Test(threads, one_thread_bit_identical_l1_l2)
 Test(threads, one_thread_bit_identical_adagrad_hinge)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_HINGE;
     o.schedule = HOG_SCHED_ADAGRAD;
     o.eta = 0.1;
@@ -116,7 +116,7 @@ Test(threads, one_thread_bit_identical_adagrad_hinge)
 Test(threads, one_thread_bit_identical_scaled_l2_and_plain)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_INVSCALING;
     o.eta = 0.5;
     o.l1 = 0;
@@ -198,7 +198,7 @@ static void accuracy_close(const char *trn, const char *tst, hog_train_opts o,
 static hog_train_opts adagrad_opts(double eta, unsigned epochs)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_ADAGRAD;
     o.eta = eta;
     o.epochs = epochs;
@@ -210,7 +210,7 @@ static hog_train_opts adagrad_opts(double eta, unsigned epochs)
 static hog_train_opts svm_opts(void)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_HINGE;
     o.eta = 0.05;
     o.epochs = 5;
@@ -332,7 +332,7 @@ Test(threads, every_row_runs_once_per_epoch, .timeout = 60)
         mag[nf] += E * eta;
     }
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_HOGWILD;
     o.update = HOG_UPDATE_ATOMIC;
     o.loss = HOG_LOSS_HINGE;
@@ -379,7 +379,7 @@ Test(threads, more_threads_than_rows)
     hog_data *d;
     cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 0, &d, NULL), HOG_OK);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 5;
     o.oversubscribe = 1;
@@ -398,7 +398,7 @@ Test(threads, bad_binding_is_an_error)
     TH_DATA_OR_SKIP(path, "reuters_moneyfx.trn");
     hog_data *d = load(path);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_HOGWILD;
     o.bind = "sideways";
     hog_model *m;
@@ -514,7 +514,7 @@ static void hot_one_thread(const char *name, hog_train_opts o)
                               HOG_UPDATE_MUTEX };
     for (size_t i = 0; i < 4; i++)
         for (size_t u = 0; u < 3; u++) {
-            hog_hot_stats hs;
+            hog_hot_stats hs = { .size = sizeof hs };
             o.hot_count = ks[i];
             o.update = um[u];
             o.hot_stats = &hs;
@@ -536,7 +536,7 @@ static void hot_one_thread(const char *name, hog_train_opts o)
 Test(threads, hot_one_thread_bit_identical, .timeout = 60)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.l1 = 1e-5;
     o.l2 = 1e-4;
     o.epochs = 2;
@@ -545,7 +545,7 @@ Test(threads, hot_one_thread_bit_identical, .timeout = 60)
     o.l1 = 0; /* scaled */
     o.schedule = HOG_SCHED_CONSTANT;
     hot_one_thread("reuters_moneyfx.trn", o);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_HINGE;
     o.schedule = HOG_SCHED_ADAGRAD; /* AdaGrad with lazy L1 and L2 */
     o.eta = 0.1;
@@ -568,7 +568,7 @@ Test(threads, hot_one_thread_folding_inside_epochs)
     hog_model *ref = train(d, &o);
     o.hot_count = HOG_HOT_AUTO;
     o.sync_every = 4096;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     hog_model *m = train(d, &o);
     cr_expect_eq(hs.folds, 3 * ((hog_data_rows(d) + 4095) / 4096));
@@ -607,7 +607,7 @@ Test(threads, hot_fold_rule_by_hand)
 {
     hog_data *d = two_rows();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_SQUARED;
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 0.1;
@@ -618,7 +618,7 @@ Test(threads, hot_fold_rule_by_hand)
     o.threads = 2;
     o.oversubscribe = 1;
     o.hot_count = 1;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     /* epoch 1: w0 = 0 + 0.1 * 1 * 1 = 0.1, w1 = 0 + 0.1 * 3 * 2 = 0.6,
      * fold (0.1 + 0.6) / 2 = 0.35 (a sum of the deltas would give 0.7);
@@ -743,7 +743,7 @@ Test(threads, hot_private_views_are_deterministic, .timeout = 60)
     o.oversubscribe = 1;
     o.hot_count = hog_data_features(d);
     o.sync_every = 32;
-    hog_hot_stats hs;
+    hog_hot_stats hs = { .size = sizeof hs };
     o.hot_stats = &hs;
     hog_model *a = train(d, &o);
     cr_assert_eq(hs.hot_features, hog_data_features(d));
@@ -765,7 +765,7 @@ Test(threads, hot_refuses_stripes_and_replicas)
 {
     hog_data *d = two_rows();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_SQUARED;
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 1;

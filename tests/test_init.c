@@ -69,7 +69,7 @@ Test(init, every_trainer_starts_from_the_model, .timeout = 60)
         const struct kind *q = &kinds[k];
         hog_data *d = problem(q->classes);
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = q->algo;
         o.threads = q->threads;
         o.multiclass = q->mc;
@@ -107,7 +107,7 @@ Test(init, mismatches_are_sentences)
 {
     hog_data *d2 = problem(2), *d4 = problem(4);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *m2 = train(d2, &o), *m4 = train(d4, &o), *x;
     hog_err err;
     hog_train_opts w = o;

@@ -361,7 +361,7 @@ Test(inputs, largest_feature_index_agrees_with_the_trainer, .timeout = 30)
     cr_assert_eq(hog_data_load(svm, NULL, &d, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(d->n_features, (uint64_t)HOG_MAX_FEATURES);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     /* The limit agrees; a machine without 64 GiB to spare refuses the
      * dense model for its size, which is another sentence. */
     hog_status st = hog_train_validate(&o, d, &err);

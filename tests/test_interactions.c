@@ -134,7 +134,7 @@ Test(interactions, crossed_rows_equal_explicit_materialisation)
     hog_cross_buf_free(&b);
     /* the same rows train the same model */
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.epochs = 5;
     o.seed = 7;
@@ -233,7 +233,7 @@ Test(interactions, model_spec_carries_them, .timeout = 60)
     write_product_set(tr, 2000, 5);
     hog_data *d = load(tr, "ua");
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;
     o.epochs = 3;
     hog_model *m = NULL;
@@ -417,5 +417,46 @@ Test(interactions, dense_models_keep_their_versions)
         hog_err err;
         cr_assert_eq(hog_model_load(p, &m, &err), HOG_OK, "%s", err.msg);
         hog_model_free(m);
+    }
+}
+
+/* The interactions' row buffers are made where the run is set up, so a
+ * buffer the process cannot have is HOG_ENOMEM with its sentence, never an
+ * abort inside the epochs (which took a Python user's interpreter with
+ * it). One row of 60,000 a-features and 60,000 b-features crosses to about
+ * 2.8e9 entries (their hashes collide a little): buffers of some 45 GB,
+ * refused under a 16 GiB address space (room for any machine's start-up)
+ * before any row is crossed. */
+Test(interactions, row_buffer_refused_at_setup, .timeout = 120)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    cr_skip_test("a sanitizer's shadow memory does not fit under ulimit -v");
+#endif
+    char dir[512], m[600], out[4096];
+    th_tmpdir(dir, sizeof dir);
+    enum { N = 60000 };
+    size_t cap = 2 * N * 8 + 64, n = 0;
+    char *txt = malloc(cap);
+    cr_assert_not_null(txt);
+    n += (size_t)snprintf(txt + n, cap - n, "1 |a");
+    for (int i = 0; i < N; i++)
+        n += (size_t)snprintf(txt + n, cap - n, " a%d", i);
+    n += (size_t)snprintf(txt + n, cap - n, " |b");
+    for (int i = 0; i < N; i++)
+        n += (size_t)snprintf(txt + n, cap - n, " b%d", i);
+    n += (size_t)snprintf(txt + n, cap - n, "\n-1 |a x |b y\n");
+    const char *vw = th_write(dir, "wide.vw", txt, n);
+    free(txt);
+    snprintf(m, sizeof m, "%s/m.hgm", dir);
+    static const char *const algo[] = { "--algo serial",
+                                        "--algo hogwild --threads 2" };
+    for (int i = 0; i < 2; i++) {
+        int rc = th_run(out, sizeof out, "ulimit -v 16777216; %s train %s "
+                        "--interactions ab %s --epochs 1 -q -o %s",
+                        th_bin(), vw, algo[i], m);
+        cr_assert_eq(rc, 1, "%s: exit %d (an abort is not an error): %s",
+                     algo[i], rc, out);
+        cr_assert_not_null(strstr(out, "out of memory for a row of"), "%s: %s",
+                           algo[i], out);
     }
 }

@@ -128,7 +128,7 @@ Test(multiclass, ovr_class_equals_its_binary_problem, .timeout = 120)
     hog_data *d = k_classes(3000, 300, 4);
     for (size_t a = 0; a < sizeof every_algo / sizeof *every_algo; a++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = every_algo[a];
         o.epochs = 3;
         o.threads = 2; /* K = 4 >= 2: a class per thread, each on one */
@@ -185,9 +185,9 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         rw[i] = (float)(i * 7 % 6) * 0.5f;
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.loss = runs[i].loss;
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.schedule = HOG_SCHED_FTRL;
         o.algo = runs[i].algo;
         o.threads = runs[i].threads;
@@ -206,7 +206,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
      * equal the classes trained one at a time from them (as a run with a
      * checkpoint file trains them) */
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_FTRL;
     o.l1 = 1e-4;
     o.epochs = 1;
@@ -234,7 +234,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
     for (uint64_t i = 0; i < noisy->m.rows; i += 4)
         ny[i] = ny[(i * 7 + 3) % noisy->m.rows];
     for (unsigned threads = 1; threads <= 2; threads++) {
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.schedule = HOG_SCHED_FTRL;
         o.eta = 5;
         o.l2 = 0;
@@ -243,7 +243,7 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = threads;
         o.validation = valid;
-        hog_valid_stats vs;
+        hog_valid_stats vs = { .size = sizeof vs };
         o.valid_stats = &vs;
         hog_model *e = train(noisy, &o);
         cr_assert(vs.early_stopped && vs.classes_stopped >= 1,
@@ -286,7 +286,7 @@ Test(multiclass, two_classes_are_the_binary_path, .timeout = 60)
     cr_assert_eq(two.labels, HOG_LABELS_BINARY);
     for (size_t a = 0; a < sizeof every_algo / sizeof *every_algo; a++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = every_algo[a];
         o.epochs = 3;
         o.threads = 1;
@@ -318,7 +318,7 @@ Test(multiclass, cyclades_same_model_at_1_2_3_8_threads, .timeout = 60)
 {
     hog_data *d = k_classes(4000, 400, 5);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_CYCLADES;
     o.epochs = 2;
     o.threads = 1;
@@ -361,7 +361,7 @@ Test(multiclass, metrics_equal_a_count_by_hand, .timeout = 60)
     float *ty = (float *)t->m.y;
     ty[0] = 77.0f; /* a class the training set has not */
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     struct last_stats l = { 0 };
     o.progress = keep_stats;
     o.progress_ctx = &l;
@@ -434,10 +434,10 @@ Test(multiclass, refusals_are_sentences)
 {
     hog_data *d = k_classes(300, 30, 8);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *m;
     hog_err err;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.loss = HOG_LOSS_HINGE;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
@@ -447,7 +447,7 @@ Test(multiclass, refusals_are_sentences)
     for (uint64_t i = 0; i < d->m.rows; i++)
         y0[i] = (float)i * 0.5f;
     hog_data_scan_labels(d);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--loss squared"), "%s", err.msg);
     /* one label value: not a classification problem */
@@ -455,7 +455,7 @@ Test(multiclass, refusals_are_sentences)
     for (uint64_t i = 0; i < d->m.rows; i++)
         y[i] = 3.0f;
     hog_data_scan_labels(d);
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "one value only"), "%s", err.msg);
     hog_data_free(d);
@@ -504,9 +504,9 @@ Test(multiclass, news20_ovr_sgd_hinge_within_half_a_point, .timeout = 120)
 {
     TH_HEAVY_OR_SKIP();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_HINGE;
-    hog_train_opts_defaults_for_loss(&o);
+    th_opts_step_for_loss(&o);
     double acc = news20_accuracy(o, false);
     cr_assert_geq(acc, 86.26 - 0.5, "%.2f%%", acc);
 }
@@ -515,7 +515,7 @@ Test(multiclass, news20_ovr_dcd_within_half_a_point, .timeout = 120)
 {
     TH_HEAVY_OR_SKIP();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_DCD;
     o.loss = HOG_LOSS_SQHINGE;
     o.update = HOG_UPDATE_ATOMIC;
@@ -536,7 +536,7 @@ Test(multiclass, fashion_ovr_defaults_reach_liblinear, .timeout = 240)
 {
     TH_HEAVY_OR_SKIP();
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     double acc = ovr_accuracy("fashion-mnist.train.svm",
                               "fashion-mnist.test.svm", 10, o, false);
     cr_assert_geq(acc, 70.48 - 0.5, "%.2f%%", acc);
@@ -590,7 +590,7 @@ Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
     unsigned seed = 777;
     for (size_t a = 0; a < 2; a++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = algos[a];
         o.epochs = 3;
         o.threads = 2;
@@ -659,7 +659,7 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
     hog_data *d = k_classes(2000, 200, 10);
     for (int c = 0; c < 6; c++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.multiclass = HOG_MULTICLASS_SOFTMAX;
         static const hog_algo algos[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
                                           HOG_ALGO_CYCLADES };
@@ -721,13 +721,13 @@ Test(multiclass, softmax_checkpoints_refuse_other_runs, .timeout = 60)
     snprintf(ck, sizeof ck, "%s/ck", dir);
     hog_data *d = k_classes(600, 40, 11);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 2;
     o.checkpoint = ck;
     hog_model *m = train(d, &o); /* one-vs-rest writes ck */
     hog_model_free(m);
     hog_train_opts r;
-    hog_train_opts_init(&r);
+    th_opts_init(&r);
     r.epochs = 3;
     r.resume = ck;
     r.multiclass = HOG_MULTICLASS_SOFTMAX;
@@ -793,7 +793,7 @@ Test(multiclass, given_classes)
     hog_err err;
     cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.threads = 1;
     const double order[3] = { 3, 1, 2 }, other[3] = { 1, 2, 5 };
     o.classes = order;
@@ -827,7 +827,7 @@ Test(multiclass, feature_major_scores_equal_class_major_scores)
     for (int mode = 0; mode < 2; mode++)
         for (int bias = 0; bias < 2; bias++) {
             hog_train_opts o;
-            hog_train_opts_init(&o);
+            th_opts_init(&o);
             o.multiclass = mode ? HOG_MULTICLASS_SOFTMAX : HOG_MULTICLASS_OVR;
             o.bias = bias ? 1.5 : 0.0;
             o.epochs = 2;

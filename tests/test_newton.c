@@ -18,7 +18,7 @@ static hog_train_opts newton_opts(hog_loss loss, double l2, unsigned threads,
                                   double tol)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = HOG_ALGO_NEWTON;
     o.loss = loss;
     o.l1 = 0.0;

@@ -47,7 +47,7 @@ Test(normalize, raw_scores_equal_the_scaled_problem_and_units_do_not_matter)
     const double f[3] = { 1000.0, 0.001, 37.0 };
     rescale(big, f);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.normalize = 1;
     hog_model *a, *b;
     hog_err err;

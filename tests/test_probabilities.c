@@ -100,7 +100,7 @@ Test(probabilities, softmax_from_scores_and_hinge_refused)
     hog_err err;
     cr_assert_eq(hog_data_load(p, &lo, &d, &err), HOG_OK, "%s", err.msg);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.epochs = 20;
     hog_model *m;

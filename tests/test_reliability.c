@@ -308,7 +308,7 @@ Test(reliability, hog_train_refuses_a_model_larger_than_memory)
     cr_assert_eq(hog_data_wrap(2, 2, off, y, idx, val, 0, &d, &err), HOG_OK,
                  "%s", err.msg);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 1;
     hog_model *m = NULL;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOMEM, "%s", err.msg);

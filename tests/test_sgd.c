@@ -102,7 +102,7 @@ static int assert_lazy_equals_eager(hog_loss loss, hog_schedule sched,
 {
     hog_data *d = synth(rows, 20, 0.3, loss == HOG_LOSS_SQUARED, 11);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = loss;
     o.schedule = sched;
     o.l1 = l1;
@@ -234,7 +234,7 @@ Test(sgd, segment_ends_before_the_prefix_underflows)
 {
     hog_data *d = synth(5000, 10, 0.3, false, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 0.05;
     o.l2 = 0.9; /* q grows by 1/(1 - 0.045) a step: 1e20 after ~1000 */
@@ -257,7 +257,7 @@ static void train_synth(uint64_t seed, float *out, uint64_t nw)
 {
     hog_data *d = synth(300, 30, 0.2, false, 2);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.seed = seed;
     o.l1 = 1e-3;
     hog_model *m;
@@ -284,7 +284,7 @@ static hog_status try_opts(hog_data *d, void (*set)(hog_train_opts *),
                            hog_err *err)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     set(&o);
     hog_model *m = NULL;
     hog_status st = hog_train(d, NULL, &o, &m, err);
@@ -293,7 +293,9 @@ static hog_status try_opts(hog_data *d, void (*set)(hog_train_opts *),
 }
 
 static void eta0(hog_train_opts *o) { o->eta = 0; }
-static void eta_nan(hog_train_opts *o) { o->eta = NAN; }
+/* NaN is "unset" (the loss's step, hog_train_opts_resolve); an infinite
+ * step is out of range */
+static void eta_inf(hog_train_opts *o) { o->eta = INFINITY; }
 static void l1neg(hog_train_opts *o) { o->l1 = -1; }
 static void l2big(hog_train_opts *o)
 {
@@ -314,7 +316,7 @@ Test(sgd, bad_options_are_refused_with_a_sentence)
         hog_status st;
         const char *word;
     } cases[] = {
-        { eta0, HOG_EINVAL, "eta" },     { eta_nan, HOG_EINVAL, "eta" },
+        { eta0, HOG_EINVAL, "eta" },     { eta_inf, HOG_EINVAL, "eta" },
         { l1neg, HOG_EINVAL, "l1" },     { l2big, HOG_EINVAL, "l2" },
         { epochs0, HOG_EINVAL, "epochs" }, { badloss, HOG_EINVAL, "loss" },
         { badreplicas, HOG_EINVAL, "replica" },
@@ -334,7 +336,7 @@ Test(sgd, classification_loss_refuses_real_labels)
 {
     hog_data *d = synth(50, 5, 0.5, true, 1);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *m;
     hog_err err;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
@@ -375,7 +377,7 @@ Test(sgd, progress_reports_every_epoch_with_metrics)
     hog_data *tr = synth(2000, 40, 0.2, false, 9);
     hog_data *te = synth(1000, 45, 0.2, false, 9); /* more features */
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.epochs = 4;
     struct seen v = { 0 };
     o.progress = on_progress;
@@ -407,10 +409,10 @@ Test(sgd, parallel_metrics_equal_serial_metrics_exactly)
     for (int reg = 0; reg < 2; reg++) {
         hog_data *d = synth(50000, 60, 0.15, reg, 11);
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         if (reg) {
             o.loss = HOG_LOSS_SQUARED;
-            hog_train_opts_defaults_for_loss(&o);
+            th_opts_step_for_loss(&o);
         }
         o.epochs = 1;
         hog_model *m;
@@ -463,7 +465,7 @@ Test(sgd, metrics_every_k_epochs_for_serial_sgd)
     const unsigned every[] = { 0, 1, 2, 3, 7 };
     for (int k = -1; k < 5; k++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.epochs = 5;
         struct history h = { 0 };
         if (k >= 0) { /* k == -1: no callback, no metrics */
@@ -516,7 +518,7 @@ Test(sgd, progressive_metrics_equal_the_eager_reference)
             hog_loss loss = (hog_loss)l;
             hog_data *d = synth(1500, 20, 0.3, loss == HOG_LOSS_SQUARED, 11);
             hog_train_opts o;
-            hog_train_opts_init(&o);
+            th_opts_init(&o);
             o.loss = loss;
             o.schedule = scheds[sc];
             o.l1 = 0.01;
@@ -618,7 +620,7 @@ Test(sgd, hogwild_progressive_figures_count_every_row_once)
     cr_assert_eq(hog_data_wrap(N, 3 * N, off, y, idx, val, 3 * N, &d, &err),
                  HOG_OK, "%s", err.msg);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.schedule = HOG_SCHED_CONSTANT;
     o.eta = 0.5;
     o.l2 = 0;
@@ -654,9 +656,9 @@ Test(sgd, squared_loss_fits_a_linear_target)
 {
     hog_data *d = synth(3000, 10, 0.5, true, 4);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_SQUARED;
-    hog_train_opts_defaults_for_loss(&o);
+    th_opts_step_for_loss(&o);
     o.l2 = 0;
     o.epochs = 10;
     struct seen v = { 0 };
@@ -676,7 +678,7 @@ Test(sgd, l1_gives_sparse_models)
 {
     hog_data *d = synth(2000, 60, 0.2, false, 8);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.l2 = 0;
     o.l1 = 0.1;
     o.epochs = 5;
@@ -738,7 +740,7 @@ static double real_accuracy(const char *train_name, const char *test_name,
                             hog_loss loss, double eta, unsigned epochs)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = loss;
     o.schedule = HOG_SCHED_ADAGRAD;
     o.eta = eta;
@@ -793,7 +795,7 @@ Test(sgd, news20_binary_reaches_liblinear_accuracy, .timeout = 120)
 static double default_accuracy(const char *train_name, const char *test_name)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     cr_assert_eq(o.schedule, HOG_SCHED_ADAGRAD);
     cr_assert(o.l2 > 0 && o.l1 == 0, "the default is AdaGrad with l2 only");
     return accuracy_with(train_name, test_name, o, false);
@@ -822,7 +824,7 @@ Test(sgd, apply_many_in_lanes_equals_one_weight_at_a_time)
 {
     hog_data *d = synth(60, 40, 0.3, false, 5);
     hog_train_opts o;
-    hog_train_opts_init(&o); /* AdaGrad, l2 only */
+    th_opts_init(&o); /* AdaGrad, l2 only */
     o.l2 = 0.02;             /* eta_j l2 from 2^-7 and below up to 1 */
     struct hog_sgd a, b;
     cr_assert_eq(hog_sgd_init(&a, &o, d, NULL), HOG_OK);

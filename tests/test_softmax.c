@@ -79,7 +79,7 @@ static hog_data *small5(uint64_t rows, uint64_t seed)
 static hog_train_opts softmax_opts(void)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.seed = 5;
     return o;

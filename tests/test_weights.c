@@ -179,10 +179,10 @@ struct algo_case {
 static hog_train_opts case_opts(const struct algo_case *c)
 {
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.algo = c->algo;
     o.loss = c->loss;
-    hog_train_opts_defaults_for_loss(&o);
+    th_opts_step_for_loss(&o);
     o.schedule = c->schedule;
     if (c->schedule != HOG_SCHED_ADAGRAD)
         o.eta = 0.05;
@@ -320,9 +320,9 @@ Test(weights, weight_two_objective_equals_duplicated_rows)
         float *w = twos(d, 3);
         hog_data v = weighted_view(d, w);
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.loss = loss;
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.epochs = 2;
         hog_model *m = train_ok(d, &o, "a model to evaluate");
         for (int r = 0; r < 2; r++) { /* l2, then l1 */
@@ -383,7 +383,7 @@ Test(weights, coordinate_weights_converge_to_repeated_rows,
         hog_data *dup = recopied(d, 4, copies);
         float *w = every_nth(d, 4, (float)copies);
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = cases[i / 2].algo;
         o.loss = cases[i / 2].loss;
         o.threads = 1;
@@ -430,7 +430,7 @@ Test(weights, sgd_weight_two_is_near_duplicated_rows, .timeout = 120)
     float *w = twos(d, 3);
     const double C = 0.1;
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.loss = HOG_LOSS_LOGISTIC;
     o.schedule = HOG_SCHED_INVSCALING; /* Bottou's eta / (1 + eta l2 t) */
     o.eta = 0.5;
@@ -474,7 +474,7 @@ Test(weights, row_times_class_weight_is_the_row_weight)
                                    : d->m.y[i] == 30 ? 0.25 : 1.0));
     for (int mc = 0; mc < 2; mc++) {
         hog_train_opts o;
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.multiclass = mc ? HOG_MULTICLASS_SOFTMAX : HOG_MULTICLASS_OVR;
         o.threads = 1;
         o.row_weights = rw;
@@ -500,7 +500,7 @@ Test(weights, metrics_weigh_the_loss_not_the_counts)
 {
     hog_data *d = binary(700, 30, 14, false);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *m = train_ok(d, &o, "a model");
     float *two = constant(d, 2.0f);
     hog_data v = weighted_view(d, two);
@@ -549,7 +549,7 @@ Test(weights, balanced_raises_minority_recall_on_w8a, .timeout = 120)
     hog_err err = { { 0 } };
     cr_assert_eq(hog_data_load(path, &lo, &d, &err), HOG_OK, "%s", err.msg);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     hog_model *plain = train_ok(d, &o, "w8a");
     o.class_weight_balanced = 1;
     hog_model *bal = train_ok(d, &o, "w8a balanced");
@@ -577,7 +577,7 @@ Test(weights, every_algorithm_takes_the_weights, .timeout = 240)
     cr_assert(d, "%s", err.msg);
     float *w = twos(d, 3);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     o.threads = 1;
     o.row_weights = w;
     hog_model *serial = train_ok(d, &o, "serial");
@@ -626,10 +626,10 @@ Test(weights, every_algorithm_takes_the_weights, .timeout = 240)
         { "dcd", HOG_ALGO_DCD, HOG_LOSS_LOGISTIC, 1 },
     };
     for (size_t i = 0; i < sizeof algos / sizeof *algos; i++) {
-        hog_train_opts_init(&o);
+        th_opts_init(&o);
         o.algo = algos[i].algo;
         o.loss = algos[i].loss;
-        hog_train_opts_defaults_for_loss(&o);
+        th_opts_step_for_loss(&o);
         o.threads = algos[i].threads;
         if (o.algo == HOG_ALGO_SCD) {
             o.l1 = 1e-3;
@@ -670,7 +670,7 @@ Test(weights, bad_weights_are_refused_with_a_sentence)
 {
     hog_data *d = binary(200, 20, 16, false), *reg = binary(200, 20, 16, true);
     hog_train_opts o;
-    hog_train_opts_init(&o);
+    th_opts_init(&o);
     float *w = constant(d, 1.0f);
     o.row_weights = w;
     w[17] = -1.0f;

@@ -118,7 +118,7 @@ int main(void)
             if (u == HOG_UPDATE_STRIPED)
                 continue;
             for (unsigned t = 2; t <= 4; t += 2) {
-                hog_hot_stats hs;
+                hog_hot_stats hs = { .size = sizeof hs };
                 o.update = (hog_update)u;
                 o.threads = t;
                 /* auto takes about half of this small set's features:

@@ -22,23 +22,25 @@ _LOSSES = {
 }
 _LOSS_NAMES = {_h.LOSS_LOGISTIC: "logistic", _h.LOSS_HINGE: "hinge",
                _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared"}
-# The initial step of each loss when eta is None: hog_train_opts_init's
-# (hog_train_opts_defaults_for_loss), as the command's --eta default.
-_ETA = {_h.LOSS_LOGISTIC: 0.3, _h.LOSS_HINGE: 0.1, _h.LOSS_SQHINGE: 0.1,
-        _h.LOSS_SQUARED: 1.0}
 _SCHEDULES = {"constant": _h.SCHED_CONSTANT,
               "invscaling": _h.SCHED_INVSCALING,
               "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
-          "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON}
-# The exact solvers: they stop at tol, report each epoch (an iteration of
-# newton's), and default to the command's 1000 epochs.
-_EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON)
+          "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
+          "lbfgs": _h.ALGO_LBFGS}
+# The exact solvers: they stop at tol and report each epoch (an iteration
+# of newton's and lbfgs's).
+_EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
+# The exact solvers that take no step size, and where their steps come from
+_STEPLESS = {_h.ALGO_NEWTON: ("newton", "trust region"),
+             _h.ALGO_LBFGS: ("lbfgs", "line search")}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
-# LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7), as the command's
-_DCD_TOL = 0.1
-_SGD_EPOCHS, _COORD_EPOCHS = 5, 1000  # the command's defaults
+# The library's options' table (src/train/options.c) by Python parameter:
+# each number's range. A parameter left None is not passed: the library
+# settles it (hog_train_opts_resolve) as it does for the command, so both
+# train the same model.
+_ROWS = {r["python"]: r for r in _h.options() if r["python"]}
 # X's values are checked where they are read (hog_data_from_csr: a
 # ValueError naming the row and feature of a NaN or an infinity), so
 # scikit-learn's own pass over them is not made twice. A sparse X's
@@ -62,21 +64,25 @@ def _choice(name, value, table):
     return table[value]
 
 
-def _number(name, value, lo=None, strict=False):
+def _number(name, value):
+    """value as a float within the range of the table's row for the
+    parameter name."""
+    r = _ROWS[name]
+    lo = None if r["min"] == float("-inf") else r["min"]
+    strict = r["above_min"]
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, numbers.Real) or not np.isfinite(value) or (
             lo is not None and (value <= lo if strict else value < lo)):
-        bound = "" if lo is None else f" {'>' if strict else '>='} {lo}"
+        bound = "" if lo is None else f" {'>' if strict else '>='} {lo:g}"
         raise ValueError(f"{name} must be a finite number{bound} "
                          f"(got {value!r})")
     return float(value)
 
 
 def _seed(random_state):
-    """hogtrain's seed: None is the command's default (1), so that an
-    unseeded fit is repeatable and equals `hogtrain train`'s."""
-    if random_state is None:
-        return 1
+    """hogtrain's seed for a random_state given (None is not passed: the
+    library's default, so that an unseeded fit is repeatable and equals
+    `hogtrain train`'s)."""
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, (numbers.Integral, np.integer)) and \
@@ -116,7 +122,7 @@ class _Base(BaseEstimator):
     _default_loss = "logistic"
 
     # ---- options ---------------------------------------------------------
-    def _epochs(self, algo):
+    def _epochs(self):
         # max_iter: scikit-learn's name for the same number
         if self.epochs is not None and self.max_iter is not None:
             raise ValueError("epochs and max_iter are the same number of "
@@ -124,78 +130,68 @@ class _Base(BaseEstimator):
         name, n = (("max_iter", self.max_iter) if self.max_iter is not None
                    else ("epochs", self.epochs))
         if n is None:
-            return _COORD_EPOCHS if algo in _EXACT else _SGD_EPOCHS
+            return None
         if isinstance(n, bool) or not isinstance(
                 n, numbers.Integral) or n < 1:
             raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
         return int(n)
 
-    def _schedule(self, algo, multiclass):
-        """schedule None: the command's default, FTRL-Proximal where it
-        runs (hog_train_ftrl_runs: the serial trainer and Hogwild!, not
-        softmax; the package has no replicas, hot features or processes),
-        AdaGrad elsewhere."""
-        if self.schedule is not None:
-            return _choice("schedule", self.schedule, _SCHEDULES)
-        ftrl = algo in (_h.ALGO_SERIAL, _h.ALGO_HOGWILD) and \
-            multiclass != _h.MULTICLASS_SOFTMAX
-        return _h.SCHED_FTRL if ftrl else _h.SCHED_ADAGRAD
-
-    def _opts(self, multiclass=_h.MULTICLASS_OVR):
-        loss = _choice("loss", self.loss, self._losses)
-        algo = _choice("algorithm", self.algorithm, _ALGOS)
-        if algo == _h.ALGO_NEWTON and (self.schedule is not None or
-                                       self.eta is not None):
+    def _opts(self, multiclass=None):
+        """The options given, as hog_train_opts fields; those left None are
+        not passed (the library's defaults, the command's too)."""
+        o = {"loss": _choice("loss", self.loss, self._losses)}
+        if self.algorithm is not None:
+            o["algo"] = _choice("algorithm", self.algorithm, _ALGOS)
+        if multiclass is not None:
+            o["multiclass"] = multiclass
+        if o.get("algo") in _STEPLESS and (self.schedule is not None or
+                                          self.eta is not None):
             # the library would ignore them; the command refuses them alike
             given = "schedule" if self.schedule is not None else "eta"
+            name, source = _STEPLESS[o["algo"]]
             raise ValueError(f"{given} applies to the SGD algorithms; "
-                             f"algorithm='newton' takes no step size (its "
-                             f"steps come from the trust region)")
-        schedule = self._schedule(algo, multiclass)
-        o = {
-            "loss": loss,
-            # alpha None: the command's --l2 default, FTRL's own under FTRL
-            "l2": ((_h.FTRL_L2_DEFAULT if schedule == _h.SCHED_FTRL
-                    else 1e-5) if self.alpha is None
-                   else _number("alpha", self.alpha, 0)),
-            "l1": _number("l1", self.l1, 0),
-            "schedule": schedule,
-            "eta": (_ETA[loss] if self.eta is None
-                    else _number("eta", self.eta, 0, strict=True)),
-            "epochs": self._epochs(algo),
-            "seed": _seed(self.random_state),
-            # the serial trainer takes no thread count (its default, 0,
-            # only sizes the metrics' pass)
-            "threads": 0 if algo == _h.ALGO_SERIAL else threads(self.n_jobs),
-            "algo": algo,
-            # LIBLINEAR's -e default, as the command's: dcd 0.1, scd and
-            # newton 0.01
-            "tol": (_DCD_TOL if self.tol is None and algo == _h.ALGO_DCD
-                    else 0.01 if self.tol is None
-                    else _number("tol", self.tol, 0)),
-            "normalize": 1 if self.normalize else 0,
-            "bias": (_number("intercept_scaling", self.intercept_scaling, 0,
-                             strict=True) if self.fit_intercept else 0.0),
-        }
-        if self.C is not None:
-            # LIBLINEAR's C: l2 = 1/(C n), replacing alpha and l1.
-            o["C"] = _number("C", self.C, 0, strict=True)
-        if algo == _h.ALGO_DCD:
-            o["update"] = _h.UPDATE_ATOMIC  # dcd's exact mode, as the command
+                             f"algorithm='{name}' takes no step size (its "
+                             f"steps come from the {source})")
+        if self.schedule is not None:
+            o["schedule"] = _choice("schedule", self.schedule, _SCHEDULES)
+        numbers_given = (("alpha", "l2", self.alpha), ("l1", "l1", self.l1),
+                         ("eta", "eta", self.eta), ("tol", "tol", self.tol),
+                         ("C", "C", self.C))
+        for name, field, value in numbers_given:
+            if value is not None:
+                o[field] = _number(name, value)
+        epochs = self._epochs()
+        if epochs is not None:
+            o["epochs"] = epochs
+        if self.random_state is not None:
+            o["seed"] = _seed(self.random_state)
+        if self.normalize:
+            o["normalize"] = 1
+        if not self.fit_intercept:
+            o["bias"] = 0.0
+        elif self.intercept_scaling is not None:
+            o["bias"] = _number("intercept_scaling", self.intercept_scaling)
+        # the serial trainer takes no thread count (the library's default,
+        # 0, only sizes the metrics' pass)
+        n = threads(self.n_jobs)
+        if self.n_jobs is not None and \
+                _h.resolve(o)["algo"] != _h.ALGO_SERIAL:
+            o["threads"] = n
         return o
 
     # ---- training ----------------------------------------------------------
     def _train(self, X, labels, sample_weight, class_weights=None,
                warm=None):
         opts = self._opts()
-        epochs = opts["epochs"]
+        settled = _h.resolve(opts)
+        epochs = settled["epochs"]
         # n_iter_: the epochs run. The SGD trainers run them all; dcd, scd
         # and newton stop at tol and say when through the progress report
         # (their metrics cost nothing before the last epoch; the SGD
         # trainers' would be a pass over the data each epoch, so they get
         # none).
         self.n_iter_ = epochs
-        coord = opts["algo"] in _EXACT
+        coord = settled["algo"] in _EXACT
 
         def progress(st):
             self.n_iter_ = st["epoch"]
@@ -338,7 +334,7 @@ class _Base(BaseEstimator):
         return self._model
 
     def _more_tags(self):
-        if self.algorithm == "newton":
+        if self.algorithm in ("newton", "lbfgs"):
             # an exact solver: the shuffled rows change its sums' rounding
             # only, and it passes every check
             return {"requires_y": True}
@@ -400,14 +396,17 @@ class Classifier(ClassifierMixin, _Base):
         solvers), "scd" (primal coordinate descent; L1), "newton"
         (trust-region Newton, LIBLINEAR's -s 0 and -s 2: logistic, sqhinge
         or squared loss with alpha > 0 or C, no l1, no schedule or eta, no
-        warm start; the same model at every n_jobs).
+        warm start; the same model at every n_jobs), "lbfgs" (L-BFGS on
+        the same losses, and OWL-QN when l1 > 0: LIBLINEAR -s 6's problem
+        with l1 = 1/(C n); no schedule or eta, no warm start; the same
+        model at every n_jobs).
     n_jobs : int or None. Threads: None or -1 all cores.
     epochs : int or None. Passes over the data (None: 5 for the SGD
-        algorithms, 1000 for dcd, scd and newton, which stop at tol;
-        newton's epoch is one Newton iteration).
+        algorithms, 1000 for dcd, scd, newton and lbfgs, which stop at
+        tol; newton's and lbfgs's epoch is one iteration).
     max_iter : int or None. scikit-learn's name for epochs (give one).
-    n_iter_ : after fit, the epochs run (dcd, scd and newton: until tol;
-        one-vs-rest reports its classes' cap).
+    n_iter_ : after fit, the epochs run (dcd, scd, newton and lbfgs: until
+        tol; one-vs-rest reports its classes' cap).
     schedule : None, "ftrl", "adagrad", "invscaling" or "constant". None
         (default): the command's, "ftrl" (FTRL-Proximal) with algorithm
         "serial" or "hogwild" and multiclass "ovr", "adagrad" elsewhere
@@ -415,18 +414,20 @@ class Classifier(ClassifierMixin, _Base):
         own method is schedule="invscaling" with eta=alpha ** -0.25 and
         intercept_scaling=0.1 (docs/TRAINING.md).
     eta : float or None. The initial step (None: 0.3 logistic, 0.1 hinge).
-    multiclass : "ovr" (default) or "softmax", for three classes or more.
+    multiclass : None ("ovr", the library's), "ovr" or "softmax", for
+        three classes or more.
     class_weight : None, "balanced" or a dict {label: weight}.
     random_state : int, RandomState or None. The seed of the row order
         (None: 1, the command's default, so that fits repeat).
-    tol : float or None. dcd's, scd's and newton's stopping rule
-        (LIBLINEAR's -e; None: its defaults, 0.1 for dcd, 0.01 for scd and
-        newton).
+    tol : float or None. dcd's, scd's, newton's and lbfgs's stopping rule
+        (LIBLINEAR's -e; None: its defaults, 0.1 for dcd, 0.01 for scd,
+        newton and lbfgs).
     verbose : int. > 0 prints each epoch's metrics to standard error.
     warm_start : bool. Start from the previous fit's weights.
     fit_intercept : bool, default True. A bias feature of value
         intercept_scaling (LIBLINEAR's -B) whose weight is regularized.
-    intercept_scaling : float, default 1.
+    intercept_scaling : float or None. The bias feature's value (None:
+        the library's, 1).
     normalize : bool. Max-abs scaling of the features, folded into coef_.
 
     Labels may be any values numpy can sort (numbers, strings); classes_
@@ -436,11 +437,11 @@ class Classifier(ClassifierMixin, _Base):
 
     _losses = {k: v for k, v in _LOSSES.items() if v != _h.LOSS_SQUARED}
 
-    def __init__(self, loss="logistic", *, alpha=None, l1=0.0, C=None,
-                 algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
-                 schedule=None, eta=None, multiclass="ovr",
+    def __init__(self, loss="logistic", *, alpha=None, l1=None, C=None,
+                 algorithm=None, n_jobs=None, epochs=None, max_iter=None,
+                 schedule=None, eta=None, multiclass=None,
                  class_weight=None, random_state=None, tol=None, verbose=0,
-                 warm_start=False, fit_intercept=True, intercept_scaling=1.0,
+                 warm_start=False, fit_intercept=True, intercept_scaling=None,
                  normalize=False):
         self.loss = loss
         self.alpha = alpha
@@ -463,10 +464,9 @@ class Classifier(ClassifierMixin, _Base):
         self.normalize = normalize
 
     def _opts(self):
-        mc = _choice("multiclass", self.multiclass, _MULTICLASS)
-        o = super()._opts(mc)
-        o["multiclass"] = mc
-        return o
+        return super()._opts(None if self.multiclass is None else
+                             _choice("multiclass", self.multiclass,
+                                     _MULTICLASS))
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array; CSR float32
@@ -607,15 +607,16 @@ class Regressor(RegressorMixin, _Base):
     with v_i = sample_weight[i]. The parameters are Classifier's (without
     multiclass and class_weight); loss is "squared" ("squared_error").
     algorithm="newton" solves ridge (alpha > 0 or C, l1 0) to tol,
-    LIBLINEAR's -s 11; algorithm="scd" the Lasso."""
+    LIBLINEAR's -s 11; algorithm="scd" the Lasso; algorithm="lbfgs" both
+    (OWL-QN when l1 > 0)."""
 
     _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
 
-    def __init__(self, loss="squared", *, alpha=None, l1=0.0, C=None,
-                 algorithm="serial", n_jobs=None, epochs=None, max_iter=None,
+    def __init__(self, loss="squared", *, alpha=None, l1=None, C=None,
+                 algorithm=None, n_jobs=None, epochs=None, max_iter=None,
                  schedule=None, eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
-                 intercept_scaling=1.0, normalize=False):
+                 intercept_scaling=None, normalize=False):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1

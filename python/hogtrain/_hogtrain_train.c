@@ -6,7 +6,9 @@
  */
 #include "_hogtrain.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -107,23 +109,18 @@ static int drain_epochs(struct train_job *j, unsigned *sent,
     }
 }
 
-/* opts dict -> hog_train_opts: every key must be one of these. */
-struct opt_key {
-    const char *name;
-    enum { O_DOUBLE, O_UNSIGNED, O_U64, O_INT } kind;
-    size_t off;
-};
-#define OPT(n, k) { #n, k, offsetof(hog_train_opts, n) }
-static const struct opt_key opt_keys[] = {
-    OPT(loss, O_INT), OPT(l1, O_DOUBLE), OPT(l2, O_DOUBLE),
-    OPT(eta, O_DOUBLE), OPT(power, O_DOUBLE), OPT(schedule, O_INT),
-    OPT(bias, O_DOUBLE), OPT(epochs, O_UNSIGNED), OPT(seed, O_U64),
-    OPT(threads, O_UNSIGNED), OPT(algo, O_INT), OPT(update, O_INT),
-    OPT(tol, O_DOUBLE), OPT(multiclass, O_INT), OPT(normalize, O_INT),
-    OPT(C, O_DOUBLE), OPT(C_l1, O_INT), OPT(hot_count, O_U64),
-    OPT(batch_size, O_U64), OPT(sync_every, O_U64),
-    OPT(class_weight_balanced, O_INT), OPT(metrics_every, O_UNSIGNED),
-};
+/* opts dict -> hog_train_opts: each key a field of the library's options'
+ * table (hog_train_options), converted by its row's type; the ranges are
+ * the library's to check (hog_train_opts_resolve, in hog_train). */
+static const hog_train_option *option_row(const char *name)
+{
+    size_t n;
+    const hog_train_option *rows = hog_train_options(&n);
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(rows[i].field, name) == 0)
+            return &rows[i];
+    return NULL;
+}
 
 static int set_opts(hog_train_opts *o, PyObject *dict)
 {
@@ -131,25 +128,24 @@ static int set_opts(hog_train_opts *o, PyObject *dict)
     Py_ssize_t pos = 0;
     while (PyDict_Next(dict, &pos, &k, &v)) {
         const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        const struct opt_key *ok = NULL;
-        for (size_t i = 0; name && i < sizeof opt_keys / sizeof *opt_keys; i++)
-            if (strcmp(opt_keys[i].name, name) == 0)
-                ok = &opt_keys[i];
-        if (!ok) {
+        const hog_train_option *r = option_row(name);
+        if (!r) {
             PyErr_Format(PyExc_ValueError, "unknown training option %R", k);
             return -1;
         }
-        char *p = (char *)o + ok->off;
-        if (ok->kind == O_DOUBLE) {
+        char *p = (char *)o + r->offset;
+        if (r->type == HOG_OPTION_DOUBLE) {
             double x = PyFloat_AsDouble(v);
             if (x == -1.0 && PyErr_Occurred())
                 return -1;
             memcpy(p, &x, sizeof x);
             continue;
         }
+        bool is_signed = r->type == HOG_OPTION_ENUM ||
+                         r->type == HOG_OPTION_BOOL;
         unsigned long long u = 0;
         long long s = 0;
-        if (ok->kind == O_INT)
+        if (is_signed)
             s = PyLong_AsLongLong(v);
         else
             u = PyLong_AsUnsignedLongLong(v);
@@ -157,13 +153,13 @@ static int set_opts(hog_train_opts *o, PyObject *dict)
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "the training option '%s' must be "
                          "%s integer (got %R)", name,
-                         ok->kind == O_INT ? "an" : "a non-negative", v);
+                         is_signed ? "an" : "a non-negative", v);
             return -1;
         }
-        if (ok->kind == O_INT) {
-            int x = (int)s;
+        if (is_signed) {
+            int x = s < INT_MIN ? INT_MIN : s > INT_MAX ? INT_MAX : (int)s;
             memcpy(p, &x, sizeof x); /* enums and ints alike */
-        } else if (ok->kind == O_UNSIGNED) {
+        } else if (r->type == HOG_OPTION_UNSIGNED) {
             if (u > UINT32_MAX) {
                 PyErr_Format(PyExc_ValueError, "the training option '%s' is "
                              "too large", name);
@@ -179,11 +175,103 @@ static int set_opts(hog_train_opts *o, PyObject *dict)
     return 0;
 }
 
+/* A row's value in o, as Python sees it. */
+static PyObject *option_value(const hog_train_opts *o,
+                              const hog_train_option *r)
+{
+    const char *p = (const char *)o + r->offset;
+    switch (r->type) {
+    case HOG_OPTION_DOUBLE: {
+        double x;
+        memcpy(&x, p, sizeof x);
+        return PyFloat_FromDouble(x);
+    }
+    case HOG_OPTION_UNSIGNED: {
+        unsigned x;
+        memcpy(&x, p, sizeof x);
+        return PyLong_FromUnsignedLong(x);
+    }
+    case HOG_OPTION_U64: {
+        uint64_t x;
+        memcpy(&x, p, sizeof x);
+        return PyLong_FromUnsignedLongLong(x);
+    }
+    case HOG_OPTION_ENUM:
+    case HOG_OPTION_BOOL:
+        break;
+    }
+    int x;
+    memcpy(&x, p, sizeof x);
+    return PyLong_FromLong(x);
+}
+
+PyDoc_STRVAR(resolve_doc,
+"resolve(opts) -> dict\n\n"
+"The options hog_train would train with for the dict opts (hog_train_opts\n"
+"field names): hog_train_opts_init, opts, then hog_train_opts_resolve;\n"
+"every row of the options' table by field name. ValueError with the\n"
+"library's sentence for a value out of range.");
+
+static PyObject *mod_resolve(PyObject *mod, PyObject *opts)
+{
+    (void)mod;
+    if (!PyDict_Check(opts))
+        return PyErr_Format(PyExc_TypeError, "opts must be a dict");
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    if (set_opts(&o, opts) < 0)
+        return NULL;
+    hog_err err;
+    hog_status st = hog_train_opts_resolve(&o, &err);
+    if (st != HOG_OK)
+        return raise_status(st, &err, NULL);
+    size_t n;
+    const hog_train_option *rows = hog_train_options(&n);
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        PyObject *v = option_value(&o, &rows[i]);
+        if (!v || PyDict_SetItemString(d, rows[i].field, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+PyDoc_STRVAR(options_doc,
+"options() -> list of dict\n\n"
+"The library's options' table (hog_train_options): per row its field,\n"
+"Python parameter (None: none), command flag, type name, min, max,\n"
+"above_min, below_max and default.");
+
+static PyObject *mod_options(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    static const char *const types[] = { "double", "unsigned", "u64", "enum",
+                                         "bool" };
+    size_t n;
+    const hog_train_option *rows = hog_train_options(&n);
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < n; i++) {
+        const hog_train_option *r = &rows[i];
+        PyObject *d = Py_BuildValue(
+            "{s:s,s:z,s:z,s:s,s:d,s:d,s:O,s:O,s:d}", "field", r->field,
+            "python", r->python, "flag", r->flag, "type", types[r->type],
+            "min", r->min, "max", r->max, "above_min",
+            r->above_min ? Py_True : Py_False, "below_max",
+            r->below_max ? Py_True : Py_False, "default", r->def);
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(train_doc,
 "train(data, opts, row_weights=None, class_labels=None, class_weights=None,\n"
 "      warm_start=None, progress=None) -> Model\n\n"
 "hog_train on data with the options of the dict opts (hog_train_opts\n"
-"field names; the rest keep hog_train_opts_init's defaults). row_weights:\n"
+"field names; the rest the library's defaults). row_weights:\n"
 "float32, one per row. class_labels/class_weights: float64 sequences of\n"
 "equal length. warm_start: a Model to start from. progress: called with\n"
 "a dict of each epoch's stats, on the calling thread. The GIL is released;\n"
@@ -318,5 +406,7 @@ out:
 PyMethodDef hogpy_train_functions[] = {
     { "train", (PyCFunction)(void (*)(void))mod_train,
       METH_VARARGS | METH_KEYWORDS, train_doc },
+    { "resolve", (PyCFunction)mod_resolve, METH_O, resolve_doc },
+    { "options", (PyCFunction)mod_options, METH_NOARGS, options_doc },
     { NULL, NULL, 0, NULL }
 };

@@ -386,3 +386,97 @@ def test_newton_refuses_what_it_does_not_solve():
     clf = hogtrain.Classifier(warm_start=True, **newton).fit(X, y)
     with pytest.raises(ValueError, match="warm start"):
         clf.fit(X, y)
+
+
+def test_lbfgs_reaches_liblinears_objective_at_any_n_jobs(dataset):
+    # L-BFGS on LIBLINEAR -s 0's problem at its -e, and the same model at
+    # 1, 2 and 3 threads, with L2 and with L1 (OWL-QN)
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    from sklearn.linear_model import LogisticRegression
+    X64 = X.astype(np.float64)
+    theirs = LogisticRegression(solver="liblinear", C=1.0, tol=1e-4).fit(
+        X64, y)
+    est = hogtrain.Classifier(algorithm="lbfgs", C=1.0, tol=1e-4, n_jobs=1)
+    ours = est.fit(X, y)
+    f_ours = _logistic_objective(ours, X64, y, 1.0)
+    f_theirs = _logistic_objective(theirs, X64, y, 1.0)
+    assert abs(f_ours - f_theirs) <= 1e-6 * f_theirs, (f_ours, f_theirs)
+    assert 1 <= ours.n_iter_ < 1000  # stopped at tol
+    for kw in (dict(C=1.0), dict(alpha=0.0, l1=1e-4)):
+        est = hogtrain.Classifier(algorithm="lbfgs", n_jobs=1, **kw)
+        one = est.fit(X, y)
+        coef, icpt = one.coef_.copy(), np.copy(one.intercept_)
+        for n_jobs in (2, 3):
+            other = est.set_params(n_jobs=n_jobs).fit(X, y)
+            np.testing.assert_array_equal(other.coef_, coef)
+            np.testing.assert_array_equal(other.intercept_, icpt)
+    # L1 sets weights exactly to zero (a9a's 123 one-hot features: some
+    # carry nothing at l1 1e-3)
+    sparse = hogtrain.Classifier(algorithm="lbfgs", alpha=0.0,
+                                 l1=1e-3).fit(X, y)
+    assert 0 < np.count_nonzero(sparse.coef_) < sparse.coef_.size
+
+
+def test_lbfgs_refuses_what_it_does_not_solve():
+    X, y = _blobs()
+    lbfgs = dict(algorithm="lbfgs")
+    with pytest.raises(ValueError, match="continuous derivative"):
+        hogtrain.Classifier(loss="hinge", **lbfgs).fit(X, y)
+    with pytest.raises(ValueError, match="needs l2 > 0"):
+        hogtrain.Regressor(alpha=0.0, **lbfgs).fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="softmax"):
+        hogtrain.Classifier(multiclass="softmax", **lbfgs).fit(
+            *_blobs(classes=3))
+    with pytest.raises(ValueError, match="schedule applies to the SGD "
+                       "algorithms; algorithm='lbfgs' takes no step size "
+                       r"\(its steps come from the line search\)"):
+        hogtrain.Classifier(schedule="constant", **lbfgs).fit(X, y)
+    clf = hogtrain.Classifier(warm_start=True, **lbfgs).fit(X, y)
+    with pytest.raises(ValueError, match="warm start"):
+        clf.fit(X, y)
+
+
+# ---- the library's options' table (src/train/options.c) ----------------------
+
+def test_options_unset_parameters_take_the_librarys_defaults():
+    """An estimator made with no arguments passes nothing but its loss: the
+    options it trains with are the library's (hog_train_opts_resolve), as
+    the command's are (tests/test_options.c), field by field."""
+    from hogtrain import _hogtrain as _h
+    c, r = hogtrain.Classifier(), hogtrain.Regressor()
+    assert c._opts() == {"loss": _h.LOSS_LOGISTIC}
+    assert r._opts() == {"loss": _h.LOSS_SQUARED}
+    lib = _h.resolve({})
+    assert _h.resolve(c._opts()) == lib
+    assert lib["schedule"] == _h.SCHED_FTRL and lib["l2"] == 4e-6
+    assert _h.resolve(r._opts()) == _h.resolve({"loss": _h.LOSS_SQUARED})
+    for algo in ("dcd", "scd", "newton", "lbfgs", "hogwild", "cyclades"):
+        want = _h.resolve({"algo": getattr(_h, "ALGO_" + algo.upper())})
+        got = _h.resolve(hogtrain.Classifier(algorithm=algo)._opts())
+        assert got == want, algo
+
+
+def test_options_python_names_and_ranges_are_the_tables():
+    """Each row's Python parameter is a parameter of the estimators, their
+    defaults are None (or a switch), and a number past a row's range is
+    refused naming the parameter."""
+    import inspect
+    from hogtrain import _hogtrain as _h
+    rows = [r for r in _h.options() if r["python"]]
+    assert len(rows) >= 10
+    params = set(hogtrain.Classifier().get_params()) | set(
+        hogtrain.Regressor().get_params())
+    for r in rows:
+        assert r["python"] in params, r
+    for est in (hogtrain.Classifier, hogtrain.Regressor):
+        for name, p in inspect.signature(est).parameters.items():
+            assert p.default is None or isinstance(p.default, bool) or \
+                name in ("loss", "verbose"), (est.__name__, name, p.default)
+    X, y = _blobs()
+    for name in ("alpha", "l1", "eta", "tol"):
+        with pytest.raises(ValueError, match=f"{name} must be a finite "
+                                             f"number >"):
+            hogtrain.Classifier(**{name: -1.0}).fit(X, y)
+    # a range only the library checks: its sentence names the option
+    with pytest.raises(ValueError, match=r"option epochs"):
+        _h.resolve({"epochs": 2000000})

@@ -51,3 +51,14 @@ def test_newton_passes_check_estimator():
         _check(est)
         check_sample_weights_invariance(type(est).__name__, est,
                                         kind="zeros")
+
+
+def test_lbfgs_passes_check_estimator():
+    # as newton: the same model at any thread count, no xfail mark; and
+    # OWL-QN (l1 > 0) too
+    for est in (hogtrain.Classifier(algorithm="lbfgs"),
+                hogtrain.Regressor(algorithm="lbfgs"),
+                hogtrain.Classifier(algorithm="lbfgs", l1=1e-3)):
+        _check(est)
+        check_sample_weights_invariance(type(est).__name__, est,
+                                        kind="zeros")

@@ -268,7 +268,10 @@ static int parse(int argc, char **argv, struct bench_args *a)
     if ((rc = hog_cli_operands(&cmd, argc, argv, 1, files, NULL)) >= 0)
         return rc;
     a->data = argv[optind];
-    hog_cli_model_finish(&op);
+    /* AdaGrad unless --schedule says otherwise: the grid's cells (replicas,
+     * hot features) would not all resolve to the same schedule */
+    if (!op.seen[OPT_SCHEDULE])
+        a->o.schedule = HOG_SCHED_ADAGRAD;
     if (a->o.schedule == HOG_SCHED_FTRL)
         /* the grid's baselines (per-thread replicas, Cyclades) keep
          * weights of their own, which FTRL's closed form does not run */

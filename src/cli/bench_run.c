@@ -50,6 +50,7 @@ static hog_status run_once(const hog_data *d, const hog_data *test,
     hog_train_opts x = *o;
     x.progress = on_progress;
     x.progress_ctx = &l;
+    r->hot = (hog_hot_stats){ .size = sizeof r->hot };
     x.hot_stats = &r->hot;
     hog_model *m = NULL;
     hog_status s = hog_train(d, test, &x, &m, err);

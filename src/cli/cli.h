@@ -147,9 +147,10 @@ enum {
  *     (HOG_CLI_LOAD_OPTIONS; a subcommand whose --threads means something
  *     else, like bench's list, gives it a value of its own);
  *   - with train set: the model options train and bench share, by long
- *     name: --l1, --l2, --power, --bias and --loss into *train; --eta and
- *     --schedule are held until hog_cli_model_finish (they override the
- *     loss's defaults). Only those in the subcommand's table are accepted.
+ *     name: --l1, --l2, --power, --bias, --loss, --eta and --schedule
+ *     into *train (the library resolves those not given,
+ *     hog_train_opts_resolve). Only those in the subcommand's table are
+ *     accepted.
  *
  *     struct hog_cli_parser op;
  *     hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
@@ -166,8 +167,6 @@ struct hog_cli_parser {
     char shortopts[32];                 /* ':' and the caller's */
     hog_load_opts *load;                /* NULL: no data-loading options */
     hog_train_opts *train;              /* NULL: no model options */
-    double eta;                         /* --eta, once given */
-    hog_schedule sched;                 /* --schedule, once given */
     int status;                         /* the exit status after a -1 */
     unsigned char seen[HOG_CLI_MAX_OPT]; /* by option value */
     int repeatable;                     /* an option value that may be given
@@ -182,10 +181,6 @@ void hog_cli_parser_init(struct hog_cli_parser *p, const struct hog_cli_cmd *c,
  * 0 after the last option (argv[optind] is the first operand); -1 when the
  * command ends now with p->status: a usage error was printed, or the help. */
 int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv);
-/* After the options, for a parser with train set: the step size and
- * schedule that suit the loss (hog_train_opts_defaults_for_loss), then
- * --eta and --schedule where given. */
-void hog_cli_model_finish(struct hog_cli_parser *p);
 
 /* The operands after the options, argv[optind..]: exactly n, named by
  * names[] ("MODEL", "DATA"). Too few: "missing the DATA file" (or "the

@@ -131,7 +131,7 @@ static int info_data(const char *path, enum hog_file_kind k, const struct stat *
             100.0 * (double)nnz / ((double)rows * (double)nf),
             (double)nnz / (double)rows);
     labels_row(d);
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(d, &h);
     if (h.bits)
         ROW("hashing", "--hash-bits %u --hash-seed %u: %llu weights, %llu "
@@ -301,8 +301,13 @@ static int info_ckpt(const char *path, const struct stat *st)
     else if (t->n_classes)
         ROW("multiclass", "one-vs-rest of %u classes: %u finished, class %u "
             "running", t->n_classes, t->ovr_class, t->ovr_class + 1);
-    ROW("state", "%s%s", t->g2 ? "AdaGrad sums" : "no AdaGrad sums",
-        t->w_raw ? ", inside a lazy-regularization segment" : "");
+    if (c.schedule == HOG_SCHED_FTRL) /* its sums where SGD's would be */
+        ROW("state", "FTRL sums (z and sqrt(n))%s",
+            t->ftrl_z && t->ftrl_sqrt_n ? "" : ", incomplete");
+    else
+        ROW("state", "%s%s",
+            t->adagrad_g2 ? "AdaGrad sums" : "no AdaGrad sums",
+            t->w_lazy ? ", inside a lazy-regularization segment" : "");
     if (c.ckpt_rows)
         ROW("written every", "%llu rows", (unsigned long long)c.ckpt_rows);
     else

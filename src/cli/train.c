@@ -94,6 +94,7 @@ int hog_cli_train(int argc, char **argv)
     hog_data *train = NULL, *test = NULL, *valid = NULL;
     hog_cv_fold *folds = NULL;
     hog_search_result *search = NULL;
+    hog_search_step *steps = NULL;
     hog_model *m = NULL, *init = NULL;
     hog_net *net = NULL;
     struct hog_avg *avg = NULL;
@@ -125,7 +126,7 @@ int hog_cli_train(int argc, char **argv)
             goto fail;
         r.load_train_s = hog_now() - t;
         r.train = &hdr;
-        memset(&ss, 0, sizeof ss);
+        ss = (hog_stream_stats){ .size = sizeof ss };
         a.o.stream_stats = &ss;
         r.stream = &ss;
         if (a.quiet)
@@ -212,8 +213,7 @@ int hog_cli_train(int argc, char **argv)
     if (!a.quiet && train &&
         hog_train_data_classes_doubt(&a.o, train, doubt, sizeof doubt))
         hog_train_notice(&a.o, doubt);
-    hog_valid_stats vs;
-    memset(&vs, 0, sizeof vs);
+    hog_valid_stats vs = { .size = sizeof vs };
     if (a.o.validation || a.o.holdout > 0) {
         a.o.valid_stats = &vs;
         r.vs = &vs;
@@ -225,10 +225,16 @@ int hog_cli_train(int argc, char **argv)
     if (a.cv) {
         folds = calloc(a.cv, sizeof *folds);
         search = a.search_c ? malloc(sizeof *search) : NULL;
-        if (!folds || (a.search_c && !search)) {
+        steps = a.search_c ? calloc(HOG_SEARCH_MAX_STEPS, sizeof *steps)
+                           : NULL;
+        if (!folds || (a.search_c && (!search || !steps))) {
             s = hog_errf(&err, HOG_ENOMEM, "out of memory");
             goto fail;
         }
+        if (search) /* room for every C: the report lists them all */
+            *search = (hog_search_result){ .size = sizeof *search,
+                                           .step = steps,
+                                           .step_cap = HOG_SEARCH_MAX_STEPS };
         double t = hog_now();
         a.o.cancel = hog_cli_signals_install();
         s = hog_cli_train_cv(&a, train, &cvr, folds, search, &err);
@@ -263,14 +269,12 @@ int hog_cli_train(int argc, char **argv)
         a.o.progress = hog_progress_cb;
         a.o.progress_ctx = &p;
     }
-    hog_cyclades_stats cyc;
-    memset(&cyc, 0, sizeof cyc);
+    hog_cyclades_stats cyc = { .size = sizeof cyc };
     if (a.o.algo == HOG_ALGO_CYCLADES) {
         a.o.cyclades_stats = &cyc;
         r.cyc = &cyc;
     }
-    hog_hot_stats hot;
-    memset(&hot, 0, sizeof hot);
+    hog_hot_stats hot = { .size = sizeof hot };
     if (a.o.algo == HOG_ALGO_HOGWILD && a.o.hot_count) {
         a.o.hot_stats = &hot;
         r.hot = &hot;
@@ -341,6 +345,7 @@ out:
     hog_data_free(train);
     free(folds);
     free(search);
+    free(steps);
     hog_progress_free(&p);
     free(a.row_w);
     free(a.net.classes);

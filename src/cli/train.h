@@ -83,13 +83,6 @@ enum {
     OPT_INTERACTIONS,  /* VW's -q: namespaces crossed as rows are read */
 };
 
-/* Coordinate descent stops on --tol; --epochs is then only a cap
- * (LIBLINEAR's default iteration limit). */
-#define COORD_EPOCHS 1000u
-/* dcd stops at LIBLINEAR's -e default of its dual solvers (-s 1, 3, 7);
- * scd keeps the library's 0.01 (-s 5, 6). */
-#define DCD_TOL 0.1
-
 /* --net-backend */
 enum { NET_BACKEND_TCP, NET_BACKEND_MPI };
 

@@ -162,14 +162,14 @@ static void search_script(FILE *g, const char *term, void *ctx)
     const hog_search_result *r = p->r;
     fprintf(g, "set terminal %s size 800,480 background rgb 'white'\n", term);
     fprintf(g, "set datafile missing NaN\n$cv << EOD\n");
-    for (unsigned i = 0; i < r->steps; i++) {
+    for (unsigned i = 0; i < r->steps && i < r->step_cap; i++) {
         const hog_search_step *s = &r->step[i];
         double v = p->reg ? s->rmse : 100.0 * s->accuracy;
         double sd = p->reg ? 0.0 : 100.0 * s->accuracy_sd;
         fprintf(g, "%.17g %.17g %.17g\n", log2(s->C), v,
                 isfinite(sd) ? sd : 0.0);
     }
-    const hog_search_step *b = &r->step[r->best];
+    const hog_search_step *b = &r->best_step;
     fprintf(g, "EOD\n$best << EOD\n%.17g %.17g\nEOD\n", log2(b->C),
             p->reg ? b->rmse : 100.0 * b->accuracy);
     char title[512];
@@ -191,7 +191,7 @@ static void print_search_summary(const struct train_args *a,
                                  const hog_search_result *r, bool reg,
                                  unsigned patience)
 {
-    const hog_search_step *b = &r->step[r->best];
+    const hog_search_step *b = &r->best_step;
     char pm[32];
     fprintf(stderr, "best C = %g (log2 C = %.2f): ", b->C, log2(b->C));
     if (reg)
@@ -212,8 +212,7 @@ hog_status hog_cli_train_cv(struct train_args *a, const hog_data *train,
 {
     hog_status s;
     if (!a->search_c) {
-        memset(cv, 0, sizeof *cv);
-        cv->fold = folds;
+        *cv = (hog_cv_result){ .size = sizeof *cv, .fold = folds };
         if ((s = hog_cross_validate(train, &a->o, a->cv, cv, err)) != HOG_OK)
             return s;
         if (!a->quiet) {
@@ -297,7 +296,7 @@ void hog_cli_json_cv(struct hog_json *j, const struct train_report *r)
     }
     if (r->search) {
         const hog_search_result *s = r->search;
-        const hog_search_step *b = &s->step[s->best];
+        const hog_search_step *b = &s->best_step;
         hog_json_obj(j, "search_C");
         hog_json_u64(j, "folds", a->cv);
         hog_json_u64(j, "seed", a->o.seed);
@@ -311,7 +310,7 @@ void hog_cli_json_cv(struct hog_json *j, const struct train_report *r)
         hog_json_num(j, "seconds", s->seconds);
         hog_json_str(j, "plot", a->plot);
         hog_json_arr(j, "steps");
-        for (unsigned i = 0; i < s->steps; i++) {
+        for (unsigned i = 0; i < s->steps && i < s->step_cap; i++) {
             const hog_search_step *t = &s->step[i];
             hog_json_obj(j, NULL);
             hog_json_num(j, "C", t->C);

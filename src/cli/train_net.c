@@ -1,11 +1,23 @@
 /* hogtrain train, across processes (docs/SCALEOUT.md): the scale-out
- * options once getopt is done, and joining the group before training. */
+ * options once getopt is done, and joining the group before training.
+ * The SGD trainers average their models; newton and lbfgs, whose steps
+ * are made of products with the data, solve the one problem of every
+ * rank's rows exactly (hog_train_opts.reduce: one all-reduce per product
+ * through hog_net_reduce). */
 #include "cli/train.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const struct hog_cli_cmd *const cmd = &hog_cli_train_cmd;
+
+/* Whether a's algorithm solves exactly across processes (newton, lbfgs)
+ * rather than averaging models. */
+static bool exact(const struct train_args *a)
+{
+    const struct hog_algo_row *row = hog_algo_row(a->o.algo);
+    return row && (row->caps & HOG_CAP_REDUCE);
+}
 
 int hog_cli_train_parse_net(struct train_args *a, const unsigned char *seen)
 {
@@ -56,15 +68,28 @@ int hog_cli_train_parse_net(struct train_args *a, const unsigned char *seen)
                                        "HOST:PORT (or HOGTRAIN_COORDINATOR)",
                                        na->no.world);
     }
+    static const int averaging[] = {
+        OPT_SYNC, OPT_SYNC_EVERY, OPT_BMUF_MOMENTUM, OPT_BMUF_LR,
+        OPT_BMUF_NESTEROV, OPT_CHECKPOINT,
+    };
+    for (size_t i = 0; exact(a) && i < sizeof averaging / sizeof *averaging;
+         i++)
+        if (seen[averaging[i]])
+            return hog_cli_usage_error(
+                cmd, "--%s belongs to model averaging; --algo %s across "
+                "processes adds its products over the ranks at every step "
+                "and averages nothing", hog_cli_opt_name(
+                    hog_cli_train_longopts, averaging[i]),
+                hog_algo_cli_name(a->o.algo));
     bool bmuf = na->ao.mode == HOG_AVG_BMUF;
     if (!bmuf && (seen[OPT_BMUF_MOMENTUM] || seen[OPT_BMUF_LR] ||
                   seen[OPT_BMUF_NESTEROV]))
         return hog_cli_usage_error(cmd, "the --bmuf-* options apply to "
                                    "--sync bmuf only");
     if (hog_gpu_requested(&a->o))
-        return hog_cli_usage_error(cmd, "model averaging across processes "
-                                   "runs with --algo serial or hogwild for "
-                                   "now, not with --gpus");
+        return hog_cli_usage_error(cmd, "training across processes runs "
+                                   "with --algo serial, hogwild, newton or "
+                                   "lbfgs for now, not with --gpus");
     return -1;
 }
 
@@ -75,9 +100,11 @@ static uint64_t options_digest(const struct train_args *a)
     const struct net_args *na = &a->net;
     char buf[512];
     int n = snprintf(buf, sizeof buf,
-                     "%d %a %a %a %a %d %a %u %d | %d %llu %a %a %d %d %d",
+                     "%d %a %a %a %a %d %a %u %d %a %d %a %d | %d %llu %a %a "
+                     "%d %d %d",
                      (int)o->loss, o->l1, o->l2, o->eta, o->power,
                      (int)o->schedule, o->bias, o->epochs, (int)o->algo,
+                     o->C, o->C_l1, o->tol, (int)o->multiclass,
                      (int)na->ao.mode, (unsigned long long)na->sync_every,
                      na->ao.momentum, na->ao.block_lr, na->ao.nesterov,
                      (int)na->shard, (int)na->shard_mode);
@@ -163,6 +190,18 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
                         "order, or one file and --shard", rank, k);
     /* Shards whose largest index differs still share one feature space. */
     (*train)->n_features = v[0];
+    if (exact(a)) {
+        a->o.reduce = hog_net_reduce;
+        a->o.reduce_ctx = *net;
+        if (!a->quiet)
+            fprintf(stderr, "rank %u of %u (%s): %llu rows, %llu features, "
+                    "%s solved exactly over every rank's rows (one "
+                    "all-reduce per product)\n", rank, world,
+                    hog_net_backend(*net),
+                    (unsigned long long)(*train)->m.rows,
+                    (unsigned long long)v[0], hog_algo_name(a->o.algo));
+        return HOG_OK;
+    }
     uint64_t blocks = (v[1] + na->sync_every - 1) / na->sync_every;
     a->o.average = hog_avg_step;
     a->o.average_blocks = blocks ? blocks : 1;

@@ -516,23 +516,29 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
         for (size_t i = 0; i < sizeof given / sizeof *given; i++)
             if (seen[given[i].opt])
                 used |= given[i].cap;
-        if (a->net.on)
-            used |= HOG_CAP_WORLD;
+        const struct hog_algo_row *row = hog_algo_row(a->o.algo);
+        if (a->net.on) /* newton and lbfgs solve exactly, others average */
+            used |= row && (row->caps & HOG_CAP_REDUCE) ? HOG_CAP_REDUCE
+                                                        : HOG_CAP_WORLD;
         if (a->interactions[0])
             used |= HOG_CAP_INTERACTIONS;
         hog_err cap_err;
         if (hog_algo_check(a->o.algo, used, &cap_err) != HOG_OK)
             return hog_cli_usage_error(cmd, "%s", cap_err.msg);
     }
-    /* Newton takes no steps of a given size: a schedule would be ignored */
-    if (a->o.algo == HOG_ALGO_NEWTON &&
+    /* Newton and L-BFGS take no steps of a given size: a schedule would be
+     * ignored */
+    bool newton = a->o.algo == HOG_ALGO_NEWTON;
+    if ((newton || a->o.algo == HOG_ALGO_LBFGS) &&
         (seen[OPT_ETA] || seen[OPT_SCHEDULE] || seen[OPT_POWER]))
         return hog_cli_usage_error(cmd, "--%s applies to the SGD trainers; "
-                                   "--algo newton takes no step size (its "
-                                   "steps come from the trust region)",
+                                   "--algo %s takes no step size (its "
+                                   "steps come from the %s)",
                                    seen[OPT_ETA] ? "eta"
                                    : seen[OPT_SCHEDULE] ? "schedule"
-                                                        : "power");
+                                                        : "power",
+                                   newton ? "newton" : "lbfgs",
+                                   newton ? "trust region" : "line search");
     if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
         /* Hogwild!: K features (and the bias) per thread; the cyclades
          * meaning (a degree) was parsed by hot_option() */
@@ -572,25 +578,19 @@ static int sync_every_options(const struct train_args *a,
     return -1;
 }
 
-/* The algorithm's own defaults where the option was not given. */
-static void algo_defaults(struct train_args *a, const unsigned char *seen)
+/* The options not given take the library's defaults (src/train/options.c),
+ * settled now so that the report and the checks below see them. Several
+ * processes average the model: the library's defaults depend on that
+ * (no FTRL), so the callback is named here; its context and the blocks
+ * per epoch follow once the ranks have met (train_net.c). */
+static int resolve(struct train_args *a)
 {
-    bool coord = a->o.algo == HOG_ALGO_SCD || a->o.algo == HOG_ALGO_DCD ||
-                 a->o.algo == HOG_ALGO_NEWTON;
-    if (coord && !seen[OPT_EPOCHS])
-        a->o.epochs = COORD_EPOCHS;
-    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_TOL])
-        a->o.tol = DCD_TOL;
-    /* dcd's exact mode unless wild is asked for. */
-    if (a->o.algo == HOG_ALGO_DCD && !seen[OPT_UPDATE])
-        a->o.update = HOG_UPDATE_ATOMIC;
-    /* FTRL-Proximal wherever it runs, AdaGrad elsewhere, and FTRL's own
-     * L2 strength (docs/TRAINING.md, "The default") */
-    if (!seen[OPT_SCHEDULE] && !a->net.on && hog_train_ftrl_runs(&a->o))
-        a->o.schedule = HOG_SCHED_FTRL;
-    if (a->o.schedule == HOG_SCHED_FTRL && !seen[OPT_L2] && !seen[OPT_C] &&
-        !a->search_c)
-        a->o.l2 = HOG_FTRL_L2_DEFAULT;
+    if (a->net.on)
+        a->o.average = hog_avg_step;
+    hog_err e;
+    if (hog_train_opts_resolve(&a->o, &e) != HOG_OK)
+        return hog_cli_usage_error(cmd, "%s", e.msg);
+    return -1;
 }
 
 /* --power, the checkpoint's, the model's and the stream's options, and
@@ -741,12 +741,9 @@ int hog_cli_train_parse(int argc, char **argv, struct train_args *a)
                                "the test file goes after -t")) >= 0)
         return rc;
     a->train = argv[optind];
-    hog_cli_model_finish(&op); /* the loss's step size and schedule, unless given */
     if ((rc = algo_options(a, seen)) >= 0 ||
-        (rc = sync_every_options(a, seen)) >= 0)
-        return rc;
-    algo_defaults(a, seen);
-    if ((rc = selection_options(a, seen)) >= 0)
+        (rc = sync_every_options(a, seen)) >= 0 ||
+        (rc = resolve(a)) >= 0 || (rc = selection_options(a, seen)) >= 0)
         return rc;
     return file_options(a, seen);
 }

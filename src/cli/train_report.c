@@ -74,7 +74,7 @@ static void json_weights(struct hog_json *j, const struct train_report *r)
 /* "hashing": how the training set's features were hashed (null: not). */
 static void json_hashing(struct hog_json *j, const hog_data *d)
 {
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(d, &h);
     if (!h.bits) {
         hog_json_null(j, "hashing");
@@ -116,12 +116,12 @@ static const hog_epoch_stats *kept_stats(const struct train_report *r)
     return last;
 }
 
-/* The algorithms that stop on --tol, --epochs being a cap: scd, dcd and
- * newton. */
+/* The algorithms that stop on --tol, --epochs being a cap: scd, dcd,
+ * newton and lbfgs. */
 static bool stops_on_tol(const hog_train_opts *o)
 {
     return o->algo == HOG_ALGO_SCD || o->algo == HOG_ALGO_DCD ||
-           o->algo == HOG_ALGO_NEWTON;
+           o->algo == HOG_ALGO_NEWTON || o->algo == HOG_ALGO_LBFGS;
 }
 
 /* True when the cap came first (LIBLINEAR's "reaching max number of
@@ -131,6 +131,19 @@ static bool epoch_cap_first(const struct train_report *r)
     const hog_train_opts *o = &r->a->o;
     return stops_on_tol(o) && o->tol > 0 &&
            strcmp(stop_reason(r), "epochs") == 0;
+}
+
+/* The n of C's 1/(C n): the rows trained on, or with exact solving across
+ * processes (newton, lbfgs: a group without averaging) every rank's,
+ * which only the strength the model records knows. */
+static uint64_t c_rows(const struct train_report *r)
+{
+    const hog_train_opts *o = &r->a->o;
+    if (r->net && !r->avg && r->m) {
+        double s = o->C_l1 ? r->m->l1 : r->m->l2;
+        return (uint64_t)llround(1.0 / (o->C * s));
+    }
+    return r->vs ? r->vs->train_rows : hog_data_rows(r->train);
 }
 
 static void write_json(FILE *f, const struct train_report *r)
@@ -148,10 +161,7 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_num(&j, "l2", r->m ? r->m->l2 : o->C > 0 ? NAN : o->l2);
     if (o->C > 0) {
         char reg[160];
-        hog_cli_c_strength(reg, sizeof reg, o, r->m && r->vs ? r->vs->train_rows
-                                               : r->m ? hog_data_rows(r->train)
-                                                      : 0,
-                           r->m);
+        hog_cli_c_strength(reg, sizeof reg, o, r->m ? c_rows(r) : 0, r->m);
         hog_json_num(&j, "C", o->C);
         hog_json_str(&j, "regularization", reg);
     } else {
@@ -206,11 +216,15 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_str(&j, "backend", hog_net_backend(r->net));
         hog_json_u64(&j, "world", hog_net_world(r->net));
         hog_json_u64(&j, "rank", hog_net_rank(r->net));
-        hog_json_str(&j, "sync", na->ao.mode == HOG_AVG_BMUF ? "bmuf" : "ma");
-        hog_json_u64(&j, "sync_every", na->sync_every);
-        hog_json_u64(&j, "averagings_per_epoch", o->average_blocks);
-        hog_json_u64(&j, "averagings", hog_avg_count(r->avg));
-        if (na->ao.mode == HOG_AVG_BMUF) {
+        /* exact solving (newton, lbfgs) averages nothing */
+        hog_json_str(&j, "sync", !r->avg ? "exact"
+                     : na->ao.mode == HOG_AVG_BMUF ? "bmuf" : "ma");
+        if (r->avg) {
+            hog_json_u64(&j, "sync_every", na->sync_every);
+            hog_json_u64(&j, "averagings_per_epoch", o->average_blocks);
+            hog_json_u64(&j, "averagings", hog_avg_count(r->avg));
+        }
+        if (r->avg && na->ao.mode == HOG_AVG_BMUF) {
             hog_json_num(&j, "bmuf_momentum",
                          na->ao.momentum < 0
                              ? 1.0 - 1.0 / hog_net_world(r->net)
@@ -454,9 +468,7 @@ void hog_cli_train_print_tables(const struct train_report *r)
                 hog_cli_algo_name(o->algo), o->epochs, o->tol);
     if (o->C > 0) {
         char reg[160];
-        hog_cli_c_strength(reg, sizeof reg, o,
-                           r->vs ? r->vs->train_rows : hog_data_rows(r->train),
-                           r->m);
+        hog_cli_c_strength(reg, sizeof reg, o, c_rows(r), r->m);
         fprintf(stderr, "C = %g: %s\n", o->C, reg);
     }
     if (r->vs && r->vs->rows)
@@ -482,7 +494,7 @@ void hog_cli_train_print_stream(const hog_stream_stats *ss)
             ss->read_wait_s);
 }
 
-/* What ended scd, dcd or newton, as LIBLINEAR says it after its iterations. One
+/* What ended scd, dcd, newton or lbfgs, as LIBLINEAR says it after its iterations. One
  * report stands for every class of one-vs-rest, each of which stops on
  * its own: nothing is said there. */
 static void print_stop(const struct train_report *r)

@@ -1,7 +1,7 @@
 /* Helpers shared by the subcommands: usage errors, strict numbers, enum
  * names, output checks, human-readable units, loading with a report. */
 #include "cli/cli.h"
-#include "train/train.h" /* the algorithms' table, hog_train_opts_defaults_for_loss */
+#include "train/train.h" /* the algorithms' table */
 
 #include <assert.h>
 #include <errno.h>
@@ -192,7 +192,6 @@ void hog_cli_parser_init(struct hog_cli_parser *p, const struct hog_cli_cmd *c,
     int n = snprintf(p->shortopts, sizeof p->shortopts, ":%s", shortopts);
     assert(n > 0 && (size_t)n < sizeof p->shortopts);
     (void)n;
-    p->sched = HOG_SCHED_CONSTANT;
     optind = 1;
     opterr = 0; /* hog_cli_bad_option says it, in our words */
 }
@@ -235,7 +234,7 @@ static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
                                   "a number >= 0");
     if (strcmp(name, "eta") == 0)
         return hog_cli_opt_double(c, name, arg, HOG_CLI_ABOVE(0.0), HUGE_VAL,
-                                  &p->eta, "a step size > 0");
+                                  &o->eta, "a step size > 0");
     if (strcmp(name, "bias") == 0)
         return hog_cli_opt_double(c, name, arg, -HUGE_VAL, HUGE_VAL, &o->bias,
                                   "a number");
@@ -247,7 +246,7 @@ static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
     };
     const struct hog_cli_enum names[] = {
         { ch, "loss", hog_cli_loss_names, HOG_CLI_TARGET(o->loss) },
-        { ch, "schedule", hog_cli_schedule_names, HOG_CLI_TARGET(p->sched) },
+        { ch, "schedule", hog_cli_schedule_names, HOG_CLI_TARGET(o->schedule) },
         { ch, "reg", reg_names, HOG_CLI_TARGET(o->C_l1) },
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -366,15 +365,6 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
             return -1;
         }
     }
-}
-
-void hog_cli_model_finish(struct hog_cli_parser *p)
-{
-    hog_train_opts_defaults_for_loss(p->train);
-    if (given(p, "eta"))
-        p->train->eta = p->eta;
-    if (given(p, "schedule"))
-        p->train->schedule = p->sched;
 }
 
 int hog_cli_operands(const struct hog_cli_cmd *c, int argc, char **argv,
@@ -732,7 +722,7 @@ hog_status hog_cli_load(const char *path, const hog_load_opts *o, bool quiet,
     if (secs)
         *secs = t;
     if (s == HOG_OK && !quiet) {
-        hog_hashing h;
+        hog_hashing h = { .size = sizeof h };
         hog_data_hashing(*out, &h);
         char hb[160];
         hog_cli_hashing(hb, sizeof hb, &h);
@@ -805,7 +795,7 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
     lo->interactions = hog_model_interactions(*m);
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
-    hog_hashing h;
+    hog_hashing h = { .size = sizeof h };
     hog_data_hashing(*d, &h);
     if (h.bits != bits || (bits && h.seed != seed))
         return hog_errf(err, HOG_EINVAL,

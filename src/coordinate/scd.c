@@ -127,7 +127,7 @@ static inline double soft(double u, double t)
 
 /* The squared loss's sum_i x_ij (m_i - y_i) down column [a, b), each term
  * times v_i when weighted: two loops, chosen once per column. */
-static inline __attribute__((always_inline)) double
+static ALWAYS_INLINE double
 residual_dot(const struct scd *s, uint64_t a, uint64_t b, bool weighted)
 {
     const uint32_t *row = s->c.row;

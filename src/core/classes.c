@@ -6,7 +6,6 @@
 #include "core/core.h"
 #include "core/cross.h"
 #include "core/loss.h"
-#include "core/metrics.h"
 #include "core/sparse.h"
 
 #include <math.h>
@@ -279,6 +278,22 @@ uint32_t hog_scores_argmax(const double *s, uint32_t k)
         if (s[c] > s[best])
             best = c;
     return best;
+}
+
+void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
+                             double *p)
+{
+    double sum = 0;
+    if (mc == HOG_MULTICLASS_SOFTMAX) {
+        double top = s[hog_scores_argmax(s, k)];
+        for (uint32_t c = 0; c < k; c++)
+            sum += p[c] = exp(s[c] - top);
+    } else {
+        for (uint32_t c = 0; c < k; c++)
+            sum += p[c] = 1.0 / (1.0 + exp(-s[c]));
+    }
+    for (uint32_t c = 0; c < k; c++)
+        p[c] /= sum;
 }
 
 hog_status hog_model_predict(const hog_model *m, const hog_data *d,

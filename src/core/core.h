@@ -16,6 +16,12 @@
 
 #define HOG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For the kernels whose speed rests on the compiler seeing a whole loop
+ * (the SGD and softmax row steps, Cyclades' prefetches): inlined whatever
+ * GCC's size heuristics say. NOINLINE keeps a long pass out of a loop
+ * whose state it would push out of the vector registers. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 
 /* Fills err (if not NULL) with a printf-style message and returns s. */
 hog_status hog_errf(hog_err *err, hog_status s, const char *fmt, ...)
@@ -217,6 +223,11 @@ int64_t hog_class_index_find(const struct hog_class_index *ix, double y);
 void hog_class_index_free(struct hog_class_index *ix);
 /* The first class of the highest of k scores. */
 uint32_t hog_scores_argmax(const double *s, uint32_t k);
+/* The K-class probabilities of row scores s (logistic models): softmax
+ * models exp(s_c) / sum, one-vs-rest sigma(s_c) / sum of sigma (LIBLINEAR's
+ * -b 1 for one-vs-rest). */
+void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
+                             double *p);
 
 /* The K scores of rows under a K-class model m. The model keeps its K
  * vectors one after another, so a row scored from them reads K lines per
@@ -277,6 +288,18 @@ double hog_rng_normal(struct hog_rng *r);
 /* Fisher–Yates shuffle of a[0..n). */
 void hog_shuffle_u64(struct hog_rng *r, uint64_t *a, uint64_t n);
 void hog_shuffle_u32(struct hog_rng *r, uint32_t *a, uint64_t n);
+
+/* ---- results the caller allocates and sizes (outsize.c) ------------------- */
+
+/* A struct of include/hogtrain.h that starts with size_t size, the
+ * caller's sizeof. hog_out_take checks user's size (what names its type
+ * in the sentence) and makes mine, the library's full struct of full
+ * bytes, a copy of user's prefix (zeros past it, size full); the library
+ * fills mine, and hog_out_give copies back the fields within user's size,
+ * leaving the size itself as the caller set it. */
+hog_status hog_out_take(void *mine, const void *user, size_t full,
+                        const char *what, hog_err *err);
+void hog_out_give(void *user, const void *mine, size_t full);
 
 /* ---- clocks and small helpers ---------------------------------------------- */
 

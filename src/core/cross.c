@@ -4,6 +4,8 @@
  */
 #include "core/cross.h"
 
+#include "core/spin.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,6 +243,74 @@ void hog_cross_buf_free(struct hog_cross_buf *b)
     free(b->idx), free(b->val), free(b->pa), free(b->pb);
     hog_hash_scratch_free(&b->sc);
     memset(b, 0, sizeof *b);
+}
+
+struct hog_cross_slot {
+    /* first: hog_cross_bufs_give() finds the slot from its buffer */
+    _Alignas(HOG_CACHELINE) struct hog_cross_buf b;
+    atomic_bool taken;
+};
+
+hog_status hog_cross_bufs_init(struct hog_cross_bufs *p, const hog_data *d,
+                               unsigned n, hog_err *err)
+{
+    p->slot = NULL;
+    p->n = 0;
+    if (!d->m.ns)
+        return HOG_OK;
+    n = n ? n : 1;
+    struct hog_cross_slot *s = aligned_alloc(HOG_CACHELINE, n * sizeof *s);
+    if (!s)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for %u buffers of "
+                        "rows with their crossed features", n);
+    for (unsigned k = 0; k < n; k++) {
+        atomic_init(&s[k].taken, false);
+        hog_status st = hog_cross_buf_init(&s[k].b, d, err);
+        if (st != HOG_OK) {
+            while (k--)
+                hog_cross_buf_free(&s[k].b);
+            free(s);
+            return st;
+        }
+    }
+    p->slot = s;
+    p->n = n;
+    return HOG_OK;
+}
+
+struct hog_cross_buf *hog_cross_bufs_take(const struct hog_cross_bufs *p)
+{
+    if (!p->n)
+        return NULL;
+    for (;;) {
+        for (unsigned k = 0; k < p->n; k++) {
+            struct hog_cross_slot *s = &p->slot[k];
+            /* acquire: the last holder's use of the buffer (its scratch
+             * table's state) is over; pairs with the release in
+             * hog_cross_bufs_give() */
+            if (!atomic_load_explicit(&s->taken, memory_order_relaxed) &&
+                !atomic_exchange_explicit(&s->taken, true,
+                                          memory_order_acquire))
+                return &s->b;
+        }
+        hog_spin_pause();
+    }
+}
+
+void hog_cross_bufs_give(struct hog_cross_buf *b)
+{
+    struct hog_cross_slot *s = (struct hog_cross_slot *)b;
+    /* release: pairs with the acquire in hog_cross_bufs_take() */
+    atomic_store_explicit(&s->taken, false, memory_order_release);
+}
+
+void hog_cross_bufs_free(struct hog_cross_bufs *p)
+{
+    for (unsigned k = 0; k < p->n; k++)
+        hog_cross_buf_free(&p->slot[k].b);
+    free(p->slot);
+    p->slot = NULL;
+    p->n = 0;
 }
 
 struct hog_row hog_cross_row(const struct hog_interactions *x,

@@ -72,6 +72,26 @@ hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
                               hog_err *err);
 void hog_cross_buf_free(struct hog_cross_buf *b);
 
+/* Buffers for the threads that expand rows of one data set at once, made
+ * at set-up so that a loop that returns no status (the SGD kernel's) never
+ * allocates: a run of rows takes a free one and gives it back. */
+struct hog_cross_slot;
+struct hog_cross_bufs {
+    struct hog_cross_slot *slot; /* n, one per cache line; NULL: none */
+    unsigned n;
+};
+/* n (>= 1) buffers sized as hog_cross_buf_init() sizes one, nothing for
+ * data without interactions; a failure is hog_cross_buf_init()'s status
+ * and sentence, with nothing kept. */
+hog_status hog_cross_bufs_init(struct hog_cross_bufs *p, const hog_data *d,
+                               unsigned n, hog_err *err);
+/* A free buffer; while all n are taken, the next to be given back (more
+ * takers than the set-up counted are slower, never wrong). NULL when none
+ * was made. */
+struct hog_cross_buf *hog_cross_bufs_take(const struct hog_cross_bufs *p);
+void hog_cross_bufs_give(struct hog_cross_buf *b);
+void hog_cross_bufs_free(struct hog_cross_bufs *p);
+
 /* Row i of m with the crossed features of x, in b (valid until the next
  * call on b). m->ns must be set. */
 struct hog_row hog_cross_row(const struct hog_interactions *x,

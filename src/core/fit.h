@@ -95,7 +95,7 @@ struct hog_fit {
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.
  * A checkpoint may fall inside a lazy-regularization segment (sgd.h): then
- * w_raw and stamp hold the lazy weights and their timestamps, and the
+ * w_lazy and stamp hold the lazy weights and their timestamps, and the
  * segment is rebuilt by hog_sgd_segment_begin(seg_t0, seg_want). */
 struct hog_train_state {
     uint64_t epoch;      /* 1-based epoch in progress (or just completed) */
@@ -107,8 +107,23 @@ struct hog_train_state {
     struct hog_rng rng;  /* after the shuffle of epoch `epoch` */
     uint64_t n_weights;
     float *w;            /* the weights brought current: the model */
-    float *w_raw;        /* mid-segment: the lazy weights; else NULL */
-    float *g2;           /* AdaGrad accumulators, else NULL */
+    /* Two more arrays, named for what each trainer keeps in them (one
+     * pointer and one array of a checkpoint file each: the flags 1 and 2
+     * of io/checkpoint.c). FTRL-Proximal has no lazy segment: its sums
+     * stand where SGD's lazy weights and AdaGrad's sums would. */
+    union {
+        float *w_lazy;   /* SGD mid-segment: the lazy weights; else NULL */
+        float *ftrl_z;   /* FTRL: its sums z */
+        float *w_raw;    /* the old name, still read by hogwild/hogwild.c
+                            until its state code joins the epoch driver */
+    };
+    union {
+        float *adagrad_g2;  /* AdaGrad: the sums of squared gradients;
+                               else NULL */
+        float *ftrl_sqrt_n; /* FTRL: the roots r = sqrt(n) of its sums of
+                               squared gradients n */
+        float *g2;          /* the old name, as w_raw */
+    };
     uint32_t *stamp;     /* mid-segment with l1 or l2: timestamps; else NULL */
     /* One-vs-rest of n_classes classes (0: a binary or regression run):
      * the state above is class ovr_class's, and ovr_done holds the

@@ -273,22 +273,6 @@ static unsigned fork_blocks(void *p, unsigned threads, uint64_t n,
 
 /* ---- K classes ---------------------------------------------------------------- */
 
-void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
-                             double *p)
-{
-    double sum = 0;
-    if (mc == HOG_MULTICLASS_SOFTMAX) {
-        double top = s[hog_scores_argmax(s, k)];
-        for (uint32_t c = 0; c < k; c++)
-            sum += p[c] = exp(s[c] - top);
-    } else {
-        for (uint32_t c = 0; c < k; c++)
-            sum += p[c] = 1.0 / (1.0 + exp(-s[c]));
-    }
-    for (uint32_t c = 0; c < k; c++)
-        p[c] /= sum;
-}
-
 /* Row scores s of a row of class y (-1: a label the model lacks): the
  * multiclass log-loss, and the loss term of the objective. */
 static void class_losses(const hog_model *m, const double *s, int64_t y,

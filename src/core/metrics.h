@@ -32,12 +32,6 @@ struct hog_metrics {
  * their count per class. */
 hog_status hog_metrics_confusion(const hog_model *m, const hog_data *d,
                                  uint64_t *conf, hog_err *err);
-/* The K-class probabilities of row scores s (logistic models): softmax
- * models exp(s_c) / sum, one-vs-rest sigma(s_c) / sum of sigma (LIBLINEAR's
- * -b 1 for one-vs-rest). */
-void hog_class_probabilities(hog_multiclass mc, const double *s, uint32_t k,
-                             double *p);
-
 /* Scores every row of d with m (features beyond the model's count as zero)
  * and fills out. Classification: a row is positive when its label equals
  * m->label_pos; a score > 0 predicts positive (squared loss: a score above

@@ -104,6 +104,7 @@
  *
  * The pieces around this kernel, and what it shares with them: sgd_int.h.
  */
+#include "core/sgd.h"
 #include "core/sgd_int.h"
 
 #include "core/sgd_ada.h"
@@ -114,9 +115,9 @@
 
 #include "core/spin.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- the row step ----------------------------------------------------------- */
@@ -767,24 +768,20 @@ static run_fn *const run_w_table[2][KIND_COUNT] = {
 
 /* Rows with interactions (d->m.ns set): the weighted loops' way (the loss
  * read at run time, rows weighted when d->row_w is set), each row expanded
- * into a buffer of the call's own (so that threads never share one) just
- * before the kernel reads it; the loops above are untouched. */
+ * just before the kernel reads it into a buffer the call holds alone (one
+ * of those hog_sgd_init made); the loops above are untouched. */
 static void run_crossed(const struct hog_sgd *s, const hog_data *d,
                         const uint64_t *order, uint64_t count, uint32_t t,
                         uint32_t stride, const struct hog_sgd_locks *l,
                         struct hog_sgd_tally *tl, struct spec spec)
 {
-    struct hog_cross_buf xb;
-    hog_err err;
-    if (hog_cross_buf_init(&xb, d, &err) != HOG_OK) {
-        /* a few KiB for the longest row; a run that cannot have them
-         * cannot train the rows it was given */
-        fprintf(stderr, "hogtrain: %s\n", err.msg);
-        abort();
-    }
+    struct hog_cross_buf *xb = hog_cross_bufs_take(&s->xbufs);
+    /* made for the rows of the data s was set up with: other data with
+     * longer crossed rows is the caller's bug */
+    assert(xb && xb->cap >= d->cross_row_max);
     spec.crossed = true;
-    run_impl(s, d, order, count, t, stride, l, spec, &xb, tl);
-    hog_cross_buf_free(&xb);
+    run_impl(s, d, order, count, t, stride, l, spec, xb, tl);
+    hog_cross_bufs_give(xb);
 }
 #define RUN_X_FN(K, CAS)                                                      \
     static void run_x_##K##_##CAS(                                            \

@@ -37,6 +37,7 @@
  * and in. The word and the closed form are sgd_int.h's; the row step
  * (step_ftrl) is sgd.c's, inlined into its loops. */
 
+#include "core/sgd.h"
 #include "core/sgd_int.h"
 
 #include <stdlib.h>

@@ -12,9 +12,12 @@
  *                  pass, its weights and sums out and in
  *   sgd_segment.c  set-up, segments, the catch-up at a segment's end, the
  *                  weights out and in
+ *   sgd_base.h     below them all: struct hog_sgd, the constants and the
+ *                  per-coordinate closed forms (sgd.h declares the
+ *                  functions the files above define)
  *
  * The row steps and what they inline stay in one translation unit (sgd.c,
- * with the two headers above, whose functions are static): the loops'
+ * with sgd_lanes.h and sgd_ada.h, whose functions are static): the loops'
  * speed rests on the compiler seeing all of it. The other files call down
  * into none of sgd.c, nor into each other but sgd_segment.c into
  * sgd_ftrl.c (an FTRL model's weights).
@@ -22,7 +25,7 @@
 #ifndef HOG_SGD_INT_H
 #define HOG_SGD_INT_H
 
-#include "core/sgd.h"
+#include "core/sgd_base.h"
 
 #include "core/loss.h"
 #include "core/sparse.h"
@@ -30,11 +33,9 @@
 #include <math.h>
 #include <string.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
 /* The passes of the long rows' steps (sgd_ada.h, sgd.c's FTRL) are
- * functions of their own: inlined into the run loops they would compete
- * with the loops' state for the 16 vector registers. */
-#define NOINLINE __attribute__((noinline))
+ * NOINLINE (core.h), functions of their own: inlined into the run loops
+ * they would compete with the loops' state for the 16 vector registers. */
 
 /* ---- shared state, relaxed (sparse.h's loads and stores; sgd.c) ---------- */
 

@@ -4,6 +4,7 @@
  * of every weight at a segment's end (through the lanes of sgd_lanes.h,
  * the same rounding as the row steps'), and the weights out and in.
  */
+#include "core/sgd.h"
 #include "core/sgd_int.h"
 
 #include "core/sgd_lanes.h"
@@ -52,12 +53,9 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
     return HOG_OK;
 }
 
-hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
-                                 const hog_data *train, hog_err *err)
+/* The weights and their sums and stamps, or FTRL's words. */
+static hog_status state_alloc(struct hog_sgd *s, hog_err *err)
 {
-    hog_status st = hog_sgd_init_schedule(s, o, train, err);
-    if (st != HOG_OK)
-        return st;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
     size_t nw = s->n_weights ? s->n_weights : 1;
     if (s->schedule == HOG_SCHED_FTRL) { /* (z, r) = (0, 0): weights 0 */
@@ -72,13 +70,36 @@ hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
     if (ok && ada)
         ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
-    if (!ok) {
-        hog_sgd_free(s);
+    if (!ok)
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for the SGD state of %llu weights",
                         (unsigned long long)nw);
-    }
     return HOG_OK;
+}
+
+/* The threads that may run the kernel on one state at once: Hogwild!'s
+ * (every allowed CPU when o->threads is 0, as the pool has), else one. */
+static unsigned kernel_threads(const hog_train_opts *o)
+{
+    if (o->algo != HOG_ALGO_HOGWILD)
+        return 1;
+    unsigned t = o->threads ? o->threads : hog_allowed_cpus();
+    return t ? t : 1;
+}
+
+hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
+                                 const hog_data *train, hog_err *err)
+{
+    hog_status st = hog_sgd_init_schedule(s, o, train, err);
+    if (st != HOG_OK)
+        return st;
+    /* the rows' buffers now, so that a run never allocates one: the
+     * kernel's loops have no status to return a failure through */
+    if ((st = state_alloc(s, err)) != HOG_OK ||
+        (st = hog_cross_bufs_init(&s->xbufs, train, kernel_threads(o),
+                                  err)) != HOG_OK)
+        hog_sgd_free(s);
+    return st;
 }
 
 void hog_sgd_populate(struct hog_sgd *s)
@@ -111,7 +132,10 @@ void hog_sgd_free(struct hog_sgd *s)
     free(s->pre);
     free(s->seg_eta);
     free(s->zn);
-    free(s->zk);
+    if (s->wide)
+        free(s->zk);
+    else
+        hog_cross_bufs_free(&s->xbufs);
     s->zn = NULL;
     s->zk = NULL;
     s->w = s->g2 = NULL;

@@ -12,6 +12,7 @@
 #include "core/sgd.h"
 
 #include "core/fit.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,28 +21,28 @@
 void hog_train_state_free(struct hog_train_state *st)
 {
     free(st->w);
-    free(st->w_raw);
-    free(st->g2);
+    free(st->w_lazy);     /* or FTRL's z: one pointer */
+    free(st->adagrad_g2); /* or FTRL's sqrt(n) */
     free(st->stamp);
-    st->w = st->w_raw = st->g2 = NULL;
+    st->w = st->w_lazy = st->adagrad_g2 = NULL;
     st->stamp = NULL;
 }
 
 static void copy_out(const _Atomic float *a, float *out, uint64_t n)
 {
     for (uint64_t j = 0; j < n; j++)
-        out[j] = atomic_load_explicit(&a[j], memory_order_relaxed);
+        out[j] = hog_f_load(&a[j]);
 }
 
 static void copy_in(_Atomic float *a, const float *in, uint64_t n)
 {
     for (uint64_t j = 0; j < n; j++)
-        atomic_store_explicit(&a[j], in[j], memory_order_relaxed);
+        hog_f_store(&a[j], in[j]);
 }
 
 /* FTRL-Proximal: nothing is lazy, so a checkpoint anywhere is the weights
- * after st->t_global steps (the model) and the two sums, z in w_raw and
- * r = sqrt(n) in g2. */
+ * after st->t_global steps (the model) and the two sums, z in ftrl_z and
+ * r = sqrt(n) in ftrl_sqrt_n. */
 static hog_status ftrl_capture(struct hog_sgd *s, struct hog_train_state *st,
                                hog_err *err)
 {
@@ -49,17 +50,17 @@ static hog_status ftrl_capture(struct hog_sgd *s, struct hog_train_state *st,
     size_t bytes = (nw ? nw : 1) * sizeof(float);
     st->n_weights = nw;
     st->w = malloc(bytes);
-    st->w_raw = malloc(bytes);
-    st->g2 = malloc(bytes);
+    st->ftrl_z = malloc(bytes);
+    st->ftrl_sqrt_n = malloc(bytes);
     st->stamp = NULL;
-    if (!st->w || !st->w_raw || !st->g2) {
+    if (!st->w || !st->ftrl_z || !st->ftrl_sqrt_n) {
         hog_train_state_free(st);
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for a checkpoint of %llu weights",
                         (unsigned long long)nw);
     }
     hog_sgd_ftrl_weights(s, st->t_global, st->w);
-    hog_sgd_ftrl_get(s, st->w_raw, st->g2);
+    hog_sgd_ftrl_get(s, st->ftrl_z, st->ftrl_sqrt_n);
     return HOG_OK;
 }
 
@@ -71,37 +72,37 @@ hog_status hog_sgd_state_capture(struct hog_sgd *s, uint32_t seg_pos,
     uint64_t nw = s->n_weights;
     size_t bytes = (nw ? nw : 1) * sizeof(float);
     /* inside a segment with regularization, w holds lazy (stamped) or
-     * scaled weights: those go into w_raw, and a copy brought current
+     * scaled weights: those go into w_lazy, and a copy brought current
      * into w */
     bool mid = seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
     bool stamps = mid && s->stamp;
     st->n_weights = nw;
     st->w = malloc(bytes);
-    st->w_raw = mid ? malloc(bytes) : NULL;
+    st->w_lazy = mid ? malloc(bytes) : NULL;
     st->stamp = stamps ? malloc(bytes) : NULL;
-    st->g2 = s->g2 ? malloc(bytes) : NULL;
-    if (!st->w || (mid && !st->w_raw) || (stamps && !st->stamp) ||
-        (s->g2 && !st->g2)) {
+    st->adagrad_g2 = s->g2 ? malloc(bytes) : NULL;
+    if (!st->w || (mid && !st->w_lazy) || (stamps && !st->stamp) ||
+        (s->g2 && !st->adagrad_g2)) {
         hog_train_state_free(st);
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for a checkpoint of %llu weights",
                         (unsigned long long)nw);
     }
     if (s->g2)
-        copy_out(s->g2, st->g2, nw);
+        copy_out(s->g2, st->adagrad_g2, nw);
     if (!mid) { /* every weight is current */
         copy_out(s->w, st->w, nw);
         return HOG_OK;
     }
-    copy_out(s->w, st->w_raw, nw);
+    copy_out(s->w, st->w_lazy, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        st->stamp[j] = atomic_load_explicit(&s->stamp[j], memory_order_relaxed);
+        st->stamp[j] = hog_u32_load(&s->stamp[j]);
     /* bring a copy current: catch up in place, read, put the lazy state back */
     hog_sgd_catch_up_range(s, 0, nw, seg_pos);
     copy_out(s->w, st->w, nw);
-    copy_in(s->w, st->w_raw, nw);
+    copy_in(s->w, st->w_lazy, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+        hog_u32_store(&s->stamp[j], st->stamp[j]);
     return HOG_OK;
 }
 
@@ -117,11 +118,11 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                         (unsigned long long)st->n_weights,
                         (unsigned long long)nw);
     if (s->zn) {
-        if (!st->w_raw || !st->g2 || st->stamp)
+        if (!st->ftrl_z || !st->ftrl_sqrt_n || st->stamp)
             return hog_errf(err, HOG_EINVAL, "the checkpoint does not hold "
                             "FTRL's sums (written with another --schedule)");
         for (uint64_t j = 0; j < nw; j++)
-            if (!isfinite(st->w_raw[j]))
+            if (!isfinite(st->ftrl_z[j]))
                 return hog_errf(err, HOG_EINVAL, "bad checkpoint: FTRL's "
                                 "sum z of weight %llu is not finite",
                                 (unsigned long long)j);
@@ -129,21 +130,21 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
          * weights are read at the checkpoint's step count */
         uint64_t t0 = s->seg_t0;
         uint32_t len = s->seg_len;
-        hog_sgd_ftrl_put(s, st->w_raw, st->g2, st->t_global);
+        hog_sgd_ftrl_put(s, st->ftrl_z, st->ftrl_sqrt_n, st->t_global);
         if (st->seg_pos > 0) {
             s->seg_t0 = t0;
             s->seg_len = len;
         }
         return HOG_OK;
     }
-    if (!st->g2 != !s->g2)
+    if (!st->adagrad_g2 != !s->g2)
         return hog_errf(err, HOG_EINVAL,
                         "the checkpoint %s AdaGrad sums but this training %s",
-                        st->g2 ? "holds" : "lacks", s->g2 ? "needs them"
-                                                          : "uses none");
+                        st->adagrad_g2 ? "holds" : "lacks",
+                        s->g2 ? "needs them" : "uses none");
     bool mid = st->seg_pos > 0 && s->reg != HOG_SGD_REG_NONE;
     bool stamps = mid && s->stamp;
-    if (mid != !!st->w_raw || stamps != !!st->stamp)
+    if (mid != !!st->w_lazy || stamps != !!st->stamp)
         return hog_errf(err, HOG_EINVAL,
                         "the checkpoint's regularization state does not "
                         "match these options (l1, l2)");
@@ -154,10 +155,10 @@ hog_status hog_sgd_state_restore(struct hog_sgd *s,
                             "bad checkpoint: weight %llu is stamped beyond "
                             "its position", (unsigned long long)j);
     if (s->g2)
-        copy_in(s->g2, st->g2, nw);
-    copy_in(s->w, mid ? st->w_raw : st->w, nw);
+        copy_in(s->g2, st->adagrad_g2, nw);
+    copy_in(s->w, mid ? st->w_lazy : st->w, nw);
     for (uint64_t j = 0; stamps && j < nw; j++)
-        atomic_store_explicit(&s->stamp[j], st->stamp[j], memory_order_relaxed);
+        hog_u32_store(&s->stamp[j], st->stamp[j]);
     return HOG_OK;
 }
 

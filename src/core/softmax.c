@@ -61,11 +61,11 @@
  */
 #include "core/softmax.h"
 
+#include "core/sparse.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* How the weights are kept (the kinds of sgd.c, by schedule and
  * regularizer). */
@@ -97,25 +97,6 @@ static ALWAYS_INLINE bool has_l1(struct spec p)
     return p.kind == KIND_PREFIX || p.kind == KIND_ADA_L1;
 }
 
-/* ---- shared state, relaxed -------------------------------------------------- */
-
-static inline float ld(_Atomic float *p)
-{
-    return atomic_load_explicit(p, memory_order_relaxed);
-}
-static inline void st(_Atomic float *p, float v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-static inline uint32_t ld_u32(_Atomic uint32_t *p)
-{
-    return atomic_load_explicit(p, memory_order_relaxed);
-}
-static inline void st_u32(_Atomic uint32_t *p, uint32_t v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
 /* The K weights of feature j to compute on. One thread (serial): in place;
  * the array is nobody else's, and _Atomic float has float's layout (as
  * hogwild.c's BLAS averaging assumes). Hogwild!: a private copy in buf by
@@ -127,7 +108,7 @@ static ALWAYS_INLINE float *get(const struct hog_softmax *m, uint64_t j,
     if (!sp.shared)
         return (float *)a;
     for (uint32_t c = 0; c < m->k; c++)
-        buf[c] = ld(&a[c]);
+        buf[c] = hog_f_load(&a[c]);
     return buf;
 }
 
@@ -138,7 +119,7 @@ static ALWAYS_INLINE void put(const struct hog_softmax *m, uint64_t j,
         return;
     _Atomic float *a = m->w + j * m->k;
     for (uint32_t c = 0; c < m->k; c++)
-        st(&a[c], v[c]);
+        hog_f_store(&a[c], v[c]);
 }
 
 /* ---- the maths -------------------------------------------------------------- */
@@ -202,7 +183,7 @@ static ALWAYS_INLINE void catch_up(const struct hog_softmax *m,
         return;
     }
     /* AdaGrad: the rate of the untouched steps (G_j has not changed) */
-    double eta = hog_sgd_adagrad_rate(m->sch->eta, ld(&m->g2[j]));
+    double eta = hog_sgd_adagrad_rate(m->sch->eta, hog_f_load(&m->g2[j]));
     double a = eta * m->sch->l2;
     a = a < 1.0 ? a : 1.0;
     double q;
@@ -230,11 +211,11 @@ static ALWAYS_INLINE void score_feature(const struct hog_softmax *m,
     const uint32_t K = m->k;
     float *restrict v = get(m, j, buf, sp);
     if (is_stamped(sp)) {
-        uint32_t k = ld_u32(&m->stamp[j]);
+        uint32_t k = hog_u32_load(&m->stamp[j]);
         if (k < t) {
             catch_up(m, v, j, k, t, r->qt_inv, r->ct, sp);
             put(m, j, v, sp);
-            st_u32(&m->stamp[j], t);
+            hog_u32_store(&m->stamp[j], t);
         }
     }
     for (uint32_t c = 0; c < K; c++)
@@ -266,7 +247,7 @@ static ALWAYS_INLINE void step_feature(const struct hog_softmax *m,
     bool reg = false;
     uint32_t k = 0;
     if (is_stamped(sp)) {
-        k = ld_u32(&m->stamp[j]);
+        k = hog_u32_load(&m->stamp[j]);
         if (k < t) /* Hogwild!: another thread stored an older stamp */
             catch_up(m, v, j, k, t, r->qt_inv, r->ct, sp);
         /* k > t: a thread further ahead regularized it past step t; the
@@ -274,8 +255,8 @@ static ALWAYS_INLINE void step_feature(const struct hog_softmax *m,
         reg = k <= t;
     }
     if (is_ada(sp)) {
-        float G = (float)((double)ld(&m->g2[j]) + x * x * gsq);
-        st(&m->g2[j], G);
+        float G = (float)((double)hog_f_load(&m->g2[j]) + x * x * gsq);
+        hog_f_store(&m->g2[j], G);
         eta = hog_sgd_adagrad_rate(m->sch->eta, G);
         double a = eta * m->sch->l2;
         shrink = 1.0 - (a < 1.0 ? a : 1.0);
@@ -295,7 +276,7 @@ static ALWAYS_INLINE void step_feature(const struct hog_softmax *m,
     }
     put(m, j, v, sp);
     if (reg)
-        st_u32(&m->stamp[j], t + 1);
+        hog_u32_store(&m->stamp[j], t + 1);
 }
 
 /* One SGD step on row r of class y and weight rw (NULL: 1) at segment
@@ -418,13 +399,13 @@ static ALWAYS_INLINE void end_impl(const struct hog_softmax *m, float *buf,
         ct = pre[len].c;
     }
     for (uint64_t j = lo; j < hi; j++) {
-        uint32_t k = ld_u32(&m->stamp[j]);
+        uint32_t k = hog_u32_load(&m->stamp[j]);
         if (k < len) {
             float *v = get(m, j, buf, sp);
             catch_up(m, v, j, k, len, qt_inv, ct, sp);
             put(m, j, v, sp);
         }
-        st_u32(&m->stamp[j], 0);
+        hog_u32_store(&m->stamp[j], 0);
     }
 }
 
@@ -546,7 +527,7 @@ void hog_softmax_model_slice(const struct hog_softmax *m, float *out,
         for (uint32_t c = 0; c < K; c++) {
             float *o = out + (uint64_t)c * m->nw;
             for (uint64_t j = j0; j < j1; j++)
-                o[j] = ld(&m->w[j * K + c]);
+                o[j] = hog_f_load(&m->w[j * K + c]);
         }
     }
 }
@@ -669,8 +650,8 @@ hog_status hog_softmax_state_alloc(const struct hog_softmax *m,
     const size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
     st->n_weights = n;
     st->w = calloc(1, bytes);
-    st->g2 = m->g2 ? calloc(1, bytes) : NULL;
-    if (!st->w || (m->g2 && !st->g2))
+    st->adagrad_g2 = m->g2 ? calloc(1, bytes) : NULL;
+    if (!st->w || (m->g2 && !st->adagrad_g2))
         return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
                         "%u classes x %llu weights", m->k,
                         (unsigned long long)m->nw);
@@ -681,9 +662,9 @@ void hog_softmax_state_keep(const struct hog_softmax *m, const float *model_w,
                             struct hog_train_state *st)
 {
     memcpy(st->w, model_w, st->n_weights * sizeof *st->w);
-    for (uint32_t c = 0; st->g2 && c < m->k; c++)
+    for (uint32_t c = 0; st->adagrad_g2 && c < m->k; c++)
         for (uint64_t j = 0; j < m->nw; j++)
-            st->g2[c * m->nw + j] = ld(&m->g2[j]);
+            st->adagrad_g2[c * m->nw + j] = hog_f_load(&m->g2[j]);
 }
 
 hog_status hog_softmax_state_restore(struct hog_softmax *m,
@@ -693,8 +674,8 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
 {
     const uint64_t K = m->k, nw = m->nw;
     const bool ada = m->g2 != NULL;
-    if (!hog_train_state_at_epoch(r, n, after) || r->w_raw || r->stamp ||
-        r->n_weights != K * nw || (r->g2 == NULL) != !ada)
+    if (!hog_train_state_at_epoch(r, n, after) || r->w_lazy || r->stamp ||
+        r->n_weights != K * nw || (r->adagrad_g2 == NULL) != !ada)
         return hog_errf(err, HOG_EINVAL, "softmax training resumes from "
                         "its own checkpoints, written after a whole epoch "
                         "(this one is at row %llu of epoch %llu, or of "
@@ -702,9 +683,9 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
                         (unsigned long long)r->epoch);
     for (uint64_t j = 0; j < nw; j++) {
         for (uint64_t c = 0; c < K; c++)
-            st(&m->w[j * K + c], r->w[c * nw + j]);
+            hog_f_store(&m->w[j * K + c], r->w[c * nw + j]);
         if (ada)
-            st(&m->g2[j], r->g2[j]);
+            hog_f_store(&m->g2[j], r->adagrad_g2[j]);
     }
     memcpy(model_w, r->w, K * nw * sizeof *model_w);
     return HOG_OK;

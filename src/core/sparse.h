@@ -41,7 +41,8 @@ static inline void hog_w_store_relaxed(_Atomic float *w, uint64_t j, float v)
 }
 
 /* The same by address, for the SGD kernels' own arrays (sgd*.c,
- * softmax.c): weights and AdaGrad sums, stamps, FTRL's (z, r) words. */
+ * softmax.c, Cyclades' hot step): weights and AdaGrad sums, stamps,
+ * FTRL's (z, r) words. */
 static inline float hog_f_load(const _Atomic float *p)
 {
     return atomic_load_explicit((_Atomic float *)p, memory_order_relaxed);

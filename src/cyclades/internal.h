@@ -214,6 +214,9 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err);
 /* Partitions every batch of c->perm on the pool; statistics into c->st
  * (all: every feature in the graph, the _all_ fields, nothing else). */
 void hog_cyc_partition(struct cyc *c, bool all);
+/* Draws the row order of an epoch; true when it must be partitioned. */
+bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
+                        struct hog_rng *batches, unsigned epoch);
 
 /* ---- step.c ------------------------------------------------------------- */
 
@@ -221,10 +224,6 @@ void hog_cyc_partition(struct cyc *c, bool all);
 void hog_cyc_run_job(void *arg, unsigned tid, unsigned T);
 
 /* ---- run.c -------------------------------------------------------------- */
-
-/* Draws the row order of an epoch; true when it must be partitioned. */
-bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
-                        struct hog_rng *batches, unsigned epoch);
 
 /* The phase timers on standard error (prof.h; nothing without
  * HOG_CYC_PROF). */

@@ -1,6 +1,8 @@
 /*
- * The partition of Cyclades' batches, once per partition of the epoch's
- * permutation, in parallel on the pool (one batch per thread at a time):
+ * The epoch's row order (a seeded permutation, or the last one with its
+ * batches reshuffled: it decides the batches), and the partition of
+ * Cyclades' batches, once per partition of the epoch's permutation, in
+ * parallel on the pool (one batch per thread at a time):
  * union-find over the cold features of each batch's rows (path halving,
  * per-thread scratch reset through the list of features touched) gives
  * the connected components of its conflict graph; the components are
@@ -276,6 +278,22 @@ static void partition_job(void *arg, unsigned tid, unsigned nthreads)
                 c->pl1[p] = c->hot_l1[c->perm[p]];
         }
     }
+}
+
+/* The epoch's row order: the serial trainer's permutation (stream 0) when
+ * partitioning, else the previous one with its batches reshuffled
+ * (stream 1). Returns true when the rows must be partitioned again. */
+bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
+                        struct hog_rng *batches, unsigned epoch)
+{
+    if (epoch == 1 || c->o->repartition) {
+        hog_shuffle_u64(rows, c->perm, c->n);
+        for (uint64_t b = 0; b < c->nb; b++)
+            c->visit[b] = b;
+        return true;
+    }
+    hog_shuffle_u64(batches, c->visit, c->nb);
+    return false;
 }
 
 /* Runs the partition job; statistics into st (all: the _all_ fields). */

@@ -28,32 +28,16 @@
  * conflict graph and step once per batch) are chosen in hot.c and stepped
  * in step.c, whose comment has the maths. The files of src/cyclades:
  * run.c (this: the epochs), setup.c (the run's state), hot.c (the hot
- * set, the cold and hot views), partition.c (the batches' components),
- * step.c (the parallel job of an epoch), checkpoint.c (checkpoints and
- * resume), serial_ref.c (the serial reference); internal.h is what they
- * share, prof.h the phase timers (-DHOG_CYC_PROF). The setup's passes over
- * the data run on the pool's threads too (docs/CYCLADES.md, "What runs on
- * the pool's threads").
+ * set, the cold and hot views), partition.c (the epoch's row order, the
+ * batches' components), step.c (the parallel job of an epoch),
+ * checkpoint.c (checkpoints and resume), serial_ref.c (the serial
+ * reference); internal.h is what they share, prof.h the phase timers
+ * (-DHOG_CYC_PROF). The setup's passes over the data run on the pool's
+ * threads too (docs/CYCLADES.md, "What runs on the pool's threads").
  */
 #include "cyclades/internal.h"
 
 #include <stdlib.h>
-
-/* The epoch's row order: the serial trainer's permutation (stream 0) when
- * partitioning, else the previous one with its batches reshuffled
- * (stream 1). Returns true when the rows must be partitioned again. */
-bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
-                        struct hog_rng *batches, unsigned epoch)
-{
-    if (epoch == 1 || c->o->repartition) {
-        hog_shuffle_u64(rows, c->perm, c->n);
-        for (uint64_t b = 0; b < c->nb; b++)
-            c->visit[b] = b;
-        return true;
-    }
-    hog_shuffle_u64(batches, c->visit, c->nb);
-    return false;
-}
 
 #ifdef HOG_CYC_PROF
 #include <stdio.h>

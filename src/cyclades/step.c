@@ -120,8 +120,7 @@ static inline double hot_damp(double g, double sq, double r1, double eta,
     if (!ada)
         return lim > 1.0 ? g / lim : g;
     double acc = HOG_ADAGRAD_EPS +
-                 (double)atomic_load_explicit(&g2[j], memory_order_relaxed) +
-                 sq;
+                 (double)hog_f_load(&g2[j]) + sq;
     return lim * lim > acc ? g * (sqrt(acc) / lim) : g;
 }
 
@@ -205,8 +204,7 @@ static void hot_damp_k(double *restrict g, const double *restrict r,
     /* eta_j = eta / root: compared as eta R_jc against root */
     const double root =
         ada ? sqrt(HOG_ADAGRAD_EPS +
-                   (double)atomic_load_explicit(&g2[j], memory_order_relaxed) +
-                   sq)
+                   (double)hog_f_load(&g2[j]) + sq)
             : 1.0;
     for (uint32_t k = 0; k < K; k++) {
         double lim = eta * r[k];
@@ -321,7 +319,7 @@ static void end_segment(struct cyc *c, unsigned tid, unsigned T)
  * inlined: GCC 12 takes a function whose only effects are prefetches for
  * a pure one and deletes its calls (the binary epochs ran 20-30% slower
  * while this was a plain static inline function: docs/CYCLADES.md). */
-static inline __attribute__((always_inline)) void
+static ALWAYS_INLINE void
 fetch_ahead(const struct cyc *c, uint64_t cur, uint64_t end)
 {
     const struct hog_csr *cm = &c->cold;

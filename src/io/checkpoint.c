@@ -10,7 +10,8 @@
  * Layout (little-endian), header of 256 bytes:
  *
  *     0  magic "HOGCKPT\0"     8  version u32       12 header size u32 (256)
- *     16 flags u32 (1 w_raw, 2 g2, 4 stamp)         20 algo u32
+ *     16 flags u32 (1 lazy weights or FTRL's z, 2 AdaGrad's sums or
+ *        FTRL's sqrt(n), 4 stamp, 8 one-vs-rest)  20 algo u32
  *     24 loss u32              28 schedule u32      32 eta f64
  *     40 l1 f64                48 l2 f64            56 power f64
  *     64 bias f64              72 seed u64          80 rows u64
@@ -31,7 +32,10 @@
  *     252 CRC32C of 0..251
  *
  * then n_weights float32 weights (current), and with their flags the lazy
- * weights (float32), the AdaGrad sums (float32) and the timestamps (u32).
+ * weights (float32), the AdaGrad sums (float32) and the timestamps (u32);
+ * an FTRL run (schedule FTRL) writes its sums z where the lazy weights go
+ * and the roots sqrt(n) of its sums n where AdaGrad's go (flags 1 and 2,
+ * no stamps).
  * Version 3, flag 8 (one-vs-rest of K classes; only such files are written
  * as version 3, the others as version 2): then K u32, the class in
  * progress c u32, and the c finished vectors (c x n_weights float32); the
@@ -49,7 +53,11 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the checkpoint writer and reader assume a little-endian host");
 
 #define CK_HDR 256u
-enum { F_RAW = 1, F_G2 = 2, F_STAMP = 4, F_OVR = 8 };
+/* The arrays present. Bits 1 and 2 each stand for one array whose meaning
+ * is the trainer's (struct hog_train_state's unions): FTRL keeps z and
+ * sqrt(n) in the pointers, the places and the bits of the lazy weights and
+ * AdaGrad's sums, so this file reads them under the SGD names. */
+enum { F_W_LAZY = 1, F_ADAGRAD_G2 = 2, F_STAMP = 4, F_OVR = 8 };
 
 static void p32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static void p64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
@@ -99,10 +107,10 @@ static unsigned arrays_of(const struct hog_train_state *s, void *a[4])
 {
     unsigned k = 0;
     a[k++] = s->w;
-    if (s->w_raw)
-        a[k++] = s->w_raw;
-    if (s->g2)
-        a[k++] = s->g2;
+    if (s->w_lazy)
+        a[k++] = s->w_lazy;
+    if (s->adagrad_g2)
+        a[k++] = s->adagrad_g2;
     if (s->stamp)
         a[k++] = s->stamp;
     return k;
@@ -133,7 +141,8 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
     memcpy(h, HOG_CKPT_MAGIC, 8);
     p32(h + 8, ovr ? HOG_CKPT_VERSION : 2u);
     p32(h + 12, CK_HDR);
-    p32(h + 16, (s->w_raw ? F_RAW : 0) | (s->g2 ? F_G2 : 0) |
+    p32(h + 16, (s->w_lazy ? F_W_LAZY : 0) |
+                    (s->adagrad_g2 ? F_ADAGRAD_G2 : 0) |
                     (s->stamp ? F_STAMP : 0) | (ovr ? F_OVR : 0));
     p32(h + 20, c->algo);
     p32(h + 24, c->loss);
@@ -195,11 +204,11 @@ hog_status hog_ckpt_save(const struct hog_ckpt *c, const char *path,
 void hog_ckpt_free(struct hog_ckpt *c)
 {
     free(c->st.w);
-    free(c->st.w_raw);
-    free(c->st.g2);
+    free(c->st.w_lazy);
+    free(c->st.adagrad_g2);
     free(c->st.stamp);
     free(c->st.ovr_done);
-    c->st.w = c->st.w_raw = c->st.g2 = c->st.ovr_done = NULL;
+    c->st.w = c->st.w_lazy = c->st.adagrad_g2 = c->st.ovr_done = NULL;
     c->st.stamp = NULL;
 }
 
@@ -233,7 +242,7 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
                         "%s: checkpoint version %u with header size %u and "
                         "flags %#x is not readable", path, ver, g32(h + 12),
                         flags);
-    unsigned na = 1 + !!(flags & F_RAW) + !!(flags & F_G2) +
+    unsigned na = 1 + !!(flags & F_W_LAZY) + !!(flags & F_ADAGRAD_G2) +
                   !!(flags & F_STAMP);
     uint64_t nw = g64(h + 112);
     /* one-vs-rest: the class count, the class and its finished vectors
@@ -295,10 +304,10 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
 
     size_t bytes = nw * 4;
     bool ok = (s->w = malloc(bytes)) != NULL;
-    if (ok && (flags & F_RAW))
-        ok = (s->w_raw = malloc(bytes)) != NULL;
-    if (ok && (flags & F_G2))
-        ok = (s->g2 = malloc(bytes)) != NULL;
+    if (ok && (flags & F_W_LAZY))
+        ok = (s->w_lazy = malloc(bytes)) != NULL;
+    if (ok && (flags & F_ADAGRAD_G2))
+        ok = (s->adagrad_g2 = malloc(bytes)) != NULL;
     if (ok && (flags & F_STAMP))
         ok = (s->stamp = malloc(bytes)) != NULL;
     if (!ok) {
@@ -360,8 +369,10 @@ static hog_status load_body(FILE *f, const char *path, uint64_t fsize,
     /* a CRC passed: what remains are values a buggy writer could produce */
     const char *bad = NULL;
     for (uint64_t j = 0; j < nw && !bad; j++)
-        if (!isfinite(s->w[j]) || (s->w_raw && !isfinite(s->w_raw[j])) ||
-            (s->g2 && !(s->g2[j] >= 0 && isfinite(s->g2[j]))))
+        if (!isfinite(s->w[j]) ||
+            (s->w_lazy && !isfinite(s->w_lazy[j])) ||
+            (s->adagrad_g2 && !(s->adagrad_g2[j] >= 0 && /* or sqrt(n) */
+                                isfinite(s->adagrad_g2[j]))))
             bad = "a weight or accumulator is not a finite number";
     if (!bad && (s->epoch == 0 || s->pos > c->rows ||
                  s->seg_pos > s->pos))

@@ -185,7 +185,7 @@ void hog_load_opts_take(const hog_load_opts *user, hog_load_opts *o)
 
 void hog_data_hashing(const hog_data *d, hog_hashing *out)
 {
-    *out = d->hash;
+    hog_out_give(out, &d->hash, sizeof d->hash);
 }
 
 hog_format hog_data_format(const hog_data *d)

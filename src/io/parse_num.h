@@ -38,7 +38,7 @@ static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r';
  * (a comment) or '|' in Vowpal Wabbit text (the next namespace). The
  * callers pass vw as a constant, so each format's parser gets its own
  * comparisons inlined. */
-static inline __attribute__((always_inline)) bool num_delim(char c, bool vw)
+static ALWAYS_INLINE bool num_delim(char c, bool vw)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
            c == (vw ? '|' : '#');
@@ -110,7 +110,7 @@ static inline uint32_t from_half(double d)
 
 /* Parses a decimal number at *pp into *out; on success *pp is just past it
  * and the next byte is a delimiter. */
-static inline __attribute__((always_inline)) enum num_res
+static ALWAYS_INLINE enum num_res
 parse_float(const char **pp, float *out, bool vw)
 {
     const char *p = *pp, *start = p;

@@ -7,6 +7,7 @@
  */
 #include "net/net.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void hog_net_opts_init(struct hog_net_opts *o)
@@ -28,6 +29,23 @@ hog_status hog_net_allreduce_sum(hog_net *n, float *buf, size_t len,
         return hog_errf(err, HOG_ENOTSUP, "the %s backend has no sum",
                         n->ops->name);
     return n->ops->sum_f32(n, buf, len, err);
+}
+
+hog_status hog_net_allreduce_sum_f64(hog_net *n, double *buf, size_t len,
+                                     hog_err *err)
+{
+    if (!n->ops->sum_f64)
+        return hog_errf(err, HOG_ENOTSUP, "the %s backend has no sum of "
+                        "doubles", n->ops->name);
+    return n->ops->sum_f64(n, buf, len, err);
+}
+
+hog_status hog_net_reduce(void *ctx, double *buf, uint64_t n, hog_err *err)
+{
+    if (n > SIZE_MAX)
+        return hog_errf(err, HOG_ERANGE, "%llu values are too many for one "
+                        "all-reduce", (unsigned long long)n);
+    return hog_net_allreduce_sum_f64(ctx, buf, (size_t)n, err);
 }
 
 hog_status hog_net_allreduce_max(hog_net *n, uint64_t *buf, size_t len,

@@ -60,6 +60,13 @@ static hog_status mpi_sum(hog_net *n, float *buf, size_t len, hog_err *err)
     return mpi_allreduce(buf, len, sizeof *buf, MPI_FLOAT, MPI_SUM, err);
 }
 
+static hog_status mpi_sum_f64(hog_net *n, double *buf, size_t len,
+                              hog_err *err)
+{
+    (void)n;
+    return mpi_allreduce(buf, len, sizeof *buf, MPI_DOUBLE, MPI_SUM, err);
+}
+
 static hog_status mpi_max(hog_net *n, uint64_t *buf, size_t len, hog_err *err)
 {
     (void)n;
@@ -75,8 +82,8 @@ static void mpi_close(hog_net *n)
     free(m);
 }
 
-static const struct hog_net_ops mpi_ops = { "mpi", mpi_sum, mpi_max,
-                                            mpi_close };
+static const struct hog_net_ops mpi_ops = { "mpi", mpi_sum, mpi_sum_f64,
+                                            mpi_max, mpi_close };
 
 hog_status hog_net_open_mpi(const struct hog_net_opts *o, hog_net **out,
                             hog_err *err)

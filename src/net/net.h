@@ -90,6 +90,14 @@ const char *hog_net_backend(const hog_net *n);
  * is ((x_s + x_{s+1}) + x_{s+2}) + ... + x_{s-1}, ranks mod world. */
 hog_status hog_net_allreduce_sum(hog_net *n, float *buf, size_t len,
                                  hog_err *err);
+/* The same for doubles (the exact solvers' products and sums, which
+ * floats would round to 1e-7): the same order of additions, each sum made
+ * once and copied, so every rank holds the same bits. */
+hog_status hog_net_allreduce_sum_f64(hog_net *n, double *buf, size_t len,
+                                     hog_err *err);
+/* hog_net_allreduce_sum_f64 as a hog_reduce_fn (include/hogtrain.h), ctx
+ * the hog_net: hog_train_opts.reduce for --algo newton and lbfgs. */
+hog_status hog_net_reduce(void *ctx, double *buf, uint64_t n, hog_err *err);
 /* Element-wise maximum, in place. */
 hog_status hog_net_allreduce_max(hog_net *n, uint64_t *buf, size_t len,
                                  hog_err *err);
@@ -109,6 +117,7 @@ hog_status hog_net_read_secret(const char *path, unsigned char **out,
 struct hog_net_ops {
     const char *name;
     hog_status (*sum_f32)(hog_net *n, float *buf, size_t len, hog_err *err);
+    hog_status (*sum_f64)(hog_net *n, double *buf, size_t len, hog_err *err);
     hog_status (*max_u64)(hog_net *n, uint64_t *buf, size_t len, hog_err *err);
     void (*close)(hog_net *n);
 };

@@ -43,6 +43,16 @@ static void add_f32(void *dst, const void *in, size_t bytes)
         d[i] = x[i] + d[i];
 }
 
+/* The same for doubles: the exact solvers' products (net.h). */
+static void add_f64(void *dst, const void *in, size_t bytes)
+{
+    double *d = dst;
+    const double *x = in;
+    size_t n = bytes / 8;
+    for (size_t i = 0; i < n; i++)
+        d[i] = x[i] + d[i];
+}
+
 static void max_u64(void *dst, const void *in, size_t bytes)
 {
     uint64_t *d = dst;
@@ -442,6 +452,12 @@ static hog_status tcp_sum(hog_net *n, float *buf, size_t len, hog_err *err)
     return ring_allreduce((struct tcp *)n, buf, len, 4, add_f32, err);
 }
 
+static hog_status tcp_sum_f64(hog_net *n, double *buf, size_t len,
+                              hog_err *err)
+{
+    return ring_allreduce((struct tcp *)n, buf, len, 8, add_f64, err);
+}
+
 static hog_status tcp_max(hog_net *n, uint64_t *buf, size_t len, hog_err *err)
 {
     return ring_allreduce((struct tcp *)n, buf, len, 8, max_u64, err);
@@ -504,5 +520,5 @@ void hog_tcp_close(hog_net *n)
     free(t);
 }
 
-const struct hog_net_ops hog_tcp_ops = { "tcp", tcp_sum, tcp_max,
-                                         hog_tcp_close };
+const struct hog_net_ops hog_tcp_ops = { "tcp", tcp_sum, tcp_sum_f64,
+                                         tcp_max, hog_tcp_close };

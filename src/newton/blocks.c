@@ -12,6 +12,7 @@
  */
 #include "newton/newton.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,7 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b)
     free(b->part_bias);
     free(b->acc);
     free(b->vsum);
+    free(b->red);
     memset(b, 0, sizeof *b);
 }
 
@@ -238,10 +240,39 @@ static void pass_job(void *arg, unsigned tid, unsigned nt)
     reduce_range(b, ps->out, lo, hi);
 }
 
+/* After a failed reduction: out and the sum are NaN, so that whatever
+ * the solver computes from them fails its tests and its loops end. */
+static double poisoned(const struct hog_newton_blocks *b, double *out)
+{
+    if (out)
+        for (uint64_t j = 0; j < b->nw; j++)
+            out[j] = NAN;
+    return NAN;
+}
+
+/* The pass's results (out, when given, and the sum) added over the ranks
+ * by one all-reduce; every rank gets the same bits. */
+static double reduce_pass(struct hog_newton_blocks *b, double *out,
+                          double acc)
+{
+    uint64_t k = out ? b->nw : 0;
+    if (out)
+        memcpy(b->red, out, k * sizeof *out);
+    b->red[k] = acc;
+    b->st = b->reduce(b->reduce_ctx, b->red, k + 1, &b->err);
+    if (b->st != HOG_OK)
+        return poisoned(b, out);
+    if (out)
+        memcpy(out, b->red, k * sizeof *out);
+    return b->red[k];
+}
+
 double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
                        hog_newton_row_fn fn, void *ctx, double *out,
                        bool squares)
 {
+    if (b->st != HOG_OK)
+        return poisoned(b, out);
     struct pass ps = { b, v, fn, ctx, out, squares };
     if (b->pool)
         hog_pool_run(b->pool, pass_job, &ps);
@@ -254,5 +285,5 @@ double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
     }
     if (out && b->bias != 0.0)
         out[b->nf] = pb;
-    return acc;
+    return b->reduce ? reduce_pass(b, out, acc) : acc;
 }

@@ -9,9 +9,12 @@
  * The blocks are cut from the data alone (about HOG_NEWTON_BLOCK_NNZ
  * nonzeros each), never from the thread count, and every sum runs in an
  * order that depends on the blocks only: the model is the same bit for bit
- * at every --threads. The same pass serves a GPU (SpMV per shard) and
- * several processes (one all-reduce per product) later (docs/TRAINING.md,
- * "Newton").
+ * at every --threads. The same pass serves a GPU (SpMV per shard) later,
+ * and several processes now: with hog_train_opts.reduce each pass's
+ * results (the vector and the running sum) are added over the ranks by
+ * one all-reduce, which leaves the same bits on every rank, so every rank
+ * takes the same steps on replicated weights (docs/SCALEOUT.md, "Exact
+ * solving").
  *
  * The solvers' work over the nw weights (dots, axpys, norms) runs on the
  * same pool over FIXED ranges of HOG_NEWTON_VEC_RANGE weights (vec.c), each
@@ -19,7 +22,9 @@
  * bits at every thread count, for the vectors as for the products.
  *
  * tron.c: trust-region Newton with preconditioned conjugate gradients
- * (LIBLINEAR -s 0 and -s 2, and least squares) on these products.
+ * (LIBLINEAR -s 0 and -s 2, and least squares) on these products;
+ * lbfgs.c: L-BFGS on the same losses, OWL-QN when l1 > 0 (LIBLINEAR -s 6's
+ * problem); solver.c: what the two share.
  */
 #ifndef HOG_NEWTON_H
 #define HOG_NEWTON_H
@@ -36,6 +41,15 @@ hog_status hog_newton_validate(const hog_train_opts *o, hog_err *err);
  * squared loss; stops on LIBLINEAR's relative gradient norm (o->tol) or
  * after o->epochs Newton iterations. */
 hog_status hog_newton_train(struct hog_fit *f, hog_err *err);
+
+/* The same for --algo lbfgs: a smooth loss (not hinge) with l2 > 0 or
+ * l1 > 0. */
+hog_status hog_lbfgs_validate(const hog_train_opts *o, hog_err *err);
+
+/* L-BFGS, or OWL-QN when l1 > 0 (lbfgs.c): logistic, squared hinge or
+ * squared loss with L1 and/or L2; stops on LIBLINEAR's -e rule (o->tol)
+ * or after o->epochs iterations. */
+hog_status hog_lbfgs_train(struct hog_fit *f, hog_err *err);
 
 /* ---- the products (blocks.c) ------------------------------------------- */
 
@@ -72,6 +86,17 @@ struct hog_newton_blocks {
     struct hog_topo *topo;
     struct hog_pool *pool; /* NULL with one thread: jobs run on the caller */
     unsigned threads;
+    /* Across processes (hog_newton_open): every pass's results and the
+     * counts below are sums over the ranks; reduce NULL: one process. */
+    hog_reduce_fn reduce;
+    void *reduce_ctx;
+    double *red;         /* nw + 1: a pass's results on their way */
+    uint64_t rows, pos;  /* every rank's rows, and those with y > 0 */
+    /* The first failed reduction's status and sentence; from then on
+     * every pass does nothing and answers NaN, so that the solver's loops
+     * end, and hog_newton_report returns it. */
+    hog_status st;
+    hog_err err;
 };
 
 /* Cuts m into blocks, lists each block's features and opens the pool
@@ -85,7 +110,9 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b);
 /* One pass over every row: t_i = x_i . v (v NULL: t_i = 0), c_i =
  * fn(ctx, i, t_i, acc); with out (nw doubles) out = sum_i c_i x_i, or
  * sum_i c_i x_i^2 elementwise when squares (the Hessian's diagonal).
- * Returns the blocks' sums of acc, added in block order. */
+ * Returns the blocks' sums of acc, added in block order. With b->reduce,
+ * out and the sum are then added over the ranks (one all-reduce); after a
+ * failed one (b->st) they are NaN. */
 double hog_newton_pass(struct hog_newton_blocks *b, const double *v,
                        hog_newton_row_fn fn, void *ctx, double *out,
                        bool squares);
@@ -112,5 +139,44 @@ typedef void (*hog_newton_vec_fn)(void *ctx, uint64_t lo, uint64_t hi,
  * NULL) gets the ranges' sums added in range order. */
 void hog_newton_vec(struct hog_newton_blocks *b, hog_newton_vec_fn fn,
                     void *ctx, double *sum);
+
+/* ---- what the solvers share (solver.c) --------------------------------- */
+
+/* The blocks of f's training rows (hog_newton_blocks_open with f's
+ * options), with f->o->reduce as their reduction across processes. */
+hog_status hog_newton_open(struct hog_newton_blocks *b,
+                           const struct hog_fit *f, hog_err *err);
+
+/* y[i]: the loss's target of f's training row i. */
+void hog_newton_targets(const struct hog_fit *f, hog_loss loss, double *y);
+
+/* b->rows and b->pos from y, this rank's n targets, summed over the ranks
+ * (the n of C = 1 / (l2 n) and the counts of the -e rule are the whole
+ * data's). */
+hog_status hog_newton_count(struct hog_newton_blocks *b, const double *y,
+                            uint64_t n, hog_err *err);
+
+/* LIBLINEAR's -e rule as a share of the first gradient's norm: tol
+ * max(min(pos, neg), 1) / n for classification (its primal_solver_tol),
+ * tol for regression; b->rows and b->pos as hog_newton_count left them. */
+double hog_newton_rel_tol(const struct hog_newton_blocks *b, hog_loss loss,
+                          double tol);
+
+/* One iteration's end, as the front door hears it. */
+struct hog_newton_iter {
+    const char *solver;  /* "Newton", "L-BFGS": in the cancel sentence */
+    const double *w;     /* the weights, b->nw of them */
+    unsigned epoch;
+    double secs;
+    double objective;    /* F(w), the front door's scale */
+    double mean_loss;
+    bool stop;           /* the solver stops after this iteration */
+    bool converged;      /* ... because its stopping rule holds */
+};
+
+/* The weights into f's model and the epoch to f->epoch_end; HOG_EINTR with
+ * a sentence when the run was cancelled before its last iteration. */
+hog_status hog_newton_report(struct hog_fit *f, struct hog_newton_blocks *b,
+                             const struct hog_newton_iter *it, hog_err *err);
 
 #endif

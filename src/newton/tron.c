@@ -247,16 +247,6 @@ static void op_trial(void *ctx, uint64_t lo, uint64_t hi, double *sum)
     }
 }
 
-/* the weights into the model */
-static void op_model(void *ctx, uint64_t lo, uint64_t hi, double *sum)
-{
-    (void)sum;
-    struct newton *t = ((const struct vop *)ctx)->t;
-    float *w = t->f->model->w;
-    for (uint64_t j = lo; j < hi; j++)
-        w[j] = (float)t->w[j];
-}
-
 /* ---- f, g, H --------------------------------------------------------------- */
 
 /* f(v) with vv = v.v, the margins of v into znew; *loss: sum_i C_i loss_i. */
@@ -295,7 +285,8 @@ static void trpcg(struct newton *t, double delta, bool *boundary)
     double zr = vec(t, op_cg_init, &(struct vop){ 0 }, NULL);
     double stop = CG_TOL * sqrt(zr);
     uint64_t max_cg = n > 5 ? n : 5;
-    for (uint64_t it = 0; it < max_cg && sqrt(zr) > stop; it++) {
+    for (uint64_t it = 0; it < max_cg && sqrt(zr) > stop && t->bl.st == HOG_OK;
+         it++) {
         double alpha = zr / hess_vec(t, t->d, t->Hd);
         vec(t, op_cg_step, &(struct vop){ .a = alpha }, sum);
         if (sqrt(sum[0]) > delta) {
@@ -331,9 +322,7 @@ static void newton_free(struct newton *t)
 static hog_status setup(struct newton *t, hog_err *err)
 {
     struct hog_fit *f = t->f;
-    const hog_data *d = f->train;
-    hog_status st = hog_newton_blocks_open(&t->bl, &d->m, d->n_features,
-                                           f->o->bias, f->o->threads, err);
+    hog_status st = hog_newton_open(&t->bl, f, err);
     if (st != HOG_OK)
         return st;
     uint64_t n = t->n, nw = t->nw = t->bl.nw;
@@ -350,21 +339,12 @@ static hog_status setup(struct newton *t, hog_err *err)
                         "(%llu rows, %llu weights)", (unsigned long long)n,
                         (unsigned long long)nw);
     f->aux_bytes = t->bl.bytes + (4 * n + 8 * nw) * sizeof(double);
-    for (uint64_t i = 0; i < n; i++)
-        t->y[i] = hog_loss_target(t->loss, d->label_pos, d->m.y[i]);
+    hog_newton_targets(f, t->loss, t->y);
+    if ((st = hog_newton_count(&t->bl, t->y, n, err)) != HOG_OK)
+        return st;
+    /* the rows of every rank: C n = 1 / l2 */
+    t->C = 1.0 / (f->o->l2 * (double)t->bl.rows);
     return HOG_OK;
-}
-
-/* The tolerance on |g| / |g0| (LIBLINEAR's primal_solver_tol over eps). */
-static double rel_tol(const struct newton *t, const hog_train_opts *o)
-{
-    if (!hog_loss_is_classification(t->loss))
-        return o->tol;
-    uint64_t pos = 0;
-    for (uint64_t i = 0; i < t->n; i++)
-        pos += t->y[i] > 0;
-    uint64_t few = pos < t->n - pos ? pos : t->n - pos;
-    return o->tol * (double)(few > 1 ? few : 1) / (double)t->n;
 }
 
 /* The weights into the model and the epoch to the front door; fw = f(w)
@@ -373,21 +353,10 @@ static hog_status report(struct newton *t, unsigned epoch, double secs,
                          double fw, double loss, bool stop, bool converged,
                          hog_err *err)
 {
-    struct hog_fit *f = t->f;
-    vec(t, op_model, &(struct vop){ 0 }, NULL);
-    double cn = t->C * (double)t->n;
-    f->mean_loss = loss / cn;
-    f->objective = fw / cn;
-    f->last = stop || epoch == f->o->epochs;
-    f->converged = converged;
-    hog_status st = f->epoch_end(f, epoch, secs, err);
-    if (st == HOG_OK && !f->last && hog_fit_cancelled(f))
-        st = hog_errf(err, HOG_EINTR,
-                      "training interrupted after Newton iteration %u; "
-                      "Newton writes no checkpoints, so nothing was kept "
-                      "(rerun with a smaller --epochs or a looser --tol for "
-                      "a shorter run)", epoch);
-    return st;
+    double cn = t->C * (double)t->bl.rows;
+    struct hog_newton_iter it = { "Newton", t->w, epoch, secs, fw / cn,
+                                  loss / cn, stop, converged };
+    return hog_newton_report(t->f, &t->bl, &it, err);
 }
 
 static hog_status iterate(struct newton *t, double t0, hog_err *err)
@@ -401,7 +370,7 @@ static hog_status iterate(struct newton *t, double t0, hog_err *err)
     grad(t, sum);
     /* w starts at 0, so this is LIBLINEAR's |g0| */
     double gnorm0 = sqrt(sum[0]), gnorm = gnorm0;
-    const double eps = rel_tol(t, o);
+    const double eps = hog_newton_rel_tol(&t->bl, t->loss, o->tol);
     if (gnorm <= eps * gnorm0) /* tol >= 1 or a zero gradient */
         return report(t, 1, hog_now() - t0, f, loss, true, true, err);
 
@@ -465,7 +434,6 @@ hog_status hog_newton_train(struct hog_fit *f, hog_err *err)
     t.f = f;
     t.loss = f->o->loss;
     t.n = f->train->m.rows;
-    t.C = 1.0 / (f->o->l2 * (double)t.n);
     t.rw = f->train->row_w;
     hog_status st = setup(&t, err);
     if (st == HOG_OK)

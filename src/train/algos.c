@@ -45,7 +45,10 @@ static const struct hog_algo_row rows[] = {
         HOG_CAP_THREADS | HOG_CAP_UPDATE | HOG_CAP_TOL },
     [HOG_ALGO_NEWTON] = {
         "newton", "trust-region Newton", hog_newton_train, NULL, NULL,
-        HOG_CAP_THREADS | HOG_CAP_TOL },
+        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE },
+    [HOG_ALGO_LBFGS] = {
+        "lbfgs", "L-BFGS", hog_lbfgs_train, NULL, NULL,
+        HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -65,6 +68,8 @@ static const struct {
     { HOG_CAP_TOL, "--tol", false },
     { HOG_CAP_CHECKPOINT, "--checkpoint and --resume", true },
     { HOG_CAP_WORLD, "model averaging across processes (--world, mpirun)",
+      false },
+    { HOG_CAP_REDUCE, "exact solving across processes (--world, mpirun)",
       false },
     { HOG_CAP_WARM, "a warm start (--init, --search-C's path)", false },
     { HOG_CAP_FTRL, "--schedule ftrl", false },
@@ -103,7 +108,8 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
     unsigned c = 0;
     if (o->threads > 1)
         c |= HOG_CAP_THREADS;
-    if (o->update != HOG_UPDATE_NONE)
+    /* unset (the command asks before resolving): the algorithm's own */
+    if (o->update != HOG_UPDATE_NONE && o->update != HOG_UPDATE_AUTO)
         c |= HOG_CAP_UPDATE;
     if (o->replicas != HOG_REPLICAS_SHARED)
         c |= HOG_CAP_REPLICAS;
@@ -111,6 +117,8 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
         c |= HOG_CAP_CHECKPOINT;
     if (o->average)
         c |= HOG_CAP_WORLD;
+    if (o->reduce)
+        c |= HOG_CAP_REDUCE;
     if (o->warm_start)
         c |= HOG_CAP_WARM;
     if (o->schedule == HOG_SCHED_FTRL)

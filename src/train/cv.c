@@ -257,13 +257,17 @@ hog_status hog_cross_validate(const hog_data *d, const hog_train_opts *user,
         return st;
     if (!res)
         return hog_errf(err, HOG_EINVAL, "no result to fill");
-    hog_cv_fold *fold = res->fold;
-    memset(res, 0, sizeof *res);
-    res->fold = fold;
+    hog_cv_result r;
+    if ((st = hog_out_take(&r, res, sizeof r, "hog_cv_result", err)) != HOG_OK)
+        return st;
+    /* the caller's fold array (NULL when its size ends before it), the
+     * figures zero until they are known */
+    r = (hog_cv_result){ .size = sizeof r, .fold = r.fold };
     struct hog_cv *cv;
     if ((st = hog_cv_open(d, &o, folds, false, &cv, err)) != HOG_OK)
         return st;
-    st = hog_cv_run(cv, &o, false, res, err);
+    st = hog_cv_run(cv, &o, false, &r, err);
     hog_cv_close(cv);
+    hog_out_give(res, &r, sizeof r);
     return st;
 }

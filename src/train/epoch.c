@@ -60,6 +60,7 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
 
     hog_epoch_stats s;
     memset(&s, 0, sizeof s);
+    s.size = sizeof s;
     s.epoch = epoch;
     s.seconds = seconds;
     s.total_seconds = c->total_seconds;
@@ -121,6 +122,13 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
         s.train_auc = m.auc;
         s.train_rmse = m.rmse;
         s.train_macro_f1 = m.macro_f1;
+        if (own && f->o->reduce) {
+            /* solved across processes: the objective of every rank's
+             * rows, as the solver knows it; this rank's rows would give
+             * another (the accuracy and AUC stay this rank's) */
+            s.objective = f->objective;
+            s.train_loss = f->mean_loss;
+        }
     }
     s.test_loss = s.test_accuracy = s.test_auc = s.test_rmse = NAN;
 

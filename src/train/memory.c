@@ -22,7 +22,9 @@
  *   scd: double weights, column norms, the active set and the column
  *     offsets (and the line search's start under the logistic loss);
  *   dcd: double weights;
- *   newton: nine double vectors (w, the trial w, g, M and CG's five).
+ *   newton: nine double vectors (w, the trial w, g, M and CG's five);
+ *   lbfgs: six double vectors (w, g, their trial values, pg, d) and
+ *     ten pairs (s, y).
  * Arrays that grow with the rows (the data is loaded already, and what
  * the algorithms keep per row is smaller than it) and short-lived ones
  * are left out: a lower bound, so that a refusal is never wrong. */
@@ -47,6 +49,10 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
     } else if (o->algo == HOG_ALGO_NEWTON) {
         b += 9 * sizeof(double);
         part[n++] = "the solver's nine double-precision vectors";
+    } else if (o->algo == HOG_ALGO_LBFGS) {
+        b += 26 * sizeof(double);
+        part[n++] = "the solver's six double-precision vectors and ten "
+                    "pairs of them";
     } else if (o->schedule == HOG_SCHED_FTRL) {
         b += 2 * sizeof(float);
         part[n++] = "FTRL's two sums per weight";

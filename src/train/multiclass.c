@@ -501,11 +501,12 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     /* a class per thread, each on one thread (and unpinned: the workers
      * are the OS's to place, each running a one-thread trainer); else one
      * class at a time on all threads */
-    /* averaged across processes: every rank trains the classes in the
-     * same order, one at a time, each class's vector averaged as a binary
-     * model's (so that every rank makes the same averaging calls) */
+    /* averaged or solved exactly across processes: every rank trains the
+     * classes in the same order, one at a time, each class's vector
+     * averaged or reduced as a binary model's (so that every rank makes
+     * the same calls) */
     bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint &&
-                  !f->resume && !o->average && !f->stream;
+                  !f->resume && !o->average && !o->reduce && !f->stream;
     unsigned workers = spread ? threads : 1;
     struct ovr *v = calloc(1, sizeof *v);
     uint64_t *n_pos = calloc(2 * (size_t)k, sizeof *n_pos);

@@ -77,25 +77,13 @@ static bool takes_warm(const hog_train_opts *o, const hog_data *d)
            !o->resume;
 }
 
-hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
-                        unsigned folds, const hog_search_opts *user_so,
-                        hog_search_result *res, hog_err *err)
+/* The search with the options taken, into the library's own result
+ * (its step and step_cap the caller's). */
+static hog_status search(const hog_data *d, hog_train_opts o, unsigned folds,
+                         hog_search_opts so, hog_search_result *res,
+                         hog_err *err)
 {
-    hog_train_opts o;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
-        return st;
-    hog_search_opts so;
-    hog_search_opts_init(&so);
-    if (user_so) {
-        if (user_so->size == 0 || user_so->size > sizeof so)
-            return hog_errf(err, HOG_EINVAL, "the search options were not "
-                            "set up with hog_search_opts_init()");
-        memcpy(&so, user_so, user_so->size);
-    }
-    if (!res)
-        return hog_errf(err, HOG_EINVAL, "no result to fill");
-    memset(res, 0, sizeof *res);
+    hog_status st;
     if (!d || d->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the search of C needs training "
                         "data with rows");
@@ -136,24 +124,28 @@ hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
             hog_errf(err, st, "C = %g: %s", C, why);
             break;
         }
-        hog_search_step *s = &res->step[res->steps++];
-        s->C = C;
-        hog_strengths_of_C(C, o.C_l1 != 0, d->m.rows, &s->l1, &s->l2);
-        s->accuracy = r.accuracy;
-        s->accuracy_sd = r.accuracy_sd;
-        s->auc = r.auc;
-        s->rmse = r.rmse;
-        s->macro_f1 = r.macro_f1;
-        s->seconds = r.seconds;
-        s->warm = warm && i > 0;
-        const hog_search_step *b = &res->step[res->best];
-        bool better = i == 0 || (reg ? s->rmse < b->rmse
-                                     : s->accuracy > b->accuracy);
-        if (better)
+        hog_search_step s = { .C = C };
+        hog_strengths_of_C(C, o.C_l1 != 0, d->m.rows, &s.l1, &s.l2);
+        s.accuracy = r.accuracy;
+        s.accuracy_sd = r.accuracy_sd;
+        s.auc = r.auc;
+        s.rmse = r.rmse;
+        s.macro_f1 = r.macro_f1;
+        s.seconds = r.seconds;
+        s.warm = warm && i > 0;
+        if (res->steps < res->step_cap)
+            res->step[res->steps] = s;
+        res->steps++;
+        const hog_search_step *b = &res->best_step;
+        bool better = i == 0 || (reg ? s.rmse < b->rmse
+                                     : s.accuracy > b->accuracy);
+        if (better) {
             res->best = res->steps - 1;
+            res->best_step = s;
+        }
         /* the gains, against the figure of the last C that gained (the
          * first C's at the start) */
-        double fig = reg ? s->rmse : s->accuracy;
+        double fig = reg ? s.rmse : s.accuracy;
         if (i == 0) {
             anchor = fig;
         } else if (reg ? fig < anchor * (1.0 - so.min_gain)
@@ -165,7 +157,7 @@ hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
             since_best++;
         }
         if (so.step)
-            so.step(so.step_ctx, s);
+            so.step(so.step_ctx, &s);
         if (so.patience && since_best >= so.patience &&
             i + 1 < (unsigned)steps) {
             res->stopped_early = 1;
@@ -173,7 +165,42 @@ hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
         }
     }
     hog_cv_close(cv);
-    res->best_C = res->steps ? res->step[res->best].C : NAN;
+    res->best_C = res->steps ? res->best_step.C : NAN;
     res->seconds = hog_now() - t0;
+    return st;
+}
+
+hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
+                        unsigned folds, const hog_search_opts *user_so,
+                        hog_search_result *res, hog_err *err)
+{
+    hog_train_opts o;
+    hog_status st = hog_train_opts_take(user, &o, err);
+    if (st != HOG_OK)
+        return st;
+    hog_search_opts so;
+    hog_search_opts_init(&so);
+    if (user_so) {
+        if (user_so->size == 0 || user_so->size > sizeof so)
+            return hog_errf(err, HOG_EINVAL, "the search options were not "
+                            "set up with hog_search_opts_init()");
+        memcpy(&so, user_so, user_so->size);
+    }
+    if (!res)
+        return hog_errf(err, HOG_EINVAL, "no result to fill");
+    hog_search_result r;
+    if ((st = hog_out_take(&r, res, sizeof r, "hog_search_result",
+                           err)) != HOG_OK)
+        return st;
+    if (r.step_cap && !r.step)
+        return hog_errf(err, HOG_EINVAL, "hog_search_result.step_cap is %u "
+                        "but step is NULL: give an array of step_cap steps, "
+                        "or step_cap 0 for the best step alone", r.step_cap);
+    /* the caller's array (none when its size ends before it), the
+     * figures zero until they are known */
+    r = (hog_search_result){ .size = sizeof r, .step = r.step,
+                             .step_cap = r.step_cap };
+    st = search(d, o, folds, so, &r, err);
+    hog_out_give(res, &r, sizeof r);
     return st;
 }

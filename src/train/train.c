@@ -11,8 +11,8 @@
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  *
  * This file is the door itself, in memory (hog_train) and out of core
- * (hog_train_stream): the options taken, the holdout split, LIBLINEAR's C
- * resolved. Its parts: the options and their defaults (opts.c), their
+ * (hog_train_stream): the options taken (and the stats they point to,
+ * outs.c), the holdout split, LIBLINEAR's C resolved. Its parts: the options and their defaults (opts.c), their
  * checks (validate.c) with the model's memory (memory.c), the model and
  * the warm start (setup.c), the hooks the algorithms call after each
  * epoch (epoch.c), the run in memory (run.c) and --normalize around it
@@ -34,6 +34,20 @@ static void resolve_C(hog_train_opts *o, uint64_t rows)
 {
     if (o->C > 0)
         hog_strengths_of_C(o->C, o->C_l1 != 0, rows, &o->l1, &o->l2);
+}
+
+/* The same where several processes solve one problem (o->reduce): n is
+ * every process's rows together. */
+static hog_status resolve_C_reduced(hog_train_opts *o, uint64_t rows,
+                                    hog_err *err)
+{
+    if (!(o->C > 0))
+        return HOG_OK;
+    double n = (double)rows; /* below 2^53: exact */
+    hog_status st = o->reduce(o->reduce_ctx, &n, 1, err);
+    if (st == HOG_OK)
+        resolve_C(o, (uint64_t)n);
+    return st;
 }
 
 /* o->holdout: the training rows split into two copies (split.c), *train
@@ -74,24 +88,19 @@ static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
     return HOG_OK;
 }
 
-hog_status hog_train_stream(const char *path, const hog_data *test,
-                            const hog_train_opts *user, hog_model **out,
-                            hog_err *err)
+/* hog_train_stream with the options taken, o's stats the front door's. */
+static hog_status train_stream(const char *path, const hog_data *test,
+                               hog_train_opts o, hog_model **out,
+                               hog_err *err)
 {
-    *out = NULL;
-    if (!path)
-        return hog_errf(err, HOG_EINVAL, "no training file");
-    hog_train_opts o;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
-        return st;
+    hog_status st;
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     if (row && !row->stream)
         return hog_errf(err, HOG_ENOTSUP,
                         "the %s trainer needs the data in memory and cannot "
                         "stream it; drop --stream (or use serial or hogwild)",
                         row->title);
-    if (hog_gpu_requested(&o) || o.average)
+    if (hog_gpu_requested(&o) || o.average || o.reduce)
         return hog_errf(err, HOG_ENOTSUP,
                         "streamed training runs on this machine's CPUs in "
                         "one process; drop --stream, or --gpus / --world");
@@ -188,24 +197,57 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     return hog_train_hand_out(st, m, out);
 }
 
+hog_status hog_train_stream(const char *path, const hog_data *test,
+                            const hog_train_opts *user, hog_model **out,
+                            hog_err *err)
+{
+    *out = NULL;
+    if (!path)
+        return hog_errf(err, HOG_EINVAL, "no training file");
+    hog_train_opts o;
+    struct hog_train_outs t;
+    hog_status st = hog_train_opts_take(user, &o, err);
+    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
+        return st;
+    st = train_stream(path, test, o, out, err);
+    hog_train_outs_give(&t);
+    return st;
+}
+
+/* hog_train with the options taken, o's stats the front door's. */
+static hog_status train_in_memory(const hog_data *train, const hog_data *test,
+                                  hog_train_opts o, hog_model **out,
+                                  hog_err *err)
+{
+    hog_status st;
+    /* A holdout: the rows trained on and the validation rows, copies. */
+    hog_data *kept = NULL, *held = NULL;
+    if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
+        return st;
+    uint64_t rows = train ? train->m.rows : 0;
+    if (o.reduce)
+        st = resolve_C_reduced(&o, rows, err);
+    else
+        resolve_C(&o, rows);
+    if (st == HOG_OK && (st = hog_train_check(train, test, &o, err)) == HOG_OK)
+        st = o.normalize ? hog_train_normalized(train, test, &o, out, err)
+                         : hog_train_run(train, test, &o, out, err);
+    hog_data_free(kept);
+    hog_data_free(held);
+    return st;
+}
+
 hog_status hog_train(const hog_data *train, const hog_data *test,
                      const hog_train_opts *user, hog_model **out,
                      hog_err *err)
 {
     *out = NULL;
     hog_train_opts o;
+    struct hog_train_outs t;
     hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
+    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
         return st;
-    /* A holdout: the rows trained on and the validation rows, copies. */
-    hog_data *kept = NULL, *held = NULL;
-    if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
-        return st;
-    resolve_C(&o, train ? train->m.rows : 0);
-    if ((st = hog_train_check(train, test, &o, err)) == HOG_OK)
-        st = o.normalize ? hog_train_normalized(train, test, &o, out, err)
-                         : hog_train_run(train, test, &o, out, err);
-    hog_data_free(kept);
-    hog_data_free(held);
+    st = train_in_memory(train, test, o, out, err);
+    hog_train_outs_give(&t);
     return st;
 }

@@ -11,7 +11,8 @@
 #include "core/core.h"
 
 /* The options the caller gave (size-first), completed with the defaults
- * of the fields an older, shorter struct does not have. */
+ * of the fields an older, shorter struct does not have, and resolved
+ * (hog_train_opts_resolve). */
 hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
                                hog_err *err);
 
@@ -29,11 +30,6 @@ bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
  * command's default schedule where they do (docs/TRAINING.md, "The
  * default"). */
 bool hog_train_ftrl_runs(const hog_train_opts *o);
-
-/* Sets the step size and schedule that work best for o->loss out of the box
- * (hog_train_opts_init() gives those of the logistic loss). For callers
- * that pick the loss but not the step. */
-void hog_train_opts_defaults_for_loss(hog_train_opts *o);
 
 /* ---- the algorithms' table (algos.c) ----------------------------------------- */
 
@@ -61,6 +57,8 @@ enum hog_cap {
                                         --interactions); refused likewise */
     HOG_CAP_FTRL = 1u << 11,       /* --schedule ftrl (core/sgd.h's (z, n)
                                       in place of the weights) */
+    HOG_CAP_REDUCE = 1u << 12,     /* exact solving across processes
+                                      (hog_train_opts.reduce) */
 };
 
 struct hog_fit;
@@ -268,6 +266,28 @@ hog_status hog_train_front_begin(struct hog_front *c, const hog_train_opts *o,
 hog_status hog_train_front_end(struct hog_front *c, hog_status st,
                                const hog_train_opts *o, hog_model *m,
                                uint64_t train_rows);
+
+/* ---- the caller's stats structs (outs.c) ---------------------------------------- */
+
+/* The *_stats the caller's options point to, each filled in a full struct
+ * of the library's own and handed back within the caller's size (core's
+ * hog_out_take, hog_out_give). */
+struct hog_train_outs {
+    hog_cyclades_stats cyc;
+    hog_hot_stats hot;
+    hog_stream_stats stream;
+    hog_valid_stats valid;
+    hog_cyclades_stats *cyc_to; /* the caller's, or NULL */
+    hog_hot_stats *hot_to;
+    hog_stream_stats *stream_to;
+    hog_valid_stats *valid_to;
+};
+/* Checks the sizes of the stats o points to (HOG_EINVAL with a sentence)
+ * and points o at t's copies of them. */
+hog_status hog_train_outs_take(hog_train_opts *o, struct hog_train_outs *t,
+                               hog_err *err);
+/* Hands t's copies back to the caller's structs. */
+void hog_train_outs_give(const struct hog_train_outs *t);
 
 /* ---- stratified splits of the rows (split.c) ------------------------------------ */
 

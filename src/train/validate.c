@@ -11,8 +11,6 @@
 
 #include <math.h>
 
-static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
-
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
 {
     return train && hog_loss_is_classification(o->loss) &&
@@ -57,16 +55,10 @@ static hog_status multiclass_validate(const hog_train_opts *o, hog_err *err)
 }
 
 /* LIBLINEAR's C, the validation set, early stopping and the warm start,
- * as far as they can be checked without the model. */
+ * as far as they can be checked without the model (their ranges are the
+ * options' table's). */
 static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
 {
-    if (!finite_nonneg(o->C))
-        return hog_errf(err, HOG_EINVAL, "LIBLINEAR's C must be a positive "
-                        "number (0: unused), not %g", o->C);
-    if (!(o->holdout >= 0 && o->holdout < 1))
-        return hog_errf(err, HOG_EINVAL, "the holdout is a share of the "
-                        "training rows between 0 and 1 (exclusive), not %g",
-                        o->holdout);
     if (o->holdout > 0 && o->validation)
         return hog_errf(err, HOG_EINVAL, "a holdout and a validation set "
                         "both name the validation rows; give one");
@@ -74,10 +66,19 @@ static hog_status validation_validate(const hog_train_opts *o, hog_err *err)
         return hog_errf(err, HOG_EINVAL, "early stopping watches the "
                         "validation loss and needs a validation set (a "
                         "holdout share, or a validation data set)");
-    if (o->early_stop && o->average)
+    if (o->early_stop && (o->average || o->reduce))
         return hog_errf(err, HOG_ENOTSUP, "early stopping is not taken "
                         "across processes: each would stop at its own "
                         "epoch; drop --early-stop with --world or mpirun");
+    if (o->normalize && o->reduce)
+        return hog_errf(err, HOG_ENOTSUP, "--normalize learns its scales "
+                        "from one process's rows, and exact solving across "
+                        "processes needs the same problem on every rank; "
+                        "scale the data first, or drop --world");
+    if (o->average && o->reduce)
+        return hog_errf(err, HOG_EINVAL, "model averaging and exact solving "
+                        "across processes are two ways to combine them; "
+                        "give one");
     if (o->early_stop && (o->checkpoint || o->resume))
         return hog_errf(err, HOG_ENOTSUP, "checkpoints do not hold early "
                         "stopping's best epoch yet; drop --checkpoint and "
@@ -129,50 +130,28 @@ bool hog_train_ftrl_runs(const hog_train_opts *o)
     return row && (row->caps & HOG_CAP_FTRL) && !ftrl_conflict(o, NULL);
 }
 
+/* Each option's type and range are the options' table's to check
+ * (options.c, hog_train_opts_resolve, run by every entry point before
+ * this); here what the options mean together and for the data. */
 hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
                               hog_err *err)
 {
-    if ((unsigned)o->loss > HOG_LOSS_SQUARED)
-        return hog_errf(err, HOG_EINVAL, "unknown loss %d", (int)o->loss);
-    if (!(isfinite(o->eta) && o->eta > 0))
-        return hog_errf(err, HOG_EINVAL,
-                        "the step size eta must be a positive number, not %g",
-                        o->eta);
-    if (!finite_nonneg(o->l1) || !finite_nonneg(o->l2))
-        return hog_errf(err, HOG_EINVAL,
-                        "the regularization strengths must be zero or "
-                        "positive, not l1 = %g, l2 = %g",
-                        o->l1, o->l2);
-    if ((unsigned)o->schedule > HOG_SCHED_FTRL)
-        return hog_errf(err, HOG_EINVAL, "unknown step schedule %d",
-                        (int)o->schedule);
     /* The coordinate methods take no step size; AdaGrad's and FTRL's
      * per-coordinate rates never shrink a weight past zero. */
     bool stepped = o->algo != HOG_ALGO_SCD && o->algo != HOG_ALGO_DCD &&
-                   o->algo != HOG_ALGO_NEWTON;
+                   o->algo != HOG_ALGO_NEWTON && o->algo != HOG_ALGO_LBFGS;
     if (stepped && o->schedule != HOG_SCHED_ADAGRAD &&
         o->schedule != HOG_SCHED_FTRL && o->eta * o->l2 >= 1.0)
         return hog_errf(err, HOG_EINVAL,
                         "eta * l2 = %g: each step would shrink the weights "
                         "past zero; use eta * l2 below 1",
                         o->eta * o->l2);
-    if (!finite_nonneg(o->power))
-        return hog_errf(err, HOG_EINVAL,
-                        "the schedule's power must be zero or positive, "
-                        "not %g",
-                        o->power);
-    if (!isfinite(o->bias))
-        return hog_errf(err, HOG_EINVAL, "the bias must be a number, not %g",
-                        o->bias);
     if (o->epochs < 1 && !o->warm_start)
         return hog_errf(err, HOG_EINVAL, "epochs must be at least 1 (0 "
                         "only with a warm start: the model as it is)");
     if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
                         (int)o->algo);
-    if ((unsigned)o->update > HOG_UPDATE_MUTEX)
-        return hog_errf(err, HOG_EINVAL, "unknown update mode %d",
-                        (int)o->update);
     if (hog_gpu_requested(o)) {
         struct hog_gpu_opts g;
         hog_status st = hog_gpu_opts_from(o, &g, err);
@@ -182,13 +161,6 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     if (o->average && o->average_blocks == 0)
         return hog_errf(err, HOG_EINVAL, "model averaging needs at least one "
                         "block per epoch");
-    if ((unsigned)o->replicas > HOG_REPLICAS_CORE)
-        return hog_errf(err, HOG_EINVAL, "unknown replica mode %d",
-                        (int)o->replicas);
-    if (!finite_nonneg(o->tol))
-        return hog_errf(err, HOG_EINVAL,
-                        "the tolerance must be zero or positive, not %g",
-                        o->tol);
     hog_status vst = validation_validate(o, err);
     if (vst != HOG_OK)
         return vst;
@@ -211,8 +183,10 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
         if (st != HOG_OK)
             return st;
     }
-    if (o->algo == HOG_ALGO_NEWTON) {
-        hog_status st = hog_newton_validate(o, err);
+    if (o->algo == HOG_ALGO_NEWTON || o->algo == HOG_ALGO_LBFGS) {
+        hog_status st = o->algo == HOG_ALGO_NEWTON
+                            ? hog_newton_validate(o, err)
+                            : hog_lbfgs_validate(o, err);
         if (st != HOG_OK)
             return st;
     }
@@ -243,9 +217,6 @@ hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
     }
     if (train->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "the training data has no rows");
-    if ((unsigned)o->multiclass > HOG_MULTICLASS_SOFTMAX)
-        return hog_errf(err, HOG_EINVAL, "unknown multiclass mode %d",
-                        (int)o->multiclass);
     if (hog_train_is_multiclass(o, train)) {
         hog_status st = multiclass_validate(o, err);
         if (st != HOG_OK)
