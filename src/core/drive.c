@@ -7,6 +7,8 @@
  */
 #include "core/drive.h"
 
+#include "core/sgd.h"
+
 #include <string.h>
 
 static void barrier(const struct hog_drive *dv)
@@ -35,13 +37,16 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
     dv->first = 1;
     dv->mid = false;
     dv->st = HOG_OK;
+    dv->drawn = HOG_OK;
     dv->err = err;
     atomic_init(&dv->cut, false);
     if (!r)
         return HOG_OK;
     /* A checkpoint before epoch 1 (a cut in the first epoch) has drawn
-     * no shuffle; any other has drawn those of epochs 1 .. r->epoch. */
-    bool start = r->pos == 0 && r->epoch <= 1;
+     * no shuffle; any other has drawn those of epochs 1 .. r->epoch,
+     * including one at row 0 inside an open segment (Cyclades' before its
+     * first batch). */
+    bool start = r->pos == 0 && r->epoch <= 1 && r->seg_want == 0;
     uint64_t replay = start ? 0 : r->epoch;
     for (unsigned p = 0; p < dv->n_orders; p++) {
         struct hog_order *o = dv->ops->order(dv->ctx, p);
@@ -82,13 +87,14 @@ static hog_status run_pieces(struct hog_drive *dv, struct hog_drive_span *sp,
             blk = every - t % every;
         sp->from = *pos;
         sp->to = *pos + blk;
-        dv->ops->run(dv->ctx, 0, 1, sp);
+        hog_status st = dv->ops->run(dv->ctx, 0, 1, sp, dv->err);
+        if (st != HOG_OK)
+            return st;
         *pos += blk;
         f->tick(f, sp->epoch, *pos, dv->n);
         bool cancel = hog_fit_cancelled(f);
         if ((t + blk) % every == 0 || cancel) {
-            hog_status st = save(dv, sp->epoch, *pos, cancel);
-            if (st != HOG_OK)
+            if ((st = save(dv, sp->epoch, *pos, cancel)) != HOG_OK)
                 return st;
         }
     }
@@ -121,12 +127,14 @@ static hog_status epoch_done(struct hog_drive *dv, unsigned epoch,
                              double secs)
 {
     struct hog_fit *f = dv->f;
+    dv->seconds = secs;
     if (dv->ops->report)
         dv->ops->report(dv->ctx);
     if (atomic_load_explicit(&dv->cut, memory_order_relaxed))
         return save(dv, epoch, dv->n, true); /* the epoch is partial */
     hog_status st = f->epoch_end(f, epoch, secs, dv->err);
     if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
+                         (dv->ops->due && dv->ops->due(dv->ctx)) ||
                          hog_fit_cancelled(f)))
         st = save(dv, epoch, dv->n, false);
     return st;
@@ -143,15 +151,19 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
         double t0 = 0;
         if (tid == 0) {
             dv->epoch = epoch;
-            t0 = hog_now();
+            t0 = epoch == dv->first && dv->since ? dv->since : hog_now();
+            dv->untimed = 0;
         }
+        if (ops->draw && tid == 0)
+            dv->drawn = ops->draw(ctx, epoch, mid, dv->err);
         if (mine && !mid)
             hog_shuffle_u64(&mine->rng, mine->rows, mine->n);
         if (ops->begin)
             ops->begin(ctx, tid, T, epoch);
         barrier(dv);
+        hog_status st = dv->drawn; /* the same on every thread */
         uint64_t pos = mid ? dv->mid_pos : 0;
-        for (uint64_t b = 0; b < nb; b++) {
+        for (uint64_t b = 0; st == HOG_OK && b < nb; b++) {
             struct hog_drive_span sp = { .epoch = epoch, .block = b,
                                          .blocks = nb, .from = pos,
                                          .stop = hog_drive_stop(dv, b) };
@@ -159,27 +171,63 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
             if (mid && sp.stop <= dv->mid_open)
                 continue; /* a block finished before the checkpoint */
             if (dv->rows) {
-                if ((dv->st = run_pieces(dv, &sp, &pos)) != HOG_OK)
-                    break;
+                st = run_pieces(dv, &sp, &pos);
             } else {
-                ops->run(ctx, tid, T, &sp);
+                st = ops->run(ctx, tid, T, &sp, dv->err);
                 pos = sp.stop;
             }
+            if (st != HOG_OK)
+                break;
             if (ops->block_end)
                 ops->block_end(ctx, tid, T);
-            if (dv->net && !net_average(dv, tid, T))
+            if (dv->net && !net_average(dv, tid, T)) {
+                st = dv->st;
                 break;
+            }
             barrier(dv);
         }
-        if (dv->st != HOG_OK)
+        if (st != HOG_OK) {
+            if (tid == 0)
+                dv->st = st;
             break;
+        }
         if (ops->model)
             ops->model(ctx, tid, T);
         barrier(dv); /* the epoch's model is complete */
         if (tid == 0)
-            dv->st = epoch_done(dv, epoch, hog_now() - t0);
+            dv->st = epoch_done(dv, epoch, hog_now() - t0 - dv->untimed);
         barrier(dv);
         if (dv->st != HOG_OK)
             break;
     }
+}
+
+void hog_drive_seg_close(struct hog_drive_seg *g)
+{
+    if (!g->open)
+        return;
+    g->end(g->ctx, g->len);
+    g->t += g->len;
+    g->open = false;
+}
+
+void hog_drive_seg_sgd_end(void *s, uint32_t len)
+{
+    hog_sgd_segment_end(s, len);
+}
+
+uint64_t hog_drive_seg_next(struct hog_drive_seg *g, struct hog_sgd *s,
+                            const struct hog_drive_span *sp, uint64_t from)
+{
+    if (g->open && g->i == g->len)
+        hog_drive_seg_close(g);
+    if (!g->open) {
+        uint64_t left = sp->stop - from;
+        g->want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+        g->len = hog_sgd_segment_begin(s, g->t, g->want);
+        g->i = 0;
+        g->open = true;
+    }
+    uint64_t blk = sp->to - from;
+    return blk < g->len - g->i ? blk : g->len - g->i;
 }

@@ -17,6 +17,7 @@
  * The driver's loop, on every thread (tid of T):
  *
  *     for each epoch from the first (after a resume, its epoch):
+ *         thread 0: draw the epoch's order (a stream's, Cyclades'), or
  *         shuffle this thread's order (unless resumed inside this epoch)
  *         begin; barrier
  *         for each block of the epoch (rows up to n (b + 1) / blocks):
@@ -69,11 +70,22 @@ struct hog_drive_ops {
     /* thread p's row order (p < n_orders): shuffled by thread p at each
      * epoch's start, and replayed from the seed on resume. */
     struct hog_order *(*order)(void *ctx, unsigned p);
+    /* thread 0, at each epoch's start, for a step whose order is not a
+     * shuffle of order(p)'s rows (n_orders 0: a stream's chunk sequence,
+     * drawn with the next epoch's queued behind it as read-ahead;
+     * Cyclades' permutation or batch order and its partition). resumed:
+     * the drive resumed inside this epoch, whose order the step's
+     * resume() has already drawn. A failure ends the drive. */
+    hog_status (*draw)(void *ctx, unsigned epoch, bool resumed,
+                       hog_err *err);
     /* The epoch starts (after this thread's shuffle): per-thread tallies
      * and positions back to zero. */
     void (*begin)(void *ctx, unsigned tid, unsigned T, unsigned epoch);
-    void (*run)(void *ctx, unsigned tid, unsigned T,
-                const struct hog_drive_span *sp);
+    /* The span's rows. A block step returns the same status on every
+     * thread (a failure seen by one is shared through its own barrier),
+     * and only thread 0 writes err. */
+    hog_status (*run)(void *ctx, unsigned tid, unsigned T,
+                      const struct hog_drive_span *sp, hog_err *err);
     /* The block's rows are done: every weight brought current (open
      * segments closed, replicas averaged). */
     void (*block_end)(void *ctx, unsigned tid, unsigned T);
@@ -94,6 +106,10 @@ struct hog_drive_ops {
      * cancelled and the save succeeded. */
     hog_status (*save)(void *ctx, struct hog_train_state *at, bool cut,
                        hog_err *err);
+    /* thread 0, after epoch_end: a checkpoint falls at the epoch's end
+     * besides the epoch cadence (Cyclades: a row checkpoint its last
+     * batch crossed, which it leaves to the epoch's end). */
+    bool (*due)(void *ctx);
     /* On resume, after every order was replayed up to the checkpoint's
      * epoch (inclusive unless r stands at the start): check r against the
      * step and put its state in place. *open_from: the epoch row where
@@ -115,6 +131,8 @@ struct hog_drive {
     unsigned n_orders;  /* row orders (one per thread of a pool step) */
     bool rows;          /* a rows step (see above) */
     bool net;           /* average across processes at every block's end */
+    double since;       /* 0, or when the first epoch's clock starts (a
+                           set-up that counts as training: Cyclades') */
 
     /* the driver's; written by thread 0 between barriers */
     unsigned epoch;     /* in progress */
@@ -124,8 +142,12 @@ struct hog_drive {
     uint64_t mid_open;  /* ... with the step's state open from this row */
     atomic_bool cut;    /* a block step's thread saw the cancel flag */
     hog_status st;
+    hog_status drawn;   /* the epoch's draw() */
     hog_err *err;
     float *net_w;       /* the weights being averaged across processes */
+    double untimed;     /* seconds of this epoch that are not training
+                           (thread 0's step adds diagnostics here) */
+    double seconds;     /* the epoch's training seconds, before report */
 };
 
 /* After the trainer's set-up: the resume from f->resume, if any (replays
@@ -133,6 +155,32 @@ struct hog_drive {
 hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err);
 /* Every epoch, on every thread of the drive; the outcome in dv->st. */
 void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T);
+
+/* A rows step's open segment of the lazy regularization (sgd.h) between
+ * the driver's pieces. A segment ends at its length or at the block's
+ * end; it is closed when the next piece starts or the block ends, so that
+ * a checkpoint after its last step still holds it (i == len), as a
+ * resumed run rebuilds it. end(ctx, len) is the step's segment end
+ * (hog_drive_seg_sgd_end: hog_sgd_segment_end on ctx). */
+struct hog_drive_seg {
+    uint64_t t;    /* global step of the open segment's first step (of the
+                      next segment's when none is open) */
+    uint32_t want; /* the open segment's want, its length, its steps done */
+    uint32_t len, i;
+    bool open;
+    void (*end)(void *ctx, uint32_t len);
+    void *ctx;
+};
+struct hog_sgd;
+/* The rows of the span from epoch row `from` that go next, all in the
+ * open segment (begun on s, up to the block's end, when none is open; a
+ * full one ended first). The caller steps them at segment steps i, i + 1,
+ * ... and adds their count to g->i. */
+uint64_t hog_drive_seg_next(struct hog_drive_seg *g, struct hog_sgd *s,
+                            const struct hog_drive_span *sp, uint64_t from);
+/* Ends the open segment, if any (at a block's end). */
+void hog_drive_seg_close(struct hog_drive_seg *g);
+void hog_drive_seg_sgd_end(void *s, uint32_t len);
 
 /* The row where block b (0-based) of the epoch ends. */
 static inline uint64_t hog_drive_stop(const struct hog_drive *dv, uint64_t b)

@@ -27,8 +27,9 @@
  * Hot features (the bias and the frequent features, which leave the
  * conflict graph and step once per batch) are chosen in hot.c and stepped
  * in step.c, whose comment has the maths. The files of src/cyclades:
- * run.c (this: the epochs), setup.c (the run's state), hot.c (the hot
- * set, the cold and hot views), partition.c (the epoch's row order, the
+ * run.c (this: the epochs, as the epoch driver's block step,
+ * core/drive.h), setup.c (the run's state), hot.c (the hot set, the cold
+ * and hot views), partition.c (the epoch's row order, the
  * batches' components), step.c (the parallel job of an epoch),
  * checkpoint.c (checkpoints and resume), serial_ref.c (the serial
  * reference); internal.h is what they share, prof.h the phase timers
@@ -37,7 +38,10 @@
  */
 #include "cyclades/internal.h"
 
+#include "core/drive.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef HOG_CYC_PROF
 #include <stdio.h>
@@ -74,118 +78,187 @@ void hog_cyc_prof_print(const struct cyc *c)
 void hog_cyc_prof_print(const struct cyc *c) { (void)c; }
 #endif
 
+/* ---- the epochs: the epoch driver's block step (core/drive.h) ----------- */
+
+/* The driver's loop runs on the calling thread (T = 1), whose pool is
+ * free between epochs for the partition's passes; an epoch is one block,
+ * the pool's job (step.c), which ticks, polls the cancel flag and writes
+ * the checkpoints at batch ends itself. */
+struct cyc_run {
+    struct cyc c;
+    struct hog_rng rows, batches; /* the permutation's, the batch order's */
+    bool need_partition;          /* resumed: partition the order again */
+    struct hog_drive dv;
+};
+
+/* The epoch's order (hog_cyc_next_order; resumed inside it: as drawn)
+ * and, when it changed or the run resumed, its partition; then the
+ * epoch's first kernel segment. */
+static hog_status cyc_draw(void *ctx, unsigned epoch, bool resumed,
+                           hog_err *err)
+{
+    (void)err;
+    struct cyc_run *r = ctx;
+    struct cyc *c = &r->c;
+    c->epoch = epoch;
+    if ((!resumed && hog_cyc_next_order(c, &r->rows, &r->batches, epoch)) ||
+        r->need_partition) {
+        double tp = hog_now();
+        cyc_prof_lap(&c->prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
+        hog_cyc_partition(c, false);
+        cyc_prof_lap(&c->prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
+        c->st.partition_seconds += hog_now() - tp;
+        if (epoch == 1 && c->o->cyclades_stats) { /* diagnostics */
+            double ta = hog_now();
+            hog_cyc_partition(c, true);
+            cyc_prof_lap(&c->prof, CYC_P_STATS, CYC_PROF_PROCESS);
+            r->dv.untimed += hog_now() - ta;
+        }
+        r->need_partition = false;
+    }
+    c->rows_rng = r->rows;
+    if (!resumed) {
+        c->start_bi = c->start_epos = 0;
+        c->seg_lo = 0;
+        c->seg_want = c->n < UINT32_MAX ? (uint32_t)c->n : UINT32_MAX;
+        c->seg_len = hog_sgd_segment_begin(&c->s, c->t_global, c->seg_want);
+    }
+    c->ck_st = HOG_OK;
+    atomic_store_explicit(&c->claim, 0, memory_order_relaxed);
+    cyc_prof_lap(&c->prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
+    return HOG_OK;
+}
+
+static hog_status cyc_block(void *ctx, unsigned tid, unsigned T,
+                            const struct hog_drive_span *sp, hog_err *err)
+{
+    (void)tid, (void)T, (void)sp, (void)err;
+    struct cyc *c = &((struct cyc_run *)ctx)->c;
+    hog_pool_run(c->pool, hog_cyc_run_job, c);
+    cyc_prof_start(&c->prof, CYC_PROF_PROCESS);
+    return c->ck_st;
+}
+
+static void cyc_model(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    struct cyc *c = &((struct cyc_run *)ctx)->c;
+    if (c->softmax)
+        hog_softmax_model_slice(&c->km, c->f->model->w, 0, c->km.nw);
+    else
+        hog_sgd_copy_weights(&c->s, c->f->model->w);
+}
+
+/* The epoch's training time, and the progressive loss of the batches
+ * this run stepped, in order. */
+static void cyc_report(void *ctx)
+{
+    struct cyc_run *r = ctx;
+    struct cyc *c = &r->c;
+    c->st.train_seconds += r->dv.seconds;
+    if (!c->prog_loss)
+        return;
+    struct hog_sgd_tally tl = { 0 };
+    for (uint64_t bi = c->start_bi; bi < c->nb; bi++) {
+        uint64_t lo = c->visit[bi] * c->B, hi = min_u64(lo + c->B, c->n);
+        for (uint64_t p = lo; p < hi; p++) {
+            tl.loss += c->prog_loss[p];
+            tl.right += c->prog_right[p];
+        }
+        tl.rows += hi - lo;
+    }
+    hog_sgd_tally_report(c->f, &c->s, &tl);
+}
+
+/* The checkpoints the driver writes: at the epoch's end. */
+static hog_status cyc_save(void *ctx, struct hog_train_state *at, bool cut,
+                           hog_err *err)
+{
+    (void)at, (void)cut, (void)err;
+    struct cyc *c = &((struct cyc_run *)ctx)->c;
+    return hog_cyc_checkpoint(c, c->n, hog_fit_cancelled(c->f));
+}
+
+/* The row cadence's checkpoint when the epoch's last batch crossed a
+ * multiple (step.c leaves it to the epoch's end). */
+static bool cyc_due(void *ctx)
+{
+    struct cyc *c = &((struct cyc_run *)ctx)->c;
+    uint64_t len = c->n - hog_cyc_last_batch_start(c);
+    return c->every &&
+           c->t_global / c->every != (c->t_global - len) / c->every;
+}
+
+static hog_status cyc_resume(void *ctx, const struct hog_train_state *st,
+                             uint64_t *open_from, hog_err *err)
+{
+    struct cyc_run *r = ctx;
+    unsigned first;
+    bool mid;
+    (void)st, (void)open_from; /* the driver's first and mid agree */
+    r->need_partition = true;
+    return hog_cyc_resume(&r->c, &r->rows, &r->batches, &first, &mid, err);
+}
+
+static const struct hog_drive_ops cyc_ops = {
+    .draw = cyc_draw,
+    .run = cyc_block,
+    .model = cyc_model,
+    .report = cyc_report,
+    .save = cyc_save,
+    .due = cyc_due,
+    .resume = cyc_resume,
+};
+
 static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
 {
-    struct cyc c;
+    struct cyc_run run, *r = &run; /* aligned as its cache lines ask */
+    memset(r, 0, sizeof *r);
+    struct cyc *c = &r->c;
     double t_start = hog_now();
-    hog_status st = hog_cyc_prepare(&c, f, true, softmax, err);
+    hog_status st = hog_cyc_prepare(c, f, true, softmax, err);
     if (st != HOG_OK)
         goto out;
-    if ((st = hog_cyc_alloc_threads(&c, err)) != HOG_OK ||
-        (st = hog_cyc_setup_hot(&c, err)) != HOG_OK ||
-        (st = hog_cyc_alloc_hot_scratch(&c, err)) != HOG_OK)
+    if ((st = hog_cyc_alloc_threads(c, err)) != HOG_OK ||
+        (st = hog_cyc_setup_hot(c, err)) != HOG_OK ||
+        (st = hog_cyc_alloc_hot_scratch(c, err)) != HOG_OK)
         goto out;
-    c.pos = malloc(c.n * sizeof *c.pos);
-    c.boff = malloc((c.nb * c.G + 1) * sizeof *c.boff);
-    c.gcur = malloc(c.G * sizeof *c.gcur);
-    c.rd = calloc(c.B, sizeof *c.rd);
-    c.pl1 = calloc(c.n, sizeof *c.pl1);
-    if (!c.pos || !c.boff || !c.gcur || !c.rd || !c.pl1) {
+    c->pos = malloc(c->n * sizeof *c->pos);
+    c->boff = malloc((c->nb * c->G + 1) * sizeof *c->boff);
+    c->gcur = malloc(c->G * sizeof *c->gcur);
+    c->rd = calloc(c->B, sizeof *c->rd);
+    c->pl1 = calloc(c->n, sizeof *c->pl1);
+    if (!c->pos || !c->boff || !c->gcur || !c->rd || !c->pl1) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
-    c.st.setup_seconds = hog_now() - t_start;
-    c.st.threads = c.T;
-    c.st.batch_size = c.B;
-    c.st.batches = c.nb;
-    c.st.hot_degree = c.o->hot ? c.tau : 0;
-    c.st.bias_hot = c.bias_hot;
+    c->st.setup_seconds = hog_now() - t_start;
+    c->st.threads = c->T;
+    c->st.batch_size = c->B;
+    c->st.batches = c->nb;
+    c->st.hot_degree = c->o->hot ? c->tau : 0;
+    c->st.bias_hot = c->bias_hot;
 
-    struct hog_rng rows, batches;
-    hog_rng_seed(&rows, c.o->seed, 0);
-    hog_rng_seed(&batches, c.o->seed, 1);
-    c.err = err;
-    c.every = f->ckpt_rows;
-    unsigned first = 1;
-    bool resumed_mid = false, need_partition = false;
-    if (f->resume && (st = hog_cyc_resume(&c, &rows, &batches, &first,
-                                          &resumed_mid, err)) != HOG_OK)
+    hog_rng_seed(&r->rows, c->o->seed, 0);
+    hog_rng_seed(&r->batches, c->o->seed, 1);
+    c->err = err;
+    c->every = f->ckpt_rows;
+    /* the set-up counts as the first epoch's training time */
+    r->dv = (struct hog_drive){ .f = f, .ops = &cyc_ops, .ctx = r,
+                                .n = c->n, .since = t_start };
+    if ((st = hog_drive_begin(&r->dv, err)) != HOG_OK)
         goto out;
-    need_partition = f->resume != NULL;
-    double t0 = t_start, extra = 0.0; /* extra: diagnostics, not training */
-    for (unsigned epoch = first; epoch <= c.o->epochs && st == HOG_OK;
-         epoch++) {
-        c.epoch = epoch;
-        bool fresh = !(resumed_mid && epoch == first);
-        if ((fresh && hog_cyc_next_order(&c, &rows, &batches, epoch)) ||
-            need_partition) {
-            double tp = hog_now();
-            cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
-            hog_cyc_partition(&c, false);
-            cyc_prof_lap(&c.prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
-            c.st.partition_seconds += hog_now() - tp;
-            if (epoch == 1 && c.o->cyclades_stats) {
-                double ta = hog_now();
-                hog_cyc_partition(&c, true);
-                cyc_prof_lap(&c.prof, CYC_P_STATS, CYC_PROF_PROCESS);
-                extra += hog_now() - ta;
-            }
-            need_partition = false;
-        }
-        c.rows_rng = rows;
-        if (fresh) {
-            c.start_bi = c.start_epos = 0;
-            c.seg_lo = 0;
-            c.seg_want = c.n < UINT32_MAX ? (uint32_t)c.n : UINT32_MAX;
-            c.seg_len = hog_sgd_segment_begin(&c.s, c.t_global, c.seg_want);
-        }
-        c.ck_st = HOG_OK;
-        atomic_store_explicit(&c.claim, 0, memory_order_relaxed);
-        cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
-        hog_pool_run(c.pool, hog_cyc_run_job, &c);
-        cyc_prof_start(&c.prof, CYC_PROF_PROCESS);
-        if ((st = c.ck_st) != HOG_OK)
-            break;
-        if (c.softmax)
-            hog_softmax_model_slice(&c.km, f->model->w, 0, c.km.nw);
-        else
-            hog_sgd_copy_weights(&c.s, f->model->w);
-        double now = hog_now();
-        c.st.train_seconds += now - t0 - extra;
-        if (c.prog_loss) { /* the batches this run stepped, in order */
-            struct hog_sgd_tally tl = { 0 };
-            for (uint64_t bi = c.start_bi; bi < c.nb; bi++) {
-                uint64_t lo = c.visit[bi] * c.B, hi = min_u64(lo + c.B, c.n);
-                for (uint64_t p = lo; p < hi; p++) {
-                    tl.loss += c.prog_loss[p];
-                    tl.right += c.prog_right[p];
-                }
-                tl.rows += hi - lo;
-            }
-            hog_sgd_tally_report(f, &c.s, &tl);
-        }
-        st = f->epoch_end(f, epoch, now - t0 - extra, err);
-        /* the epoch's checkpoint; also the row cadence's, when the last
-         * batch crossed a multiple */
-        uint64_t len = c.n - hog_cyc_last_batch_start(&c);
-        bool rows_due = c.every && c.t_global / c.every !=
-                                       (c.t_global - len) / c.every;
-        if (st == HOG_OK &&
-            ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) || rows_due ||
-             hog_fit_cancelled(f)))
-            st = hog_cyc_checkpoint(&c, c.n, hog_fit_cancelled(f));
-        t0 = hog_now();
-        extra = 0.0;
-    }
-    cyc_prof_lap(&c.prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
+    hog_drive_job(&r->dv, 0, 1);
+    st = r->dv.st;
+    cyc_prof_lap(&c->prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
     /* a run the front door stopped early (core/fit.h) is a whole run */
     bool whole = st == HOG_OK || st == HOG_FIT_STOP;
-    if (whole && c.o->cyclades_stats)
-        *c.o->cyclades_stats = c.st;
+    if (whole && c->o->cyclades_stats)
+        *c->o->cyclades_stats = c->st;
     if (whole)
-        hog_cyc_prof_print(&c);
+        hog_cyc_prof_print(c);
 out:
-    hog_cyc_free(&c);
+    hog_cyc_free(c);
     return st;
 }
 

@@ -305,9 +305,10 @@ static void begin(void *ctx, unsigned tid, unsigned nthreads, unsigned epoch)
 
 /* Sync block sp->block of the epoch, on every worker, in segments of the
  * lazy regularization. Every thread passes the same barriers. */
-static void run_block(void *ctx, unsigned tid, unsigned nthreads,
-                      const struct hog_drive_span *sp)
+static hog_status run_block(void *ctx, unsigned tid, unsigned nthreads,
+                            const struct hog_drive_span *sp, hog_err *err)
 {
+    (void)err;
     struct hogwild *h = ctx;
     struct worker *me = &h->w[tid];
     struct replica *rp = &h->rep[me->replica];
@@ -339,7 +340,7 @@ static void run_block(void *ctx, unsigned tid, unsigned nthreads,
         for (unsigned r = 0; r < h->nrep; r++)
             more |= h->rep[r].len != 0;
         if (!more)
-            break;
+            return HOG_OK;
         if (h->hot) {
             /* the segment's prefixes, seen through each view */
             hog_hot_view(h->hot, &rp->s, tid, &me->view);

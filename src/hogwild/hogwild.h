@@ -8,6 +8,7 @@
 #define HOG_HOGWILD_H
 
 #include "core/drive.h"
+#include "io/io.h"
 
 /* Serial SGD: each epoch a fresh permutation of the rows drawn from
  * hog_rng stream 0 seeded with o->seed; zero initial weights.
@@ -23,6 +24,24 @@ uint64_t *hog_serial_order(uint64_t n, uint64_t seed, struct hog_rng *rng,
  * hog_stream_order_init (io.h) with the stream's window; with a window of
  * the whole file, the same steps as hog_serial_train, bit for bit. */
 hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err);
+
+/* The streamed trainers' epochs (stream_epochs.c): the stream's order
+ * and window, and hog_stream_epochs_draw as the driver's draw (drive.h):
+ * epoch `epoch`'s chunk sequence into seq, queued on the stream with the
+ * next epoch's behind it (read-ahead). The window's chunks stay held
+ * until hog_stream_win_release or hog_stream_epochs_free. */
+struct hog_stream_epochs {
+    hog_stream *s;
+    struct hog_stream_order ord;
+    struct hog_stream_win win;
+    const uint64_t *seq, *next; /* this epoch's sequence; the next's */
+    unsigned epochs;
+};
+hog_status hog_stream_epochs_init(struct hog_stream_epochs *e,
+                                  const struct hog_fit *f, hog_err *err);
+hog_status hog_stream_epochs_draw(struct hog_stream_epochs *e,
+                                  unsigned epoch, hog_err *err);
+void hog_stream_epochs_free(struct hog_stream_epochs *e);
 
 /* Hogwild! (Niu, Recht, Ré, Wright 2011) and its locked baselines on a
  * pinned thread pool, with optional model replicas (hogwild.c). With one

@@ -14,6 +14,11 @@
  * end; at each segment's end every weight is brought up to date in
  * parallel slices. One shared model: replicas would multiply the memory
  * the budget is meant to bound, and are refused.
+ *
+ * The epochs are the epoch driver's (core/drive.h): the stream's chunk
+ * order is its draw (stream_epochs.c), and an epoch is one block whose
+ * step takes the windows in turn; thread 0 takes each window's chunks
+ * (the others wait at the barrier) and polls the cancel flag after it.
  */
 #include "hogwild/hogwild.h"
 
@@ -31,7 +36,10 @@ struct hstream {
     hog_update mode;
     struct hog_sgd s;
     struct hog_sgd_locks locks;
-    struct hog_stream_win w;
+    struct hog_stream_epochs se;
+    struct hog_drive dv;
+    hog_status st;        /* thread 0's window take */
+    uint64_t win;         /* the window of the epoch */
     const uint32_t *rows; /* the window's shuffled row order */
     uint64_t nrows;       /* its length */
     uint64_t pos;         /* window steps done */
@@ -48,7 +56,7 @@ struct hstream {
  * k = tid, tid + T, ... < len, each at segment step k. */
 static void run_segment(struct hstream *h, unsigned tid, unsigned T)
 {
-    const struct hog_stream_win *w = &h->w;
+    const struct hog_stream_win *w = &h->se.win;
     const uint32_t *rows = h->rows + h->pos;
     uint64_t tick_every = HOG_SGD_BLOCK * (uint64_t)T;
     for (uint64_t k = tid; k < h->len; k += T) {
@@ -63,9 +71,9 @@ static void run_segment(struct hstream *h, unsigned tid, unsigned T)
     }
 }
 
-static void window_job(void *arg, unsigned tid, unsigned T)
+/* The window's rows on every thread, in segments that end at its end. */
+static void run_window(struct hstream *h, unsigned tid, unsigned T)
 {
-    struct hstream *h = arg;
     for (;;) {
         if (tid == 0) {
             uint64_t left = h->nrows - h->pos;
@@ -89,19 +97,129 @@ static void window_job(void *arg, unsigned tid, unsigned T)
     }
 }
 
+/* Thread 0: the next window's chunks and row order; h->nrows 0 when the
+ * epoch's windows are done. */
+static hog_status next_window(struct hstream *h, hog_err *err)
+{
+    const uint64_t nc = h->se.ord.in->n_chunks;
+    const uint64_t W = hog_stream_window(h->se.s);
+    h->nrows = 0;
+    if (h->win * W >= nc)
+        return HOG_OK;
+    uint64_t k = nc - h->win * W < W ? nc - h->win * W : W;
+    hog_stream_win_release(h->se.s, &h->se.win);
+    hog_status st = hog_stream_win_take(h->se.s, &h->se.win, k, err);
+    if (st != HOG_OK)
+        return st;
+    h->rows = hog_stream_order_window(&h->se.ord, h->se.seq, h->win,
+                                      &h->nrows);
+    h->pos = 0;
+    h->win++;
+    return HOG_OK;
+}
+
+/* The epoch's one block: its windows in turn. */
+static hog_status run_block(void *ctx, unsigned tid, unsigned T,
+                            const struct hog_drive_span *sp, hog_err *err)
+{
+    (void)sp;
+    struct hstream *h = ctx;
+    for (;;) {
+        if (tid == 0)
+            h->st = next_window(h, err);
+        hog_pool_barrier(h->pool);
+        if (h->st != HOG_OK || h->nrows == 0)
+            return h->st;
+        run_window(h, tid, T);
+        if (tid == 0) {
+            h->epoch_done += h->nrows;
+            hog_drive_poll(&h->dv); /* seen after each window */
+        }
+        hog_pool_barrier(h->pool);
+        if (atomic_load_explicit(&h->dv.cut, memory_order_relaxed))
+            return HOG_OK;
+    }
+}
+
+static hog_status draw(void *ctx, unsigned epoch, bool resumed,
+                       hog_err *err)
+{
+    (void)resumed; /* a stream does not resume */
+    return hog_stream_epochs_draw(&((struct hstream *)ctx)->se, epoch, err);
+}
+
+static void begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
+{
+    struct hstream *h = ctx;
+    if (h->tally)
+        h->tally[tid].t = (struct hog_sgd_tally){ 0 };
+    if (tid == 0) {
+        h->epoch = epoch;
+        h->epoch_done = 0;
+        h->win = 0;
+    }
+    (void)T;
+}
+
+/* Thread 0 (the others wait): the epoch's last window goes back to the
+ * ring for the read-ahead, the weights into the model. */
+static void model(void *ctx, unsigned tid, unsigned T)
+{
+    (void)T;
+    struct hstream *h = ctx;
+    if (tid != 0)
+        return;
+    hog_stream_win_release(h->se.s, &h->se.win);
+    hog_sgd_copy_weights(&h->s, h->f->model->w);
+}
+
+static void report(void *ctx)
+{
+    struct hstream *h = ctx;
+    struct hog_sgd_tally all = { 0 }; /* in thread order */
+    for (unsigned p = 0; h->tally && p < hog_pool_size(h->pool); p++)
+        hog_sgd_tally_merge(&all, &h->tally[p].t);
+    hog_sgd_tally_report(h->f, &h->s, &all);
+}
+
+/* A stream keeps no checkpoint: the cancel flag ends the run here. */
+static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
+                       hog_err *err)
+{
+    (void)cut;
+    struct hstream *h = ctx;
+    return hog_fit_stream_interrupted((unsigned)at->epoch, h->epoch_done,
+                                      err);
+}
+
+static void barrier(void *ctx)
+{
+    hog_pool_barrier(((struct hstream *)ctx)->pool);
+}
+
+static const struct hog_drive_ops hstream_ops = {
+    .draw = draw,
+    .begin = begin,
+    .run = run_block,
+    .model = model,
+    .report = report,
+    .save = save,
+    .barrier = barrier,
+};
+
+static void train_job(void *arg, unsigned tid, unsigned T)
+{
+    hog_drive_job(&((struct hstream *)arg)->dv, tid, T);
+}
+
 hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
-    hog_stream *st = f->stream;
-    const struct hog_hgb_info *in = hog_stream_info(st);
-    const uint64_t nc = in->n_chunks, W = hog_stream_window(st);
     struct hog_topo *topo = NULL;
     struct hstream h;
     memset(&h, 0, sizeof h);
     h.f = f;
     h.mode = o->update;
-    struct hog_stream_order ord;
-    memset(&ord, 0, sizeof ord);
 
     hog_status rc = hog_pool_for_opts(o, o->threads, HOG_POOL_BIND_OPTS,
                                       &topo, &h.pool, err);
@@ -119,56 +237,16 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
         goto out;
     }
     if ((rc = hog_sgd_locks_init(&h.locks, o->update, &h.s, err)) != HOG_OK ||
-        (rc = hog_stream_win_init(&h.w, W, err)) != HOG_OK ||
-        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
+        (rc = hog_stream_epochs_init(&h.se, f, err)) != HOG_OK)
         goto out;
-
-    const uint64_t *seq = hog_stream_order_epoch(&ord);
-    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
+    h.dv = (struct hog_drive){ .f = f, .ops = &hstream_ops, .ctx = &h,
+                               .n = f->train->m.rows };
+    if ((rc = hog_drive_begin(&h.dv, err)) != HOG_OK)
         goto out;
-    for (unsigned epoch = 1; epoch <= o->epochs; epoch++) {
-        double t0 = hog_now();
-        const uint64_t *next_seq = NULL;
-        if (epoch < o->epochs) { /* prefetch: the next epoch queues now */
-            next_seq = hog_stream_order_epoch(&ord);
-            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
-                break;
-        }
-        h.epoch = epoch;
-        h.epoch_done = 0;
-        if (h.tally)
-            memset(h.tally, 0, T * sizeof *h.tally);
-        for (uint64_t win = 0; win * W < nc; win++) {
-            uint64_t k = nc - win * W < W ? nc - win * W : W;
-            hog_stream_win_release(st, &h.w);
-            if ((rc = hog_stream_win_take(st, &h.w, k, err)) != HOG_OK)
-                break;
-            h.rows = hog_stream_order_window(&ord, seq, win, &h.nrows);
-            h.pos = 0;
-            hog_pool_run(h.pool, window_job, &h);
-            h.epoch_done += h.nrows;
-            if (hog_fit_cancelled(f)) { /* seen after each window */
-                rc = hog_fit_stream_interrupted(epoch, h.epoch_done, err);
-                break;
-            }
-        }
-        hog_stream_win_release(st, &h.w);
-        if (rc != HOG_OK)
-            break;
-        seq = next_seq;
-        hog_sgd_copy_weights(&h.s, f->model->w);
-        struct hog_sgd_tally all = { 0 }; /* in thread order */
-        for (unsigned p = 0; h.tally && p < T; p++)
-            hog_sgd_tally_merge(&all, &h.tally[p].t);
-        hog_sgd_tally_report(f, &h.s, &all);
-        if ((rc = f->epoch_end(f, epoch, hog_now() - t0, err)) != HOG_OK)
-            break;
-    }
+    hog_pool_run(h.pool, train_job, &h);
+    rc = h.dv.st;
 out:
-    if (h.w.c)
-        hog_stream_win_release(st, &h.w);
-    hog_stream_win_free(&h.w);
-    hog_stream_order_free(&ord);
+    hog_stream_epochs_free(&h.se);
     hog_sgd_locks_free(&h.locks);
     hog_sgd_free(&h.s);
     free(h.tally);

@@ -8,7 +8,8 @@
  * step O(nnz of the row) are in src/core/sgd.c.
  *
  * The epochs, the averaging blocks, cancel, ticks and checkpoints are the
- * epoch driver's (core/drive.h); the in-memory trainer is its rows step.
+ * epoch driver's (core/drive.h); the trainer, in memory or streamed, is
+ * its rows step.
  * Checkpoints (fit.h) may fall on any step: the state is captured inside
  * the open segment (sgd_state.c) and a resumed run replays the epochs'
  * shuffles from the seed, rebuilds that segment and goes on, so it repeats
@@ -25,11 +26,9 @@
 
 /* The serial trainer: a rows step of the epoch driver (core/drive.h)
  * over one order of every row, with the open segment of the lazy
- * regularization (sgd.h) as its state between the driver's pieces. A
- * segment ends at its length or at the block's end; it is closed when
- * the next piece starts or the block ends, so that a checkpoint after a
- * segment's last step still holds it (seg_pos == its length), as a
- * resumed run rebuilds it. */
+ * regularization (sgd.h) as its state between the driver's pieces
+ * (struct hog_drive_seg: a checkpoint after a segment's last step still
+ * holds it, seg_pos == its length, as a resumed run rebuilds it). */
 struct serial {
     struct hog_fit *f;
     const hog_data *d;
@@ -37,11 +36,9 @@ struct serial {
     struct hog_order ord;
     struct hog_sgd_tally tally, *tl; /* tl: &tally when progress listens */
     struct hog_drive dv;
-    uint64_t t;    /* global step of the open segment's first step (of the
-                      next segment's when none is open) */
-    uint32_t want; /* the open segment's want, its length, its steps done */
-    uint32_t len, i;
-    bool open;
+    struct hog_stream_epochs *se; /* streamed: the order and the window */
+    struct hog_stream_walk walk;  /* ... and the epoch's walk through it */
+    struct hog_drive_seg g; /* the open segment */
 };
 
 static struct hog_order *serial_order(void *ctx, unsigned p)
@@ -56,43 +53,52 @@ static void serial_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
     ((struct serial *)ctx)->tally = (struct hog_sgd_tally){ 0 };
 }
 
-static void close_segment(struct serial *c)
+/* Streamed: blk rows of the walk, one at a time with its chunk as the
+ * data, cut at the window's end (*blk). */
+static hog_status stream_rows(struct serial *c, uint64_t *blk, hog_err *err)
 {
-    if (!c->open)
-        return;
-    hog_sgd_segment_end(&c->s, c->len);
-    c->t += c->len;
-    c->open = false;
+    uint64_t left;
+    bool fresh;
+    hog_status st = hog_stream_walk_next(&c->walk, &left, &fresh, err);
+    if (st != HOG_OK)
+        return st;
+    if (*blk > left)
+        *blk = left;
+    for (uint64_t b = 0; b < *blk; b++) {
+        uint64_t r;
+        const hog_data *cd = hog_stream_walk_row(&c->walk, b, &r);
+        hog_sgd_run_tally(&c->s, cd, &r, 1, c->g.i + (uint32_t)b, 1,
+                          HOG_UPDATE_NONE, NULL, c->tl);
+    }
+    c->walk.pos += *blk;
+    return HOG_OK;
 }
 
-static void serial_run(void *ctx, unsigned tid, unsigned T,
-                       const struct hog_drive_span *sp)
+static hog_status serial_run(void *ctx, unsigned tid, unsigned T,
+                             const struct hog_drive_span *sp, hog_err *err)
 {
     (void)tid, (void)T;
     struct serial *c = ctx;
     for (uint64_t from = sp->from; from < sp->to;) {
-        if (c->open && c->i == c->len)
-            close_segment(c);
-        if (!c->open) {
-            uint64_t left = sp->stop - from;
-            c->want = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
-            c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
-            c->i = 0;
-            c->open = true;
+        uint64_t blk = hog_drive_seg_next(&c->g, &c->s, sp, from);
+        if (c->se) {
+            hog_status st = stream_rows(c, &blk, err);
+            if (st != HOG_OK)
+                return st;
+        } else {
+            hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
+                              c->g.i, 1, HOG_UPDATE_NONE, NULL, c->tl);
         }
-        uint64_t blk = sp->to - from < c->len - c->i ? sp->to - from
-                                                     : c->len - c->i;
-        hog_sgd_run_tally(&c->s, c->d, c->ord.rows + from, (uint32_t)blk,
-                          c->i, 1, HOG_UPDATE_NONE, NULL, c->tl);
-        c->i += (uint32_t)blk;
+        c->g.i += (uint32_t)blk;
         from += blk;
     }
+    return HOG_OK;
 }
 
 static void serial_block_end(void *ctx, unsigned tid, unsigned T)
 {
     (void)tid, (void)T;
-    close_segment(ctx);
+    hog_drive_seg_close(&((struct serial *)ctx)->g);
 }
 
 /* Scale-out: the model's array is the staging buffer. */
@@ -133,8 +139,8 @@ static hog_status serial_save(void *ctx, struct hog_train_state *at,
     (void)cut; /* a rows step saves where it is */
     struct serial *c = ctx;
     at->seg_t0 = c->s.seg_t0;
-    at->seg_want = c->open ? c->want : 0;
-    at->seg_pos = c->open ? c->i : 0;
+    at->seg_want = c->g.open ? c->g.want : 0;
+    at->seg_pos = c->g.open ? c->g.i : 0;
     return hog_sgd_checkpoint(c->f, &c->s, at->seg_pos, at,
                               hog_fit_cancelled(c->f), err);
 }
@@ -151,24 +157,24 @@ static hog_status serial_resume(void *ctx, const struct hog_train_state *r,
                         "does not follow from this seed (different seed "
                         "or data)");
     if (r->pos == n && r->seg_pos == 0) { /* a completed epoch */
-        c->t = r->t_global;
+        c->g.t = r->t_global;
         *open_from = n;
         hog_status st = hog_sgd_state_restore(&c->s, r, err);
         hog_sgd_copy_weights(&c->s, c->f->model->w);
         return st;
     }
-    c->t = r->t_global - r->seg_pos;
+    c->g.t = r->t_global - r->seg_pos;
     *open_from = r->pos - r->seg_pos;
     uint64_t stop = 0; /* the end of the segment's block */
     for (uint64_t b = 0; b < (c->dv.blocks ? c->dv.blocks : 1); b++)
         if ((stop = hog_drive_stop(&c->dv, b)) > *open_from)
             break;
     uint64_t left = stop > *open_from ? stop - *open_from : 0;
-    c->want = r->seg_want;
-    c->len = hog_sgd_segment_begin(&c->s, c->t, c->want);
-    c->i = (uint32_t)r->seg_pos;
-    c->open = true;
-    if (r->seg_t0 != c->t || r->seg_pos > c->len || c->len > left)
+    c->g.want = r->seg_want;
+    c->g.len = hog_sgd_segment_begin(&c->s, c->g.t, c->g.want);
+    c->g.i = (uint32_t)r->seg_pos;
+    c->g.open = true;
+    if (r->seg_t0 != c->g.t || r->seg_pos > c->g.len || c->g.len > left)
         return hog_errf(err, HOG_EINVAL, "bad checkpoint: its segment does "
                         "not fit these options");
     return hog_sgd_state_restore(&c->s, r, err);
@@ -207,6 +213,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
     struct serial c = { .f = f, .d = d };
+    c.g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &c.s };
 
     hog_status st = hog_sgd_init(&c.s, o, d, err);
     if (st != HOG_OK)
@@ -235,94 +242,71 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     return st;
 }
 
-/* ---- streamed ---------------------------------------------------------------- */
+/* ---- streamed: the same rows step over the stream's order ---------------- */
+
+static hog_status stream_draw(void *ctx, unsigned epoch, bool resumed,
+                              hog_err *err)
+{
+    (void)resumed; /* a stream does not resume */
+    return hog_stream_epochs_draw(((struct serial *)ctx)->se, epoch, err);
+}
+
+static void stream_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
+{
+    struct serial *c = ctx;
+    struct hog_stream_epochs *se = c->se;
+    serial_begin(ctx, tid, T, epoch);
+    hog_stream_walk_begin(&c->walk, se->s, &se->win, &se->ord, se->seq);
+}
+
+/* The epoch's last window goes back to the ring for the read-ahead. */
+static void stream_model(void *ctx, unsigned tid, unsigned T)
+{
+    struct serial *c = ctx;
+    hog_stream_win_release(c->se->s, &c->se->win);
+    serial_model(ctx, tid, T);
+}
+
+/* A stream keeps no checkpoint: the cancel flag ends the run here. */
+static hog_status stream_save(void *ctx, struct hog_train_state *at,
+                              bool cut, hog_err *err)
+{
+    (void)ctx, (void)cut;
+    return hog_fit_stream_interrupted((unsigned)at->epoch, at->pos, err);
+}
+
+static const struct hog_drive_ops serial_stream_ops = {
+    .draw = stream_draw,
+    .begin = stream_begin,
+    .run = serial_run,
+    .block_end = serial_block_end,
+    .model = stream_model,
+    .report = serial_report,
+    .save = stream_save,
+};
 
 hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
 {
     const hog_train_opts *o = f->o;
-    hog_stream *st = f->stream;
-    const struct hog_hgb_info *in = hog_stream_info(st);
-    const uint64_t n = in->rows, nc = in->n_chunks;
-    const uint64_t W = hog_stream_window(st);
-
-    struct hog_sgd s;
-    hog_status rc = hog_sgd_init(&s, o, f->train, err);
-    if (rc != HOG_OK)
-        return rc;
-    s.alone = true;
+    struct hog_stream_epochs se;
+    struct serial c = { .f = f, .d = f->train, .se = &se };
+    c.g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &c.s };
+    memset(&se, 0, sizeof se);
+    hog_status st = hog_sgd_init(&c.s, o, f->train, err);
+    if (st != HOG_OK)
+        return st;
+    c.s.alone = true;
+    c.tl = o->progress ? &c.tally : NULL;
     if (f->init)
-        hog_sgd_set_weights(&s, f->init);
-    struct hog_stream_order ord;
-    struct hog_stream_win w;
-    memset(&ord, 0, sizeof ord);
-    if ((rc = hog_stream_win_init(&w, W, err)) != HOG_OK ||
-        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK)
-        goto out;
-
-    const uint64_t *seq = hog_stream_order_epoch(&ord);
-    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
-        goto out;
-    uint64_t t_global = 0;
-    for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
-        double t0 = hog_now();
-        struct hog_sgd_tally tally = { 0 }, *tl = o->progress ? &tally : NULL;
-        /* The next epoch's chunks go in the queue now: its first reads
-         * start as soon as this epoch's last buffers come back. */
-        const uint64_t *next_seq = NULL;
-        if (epoch < o->epochs) {
-            next_seq = hog_stream_order_epoch(&ord);
-            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
-                break;
-        }
-        struct hog_stream_walk k;
-        hog_stream_walk_begin(&k, st, &w, &ord, seq);
-        uint64_t done = 0;
-        while (done < n && rc == HOG_OK) {
-            uint64_t left = n - done;
-            uint32_t len = hog_sgd_segment_begin(
-                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            for (uint32_t i = 0; i < len;) {
-                uint64_t blk;
-                bool fresh;
-                if ((rc = hog_stream_walk_next(&k, &blk, &fresh, err)) !=
-                    HOG_OK)
-                    break;
-                blk = blk < len - i ? blk : len - i;
-                blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
-                for (uint64_t b = 0; b < blk; b++) {
-                    /* one row through the specialised kernel, with its
-                     * chunk as the data */
-                    uint64_t r;
-                    const hog_data *cd = hog_stream_walk_row(&k, b, &r);
-                    hog_sgd_run_tally(&s, cd, &r, 1, i + (uint32_t)b, 1,
-                                      HOG_UPDATE_NONE, NULL, tl);
-                }
-                i += (uint32_t)blk;
-                k.pos += blk;
-                f->tick(f, epoch, done + i, n);
-                if (hog_fit_cancelled(f)) {
-                    rc = hog_fit_stream_interrupted(epoch, done + i, err);
-                    break;
-                }
-            }
-            if (rc != HOG_OK)
-                break;
-            hog_sgd_segment_end(&s, len);
-            t_global += len;
-            done += len;
-        }
-        hog_stream_win_release(st, &w);
-        if (rc != HOG_OK)
-            break;
-        seq = next_seq;
-        hog_sgd_copy_weights(&s, f->model->w);
-        hog_sgd_tally_report(f, &s, &tally);
-        rc = f->epoch_end(f, epoch, hog_now() - t0, err);
+        hog_sgd_set_weights(&c.s, f->init);
+    c.dv = (struct hog_drive){ .f = f, .ops = &serial_stream_ops, .ctx = &c,
+                               .n = f->train->m.rows, .rows = true };
+    if ((st = hog_stream_epochs_init(&se, f, err)) == HOG_OK &&
+        (st = hog_drive_begin(&c.dv, err)) == HOG_OK) {
+        hog_drive_job(&c.dv, 0, 1);
+        st = c.dv.st;
     }
-out:
-    hog_stream_win_release(st, &w);
-    hog_stream_win_free(&w);
-    hog_stream_order_free(&ord);
-    hog_sgd_free(&s);
-    return rc;
+    hog_stream_epochs_free(&se);
+    hog_sgd_free(&c.s);
+    return st;
 }

@@ -67,6 +67,14 @@ struct softmax {
     hog_err *err;
     struct hog_drive dv;     /* the epochs, blocks, checkpoints (drive.h) */
 
+    /* streamed (serial): the driver's rows step over the stream's order,
+     * one segment open between its pieces (hogwild/serial.c's) */
+    struct hog_stream_epochs *se;
+    struct hog_stream_walk walk;
+    struct hog_class_index ix;
+    uint32_t *wcls;          /* the window's rows' classes */
+    struct hog_drive_seg g;  /* the open segment, from step 0 */
+
     /* checkpoints, after whole epochs (thread 0) */
     struct hog_train_state last;  /* the last epoch kept for a checkpoint */
 };
@@ -164,9 +172,10 @@ static void begin(void *ctx, unsigned tid, unsigned nthreads, unsigned epoch)
  * serial trainer: the calling thread alone, no barriers), in segments
  * that end at the block's end: there every weight is current for the
  * driver's averaging across processes. Thread 0 begins the segments. */
-static void run_block(void *ctx, unsigned tid, unsigned nthreads,
-                      const struct hog_drive_span *sp)
+static hog_status run_block(void *ctx, unsigned tid, unsigned nthreads,
+                            const struct hog_drive_span *sp, hog_err *err)
 {
+    (void)err;
     struct softmax *m = ctx;
     struct worker *w = &m->wk[tid];
     const struct hog_softmax *km = &m->km;
@@ -180,7 +189,7 @@ static void run_block(void *ctx, unsigned tid, unsigned nthreads,
         }
         barrier(m);
         if (m->len == 0)
-            break;
+            return HOG_OK;
         run_segment(m, tid);
         barrier(m);
         uint64_t lo, hi;
@@ -266,103 +275,123 @@ static hog_status window_classes(const struct softmax *m,
     return HOG_OK;
 }
 
-/* The serial trainer's epochs with the rows from f->stream, in the order
+/* The serial trainer's steps with the rows from f->stream, in the order
  * of hog_serial_train_stream (hogwild/serial.c): one window over the whole
  * file is the in-memory serial order, so the model is the in-memory one's
  * bit for bit; smaller windows shuffle the chunks, then the rows of each
- * window. The same kernel, one row at a time with its chunk as the data. */
+ * window. The same kernel, one row at a time with its chunk as the data,
+ * in segments that end at the epoch's end. */
+static void stream_end(void *ctx, uint32_t len)
+{
+    struct softmax *m = ctx;
+    hog_softmax_end(&m->km, false, m->wk[0].k.buf, 0, m->km.nw, len);
+}
+
+static hog_status stream_run(void *ctx, unsigned tid, unsigned T,
+                             const struct hog_drive_span *sp, hog_err *err)
+{
+    (void)tid, (void)T;
+    struct softmax *m = ctx;
+    struct hog_stream_win *win = &m->se->win;
+    for (uint64_t from = sp->from; from < sp->to;) {
+        uint64_t blk = hog_drive_seg_next(&m->g, &m->sch, sp, from);
+        uint64_t left;
+        bool fresh;
+        hog_status st = hog_stream_walk_next(&m->walk, &left, &fresh, err);
+        if (st == HOG_OK && fresh)
+            st = window_classes(m, &m->ix, win, m->wcls, from, err);
+        if (st != HOG_OK)
+            return st;
+        blk = blk < left ? blk : left;
+        for (uint64_t b = 0; b < blk; b++) {
+            uint64_t r;
+            const hog_data *cd = hog_stream_walk_row(&m->walk, b, &r);
+            hog_softmax_run(&m->km, false, &m->wk[0].k, cd,
+                            m->wcls + win->first[cd - win->d], &r, 1,
+                            m->g.i + (uint32_t)b, 1);
+        }
+        m->walk.pos += blk;
+        m->g.i += (uint32_t)blk;
+        from += blk;
+    }
+    return HOG_OK;
+}
+
+static void stream_block_end(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    hog_drive_seg_close(&((struct softmax *)ctx)->g);
+}
+
+static hog_status stream_draw(void *ctx, unsigned epoch, bool resumed,
+                              hog_err *err)
+{
+    (void)resumed; /* a stream does not resume */
+    return hog_stream_epochs_draw(((struct softmax *)ctx)->se, epoch, err);
+}
+
+static void stream_begin(void *ctx, unsigned tid, unsigned T, unsigned epoch)
+{
+    struct softmax *m = ctx;
+    struct hog_stream_epochs *se = m->se;
+    begin(ctx, tid, T, epoch);
+    hog_stream_walk_begin(&m->walk, se->s, &se->win, &se->ord, se->seq);
+}
+
+/* The epoch's last window goes back to the ring for the read-ahead. */
+static void stream_model(void *ctx, unsigned tid, unsigned T)
+{
+    struct softmax *m = ctx;
+    hog_stream_win_release(m->se->s, &m->se->win);
+    model(ctx, tid, T);
+}
+
+/* A stream keeps no checkpoint: the cancel flag ends the run here. */
+static hog_status stream_save(void *ctx, struct hog_train_state *at,
+                              bool cut, hog_err *err)
+{
+    (void)ctx, (void)cut;
+    return hog_fit_stream_interrupted((unsigned)at->epoch, at->pos, err);
+}
+
+static const struct hog_drive_ops stream_ops = {
+    .draw = stream_draw,
+    .begin = stream_begin,
+    .run = stream_run,
+    .block_end = stream_block_end,
+    .model = stream_model,
+    .report = report,
+    .save = stream_save,
+};
+
 static hog_status train_stream(struct softmax *m)
 {
     struct hog_fit *f = m->f;
-    const hog_train_opts *o = f->o;
     hog_err *err = m->err;
-    hog_stream *st = f->stream;
-    const struct hog_hgb_info *in = hog_stream_info(st);
-    const uint64_t n = in->rows, nc = in->n_chunks, W = hog_stream_window(st);
-    struct worker *w = &m->wk[0];
-    const struct hog_softmax *km = &m->km;
-    struct hog_stream_order ord;
-    struct hog_stream_win win;
-    struct hog_class_index ix;
-    memset(&ord, 0, sizeof ord);
-    memset(&win, 0, sizeof win);
-    memset(&ix, 0, sizeof ix);
-    uint32_t *cls = NULL;
-    hog_status rc;
-    if ((rc = hog_stream_win_init(&win, W, err)) != HOG_OK ||
-        (rc = hog_stream_order_init(&ord, in, W, o->seed, err)) != HOG_OK ||
-        (rc = hog_class_index_init(&ix, f->model->classes, km->k, err)) !=
-            HOG_OK)
-        goto out;
-    uint64_t most = hog_stream_window_rows_max(in, W);
-    if (!(cls = malloc((most ? most : 1) * sizeof *cls))) {
-        rc = hog_errf(err, HOG_ENOMEM, "out of memory for the classes of "
-                      "%llu rows", (unsigned long long)most);
-        goto out;
+    struct hog_stream_epochs se;
+    m->se = &se;
+    m->g = (struct hog_drive_seg){ .end = stream_end, .ctx = m };
+    hog_status st = hog_stream_epochs_init(&se, f, err);
+    if (st == HOG_OK)
+        st = hog_class_index_init(&m->ix, f->model->classes, m->km.k, err);
+    if (st == HOG_OK) {
+        uint64_t most = hog_stream_window_rows_max(se.ord.in,
+                                                   hog_stream_window(se.s));
+        if (!(m->wcls = malloc((most ? most : 1) * sizeof *m->wcls)))
+            st = hog_errf(err, HOG_ENOMEM, "out of memory for the classes "
+                          "of %llu rows", (unsigned long long)most);
     }
-    const uint64_t *seq = hog_stream_order_epoch(&ord);
-    if ((rc = hog_stream_push(st, seq, nc, err)) != HOG_OK)
-        goto out;
-    for (unsigned epoch = 1; epoch <= o->epochs && rc == HOG_OK; epoch++) {
-        double t0 = hog_now();
-        w->k.tally = (struct hog_sgd_tally){ 0 };
-        const uint64_t *next_seq = NULL; /* read ahead: the next epoch */
-        if (epoch < o->epochs) {
-            next_seq = hog_stream_order_epoch(&ord);
-            if ((rc = hog_stream_push(st, next_seq, nc, err)) != HOG_OK)
-                break;
-        }
-        struct hog_stream_walk walk;
-        hog_stream_walk_begin(&walk, st, &win, &ord, seq);
-        uint64_t done = 0;
-        while (done < n && rc == HOG_OK) {
-            uint64_t left = n - done;
-            uint32_t len = hog_sgd_segment_begin(
-                &m->sch, m->t, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            for (uint32_t i = 0; i < len && rc == HOG_OK;) {
-                uint64_t blk;
-                bool fresh;
-                if ((rc = hog_stream_walk_next(&walk, &blk, &fresh, err)) !=
-                        HOG_OK ||
-                    (fresh && (rc = window_classes(m, &ix, &win, cls,
-                                                   done + i, err)) != HOG_OK))
-                    break;
-                blk = blk < len - i ? blk : len - i;
-                blk = blk < HOG_SGD_BLOCK ? blk : HOG_SGD_BLOCK;
-                for (uint64_t b = 0; b < blk; b++) {
-                    uint64_t r;
-                    const hog_data *cd = hog_stream_walk_row(&walk, b, &r);
-                    hog_softmax_run(km, false, &w->k, cd,
-                                    cls + win.first[cd - win.d], &r, 1,
-                                    i + (uint32_t)b, 1);
-                }
-                i += (uint32_t)blk;
-                walk.pos += blk;
-                f->tick(f, epoch, done + i, n);
-                if (hog_fit_cancelled(f))
-                    rc = hog_fit_stream_interrupted(epoch, done + i, err);
-            }
-            if (rc != HOG_OK)
-                break;
-            hog_softmax_end(km, false, w->k.buf, 0, km->nw, len);
-            m->t += len;
-            done += len;
-        }
-        hog_stream_win_release(st, &win);
-        if (rc != HOG_OK)
-            break;
-        seq = next_seq;
-        hog_softmax_model_slice(km, f->model->w, 0, km->nw);
-        hog_sgd_tally_report(f, &m->sch, &w->k.tally);
-        rc = f->epoch_end(f, epoch, hog_now() - t0, err);
+    m->dv = (struct hog_drive){ .f = f, .ops = &stream_ops, .ctx = m,
+                                .n = f->train->m.rows, .rows = true };
+    if (st == HOG_OK && (st = hog_drive_begin(&m->dv, err)) == HOG_OK) {
+        hog_drive_job(&m->dv, 0, 1);
+        st = m->dv.st;
     }
-out:
-    hog_stream_win_release(st, &win);
-    hog_stream_win_free(&win);
-    hog_stream_order_free(&ord);
-    hog_class_index_free(&ix);
-    free(cls);
-    return rc;
+    hog_stream_epochs_free(&se);
+    hog_class_index_free(&m->ix);
+    free(m->wcls);
+    m->se = NULL;
+    return st;
 }
 
 /* ---- set-up ------------------------------------------------------------------ */

@@ -285,9 +285,117 @@ struct wide {
     uint32_t size;
 };
 
-/* The serial trainer's epochs (hogwild/serial.c: the same shuffles and
- * segments) on group g's classes at once, each class's vector checked
- * after every epoch as its own run's epoch_end does. */
+/* A group's run: the serial trainer's rows step (hogwild/serial.c: the
+ * same order, shuffles and segments) on the group's k classes at once,
+ * under the epoch driver (core/drive.h). Its fit has the classes' options
+ * and hooks of its own: each class's vector is checked after every epoch
+ * as its own run's epoch_end does. */
+struct wide_run {
+    struct hog_fit f;
+    struct ovr *v;
+    struct hog_sgd s;
+    struct hog_order ord;
+    struct hog_drive dv;
+    uint32_t c0, k;
+    uint64_t len;           /* a class vector's length */
+    struct hog_drive_seg g; /* the open segment */
+    /* early stopping: each class as its own run has it (class_early) */
+    struct class_run *cr;
+    hog_model *subs;
+    bool *stopped;
+    uint32_t running;
+};
+
+static struct hog_order *wide_order(void *ctx, unsigned p)
+{
+    (void)p;
+    return &((struct wide_run *)ctx)->ord;
+}
+
+static hog_status wide_rows(void *ctx, unsigned tid, unsigned T,
+                            const struct hog_drive_span *sp, hog_err *err)
+{
+    (void)tid, (void)T, (void)err;
+    struct wide_run *w = ctx;
+    for (uint64_t from = sp->from; from < sp->to;) {
+        uint64_t blk = hog_drive_seg_next(&w->g, &w->s, sp, from);
+        hog_sgd_run_wide(&w->s, w->f.train, w->ord.rows + from,
+                         (uint32_t)blk, w->g.i);
+        w->g.i += (uint32_t)blk;
+        from += blk;
+    }
+    return HOG_OK;
+}
+
+static void wide_block_end(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    hog_drive_seg_close(&((struct wide_run *)ctx)->g);
+}
+
+static void wide_model(void *ctx, unsigned tid, unsigned T)
+{
+    (void)tid, (void)T;
+    struct wide_run *w = ctx;
+    hog_sgd_copy_weights_wide(&w->s, w->v->parent->model->w + w->c0 * w->len,
+                              w->len);
+}
+
+/* No checkpoint is kept (wide_fits): a cancel's save only says where. */
+static hog_status wide_save(void *ctx, struct hog_train_state *at, bool cut,
+                            hog_err *err)
+{
+    (void)cut;
+    struct wide_run *w = ctx;
+    return hog_fit_save(w->v->parent, at, hog_fit_cancelled(&w->f), err);
+}
+
+static const struct hog_drive_ops wide_ops = {
+    .order = wide_order,
+    .run = wide_rows,
+    .block_end = wide_block_end,
+    .model = wide_model,
+    .save = wide_save,
+};
+
+/* The group's epoch: each running class's vector checked, early
+ * stopping, progress; HOG_FIT_STOP once every class has stopped. */
+static hog_status wide_epoch_end(struct hog_fit *f, unsigned epoch,
+                                 double seconds, hog_err *err)
+{
+    (void)seconds;
+    struct wide_run *w = (struct wide_run *)f;
+    struct ovr *v = w->v;
+    const hog_model *m = v->parent->model;
+    const uint32_t ran = w->running; /* the class epochs this one counts */
+    hog_status st = HOG_OK;
+    for (uint32_t c = 0; c < w->k && st == HOG_OK; c++) {
+        if (w->stopped && w->stopped[c])
+            continue;
+        st = class_finite(m->w + (w->c0 + c) * w->len, w->len,
+                          m->classes[w->c0 + c], epoch, f->o->eta, err);
+        if (st == HOG_OK && w->cr &&
+            (st = class_early(&w->cr[c], epoch, err)) == HOG_FIT_STOP) {
+            w->stopped[c] = true;
+            w->running--;
+            st = HOG_OK;
+        }
+    }
+    pthread_mutex_lock(&v->lock);
+    v->epochs_done += ran;
+    report(v);
+    pthread_mutex_unlock(&v->lock);
+    return st == HOG_OK && w->running == 0 ? HOG_FIT_STOP : st;
+}
+
+static void wide_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
+                      uint64_t total)
+{
+    (void)f, (void)epoch, (void)done, (void)total;
+}
+
+/* Group g's classes from the start (wide_fits: no resume) to the last
+ * epoch or until every one has stopped early. */
 static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
                            hog_err *err)
 {
@@ -297,93 +405,62 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
     hog_model *m = p->model;
     const hog_data *d = p->train;
     const hog_train_opts *o = &v->sub;
-    const uint32_t c0 = g * wd->size;
-    const uint32_t k = m->n_classes - c0 < wd->size ? m->n_classes - c0
-                                                    : wd->size;
-    const uint64_t n = d->m.rows, len = hog_model_vector_len(m);
     double t0 = hog_now();
-    struct hog_sgd s;
-    hog_status st = hog_sgd_init_wide(&s, o, d, k, m->classes + c0, err);
-    if (st != HOG_OK)
+    struct wide_run *w = calloc(1, sizeof *w);
+    if (!w)
+        return hog_errf(err, HOG_ENOMEM, "out of memory");
+    w->v = v;
+    w->c0 = g * wd->size;
+    w->k = m->n_classes - w->c0 < wd->size ? m->n_classes - w->c0 : wd->size;
+    w->len = hog_model_vector_len(m);
+    w->g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &w->s };
+    w->f = (struct hog_fit){ .train = d, .o = o, .model = m,
+                             .epoch_end = wide_epoch_end, .tick = wide_tick };
+    hog_status st = hog_sgd_init_wide(&w->s, o, d, w->k, m->classes + w->c0,
+                                      err);
+    if (st != HOG_OK) {
+        free(w);
         return st;
-    if (p->init) /* a warm start: the classes' vectors */
-        hog_sgd_set_weights_wide(&s, p->init + c0 * len, len);
-    struct hog_rng rng;
-    uint64_t *order = hog_serial_order(n, o->seed, &rng, err);
-    if (!order) {
-        hog_sgd_free(&s);
-        return HOG_ENOMEM;
     }
-    /* early stopping: each class as its own run has it (class_early) */
+    if (p->init) /* a warm start: the classes' vectors */
+        hog_sgd_set_weights_wide(&w->s, p->init + w->c0 * w->len, w->len);
+    w->ord.n = d->m.rows;
+    if (!(w->ord.rows = hog_serial_order(w->ord.n, o->seed, &w->ord.rng,
+                                         err)))
+        st = HOG_ENOMEM;
     const hog_train_opts *po = p->o;
     const bool early = po->early_stop && po->validation;
-    struct class_run *cr = early ? calloc(k, sizeof *cr) : NULL;
-    hog_model *subs = early ? calloc(k, sizeof *subs) : NULL;
-    bool *stopped = early ? calloc(k, sizeof *stopped) : NULL;
-    uint32_t running = k;
-    if (early && (!cr || !subs || !stopped))
+    w->running = w->k;
+    if (early && st == HOG_OK &&
+        (!(w->cr = calloc(w->k, sizeof *w->cr)) ||
+         !(w->subs = calloc(w->k, sizeof *w->subs)) ||
+         !(w->stopped = calloc(w->k, sizeof *w->stopped))))
         st = hog_errf(err, HOG_ENOMEM, "out of memory");
-    for (uint32_t c = 0; early && c < k && st == HOG_OK; c++) {
-        subs[c] = class_model(m, c0 + c);
-        cr[c].f = (struct hog_fit){ .o = o, .model = &subs[c] };
-        cr[c].valid = class_view(po->validation, m->classes[c0 + c],
-                                 v->valid_pos[c0 + c]);
-        st = hog_early_init(&cr[c].early, po->early_stop, len, err);
+    for (uint32_t c = 0; early && c < w->k && st == HOG_OK; c++) {
+        w->subs[c] = class_model(m, w->c0 + c);
+        w->cr[c].f = (struct hog_fit){ .o = o, .model = &w->subs[c] };
+        w->cr[c].valid = class_view(po->validation, m->classes[w->c0 + c],
+                                    v->valid_pos[w->c0 + c]);
+        st = hog_early_init(&w->cr[c].early, po->early_stop, w->len, err);
     }
-    uint64_t t_global = 0;
-    for (unsigned epoch = 1; epoch <= o->epochs && st == HOG_OK && running;
-         epoch++) {
-        const uint32_t ran = running; /* the class epochs this one counts */
-        hog_shuffle_u64(&rng, order, n);
-        for (uint64_t done = 0; done < n && st == HOG_OK;) {
-            uint64_t left = n - done;
-            uint32_t seg = hog_sgd_segment_begin(
-                &s, t_global, left < UINT32_MAX ? (uint32_t)left : UINT32_MAX);
-            for (uint32_t i = 0; i < seg && st == HOG_OK;) {
-                uint32_t blk = seg - i < HOG_SGD_BLOCK ? seg - i
-                                                       : HOG_SGD_BLOCK;
-                hog_sgd_run_wide(&s, d, order + done + i, blk, i);
-                i += blk;
-                if (hog_fit_cancelled(p)) {
-                    struct hog_train_state at = { .epoch = epoch,
-                                                  .pos = done + i };
-                    st = hog_fit_save(p, &at, true, err);
-                }
-            }
-            hog_sgd_segment_end(&s, seg);
-            t_global += seg;
-            done += seg;
-        }
-        if (st != HOG_OK)
-            break;
-        hog_sgd_copy_weights_wide(&s, m->w + c0 * len, len);
-        for (uint32_t c = 0; c < k && st == HOG_OK; c++) {
-            if (early && stopped[c])
-                continue;
-            st = class_finite(m->w + (c0 + c) * len, len, m->classes[c0 + c],
-                              epoch, o->eta, err);
-            if (st == HOG_OK && early &&
-                (st = class_early(&cr[c], epoch, err)) == HOG_FIT_STOP) {
-                stopped[c] = true;
-                running--;
-                st = HOG_OK;
-            }
-        }
-        pthread_mutex_lock(&v->lock);
-        v->epochs_done += ran;
-        report(v);
-        pthread_mutex_unlock(&v->lock);
+    w->dv = (struct hog_drive){ .f = &w->f, .ops = &wide_ops, .ctx = w,
+                                .n = d->m.rows, .n_orders = 1, .rows = true };
+    if (st == HOG_OK && (st = hog_drive_begin(&w->dv, err)) == HOG_OK) {
+        hog_drive_job(&w->dv, 0, 1);
+        st = w->dv.st == HOG_FIT_STOP ? HOG_OK : w->dv.st;
     }
-    for (uint32_t c = 0; early && cr && c < k; c++) {
+    for (uint32_t c = 0; w->cr && c < w->k; c++) {
         if (st == HOG_OK)
-            class_early_done(v, &cr[c], m->w + (c0 + c) * len);
-        hog_early_free(&cr[c].early);
+            class_early_done(v, &w->cr[c], m->w + (w->c0 + c) * w->len);
+        hog_early_free(&w->cr[c].early);
     }
-    free(cr);
-    free(subs);
-    free(stopped);
-    free(order);
-    hog_sgd_free(&s);
+    const uint32_t k = w->k;
+    free(w->cr);
+    free(w->subs);
+    free(w->stopped);
+    free(w->ord.rows);
+    hog_sgd_free(&w->s);
+    free(w);
     v->seconds[worker] += hog_now() - t0;
     pthread_mutex_lock(&v->lock);
     v->classes_done += st == HOG_OK ? k : 0;
