@@ -118,15 +118,12 @@ struct hog_train_state {
     union {
         float *w_lazy;   /* SGD mid-segment: the lazy weights; else NULL */
         float *ftrl_z;   /* FTRL: its sums z */
-        float *w_raw;    /* the old name, still read by hogwild/hogwild.c
-                            until its state code joins the epoch driver */
     };
     union {
         float *adagrad_g2;  /* AdaGrad: the sums of squared gradients;
                                else NULL */
         float *ftrl_sqrt_n; /* FTRL: the roots r = sqrt(n) of its sums of
                                squared gradients n */
-        float *g2;          /* the old name, as w_raw */
     };
     uint32_t *stamp;     /* mid-segment with l1 or l2: timestamps; else NULL */
     /* One-vs-rest of n_classes classes (0: a binary or regression run):

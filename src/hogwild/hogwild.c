@@ -427,16 +427,16 @@ static void keep_state(struct hogwild *h, unsigned epoch)
         return;
     memcpy(st->w, h->f->model->w, nw * sizeof *st->w);
     if (h->rep[0].s.zn) { /* FTRL: z and r (sgd_state.c's layout) */
-        hog_sgd_ftrl_get(&h->rep[0].s, st->w_raw, st->g2);
+        hog_sgd_ftrl_get(&h->rep[0].s, st->ftrl_z, st->ftrl_sqrt_n);
         return;
     }
-    if (!st->g2)
+    if (!st->adagrad_g2)
         return;
     if (h->hot)
-        hog_hot_g2(h->hot, nw, h->d->n_features, st->g2);
+        hog_hot_g2(h->hot, nw, h->d->n_features, st->adagrad_g2);
     else
         for (uint64_t j = 0; j < nw; j++)
-            st->g2[j] = hog_w_load_relaxed(h->rep[0].s.g2, j);
+            st->adagrad_g2[j] = hog_w_load_relaxed(h->rep[0].s.g2, j);
 }
 
 static void keep_job(void *h, unsigned epoch) { keep_state(h, epoch); }
@@ -564,10 +564,11 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     st->pos = n;
     const bool ftrl = h->rep[0].s.zn != NULL;
     st->w = calloc(1, bytes);
-    st->g2 = h->rep[0].s.g2 || ftrl ? calloc(1, bytes) : NULL;
-    st->w_raw = ftrl ? calloc(1, bytes) : NULL;
-    if (!st->w || ((h->rep[0].s.g2 || ftrl) && !st->g2) ||
-        (ftrl && !st->w_raw))
+    /* AdaGrad's sums, or FTRL's z and sqrt(n) (fit.h's unions) */
+    st->adagrad_g2 = h->rep[0].s.g2 || ftrl ? calloc(1, bytes) : NULL;
+    st->ftrl_z = ftrl ? calloc(1, bytes) : NULL;
+    if (!st->w || ((h->rep[0].s.g2 || ftrl) && !st->adagrad_g2) ||
+        (ftrl && !st->ftrl_z))
         return hog_errf(err, HOG_ENOMEM, "out of memory for a checkpoint of "
                         "%llu weights", (unsigned long long)nw);
     hog_rng_seed(&st->rng, f->o->seed, 0);
@@ -575,24 +576,25 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
         return HOG_OK;
     bool after;
     if (!hog_train_state_at_epoch(r, n, &after) || r->n_weights != nw ||
-        (r->g2 == NULL) != (st->g2 == NULL) ||
-        (r->w_raw == NULL) != (st->w_raw == NULL))
+        (r->adagrad_g2 == NULL) != (st->adagrad_g2 == NULL) ||
+        (r->w_lazy == NULL) != (st->w_lazy == NULL))
         return hog_errf(err, HOG_EINVAL, "Hogwild! resumes from checkpoints "
                         "written after a whole epoch (this one is at row "
                         "%llu of epoch %llu, or of another trainer)",
                         (unsigned long long)r->pos,
                         (unsigned long long)r->epoch);
     if (ftrl) {
-        hog_sgd_ftrl_put(&h->rep[0].s, r->w_raw, r->g2, r->t_global);
-        memcpy(st->w_raw, r->w_raw, bytes);
+        hog_sgd_ftrl_put(&h->rep[0].s, r->ftrl_z, r->ftrl_sqrt_n,
+                         r->t_global);
+        memcpy(st->ftrl_z, r->ftrl_z, bytes);
     } else {
-        load_weights(h, r->w, r->g2);
+        load_weights(h, r->w, r->adagrad_g2);
     }
     memcpy(st->w, r->w, bytes);
     /* the model too: a checkpoint after the last epoch runs none */
     memcpy(f->model->w, r->w, bytes);
-    if (st->g2)
-        memcpy(st->g2, r->g2, bytes);
+    if (st->adagrad_g2) /* or FTRL's sqrt(n): the same array */
+        memcpy(st->adagrad_g2, r->adagrad_g2, bytes);
     st->epoch = r->epoch;
     st->pos = r->pos;
     st->t_global = r->t_global;
