@@ -183,7 +183,7 @@ int main(int argc, char **argv)
         go.spec.n = 1;
         go.step = runs[i].step;
         go.batch = runs[i].batch;
-        go.sync_every = HOG_GPU_DEFAULT_SYNC;
+        go.sync_every = 65536; /* the library's default (options.c) */
         go.quiet = false;
         hog_model *m;
         if (hog_model_new(tr->n_features, o.loss, o.bias, &m, &err) != HOG_OK)

@@ -452,9 +452,9 @@ typedef struct hog_train_opts {
     /* Model averaging, one meaning for every trainer that averages: rows
      * per replica (Hogwild! replicas node/core, GPU replicas) or per
      * process (scale-out: the command turns `--sync-every`, default 10000
-     * there, into average_blocks) between averagings. Default 65536. 0: Hogwild!
-     * replicas never average during training (each epoch's model is the
-     * replicas' average); the GPU trainer takes 0 as its default, 65536. */
+     * there, into average_blocks) between averagings. Default 65536. 0,
+     * everywhere: no averaging within an epoch, one at each epoch's end
+     * (each epoch's model is the replicas' or processes' average). */
     uint64_t sync_every;
 
     /* Cyclades (--algo cyclades; docs/CYCLADES.md). */

@@ -382,6 +382,42 @@ Test(net, train_ma_hogwild_news20, .timeout = 120)
                        "--threads 2");
 }
 
+/* --sync-every 0 has one meaning for every trainer that averages: no
+ * averaging within an epoch, one at its end. 2 processes on a9a: with 0
+ * and with more rows per block than a rank has, the same model bit for
+ * bit on every rank (one block per epoch either way). */
+static void two_ranks_a9a(const char *dir, const char *sync, char models[2][600])
+{
+    TH_DATA_OR_SKIP(train, "a9a");
+    char logs[2][600], coord[64];
+    snprintf(coord, sizeof coord, "127.0.0.1:%u", th_free_port());
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(logs[r], sizeof logs[r], "%s/%s.r%d.log", dir, sync, r);
+        snprintf(models[r], sizeof models[r], "%s/%s.m%d.hgm", dir, sync, r);
+        pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
+                       "%s --shard stride --connect-timeout 20 --net-timeout "
+                       "30 --sync-every %s --epochs 2 '%s' -o '%s'", th_bin(),
+                       r, coord, sync, train, models[r]);
+    }
+    for (int r = 0; r < 2; r++) {
+        int c = wait_for(pid[r], 60);
+        cr_assert_eq(c, 0, "rank %d, --sync-every %s: exit %d:\n%s", r, sync,
+                     c, slurp(logs[r]));
+    }
+}
+
+Test(net, sync_every_0_averages_at_each_epochs_end, .timeout = 120)
+{
+    char dir[512], zero[2][600], whole[2][600];
+    th_tmpdir(dir, sizeof dir);
+    two_ranks_a9a(dir, "0", zero);
+    two_ranks_a9a(dir, "100000000", whole);
+    cr_assert(same_file(zero[0], zero[1]), "the ranks' models differ");
+    cr_assert(same_file(zero[0], whole[0]), "--sync-every 0 is not one "
+              "averaging per epoch");
+}
+
 /* K classes across processes: news20's 20 classes on 2 ranks of every
  * other row reach the single-process accuracy within 1.5 points with the
  * same model on both ranks: one-vs-rest (each class's vector averaged in

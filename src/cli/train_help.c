@@ -173,8 +173,8 @@ static void help(FILE *f)
     hog_train_opts_init(&d);
     fprintf(f, "                         averagings (default %llu; 10000 with --world);\n",
             (unsigned long long)d.sync_every);
-    fputs("                         0, with --replicas only: never during training,\n"
-          "                         each epoch's model is the replicas' average\n"
+    fputs("                         0: only at each epoch's end (its model is the\n"
+          "                         replicas' or processes' average)\n"
           "      --deterministic    the same as --algo cyclades: the model is the\n"
           "                         same bit for bit at every thread count\n"
           "\n"

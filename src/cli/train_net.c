@@ -205,7 +205,10 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
                     (unsigned long long)v[0], hog_algo_name(a->o.algo));
         return HOG_OK;
     }
-    uint64_t blocks = (v[1] + na->sync_every - 1) / na->sync_every;
+    /* --sync-every 0: one averaging, at each epoch's end */
+    uint64_t blocks = na->sync_every
+                          ? (v[1] + na->sync_every - 1) / na->sync_every
+                          : 1;
     a->o.average = hog_avg_step;
     a->o.average_blocks = blocks ? blocks : 1;
 

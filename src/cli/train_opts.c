@@ -575,11 +575,6 @@ static int sync_every_options(const struct train_args *a,
                                    "replicas (--algo hogwild --replicas node "
                                    "or core, or --gpus) or to several "
                                    "processes (--world N, mpirun)");
-    if (seen[OPT_SYNC_EVERY] && a->o.sync_every == 0 && (gpus || a->net.on))
-        return hog_cli_usage_error(cmd, "--sync-every 0 (never average "
-                                   "during training) applies to Hogwild! "
-                                   "replicas only; GPU replicas and processes "
-                                   "need a number of rows >= 1");
     return -1;
 }
 

@@ -199,8 +199,7 @@ static void write_json(FILE *f, const struct train_report *r)
                                          : "minibatch");
         hog_json_u64(&j, "gpu_batch",
                      o->gpu_batch ? o->gpu_batch : HOG_GPU_DEFAULT_BATCH);
-        hog_json_u64(&j, "sync_every",
-                     o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC);
+        hog_json_u64(&j, "sync_every", o->sync_every);
     } else {
         hog_json_null(&j, "gpus");
     }

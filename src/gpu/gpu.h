@@ -30,7 +30,6 @@
 
 #define HOG_GPU_MAX 64                 /* replicas in one run */
 #define HOG_GPU_DEFAULT_BATCH 1024u    /* rows per replica per step */
-#define HOG_GPU_DEFAULT_SYNC 65536u    /* rows per replica between averages */
 
 /* ---- which devices (spec.c) ------------------------------------------------ */
 
@@ -88,7 +87,8 @@ struct hog_gpu_opts {
     struct hog_gpu_spec spec;
     hog_gpu_step step;
     uint32_t batch;       /* rows per replica per round */
-    uint64_t sync_every;  /* rows per replica between averages */
+    uint64_t sync_every;  /* rows per replica between averages; 0: at
+                             the epoch's end only */
     bool force_stream;    /* stream the shards even when they fit (tests) */
     bool quiet;           /* no notes on stderr (peer access, streaming) */
 };

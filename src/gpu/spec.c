@@ -81,7 +81,7 @@ hog_status hog_gpu_opts_from(const hog_train_opts *o, struct hog_gpu_opts *g,
         return hog_errf(err, HOG_EINVAL,
                         "--gpu-batch %u: at most 2^30 rows per step",
                         (unsigned)g->batch);
-    g->sync_every = o->sync_every ? o->sync_every : HOG_GPU_DEFAULT_SYNC;
+    g->sync_every = o->sync_every; /* 0: at the epoch's end only */
     return HOG_OK;
 }
 

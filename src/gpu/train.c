@@ -377,9 +377,10 @@ hog_status hog_gpu_train_opts(struct hog_fit *f, const struct hog_gpu_opts *g,
     }
     for (uint64_t k = 0; k < plan.rounds; k++)
         order[k] = k;
-    uint64_t sync_rounds = (g->sync_every + g->batch - 1) / g->batch;
-    if (sync_rounds < 1)
-        sync_rounds = 1;
+    /* sync_every 0: the replicas average at the epoch's end only */
+    uint64_t sync_rounds = g->sync_every
+                               ? (g->sync_every + g->batch - 1) / g->batch
+                               : UINT64_MAX;
     struct hog_rng rng;
     hog_rng_seed(&rng, o->seed, 0);
     uint64_t done = 0, per = (uint64_t)R * g->batch;

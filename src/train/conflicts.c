@@ -656,8 +656,8 @@ static void ex_multi_gpu(hog_train_opts *o, struct hog_conflict_ctx *c)
 
 static const struct hog_conflict rows[] = {
     ROW("epochs", HOG_EINVAL, epochs0, HOG_CONFLICT_OPTIONS,
-        "epochs must be at least 1 (0 only with a warm start: the model as "
-        "it is)", NULL, ex_epochs0),
+        "epochs must be at least 1 (0 only with a warm start, --init MODEL: "
+        "the model as it is)", NULL, ex_epochs0),
     ROW("eta, l2, schedule", HOG_EINVAL, eta_l2, HOG_CONFLICT_OPTIONS,
         "eta * l2 = %s: each step would shrink the weights past zero; use "
         "eta * l2 below 1", eta_l2_value, ex_eta_l2),
@@ -668,7 +668,8 @@ static const struct hog_conflict rows[] = {
     ROW("early_stop, holdout, validation", HOG_EINVAL, early_alone,
         HOG_CONFLICT_OPTIONS,
         "early stopping watches the validation loss and needs a validation "
-        "set (a holdout share, or a validation data set)", NULL,
+        "set: add --holdout F (a share of the training rows) or --validation "
+        "FILE", NULL,
         ex_early_alone),
     ROW("early_stop, average", HOG_ENOTSUP, early_world, HOG_CONFLICT_OPTIONS,
         "early stopping is not taken across processes: each would stop at "
