@@ -50,14 +50,17 @@ static hog_status cut_blocks(struct hog_newton_blocks *b, hog_err *err)
 /* Block k's features come from sorting its entries as (feature << 32 |
  * entry) keys by the feature's bits, RADIX_BITS at a time: no array as
  * long as the model per worker, and a cost linear in the block's
- * nonzeros. The sorted, distinct features are the same whatever sorts
- * them, so every thread count lists the same blocks. */
+ * nonzeros. Models with no more features than a block has nonzeros take
+ * a stamp per feature instead (list_block_few), cheaper there. The
+ * sorted, distinct features are the same whichever way and whichever
+ * worker lists them, so every thread count lists the same blocks. */
 #define RADIX_BITS 11u
 #define RADIX (1u << RADIX_BITS)
 
 struct lister { /* a worker's scratch, grown to its largest block */
     uint64_t *key, *tmp;
     uint64_t cap;
+    uint32_t *pos; /* nf, UINT32_MAX between blocks: for few features */
 };
 
 struct list_job {
@@ -75,11 +78,43 @@ static uint64_t block_start(const struct hog_newton_blocks *b, uint64_t k)
 
 /* Lists block k into lj->wide, writes its entries' positions into lidx
  * and its count into feat0[k + 1]; false when out of memory. */
+/* Block k's list when the model has no more features than the block has
+ * nonzeros (a9a, ijcnn1): a stamp per feature, read in feature order. */
+static bool list_block_few(struct list_job *lj, uint64_t k, struct lister *ls)
+{
+    struct hog_newton_blocks *b = lj->b;
+    const uint32_t *idx = b->m->idx + b->m->off[0];
+    uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
+    if (!ls->pos) {
+        ls->pos = malloc(b->nf * sizeof *ls->pos);
+        if (!ls->pos)
+            return false;
+        memset(ls->pos, 0xff, b->nf * sizeof *ls->pos);
+    }
+    uint32_t *pos = ls->pos, *feat = lj->wide + a, *lidx = b->lidx + a;
+    for (uint64_t p = 0; p < n; p++)
+        pos[idx[a + p]] = 0;
+    uint32_t u = 0;
+    for (uint32_t j = 0; j < b->nf; j++)
+        if (pos[j] != UINT32_MAX) {
+            pos[j] = u;
+            feat[u++] = j;
+        }
+    for (uint64_t p = 0; p < n; p++)
+        lidx[p] = pos[idx[a + p]];
+    for (uint32_t q = 0; q < u; q++)
+        pos[feat[q]] = UINT32_MAX;
+    b->feat0[k + 1] = u;
+    return true;
+}
+
 static bool list_block(struct list_job *lj, uint64_t k, struct lister *ls)
 {
     struct hog_newton_blocks *b = lj->b;
     const uint32_t *idx = b->m->idx + b->m->off[0];
     uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
+    if (b->nf <= n)
+        return list_block_few(lj, k, ls);
     if (n > ls->cap) {
         free(ls->key);
         free(ls->tmp);
@@ -127,7 +162,7 @@ static void list_job_run(void *arg, unsigned tid, unsigned nt)
 {
     (void)tid, (void)nt;
     struct list_job *lj = arg;
-    struct lister ls = { NULL, NULL, 0 };
+    struct lister ls = { NULL, NULL, 0, NULL };
     for (;;) {
         uint64_t k = atomic_fetch_add_explicit(&lj->next, 1,
                                                memory_order_relaxed);
@@ -140,6 +175,7 @@ static void list_job_run(void *arg, unsigned tid, unsigned nt)
     }
     free(ls.key);
     free(ls.tmp);
+    free(ls.pos);
 }
 
 /* The lists packed one after the other, at feat0. */
