@@ -86,7 +86,7 @@ static bool list_block_few(struct list_job *lj, uint64_t k, struct lister *ls)
     const uint32_t *idx = b->m->idx + b->m->off[0];
     uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
     if (!ls->pos) {
-        ls->pos = malloc(b->nf * sizeof *ls->pos);
+        ls->pos = malloc((b->nf ? b->nf : 1) * sizeof *ls->pos);
         if (!ls->pos)
             return false;
         memset(ls->pos, 0xff, b->nf * sizeof *ls->pos);
