@@ -1,6 +1,6 @@
 /* newton: trust-region Newton against a dense Newton on a hand-sized
  * problem, against liblinear-train -s 0 and -s 2 on a9a and
- * news20.binary, the same model bit for bit at 1, 2 and 3 threads, K
+ * news20.binary and -s 11 -p 0 (least squares) on abalone_scale, the same model bit for bit at 1, 2 and 3 threads, K
  * classes one-vs-rest on news20, and the options it refuses. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -205,6 +205,52 @@ Test(newton, sqhinge_reaches_liblinear_s2_on_news20, .timeout = 120)
 {
     TH_HEAVY_OR_SKIP();
     vs_liblinear("news20.binary.train.svm", HOG_LOSS_SQHINGE, 2);
+}
+
+/* LIBLINEAR -s 11 minimises 1/2 |w|^2 + C sum max(|y - w.x| - p, 0)^2:
+ * with -p 0 least squares, its loss twice hogtrain's 1/2 (m - y)^2, so
+ * its C is our 2 C: l2 = 1 / (2 C n). Its model's objective is checked
+ * against that sum written out here, so that the scale is LIBLINEAR's and
+ * not only the two models'. */
+static double ll_svr_objective(const hog_model *m, const hog_data *d, double C)
+{
+    const float *w = hog_model_weights(m);
+    uint64_t nf = hog_model_features(m);
+    double f = 0.0;
+    for (uint64_t j = 0; j <= nf; j++)
+        f += 0.5 * (double)w[j] * (double)w[j];
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        double z = (double)w[nf]; /* -B 1 */
+        for (uint64_t p = d->m.off[i]; p < d->m.off[i + 1]; p++)
+            z += (double)w[d->m.idx[p]] * (double)d->m.val[p];
+        double r = (double)d->m.y[i] - z;
+        f += C * r * r;
+    }
+    return f;
+}
+
+Test(newton, least_squares_reaches_liblinear_s11_on_abalone, .timeout = 60)
+{
+    TH_LIBLINEAR_OR_SKIP();
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    hog_data *d = th_load(path);
+    double l2 = 1.0 / (2.0 * (double)hog_data_rows(d)); /* LIBLINEAR's C 1 */
+    hog_train_opts o = newton_opts(HOG_LOSS_SQUARED, l2, 2, 1e-4);
+    hog_model *mine = th_train_ok(d, &o);
+    /* the helper pastes its eps into the command line: -p 0 rides along */
+    hog_model *theirs = th_liblinear_model(path, 11, 1.0, "0.0001 -p 0",
+                                           NULL);
+    double a = objective(mine, d, HOG_LOSS_SQUARED, l2);
+    double b = objective(theirs, d, HOG_LOSS_SQUARED, l2);
+    double hand = ll_svr_objective(theirs, d, 1.0);
+    cr_assert(fabs(b - hand) <= 1e-12 * hand,
+              "LIBLINEAR's objective %.17g, by hand %.17g", b, hand);
+    cr_assert(fabs(a - b) <= 1e-6 * b,
+              "abalone_scale, newton squared vs -s 11 -p 0: hogtrain %.12g, "
+              "LIBLINEAR %.12g (relative %.3g)", a, b, fabs(a - b) / b);
+    hog_model_free(mine);
+    hog_model_free(theirs);
+    hog_data_free(d);
 }
 
 /* ---- the same bits at every thread count ----------------------------------- */

@@ -8,19 +8,17 @@
  *
  * The reduction is split by feature ranges: each worker adds, for its
  * features, the partials of block 0, 1, 2, ... in that order, so that
- * every sum is the same whichever worker makes it.
+ * every sum is the same whichever worker makes it. The ranges are cut to
+ * equal work, not equal counts, and the lists themselves are built on the
+ * pool, a block per task: the set-up was a fifth of a two-thread run on
+ * news20.binary while it ran on one thread (docs/bench-log/newton.md).
  */
 #include "newton/newton.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Row blocks of about HOG_NEWTON_BLOCK_NNZ nonzeros (a row never split),
  * from the data alone. */
@@ -47,29 +45,248 @@ static hog_status cut_blocks(struct hog_newton_blocks *b, hog_err *err)
     return HOG_OK;
 }
 
-/* Block k's features: collected with a stamp per feature (pos), sorted,
- * then each entry's position written into lidx. Returns the count. */
-static uint64_t list_block(struct hog_newton_blocks *b, uint64_t k,
-                           uint32_t *pos, uint32_t *feat)
+/* ---- the blocks' feature lists ------------------------------------------ */
+
+/* Block k's features come from sorting its entries as (feature << 32 |
+ * entry) keys by the feature's bits, RADIX_BITS at a time: no array as
+ * long as the model per worker, and a cost linear in the block's
+ * nonzeros. Models with no more features than a block has nonzeros take
+ * a stamp per feature instead (list_block_few), cheaper there. The
+ * sorted, distinct features are the same whichever way and whichever
+ * worker lists them, so every thread count lists the same blocks. */
+#define RADIX_BITS 11u
+#define RADIX (1u << RADIX_BITS)
+
+struct lister { /* a worker's scratch, grown to its largest block */
+    uint64_t *key, *tmp;
+    uint64_t cap;
+    uint32_t *pos; /* nf, UINT32_MAX between blocks: for few features */
+};
+
+struct list_job {
+    struct hog_newton_blocks *b;
+    uint32_t *wide;  /* block k's list from its first entry's position */
+    unsigned passes; /* radix passes that cover nf's bits */
+    atomic_uint_fast64_t next; /* the next block to list */
+    atomic_bool failed;        /* a worker ran out of memory */
+};
+
+static uint64_t block_start(const struct hog_newton_blocks *b, uint64_t k)
 {
-    const struct hog_csr *m = b->m;
-    uint64_t a = m->off[b->row0[k]], e = m->off[b->row0[k + 1]];
-    uint32_t u = 0;
-    for (uint64_t p = a; p < e; p++) {
-        uint32_t j = m->idx[p];
-        if (pos[j] != UINT32_MAX)
-            continue;
-        pos[j] = 0;
-        feat[u++] = j;
+    return b->m->off[b->row0[k]] - b->m->off[0];
+}
+
+/* Lists block k into lj->wide, writes its entries' positions into lidx
+ * and its count into feat0[k + 1]; false when out of memory. */
+/* Block k's list when the model has no more features than the block has
+ * nonzeros (a9a, ijcnn1): a stamp per feature, read in feature order. */
+static bool list_block_few(struct list_job *lj, uint64_t k, struct lister *ls)
+{
+    struct hog_newton_blocks *b = lj->b;
+    const uint32_t *idx = b->m->idx + b->m->off[0];
+    uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
+    if (!ls->pos) {
+        ls->pos = malloc((b->nf ? b->nf : 1) * sizeof *ls->pos);
+        if (!ls->pos)
+            return false;
+        memset(ls->pos, 0xff, b->nf * sizeof *ls->pos);
     }
-    qsort(feat, u, sizeof *feat, cmp_u32);
-    for (uint32_t q = 0; q < u; q++)
-        pos[feat[q]] = q;
-    for (uint64_t p = a; p < e; p++)
-        b->lidx[p - m->off[0]] = pos[m->idx[p]];
+    uint32_t *pos = ls->pos, *feat = lj->wide + a, *lidx = b->lidx + a;
+    for (uint64_t p = 0; p < n; p++)
+        pos[idx[a + p]] = 0;
+    uint32_t u = 0;
+    for (uint32_t j = 0; j < b->nf; j++)
+        if (pos[j] != UINT32_MAX) {
+            pos[j] = u;
+            feat[u++] = j;
+        }
+    for (uint64_t p = 0; p < n; p++)
+        lidx[p] = pos[idx[a + p]];
     for (uint32_t q = 0; q < u; q++)
         pos[feat[q]] = UINT32_MAX;
-    return u;
+    b->feat0[k + 1] = u;
+    return true;
+}
+
+static bool list_block(struct list_job *lj, uint64_t k, struct lister *ls)
+{
+    struct hog_newton_blocks *b = lj->b;
+    const uint32_t *idx = b->m->idx + b->m->off[0];
+    uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
+    if (b->nf <= n)
+        return list_block_few(lj, k, ls);
+    if (n > ls->cap) {
+        free(ls->key);
+        free(ls->tmp);
+        ls->key = malloc(n * sizeof *ls->key);
+        ls->tmp = malloc(n * sizeof *ls->tmp);
+        ls->cap = ls->key && ls->tmp ? n : 0;
+        if (!ls->cap)
+            return false;
+    }
+    uint64_t *key = ls->key, *tmp = ls->tmp;
+    for (uint64_t p = 0; p < n; p++)
+        key[p] = (uint64_t)idx[a + p] << 32 | p;
+    for (unsigned s = 0; s < lj->passes; s++) {
+        unsigned shift = 32 + s * RADIX_BITS;
+        uint32_t cnt[RADIX] = { 0 };
+        for (uint64_t p = 0; p < n; p++)
+            cnt[key[p] >> shift & (RADIX - 1)]++;
+        uint32_t at = 0;
+        for (unsigned d = 0; d < RADIX; d++) {
+            uint32_t c = cnt[d];
+            cnt[d] = at;
+            at += c;
+        }
+        for (uint64_t p = 0; p < n; p++)
+            tmp[cnt[key[p] >> shift & (RADIX - 1)]++] = key[p];
+        uint64_t *t = key;
+        key = tmp;
+        tmp = t;
+    }
+    uint32_t *feat = lj->wide + a, *lidx = b->lidx + a;
+    uint64_t u = 0;
+    for (uint64_t p = 0; p < n; p++) {
+        uint32_t j = (uint32_t)(key[p] >> 32);
+        if (u == 0 || feat[u - 1] != j)
+            feat[u++] = j;
+        lidx[(uint32_t)key[p]] = (uint32_t)(u - 1);
+    }
+    b->feat0[k + 1] = u;
+    return true;
+}
+
+/* Blocks handed out one at a time: their sizes differ in features, and a
+ * worker the machine has put aside leaves its share to the others. */
+static void list_job_run(void *arg, unsigned tid, unsigned nt)
+{
+    (void)tid, (void)nt;
+    struct list_job *lj = arg;
+    struct lister ls = { NULL, NULL, 0, NULL };
+    for (;;) {
+        uint64_t k = atomic_fetch_add_explicit(&lj->next, 1,
+                                               memory_order_relaxed);
+        if (k >= lj->b->nb)
+            break;
+        if (!list_block(lj, k, &ls)) {
+            atomic_store(&lj->failed, true);
+            break;
+        }
+    }
+    free(ls.key);
+    free(ls.tmp);
+    free(ls.pos);
+}
+
+/* The lists packed one after the other, at feat0. */
+static void pack_job(void *arg, unsigned tid, unsigned nt)
+{
+    struct list_job *lj = arg;
+    struct hog_newton_blocks *b = lj->b;
+    uint64_t lo, hi;
+    hog_slice(b->nb, tid, nt, &lo, &hi);
+    for (uint64_t k = lo; k < hi; k++)
+        memcpy(b->feat + b->feat0[k], lj->wide + block_start(b, k),
+               (b->feat0[k + 1] - b->feat0[k]) * sizeof *b->feat);
+}
+
+static void run_job(struct hog_newton_blocks *b, hog_pool_fn fn, void *arg)
+{
+    if (b->pool)
+        hog_pool_run(b->pool, fn, arg);
+    else
+        fn(arg, 0, 1);
+}
+
+/* Every block's list, on the pool; feat0, feat and lidx filled. */
+static hog_status list_blocks(struct hog_newton_blocks *b, uint64_t nnz,
+                              hog_err *err)
+{
+    struct list_job lj = { .b = b };
+    for (uint64_t k = 0; k < b->nb; k++)
+        if (block_start(b, k + 1) - block_start(b, k) > UINT32_MAX)
+            return hog_errf(err, HOG_ERANGE, "Newton's block %llu holds "
+                            "more than 2^32 nonzeros (one row that long "
+                            "does not fit its 32-bit positions)",
+                            (unsigned long long)k);
+    unsigned bits = 0;
+    while (bits < 32 && (b->nf - 1) >> bits)
+        bits++;
+    lj.passes = b->nf > 1 ? (bits + RADIX_BITS - 1) / RADIX_BITS : 0;
+    atomic_init(&lj.next, 0);
+    atomic_init(&lj.failed, false);
+    lj.wide = malloc((nnz ? nnz : 1) * sizeof *lj.wide);
+    if (!lj.wide)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
+                        "blocks (%llu nonzeros)", (unsigned long long)nnz);
+    run_job(b, list_job_run, &lj);
+    if (atomic_load(&lj.failed)) {
+        free(lj.wide);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for sorting "
+                        "Newton's row blocks' features");
+    }
+    b->feat0[0] = 0;
+    for (uint64_t k = 0; k < b->nb; k++)
+        b->feat0[k + 1] += b->feat0[k];
+    uint64_t total = b->feat0[b->nb];
+    b->feat = malloc((total ? total : 1) * sizeof *b->feat);
+    if (!b->feat) {
+        free(lj.wide);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
+                        "blocks' features (%llu)", (unsigned long long)total);
+    }
+    run_job(b, pack_job, &lj);
+    free(lj.wide);
+    return HOG_OK;
+}
+
+/* Entries of the blocks' lists below feature x, plus x for the zeroing:
+ * the reduction's work on [0, x). */
+static uint64_t reduce_work(const struct hog_newton_blocks *b, uint64_t x)
+{
+    uint64_t w = x;
+    for (uint64_t k = 0; k < b->nb; k++) {
+        const uint32_t *f = b->feat + b->feat0[k];
+        uint64_t lo = 0, hi = b->feat0[k + 1] - b->feat0[k];
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (f[mid] < x)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        w += lo;
+    }
+    return w;
+}
+
+/* The workers' feature ranges for the reduction, cut to equal work: text
+ * data's first features are in most blocks, its last in few, so equal
+ * counts of features leave one worker waiting for the other. Each
+ * feature's sum runs in block order whoever makes it. */
+static hog_status cut_reduction(struct hog_newton_blocks *b, hog_err *err)
+{
+    unsigned nt = b->threads;
+    b->cut = malloc((nt + 1) * sizeof *b->cut);
+    if (!b->cut)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's "
+                        "reduction ranges");
+    uint64_t all = reduce_work(b, b->nf);
+    b->cut[0] = 0;
+    for (unsigned t = 1; t < nt; t++) {
+        uint64_t want = all / nt * t + all % nt * t / nt;
+        uint64_t lo = b->cut[t - 1], hi = b->nf;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (reduce_work(b, mid) < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        b->cut[t] = lo;
+    }
+    b->cut[nt] = b->nf;
+    return HOG_OK;
 }
 
 hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
@@ -88,44 +305,6 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
     hog_status st = cut_blocks(b, err);
     if (st != HOG_OK)
         return st;
-    uint64_t nnz = m->off[m->rows] - m->off[0];
-    /* a block touches at most min(its nonzeros, nf) features */
-    b->feat0 = malloc((b->nb + 1) * sizeof *b->feat0);
-    b->lidx = malloc((nnz ? nnz : 1) * sizeof *b->lidx);
-    b->feat = malloc((nnz ? nnz : 1) * sizeof *b->feat);
-    uint32_t *pos = malloc((nf ? nf : 1) * sizeof *pos);
-    b->part_bias = malloc(b->nb * sizeof *b->part_bias);
-    b->acc = malloc(b->nb * sizeof *b->acc);
-    b->nr = (b->nw + HOG_NEWTON_VEC_RANGE - 1) / HOG_NEWTON_VEC_RANGE;
-    b->vsum = malloc((b->nr ? b->nr : 1) * HOG_NEWTON_VEC_SUMS *
-                     sizeof *b->vsum);
-    if (!b->feat0 || !b->lidx || !b->feat || !pos || !b->part_bias ||
-        !b->acc || !b->vsum) {
-        free(pos);
-        hog_newton_blocks_close(b);
-        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
-                        "blocks (%llu nonzeros)", (unsigned long long)nnz);
-    }
-    memset(pos, 0xff, (nf ? nf : 1) * sizeof *pos);
-    b->feat0[0] = 0;
-    for (uint64_t k = 0; k < b->nb; k++)
-        b->feat0[k + 1] = b->feat0[k] + list_block(b, k, pos,
-                                                   b->feat + b->feat0[k]);
-    free(pos);
-    uint64_t total = b->feat0[b->nb];
-    uint32_t *shrunk = realloc(b->feat, (total ? total : 1) * sizeof *shrunk);
-    if (shrunk)
-        b->feat = shrunk;
-    b->part = malloc((total ? total : 1) * sizeof *b->part);
-    if (!b->part) {
-        hog_newton_blocks_close(b);
-        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's "
-                        "partial products");
-    }
-    b->bytes = (b->nb + 1) * 2 * sizeof(uint64_t) + nnz * sizeof(uint32_t) +
-               total * (sizeof(uint32_t) + sizeof(double)) +
-               b->nb * 2 * sizeof(double) +
-               b->nr * HOG_NEWTON_VEC_SUMS * sizeof(double);
     if (threads != 1) {
         st = hog_pool_for_opts(NULL, threads, HOG_POOL_BIND_ANY, &b->topo,
                                &b->pool, err);
@@ -135,6 +314,38 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
         }
     }
     b->threads = b->pool ? hog_pool_size(b->pool) : 1;
+    uint64_t nnz = m->off[m->rows] - m->off[0];
+    b->feat0 = malloc((b->nb + 1) * sizeof *b->feat0);
+    b->lidx = malloc((nnz ? nnz : 1) * sizeof *b->lidx);
+    b->part_bias = malloc(b->nb * sizeof *b->part_bias);
+    b->acc = malloc(b->nb * sizeof *b->acc);
+    b->nr = (b->nw + HOG_NEWTON_VEC_RANGE - 1) / HOG_NEWTON_VEC_RANGE;
+    b->vsum = malloc((b->nr ? b->nr : 1) * HOG_NEWTON_VEC_SUMS *
+                     sizeof *b->vsum);
+    if (!b->feat0 || !b->lidx || !b->part_bias || !b->acc || !b->vsum) {
+        hog_newton_blocks_close(b);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
+                        "blocks (%llu nonzeros)", (unsigned long long)nnz);
+    }
+    st = list_blocks(b, nnz, err);
+    if (st == HOG_OK)
+        st = cut_reduction(b, err);
+    if (st != HOG_OK) {
+        hog_newton_blocks_close(b);
+        return st;
+    }
+    uint64_t total = b->feat0[b->nb];
+    b->part = malloc((total ? total : 1) * sizeof *b->part);
+    if (!b->part) {
+        hog_newton_blocks_close(b);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's "
+                        "partial products");
+    }
+    b->bytes = (b->nb + 1) * 2 * sizeof(uint64_t) + nnz * sizeof(uint32_t) +
+               total * (sizeof(uint32_t) + sizeof(double)) +
+               b->nb * 2 * sizeof(double) +
+               b->nr * HOG_NEWTON_VEC_SUMS * sizeof(double) +
+               (b->threads + 1) * sizeof(uint64_t);
     return HOG_OK;
 }
 
@@ -151,6 +362,7 @@ void hog_newton_blocks_close(struct hog_newton_blocks *b)
     free(b->part_bias);
     free(b->acc);
     free(b->vsum);
+    free(b->cut);
     free(b->red);
     memset(b, 0, sizeof *b);
 }
@@ -237,8 +449,7 @@ static void pass_job(void *arg, unsigned tid, unsigned nt)
         return;
     if (b->pool) /* every block's partial written before anyone adds them */
         hog_pool_barrier(b->pool);
-    hog_slice(b->nf, tid, nt, &lo, &hi);
-    reduce_range(b, ps->out, lo, hi);
+    reduce_range(b, ps->out, b->cut[tid], b->cut[tid + 1]);
 }
 
 /* After a failed reduction: out and the sum are NaN, so that whatever

@@ -74,6 +74,7 @@ struct hog_newton_blocks {
     double *part;        /* per block: its partial X^T c, by feat */
     double *part_bias;   /* nb: the bias column's partial */
     double *acc;         /* nb: the blocks' running sums */
+    uint64_t *cut;       /* threads + 1: each worker's features to reduce */
     uint64_t nr;         /* weight ranges of HOG_NEWTON_VEC_RANGE (vec.c) */
     double *vsum;        /* nr x HOG_NEWTON_VEC_SUMS: the ranges' sums */
     size_t bytes;        /* memory of the above */
@@ -102,9 +103,9 @@ struct hog_newton_blocks {
     uint64_t dev_ranges;
 };
 
-/* Cuts m into blocks, lists each block's features and opens the pool
- * (threads 1: none). HOG_ENOMEM with a sentence; HOG_ERANGE when a block
- * touches more than 2^32 features. */
+/* Cuts m into blocks, opens the pool (threads 1: none) and lists each
+ * block's features on it. HOG_ENOMEM with a sentence; HOG_ERANGE when nf
+ * or one block's nonzeros pass 2^32. */
 hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
                                   const struct hog_csr *m, uint64_t nf,
                                   double bias, unsigned threads, hog_err *err);
