@@ -668,8 +668,8 @@ static const struct hog_conflict rows[] = {
     ROW("early_stop, holdout, validation", HOG_EINVAL, early_alone,
         HOG_CONFLICT_OPTIONS,
         "early stopping watches the validation loss and needs a validation "
-        "set: add --holdout F (a share of the training rows) or --validation "
-        "FILE", NULL,
+        "set: add --holdout F or --validation FILE (a share of the training "
+        "rows, or a data set of its own)", NULL,
         ex_early_alone),
     ROW("early_stop, average", HOG_ENOTSUP, early_world, HOG_CONFLICT_OPTIONS,
         "early stopping is not taken across processes: each would stop at "
