@@ -11,6 +11,7 @@
  */
 #include "train/train.h"
 
+#include "core/loss.h"
 #include "coordinate/coordinate.h"
 #include "cyclades/cyclades.h"
 #include "gpu/gpu.h"
@@ -102,6 +103,14 @@ const char *hog_algo_cli_name(hog_algo a)
 {
     const struct hog_algo_row *r = hog_algo_row(a);
     return r ? r->name : "?";
+}
+
+/* K >= 3 classes: a classification loss on labels that are not two
+ * values, or the caller's class list. */
+bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
+{
+    return train && hog_loss_is_classification(o->loss) &&
+           (train->labels != HOG_LABELS_BINARY || o->n_classes);
 }
 
 bool hog_train_gpu_replicas(const hog_train_opts *o)

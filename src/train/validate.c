@@ -10,12 +10,6 @@
 
 #include <math.h>
 
-bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train)
-{
-    return train && hog_loss_is_classification(o->loss) &&
-           (train->labels != HOG_LABELS_BINARY || o->n_classes);
-}
-
 static hog_status validate(const hog_train_opts *o, const hog_data *train,
                            bool stream, hog_err *err)
 {
