@@ -40,55 +40,11 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Starts `sh -c cmd` with stdout and stderr into log; returns its pid. */
-static pid_t spawn(const char *log, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static pid_t spawn(const char *log, const char *fmt, ...)
-{
-    /* exec: the pid is the command's own, not a shell's, so that a kill
-     * reaches it. */
-    char cmd[4096] = "exec ";
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd + 5, sizeof cmd - 5, fmt, ap);
-    va_end(ap);
-    fflush(NULL);
-    pid_t p = fork();
-    cr_assert_geq(p, 0);
-    if (p == 0) {
-        FILE *f = freopen(log, "w", stdout);
-        if (!f)
-            _exit(127);
-        dup2(1, 2);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return p;
-}
-
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Exit code of pid, waiting at most limit seconds (then SIGKILL, -1). */
-static int wait_for(pid_t pid, double limit)
-{
-    double t0 = now_s();
-    for (;;) {
-        int st;
-        pid_t p = waitpid(pid, &st, WNOHANG);
-        if (p == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        if (now_s() - t0 > limit) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            return -1;
-        }
-        usleep(5000);
-    }
 }
 
 /* Waits (at most limit s) until the file holds needle. */
@@ -129,20 +85,20 @@ Test(net, refusals, .timeout = 60)
 #define RANK(r, key)                                                           \
     "'%s' train --world 3 --rank " #r " --coordinator %s --secret-file '%s' " \
     "--connect-timeout 20 --net-timeout 10 '%s'", th_bin(), coord, key, tiny
-    pid_t p0 = spawn(log0, RANK(0, good));
-    pid_t p1 = spawn(log1, RANK(1, good));
+    pid_t p0 = th_spawn(log0, RANK(0, good));
+    pid_t p1 = th_spawn(log1, RANK(1, good));
     cr_assert(wait_text(log0, "rank 1 joined", 15), "rank 1 never joined:\n%s",
               slurp(log0));
 
     /* A wrong secret: the client is told, the listener says who. */
-    pid_t pb = spawn(log1b, RANK(2, bad));
-    cr_assert_eq(wait_for(pb, 20), 1);
+    pid_t pb = th_spawn(log1b, RANK(2, bad));
+    cr_assert_eq(th_wait_for(pb, 20), 1);
     cr_assert(strstr(slurp(log1b), "wrong secret"), "%s", slurp(log1b));
     cr_assert(strstr(slurp(log0), "refused 127.0.0.1:"), "%s", slurp(log0));
 
     /* A duplicate rank. */
-    pb = spawn(log1b, RANK(1, good));
-    cr_assert_eq(wait_for(pb, 20), 1);
+    pb = th_spawn(log1b, RANK(1, good));
+    cr_assert_eq(th_wait_for(pb, 20), 1);
     cr_assert(strstr(slurp(log1b), "rank 1 is already taken by 127.0.0.1:"),
               "%s", slurp(log1b));
 
@@ -194,8 +150,9 @@ Test(net, refusals, .timeout = 60)
     cr_assert(wait_text(log0, "not a hogtrain peer", 10), "%s", slurp(log0));
 
     /* The listener is alive: the real rank 2 joins and the job runs. */
-    pid_t p2 = spawn(log2, RANK(2, good));
-    int c0 = wait_for(p0, 30), c1 = wait_for(p1, 30), c2 = wait_for(p2, 30);
+    pid_t p2 = th_spawn(log2, RANK(2, good));
+    int c0 = th_wait_for(p0, 30), c1 = th_wait_for(p1, 30),
+        c2 = th_wait_for(p2, 30);
     cr_assert(c0 == 0 && c1 == 0 && c2 == 0, "exit %d %d %d\n%s\n%s\n%s", c0,
               c1, c2, slurp(log0), slurp(log1), slurp(log2));
     const char *l0 = slurp(log0);
@@ -240,7 +197,7 @@ Test(net, idle_connection_before_join, .timeout = 90)
 #define RANK(r)                                                                \
     "'%s' train --world 3 --rank %d --coordinator %s '%s'", th_bin(), r,     \
         coord, data
-    pid[0] = spawn(logs[0], RANK(0));
+    pid[0] = th_spawn(logs[0], RANK(0));
     int idle = -1;
     for (double t0 = now_s(); idle < 0 && now_s() - t0 < 20;)
         if ((idle = connect_port(port)) < 0)
@@ -248,13 +205,13 @@ Test(net, idle_connection_before_join, .timeout = 90)
     cr_assert_geq(idle, 0, "rank 0 never listened:\n%s", slurp(logs[0]));
     /* Let rank 0 take the idle connection first. */
     usleep(300000);
-    pid[1] = spawn(logs[1], RANK(1));
-    pid[2] = spawn(logs[2], RANK(2));
+    pid[1] = th_spawn(logs[1], RANK(1));
+    pid[2] = th_spawn(logs[2], RANK(2));
 #undef RANK
     int c[3];
     char l[3][1 << 12];
     for (int r = 0; r < 3; r++) {
-        c[r] = wait_for(pid[r], 40);
+        c[r] = th_wait_for(pid[r], 40);
         snprintf(l[r], sizeof l[r], "%s", slurp(logs[r]));
     }
     close(idle);
@@ -288,15 +245,15 @@ Test(net, join_retries_until_connect_timeout, .timeout = 90)
     getsockname(lfd, (struct sockaddr *)&a, &l);
     snprintf(coord, sizeof coord, "127.0.0.1:%u", ntohs(a.sin_port));
     /* --net-timeout 1: a handshake step waits 1 s. */
-    pid_t p1 = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+    pid_t p1 = th_spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
                      "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
                      coord, data);
     cr_assert(wait_text(log1, "trying again", 20), "%s", slurp(log1));
     close(lfd);
-    pid_t p0 = spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
+    pid_t p0 = th_spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
                      "--connect-timeout 40 --net-timeout 1 '%s'", th_bin(),
                      coord, data);
-    int c0 = wait_for(p0, 40), c1 = wait_for(p1, 40);
+    int c0 = th_wait_for(p0, 40), c1 = th_wait_for(p1, 40);
     char l0[1 << 12];
     snprintf(l0, sizeof l0, "%s", slurp(log0));
     cr_assert(c0 == 0 && c1 == 0, "exit %d %d\n%s\n%s", c0, c1, l0,
@@ -340,7 +297,7 @@ static void three_ranks_news20(const char *sync_args)
     for (int r = 0; r < 3; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
         snprintf(models[r], sizeof models[r], "%s/m%d.hgm", dir, r);
-        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d --coordinator "
+        pid[r] = th_spawn(logs[r], "'%s' train --world 3 --rank %d --coordinator "
                        "%s --shard stride --connect-timeout 20 --net-timeout "
                        "20 %s %s%s '%s' -t '%s' -o '%s'", th_bin(), r, coord,
                        sync_args, r == 0 ? "--checkpoint " : "",
@@ -348,7 +305,7 @@ static void three_ranks_news20(const char *sync_args)
     }
     double acc[3];
     for (int r = 0; r < 3; r++) {
-        int c = wait_for(pid[r], 60);
+        int c = th_wait_for(pid[r], 60);
         cr_assert_eq(c, 0, "rank %d exit %d:\n%s", r, c, slurp(logs[r]));
         acc[r] = number_after(slurp(logs[r]), "test accuracy ");
     }
@@ -395,13 +352,13 @@ static void two_ranks_a9a(const char *dir, const char *sync, char models[2][600]
     for (int r = 0; r < 2; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/%s.r%d.log", dir, sync, r);
         snprintf(models[r], sizeof models[r], "%s/%s.m%d.hgm", dir, sync, r);
-        pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
+        pid[r] = th_spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
                        "%s --shard stride --connect-timeout 20 --net-timeout "
                        "30 --sync-every %s --epochs 2 '%s' -o '%s'", th_bin(),
                        r, coord, sync, train, models[r]);
     }
     for (int r = 0; r < 2; r++) {
-        int c = wait_for(pid[r], 60);
+        int c = th_wait_for(pid[r], 60);
         cr_assert_eq(c, 0, "rank %d, --sync-every %s: exit %d:\n%s", r, sync,
                      c, slurp(logs[r]));
     }
@@ -438,14 +395,14 @@ static void two_ranks_news20_classes(const char *mode)
     for (int r = 0; r < 2; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
         snprintf(models[r], sizeof models[r], "%s/m%d.hgm", dir, r);
-        pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
+        pid[r] = th_spawn(logs[r], "'%s' train --world 2 --rank %d --coordinator "
                        "%s --shard stride --connect-timeout 20 --net-timeout "
                        "30 --multiclass %s --epochs 2 '%s' -t '%s' -o '%s'",
                        th_bin(), r, coord, mode, train, test, models[r]);
     }
     double acc[2];
     for (int r = 0; r < 2; r++) {
-        int c = wait_for(pid[r], 150);
+        int c = th_wait_for(pid[r], 150);
         cr_assert_eq(c, 0, "rank %d exit %d:\n%s", r, c, slurp(logs[r]));
         acc[r] = number_after(slurp(logs[r]), "test accuracy ");
         char said[64];
@@ -489,14 +446,14 @@ Test(net, classes_must_agree, .timeout = 60)
         pid_t pid[2];
         for (int r = 0; r < 2; r++) {
             snprintf(logs[r], sizeof logs[r], "%s/p%d-r%d.log", dir, pass, r);
-            pid[r] = spawn(logs[r], "'%s' train --world 2 --rank %d "
+            pid[r] = th_spawn(logs[r], "'%s' train --world 2 --rank %d "
                            "--coordinator %s --connect-timeout 20 "
                            "--net-timeout 10 %s '%s'", th_bin(), r, coord,
                            pass ? "--sync bmuf" : "",
                            files[pass ? 0 : r]);
         }
         for (int r = 0; r < 2; r++) {
-            int c = wait_for(pid[r], 40);
+            int c = th_wait_for(pid[r], 40);
             const char *l = slurp(logs[r]);
             cr_assert_eq(c, 1, "rank %d exit %d:\n%s", r, c, l);
             if (pass == 0)
@@ -519,7 +476,7 @@ static void kill_one_rank(const char *algo)
     pid_t pid[3];
     for (int r = 0; r < 3; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
-        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
+        pid[r] = th_spawn(logs[r], "'%s' train --world 3 --rank %d "
                        "--coordinator %s --shard stride --net-timeout %g "
                        "--connect-timeout 20 --sync-every 200 --epochs 1000 "
                        "%s '%s'", th_bin(), r, coord, timeout, algo, train);
@@ -529,7 +486,7 @@ static void kill_one_rank(const char *algo)
     usleep(300000);
     kill(pid[1], SIGKILL);
     double t0 = now_s();
-    int c0 = wait_for(pid[0], timeout + 5), c2 = wait_for(pid[2], timeout + 5);
+    int c0 = th_wait_for(pid[0], timeout + 5), c2 = th_wait_for(pid[2], timeout + 5);
     double dt = now_s() - t0;
     waitpid(pid[1], NULL, 0);
     cr_assert(c0 == 1 && c2 == 1, "exit %d and %d after %.1f s:\n%s\n%s", c0,
@@ -564,7 +521,7 @@ Test(net, silent_rank_times_out, .timeout = 60)
     pid_t pid[3];
     for (int r = 0; r < 3; r++) {
         snprintf(logs[r], sizeof logs[r], "%s/r%d.log", dir, r);
-        pid[r] = spawn(logs[r], "'%s' train --world 3 --rank %d "
+        pid[r] = th_spawn(logs[r], "'%s' train --world 3 --rank %d "
                        "--coordinator %s --shard stride --net-timeout %g "
                        "--connect-timeout 20 --sync-every 200 --epochs 1000 "
                        "'%s'", th_bin(), r, coord, timeout, train);
@@ -573,9 +530,9 @@ Test(net, silent_rank_times_out, .timeout = 60)
     usleep(300000);
     kill(pid[1], SIGSTOP);
     double t0 = now_s();
-    int c0 = wait_for(pid[0], bound + 10);
+    int c0 = th_wait_for(pid[0], bound + 10);
     double dt0 = now_s() - t0;
-    int c2 = wait_for(pid[2], bound + 10);
+    int c2 = th_wait_for(pid[2], bound + 10);
     double dt2 = now_s() - t0;
     kill(pid[1], SIGKILL);
     waitpid(pid[1], NULL, 0);
@@ -611,21 +568,21 @@ Test(net, startup_timeout, .timeout = 30)
     snprintf(log0, sizeof log0, "%s/r0.log", dir);
     snprintf(log1, sizeof log1, "%s/r1.log", dir);
     snprintf(coord, sizeof coord, "127.0.0.1:%u", th_free_port());
-    pid_t p0 = spawn(log0, "'%s' train --world 3 --rank 0 --coordinator %s "
+    pid_t p0 = th_spawn(log0, "'%s' train --world 3 --rank 0 --coordinator %s "
                      "--connect-timeout 2 '%s'", th_bin(), coord, data);
-    pid_t p1 = spawn(log1, "'%s' train --world 3 --rank 1 --coordinator %s "
+    pid_t p1 = th_spawn(log1, "'%s' train --world 3 --rank 1 --coordinator %s "
                      "--connect-timeout 2 '%s'", th_bin(), coord, data);
-    cr_assert_eq(wait_for(p0, 10), 1);
-    cr_assert_eq(wait_for(p1, 10), 1);
+    cr_assert_eq(th_wait_for(p0, 10), 1);
+    cr_assert_eq(th_wait_for(p1, 10), 1);
     cr_assert(strstr(slurp(log0), "rank 2 never joined"), "%s", slurp(log0));
     /* Rank 1 learns it from the coordinator closing on it. */
     cr_assert(strstr(slurp(log1), "coordinator 127.0.0.1:"), "%s",
               slurp(log1));
 
     /* Nobody listening at all. */
-    pid_t p = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+    pid_t p = th_spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
                     "--connect-timeout 1 '%s'", th_bin(), coord, data);
-    cr_assert_eq(wait_for(p, 10), 1);
+    cr_assert_eq(th_wait_for(p, 10), 1);
     cr_assert(strstr(slurp(log1), "could not reach the coordinator"), "%s",
               slurp(log1));
 }
@@ -683,12 +640,12 @@ Test(net, options_must_agree, .timeout = 30)
     snprintf(log0, sizeof log0, "%s/r0.log", dir);
     snprintf(log1, sizeof log1, "%s/r1.log", dir);
     snprintf(coord, sizeof coord, "127.0.0.1:%u", th_free_port());
-    pid_t p0 = spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
+    pid_t p0 = th_spawn(log0, "'%s' train --world 2 --rank 0 --coordinator %s "
                      "--epochs 3 '%s'", th_bin(), coord, data);
-    pid_t p1 = spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
+    pid_t p1 = th_spawn(log1, "'%s' train --world 2 --rank 1 --coordinator %s "
                      "--epochs 4 '%s'", th_bin(), coord, data);
-    cr_assert_eq(wait_for(p0, 20), 1);
-    cr_assert_eq(wait_for(p1, 20), 1);
+    cr_assert_eq(th_wait_for(p0, 20), 1);
+    cr_assert_eq(th_wait_for(p1, 20), 1);
     cr_assert(strstr(slurp(log0), "different training options"), "%s",
               slurp(log0));
 }
