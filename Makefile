@@ -302,8 +302,10 @@ tsan:
 #   make fuzz       libFuzzer harnesses fuzz/fuzz_*.c with ASan+UBSan (clang)
 #   make fuzz-ci    replay the seed corpora, then fuzz each harness FUZZ_TIME s
 #   make fuzz-run   the same with FUZZ_TIME=1800 (the long runs)
-#   make asan       the whole Criterion suite under AddressSanitizer
-#   make ubsan      the whole Criterion suite under UndefinedBehaviorSanitizer
+#   make asan       the whole Criterion suite under AddressSanitizer and
+#                   UndefinedBehaviorSanitizer together (one build, one run: CI's)
+#   make ubsan      the same under UndefinedBehaviorSanitizer alone (it also
+#                   runs the few tests ASan's shadow memory makes skip)
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_JOBS ?= 2
@@ -339,9 +341,9 @@ fuzz-run: fuzz
 SAN_ENV = HOGTRAIN_TEST_SANITIZER=1 ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:halt_on_error=1:exitcode=66" \
           LSAN_OPTIONS="suppressions=$(abspath tests/lsan.supp)" \
           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
-ASAN_FLAGS  := -fsanitize=address
 UBSAN_FLAGS := -fsanitize=undefined,float-cast-overflow \
                -fno-sanitize-recover=undefined,float-cast-overflow
+ASAN_FLAGS  := -fsanitize=address $(UBSAN_FLAGS)
 asan ubsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-$@ CC=$(CC) WERROR= NVCC= \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(if $(filter asan,$@),$(ASAN_FLAGS),$(UBSAN_FLAGS))" \
