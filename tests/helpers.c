@@ -1,6 +1,7 @@
 #include "helpers.h"
 
 #include "hogtrain.h"
+#include "coordinate/coordinate.h"
 
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
@@ -174,6 +175,32 @@ void th_opts_init(hog_train_opts *o)
     o->epochs = 5;
     o->tol = 0.01;
     o->update = HOG_UPDATE_NONE;
+}
+
+hog_train_opts th_solver_opts(int algo, int loss, double l1, double l2,
+                              unsigned threads, double tol)
+{
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.algo = (hog_algo)algo;
+    o.loss = (hog_loss)loss;
+    o.l1 = l1;
+    o.l2 = l2;
+    o.threads = threads;
+    o.tol = tol;
+    o.epochs = 1000;
+    o.bias = 1.0;
+    return o;
+}
+
+struct hog_objective th_objective(const hog_model *m, const hog_data *d,
+                                  int loss, double l1, double l2)
+{
+    struct hog_objective ob;
+    hog_err err = { { 0 } };
+    cr_assert_eq(hog_objective_eval(m, d, (hog_loss)loss, l1, l2, &ob, &err),
+                 HOG_OK, "%s", err.msg);
+    return ob;
 }
 
 void th_opts_step_for_loss(hog_train_opts *o)

@@ -100,6 +100,18 @@ void th_opts_init(struct hog_train_opts *o);
 /* AdaGrad with the library's step for o's loss (eta unset, resolved by
  * loss): what hog_train_opts_defaults_for_loss() gave before the table. */
 void th_opts_step_for_loss(struct hog_train_opts *o);
+/* The options of the tests of the exact solvers and the coordinate
+ * methods: th_opts_init()'s with algo, loss, l1, l2, threads (0: the
+ * library's default), tol, 1000 epochs (iterations) and a bias feature. */
+struct hog_train_opts th_solver_opts(int algo, int loss, double l1, double l2,
+                                     unsigned threads, double tol);
+struct hog_objective;
+/* hog_objective_eval() of m on d (src/coordinate/coordinate.h: .value, the
+ * mean, and .liblinear, LIBLINEAR's scale); fails the test unless it
+ * evaluates. */
+struct hog_objective th_objective(const struct hog_model *m,
+                                  const struct hog_data *d, int loss,
+                                  double l1, double l2);
 /* hog_train on d (no test set) with o; fails the test unless it trains. */
 struct hog_model *th_train_ok(const struct hog_data *d,
                               const struct hog_train_opts *o);

@@ -19,32 +19,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static hog_train_opts coord_opts(hog_algo algo, hog_loss loss, double l1,
-                                 double l2, unsigned threads, double tol)
-{
-    hog_train_opts o;
-    th_opts_init(&o);
-    o.algo = algo;
-    o.loss = loss;
-    o.l1 = l1;
-    o.l2 = l2;
-    o.threads = threads;
-    o.tol = tol;
-    o.epochs = 1000;
-    o.bias = 1.0;
-    return o;
-}
-
-static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
-                        double l1, double l2)
-{
-    struct hog_objective ob;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_objective_eval(m, d, loss, l1, l2, &ob, &err), HOG_OK,
-                 "%s", err.msg);
-    return ob.value;
-}
-
 static bool have_liblinear(void)
 {
     char out[256];
@@ -75,11 +49,11 @@ static void dcd_vs_liblinear(const char *name, hog_loss loss, int solver,
         cr_skip_test("real data file %s not found; skipping", name);
     hog_data *d = th_load(path);
     double l2 = 1.0 / (C * (double)hog_data_rows(d));
-    hog_train_opts o = coord_opts(HOG_ALGO_DCD, loss, 0, l2, 1, tol);
+    hog_train_opts o = th_solver_opts(HOG_ALGO_DCD, loss, 0, l2, 1, tol);
     hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, solver, C, eps, NULL);
-    double a = objective(mine, d, loss, 0, l2);
-    double b = objective(theirs, d, loss, 0, l2);
+    double a = th_objective(mine, d, loss, 0, l2).value;
+    double b = th_objective(theirs, d, loss, 0, l2).value;
     char what[128];
     snprintf(what, sizeof what, "%s, dcd vs -s %d at C = %g", name, solver, C);
     assert_close(a, b, 1e-3, what);
@@ -168,16 +142,16 @@ Test(coordinate, options_that_do_not_apply_are_refused)
         { HOG_ALGO_SCD, HOG_LOSS_SQUARED, 1e-3, 0, HOG_UPDATE_ATOMIC, "--update" },
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        hog_train_opts o = coord_opts(bad[k].algo, bad[k].loss, bad[k].l1,
-                                      bad[k].l2, 1, 0.01);
+        hog_train_opts o = th_solver_opts(bad[k].algo, bad[k].loss, bad[k].l1,
+                                          bad[k].l2, 1, 0.01);
         o.update = bad[k].update;
         cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL, "case %zu",
                      k);
         cr_assert_null(m);
         cr_assert(strstr(err.msg, bad[k].says), "case %zu: %s", k, err.msg);
     }
-    hog_train_opts o = coord_opts(HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-3, 1,
-                                  -1.0);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-3, 1, -1.0);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "option tol"), "%s", err.msg);
     hog_data_free(d);
@@ -219,12 +193,12 @@ Test(coordinate, scd_l1_logistic_reaches_liblinear_s6_on_reuters, .timeout = 60)
     TH_DATA_OR_SKIP(path, "reuters_moneyfx.trn");
     hog_data *d = th_load(path);
     double C = 1.0, l1 = 1.0 / (C * (double)hog_data_rows(d));
-    hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, l1, 0, 1,
-                                  1e-3);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, l1, 0, 1, 1e-3);
     hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, 6, C, "0.0001", NULL);
-    double a = objective(mine, d, HOG_LOSS_LOGISTIC, l1, 0);
-    double b = objective(theirs, d, HOG_LOSS_LOGISTIC, l1, 0);
+    double a = th_objective(mine, d, HOG_LOSS_LOGISTIC, l1, 0).value;
+    double b = th_objective(theirs, d, HOG_LOSS_LOGISTIC, l1, 0).value;
     assert_close(a, b, 1e-3, "reuters_moneyfx, scd vs -s 6 at C = 1");
     /* L1 keeps the model sparse, like LIBLINEAR's. */
     struct hog_objective ob;
@@ -245,8 +219,8 @@ Test(coordinate, scd_ridge_reaches_liblinear_s11_on_abalone, .timeout = 60)
     TH_DATA_OR_SKIP(path, "abalone_scale");
     hog_data *d = th_load(path);
     double C = 0.1, l2 = 1.0 / (2 * C * (double)hog_data_rows(d));
-    hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 0, l2, 1,
-                                  1e-6);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 0, l2, 1, 1e-6);
     hog_model *mine = th_train_ok(d, &o);
     char dir[512], mp[700], out[4096];
     th_tmpdir(dir, sizeof dir);
@@ -259,8 +233,8 @@ Test(coordinate, scd_ridge_reaches_liblinear_s11_on_abalone, .timeout = 60)
     hog_model *theirs = NULL;
     hog_err err = { { 0 } };
     cr_assert_eq(hog_model_load(mp, &theirs, &err), HOG_OK, "%s", err.msg);
-    double a = objective(mine, d, HOG_LOSS_SQUARED, 0, l2);
-    double b = objective(theirs, d, HOG_LOSS_SQUARED, 0, l2);
+    double a = th_objective(mine, d, HOG_LOSS_SQUARED, 0, l2).value;
+    double b = th_objective(theirs, d, HOG_LOSS_SQUARED, 0, l2).value;
     assert_close(a, b, 1e-3, "abalone_scale, scd ridge vs -s 11 -p 0");
     hog_model_free(mine);
     hog_model_free(theirs);
@@ -320,8 +294,8 @@ Test(coordinate, lasso_recovers_the_planted_support, .timeout = 60)
     cr_assert_eq(hog_gen_model(&g, &planted, &err), HOG_OK, "%s", err.msg);
     hog_data *d = th_load(path);
 
-    hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 2e-3, 0, 1,
-                                  1e-4);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_SCD, HOG_LOSS_SQUARED, 2e-3, 0, 1, 1e-4);
     hog_model *m = th_train_ok(d, &o);
     uint64_t nf = hog_data_features(d), in = 0, missed = 0, extra = 0;
     for (uint64_t j = 0; j < nf && j < planted->n_features; j++) {
@@ -356,8 +330,8 @@ Test(coordinate, one_worker_is_deterministic_given_the_seed)
         { HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1e-3, 1e-4 },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        hog_train_opts o = coord_opts(cases[k].algo, cases[k].loss,
-                                      cases[k].l1, cases[k].l2, 1, 0);
+        hog_train_opts o = th_solver_opts(cases[k].algo, cases[k].loss,
+                                          cases[k].l1, cases[k].l2, 1, 0);
         o.epochs = 3;
         o.seed = 42;
         hog_model *a = th_train_ok(d, &o), *b = th_train_ok(d, &o);
@@ -400,8 +374,8 @@ Test(coordinate, dcd_reports_the_gap_and_stops_on_tol)
 {
     hog_data *d = random_csr(500, 40, 0.2, 4);
     struct seen v = { 0, NAN, NAN, 0 };
-    hog_train_opts o = coord_opts(HOG_ALGO_DCD, HOG_LOSS_SQHINGE, 0, 1e-2, 1,
-                                  1e-6);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_DCD, HOG_LOSS_SQHINGE, 0, 1e-2, 1, 1e-6);
     o.progress = record;
     o.progress_ctx = &v;
     hog_model *m = th_train_ok(d, &o);
@@ -426,8 +400,8 @@ Test(coordinate, scd_reports_nan_gap_and_column_memory)
 {
     hog_data *d = random_csr(300, 30, 0.2, 6);
     struct seen v = { 0, 0.0, NAN, 0 };
-    hog_train_opts o = coord_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1e-3, 0, 1,
-                                  1e-3);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1e-3, 0, 1, 1e-3);
     o.progress = record;
     o.progress_ctx = &v;
     hog_model *m = th_train_ok(d, &o);
@@ -470,8 +444,8 @@ Test(coordinate, metrics_every_and_the_solvers_own_objective)
         { HOG_ALGO_DCD, HOG_LOSS_LOGISTIC, 0, 1e-2 },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        hog_train_opts o = coord_opts(cases[k].algo, cases[k].loss,
-                                      cases[k].l1, cases[k].l2, 1, 0);
+        hog_train_opts o = th_solver_opts(cases[k].algo, cases[k].loss,
+                                          cases[k].l1, cases[k].l2, 1, 0);
         o.epochs = 7;
         o.update = cases[k].algo == HOG_ALGO_DCD ? HOG_UPDATE_ATOMIC
                                                  : HOG_UPDATE_NONE;
@@ -588,9 +562,9 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
     double lam = 1.0 / (l2C * (double)hog_data_rows(d));
     double l2 = l1 > 0 ? 0.0 : lam;
     l1 = l1 > 0 ? lam : 0.0;
-    hog_train_opts o = coord_opts(algo, loss, l1, l2, 1, tol);
+    hog_train_opts o = th_solver_opts(algo, loss, l1, l2, 1, tol);
     hog_model *one = th_train_ok(d, &o);
-    double ref = objective(one, d, loss, l1, l2);
+    double ref = th_objective(one, d, loss, l1, l2).value;
     hog_model_free(one);
     unsigned nts[] = { 2, 4 };
     hog_update ups[] = { HOG_UPDATE_NONE, HOG_UPDATE_ATOMIC };
@@ -599,7 +573,7 @@ static void threads_reach(const char *name, hog_algo algo, hog_loss loss,
             o.threads = nts[t];
             o.update = ups[u];
             hog_model *m = th_train_ok(d, &o);
-            double v = objective(m, d, loss, l1, l2);
+            double v = th_objective(m, d, loss, l1, l2).value;
             char what[160];
             snprintf(what, sizeof what, "%s, %u workers, update %d", name,
                      nts[t], (int)ups[u]);
@@ -632,10 +606,10 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
     const hog_update ups[] = { HOG_UPDATE_ATOMIC, HOG_UPDATE_NONE };
     for (int k = 0; k < 2; k++) {
         double l2 = 1e-3;
-        hog_train_opts o = coord_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1,
-                                      1e-3);
+        hog_train_opts o =
+            th_solver_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1, 1e-3);
         hog_model *one = th_train_ok(d, &o);
-        double ref = objective(one, d, losses[k], 0, l2);
+        double ref = th_objective(one, d, losses[k], 0, l2).value;
         for (unsigned nt = 2; nt <= 4; nt += 2)
             for (int u = 0; u < 2; u++) {
                 o.threads = nt;
@@ -644,7 +618,7 @@ Test(threads, coord_dcd_passcode_workers_reach_the_serial_objective,
                 char what[96];
                 snprintf(what, sizeof what, "generated, loss %d, %u workers, "
                          "update %d", (int)losses[k], nt, (int)ups[u]);
-                assert_close(objective(m, d, losses[k], 0, l2), ref,
+                assert_close(th_objective(m, d, losses[k], 0, l2).value, ref,
                              ups[u] == HOG_UPDATE_NONE ? 1e-2 : 1e-3, what);
                 /* That the epochs ran on nt workers is the dispatch's
                  * rule, checked here; whether their model differs from
@@ -675,8 +649,8 @@ Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
     for (int k = 0; k < 2; k++)
         for (int u = 0; u < 2; u++) {
             double l2 = 1e-3;
-            hog_train_opts o = coord_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1,
-                                          1e-3);
+            hog_train_opts o =
+                th_solver_opts(HOG_ALGO_DCD, losses[k], 0, l2, 1, 1e-3);
             struct seen v = { 0, NAN, NAN, 0 };
             o.threads = 2;
             o.update = ups[u];
@@ -686,7 +660,8 @@ Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
             char what[96];
             snprintf(what, sizeof what, "loss %d, update %d", (int)losses[k],
                      (int)ups[u]);
-            assert_close(v.last_obj, objective(m, d, losses[k], 0, l2), 1e-5,
+            assert_close(v.last_obj,
+                         th_objective(m, d, losses[k], 0, l2).value, 1e-5,
                          what);
             double bound = ups[u] == HOG_UPDATE_NONE ? 5e-2 : 1e-2;
             cr_assert(isfinite(v.last_gap) && v.last_gap >= -1e-9 &&
@@ -716,17 +691,18 @@ Test(threads, coord_scd_shotgun_workers_reach_the_serial_objective,
     const hog_loss losses[] = { HOG_LOSS_LOGISTIC, HOG_LOSS_SQUARED };
     for (int k = 0; k < 2; k++) {
         double l1 = 1e-3;
-        hog_train_opts o = coord_opts(HOG_ALGO_SCD, losses[k], l1, 0, 1,
-                                      1e-4);
+        hog_train_opts o =
+            th_solver_opts(HOG_ALGO_SCD, losses[k], l1, 0, 1, 1e-4);
         hog_model *one = th_train_ok(d, &o);
-        double ref = objective(one, d, losses[k], l1, 0);
+        double ref = th_objective(one, d, losses[k], l1, 0).value;
         for (unsigned nt = 2; nt <= 4; nt += 2) {
             o.threads = nt;
             hog_model *m = th_train_ok(d, &o);
             char what[96];
             snprintf(what, sizeof what, "generated, loss %d, %u workers",
                      (int)losses[k], nt);
-            assert_close(objective(m, d, losses[k], l1, 0), ref, 1e-3, what);
+            assert_close(th_objective(m, d, losses[k], l1, 0).value, ref, 1e-3,
+                         what);
             /* The first epoch (every column active) runs on nt workers by
              * the dispatch's rules, checked here; whether the model then
              * differs from one worker's depends on the scheduler's

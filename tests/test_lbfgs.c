@@ -15,34 +15,6 @@
 #include "helpers.h"
 #include "train/train.h"
 
-static hog_train_opts lbfgs_opts(hog_loss loss, double l1, double l2,
-                                 unsigned threads, double tol)
-{
-    hog_train_opts o;
-    hog_train_opts_init(&o);
-    o.algo = HOG_ALGO_LBFGS;
-    o.loss = loss;
-    o.l1 = l1;
-    o.l2 = l2;
-    o.threads = threads;
-    o.tol = tol;
-    o.epochs = 1000;
-    o.bias = 1.0;
-    return o;
-}
-
-/* LIBLINEAR's scale (hog_objective_eval's): 1/2 |w|^2 + C sum loss with
- * l2, |w|_1 + C sum loss with l1. */
-static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
-                        double l1, double l2)
-{
-    struct hog_objective ob;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_objective_eval(m, d, loss, l1, l2, &ob, &err), HOG_OK,
-                 "%s", err.msg);
-    return ob.liblinear;
-}
-
 /* ---- problems small enough to check by hand -------------------------------- */
 
 /* 3 rows, 2 features and the bias: x = (x1, x2, 1). Feature 2 barely
@@ -85,8 +57,8 @@ static double small_solve(bool l1, double C, double w[3], hog_model **out)
     th_tmpdir(dir, sizeof dir);
     hog_data *d = th_load(th_write(dir, "small.svm", SMALL, strlen(SMALL)));
     double s = 1.0 / (C * 3.0);
-    hog_train_opts o = lbfgs_opts(HOG_LOSS_LOGISTIC, l1 ? s : 0.0,
-                                  l1 ? 0.0 : s, 1, 1e-12);
+    hog_train_opts o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC,
+                                      l1 ? s : 0.0, l1 ? 0.0 : s, 1, 1e-12);
     hog_model *m = th_train_ok(d, &o);
     const float *wf = hog_model_weights(m);
     double g[3];
@@ -94,8 +66,9 @@ static double small_solve(bool l1, double C, double w[3], hog_model **out)
         w[a] = wf[a];
     double f = small_f(C, l1, !l1, w, g);
     /* the library's objective is the one computed here */
-    double lib = objective(m, d, HOG_LOSS_LOGISTIC, l1 ? s : 0.0,
-                           l1 ? 0.0 : s);
+    double lib =
+        th_objective(m, d, HOG_LOSS_LOGISTIC, l1 ? s : 0.0, l1 ? 0.0 : s)
+            .liblinear;
     cr_assert(fabs(lib - f) <= 1e-12 * f, "library %.17g, test %.17g", lib,
               f);
     hog_data_free(d);
@@ -172,11 +145,12 @@ static void vs_liblinear(const char *path, hog_loss loss, int solver,
     hog_data *d = th_load(path);
     double s = 1.0 / (double)hog_data_rows(d); /* C = 1 */
     double l1s = l1 ? s : 0.0, l2s = l1 ? 0.0 : s;
-    hog_train_opts o = lbfgs_opts(loss, l1s, l2s, threads, atof(eps));
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_LBFGS, loss, l1s, l2s, threads, atof(eps));
     hog_model *a = th_train_ok(d, &o);
     hog_model *b = th_liblinear_model(path, solver, 1.0, eps, NULL);
-    *mine = objective(a, d, loss, l1s, l2s);
-    *theirs = objective(b, d, loss, l1s, l2s);
+    *mine = th_objective(a, d, loss, l1s, l2s).liblinear;
+    *theirs = th_objective(b, d, loss, l1s, l2s).liblinear;
     hog_model_free(a);
     hog_model_free(b);
     hog_data_free(d);
@@ -246,8 +220,8 @@ static void same_at_1_2_3(const char *name, double tol, unsigned epochs)
     double s = 1.0 / (double)hog_data_rows(d);
     for (int k = 0; k < 3; k++) {
         hog_loss loss = k == 1 ? HOG_LOSS_SQHINGE : HOG_LOSS_LOGISTIC;
-        hog_train_opts o = lbfgs_opts(loss, k == 2 ? s : 0.0,
-                                      k == 2 ? 0.0 : s, 1, tol);
+        hog_train_opts o = th_solver_opts(
+            HOG_ALGO_LBFGS, loss, k == 2 ? s : 0.0, k == 2 ? 0.0 : s, 1, tol);
         o.epochs = epochs;
         hog_model *one = th_train_ok(d, &o);
         for (unsigned t = 2; t <= 3; t++) {
@@ -288,8 +262,8 @@ Test(lbfgs, news20_ovr_is_the_same_at_1_and_2_threads, .timeout = 300)
     TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "news20.train.svm");
     hog_data *d = th_load(path);
-    hog_train_opts o = lbfgs_opts(HOG_LOSS_LOGISTIC, 0.0,
-                                  1.0 / (double)hog_data_rows(d), 1, 0.01);
+    hog_train_opts o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC, 0.0,
+                                      1.0 / (double)hog_data_rows(d), 1, 0.01);
     o.epochs = 4;
     hog_model *one = th_train_ok(d, &o);
     o.threads = 2;
@@ -315,15 +289,16 @@ Test(lbfgs, options_that_do_not_apply_are_refused)
     hog_data *d = th_load(th_write(dir, "small.svm", SMALL, strlen(SMALL)));
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    hog_train_opts o = lbfgs_opts(HOG_LOSS_HINGE, 0.0, 0.1, 1, 0.01);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_HINGE, 0.0, 0.1, 1, 0.01);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo lbfgs needs a loss with a continuous "
                               "derivative") && strstr(err.msg, "--algo dcd"),
               "%s", err.msg);
-    o = lbfgs_opts(HOG_LOSS_LOGISTIC, 0.0, 0.0, 1, 0.01);
+    o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC, 0.0, 0.0, 1, 0.01);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo lbfgs needs l2 > 0"), "%s", err.msg);
-    o = lbfgs_opts(HOG_LOSS_LOGISTIC, 0.0, 0.1, 1, 0.01);
+    o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC, 0.0, 0.1, 1, 0.01);
     o.update = HOG_UPDATE_ATOMIC;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--update applies to --algo"), "%s", err.msg);

@@ -14,33 +14,6 @@
 #include "helpers.h"
 #include "train/train.h"
 
-static hog_train_opts newton_opts(hog_loss loss, double l2, unsigned threads,
-                                  double tol)
-{
-    hog_train_opts o;
-    th_opts_init(&o);
-    o.algo = HOG_ALGO_NEWTON;
-    o.loss = loss;
-    o.l1 = 0.0;
-    o.l2 = l2;
-    o.threads = threads;
-    o.tol = tol;
-    o.epochs = 1000;
-    o.bias = 1.0;
-    return o;
-}
-
-/* LIBLINEAR's scale: 1/2 |w|^2 + C sum loss (hog_objective_eval's). */
-static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
-                        double l2)
-{
-    struct hog_objective ob;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_objective_eval(m, d, loss, 0.0, l2, &ob, &err), HOG_OK,
-                 "%s", err.msg);
-    return ob.liblinear;
-}
-
 /* ---- a problem small enough to solve by hand ----------------------------- */
 
 /* 4 rows, 2 features and the bias: x = (x1, x2, 1). */
@@ -128,7 +101,8 @@ static void small_case(hog_loss loss, double C)
     th_tmpdir(dir, sizeof dir);
     hog_data *d = th_load(th_write(dir, "small.svm", SMALL, strlen(SMALL)));
     double l2 = 1.0 / (C * 4.0);
-    hog_train_opts o = newton_opts(loss, l2, 1, 1e-12);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_NEWTON, loss, 0.0, l2, 1, 1e-12);
     hog_model *m = th_train_ok(d, &o);
     const float *wf = hog_model_weights(m);
     double w[3] = { wf[0], wf[1], wf[2] }, g[3], H[3][3];
@@ -149,7 +123,8 @@ static void small_case(hog_loss loss, double C)
         cr_assert(fabs(w[a] - ref[a]) <= 1e-6 * (1.0 + fabs(ref[a])),
                   "w[%d] = %.10g, dense Newton's %.10g", a, w[a], ref[a]);
     /* and the library's own objective is the one computed here */
-    cr_assert(fabs(objective(m, d, loss, l2) - p) <= 1e-12 * p);
+    cr_assert(fabs(th_objective(m, d, loss, 0.0, l2).liblinear - p) <=
+              1e-12 * p);
     hog_model_free(m);
     hog_data_free(d);
 }
@@ -173,10 +148,11 @@ static void vs_liblinear(const char *name, hog_loss loss, int solver)
     TH_DATA_OR_SKIP(path, name);
     hog_data *d = th_load(path);
     double l2 = 1.0 / (double)hog_data_rows(d); /* C = 1 */
-    hog_train_opts o = newton_opts(loss, l2, 2, 1e-4);
+    hog_train_opts o = th_solver_opts(HOG_ALGO_NEWTON, loss, 0.0, l2, 2, 1e-4);
     hog_model *mine = th_train_ok(d, &o);
     hog_model *theirs = th_liblinear_model(path, solver, 1.0, "0.0001", NULL);
-    double a = objective(mine, d, loss, l2), b = objective(theirs, d, loss, l2);
+    double a = th_objective(mine, d, loss, 0.0, l2).liblinear,
+           b = th_objective(theirs, d, loss, 0.0, l2).liblinear;
     cr_assert(fabs(a - b) <= 1e-6 * b,
               "%s, newton vs -s %d: hogtrain %.12g, LIBLINEAR %.12g "
               "(relative %.3g)", name, solver, a, b, fabs(a - b) / b);
@@ -235,13 +211,14 @@ Test(newton, least_squares_reaches_liblinear_s11_on_abalone, .timeout = 60)
     TH_DATA_OR_SKIP(path, "abalone_scale");
     hog_data *d = th_load(path);
     double l2 = 1.0 / (2.0 * (double)hog_data_rows(d)); /* LIBLINEAR's C 1 */
-    hog_train_opts o = newton_opts(HOG_LOSS_SQUARED, l2, 2, 1e-4);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_SQUARED, 0.0, l2, 2, 1e-4);
     hog_model *mine = th_train_ok(d, &o);
     /* the helper pastes its eps into the command line: -p 0 rides along */
     hog_model *theirs = th_liblinear_model(path, 11, 1.0, "0.0001 -p 0",
                                            NULL);
-    double a = objective(mine, d, HOG_LOSS_SQUARED, l2);
-    double b = objective(theirs, d, HOG_LOSS_SQUARED, l2);
+    double a = th_objective(mine, d, HOG_LOSS_SQUARED, 0.0, l2).liblinear;
+    double b = th_objective(theirs, d, HOG_LOSS_SQUARED, 0.0, l2).liblinear;
     double hand = ll_svr_objective(theirs, d, 1.0);
     cr_assert(fabs(b - hand) <= 1e-12 * hand,
               "LIBLINEAR's objective %.17g, by hand %.17g", b, hand);
@@ -274,7 +251,8 @@ static void same_at_1_2_3(const char *name, double tol)
     double l2 = 1.0 / (double)hog_data_rows(d);
     for (int k = 0; k < 2; k++) {
         hog_loss loss = k ? HOG_LOSS_SQHINGE : HOG_LOSS_LOGISTIC;
-        hog_train_opts o = newton_opts(loss, l2, 1, tol);
+        hog_train_opts o =
+            th_solver_opts(HOG_ALGO_NEWTON, loss, 0.0, l2, 1, tol);
         hog_model *one = th_train_ok(d, &o);
         for (unsigned t = 2; t <= 3; t++) {
             o.threads = t;
@@ -318,8 +296,9 @@ Test(newton, news20_ovr_is_the_same_at_1_and_2_threads, .timeout = 240)
     hog_data *te = NULL;
     hog_err err = { { 0 } };
     cr_assert_eq(hog_data_load(tep, &lo, &te, &err), HOG_OK, "%s", err.msg);
-    hog_train_opts o = newton_opts(HOG_LOSS_SQHINGE,
-                                   1.0 / (double)hog_data_rows(tr), 1, 0.01);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_SQHINGE, 0.0,
+                       1.0 / (double)hog_data_rows(tr), 1, 0.01);
     hog_model *one = th_train_ok(tr, &o);
     o.threads = 2;
     hog_model *two = th_train_ok(tr, &o);
@@ -352,19 +331,20 @@ Test(newton, options_that_do_not_apply_are_refused)
     hog_data *d = th_load(th_write(dir, "small.svm", SMALL, strlen(SMALL)));
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    hog_train_opts o = newton_opts(HOG_LOSS_LOGISTIC, 0.1, 1, 0.01);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 0.0, 0.1, 1, 0.01);
     o.l1 = 0.01;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo newton solves L2-regularized problems "
                               "only") && strstr(err.msg, "--algo scd"),
               "%s", err.msg);
-    o = newton_opts(HOG_LOSS_HINGE, 0.1, 1, 0.01);
+    o = th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_HINGE, 0.0, 0.1, 1, 0.01);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo dcd"), "%s", err.msg);
-    o = newton_opts(HOG_LOSS_LOGISTIC, 0.0, 1, 0.01);
+    o = th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 0.0, 0.0, 1, 0.01);
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "needs l2 > 0"), "%s", err.msg);
-    o = newton_opts(HOG_LOSS_LOGISTIC, 0.1, 1, 0.01);
+    o = th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 0.0, 0.1, 1, 0.01);
     o.update = HOG_UPDATE_ATOMIC;
     cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--update applies to --algo"), "%s", err.msg);

@@ -22,30 +22,6 @@
 #include "newton/newton.h"
 #include "train/train.h"
 
-static hog_train_opts exact_opts(hog_algo algo, hog_loss loss, double l2)
-{
-    hog_train_opts o;
-    th_opts_init(&o);
-    o.algo = algo;
-    o.loss = loss;
-    o.l1 = 0.0;
-    o.l2 = l2;
-    o.tol = 1e-4;
-    o.epochs = 1000;
-    o.bias = 1.0;
-    return o;
-}
-
-static double objective(const hog_model *m, const hog_data *d, hog_loss loss,
-                        double l2)
-{
-    struct hog_objective ob;
-    hog_err err = { { 0 } };
-    cr_assert_eq(hog_objective_eval(m, d, loss, 0.0, l2, &ob, &err), HOG_OK,
-                 "%s", err.msg);
-    return ob.liblinear;
-}
-
 /* ---- the split, the order of the sum, the layout --------------------------- */
 
 Test(newton_gpu, rows_split_covers_every_row_by_cost)
@@ -255,14 +231,15 @@ static void through_the_table(hog_algo algo, hog_loss loss, unsigned threads)
     TH_DATA_OR_SKIP(path, "a9a");
     hog_data *d = th_load(path);
     double l2 = 1.0 / (double)hog_data_rows(d);
-    hog_train_opts o = exact_opts(algo, loss, l2);
+    hog_train_opts o = th_solver_opts(algo, loss, 0.0, l2, 0, 1e-4);
     o.threads = threads;
     hog_model *cpu = solve(d, &o, NULL);
     o.gpus = "0,1,2";
     unsigned before = fake_opens;
     hog_model *dev = solve(d, &o, &fake_ops);
     cr_assert_eq(fake_opens, before + 1, "the table was not used");
-    double a = objective(cpu, d, loss, l2), b = objective(dev, d, loss, l2);
+    double a = th_objective(cpu, d, loss, 0.0, l2).liblinear,
+           b = th_objective(dev, d, loss, 0.0, l2).liblinear;
     cr_assert(fabs(a - b) <= 1e-6 * fabs(a),
               "%s %s: objective %.17g through the table, %.17g on the "
               "blocks", hog_algo_name(algo), hog_loss_name(loss), b, a);
@@ -296,7 +273,8 @@ Test(newton_gpu, a_pass_through_the_table_is_the_same_at_any_thread_count)
 {
     TH_DATA_OR_SKIP(path, "a9a");
     hog_data *d = th_load(path);
-    hog_train_opts o = exact_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 1e-3);
+    hog_train_opts o =
+        th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 0.0, 1e-3, 0, 1e-4);
     o.gpus = "0,1,2";
     double *out[2] = { NULL, NULL }, sum[2];
     uint64_t nw = 0;
@@ -350,8 +328,9 @@ Test(newton_gpu, without_a_device_the_library_says_why)
     TH_DATA_OR_SKIP(path, "heart_scale");
     hog_data *d = th_load(path);
     for (int k = 0; k < 2; k++) {
-        hog_train_opts o = exact_opts(k ? HOG_ALGO_LBFGS : HOG_ALGO_NEWTON,
-                                      HOG_LOSS_LOGISTIC, 1e-2);
+        hog_train_opts o =
+            th_solver_opts(k ? HOG_ALGO_LBFGS : HOG_ALGO_NEWTON,
+                           HOG_LOSS_LOGISTIC, 0.0, 1e-2, 0, 1e-4);
         o.gpus = "0";
         hog_model *m = NULL;
         err.msg[0] = '\0';
@@ -415,12 +394,13 @@ static void gpu_vs_cpu(const char *name, hog_algo algo, hog_loss loss,
     TH_DATA_OR_SKIP(path, name);
     hog_data *d = th_load(path);
     double l2 = 1.0 / (double)hog_data_rows(d);
-    hog_train_opts o = exact_opts(algo, loss, l2);
+    hog_train_opts o = th_solver_opts(algo, loss, 0.0, l2, 0, 1e-4);
     o.threads = 4;
     hog_model *cpu = th_train_ok(d, &o);
     o.gpus = gpus;
     hog_model *gpu = th_train_ok(d, &o);
-    double a = objective(cpu, d, loss, l2), b = objective(gpu, d, loss, l2);
+    double a = th_objective(cpu, d, loss, 0.0, l2).liblinear,
+           b = th_objective(gpu, d, loss, 0.0, l2).liblinear;
     printf("newton_gpu_device: %s %s %s --gpus %s: objective %.12g, CPU "
            "%.12g, relative difference %.2g\n", name, hog_algo_name(algo),
            hog_loss_name(loss), gpus, b, a, fabs(a - b) / fabs(a));
@@ -462,8 +442,8 @@ Test(newton_gpu_device, the_gpu_result_is_the_same_on_every_run,
     NEED_DEVICE();
     TH_DATA_OR_SKIP(path, "a9a");
     hog_data *d = th_load(path);
-    hog_train_opts o = exact_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC,
-                                  1.0 / (double)hog_data_rows(d));
+    hog_train_opts o = th_solver_opts(HOG_ALGO_NEWTON, HOG_LOSS_LOGISTIC, 0.0,
+                                      1.0 / (double)hog_data_rows(d), 0, 1e-4);
     o.gpus = "0,0";
     hog_model *a = th_train_ok(d, &o), *b = th_train_ok(d, &o);
     cr_assert(memcmp(hog_model_weights(a), hog_model_weights(b),

@@ -5,7 +5,8 @@
  * the checkpoint that is intact; a test set of another feature space,
  * labels that look like a regression target and --interactions of a
  * namespace the data never has are warned of; an empty --interactions is
- * a usage error.
+ * a usage error, and so is what a trainer does not do with the options
+ * given, before any file is read.
  */
 #include <criterion/criterion.h>
 
@@ -250,4 +251,34 @@ Test(train_says, interactions_empty_or_absent)
                 th_bin(), vw);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_str_eq(out, "");
+}
+
+/* What a trainer does not do with the options given is the conflicts'
+ * table's (src/train/conflicts_trainers.c), asked before any file is
+ * read: a usage error with the trainer's sentence, the missing training
+ * and weights files never opened (these were refused by the trainers as
+ * they set up, after the data was loaded). */
+Test(train_says, trainer_conflicts_before_the_files)
+{
+    static const struct {
+        const char *args, *want;
+    } runs[] = {
+        { "--holdout 0.2 --weights absent.w",
+          "a holdout with row weights (--weights) is not done yet" },
+        { "--algo hogwild --hot 16 --update striped",
+          "not with striped locks (they need each row's indices in "
+          "ascending order)" },
+        { "--algo hogwild --hot 16 --replicas core",
+          "not with model replicas" },
+        { "--algo hogwild --replicas core --checkpoint absent.ck",
+          "Hogwild! checkpoints hold one shared model; drop --replicas" },
+    };
+    char out[8192];
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        int rc = th_run(out, sizeof out, "'%s' train absent.svm %s", th_bin(),
+                        runs[i].args);
+        cr_assert_eq(rc, 2, "%s: %s", runs[i].args, out);
+        cr_assert(strstr(out, runs[i].want), "%s: %s", runs[i].args, out);
+        cr_assert(strstr(out, "usage: hogtrain train"), "%s", out);
+    }
 }

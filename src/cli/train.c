@@ -143,12 +143,7 @@ int hog_cli_train(int argc, char **argv)
             goto fail;
         r.train = train;
     }
-    if (a.net.on) {
-        if (a.stream) {
-            s = hog_errf(&err, HOG_ENOTSUP, "--stream does not combine with "
-                         "--world yet: each rank loads its shard");
-            goto fail;
-        }
+    if (a.net.on) { /* not streamed: the conflicts' table refused it */
         if ((s = hog_cli_train_net_setup(&a, &train, &net, &avg, &err)) !=
             HOG_OK)
             goto fail;

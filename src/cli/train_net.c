@@ -86,10 +86,7 @@ int hog_cli_train_parse_net(struct train_args *a, const unsigned char *seen)
                   seen[OPT_BMUF_NESTEROV]))
         return hog_cli_usage_error(cmd, "the --bmuf-* options apply to "
                                    "--sync bmuf only");
-    if (hog_gpu_requested(&a->o))
-        return hog_cli_usage_error(cmd, "training across processes runs "
-                                   "with --algo serial, hogwild, newton or "
-                                   "lbfgs for now, not with --gpus");
+    /* --gpus: the conflicts' table (gpus, average) */
     return -1;
 }
 

@@ -597,6 +597,7 @@ static int resolve(struct train_args *a)
     c.validation = a->validation != NULL;
     c.warm = a->init != NULL;
     c.weighted |= a->weights || a->class_weight;
+    c.row_weights |= a->weights != NULL;
     c.world |= a->net.on;
     c.crossed = a->interactions[0] != 0;
     if (hog_train_conflicts_check(&c, &e) != HOG_OK)

@@ -193,11 +193,9 @@ hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err)
  * phase figures and the checkpoints' state included. */
 static hog_status prepare_softmax(struct cyc *c, hog_err *err)
 {
+    /* checkpoints after whole epochs only: the conflicts' table refuses
+     * a rows cadence */
     const hog_model *mo = c->f->model;
-    if (c->f->ckpt_rows)
-        return hog_errf(err, HOG_ENOTSUP, "softmax training writes "
-                        "checkpoints after whole epochs only "
-                        "(--checkpoint-every N, without a rows suffix)");
     if (mo->n_classes < 2 || mo->n_features != c->nf)
         return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
                         "of K classes over the training data's features");

@@ -78,6 +78,7 @@
 #include "core/sparse.h"
 #include "pool/pool.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -550,13 +551,9 @@ static hog_status checkpoint_setup(struct hogwild *h, hog_err *err)
     const struct hog_train_state *r = f->resume;
     if (!f->o->checkpoint && !r)
         return HOG_OK;
-    if (h->nrep > 1)
-        return hog_errf(err, HOG_ENOTSUP, "Hogwild! checkpoints hold one "
-                        "shared model; drop --replicas");
-    if (f->ckpt_rows)
-        return hog_errf(err, HOG_ENOTSUP, "Hogwild! writes checkpoints after "
-                        "whole epochs only (--checkpoint-every N, without a "
-                        "rows suffix)");
+    /* one shared model, whole epochs: the conflicts' table refuses
+     * replicas and a rows cadence (src/train/conflicts_trainers.c) */
+    assert(h->nrep == 1 && !f->ckpt_rows);
     uint64_t nw = h->n_weights, n = h->d->m.rows;
     struct hog_train_state *st = &h->last;
     size_t bytes = (nw ? nw : 1) * sizeof(float);
@@ -678,22 +675,11 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
     if (o->hot_count) {
         /* Averaging across processes reads and writes the shared model
          * (net_average), which the hot threads' views do not pass
-         * through: refused rather than averaging a stale copy. */
-        if (hog_fit_average_blocks(f) > 0) {
-            st = hog_errf(err, HOG_ENOTSUP, "hot-feature replicas (--hot) "
-                          "do not take part in averaging across processes "
-                          "yet: leave out --hot with --world or mpirun");
-            goto out;
-        }
-        if (h.nrep > 1 || o->update == HOG_UPDATE_STRIPED) {
-            st = hog_errf(err, HOG_EINVAL, "hot-feature replicas (--hot) "
-                          "run on one shared model with --update none, "
-                          "atomic or mutex, not with %s",
-                          h.nrep > 1 ? "model replicas"
-                                     : "striped locks (they need each "
-                                       "row's indices in ascending order)");
-            goto out;
-        }
+         * through; replicas and striped locks do not see the views
+         * either: the conflicts' table refuses all three
+         * (src/train/conflicts_trainers.c). */
+        assert(hog_fit_average_blocks(f) == 0 && h.nrep == 1 &&
+               o->update != HOG_UPDATE_STRIPED);
         if (!(h.hot = calloc(1, sizeof *h.hot)))
             goto oom;
         if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_count, T,

@@ -436,11 +436,7 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     struct hog_train_state *last = &m->last;
     hog_rng_seed(&last->rng, f->o->seed, 0);
     if (!f->o->checkpoint && !r)
-        return HOG_OK;
-    if (f->ckpt_rows)
-        return hog_errf(err, HOG_ENOTSUP, "softmax training writes "
-                        "checkpoints after whole epochs only "
-                        "(--checkpoint-every N, without a rows suffix)");
+        return HOG_OK; /* a rows cadence: refused by the conflicts' table */
     last->pos = n;
     hog_status st = hog_softmax_state_alloc(km, last, err);
     if (st != HOG_OK || !r)
@@ -482,18 +478,9 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     if (mo->n_classes < 2 || m.d->n_features != mo->n_features)
         return hog_errf(err, HOG_EINVAL, "the softmax trainer needs a model "
                         "of K classes over the training data's features");
-    if (f->stream) { /* serial, one pass of the chunks per epoch */
-        const char *no = o->algo != HOG_ALGO_SERIAL
-                             ? "runs --algo serial only"
-                         : o->checkpoint || f->resume
-                             ? "writes no checkpoints"
-                         : o->average ? "does not average across processes"
-                         : f->init    ? "takes no warm start"
-                                      : NULL;
-        if (no)
-            return hog_errf(err, HOG_ENOTSUP, "streamed softmax training "
-                            "(--stream --multiclass softmax) %s", no);
-    }
+    /* Streamed: serial, one pass of the chunks per epoch, from zero, in
+     * one process and without checkpoints (the conflicts' table refuses
+     * the rest). */
     hog_status st = hog_sgd_init_schedule(&m.sch, o, m.d, err);
     if (st != HOG_OK)
         return st;

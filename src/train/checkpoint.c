@@ -8,7 +8,6 @@
  */
 #include "train/checkpoint.h"
 
-#include "gpu/gpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -204,19 +203,10 @@ hog_status hog_train_ckpt_begin(struct hog_fit *f, struct hog_ckpt_ctx *cx,
     memset(cx, 0, sizeof *cx);
     f->ckpt_ctx = cx;
     f->save = save;
+    /* which trainers write them, and with what, is the algorithms' and
+     * the conflicts' tables' to say (hog_train_validate) */
     if (!o->checkpoint && !o->resume)
         return HOG_OK;
-    if (o->average)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "checkpoints of the training state are written in "
-                        "one process only so far (not with averaging "
-                        "across processes)");
-    if ((o->algo != HOG_ALGO_SERIAL && o->algo != HOG_ALGO_HOGWILD &&
-         o->algo != HOG_ALGO_CYCLADES) ||
-        hog_gpu_requested(o))
-        return hog_errf(err, HOG_ENOTSUP,
-                        "checkpoints are written by the serial, Hogwild! and "
-                        "Cyclades trainers only so far");
     if (o->checkpoint) {
         f->ckpt_rows = o->checkpoint_rows;
         f->ckpt_epochs = o->checkpoint_epochs;

@@ -61,18 +61,17 @@ static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
     if (!(o->holdout > 0 && o->holdout < 1) || o->validation || !*train ||
         (*train)->m.rows == 0)
         return HOG_OK;
-    if (o->row_weights)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "a holdout with row weights (--weights) is not done "
-                        "yet: the held-out rows would take their weights "
-                        "with them; give --validation FILE instead");
+    /* the conflicts' rows about options (a holdout with row weights
+     * among them) before the split, which forgets o->holdout */
+    hog_status st = hog_train_conflicts_options(o, false, err);
+    if (st != HOG_OK)
+        return st;
     uint64_t n = (*train)->m.rows;
     uint32_t *part = malloc(n * sizeof *part);
     if (!part)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the holdout of "
                         "%llu rows", (unsigned long long)n);
-    hog_status st = hog_split_holdout(*train, o->loss, o->holdout, o->seed,
-                                      part, err);
+    st = hog_split_holdout(*train, o->loss, o->holdout, o->seed, part, err);
     if (st == HOG_OK &&
         (st = hog_data_subset(*train, part, 1, true, tr, err)) == HOG_OK &&
         (st = hog_data_subset(*train, part, 1, false, va, err)) != HOG_OK) {
@@ -98,9 +97,7 @@ static hog_status train_stream(const char *path, const hog_data *test,
     /* what streaming does not combine with is the conflicts' table's:
      * the rows about options alone before the file is opened, all of
      * them against its header below (hog_train_validate_stream) */
-    struct hog_conflict_ctx cc;
-    hog_conflict_ctx_of(&cc, &o, NULL, true);
-    if ((st = hog_train_conflicts_check(&cc, err)) != HOG_OK)
+    if ((st = hog_train_conflicts_options(&o, true, err)) != HOG_OK)
         return st;
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);

@@ -49,6 +49,7 @@ struct hog_conflict_ctx {
     bool validation;       /* a validation set is given */
     bool warm;             /* a warm start is given */
     bool weighted;         /* row or class weights */
+    bool row_weights;      /* row weights (--weights) */
     bool world;            /* several processes: the model averaged, or
                               one problem solved exactly (reduce) */
     bool crossed;          /* the rows are crossed (--interactions) */
@@ -75,12 +76,16 @@ struct hog_conflict {
     void (*example)(hog_train_opts *o, struct hog_conflict_ctx *c);
 };
 
-const struct hog_conflict *hog_train_conflicts(size_t *n);
+/* Row i of the table in the order it is walked; NULL past the last. */
+const struct hog_conflict *hog_train_conflict(size_t i);
 void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
                          const hog_data *train, bool stream);
 /* The first row that holds, as its sentence in err; HOG_OK when none. */
 hog_status hog_train_conflicts_check(const struct hog_conflict_ctx *c,
                                      hog_err *err);
+/* The rows about o alone (the data not read yet); stream: out of core. */
+hog_status hog_train_conflicts_options(const hog_train_opts *o, bool stream,
+                                       hog_err *err);
 hog_status hog_conflict_refuse(const struct hog_conflict *r,
                                const struct hog_conflict_ctx *c, hog_err *err);
 
