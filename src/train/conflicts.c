@@ -648,6 +648,22 @@ static void ex_multi_gpu(hog_train_opts *o, struct hog_conflict_ctx *c)
     o->schedule = HOG_SCHED_ADAGRAD;
 }
 
+/* The optimizer's state is taken from the serial trainer in memory after
+ * its last epoch: other trainers keep per-thread or per-replica state, a
+ * stream none, and early stopping's model is an earlier epoch's. */
+static bool state_where(const struct hog_conflict_ctx *c)
+{
+    return O->save_state &&
+           (gpu(c) || O->algo != HOG_ALGO_SERIAL || c->stream || c->world ||
+            O->early_stop || softmax(c));
+}
+static void ex_state_where(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->save_state = 1;
+    o->algo = HOG_ALGO_HOGWILD;
+}
+
 /* ---- the rows ----------------------------------------------------------- */
 
 #define ROW(opts, st, hit_, data_, sentence_, detail_, ex)                  \
@@ -855,6 +871,12 @@ static const struct hog_conflict rows[] = {
         "the GPU trainer takes two classes only; the training labels have "
         "more (train K classes on the CPUs: drop --gpus)", NULL,
         ex_multi_gpu),
+    ROW("save_state, algo, stream, average, early_stop, multiclass",
+        HOG_ENOTSUP, state_where, HOG_CONFLICT_OPTIONS,
+        "--save-state keeps the state of the serial trainer in memory after "
+        "its last epoch (binary, regression or one-vs-rest): not with "
+        "another --algo, --stream, --gpus, --world, --early-stop or "
+        "--multiclass softmax", NULL, ex_state_where),
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
