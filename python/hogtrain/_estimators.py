@@ -114,6 +114,12 @@ def _print_epoch(s, epochs):
           file=sys.stderr)
 
 
+def _online(est):
+    """partial_fit is the serial SGD trainer's: it keeps the optimizer's
+    state from one call to the next (docs/TRAINING.md)."""
+    return est.algorithm in (None, "serial")
+
+
 class _Base(BaseEstimator):
     """What Classifier and Regressor share: the options, training through
     hogtrain._hogtrain.train, the model's weights as coef_ and intercept_,
@@ -305,8 +311,9 @@ class _Base(BaseEstimator):
         model = state.pop("_model", None)
         state.pop("_spec", None), state.pop("_perm", None)  # the model's
         if model is not None:
-            state["_model_state"] = (model.describe(), bytes(model.weights()),
-                                     model.state())
+            state["_model_state"] = (model.describe(), bytes(model.weights()))
+            if model.state() is not None:  # save_state, partial_fit
+                state["_opt_state"] = model.state()
         return state
 
     def __setstate__(self, state):
@@ -322,14 +329,15 @@ class _Base(BaseEstimator):
                              f"models between versions as .hgm files "
                              f"(save() and hogtrain.load())")
         saved = state.pop("_model_state", None)
+        opt = state.pop("_opt_state", None)
         state.pop("_spec", None), state.pop("_perm", None)
         made = state.pop("_coef_made", None)
         super().__setstate__(state)
         if saved is not None:
-            spec, w = saved[:2]
+            spec, w = saved
             m = _h.from_weights(spec, np.frombuffer(w, np.float32))
-            if len(saved) > 2:
-                m.set_state(saved[2])  # the optimizer's (save_state)
+            if opt is not None:
+                m.set_state(opt)  # the optimizer's (save_state)
             self._set_model(m)
             self._check_model()
         if made is not None:
@@ -552,14 +560,15 @@ class Classifier(ClassifierMixin, _Base):
         self._set_model(model)
         return self
 
+    @available_if(_online)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One unshuffled epoch over X and y, continuing the state of the
         previous partial_fit (or of a fit with save_state): the calls over
         the pieces of a data set equal one epoch of fit(shuffle=False)
         over their concatenation. classes: every label the calls will
         see, needed on the first call (as scikit-learn's)."""
-        first = not hasattr(self, "_model") or \
-            getattr(self, "_partial", None) is None
+        # after fit, partial_fit goes on from its model and classes_
+        first = not hasattr(self, "_model")
         if first and classes is None:
             raise ValueError("classes must be given on the first call to "
                              "partial_fit (every label there will be)")
@@ -738,6 +747,7 @@ class Regressor(RegressorMixin, _Base):
         self._set_model(_as_regression(model))
         return self
 
+    @available_if(_online)
     def partial_fit(self, X, y, sample_weight=None):
         """One unshuffled epoch over X and y, continuing the state of the
         previous partial_fit: the calls over the pieces of a data set
