@@ -7,6 +7,9 @@ epochs, LinearSVC and LogisticRegression(solver="liblinear")), fit time and
 test accuracy, on news20.binary, news20 (20 classes) and a generated set
 of 1M rows (hogtrain gen; 80% train, 20% test). Each side fits the matrix
 its own loader gave (float32 for hogtrain, float64 for scikit-learn).
+Online learning: partial_fit over pieces of 10,000 rows against one
+unshuffled epoch of fit and against SGDClassifier.partial_fit on the same
+pieces (issue 42).
 One hogtrain row is SGDClassifier's own method in hogtrain's terms
 (SGD_METHOD below), the fair comparison of the two implementations.
 Targets (issue 20): load_svmlight at least 8x faster; Classifier.fit at
@@ -196,12 +199,40 @@ def run(name, train, test):
             lambda s: hogtrain.Classifier(random_state=s, **kw),
             fit_score(X, y, Xt, yt))
         row(name, label, t, acc, t / t_sgd, sd=sd)
+    partial(name, X, y, Xt, yt, Xs, ys, Xst, yst, fit)
     for label, est in (
             ("fit: LinearSVC", LinearSVC()),
             ("fit: LogisticRegression(liblinear)",
              LogisticRegression(solver="liblinear"))):
         m, t = best(lambda: fit(est, Xs, ys))
         row(name, label, t, m.score(Xst, yst), t / t_sgd)
+
+
+PIECE = 10000  # rows per partial_fit call
+
+
+def partial(name, X, y, Xt, yt, Xs, ys, Xst, yst, fit):
+    """Online learning: partial_fit over pieces of PIECE rows (one pass,
+    the rows in their order), against one unshuffled epoch of fit over
+    all of them (the same model, bit for bit under FTRL) and against
+    SGDClassifier.partial_fit on the same pieces; time and test accuracy."""
+    classes = np.unique(y)
+
+    def pieces(est, A, b, cl):
+        for i in range(0, A.shape[0], PIECE):
+            est.partial_fit(A[i:i + PIECE], b[i:i + PIECE], classes=cl)
+        return est
+    m, t_sk = best(lambda: pieces(SGDClassifier(random_state=0), Xs, ys,
+                                  np.unique(ys)))
+    row(name, f"partial_fit: SGDClassifier, pieces of {PIECE}", t_sk,
+        m.score(Xst, yst), 1.0)
+    m, t = best(lambda: pieces(hogtrain.Classifier(), X, y, classes))
+    row(name, f"partial_fit: hogtrain defaults, pieces of {PIECE}", t,
+        m.score(Xt, yt), t / t_sk)
+    m, t = best(lambda: fit(hogtrain.Classifier(epochs=1, shuffle=False),
+                            X, y))
+    row(name, "fit: hogtrain defaults, 1 epoch, shuffle=False", t,
+        m.score(Xt, yt), t / t_sk)
 
 
 def main():

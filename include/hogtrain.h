@@ -579,6 +579,17 @@ typedef struct hog_train_opts {
      * the model of all the rows. Every process makes the same calls. */
     hog_reduce_fn reduce;
     void *reduce_ctx;
+    /* Online learning (docs/TRAINING.md, "Continuing training"). save_state
+     * 1: the returned model keeps the optimizer's state after its last
+     * epoch (FTRL's z and sqrt(n), AdaGrad's sums, the epochs and steps
+     * taken: hog_model_state), so that a warm start from it continues
+     * exactly where this run stopped: 3 epochs, then 2 from its model,
+     * equal 5 bit for bit. The serial trainer in memory, binary,
+     * regression or one-vs-rest. shuffle 0: the rows are visited in the
+     * data's order every epoch (the SGD trainers in memory; 1, the
+     * default: a seeded shuffle each epoch). */
+    int save_state;
+    int shuffle;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_opts.valid_stats). */
@@ -844,6 +855,28 @@ HOG_API void hog_model_describe(const hog_model *m, hog_model_spec *s);
 HOG_API hog_status hog_model_from_weights(const hog_model_spec *s,
                                           const float *w, hog_model **out,
                                           hog_err *err);
+
+/* The optimizer's state a model keeps (hog_train_opts.save_state; .hgm
+ * version 5): the schedule it belongs to, the epochs and steps (rows,
+ * per class) trained, and len = hog_model_weights()'s count of floats in
+ * each array: FTRL z in a and sqrt(n) in b, AdaGrad's sums of squared
+ * gradients in b (a NULL), neither for the constant and invscaling
+ * schedules, whose state is the step count. A warm start from a model
+ * with a state (the serial trainer in memory, the same schedule)
+ * continues it; one of another schedule is refused. */
+typedef struct hog_model_state {
+    size_t size;            /* sizeof(hog_model_state) */
+    hog_schedule schedule;
+    uint64_t epochs, steps;
+    uint64_t len;
+    const float *a, *b;
+} hog_model_state;
+/* 1 and s filled (its arrays point into m) when m keeps a state, else 0. */
+HOG_API int hog_model_get_state(const hog_model *m, hog_model_state *s);
+/* Gives m a copy of s (NULL: drops m's state); a state that does not fit
+ * m (its length, arrays or schedule) is refused with a sentence. */
+HOG_API hog_status hog_model_set_state(hog_model *m, const hog_model_state *s,
+                                       hog_err *err);
 
 /* scores[i] = w . x_i (+ bias) for every row of d. K classes: scores has
  * rows * K entries, row i's K scores at scores[i * K]. */

@@ -207,7 +207,7 @@ Test(model, hgm_newer_version_is_refused_by_number)
     cr_assert_eq(hog_model_load(p, &m, &err), HOG_EFORMAT);
     char want[1200];
     snprintf(want, sizeof want,
-             "%s: .hgm format version 9 is newer than this hogtrain reads (4)", p);
+             "%s: .hgm format version 9 is newer than this hogtrain reads (5)", p);
     cr_assert_str_eq(err.msg, want);
     free(b);
 }

@@ -327,9 +327,9 @@ Test(multiclass_model, hgm_bad_fields_are_named)
                    "not finite");
     /* and a version this hogtrain does not know */
     memcpy(b, good, len);
-    put_le(b + 8, 5, 4);
-    expect_refused(th_write(dir, "v5.hgm", b, len), HOG_EFORMAT, NULL,
-                   ".hgm format version 5 is newer than this hogtrain reads (4)");
+    put_le(b + 8, 6, 4);
+    expect_refused(th_write(dir, "v6.hgm", b, len), HOG_EFORMAT, NULL,
+                   ".hgm format version 6 is newer than this hogtrain reads (5)");
     free(good), free(b);
 }
 

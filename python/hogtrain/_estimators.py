@@ -114,6 +114,12 @@ def _print_epoch(s, epochs):
           file=sys.stderr)
 
 
+def _online(est):
+    """partial_fit is the serial SGD trainer's: it keeps the optimizer's
+    state from one call to the next (docs/TRAINING.md)."""
+    return est.algorithm in (None, "serial")
+
+
 class _Base(BaseEstimator):
     """What Classifier and Regressor share: the options, training through
     hogtrain._hogtrain.train, the model's weights as coef_ and intercept_,
@@ -167,6 +173,10 @@ class _Base(BaseEstimator):
             o["seed"] = _seed(self.random_state)
         if self.normalize:
             o["normalize"] = 1
+        if self.save_state:
+            o["save_state"] = 1
+        if not self.shuffle:
+            o["shuffle"] = 0
         if not self.fit_intercept:
             o["bias"] = 0.0
         elif self.intercept_scaling is not None:
@@ -181,8 +191,15 @@ class _Base(BaseEstimator):
 
     # ---- training ----------------------------------------------------------
     def _train(self, X, labels, sample_weight, class_weights=None,
-               warm=None):
+               warm=None, online=None):
         opts = self._opts()
+        classes = None
+        if online is not None:
+            # partial_fit: one unshuffled epoch, its state kept for the
+            # next call; K classes in the order of classes_
+            opts.update(epochs=1, shuffle=0, save_state=1)
+            if online >= 3:
+                classes = np.arange(online, dtype=np.float64)
         settled = _h.resolve(opts)
         epochs = settled["epochs"]
         # n_iter_: the epochs run. The SGD trainers run them all; dcd, scd
@@ -203,7 +220,8 @@ class _Base(BaseEstimator):
             cl, cw = class_weights
         return _h.train(data, opts, row_weights=sample_weight,
                         class_labels=cl, class_weights=cw, warm_start=warm,
-                        progress=progress if self.verbose or coord else None)
+                        progress=progress if self.verbose or coord else None,
+                        classes=classes)
 
     @staticmethod
     def _weights(sample_weight, X):
@@ -294,6 +312,8 @@ class _Base(BaseEstimator):
         state.pop("_spec", None), state.pop("_perm", None)  # the model's
         if model is not None:
             state["_model_state"] = (model.describe(), bytes(model.weights()))
+            if model.state() is not None:  # save_state, partial_fit
+                state["_opt_state"] = model.state()
         return state
 
     def __setstate__(self, state):
@@ -309,13 +329,16 @@ class _Base(BaseEstimator):
                              f"models between versions as .hgm files "
                              f"(save() and hogtrain.load())")
         saved = state.pop("_model_state", None)
+        opt = state.pop("_opt_state", None)
         state.pop("_spec", None), state.pop("_perm", None)
         made = state.pop("_coef_made", None)
         super().__setstate__(state)
         if saved is not None:
             spec, w = saved
-            self._set_model(_h.from_weights(spec,
-                                            np.frombuffer(w, np.float32)))
+            m = _h.from_weights(spec, np.frombuffer(w, np.float32))
+            if opt is not None:
+                m.set_state(opt)  # the optimizer's (save_state)
+            self._set_model(m)
             self._check_model()
         if made is not None:
             self._coef_made = made  # coef_ as fitted, or as the caller set it
@@ -429,6 +452,20 @@ class Classifier(ClassifierMixin, _Base):
     intercept_scaling : float or None. The bias feature's value (None:
         the library's, 1).
     normalize : bool. Max-abs scaling of the features, folded into coef_.
+    save_state : bool. Keep the optimizer's state in the model (FTRL's and
+        AdaGrad's sums, the epochs and steps; pickled and saved with it),
+        so that a fit with warm_start continues the run exactly: 3 epochs
+        then 2 equal 5 (the serial algorithm; docs/TRAINING.md,
+        "Continuing training").
+    shuffle : bool, default True. False visits the rows in their order
+        every epoch (scikit-learn's shuffle=False).
+
+    partial_fit(X, y, classes=None, sample_weight=None) trains one
+    unshuffled epoch over X, continuing the state of the previous call:
+    calls over the pieces of a data set equal one epoch of fit with
+    shuffle=False over their concatenation, bit for bit under FTRL (the
+    default), up to rounding where other schedules regularize lazily.
+    classes (every label there will be) is needed on the first call.
 
     Labels may be any values numpy can sort (numbers, strings); classes_
     is np.unique(y), and coef_ has one row per class in that order (one
@@ -442,7 +479,7 @@ class Classifier(ClassifierMixin, _Base):
                  schedule=None, eta=None, multiclass=None,
                  class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=None,
-                 normalize=False):
+                 normalize=False, save_state=False, shuffle=True):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -462,6 +499,8 @@ class Classifier(ClassifierMixin, _Base):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.normalize = normalize
+        self.save_state = save_state
+        self.shuffle = shuffle
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -519,6 +558,53 @@ class Classifier(ClassifierMixin, _Base):
                             class_weights, warm)
         self.classes_ = classes
         self._set_model(model)
+        return self
+
+    @available_if(_online)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One unshuffled epoch over X and y, continuing the state of the
+        previous partial_fit (or of a fit with save_state): the calls over
+        the pieces of a data set equal one epoch of fit(shuffle=False)
+        over their concatenation. classes: every label the calls will
+        see, needed on the first call (as scikit-learn's)."""
+        # after fit, partial_fit goes on from its model and classes_
+        first = not hasattr(self, "_model")
+        if first and classes is None:
+            raise ValueError("classes must be given on the first call to "
+                             "partial_fit (every label there will be)")
+        X, y = self._validate_data(check_structure(X), y, reset=first,
+                                   **_DENSE_OR_CSR)
+        check_classification_targets(y)
+        if first:
+            self.classes_ = np.unique(classes)
+            if len(self.classes_) < 2:
+                raise ValueError("classes must hold at least 2 labels")
+            if self.multiclass == "softmax" and len(self.classes_) > 2:
+                raise ValueError("partial_fit trains one-vs-rest (softmax "
+                                 "keeps no optimizer state yet)")
+        elif classes is not None and not np.array_equal(
+                np.unique(classes), self.classes_):
+            raise ValueError("classes differ from those of the first call "
+                             "to partial_fit")
+        y_enc = np.searchsorted(self.classes_, y)
+        bad = (y_enc >= len(self.classes_)) | \
+            (self.classes_[np.minimum(y_enc, len(self.classes_) - 1)] != y)
+        if np.any(bad):
+            raise ValueError(f"y holds labels not in classes: "
+                             f"{np.unique(np.asarray(y)[bad])[:5]!r}")
+        sw, keep = self._weights(sample_weight, X)
+        if keep is not None:
+            X, y_enc, sw = X[keep], y_enc[keep], sw[keep]
+        k = len(self.classes_)
+        if k == 2 and len(np.unique(y_enc)) < 2:
+            raise ValueError("partial_fit of two classes needs both in each "
+                             "piece (the library's binary problem reads its "
+                             "labels from the rows)")
+        warm = None if first else self._model
+        model = self._train(X, y_enc.astype(np.float32),
+                            self._row_weights(sw), warm=warm, online=k)
+        self._set_model(model)
+        self._partial = True
         return self
 
     @staticmethod
@@ -616,7 +702,8 @@ class Regressor(RegressorMixin, _Base):
                  algorithm=None, n_jobs=None, epochs=None, max_iter=None,
                  schedule=None, eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
-                 intercept_scaling=None, normalize=False):
+                 intercept_scaling=None, normalize=False, save_state=False,
+                 shuffle=True):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -634,6 +721,8 @@ class Regressor(RegressorMixin, _Base):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.normalize = normalize
+        self.save_state = save_state
+        self.shuffle = shuffle
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
@@ -656,6 +745,27 @@ class Regressor(RegressorMixin, _Base):
             X, y, sw = X[keep], y[keep], sw[keep]
         model = self._train(X, y, self._row_weights(sw), warm=warm)
         self._set_model(_as_regression(model))
+        return self
+
+    @available_if(_online)
+    def partial_fit(self, X, y, sample_weight=None):
+        """One unshuffled epoch over X and y, continuing the state of the
+        previous partial_fit: the calls over the pieces of a data set
+        equal one epoch of fit(shuffle=False) over their concatenation."""
+        first = getattr(self, "_partial", None) is None
+        X, y = self._validate_data(check_structure(X), y, y_numeric=True,
+                                   reset=first, **_DENSE_OR_CSR)
+        y = np.asarray(y, dtype=np.float32)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y holds a value that is not a finite number "
+                             "in single precision")
+        sw, keep = self._weights(sample_weight, X)
+        if keep is not None:
+            X, y, sw = X[keep], y[keep], sw[keep]
+        model = self._train(X, y, self._row_weights(sw),
+                            warm=None if first else self._model, online=0)
+        self._set_model(_as_regression(model))
+        self._partial = True
         return self
 
     @staticmethod
@@ -697,7 +807,9 @@ def _as_regression(model):
     if spec["regression"]:
         return model
     spec["regression"] = True
-    return _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
+    m = _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
+    m.set_state(model.state())
+    return m
 
 
 def load(path):

@@ -78,6 +78,69 @@ static PyObject *Model_weights(ModelObject *self, PyObject *unused)
                                          (Py_ssize_t)(n * sizeof(float)));
 }
 
+PyDoc_STRVAR(Model_state_doc,
+"state() -> None, or (schedule, epochs, steps, a, b): the optimizer's state\n"
+"the model keeps (hog_model_get_state), a and b float32 bytes or None.");
+
+static PyObject *Model_state(ModelObject *self, PyObject *unused)
+{
+    (void)unused;
+    hog_model_state s = { .size = sizeof s };
+    if (!hog_model_get_state(self->m, &s))
+        Py_RETURN_NONE;
+    Py_ssize_t bytes = (Py_ssize_t)(s.len * sizeof(float));
+    PyObject *a = s.a ? PyBytes_FromStringAndSize((const char *)s.a, bytes)
+                      : Py_NewRef(Py_None);
+    PyObject *b = s.b ? PyBytes_FromStringAndSize((const char *)s.b, bytes)
+                      : Py_NewRef(Py_None);
+    if (!a || !b) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    return Py_BuildValue("(iKKNN)", (int)s.schedule,
+                         (unsigned long long)s.epochs,
+                         (unsigned long long)s.steps, a, b);
+}
+
+PyDoc_STRVAR(Model_set_state_doc,
+"set_state(state): state() of another model (None: none) into this one\n"
+"(copied; hog_model_set_state refuses one that does not fit).");
+
+static PyObject *Model_set_state(ModelObject *self, PyObject *arg)
+{
+    hog_err err;
+    hog_status st;
+    if (arg == Py_None) {
+        st = hog_model_set_state(self->m, NULL, &err);
+    } else {
+        int sch;
+        unsigned long long epochs, steps;
+        PyObject *a, *b;
+        if (!PyArg_ParseTuple(arg, "iKKOO", &sch, &epochs, &steps, &a, &b))
+            return NULL;
+        hog_model_state s = { .size = sizeof s, .schedule = (hog_schedule)sch,
+                              .epochs = epochs, .steps = steps,
+                              .len = model_len(self->m) };
+        PyObject *arr[2] = { a, b };
+        const float **to[2] = { &s.a, &s.b };
+        for (int i = 0; i < 2; i++) {
+            if (arr[i] == Py_None)
+                continue;
+            if (!PyBytes_Check(arr[i]) ||
+                (uint64_t)PyBytes_GET_SIZE(arr[i]) != s.len * sizeof(float))
+                return PyErr_Format(PyExc_ValueError, "the state's arrays "
+                                    "must be bytes of %llu float32",
+                                    (unsigned long long)s.len);
+            *to[i] = (const float *)PyBytes_AS_STRING(arr[i]);
+        }
+        st = hog_model_set_state(self->m, &s, &err);
+    }
+    if (st != HOG_OK)
+        return raise_status(st, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 /* spec dict -> hog_model_spec; classes into *cls (freed by the caller). */
 static int dict_double(PyObject *d, const char *k, double *out, int need)
 {
@@ -327,6 +390,8 @@ static PyObject *mod_load_model(PyObject *mod, PyObject *args)
 static PyMethodDef Model_methods[] = {
     { "describe", (PyCFunction)Model_describe, METH_NOARGS, Model_describe_doc },
     { "weights", (PyCFunction)Model_weights, METH_NOARGS, Model_weights_doc },
+    { "state", (PyCFunction)Model_state, METH_NOARGS, Model_state_doc },
+    { "set_state", (PyCFunction)Model_set_state, METH_O, Model_set_state_doc },
     { "scores", (PyCFunction)Model_scores, METH_VARARGS,
       "scores(data, out): w.x + b of every row into out (float64, rows x "
       "max(K, 1))" },

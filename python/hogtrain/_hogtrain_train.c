@@ -269,24 +269,28 @@ static PyObject *mod_options(PyObject *mod, PyObject *unused)
 
 PyDoc_STRVAR(train_doc,
 "train(data, opts, row_weights=None, class_labels=None, class_weights=None,\n"
-"      warm_start=None, progress=None) -> Model\n\n"
+"      warm_start=None, progress=None, classes=None) -> Model\n\n"
 "hog_train on data with the options of the dict opts (hog_train_opts\n"
 "field names; the rest the library's defaults). row_weights:\n"
 "float32, one per row. class_labels/class_weights: float64 sequences of\n"
 "equal length. warm_start: a Model to start from. progress: called with\n"
-"a dict of each epoch's stats, on the calling thread. The GIL is released;\n"
+"a dict of each epoch's stats, on the calling thread. classes: float64\n"
+"labels, K >= 3, the model's classes in this order (hog_train_opts.classes).\n"
+"The GIL is released;\n"
 "Ctrl-C (any signal handler raising) cancels training and raises.");
 
 static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *names[] = { "data", "opts", "row_weights", "class_labels",
-                             "class_weights", "warm_start", "progress", NULL };
+                             "class_weights", "warm_start", "progress",
+                             "classes", NULL };
     DataObject *data;
     PyObject *opts, *rw = Py_None, *cl = Py_None, *cw = Py_None,
-             *warm = Py_None, *progress = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOO", names, &DataType,
-                                     &data, &PyDict_Type, &opts, &rw, &cl, &cw,
-                                     &warm, &progress))
+             *warm = Py_None, *progress = Py_None, *classes = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOOO", names,
+                                     &DataType, &data, &PyDict_Type, &opts,
+                                     &rw, &cl, &cw, &warm, &progress,
+                                     &classes))
         return NULL;
     if (data_usable(data) < 0)
         return NULL;
@@ -299,14 +303,24 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
     if (!j)
         return PyErr_NoMemory();
     hog_train_opts_init(&j->o);
-    Py_buffer bw = { 0 }, bl = { 0 }, bc = { 0 };
+    Py_buffer bw = { 0 }, bl = { 0 }, bc = { 0 }, bk = { 0 };
     PyObject *result = NULL;
     if (set_opts(&j->o, opts) < 0)
         goto out;
     if (get_buffer(rw, &bw, "the sample weights") < 0 ||
         get_buffer(cl, &bl, "the class labels") < 0 ||
-        get_buffer(cw, &bc, "the class weights") < 0)
+        get_buffer(cw, &bc, "the class weights") < 0 ||
+        get_buffer(classes, &bk, "the classes") < 0)
         goto out;
+    if (bk.obj) {
+        if (buffer_dtype(&bk, "the classes") != HOG_DTYPE_FLOAT64) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "classes: a float64 array");
+            goto out;
+        }
+        j->o.classes = bk.buf;
+        j->o.n_classes = (unsigned)buffer_len(&bk);
+    }
     if (bw.obj) {
         if (buffer_dtype(&bw, "the sample weights") != HOG_DTYPE_FLOAT32 ||
             buffer_len(&bw) != hog_data_rows(data->d)) {
@@ -398,6 +412,8 @@ out:
         PyBuffer_Release(&bl);
     if (bc.obj)
         PyBuffer_Release(&bc);
+    if (bk.obj)
+        PyBuffer_Release(&bk);
     free(j->epochs);
     free(j);
     return result;

@@ -141,6 +141,7 @@ static void help(FILE *f)
     option(f, "power");
     option(f, "seed");
     option(f, "tol");
+    option(f, "save-state");
     fputs("      --metrics-every K  the training set's objective, loss, accuracy\n"
           "                         and AUC (a pass over the data) every K epochs\n"
           "                         and after the last; other epochs report the\n"

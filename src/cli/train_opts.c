@@ -65,6 +65,7 @@ const struct option hog_cli_train_longopts[] = {
     { "multiclass", required_argument, NULL, OPT_MULTICLASS },
     { "normalize", no_argument, NULL, OPT_NORMALIZE },
     { "init", required_argument, NULL, OPT_INIT },
+    { "save-state", no_argument, NULL, OPT_SAVE_STATE },
     { "weights", required_argument, NULL, OPT_WEIGHTS },
     { "class-weight", required_argument, NULL, OPT_CLASS_WEIGHT },
     { "C", required_argument, NULL, OPT_C },
@@ -332,6 +333,7 @@ static int own_option(struct train_args *a, int ch, const char *arg)
     case OPT_REPARTITION: a->o.repartition = 1; break;
     case OPT_NORMALIZE: a->o.normalize = 1; break;
     case OPT_INIT: a->init = arg; break;
+    case OPT_SAVE_STATE: a->o.save_state = 1; break;
     case OPT_DETERMINISTIC: break;
     case OPT_HOT:
         a->hot_arg = arg; /* Hogwild!'s meaning: after --algo is known */
@@ -614,6 +616,11 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
                                    "invscaling only");
     if (a->init && a->model && hog_cli_same_file(a->init, a->model))
         return hog_cli_usage_error(cmd, "--init and -o name the same file");
+    if (a->o.save_state && a->fmt != HOG_MODEL_HGM)
+        return hog_cli_usage_error(cmd, "--save-state keeps the optimizer's "
+                                   "state in a .hgm model; LIBLINEAR's text "
+                                   "has no place for it (drop --model-format "
+                                   "liblinear)");
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
         return hog_cli_usage_error(cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");

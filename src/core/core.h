@@ -180,7 +180,29 @@ struct hog_model {
      * version 4): predict crosses the data it scores the same way. */
     struct hog_interactions cross;
     char cross_spec[3 * HOG_MAX_INTERACTIONS + 1]; /* "ab,cd", for the API */
+    /* The optimizer's state after the last epoch (hog_model_state), or
+     * NULL: kept by hog_train_opts.save_state, written as .hgm version 5,
+     * continued by a warm start. */
+    struct hog_opt_state *state;
 };
+
+/* A model's optimizer state (hog_model_state's fields; arrays owned,
+ * hog_model_len() floats each, NULL where the schedule keeps none). */
+struct hog_opt_state {
+    hog_schedule schedule;
+    uint64_t epochs, steps;
+    float *a, *b; /* FTRL: z, sqrt(n); AdaGrad: NULL, its sums */
+};
+
+/* Which arrays a schedule's state holds: bit 0 a, bit 1 b. */
+static inline unsigned hog_opt_state_arrays(hog_schedule s)
+{
+    return s == HOG_SCHED_FTRL ? 3u : s == HOG_SCHED_ADAGRAD ? 2u : 0u;
+}
+/* A state of schedule sch for len floats, its arrays zero (NULL when out
+ * of memory). */
+struct hog_opt_state *hog_opt_state_new(hog_schedule sch, uint64_t len);
+void hog_opt_state_free(struct hog_opt_state *s);
 
 /* Floats per weight vector (the features, + 1 for the bias), vectors in the
  * model (K, or 1), and all of w. */

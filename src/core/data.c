@@ -140,6 +140,7 @@ void hog_model_free(hog_model *m)
         return;
     free(m->w);
     free(m->classes);
+    hog_opt_state_free(m->state);
     free(m);
 }
 

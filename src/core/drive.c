@@ -25,21 +25,58 @@ static hog_status save(struct hog_drive *dv, unsigned epoch, uint64_t pos,
     memset(&at, 0, sizeof at);
     at.epoch = epoch;
     at.pos = pos;
-    at.t_global = (uint64_t)(epoch - 1) * dv->n + pos;
+    at.t_global = dv->t0 + (uint64_t)(epoch - 1) * dv->n + pos;
     if (dv->n_orders)
         at.rng = dv->ops->order(dv->ctx, 0)->rng;
     return dv->ops->save(dv->ctx, &at, cut, dv->err);
+}
+
+/* The orders as after `epochs` epochs' shuffles from the seed. */
+static void replay(struct hog_drive *dv, uint64_t epochs)
+{
+    if (!dv->f->o->shuffle)
+        return;
+    for (unsigned p = 0; p < dv->n_orders; p++) {
+        struct hog_order *o = dv->ops->order(dv->ctx, p);
+        for (uint64_t e = 1; e <= epochs; e++)
+            hog_shuffle_u64(&o->rng, o->rows, o->n);
+    }
+}
+
+/* A warm start from a model's optimizer state (fit.h): the state stands
+ * at the end of its last epoch, which the step takes as a resume from a
+ * completed epoch; the epochs and steps go on from its counts, so that
+ * this run's epoch e draws the order and step sizes of epoch
+ * warm->epoch + e of one long run. On other data (another row count) the
+ * replayed shuffles are the seed's on that data: the random state is
+ * this run's, not checked against the model's. */
+static hog_status warm_begin(struct hog_drive *dv, hog_err *err)
+{
+    struct hog_train_state w = *dv->f->warm;
+    replay(dv, w.epoch);
+    w.epoch = 0;
+    w.pos = dv->n;
+    w.seg_pos = w.seg_want = 0;
+    if (dv->n_orders)
+        w.rng = dv->ops->order(dv->ctx, 0)->rng;
+    dv->t0 = w.t_global;
+    uint64_t open = dv->n;
+    return dv->ops->resume ? dv->ops->resume(dv->ctx, &w, &open, err)
+                           : HOG_OK;
 }
 
 hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
 {
     const struct hog_train_state *r = dv->f->resume;
     dv->first = 1;
+    dv->t0 = 0;
     dv->mid = false;
     dv->st = HOG_OK;
     dv->drawn = HOG_OK;
     dv->err = err;
     atomic_init(&dv->cut, false);
+    if (!r && dv->f->warm)
+        return warm_begin(dv, err);
     if (!r)
         return HOG_OK;
     /* A checkpoint before epoch 1 (a cut in the first epoch) has drawn
@@ -47,12 +84,7 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
      * including one at row 0 inside an open segment (Cyclades' before its
      * first batch). */
     bool start = r->pos == 0 && r->epoch <= 1 && r->seg_want == 0;
-    uint64_t replay = start ? 0 : r->epoch;
-    for (unsigned p = 0; p < dv->n_orders; p++) {
-        struct hog_order *o = dv->ops->order(dv->ctx, p);
-        for (uint64_t e = 1; e <= replay; e++)
-            hog_shuffle_u64(&o->rng, o->rows, o->n);
-    }
+    replay(dv, start ? 0 : r->epoch);
     uint64_t open = r->pos;
     if (dv->ops->resume) {
         hog_status st = dv->ops->resume(dv->ctx, r, &open, err);
@@ -78,7 +110,7 @@ static hog_status run_pieces(struct hog_drive *dv, struct hog_drive_span *sp,
 {
     struct hog_fit *f = dv->f;
     const uint64_t every = f->ckpt_rows ? f->ckpt_rows : UINT64_MAX;
-    const uint64_t base = (uint64_t)(sp->epoch - 1) * dv->n;
+    const uint64_t base = dv->t0 + (uint64_t)(sp->epoch - 1) * dv->n;
     while (*pos < sp->stop) {
         uint64_t t = base + *pos, blk = sp->stop - *pos;
         if (blk > HOG_SGD_BLOCK)
@@ -134,6 +166,7 @@ static hog_status epoch_done(struct hog_drive *dv, unsigned epoch,
         return save(dv, epoch, dv->n, true); /* the epoch is partial */
     hog_status st = f->epoch_end(f, epoch, secs, dv->err);
     if (st == HOG_OK && ((f->ckpt_epochs && epoch % f->ckpt_epochs == 0) ||
+                         (f->keep_last && epoch == f->o->epochs) ||
                          (dv->ops->due && dv->ops->due(dv->ctx)) ||
                          hog_fit_cancelled(f)))
         st = save(dv, epoch, dv->n, false);
@@ -156,7 +189,7 @@ void hog_drive_job(struct hog_drive *dv, unsigned tid, unsigned T)
         }
         if (ops->draw && tid == 0)
             dv->drawn = ops->draw(ctx, epoch, mid, dv->err);
-        if (mine && !mid)
+        if (mine && !mid && dv->f->o->shuffle)
             hog_shuffle_u64(&mine->rng, mine->rows, mine->n);
         if (ops->begin)
             ops->begin(ctx, tid, T, epoch);

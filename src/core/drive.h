@@ -137,6 +137,7 @@ struct hog_drive {
     /* the driver's; written by thread 0 between barriers */
     unsigned epoch;     /* in progress */
     unsigned first;     /* the first epoch to run */
+    uint64_t t0;        /* steps before epoch 1: a warm state's (fit.h) */
     bool mid;           /* resumed inside epoch `first` */
     uint64_t mid_pos;   /* ... at this row */
     uint64_t mid_open;  /* ... with the step's state open from this row */

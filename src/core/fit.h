@@ -86,6 +86,16 @@ struct hog_fit {
      * that takes it (the algorithms' table, HOG_CAP_WARM) puts them in
      * place before the first step. */
     const float *init;
+    /* ... and, with a model that keeps its optimizer's state (core.h,
+     * struct hog_opt_state), that state as the end of an epoch: epoch
+     * the epochs run, t_global the steps taken, w the weights, FTRL's
+     * sums or AdaGrad's (the serial trainer, in memory). The epoch driver
+     * replays that many epochs' shuffles and counts steps on from there;
+     * the run's own epochs are still numbered from 1. NULL: none. */
+    const struct hog_train_state *warm;
+    /* The front door keeps the state after the last epoch (save_state):
+     * the driver calls save() there too. */
+    bool keep_last;
     /* One-vs-rest's one report: the class epochs run, all classes
      * together (0 otherwise), for its rates. */
     uint64_t class_epochs;

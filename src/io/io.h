@@ -426,7 +426,7 @@ hog_status hog_svm_to_hgb_stream(const char *in, const char *out,
  * weights (3: models of hashed features, 2: K-class
  * models). Binary and regression models of unhashed features are still
  * written as version 1, byte for byte, K-class ones as version 2. */
-#define HOG_HGM_VERSION 4u
+#define HOG_HGM_VERSION 5u
 
 /* ---- training checkpoints (checkpoint.c) --------------------------------- */
 

@@ -8,10 +8,12 @@
  *          0    8  magic "HOGMODL\0"
  *          8    4  format version: 1 (one weight vector), 2 (K classes),
  *                  3 (either, of hashed features), 4 (any, with
- *                  interactions or weights stored sparsely)
+ *                  interactions or weights stored sparsely), 5 (any,
+ *                  with the optimizer's state)
  *         12    4  header size in bytes: the weights start here
  *                  (88 in version 1, 104 + 8 K in versions 2 and 3,
- *                  104 + 8 K + 4 Q in version 4)
+ *                  104 + 8 K + 4 Q in version 4, 112 + 8 K + 4 Q in
+ *                  version 5)
  *         16    4  loss (hog_loss)
  *         20    4  label kind (0 binary, 1 real)
  *         24    8  l1 (f64)
@@ -33,14 +35,26 @@
  *                  weights are stored sparsely; then Q, u32, the number
  *                  of interactions, 0..32)
  *        104  8*K  the class labels (f64), in the model's class order
- *     version 4:
+ *     versions 4 and 5:
  *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
+ *     version 5:
+ *  104+8K+4Q  8  S, the size of the state section (u64)
  *     then, dense:
  *     hsize   4*n  weights (f32), class c's vector at c * (n / K)
  *     or, sparse (version 4, flag bit 0):
  *     hsize     8  z, the nonzero weights (u64, <= n)
  *   hsize+8   8*z  their positions in the dense array (u64, increasing)
  *          4*z  their values (f32); every other weight is 0
+ *     version 5, the state section (S = 32 + 4 n A bytes):
+ *              4  its version, 1 (u32)
+ *              4  the schedule it belongs to (hog_schedule)
+ *              4  its arrays A as bits: 1 a, 2 b (3 FTRL, 2 AdaGrad, 0
+ *                 constant and invscaling)
+ *              4  zero
+ *              8  epochs trained (u64)
+ *              8  steps taken (u64; one-vs-rest: per class)
+ *            4*n  a (f32): FTRL's sums z, laid out as the weights
+ *            4*n  b (f32): FTRL's sqrt(n), or AdaGrad's sums
  *     and last
  *              4  CRC32C of everything before it
  *
@@ -50,7 +64,8 @@
  * the data it scores refuses the file by its version; a model with
  * interactions, or a hashed one whose nonzero weights are fewer than a
  * third of its weights (so that 12 bytes each beat 4 for every weight),
- * as version 4. A reader checks,
+ * as version 4; a model that keeps its optimizer's state (save_state)
+ * as version 5, which older readers refuse by its number. A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  */
@@ -64,7 +79,9 @@
 #define HGM_VERSION_K 2u   /* K classes */
 #define HGM_VERSION_HASHED 3u /* either, of hashed features */
 #define HGM_VERSION_SPARSE 4u /* any, interactions or sparse weights */
+#define HGM_VERSION_STATE 5u  /* any, with the optimizer's state */
 #define HGM_FLAG_SPARSE 1u
+#define HGM_STATE_HEAD 32u    /* the state section before its arrays */
 
 /* ---- little-endian fields -------------------------------------------------- */
 
@@ -134,15 +151,58 @@ static void f32_le_inplace(float *w, uint64_t n)
 
 /* ---- .hgm writer ------------------------------------------------------------ */
 
+/* The state section's size (m->state). */
+static uint64_t state_bytes(const hog_model *m)
+{
+    unsigned arr = hog_opt_state_arrays(m->state->schedule);
+    return HGM_STATE_HEAD +
+           4 * hog_model_len(m) * (uint64_t)((arr & 1) + (arr >> 1));
+}
+
+/* The state section, into the CRC. */
+static hog_status save_state(const hog_model *m, FILE *f, const char *path,
+                             uint32_t *crc, hog_err *err)
+{
+    const struct hog_opt_state *st = m->state;
+    unsigned arr = hog_opt_state_arrays(st->schedule);
+    unsigned char h[HGM_STATE_HEAD] = { 0 };
+    put_u32(h, 1);
+    put_u32(h + 4, (uint32_t)st->schedule);
+    put_u32(h + 8, arr);
+    put_u64(h + 16, st->epochs);
+    put_u64(h + 24, st->steps);
+    *crc = hog_crc32c(*crc, h, sizeof h);
+    if (fwrite(h, 1, sizeof h, f) != sizeof h)
+        return hog_model_write_failed(path, err);
+    const float *a[2] = { st->a, st->b };
+    uint64_t n = hog_model_len(m);
+    for (int i = 0; i < 2; i++) {
+        if (!(arr & (1u << i)))
+            continue;
+        float buf[4096];
+        for (uint64_t j = 0; j < n; j += 4096) {
+            uint64_t c = n - j < 4096 ? n - j : 4096;
+            memcpy(buf, a[i] + j, c * 4);
+            f32_le_inplace(buf, c);
+            *crc = hog_crc32c(*crc, buf, c * 4);
+            if (fwrite(buf, 4, c, f) != c)
+                return hog_model_write_failed(path, err);
+        }
+    }
+    return HOG_OK;
+}
+
 /* The header, and for K classes the labels after it: *hsize bytes,
  * malloc'd; version 1 unless the model has K classes. */
 static unsigned char *hgm_header(const hog_model *m, bool sparse,
                                  uint32_t *hsize, hog_err *err)
 {
     uint32_t k = m->n_classes, q = m->cross.n;
-    bool hashed = m->hash_bits != 0, v4 = sparse || q;
+    bool hashed = m->hash_bits != 0, v5 = m->state != NULL,
+         v4 = sparse || q || v5;
     *hsize = k || hashed || v4 ? HGM_HEADER_V2 + 8u * k + 4u * q
                                : HGM_HEADER_V1;
+    *hsize += v5 ? 8u : 0u;
     unsigned char *h = calloc(1, *hsize);
     if (!h) {
         hog_errf(err, HOG_ENOMEM, "out of memory for a model header of %u "
@@ -150,7 +210,8 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
         return NULL;
     }
     memcpy(h, HOG_HGM_MAGIC, 8);
-    put_u32(h + 8, v4       ? HGM_VERSION_SPARSE
+    put_u32(h + 8, v5       ? HGM_VERSION_STATE
+                   : v4     ? HGM_VERSION_SPARSE
                    : hashed ? HGM_VERSION_HASHED
                    : k      ? HGM_VERSION_K
                             : HGM_VERSION_ONE);
@@ -182,6 +243,8 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
             h[HGM_HEADER_V2 + 8 * k + 4 * i + 1] = m->cross.pair[i][1];
         }
     }
+    if (v5)
+        put_u64(h + HGM_HEADER_V2 + 8 * k + 4 * q, state_bytes(m));
     return h;
 }
 
@@ -240,6 +303,8 @@ hog_status hog_hgm_save(const hog_model *m, FILE *f, const char *path,
         return hog_model_write_failed(path, err);
     if (sparse) {
         hog_status st = save_sparse(m->w, n, z, f, path, &crc, err);
+        if (st == HOG_OK && m->state)
+            st = save_state(m, f, path, &crc, err);
         if (st != HOG_OK)
             return st;
         unsigned char c[4];
@@ -261,6 +326,11 @@ hog_status hog_hgm_save(const hog_model *m, FILE *f, const char *path,
     if (n && fwrite(m->w, 4, n, f) != n)
         return hog_model_write_failed(path, err);
 #endif
+    if (m->state) {
+        hog_status st = save_state(m, f, path, &crc, err);
+        if (st != HOG_OK)
+            return st;
+    }
     unsigned char c[4];
     put_u32(c, crc);
     if (fwrite(c, 1, 4, f) != 4)
@@ -294,14 +364,14 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
                      : "weight count does not match features and bias";
     if (version >= HGM_VERSION_HASHED) {
         uint32_t bits = get_u32(h + 80);
-        bool none = version == HGM_VERSION_SPARSE && bits == 0;
+        bool none = version >= HGM_VERSION_SPARSE && bits == 0;
         if (!none && (bits < 1 || bits > HOG_HASH_BITS_MAX))
             return "hash bits not in 1 to 31";
         if (!none && nf < (UINT64_C(1) << bits))
             return "fewer features than the hashing's weights";
-        if (version == HGM_VERSION_SPARSE && get_u32(h + 100) && none)
+        if (version >= HGM_VERSION_SPARSE && get_u32(h + 100) && none)
             return "interactions of unhashed features";
-        if (version == HGM_VERSION_SPARSE && (get_u32(h + 96) & ~HGM_FLAG_SPARSE))
+        if (version >= HGM_VERSION_SPARSE && (get_u32(h + 96) & ~HGM_FLAG_SPARSE))
             return "unknown flags";
     }
     if (k == 1)
@@ -314,6 +384,54 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
     if (mc == HOG_MULTICLASS_SOFTMAX && loss != HOG_LOSS_LOGISTIC)
         return "a softmax model without the logistic loss";
     return hog_model_check_classes(cl, (uint32_t)k, err);
+}
+
+/* The state section sec of sbytes (CRC checked; its size is 32 and up
+ * to two arrays of nw, checked before it was read) into *out. */
+static hog_status load_state(const unsigned char *sec, uint64_t sbytes,
+                             uint64_t nw, const char *path,
+                             struct hog_opt_state **out, hog_err *err)
+{
+    uint32_t ver = get_u32(sec), sch = get_u32(sec + 4),
+             arr = get_u32(sec + 8);
+    const char *bad = NULL;
+    if (ver != 1)
+        bad = "its version is not 1";
+    else if (sch > HOG_SCHED_FTRL)
+        bad = "unknown schedule";
+    else if (arr != hog_opt_state_arrays((hog_schedule)sch) ||
+             get_u32(sec + 12) != 0)
+        bad = "its arrays are not its schedule's";
+    else if (sbytes != HGM_STATE_HEAD + 4 * nw * ((arr & 1) + (arr >> 1)))
+        bad = "its size is not its arrays'";
+    if (bad)
+        return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm state "
+                        "section: %s", path, bad);
+    struct hog_opt_state *st = hog_opt_state_new((hog_schedule)sch, nw);
+    if (!st)
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory for the "
+                        "optimizer state of %llu weights", path,
+                        (unsigned long long)nw);
+    st->epochs = get_u64(sec + 16);
+    st->steps = get_u64(sec + 24);
+    const unsigned char *p = sec + HGM_STATE_HEAD;
+    float *a[2] = { st->a, st->b };
+    for (int i = 0; i < 2; i++) {
+        if (!a[i])
+            continue;
+        memcpy(a[i], p, nw * 4);
+        f32_le_inplace(a[i], nw);
+        p += nw * 4;
+        for (uint64_t j = 0; j < nw; j++)
+            if (!isfinite(a[i][j]) || (i == 1 && a[i][j] < 0)) {
+                hog_opt_state_free(st);
+                return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm state "
+                                "section: its sums hold %g at weight %llu",
+                                path, a[i][j], (unsigned long long)j);
+            }
+    }
+    *out = st;
+    return HOG_OK;
 }
 
 static hog_status read_failed(const char *path, hog_err *err)
@@ -360,6 +478,8 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     if (fread(h + 16, 1, fixed - 16, f) != fixed - 16)
         return read_failed(path, err);
     uint32_t k = 0, q = 0;
+    /* version 5: the state section's size after the interactions */
+    const uint32_t x5 = version == HGM_VERSION_STATE ? 8u : 0u;
     bool sparse = false;
     if (version >= HGM_VERSION_K) {
         k = get_u32(h + 88);
@@ -370,12 +490,12 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                             "%s: invalid .hgm header: %u classes (a K-class "
                             "model has 3 to %u)",
                             path, k, HOG_MAX_CLASSES);
-        q = version == HGM_VERSION_SPARSE ? get_u32(h + 100) : 0;
+        q = version >= HGM_VERSION_SPARSE ? get_u32(h + 100) : 0;
         if (q > HOG_MAX_INTERACTIONS)
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: invalid .hgm header: %u interactions (at "
                             "most %u)", path, q, HOG_MAX_INTERACTIONS);
-        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q) {
+        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q + x5) {
             char ints[40] = "";
             if (q)
                 snprintf(ints, sizeof ints, " and %u interactions", q);
@@ -383,37 +503,55 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                             "%s: .hgm header size %u, version %u with %u "
                             "classes%s has %u",
                             path, hsize, version, k, ints,
-                            HGM_HEADER_V2 + 8u * k + 4u * q);
+                            HGM_HEADER_V2 + 8u * k + 4u * q + x5);
         }
-        sparse = version == HGM_VERSION_SPARSE &&
+        sparse = version >= HGM_VERSION_SPARSE &&
                  (get_u32(h + 96) & HGM_FLAG_SPARSE);
         if (fsize < (uint64_t)hsize + 4)
             return truncated_header(path, fsize, hsize, err);
     }
     uint64_t nw = get_u64(h + 72);
-    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 8]; /* interactions, z */
+    /* interactions, the state's size, z */
+    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 16];
     uint32_t nx = 8u * k; /* the labels' bytes, read below */
     if ((uint64_t)hsize + 4 + (sparse ? 8 : 0) > fsize)
         return truncated_header(path, fsize, hsize, err);
-    /* the interactions and z sit after the labels: read the labels now */
+    /* the interactions, S and z sit after the labels: read the labels now */
     unsigned char *lab0 = NULL;
-    uint64_t z = 0;
-    if (q || sparse) {
+    uint64_t z = 0, sbytes = 0;
+    const uint32_t nextra = 4u * q + x5 + (sparse ? 8u : 0u);
+    if (nextra) {
         lab0 = malloc(nx + 1);
         if (!lab0)
             return hog_errf(err, HOG_ENOMEM, "%s: out of memory", path);
-        size_t want = 4u * q + (sparse ? 8u : 0u);
         if ((nx && fread(lab0, 1, nx, f) != nx) ||
-            fread(extra, 1, want, f) != want) {
+            fread(extra, 1, nextra, f) != nextra) {
             free(lab0);
             return read_failed(path, err);
         }
         if (sparse)
-            z = get_u64(extra + 4u * q);
+            z = get_u64(extra + 4u * q + x5);
+        if (x5)
+            sbytes = get_u64(extra + 4u * q);
     }
     /* Sizes first, against the file: nothing is allocated for a size the
-     * file does not hold. */
-    uint64_t body = fsize - hsize - 4 - (sparse ? 8 : 0);
+     * file does not hold. The state section holds one or two arrays of
+     * the weights' count, or none. */
+    uint64_t nw0 = get_u64(h + 72);
+    uint64_t room = fsize - hsize - 4 - (sparse ? 8 : 0);
+    if (x5 && (sbytes < HGM_STATE_HEAD || sbytes > room ||
+               (sbytes > HGM_STATE_HEAD &&
+                (nw0 == 0 || (sbytes - HGM_STATE_HEAD) % (4 * nw0) != 0 ||
+                 (sbytes - HGM_STATE_HEAD) / (4 * nw0) > 2)))) {
+        free(lab0);
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: header declares a state section of %llu bytes, "
+                        "which is not 32 bytes and up to two arrays of its "
+                        "%llu weights in a file of %llu bytes (truncated or "
+                        "corrupt)", path, (unsigned long long)sbytes,
+                        (unsigned long long)nw0, (unsigned long long)fsize);
+    }
+    uint64_t body = room - sbytes;
     if (sparse && (z > nw || body % 12 != 0 || body / 12 != z)) {
         free(lab0);
         return hog_errf(err, HOG_ECORRUPT,
@@ -453,15 +591,15 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                             (double)have / 1073741824.0, what ? what : "");
         }
     }
-    uint64_t avail = (fsize - hsize - 4) / 4;
-    if (!sparse && (nw > avail || (fsize - hsize - 4) % 4 != 0 || nw != avail)) {
+    uint64_t avail = body / 4;
+    if (!sparse && (nw > avail || body % 4 != 0 || nw != avail)) {
         free(lab0);
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: header declares %llu weights, so %llu bytes, but "
                         "the file has %llu bytes (truncated or corrupt)",
                         path, (unsigned long long)nw,
-                        nw <= (UINT64_MAX - hsize - 4) / 4
-                            ? (unsigned long long)(hsize + 4 + 4 * nw)
+                        nw <= (UINT64_MAX - hsize - 4 - sbytes) / 4
+                            ? (unsigned long long)(hsize + 4 + sbytes + 4 * nw)
                             : 0ull,
                         (unsigned long long)fsize);
     }
@@ -470,11 +608,13 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     float *w = sparse ? calloc(nw ? nw : 1, 4) : malloc(nw ? nw * 4 : 4);
     uint64_t *pos = sparse ? malloc(z ? z * 8 : 8) : NULL;
     unsigned char *raw = sparse ? malloc(z ? z * 8 : 8) : NULL;
+    unsigned char *sec = x5 ? malloc(sbytes) : NULL;
     hog_model *m = calloc(1, sizeof *m);
     hog_status s = HOG_OK;
     unsigned char c[4];
     const char *bad;
-    if (!lab || !cl || !w || !m || (sparse && (!pos || !raw))) {
+    if (!lab || !cl || !w || !m || (sparse && (!pos || !raw)) ||
+        (x5 && !sec)) {
         s = hog_errf(err, HOG_ENOMEM, "%s: out of memory for %llu weights",
                      path, (unsigned long long)nw);
         goto fail;
@@ -486,7 +626,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
          * corrupt file (after the CRC, which covers the raw bytes) */
         short_read = (z && fread(raw, 8, z, f) != z);
         crc = hog_crc32c(hog_crc32c(hog_crc32c(0, h, fixed), lab, nx), extra,
-                         4u * q + 8u);
+                         nextra);
         crc = hog_crc32c(crc, raw, z * 8);
         for (uint64_t i = 0; i < z && !short_read; i++)
             pos[i] = get_u64(raw + 8 * i);
@@ -496,8 +636,12 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         short_read = (!lab0 && k && fread(lab, 8, k, f) != k) ||
                      (nw && fread(w, 4, nw, f) != nw);
         crc = hog_crc32c(hog_crc32c(hog_crc32c(0, h, fixed), lab, 8u * k),
-                         extra, 4u * q);
+                         extra, nextra);
         crc = hog_crc32c(crc, w, nw * 4);
+    }
+    if (x5) {
+        short_read = short_read || fread(sec, 1, sbytes, f) != sbytes;
+        crc = hog_crc32c(crc, sec, sbytes);
     }
     if (short_read || fread(c, 1, 4, f) != 4) {
         s = hog_errf(err, HOG_ECORRUPT, "%s: truncated while reading weights",
@@ -531,6 +675,11 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                      bad);
         goto fail;
     }
+    if (x5 && (s = load_state(sec, sbytes, nw, path, &m->state, err)) !=
+                  HOG_OK)
+        goto fail;
+    free(sec);
+    sec = NULL;
     free(lab);
     m->n_features = get_u64(h + 64);
     m->w = w;
@@ -565,6 +714,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     *out = m;
     return HOG_OK;
 fail:
+    free(sec);
     free(pos);
     free(raw);
     free(lab);

@@ -7,6 +7,7 @@
  * one is intact.
  */
 #include "train/checkpoint.h"
+#include "train/train.h"
 
 
 #include <stdio.h>
@@ -154,6 +155,7 @@ static hog_status save(struct hog_fit *f, const struct hog_train_state *s,
     const char *path = f->o->checkpoint;
     uint64_t rows = f->train->m.rows;
     char at[96];
+    hog_train_state_keep(f, s);
     where(at, sizeof at, s->epoch, s->pos, rows);
     if (!path) {
         if (cancelled)

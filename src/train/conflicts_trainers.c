@@ -478,6 +478,22 @@ static void ex_softmax_ckpt_rows(hog_train_opts *o, struct hog_conflict_ctx *c)
     o->checkpoint_rows = 100;
 }
 
+/* The optimizer's state is taken from the serial trainer in memory after
+ * its last epoch: other trainers keep per-thread or per-replica state, a
+ * stream none, and early stopping's model is an earlier epoch's. */
+static bool state_where(const struct hog_conflict_ctx *c)
+{
+    return O->save_state &&
+           (hog_cf_gpu(c) || O->algo != HOG_ALGO_SERIAL || c->stream ||
+            c->world || O->early_stop || hog_cf_softmax(c));
+}
+static void ex_state_where(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->save_state = 1;
+    o->algo = HOG_ALGO_HOGWILD;
+}
+
 /* ---- the rows ----------------------------------------------------------- */
 
 const struct hog_conflict hog_conflicts_trainers[] = {
@@ -640,6 +656,12 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "softmax training writes checkpoints after whole epochs only "
         "(--checkpoint-every N, without a rows suffix)", NULL,
         ex_softmax_ckpt_rows),
+    ROW("save_state, algo, stream, average, early_stop, multiclass",
+        HOG_ENOTSUP, state_where, HOG_CONFLICT_OPTIONS,
+        "--save-state keeps the state of the serial trainer in memory after "
+        "its last epoch (binary, regression or one-vs-rest): not with "
+        "another --algo, --stream, --gpus, --world, --early-stop or "
+        "--multiclass softmax", NULL, ex_state_where),
 };
 const size_t hog_conflicts_trainers_n =
     sizeof hog_conflicts_trainers / sizeof hog_conflicts_trainers[0];

@@ -140,11 +140,11 @@ static hog_status class_save(struct hog_fit *f,
                              const struct hog_train_state *s, bool cancelled,
                              hog_err *err)
 {
-    struct ovr *v = ((struct class_run *)f)->v;
-    struct hog_fit *p = v->parent;
+    const struct class_run *r = (const struct class_run *)f;
+    struct hog_fit *p = r->v->parent;
     struct hog_train_state k = *s;
     k.n_classes = p->model->n_classes;
-    k.ovr_class = v->current;
+    k.ovr_class = r->c; /* v->current where checkpoints are kept */
     k.ovr_done = p->model->w;
     return p->save(p, &k, cancelled, err);
 }
@@ -215,9 +215,15 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
                             .prog_accuracy = NAN, .save = class_save,
                             .ckpt_rows = p->ckpt_rows,
                             .ckpt_epochs = p->ckpt_epochs,
-                            .init = p->init ? p->init + c * len : NULL };
+                            .init = p->init ? p->init + c * len : NULL,
+                            .keep_last = p->keep_last };
     r.v = v;
     r.c = c;
+    struct hog_train_state warm;
+    if (p->warm) {
+        warm = hog_train_state_class(p->warm, c);
+        r.f.warm = &warm;
+    }
     const struct hog_train_state *rs = p->resume;
     if (rs && c < rs->ovr_class) { /* finished before the checkpoint */
         memcpy(sub.w, rs->ovr_done + c * len, len * sizeof *sub.w);
@@ -276,7 +282,8 @@ static bool wide_fits(const struct hog_fit *f, bool spread)
     return o->schedule == HOG_SCHED_FTRL &&
            (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
            (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
-           !f->resume && !o->average && !f->stream && !d->m.ns;
+           !f->resume && !o->average && !f->stream && !d->m.ns &&
+           !f->warm && !f->keep_last;
 }
 
 /* Group g of the classes: [g * size, min(k, (g + 1) * size)). */

@@ -125,6 +125,15 @@ static const hog_train_option rows[] = {
     { NUM(checkpoint_rows, HOG_OPTION_U64, 0, (double)UINT64_MAX), .def = 0 },
     { NUM(class_weight_balanced, HOG_OPTION_BOOL, 0, 1), .def = 0,
       .python = "class_weight" },
+    /* a training option, not the model writer's: the trainer must hand
+     * its state out after the last epoch for any writer to have it */
+    { NUM(save_state, HOG_OPTION_BOOL, 0, 1), .def = 0, .flag = "save-state",
+      .help = "keep the optimizer's state in the model (.hgm\n"
+              "version 5: FTRL's or AdaGrad's sums, the epochs\n"
+              "and steps), so that --init MODEL continues the\n"
+              "run exactly: 3 epochs then 2 equal 5; serial",
+      .python = "save_state" },
+    { NUM(shuffle, HOG_OPTION_BOOL, 0, 1), .def = 1, .python = "shuffle" },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 

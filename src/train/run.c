@@ -88,7 +88,9 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
     if (hog_gpu_requested(&o) && !gpu)
         f.products = &hog_gpu_products;
     struct hog_ckpt_ctx ck;
-    if ((st = hog_train_front_begin(&c, &o, test, m, err)) != HOG_OK) {
+    struct hog_train_state warm;
+    if ((st = hog_train_front_begin(&c, &o, test, m, err)) != HOG_OK ||
+        (st = hog_train_state_begin(&f, &warm, err)) != HOG_OK) {
         free(rw);
         hog_model_free(m);
         return st;

@@ -289,6 +289,19 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
 hog_status hog_train_check_memory(const hog_train_opts *o,
                                   const hog_data *train, uint32_t k,
                                   hog_err *err);
+/* The optimizer's state (state.c): f->warm from a warm start's model
+ * that keeps one (into *warm, which must outlive the run), and a state
+ * for the model when o->save_state (f->keep_last). */
+struct hog_train_state;
+hog_status hog_train_state_begin(struct hog_fit *f,
+                                 struct hog_train_state *warm, hog_err *err);
+/* One-vs-rest: class c's part of the warm state w. */
+struct hog_train_state hog_train_state_class(const struct hog_train_state *w,
+                                             uint32_t c);
+/* From the save hook: s into the model's state when it is the last
+ * epoch's end (one-vs-rest: class s->ovr_class's). */
+void hog_train_state_keep(struct hog_fit *f, const struct hog_train_state *s);
+
 
 /* The model for train's features and labels, options recorded; K classes
  * checked against the memory (setup.c). */

@@ -1,0 +1,68 @@
+"""partial_fit and save_state (docs/TRAINING.md, "Continuing training"):
+the calls over the pieces of a real data set equal one unshuffled epoch of
+fit over their concatenation, bit for bit; a fit of 3 epochs kept with its
+state and continued for 2 with warm_start equals 5, also through a
+pickle."""
+import pickle
+
+import numpy as np
+import pytest
+
+import hogtrain
+
+
+def _pieces(est, X, y, size, classes=None):
+    for i in range(0, X.shape[0], size):
+        if classes is None:
+            est.partial_fit(X[i:i + size], y[i:i + size])
+        else:
+            est.partial_fit(X[i:i + size], y[i:i + size], classes=classes)
+    return est
+
+
+@pytest.mark.parametrize("kw", [{}, {"loss": "hinge"}, {"loss": "sqhinge"},
+                                {"schedule": "adagrad", "alpha": 0.0},
+                                {"schedule": "constant", "alpha": 0.0}])
+def test_partial_fit_pieces_equal_one_unshuffled_epoch(dataset, kw):
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    full = hogtrain.Classifier(epochs=1, shuffle=False, **kw).fit(X, y)
+    pf = _pieces(hogtrain.Classifier(**kw), X, y, 10000, np.unique(y))
+    assert np.array_equal(full.coef_, pf.coef_), kw
+    assert np.array_equal(full.intercept_, pf.intercept_), kw
+    # shuffled, the one epoch is another model
+    shuffled = hogtrain.Classifier(epochs=1, **kw).fit(X, y)
+    assert not np.array_equal(shuffled.coef_, pf.coef_)
+
+
+def test_partial_fit_of_k_classes_one_vs_rest(dataset):
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = X[:3000], y[:3000]
+    full = hogtrain.Classifier(epochs=1, shuffle=False).fit(X, y)
+    pf = _pieces(hogtrain.Classifier(), X, y, 1000, np.unique(y))
+    assert np.array_equal(full.classes_, pf.classes_)
+    assert np.array_equal(full.coef_, pf.coef_)
+    assert np.array_equal(full.predict(X), pf.predict(X))
+
+
+def test_partial_fit_of_the_regressor(dataset):
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    full = hogtrain.Regressor(epochs=1, shuffle=False).fit(X, y)
+    pf = _pieces(hogtrain.Regressor(), X, y, 10000)
+    assert np.array_equal(full.coef_, pf.coef_)
+
+
+def test_partial_fit_needs_the_classes_first(dataset):
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    with pytest.raises(ValueError, match="classes must be given"):
+        hogtrain.Classifier().partial_fit(X[:100], y[:100])
+
+
+@pytest.mark.parametrize("schedule", ["ftrl", "adagrad", "invscaling"])
+def test_save_state_three_then_two_epochs_equal_five(dataset, schedule):
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    five = hogtrain.Classifier(epochs=5, schedule=schedule).fit(X, y)
+    three = hogtrain.Classifier(epochs=3, schedule=schedule, save_state=True,
+                                warm_start=True).fit(X, y)
+    three = pickle.loads(pickle.dumps(three))  # the state travels with it
+    three.set_params(epochs=2).fit(X, y)
+    assert np.array_equal(five.coef_, three.coef_), schedule

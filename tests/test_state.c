@@ -1,0 +1,239 @@
+/*
+ * Models that keep the optimizer's state (hog_train_opts.save_state, .hgm
+ * version 5; docs/TRAINING.md, "Continuing training"): a run of 3 epochs
+ * saved with its state and continued for 2 from the file equals one run
+ * of 5 bit for bit, for FTRL, AdaGrad and invscaling, and one-vs-rest;
+ * a model without a state is written and warm-started as before; the
+ * state section is untrusted input like the rest of the file.
+ */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+#include "io/io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
+                        int save_state, const hog_model *warm)
+{
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.schedule = sch;
+    o.l2 = sch == HOG_SCHED_FTRL ? 4e-6 : 1e-5;
+    o.l1 = sch == HOG_SCHED_INVSCALING ? 1e-6 : 0; /* stamped segments */
+    o.epochs = epochs;
+    o.threads = 1;
+    o.save_state = save_state;
+    o.warm_start = warm;
+    return th_train_ok(d, &o);
+}
+
+/* m saved to dir/name and loaded back. */
+static hog_model *round_trip(const hog_model *m, const char *dir,
+                             const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    hog_err err;
+    cr_assert_eq(hog_model_save(m, path, HOG_MODEL_HGM, &err), HOG_OK, "%s",
+                 err.msg);
+    hog_model *back;
+    cr_assert_eq(hog_model_load(path, &back, &err), HOG_OK, "%s", err.msg);
+    return back;
+}
+
+static void same_weights(const hog_model *a, const hog_model *b,
+                         const char *what)
+{
+    uint64_t n = hog_model_len(a);
+    cr_assert_eq(n, hog_model_len(b), "%s", what);
+    for (uint64_t j = 0; j < n; j++)
+        cr_assert(memcmp(&a->w[j], &b->w[j], sizeof a->w[j]) == 0,
+                  "%s: weight %llu is %.9g, the 5-epoch run's %.9g", what,
+                  (unsigned long long)j, b->w[j], a->w[j]);
+}
+
+Test(state, three_then_two_epochs_equal_five, .timeout = 300)
+{
+    TH_DATA_OR_SKIP(path, "a9a");
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    const struct {
+        hog_schedule sch;
+        const char *name;
+    } runs[] = { { HOG_SCHED_FTRL, "ftrl" },
+                 { HOG_SCHED_ADAGRAD, "adagrad" },
+                 { HOG_SCHED_INVSCALING, "invscaling" } };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        hog_model *five = train(d, runs[i].sch, 5, 1, NULL);
+        hog_model *three = train(d, runs[i].sch, 3, 1, NULL);
+        hog_model *file = round_trip(three, dir, "three.hgm");
+        hog_model_state s = { .size = sizeof s };
+        cr_assert(hog_model_get_state(file, &s), "%s", runs[i].name);
+        cr_assert_eq(s.epochs, 3);
+        cr_assert_eq(s.steps, 3 * d->m.rows);
+        hog_model *two = train(d, runs[i].sch, 2, 1, file);
+        same_weights(five, two, runs[i].name);
+        /* the continued run's state is the long run's too */
+        hog_model_state s5 = { .size = sizeof s5 }, s2 = { .size = sizeof s2 };
+        cr_assert(hog_model_get_state(five, &s5) &&
+                  hog_model_get_state(two, &s2));
+        cr_assert_eq(s2.epochs, 5);
+        cr_assert_eq(s2.steps, s5.steps);
+        uint64_t n = hog_model_len(five);
+        cr_assert(!s5.a || memcmp(s5.a, s2.a, n * 4) == 0, "%s", runs[i].name);
+        cr_assert(!s5.b || memcmp(s5.b, s2.b, n * 4) == 0, "%s", runs[i].name);
+        /* without its state the continuation restarts the rates: not the
+         * long run (what --init did before a model could keep it) */
+        hog_model_set_state(file, NULL, NULL);
+        hog_model *restart = train(d, runs[i].sch, 2, 0, file);
+        cr_assert(memcmp(restart->w, five->w, n * 4) != 0, "%s",
+                  runs[i].name);
+        hog_model_free(restart);
+        hog_model_free(two);
+        hog_model_free(file);
+        hog_model_free(three);
+        hog_model_free(five);
+    }
+    hog_data_free(d);
+}
+
+/* Without save_state nothing changes: the file is the version it was
+ * (1 here), the weights are those of a run that kept its state, and a
+ * warm start from it takes its weights only. */
+Test(state, a_model_without_state_is_written_as_before)
+{
+    TH_DATA_OR_SKIP(path, "heart_scale");
+    char dir[1024], file[1100];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    hog_model *plain = train(d, HOG_SCHED_FTRL, 3, 0, NULL);
+    hog_model *kept = train(d, HOG_SCHED_FTRL, 3, 1, NULL);
+    hog_model_state s = { .size = sizeof s };
+    cr_assert(!hog_model_get_state(plain, &s));
+    same_weights(plain, kept, "with and without the state");
+    hog_err err;
+    snprintf(file, sizeof file, "%s/plain.hgm", dir);
+    cr_assert_eq(hog_model_save(plain, file, HOG_MODEL_HGM, &err), HOG_OK);
+    size_t len;
+    unsigned char *bytes = (unsigned char *)th_slurp(file, &len);
+    cr_assert(bytes && len > 12);
+    cr_assert_eq(bytes[8], 1, "a binary model without a state is version 1");
+    free(bytes);
+    snprintf(file, sizeof file, "%s/kept.hgm", dir);
+    cr_assert_eq(hog_model_save(kept, file, HOG_MODEL_HGM, &err), HOG_OK);
+    bytes = (unsigned char *)th_slurp(file, &len);
+    cr_assert_eq(bytes[8], 5, "a model with its state is version 5");
+    /* a header of 112 bytes, 14 weights, 32 + 2 x 14 x 4 of FTRL's
+     * state, the CRC */
+    cr_assert_eq(len, 112 + 14 * 4 + 32 + 2 * 14 * 4 + 4, "%zu", len);
+    free(bytes);
+    hog_model_free(kept);
+    hog_model_free(plain);
+    hog_data_free(d);
+}
+
+Test(state, another_schedule_is_refused_with_a_sentence)
+{
+    TH_DATA_OR_SKIP(path, "heart_scale");
+    hog_data *d = th_load(path);
+    hog_model *m = train(d, HOG_SCHED_FTRL, 1, 1, NULL);
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.schedule = HOG_SCHED_ADAGRAD;
+    o.warm_start = m;
+    hog_model *out = NULL;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &out, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "optimizer state of schedule 3"), "%s",
+              err.msg);
+    hog_model_free(m);
+    hog_data_free(d);
+}
+
+/* Every truncation and every flipped byte of a version 5 file (weights
+ * and state) is refused; a state section whose size, version, schedule
+ * or arrays do not add up is refused after the CRC is resealed. */
+Test(state, every_truncation_and_flipped_byte_is_refused, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(path, "heart_scale");
+    char dir[1024], file[1100], bad[1100];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    hog_model *m = train(d, HOG_SCHED_ADAGRAD, 1, 1, NULL);
+    hog_err err;
+    snprintf(file, sizeof file, "%s/s.hgm", dir);
+    snprintf(bad, sizeof bad, "%s/bad.hgm", dir);
+    cr_assert_eq(hog_model_save(m, file, HOG_MODEL_HGM, &err), HOG_OK);
+    size_t len;
+    unsigned char *b = (unsigned char *)th_slurp(file, &len);
+    for (size_t cut = 0; cut < len; cut++) {
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f && fwrite(b, 1, cut, f) == cut && fclose(f) == 0);
+        hog_model *x = NULL;
+        cr_assert_neq(hog_model_load(bad, &x, &err), HOG_OK, "cut %zu", cut);
+    }
+    for (size_t i = 0; i < len; i++) {
+        b[i] ^= 0x10;
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f && fwrite(b, 1, len, f) == len && fclose(f) == 0);
+        hog_model *x = NULL;
+        cr_assert_neq(hog_model_load(bad, &x, &err), HOG_OK, "byte %zu", i);
+        b[i] ^= 0x10;
+    }
+    /* the section's fields, resealed: version, schedule, arrays */
+    size_t sec = len - 4 - (32 + 14 * 4);
+    const size_t field[] = { sec, sec + 4, sec + 8, sec + 12 };
+    const char *why[] = { "version is not 1", "unknown schedule",
+                          "not its schedule's", "not its schedule's" };
+    for (size_t k = 0; k < 4; k++) {
+        b[field[k]] ^= 0x04;
+        uint32_t crc = hog_crc32c(0, b, len - 4);
+        memcpy(b + len - 4, &crc, 4);
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f && fwrite(b, 1, len, f) == len && fclose(f) == 0);
+        hog_model *x = NULL;
+        cr_assert_eq(hog_model_load(bad, &x, &err), HOG_ECORRUPT);
+        cr_assert(strstr(err.msg, why[k]), "field %zu: %s", k, err.msg);
+        b[field[k]] ^= 0x04;
+    }
+    free(b);
+    hog_model_free(m);
+    hog_data_free(d);
+}
+
+/* The command: --save-state, then --init continues one-vs-rest exactly
+ * (FTRL, news20's 20 classes, spread over the threads), and the options it
+ * does not combine with are a usage error. */
+Test(state, command_continues_one_vs_rest_exactly, .timeout = 600)
+{
+    TH_HEAVY_OR_SKIP();
+    TH_DATA_OR_SKIP(path, "news20.train.svm");
+    char dir[1024], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -q --epochs 3 "
+                    "-o '%s/three.hgm'", th_bin(), path, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --epochs 2 "
+                "--save-state -o '%s/two.hgm'", th_bin(), path, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --epochs 1 "
+                "--init '%s/two.hgm' -o '%s/one.hgm'", th_bin(), path, dir,
+                dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "cmp '%s/three.hgm' '%s/one.hgm'", dir, dir);
+    cr_assert_eq(rc, 0, "2 + 1 epochs are not 3: %s", out);
+
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --save-state --algo "
+                "hogwild -o '%s/x.hgm'", th_bin(), path, dir);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "--save-state keeps the state of the serial"), "%s",
+              out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --save-state "
+                "--model-format liblinear -o '%s/x.txt'", th_bin(), path, dir);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "LIBLINEAR's text has no place"), "%s", out);
+}
