@@ -1,6 +1,9 @@
 # hogtrain — a plain Makefile. Quiet unless V=1.
 #
-#   make            library (static and shared), the hogtrain command
+#   make            library (static and shared), the hogtrain command, for
+#                   this machine's CPU (-march=native)
+#   make PORTABLE=1 the same for any x86-64-v2 CPU, the vector kernels
+#                   picked at run time (src/core/isa.h); pip's build
 #   make test       Criterion tests, then the Python package's (make deps
 #                   first on a fresh machine)
 #   make python     the Python package in build/python (PYTHONPATH=build/python)
@@ -14,20 +17,27 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CC      ?= cc
-CFLAGS  ?= -O3 -march=native -g
+PORTABLE ?=
+# PORTABLE=1: x86-64-v2 (SSE4.2, POPCNT: every x86-64 server since 2009;
+# plain x86-64 would make rint() a libm call in the kernels' exp) plus the
+# kernel files again for v3 and v4 (ISA_LEVELS below).
+PORTABLE_MARCH := x86-64-v2
+CFLAGS  ?= -O3 -march=$(if $(PORTABLE),$(PORTABLE_MARCH),native) -g
 WERROR  ?= $(if $(CI),-Werror,)
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 
 .DEFAULT_GOAL := all
 SONAME_MAJOR := 0
-VERSION      := 0.1.0
+# The one version: include/hogtrain.h's, which setup.py reads too.
+VERSION      := $(shell sed -n 's/^\#define HOG_VERSION_STRING "\(.*\)"/\1/p' include/hogtrain.h)
 
 PKGS     := hwloc liburing openblas libsodium zlib liblzma libzstd
 TESTPKGS := criterion
 DEB_PKGS := build-essential pkg-config xz-utils libhwloc-dev libudev-dev liburing-dev libopenblas-dev libsodium-dev \
             zlib1g-dev liblzma-dev libzstd-dev zstd \
             libcriterion-dev liblinear-tools python3-sklearn gnuplot-nox \
-            python3-dev python3-numpy python3-scipy python3-pytest
+            python3-dev python3-numpy python3-scipy python3-pytest \
+            python3-venv python3-pip python3-setuptools python3-wheel
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wno-unused-parameter $(WERROR)
@@ -111,6 +121,33 @@ endif
 # ---- end MPI ----------------------------------------------------------------
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+
+# ---- portable builds: the vector kernels once per x86-64 level -------------
+# src/core/isa.h: the kernel files are compiled at the baseline as the v2
+# copy and again as v3 and v4; core/isa.c binds the plain names at load
+# time. The build's kind is remembered as GPU_MODE is, so that switching
+# PORTABLE in one build folder recompiles everything.
+KERNEL_SRC := src/core/sgd.c src/core/sgd_catchup.c
+ISA_LEVELS := v3 v4
+BUILD_MODE := $(BUILD)/build-mode
+BUILD_MODE_NOW := $(if $(PORTABLE),portable,native) $(filter -march=%,$(CFLAGS))
+ifneq ($(PORTABLE),)
+ALL_CFLAGS += -DHOG_PORTABLE=1
+$(KERNEL_SRC:%.c=$(BUILD)/%.o): CFLAGS_PKG += -DHOG_ISA=v2
+ISA_OBJ := $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:%.c=$(BUILD)/%.$(l).o))
+LIB_OBJ += $(ISA_OBJ)
+define ISA_RULE
+$$(BUILD)/src/%.$(1).o: src/%.c $$(BUILD_MODE)
+	$$(call msg,CC,$$@)
+	@mkdir -p $$(dir $$@)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$(LIB_CFLAGS) $$(CFLAGS_PKG) -march=x86-64-$(1) -DHOG_ISA=$(1) -c $$< -o $$@
+endef
+$(foreach l,$(ISA_LEVELS),$(eval $(call ISA_RULE,$(l))))
+endif
+$(BUILD)/src/core/isa.o: CFLAGS_PKG += -DHOG_BUILD_MARCH='"$(or $(patsubst -march=%,%,$(lastword $(filter -march=%,$(CFLAGS)))),default)"'
+$(BUILD_MODE): FORCE
+	@mkdir -p $(dir $@)
+	@echo $(BUILD_MODE_NOW) | cmp -s - $@ 2>/dev/null || echo $(BUILD_MODE_NOW) > $@
 GPU_CU_OBJ := $(GPU_CU:%.cu=$(BUILD)/%.cu.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -414,5 +451,7 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD) build-tsan
+
+$(LIB_OBJ) $(CLI_OBJ) $(PY_OBJ) $(TEST_OBJ): $(BUILD_MODE)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PY_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CUDA_EXPORT:.o=.d) $(GPU_CU_OBJ:.o=.d)

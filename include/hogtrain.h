@@ -68,6 +68,12 @@ typedef struct hog_err {
 
 HOG_API const char *hog_status_str(hog_status s);
 HOG_API const char *hog_version(void);
+/* How the library was built and which vector kernels this process runs, as
+ * "key=value" words: build=native|portable, march= (the compiler's -march:
+ * native, x86-64-v2, ...), kernels= (the copy of the SGD kernels in use:
+ * native, or in a portable build the x86-64 level picked at run time from
+ * the CPU), lanes=avx2+fma|c (the kernels' vector paths). */
+HOG_API const char *hog_build_info(void);
 
 /* ---- data ----------------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "hogtrain.h"
 
 #define OUT_MAX (1 << 16)
 
@@ -87,11 +88,26 @@ static void make_split(const char *dir, char *train, char *test, size_t len)
     cr_assert_eq(rc, 0);
 }
 
+/* The version, then the build's kind (this test is compiled with the
+ * library's flags: -DHOG_PORTABLE=1 in a portable build) and the vector
+ * kernels the command runs, which are the ones this process runs. */
 Test(cli, version)
 {
     int rc = HT("--version", th_bin());
     cr_assert_eq(rc, 0);
-    cr_assert_str_eq(out, "hogtrain 0.1.0\n");
+#ifdef HOG_PORTABLE
+    const char *kind = "build=portable march=";
+#else
+    const char *kind = "build=native march=";
+#endif
+    char want[512];
+    snprintf(want, sizeof want, "hogtrain %s\n%s\n", HOG_VERSION_STRING,
+             hog_build_info());
+    cr_assert_str_eq(out, want);
+    cr_assert(strncmp(hog_build_info(), kind, strlen(kind)) == 0,
+              "'%s' does not start with '%s'", hog_build_info(), kind);
+    cr_assert_not_null(strstr(hog_build_info(), " kernels="));
+    cr_assert_not_null(strstr(hog_build_info(), " lanes="));
 }
 
 Test(cli, help_exits_zero)

@@ -14,4 +14,18 @@ from ._data import as_data, load_svmlight
 from ._estimators import Classifier, Regressor, load
 
 __all__ = ["Classifier", "Regressor", "load", "load_svmlight", "as_data",
-           "__version__"]
+           "build_info", "__version__"]
+
+
+def build_info():
+    """How the extension's libhogtrain was built and which vector kernels
+    this process runs, as `hogtrain --version` says it: a dict of
+    "version", "build" ("native": -march=native, the kernels fixed at
+    build time; "portable": the x86-64-v2 baseline of pip's build, the
+    kernels picked at load time from the CPU), "march", "kernels" (the
+    copy in use: "native", or an x86-64 level) and "lanes" ("avx2+fma" or
+    "c")."""
+    from ._hogtrain import build_info as words
+    info = dict(w.split("=", 1) for w in words.split())
+    info["version"] = __version__
+    return info

@@ -72,6 +72,7 @@ PyMODINIT_FUNC PyInit__hogtrain(void)
         if (PyModule_AddIntConstant(m, consts[i].name, consts[i].v) < 0)
             goto fail;
     if (PyModule_AddStringConstant(m, "version", hog_version()) < 0 ||
+        PyModule_AddStringConstant(m, "build_info", hog_build_info()) < 0 ||
         PyModule_AddObject(m, "FTRL_L2_DEFAULT",
                            PyFloat_FromDouble(HOG_FTRL_L2_DEFAULT)) < 0)
         goto fail;

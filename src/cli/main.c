@@ -111,7 +111,9 @@ static int run(int argc, char **argv)
         return HOG_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("hogtrain %s\n", hog_version());
+        /* the second line: native or portable, and the vector kernels
+         * this CPU runs (a portable build picks them at load time) */
+        printf("hogtrain %s\n%s\n", hog_version(), hog_build_info());
         return HOG_EXIT_OK;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)

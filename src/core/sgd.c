@@ -548,40 +548,6 @@ static void lock_row(const struct hog_sgd *s, const struct hog_sgd_locks *l,
     }
 }
 
-hog_status hog_sgd_locks_init(struct hog_sgd_locks *l, hog_update mode,
-                              const struct hog_sgd *s, hog_err *err)
-{
-    memset(l, 0, sizeof *l);
-    if (mode == HOG_UPDATE_STRIPED) {
-        l->n_stripes = (s->n_weights >> HOG_SGD_STRIPE_SHIFT) + 1;
-        l->stripe = calloc(l->n_stripes, sizeof *l->stripe);
-        if (!l->stripe)
-            return hog_errf(err, HOG_ENOMEM,
-                            "out of memory for %llu stripe locks",
-                            (unsigned long long)l->n_stripes);
-    } else if (mode == HOG_UPDATE_MUTEX) {
-        pthread_mutex_t *m = malloc(sizeof *m);
-        if (!m)
-            return hog_errf(err, HOG_ENOMEM, "out of memory for a mutex");
-        pthread_mutex_init(m, NULL);
-        l->mutex = m;
-    } else {
-        mode = HOG_UPDATE_NONE;
-    }
-    l->mode = mode;
-    return HOG_OK;
-}
-
-void hog_sgd_locks_free(struct hog_sgd_locks *l)
-{
-    if (l->mutex) {
-        pthread_mutex_destroy(l->mutex);
-        free(l->mutex);
-    }
-    free(l->stripe);
-    memset(l, 0, sizeof *l);
-}
-
 /* ---- the loops ---------------------------------------------------------------- */
 
 /* l is NULL unless the mode locks (a test per row, outside the row's loops). */
@@ -835,17 +801,6 @@ void hog_sgd_run(const struct hog_sgd *s, const hog_data *d,
 {
     hog_sgd_run_tally(s, d, order, count, t_first, t_stride, HOG_UPDATE_NONE,
                       NULL, NULL);
-}
-
-void hog_sgd_tally_report(struct hog_fit *f, const struct hog_sgd *s,
-                          const struct hog_sgd_tally *t)
-{
-    if (!t->rows)
-        return;
-    f->prog_loss = t->loss / (double)t->rows;
-    f->prog_accuracy = hog_loss_is_classification(s->loss)
-                           ? (double)t->right / (double)t->rows
-                           : NAN;
 }
 
 double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,

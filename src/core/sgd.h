@@ -22,6 +22,7 @@
 #ifndef HOG_SGD_H
 #define HOG_SGD_H
 
+#include "core/isa.h" /* first: a PORTABLE copy's names */
 #include "core/sgd_base.h"
 
 #include "core/loss.h"
