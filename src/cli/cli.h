@@ -70,6 +70,18 @@ hog_status hog_cli_stdout_check(hog_err *err);
  * from optopt and argv[optind-1]; returns HOG_EXIT_USAGE. */
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
 
+/* Another tool's option (Vowpal Wabbit's -b 20, LIBLINEAR's -s 1; the
+ * table in foreign.c) typed to subcommand cmd: the sentence "-b 20 is
+ * Vowpal Wabbit's bits of the hash; here: --hash-bits 20" in buf, or NULL
+ * when word (as typed: "-b", "-b20", "--passes=3"; next: the word after
+ * it, or NULL) is nobody's. */
+const char *hog_cli_foreign_hint(const char *cmd, const char *word,
+                                 const char *next, char *buf, size_t len);
+/* "-q ua" (next: the word after -q): the sentence pointing Vowpal
+ * Wabbit's -q at --interactions, or NULL when next is no pair of
+ * namespaces (or names a file). */
+const char *hog_cli_foreign_quiet(const char *next, char *buf, size_t len);
+
 /* "Did you mean": the names offered one by one, the nearest to what was
  * typed that is near enough to be a typo (one edit, an adjacent
  * transposition counting one, in a name of two letters or more; two in a
