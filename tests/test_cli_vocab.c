@@ -148,3 +148,17 @@ Test(vocab, q_with_namespaces_points_at_interactions)
     cr_assert_eq(rc, 0, "a file named ua is the training file:\n%s", out);
     cr_assert_str_eq(out, "", "%s", out);
 }
+
+/* An unknown short option glued to its value ("-z3", "-w1") is named as
+ * typed, not as the word before it (getopt is still inside the word). */
+Test(vocab, glued_unknown_short_option_is_named)
+{
+    int rc = HT("train -z3 x.svm", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strncmp(out, "hogtrain train: unknown option '-z'\nusage: ",
+                      42) == 0, "%s", out);
+    rc = HT("predict -qz m.hgm d.svm", th_bin());
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strncmp(out, "hogtrain predict: unknown option '-z'\n", 38) == 0,
+              "%s", out);
+}
