@@ -341,7 +341,13 @@ extern const struct hog_cli_name hog_cli_format_names[];
  * (--hash-bits and --hash-seed, when --hash-bits is given, must be the
  * model's; data that ends up hashed otherwise, a .hgb or VW text for a
  * model of unhashed features, is refused). On failure *m and *d hold what
- * loaded, for the caller to free. */
+ * loaded, for the caller to free. d NULL: the model only, and lo set to
+ * read the data as the model asks (predict's stream). */
+/* HOG_EINVAL with a sentence when d's features are hashed otherwise than
+ * the model's training data were (names as in messages). */
+hog_status hog_cli_hashing_check(const char *model, const hog_model *m,
+                                 const char *data, const hog_data *d,
+                                 hog_err *err);
 hog_status hog_cli_load_model_data(const char *model, const char *data,
                                    const char *out, hog_load_opts *lo,
                                    bool model_space, bool quiet,

@@ -820,11 +820,21 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
     lo->hash_seed = seed;
     /* and crosses it as the model's training rows were */
     lo->interactions = hog_model_interactions(*m);
+    if (!d)
+        return HOG_OK;
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
+    return hog_cli_hashing_check(model, *m, data, *d, err);
+}
+
+hog_status hog_cli_hashing_check(const char *model, const hog_model *m,
+                                 const char *data, const hog_data *d,
+                                 hog_err *err)
+{
+    unsigned bits = hog_model_hash_bits(m);
     hog_hashing h = { .size = sizeof h };
-    hog_data_hashing(*d, &h);
-    if (h.bits != bits || (bits && h.seed != seed))
+    hog_data_hashing(d, &h);
+    if (h.bits != bits || (bits && h.seed != hog_model_hash_seed(m)))
         return hog_errf(err, HOG_EINVAL,
                         "%s: its features are %s, but %s was trained on %s; "
                         "a model scores only data hashed as its training "
