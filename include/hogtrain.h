@@ -120,6 +120,11 @@ typedef struct hog_load_opts {
      * break makes of mapped pages could lose a write made meanwhile;
      * docs/FORMATS.md, "Reading it"). 0: mapped where they can be. */
     int own_arrays;
+    /* Added for prediction: nonzero reads rows without a label, whose
+     * label is then NaN: in LIBSVM text a row that starts with an
+     * index:value pair, in Vowpal Wabbit text one with nothing (or only a
+     * tag) before its '|'. 0: every row needs a label. */
+    int unlabelled;
 } hog_load_opts;
 #define HOG_MAX_INTERACTIONS 32u
 

@@ -70,6 +70,18 @@ hog_status hog_cli_stdout_check(hog_err *err);
  * from optopt and argv[optind-1]; returns HOG_EXIT_USAGE. */
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv);
 
+/* Another tool's option (Vowpal Wabbit's -b 20, LIBLINEAR's -s 1; the
+ * table in foreign.c) typed to subcommand cmd: the sentence "-b 20 is
+ * Vowpal Wabbit's bits of the hash; here: --hash-bits 20" in buf, or NULL
+ * when word (as typed: "-b", "-b20", "--passes=3"; next: the word after
+ * it, or NULL) is nobody's. */
+const char *hog_cli_foreign_hint(const char *cmd, const char *word,
+                                 const char *next, char *buf, size_t len);
+/* "-q ua" (next: the word after -q): the sentence pointing Vowpal
+ * Wabbit's -q at --interactions, or NULL when next is no pair of
+ * namespaces (or names a file). */
+const char *hog_cli_foreign_quiet(const char *next, char *buf, size_t len);
+
 /* "Did you mean": the names offered one by one, the nearest to what was
  * typed that is near enough to be a typo (one edit, an adjacent
  * transposition counting one, in a name of two letters or more; two in a
@@ -329,7 +341,13 @@ extern const struct hog_cli_name hog_cli_format_names[];
  * (--hash-bits and --hash-seed, when --hash-bits is given, must be the
  * model's; data that ends up hashed otherwise, a .hgb or VW text for a
  * model of unhashed features, is refused). On failure *m and *d hold what
- * loaded, for the caller to free. */
+ * loaded, for the caller to free. d NULL: the model only, and lo set to
+ * read the data as the model asks (predict's stream). */
+/* HOG_EINVAL with a sentence when d's features are hashed otherwise than
+ * the model's training data were (names as in messages). */
+hog_status hog_cli_hashing_check(const char *model, const hog_model *m,
+                                 const char *data, const hog_data *d,
+                                 hog_err *err);
 hog_status hog_cli_load_model_data(const char *model, const char *data,
                                    const char *out, hog_load_opts *lo,
                                    bool model_space, bool quiet,

@@ -7,9 +7,12 @@
  * written and counted before the next is scored. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { OPT_SCORES = HOG_CLI_OPT_OWN, OPT_CONFUSION, OPT_PROBABILITIES };
 
@@ -37,7 +40,8 @@ static const struct option longopts[] = {
 static const char help[] =
     "\n"
     "Writes one line per row of DATA (LIBSVM or Vowpal Wabbit text, or .hgb;\n"
-    "'-' reads standard input), hashed as the model's training data was\n"
+    "'-' reads standard input as it comes: each row answered once its line\n"
+    "is read, flushed at once into a pipe), hashed as the model's training data was\n"
     "(.hgm records it; --hash-bits, if given, must be the model's): the\n"
     "predicted label, in the label values the model was trained\n"
     "with (for K classes the label of the class with the highest score), or\n"
@@ -45,7 +49,9 @@ static const char help[] =
     "LIBLINEAR text model. When DATA's labels are the model's, prints the\n"
     "accuracy (classification; K classes also the macro-F1) or RMSE\n"
     "(regression) on standard error. A K-class model counts a row whose label\n"
-    "is none of its classes as wrong, and says so in one warning line.\n"
+    "is none of its classes as wrong, and says so in one warning line. Rows\n"
+    "without a label (LIBSVM: the first token is index:value; VW: nothing\n"
+    "before the '|') are scored and not counted.\n"
     "\n"
     "  -o, --output FILE   write the predictions to FILE (default: standard output)\n"
     "      --scores        write the raw score w.x + b instead of the label; K\n"
@@ -81,6 +87,7 @@ struct predict_args {
 static int parse(int argc, char **argv, struct predict_args *a)
 {
     hog_load_opts_init(&a->lo);
+    a->lo.unlabelled = 1; /* scored; the metrics count the labelled rows */
     int ch, rc;
     struct hog_cli_parser op;
     hog_cli_parser_init(&op, &cmd, "o:qh", longopts);
@@ -142,6 +149,7 @@ struct tally {
     double pair[2];            /* a binary model's: positive, negative */
     struct hog_class_index ix;
     uint64_t rows, right, unknown;
+    uint64_t unlabelled;       /* rows without a label: scored, not counted */
     uint64_t *tp, *predicted, *actual; /* per class */
     uint64_t *conf;            /* --confusion: (k + 1) x k counts [true][predicted],
                                   row k for labels that are no class */
@@ -186,6 +194,10 @@ static void tally_free(struct tally *t)
 /* A row labelled y whose predicted class is p (classification). */
 static void tally_class(struct tally *t, double y, uint32_t p)
 {
+    if (isnan(y)) {
+        t->unlabelled++;
+        return;
+    }
     int64_t c = hog_class_index_find(&t->ix, y);
     t->rows++;
     t->predicted[p]++;
@@ -266,6 +278,10 @@ static void write_block(FILE *f, const hog_model *m, const hog_data *d,
             tally_class(t, y, p);
         } else if (reg) {
             fprintf(f, "%.9g\n", sc[i]);
+            if (isnan(y)) {
+                t->unlabelled++;
+                continue;
+            }
             t->se += (sc[i] - y) * (sc[i] - y);
             t->rows++;
         } else {
@@ -278,35 +294,60 @@ static void write_block(FILE *f, const hog_model *m, const hog_data *d,
     }
 }
 
-/* Scores every row of d a block at a time; writes and counts them. */
-static hog_status predict_rows(FILE *f, const hog_model *m, const hog_data *d,
-                               enum out_kind kind, struct tally *t,
-                               hog_err *err)
+/* What scoring a block needs: its scores and probabilities, and the
+ * classes' labels as text. */
+struct scorer {
+    FILE *f;
+    const hog_model *m;
+    enum out_kind kind;
+    struct tally *t;
+    double *sc, *pr;
+    char (*names)[40];
+};
+
+static void scorer_free(struct scorer *w)
+{
+    free(w->pr);
+    free(w->sc);
+    free(w->names);
+}
+
+/* The buffers, and the header line of the K scores or the probabilities. */
+static hog_status scorer_init(struct scorer *w, FILE *f, const hog_model *m,
+                              enum out_kind kind, struct tally *t, hog_err *err)
 {
     uint32_t k = m->n_classes;
     uint64_t per_row = k ? k : 1, named = k ? k : 2;
     bool probs = kind == OUT_PROBABILITIES;
-    double *sc = malloc(BLOCK_ROWS * per_row * sizeof *sc);
-    double *pr = probs ? malloc(BLOCK_ROWS * named * sizeof *pr) : NULL;
-    char (*names)[40] = malloc(named * sizeof *names);
-    hog_status s = HOG_OK;
-    if (!sc || !names || (probs && !pr)) {
-        s = hog_errf(err, HOG_ENOMEM, "out of memory for the scores of %u "
-                     "classes", k);
-        goto out;
+    *w = (struct scorer){ f, m, kind, t, NULL, NULL, NULL };
+    w->sc = malloc(BLOCK_ROWS * per_row * sizeof *w->sc);
+    w->pr = probs ? malloc(BLOCK_ROWS * named * sizeof *w->pr) : NULL;
+    w->names = malloc(named * sizeof *w->names);
+    if (!w->sc || !w->names || (probs && !w->pr)) {
+        scorer_free(w);
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the scores of "
+                        "%u classes", k);
     }
     for (uint32_t c = 0; c < k; c++)
-        hog_cli_label(names[c], sizeof names[c], m->classes[c]);
+        hog_cli_label(w->names[c], sizeof w->names[c], m->classes[c]);
     if (!k) { /* binary: the positive label first, as the probabilities */
-        hog_cli_label(names[0], sizeof names[0], m->label_pos);
-        hog_cli_label(names[1], sizeof names[1], m->label_neg);
+        hog_cli_label(w->names[0], sizeof w->names[0], m->label_pos);
+        hog_cli_label(w->names[1], sizeof w->names[1], m->label_neg);
     }
     if ((k && kind == OUT_SCORES) || probs) {
         fputs("labels", f);
         for (uint32_t c = 0; c < named; c++)
-            fprintf(f, " %s", names[c]);
+            fprintf(f, " %s", w->names[c]);
         fputc('\n', f);
     }
+    return HOG_OK;
+}
+
+/* Scores every row of d a block at a time; writes and counts them. */
+static hog_status predict_rows(struct scorer *w, const hog_data *d,
+                               hog_err *err)
+{
+    bool probs = w->kind == OUT_PROBABILITIES;
     for (uint64_t lo = 0; lo < d->m.rows; lo += BLOCK_ROWS) {
         uint64_t n = d->m.rows - lo < BLOCK_ROWS ? d->m.rows - lo : BLOCK_ROWS;
         /* a view of the block's rows: the offsets stay global */
@@ -314,16 +355,182 @@ static hog_status predict_rows(FILE *f, const hog_model *m, const hog_data *d,
         view.m.rows = n;
         view.m.off = d->m.off + lo;
         view.m.y = d->m.y + lo;
-        if ((s = hog_model_scores(m, &view, sc, err)) != HOG_OK ||
-            (probs &&
-             (s = hog_model_probabilities(m, &view, pr, err)) != HOG_OK))
-            goto out;
-        write_block(f, m, d, lo, n, sc, pr, names, kind, t);
+        hog_status s = hog_model_scores(w->m, &view, w->sc, err);
+        if (s == HOG_OK && probs)
+            s = hog_model_probabilities(w->m, &view, w->pr, err);
+        if (s != HOG_OK)
+            return s;
+        write_block(w->f, w->m, d, lo, n, w->sc, w->pr, w->names, w->kind,
+                    w->t);
     }
+    return HOG_OK;
+}
+
+/* ---- standard input, as it comes ------------------------------------------------ */
+
+/* Text read at a time from standard input, and the most a line may take. */
+#define STREAM_READ ((size_t)1 << 20)
+
+/* Standard input: its text as it arrives, decoded on the way when it is
+ * compressed; the bytes the sniff read come first. */
+struct src {
+    struct hog_input in;
+    size_t head_at;               /* of in.head, given out */
+    struct hog_decoder *dec;      /* NULL: plain text */
+    unsigned char *z;             /* compressed bytes read, not decoded */
+    size_t z_len, z_used;
+    bool z_eof, end;
+};
+
+/* Up to cap raw bytes: the sniffed head, then read(2) (what is there, as
+ * soon as some is: a pipe's writer is answered line by line). 0: the end. */
+static hog_status raw_read(struct src *r, void *buf, size_t cap, size_t *got,
+                           hog_err *err)
+{
+    if (r->head_at < r->in.head_len) {
+        size_t n = r->in.head_len - r->head_at;
+        n = n < cap ? n : cap;
+        memcpy(buf, r->in.head + r->head_at, n);
+        r->head_at += n;
+        *got = n;
+        return HOG_OK;
+    }
+    for (;;) {
+        ssize_t n = read(r->in.fd, buf, cap);
+        if (n >= 0) {
+            *got = (size_t)n;
+            return HOG_OK;
+        }
+        if (errno != EINTR)
+            return hog_errf(err, HOG_EIO, "%s: read failed: %s", r->in.name,
+                            strerror(errno));
+    }
+}
+
+/* Text into buf[0..cap), *got bytes; 0 once the input has ended. */
+static hog_status src_read(struct src *r, char *buf, size_t cap, size_t *got,
+                           hog_err *err)
+{
+    if (!r->dec)
+        return raw_read(r, buf, cap, got, err);
+    *got = 0;
+    while (*got == 0 && !r->end) {
+        if (r->z_used == r->z_len && !r->z_eof) {
+            hog_status s = raw_read(r, r->z, STREAM_READ, &r->z_len, err);
+            if (s != HOG_OK)
+                return s;
+            r->z_used = 0;
+            r->z_eof = r->z_len == 0;
+        }
+        hog_status s = hog_decoder_run(r->dec, r->z, r->z_len, &r->z_used, buf,
+                                       cap, got, r->z_eof, &r->end, err);
+        if (s != HOG_OK)
+            return s;
+    }
+    return HOG_OK;
+}
+
+/* The rows parsed so far: scored, written, counted and freed. */
+static hog_status score_taken(struct scorer *w, struct hog_svm_parser *p,
+                              const struct predict_args *a, uint64_t *rows,
+                              hog_err *err)
+{
+    hog_data *d = NULL;
+    hog_status s = hog_svm_parser_take(p, &d, err);
+    if (s == HOG_OK && d && *rows == 0)
+        s = hog_cli_hashing_check(a->model, w->m, data_name(a->data), d, err);
+    if (s == HOG_OK && d) {
+        *rows += d->m.rows;
+        s = predict_rows(w, d, err);
+    }
+    hog_data_free(d);
+    return s;
+}
+
+/* predict MODEL -: standard input read as it comes, its whole lines
+ * parsed, scored and written before more is read, in the memory of one
+ * read's lines; each answer flushed at once when the output is no
+ * regular file (a pipe: `tail -f log | hogtrain predict m.hgm - | ...`). */
+static hog_status predict_stream(struct scorer *w, const struct predict_args *a,
+                                 bool flush, hog_err *err)
+{
+    struct src r = { 0 };
+    struct hog_svm_parser *p = NULL;
+    char *buf = NULL;
+    size_t have = 0, cap = STREAM_READ;
+    uint64_t rows = 0, line_max = hog_line_max(NULL);
+    hog_status s = hog_input_open("-", &r.in, err);
+    if (s != HOG_OK)
+        return s;
+    if ((s = hog_input_sniff(&r.in, err)) != HOG_OK)
+        goto out;
+    if (r.in.kind == HOG_FILE_HGB) {
+        s = hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be read from "
+                     "a path, not a pipe", r.in.name);
+        goto out;
+    }
+    if ((s = hog_data_kind_check(r.in.kind, r.in.name, err)) != HOG_OK)
+        goto out;
+    if (hog_decoder_supports(r.in.kind) &&
+        ((s = hog_decoder_open(r.in.kind, r.in.name, &r.dec, err)) != HOG_OK ||
+         !(r.z = malloc(STREAM_READ)))) {
+        s = s != HOG_OK ? s : hog_errf(err, HOG_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((s = hog_svm_parser_create(r.in.name, &a->lo, &p, err)) != HOG_OK)
+        goto out;
+    if (!(buf = malloc(cap))) {
+        s = hog_errf(err, HOG_ENOMEM, "out of memory for the input's lines");
+        goto out;
+    }
+    for (;;) {
+        size_t got;
+        if ((s = src_read(&r, buf + have, cap - have, &got, err)) != HOG_OK)
+            goto out;
+        have += got;
+        /* whole lines now; at the end, the last one without its '\n' */
+        size_t cut = have;
+        while (got && cut && buf[cut - 1] != '\n')
+            cut--;
+        if (got && !cut && have < cap)
+            continue; /* a line on its way */
+        if (got && !cut) { /* one line longer than the buffer: grow it */
+            if (cap >= line_max) {
+                s = hog_line_too_long(r.in.name,
+                                      hog_svm_parser_lines(p) + 1, line_max,
+                                      NULL, err);
+                goto out;
+            }
+            char *more = realloc(buf, 2 * cap);
+            if (!more) {
+                s = hog_errf(err, HOG_ENOMEM, "out of memory for a line of "
+                             "over %zu bytes", cap);
+                goto out;
+            }
+            buf = more;
+            cap *= 2;
+            continue;
+        }
+        if (cut && ((s = hog_svm_parser_feed(p, buf, cut, err)) != HOG_OK ||
+                    (s = score_taken(w, p, a, &rows, err)) != HOG_OK))
+            goto out;
+        memmove(buf, buf + cut, have - cut);
+        have -= cut;
+        if (flush && fflush(w->f) != 0) {
+            s = hog_cli_stdout_check(err);
+            goto out;
+        }
+        if (!got)
+            break;
+    }
+    if (!rows)
+        s = hog_errf(err, HOG_EPARSE, "%s: no rows", r.in.name);
 out:
-    free(pr);
-    free(sc);
-    free(names);
+    free(buf);
+    hog_svm_parser_free(p);
+    hog_decoder_free(r.dec);
+    free(r.z);
+    hog_input_close(&r.in);
     return s;
 }
 
@@ -427,6 +634,10 @@ static void report(const hog_model *m, const struct tally *t, bool confusion,
 {
     if (!t->rows)
         return;
+    if (t->unlabelled)
+        fprintf(stderr, "hogtrain: %llu row%s of %s without a label: scored, "
+                "not counted\n", (unsigned long long)t->unlabelled,
+                t->unlabelled == 1 ? "" : "s", data_name(path));
     if (!t->k) {
         fprintf(stderr, "RMSE %.4f (%llu rows)\n",
                 sqrt(t->se / (double)t->rows), (unsigned long long)t->rows);
@@ -449,7 +660,8 @@ static void report(const hog_model *m, const struct tally *t, bool confusion,
     print_scores_line(t);
 }
 
-/* --confusion needs a classifier, a table that fits, and labels to count. */
+/* --confusion needs a classifier, a table that fits, and labels to count
+ * (d NULL: not known yet, the stream's). */
 static hog_status confusion_check(const struct predict_args *a,
                                   const hog_data *d, const struct tally *t,
                                   hog_err *err)
@@ -461,7 +673,7 @@ static hog_status confusion_check(const struct predict_args *a,
         return hog_errf(err, HOG_EINVAL, "--confusion prints a table of at "
                         "most %u classes; %s has %u", CONFUSION_MAX_CLASSES,
                         a->model, t->k);
-    if (d->m.rows && rows_with_a_class(t, d) == 0) {
+    if (d && d->m.rows && rows_with_a_class(t, d) == 0) {
         char list[200];
         return hog_errf(err, HOG_EINVAL, "--confusion: no row of %s has a "
                         "label among the model's classes (%s): is it "
@@ -469,6 +681,23 @@ static hog_status confusion_check(const struct predict_args *a,
                         hog_cli_labels(list, sizeof list, t->labels, t->k, 8));
     }
     return HOG_OK;
+}
+
+/* The predictions into f (standard output or the temporary file of -o):
+ * of d, or of standard input as it comes when d is NULL. */
+static hog_status predict_into(FILE *f, const struct predict_args *a,
+                               const hog_model *m, const hog_data *d,
+                               struct tally *t, hog_err *err)
+{
+    struct scorer w;
+    hog_status s = scorer_init(&w, f, m, a->kind, t, err);
+    if (s != HOG_OK)
+        return s;
+    struct stat sb;
+    bool flush = fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode);
+    s = d ? predict_rows(&w, d, err) : predict_stream(&w, a, flush, err);
+    scorer_free(&w);
+    return s;
 }
 
 int hog_cli_predict(int argc, char **argv)
@@ -484,11 +713,14 @@ int hog_cli_predict(int argc, char **argv)
     hog_outfile o;
     struct tally t;
     memset(&t, 0, sizeof t);
+    /* standard input is answered as it comes (predict_stream) */
+    bool stream = strcmp(a.data, "-") == 0;
 
     if ((s = hog_cli_load_model_data(a.model, a.data, a.out, &a.lo, false,
-                                     a.quiet, &m, &d, &err)) != HOG_OK)
+                                     a.quiet, &m, stream ? NULL : &d,
+                                     &err)) != HOG_OK)
         goto fail;
-    if (!a.quiet)
+    if (!a.quiet && d)
         hog_cli_warn_feature_space(hog_model_features(m),
                                    hog_data_features(d), a.data,
                                    "predictions go on");
@@ -507,7 +739,7 @@ int hog_cli_predict(int argc, char **argv)
     if (a.out) {
         if ((s = hog_outfile_open(&o, a.out, &err)) != HOG_OK)
             goto fail;
-        s = predict_rows(o.f, m, d, a.kind, &t, &err);
+        s = predict_into(o.f, &a, m, d, &t, &err);
         if (s != HOG_OK) {
             hog_outfile_abort(&o);
             goto fail;
@@ -516,7 +748,7 @@ int hog_cli_predict(int argc, char **argv)
         if (s != HOG_OK)
             goto fail;
     } else {
-        if ((s = predict_rows(stdout, m, d, a.kind, &t, &err)) != HOG_OK ||
+        if ((s = predict_into(stdout, &a, m, d, &t, &err)) != HOG_OK ||
             (s = hog_cli_stdout_check(&err)) != HOG_OK)
             goto fail;
     }

@@ -440,6 +440,10 @@ static int read_options(int argc, char **argv, struct train_args *a,
     op->repeatable = OPT_INTERACTIONS; /* as VW's -q */
     int ch, rc;
     while ((ch = hog_cli_getopt(op, argc, argv)) > 0) {
+        char hint[256]; /* -q is --quiet; Vowpal Wabbit's -q ua is not */
+        if (ch == 'q' && optind < argc && strcmp(argv[optind - 1], "-q") == 0 &&
+            hog_cli_foreign_quiet(argv[optind], hint, sizeof hint))
+            return hog_cli_usage_error(cmd, "%s", hint);
         if ((rc = own_option(a, ch, optarg)) < 0)
             return hog_cli_bad_option(cmd, '?', argv);
         if (rc != HOG_EXIT_OK)

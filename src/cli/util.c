@@ -130,10 +130,15 @@ const char *hog_cli_nearest_best(const struct hog_cli_nearest *n)
 }
 
 /* "unknown option '--epoch'; did you mean '--epochs'?" when the parser's
- * table (lo; NULL: none) has a near name. arg is the word as typed. */
+ * table (lo; NULL: none) has a near name; another tool's option in its
+ * terms (foreign.c). arg is the word as typed, next the word after it
+ * (NULL: none). */
 static int unknown_option(const struct hog_cli_cmd *c, const struct option *lo,
-                          const char *arg)
+                          const char *arg, const char *next)
 {
+    char hint[512];
+    if (hog_cli_foreign_hint(c->name, arg, next, hint, sizeof hint))
+        return hog_cli_usage_error(c, "unknown option '%s': %s", arg, hint);
     struct hog_cli_nearest n;
     bool dashes = arg[0] == '-' && arg[1] == '-';
     hog_cli_nearest_init(&n, arg + 2 * dashes, strcspn(arg + 2 * dashes, "="));
@@ -163,9 +168,28 @@ static int bad_option(const struct hog_cli_cmd *c, const struct option *lo,
     if (ch == ':' && (!lo || !(arg[0] == '-' && arg[1] == '-') ||
                       exact_long(lo, arg)))
         return hog_cli_usage_error(c, "option '%s' needs an argument", arg);
-    if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
+    /* A short option: "-b 20", getopt has gone past "-b"; "-w1 2" (or
+     * "-qw1"), it is still in the word, argv[optind], and the letters
+     * after the flag are its value. */
+    bool in_word = optind > 0 && argv[optind] && argv[optind][0] == '-' &&
+                   argv[optind][1] != '-' && strchr(argv[optind], optopt);
+    if (optopt && optopt < 256 &&
+        ((arg[0] == '-' && arg[1] != '-' && arg[strlen(arg) - 1] == optopt) ||
+         in_word)) {
+        char hint[512];
+        const char *word = arg[1] == optopt && !arg[2] ? arg : NULL;
+        const char *next = word ? argv[optind] : NULL;
+        if (!word && in_word && argv[optind][1] == optopt) {
+            word = argv[optind];
+            next = argv[optind + 1];
+        }
+        if (word && hog_cli_foreign_hint(c->name, word, next, hint,
+                                         sizeof hint))
+            return hog_cli_usage_error(c, "unknown option '-%c': %s", optopt,
+                                       hint);
         return hog_cli_usage_error(c, "unknown option '-%c'", optopt);
-    return unknown_option(c, lo, arg);
+    }
+    return unknown_option(c, lo, arg, argv[optind]);
 }
 
 int hog_cli_bad_option(const struct hog_cli_cmd *c, int ch, char **argv)
@@ -333,7 +357,10 @@ int hog_cli_getopt(struct hog_cli_parser *p, int argc, char **argv)
         if (li >= 0 && ch != '?' && ch != ':') {
             const char *w = long_word(argv);
             if (!exact_long(p->longopts, w)) {
-                p->status = unknown_option(p->cmd, p->longopts, w);
+                /* the word after it, unless getopt took it as a value */
+                const char *next = optarg && !strchr(w, '=') ? optarg
+                                                             : argv[optind];
+                p->status = unknown_option(p->cmd, p->longopts, w, next);
                 return -1;
             }
         }
@@ -793,11 +820,21 @@ hog_status hog_cli_load_model_data(const char *model, const char *data,
     lo->hash_seed = seed;
     /* and crosses it as the model's training rows were */
     lo->interactions = hog_model_interactions(*m);
+    if (!d)
+        return HOG_OK;
     if ((s = hog_cli_load(data, lo, quiet, d, NULL, err)) != HOG_OK)
         return s;
+    return hog_cli_hashing_check(model, *m, data, *d, err);
+}
+
+hog_status hog_cli_hashing_check(const char *model, const hog_model *m,
+                                 const char *data, const hog_data *d,
+                                 hog_err *err)
+{
+    unsigned bits = hog_model_hash_bits(m);
     hog_hashing h = { .size = sizeof h };
-    hog_data_hashing(*d, &h);
-    if (h.bits != bits || (bits && h.seed != seed))
+    hog_data_hashing(d, &h);
+    if (h.bits != bits || (bits && h.seed != hog_model_hash_seed(m)))
         return hog_errf(err, HOG_EINVAL,
                         "%s: its features are %s, but %s was trained on %s; "
                         "a model scores only data hashed as its training "

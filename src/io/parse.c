@@ -275,6 +275,7 @@ static void slice_free(struct hog_slice *s)
 struct hog_svm_parser {
     const char *name;
     bool zero_based, started;
+    bool unlabelled;          /* o->unlabelled */
     unsigned threads;         /* o->threads: 0 = all online CPUs */
     uint64_t n_features_min;
     uint64_t n_features_asked; /* o->n_features */
@@ -345,6 +346,7 @@ hog_status hog_svm_parser_create(const char *name, const hog_load_opts *user,
     p->cross = cross;
     p->name = name;
     p->zero_based = o.zero_based;
+    p->unlabelled = o.unlabelled != 0;
     p->threads = o.threads;
     p->n_features_min = p->n_features_asked = o.n_features;
     p->want = o.format;
@@ -481,6 +483,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].end = cut;
         sl[i].name = p->name;
         sl[i].zero_based = p->zero_based;
+        sl[i].unlabelled = p->unlabelled;
         sl[i].fmt = fmt;
         sl[i].hash = p->hashing ? &p->hs : NULL;
         sl[i].keep_ns = p->cross.n > 0;

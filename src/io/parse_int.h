@@ -35,6 +35,7 @@ struct hog_slice {
     const char *beg, *end;
     const char *name;
     bool zero_based;
+    bool unlabelled;      /* rows without a label read, labelled NaN */
     const struct hog_text_format *fmt;
     const struct hog_hash_space *hash; /* NULL: indices as written */
     uint64_t rows, nnz, cap_rows, cap_nnz;

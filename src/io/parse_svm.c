@@ -76,7 +76,11 @@ static bool svm_parse_lines(struct hog_slice *s, const char *p, const char *end)
             goto oom;
         float label = 0;
         const char *t = p;
-        enum num_res r = parse_float(&p, &label, false);
+        enum num_res r = NUM_OK;
+        if (s->unlabelled && memchr(t, ':', (size_t)token_len(t)))
+            label = NAN; /* unlabelled: it starts with its first index:value */
+        else
+            r = parse_float(&p, &label, false);
         if (HOG_UNLIKELY(r != NUM_OK)) {
             if (*t == '\0' || (r == NUM_BAD && t[token_len(t)] == '\0'))
                 goto nul_byte;

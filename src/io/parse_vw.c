@@ -115,6 +115,11 @@ static bool vw_head(struct hog_slice *s, uint64_t line, const char *p,
     }
     bool tag = nf > 0 && ((bar && f[nf - 1].e == bar) || *f[nf - 1].s == '\'');
     nf -= tag;
+    if (nf == 0 && s->unlabelled && bar) { /* scored, not trained on */
+        *label = NAN;
+        *imp = 1.0f;
+        return true;
+    }
     if (nf == 0) {
         if (tag && *f[0].s != '\'')
             hog_slice_fail(s, HOG_EPARSE, line,
