@@ -487,7 +487,7 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
                              ? "runs --algo serial only"
                          : o->checkpoint || f->resume
                              ? "writes no checkpoints"
-                         : o->average ? "does not average across processes"
+                         : f->hooks.average ? "does not average across processes"
                          : f->init    ? "takes no warm start"
                                       : NULL;
         if (no)
@@ -502,7 +502,7 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
         (st = hog_softmax_init(&m.km, &m.sch, mo->n_classes, mo->n_features,
                                mo->bias, f->init, err)) != HOG_OK)
         goto out;
-    m.km.tally = o->progress != NULL;
+    m.km.tally = f->hooks.progress != NULL;
     if (o->algo == HOG_ALGO_HOGWILD) {
         st = hog_pool_for_opts(o, o->threads, HOG_POOL_BIND_OPTS, &topo,
                                &m.pool, err);

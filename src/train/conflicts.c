@@ -22,7 +22,8 @@
 #include <string.h>
 
 void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
-                         const hog_data *train, bool stream)
+                         const hog_train_hooks *h, const hog_data *train,
+                         bool stream)
 {
     memset(c, 0, sizeof *c);
     c->o = o;
@@ -31,7 +32,9 @@ void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
     c->validation = o->validation != NULL;
     c->warm = o->warm_start != NULL;
     c->weighted = hog_train_weighted(o);
-    c->world = o->average != NULL || o->reduce != NULL;
+    c->average = h && h->average;
+    c->reduce = h && h->reduce;
+    c->world = c->average || c->reduce;
     c->crossed = train && train->cross.n;
 }
 
@@ -86,7 +89,7 @@ static bool epochs0(const struct hog_conflict_ctx *c)
 static bool no_blocks(const struct hog_conflict_ctx *c)
 {
     /* the command names the blocks once the ranks have met */
-    return c->train && O->average && O->average_blocks == 0;
+    return c->train && c->average && O->average_blocks == 0;
 }
 static bool holdout_validation(const struct hog_conflict_ctx *c)
 {
@@ -102,11 +105,11 @@ static bool early_world(const struct hog_conflict_ctx *c)
 }
 static bool normalize_reduce(const struct hog_conflict_ctx *c)
 {
-    return O->normalize && O->reduce;
+    return O->normalize && c->reduce;
 }
 static bool average_reduce(const struct hog_conflict_ctx *c)
 {
-    return O->average && O->reduce;
+    return c->average && c->reduce;
 }
 static bool early_ckpt(const struct hog_conflict_ctx *c)
 {
@@ -171,7 +174,7 @@ static bool stream_replicas(const struct hog_conflict_ctx *c)
 }
 static bool stream_hot(const struct hog_conflict_ctx *c)
 {
-    return c->stream && algo_is(c, HOG_ALGO_HOGWILD) && O->hot_count;
+    return c->stream && algo_is(c, HOG_ALGO_HOGWILD) && O->hot_features;
 }
 
 /* the coordinate methods and the exact solvers */
@@ -237,7 +240,7 @@ static bool ftrl_replicas(const struct hog_conflict_ctx *c)
 }
 static bool ftrl_hot(const struct hog_conflict_ctx *c)
 {
-    return ftrl(c) && O->hot_count;
+    return ftrl(c) && O->hot_features;
 }
 static bool ftrl_world(const struct hog_conflict_ctx *c)
 {
@@ -261,7 +264,7 @@ static bool cross_world(const struct hog_conflict_ctx *c)
 }
 static bool cross_hot(const struct hog_conflict_ctx *c)
 {
-    return cross(c) && O->hot_count;
+    return cross(c) && O->hot_features;
 }
 static bool cross_normalize(const struct hog_conflict_ctx *c)
 {
@@ -289,7 +292,7 @@ static bool softmax_replicas(const struct hog_conflict_ctx *c)
 }
 static bool softmax_hot(const struct hog_conflict_ctx *c)
 {
-    return softmax(c) && O->hot_count;
+    return softmax(c) && O->hot_features;
 }
 static bool multi_gpu(const struct hog_conflict_ctx *c)
 {
@@ -343,39 +346,23 @@ static void ex_epochs0(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->epochs = 0;
 }
-/* The examples' callbacks across processes: never called (a conflict
- * stops training before the first step). */
-static hog_status ex_average(void *ctx, float *w, uint64_t n, hog_err *err)
-{
-    (void)ctx, (void)w, (void)n, (void)err;
-    return HOG_OK;
-}
-static hog_status ex_reduce(void *ctx, double *buf, uint64_t n, hog_err *err)
-{
-    (void)ctx, (void)buf, (void)n, (void)err;
-    return HOG_OK;
-}
 static void ex_no_blocks(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
-    c->world = true;
+    c->world = c->average = true;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->average = ex_average;
     o->average_blocks = 0;
 }
 static void ex_normalize_reduce(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
-    c->world = true;
+    c->world = c->reduce = true;
     o->algo = HOG_ALGO_NEWTON;
     o->normalize = 1;
-    o->reduce = ex_reduce;
 }
 static void ex_average_reduce(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
-    c->world = true;
+    c->world = c->average = c->reduce = true;
     o->algo = HOG_ALGO_NEWTON;
-    o->average = ex_average;
     o->average_blocks = 1;
-    o->reduce = ex_reduce;
 }
 static void ex_holdout_validation(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -482,7 +469,7 @@ static void ex_stream_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     c->stream = true;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_dcd_squared(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -569,7 +556,7 @@ static void ex_ftrl_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->schedule = HOG_SCHED_FTRL;
     o->algo = HOG_ALGO_HOGWILD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_ftrl_world(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -601,7 +588,7 @@ static void ex_cross_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     c->crossed = true;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_cross_normalize(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -639,7 +626,7 @@ static void ex_softmax_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->multiclass = HOG_MULTICLASS_SOFTMAX;
     o->algo = HOG_ALGO_HOGWILD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_multi_gpu(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -726,7 +713,7 @@ static const struct hog_conflict rows[] = {
     ROW("stream, replicas", HOG_ENOTSUP, stream_replicas, HOG_CONFLICT_OPTIONS,
         "streamed Hogwild! trains one shared model; drop --replicas (or "
         "--stream)", NULL, ex_stream_replicas),
-    ROW("stream, hot_count", HOG_ENOTSUP, stream_hot, HOG_CONFLICT_OPTIONS,
+    ROW("stream, hot_features", HOG_ENOTSUP, stream_hot, HOG_CONFLICT_OPTIONS,
         "streamed Hogwild! has no hot-feature replicas (they remap the whole "
         "data set's indices); drop --hot (or --stream)", NULL, ex_stream_hot),
 
@@ -791,7 +778,7 @@ static const struct hog_conflict rows[] = {
         "--schedule ftrl does not combine with --replicas node or core (the "
         "replicas are averaged weight by weight) yet; use --schedule adagrad "
         "there", NULL, ex_ftrl_replicas),
-    ROW("schedule ftrl, hot_count", HOG_ENOTSUP, ftrl_hot, HOG_CONFLICT_OPTIONS,
+    ROW("schedule ftrl, hot_features", HOG_ENOTSUP, ftrl_hot, HOG_CONFLICT_OPTIONS,
         "--schedule ftrl does not combine with hot-feature replicas (--hot) "
         "yet; use --schedule adagrad there", NULL, ex_ftrl_hot),
     ROW("schedule ftrl, average", HOG_ENOTSUP, ftrl_world, HOG_CONFLICT_OPTIONS,
@@ -817,7 +804,7 @@ static const struct hog_conflict rows[] = {
         "--interactions do not combine with model averaging across "
         "processes, whose trainer does not cross rows; drop one of the two",
         NULL, ex_cross_world),
-    ROW("interactions, hot_count", HOG_ENOTSUP, cross_hot, HOG_CONFLICT_OPTIONS,
+    ROW("interactions, hot_features", HOG_ENOTSUP, cross_hot, HOG_CONFLICT_OPTIONS,
         "--interactions do not combine with hot-feature replicas (--hot), "
         "whose loops do not cross rows; drop one of the two", NULL,
         ex_cross_hot),
@@ -846,7 +833,7 @@ static const struct hog_conflict rows[] = {
         "--multiclass softmax runs Hogwild! on one shared model with "
         "lock-free updates only; drop --replicas (or train one-vs-rest: "
         "--multiclass ovr)", NULL, ex_softmax_replicas),
-    ROW("multiclass softmax, hot_count", HOG_ENOTSUP, softmax_hot,
+    ROW("multiclass softmax, hot_features", HOG_ENOTSUP, softmax_hot,
         HOG_CONFLICT_CLASSES,
         "--multiclass softmax runs Hogwild! on one shared model with "
         "lock-free updates only; drop --hot (or train one-vs-rest: "
@@ -887,7 +874,7 @@ hog_status hog_train_conflicts_check(const struct hog_conflict_ctx *c,
     return HOG_OK;
 }
 
-bool hog_train_ftrl_runs(const hog_train_opts *o)
+bool hog_train_ftrl_runs(const hog_train_opts *o, const hog_train_hooks *h)
 {
     const struct hog_algo_row *row = hog_algo_row(o->algo);
     if (!row || !(row->caps & HOG_CAP_FTRL))
@@ -895,7 +882,7 @@ bool hog_train_ftrl_runs(const hog_train_opts *o)
     hog_train_opts f = *o;
     f.schedule = HOG_SCHED_FTRL;
     struct hog_conflict_ctx c;
-    hog_conflict_ctx_of(&c, &f, NULL, false);
+    hog_conflict_ctx_of(&c, &f, h, NULL, false);
     for (size_t i = 0; i < N_ROWS; i++)
         if (strncmp(rows[i].options, "schedule ftrl,", 14) == 0 &&
             rows[i].hit(&c))
