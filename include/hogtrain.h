@@ -582,7 +582,8 @@ typedef struct hog_valid_stats {
  * none. It starts with its size, as the options do (fields past the
  * caller's size are none), so set size and then what you need:
  *
- *     hog_train_hooks h = { .size = sizeof h, .progress = show, .hot_stats = &hs };
+ *     hog_train_hooks h = { .size = sizeof h, .progress = show,
+ *                           .hot_stats = &hs };
  */
 typedef struct hog_train_hooks {
     size_t size;            /* the caller's sizeof(hog_train_hooks) */

@@ -951,6 +951,18 @@ Test(cyclades, command_options_and_json_report)
                 "'%s' train --algo cyclades --hot lots %s/g.svm 2>&1", bin, dir);
     cr_assert_eq(rc, 2, "%s", out);
     cr_assert(strstr(out, "--hot"), "%s", out);
+    /* --hot 0 is off, as for Hogwild!: the library's one field
+     * (cyclades_hot_degree) holds both */
+    rc = th_run(out, sizeof out,
+                "'%s' train -q --algo cyclades --threads 2 --epochs 2 "
+                "--batch-size 64 --hot 0 --json %s/z.json -o %s/z.hgm "
+                "%s/g.svm 2>&1 && '%s' train -q --algo cyclades --threads 2 "
+                "--epochs 2 --batch-size 64 --hot off -o %s/off.hgm %s/g.svm "
+                "2>&1 && cmp %s/z.hgm %s/off.hgm && cat %s/z.json",
+                bin, dir, dir, dir, bin, dir, dir, dir, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "\"hot\": false"), "%s", out);
+    cr_assert(strstr(out, "\"hot_degree\": 0"), "%s", out);
     rc = th_run(out, sizeof out,
                 "'%s' train --algo cyclades --batch-size 0 %s/g.svm 2>&1", bin,
                 dir);

@@ -574,7 +574,7 @@ Test(softmax, averaged_at_every_block_end)
             o.average_blocks = nb;
             o.algo = algo ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
             o.threads = 1;
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = train_hooked(d, &o, &hk);
             const uint64_t len = (hog_data_features(d) + 1) *
                                  hog_model_classes(m, NULL);
             cr_assert_eq(h.calls, 2 * nb, "%s: %llu calls",

@@ -1,8 +1,8 @@
 /*
  * What the training front door (src/train) hands an algorithm: the data,
  * the validated options, the caller's hooks, the model to fill, and two
- * hooks back into the front door. It lives in core so that the algorithms never include the
- * module above them.
+ * hooks back into the front door. It lives in core so that the algorithms
+ * never include the module above them.
  */
 #ifndef HOG_FIT_H
 #define HOG_FIT_H

@@ -487,7 +487,8 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
                              ? "runs --algo serial only"
                          : o->checkpoint || f->resume
                              ? "writes no checkpoints"
-                         : f->hooks.average ? "does not average across processes"
+                         : f->hooks.average
+                             ? "does not average across processes"
                          : f->init    ? "takes no warm start"
                                       : NULL;
         if (no)

@@ -12,7 +12,8 @@
  *
  * This file is the door itself, in memory (hog_train) and out of core
  * (hog_train_stream): the options and hooks taken (and the stats they
- * point to, hooks.c), the holdout split, LIBLINEAR's C resolved. Its parts: the options and their defaults (opts.c), their
+ * point to, hooks.c), the holdout split, LIBLINEAR's C resolved. Its
+ * parts: the options and their defaults (opts.c), their
  * checks (validate.c) with the model's memory (memory.c), the model and
  * the warm start (setup.c), the hooks the algorithms call after each
  * epoch (epoch.c), the run in memory (run.c) and --normalize around it
@@ -191,7 +192,8 @@ hog_status hog_train_stream(const char *path, const hog_data *test,
     hog_train_hooks h;
     struct hog_train_outs t;
     hog_status st = hog_train_hooks_take(user_h, &h, err);
-    if (st != HOG_OK || (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
+    if (st != HOG_OK ||
+        (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
         (st = hog_train_outs_take(&h, &t, err)) != HOG_OK)
         return st;
     st = train_stream(path, test, o, &h, out, err);
@@ -233,7 +235,8 @@ hog_status hog_train(const hog_data *train, const hog_data *test,
     hog_train_hooks h;
     struct hog_train_outs t;
     hog_status st = hog_train_hooks_take(user_h, &h, err);
-    if (st != HOG_OK || (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
+    if (st != HOG_OK ||
+        (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
         (st = hog_train_outs_take(&h, &t, err)) != HOG_OK)
         return st;
     st = train_in_memory(train, test, o, &h, out, err);
