@@ -226,16 +226,17 @@ int main(int argc, char **argv)
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 0;
     struct cpu_rec cr = { 1e300 };
-    o.progress = cpu_progress;
-    o.progress_ctx = &cr;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = cpu_progress;
+    hk.progress_ctx = &cr;
     hog_model *cm = NULL;
-    hog_status st = hog_train(tr, NULL, &o, &cm, &err);
+    hog_status st = hog_train(tr, NULL, &o, &hk, &cm, &err);
     const char *cpu_name = "CPU Hogwild!";
     if (st == HOG_ENOTSUP) {
         cpu_name = "CPU serial SGD (this build has no Hogwild! yet)";
         o.algo = HOG_ALGO_SERIAL;
         o.threads = 1;
-        st = hog_train(tr, NULL, &o, &cm, &err);
+        st = hog_train(tr, NULL, &o, &hk, &cm, &err);
     }
     if (st != HOG_OK) {
         printf("\n%s: %s\n", cpu_name, err.msg);

@@ -364,7 +364,7 @@ typedef hog_status (*hog_reduce_fn)(void *ctx, double *buf, uint64_t n,
                                     hog_err *err);
 
 /* What Cyclades did (--algo cyclades; docs/CYCLADES.md): filled after
- * training when hog_train_opts.cyclades_stats points here. Component
+ * training when hog_train_hooks.cyclades_stats points here. Component
  * statistics are over every batch of every partition; the _all_ ones are
  * those of the first partition's first 16 batches with every feature, the
  * bias included, in the conflict graph (what the rows would give without
@@ -389,7 +389,8 @@ typedef struct hog_cyclades_stats {
     double all_components, all_largest_share;
     uint64_t all_largest_rows;
 } hog_cyclades_stats;
-/* What the hot-feature replicas of Hogwild! did (hog_train_opts.hot_stats). */
+/* What the hot-feature replicas of Hogwild! did (hog_train_hooks.hot_stats). */
+/* hot_features and cyclades_hot_degree: chosen from the data. */
 #define HOG_HOT_AUTO UINT64_MAX
 #define HOG_HOT_AUTO_MAX 65536u
 typedef struct hog_hot_stats {
@@ -411,7 +412,7 @@ typedef enum hog_io_backend {
 /* A one-line notice from the library ("io_uring unavailable: ..."). */
 typedef void (*hog_log_fn)(void *ctx, const char *line);
 
-/* What a streamed run did (hog_train_opts.stream_stats). */
+/* What a streamed run did (hog_train_hooks.stream_stats). */
 typedef struct hog_stream_stats {
     size_t size;             /* the caller's sizeof(hog_stream_stats) */
     char backend[16];        /* "io_uring" or "pread" */
@@ -439,20 +440,16 @@ typedef struct hog_train_opts {
     unsigned threads;       /* 0 = all allowed cores */
     hog_algo algo;
     hog_update update;      /* HOG_UPDATE_AUTO (init): dcd atomic, else none */
-    hog_progress_fn progress;
-    void *progress_ctx;
     /* GPUs: NULL or "none" trains on the CPU; "all", or a list of CUDA
      * device numbers ("0,2", after CUDA_VISIBLE_DEVICES; a number twice is
      * two replicas on one GPU). See docs/GPU.md. */
     const char *gpus;
     hog_gpu_step gpu_step;
     uint32_t gpu_batch;     /* rows per replica per step (0 = the default) */
-    /* Scale-out (the serial trainer): when average is not NULL, each epoch
-     * is cut into average_blocks blocks of rows, block k ending after row
+    /* Scale-out (hog_train_hooks.average): each epoch is cut into
+     * average_blocks blocks of rows, block k ending after row
      * floor(k * rows / average_blocks), and average() is called after each
      * block. Every process makes the same number of calls. */
-    hog_average_fn average;
-    void *average_ctx;
     uint64_t average_blocks;
 
     /* Hogwild! (algo HOG_ALGO_HOGWILD); the serial trainer ignores them. */
@@ -474,13 +471,12 @@ typedef struct hog_train_opts {
                               epoch (the serial trainer's row order); 0: one
                               partition, its batches visited in a new order
                               each epoch (default) */
-    int hot;               /* 1 (default): the bias and the features in more
-                              than hot_degree rows leave the conflict graph
-                              and take one step per batch; 0: every feature
-                              stays, and the model equals serial SGD's over
-                              the same row order bit for bit */
-    uint64_t hot_degree;   /* 0 = chosen with the batch size */
-    hog_cyclades_stats *cyclades_stats; /* out: filled when not NULL */
+    /* Hot features: the bias and the features in more than D rows leave
+     * the conflict graph and take one step per batch. HOG_HOT_AUTO
+     * (default): D chosen with the batch size; D >= 1: that degree; 0:
+     * none, every feature stays, and the model equals serial SGD's over
+     * the same row order bit for bit. */
+    uint64_t cyclades_hot_degree;
     /* scd and dcd: stop before `epochs` once LIBLINEAR's -e criterion is
      * below tol (dcd: projected-gradient spread, LIBLINEAR -s 1/3/7;
      * scd: the L1 norm of the minimum-norm subgradient relative to the
@@ -492,9 +488,6 @@ typedef struct hog_train_opts {
     hog_io_backend io;      /* HOG_IO_AUTO: io_uring, else pread */
     int direct;             /* O_DIRECT: -1 when the file would not stay in the
                                page cache (default), 0 never, 1 always */
-    hog_log_fn log;         /* one-line notices (the io fallback); NULL: stderr */
-    void *log_ctx;
-    hog_stream_stats *stream_stats; /* filled after streamed training if set */
     /* Checkpoints (docs/RELIABILITY.md; the serial trainer): the model and
      * its training state written atomically to checkpoint after every
      * checkpoint_epochs-th epoch and/or every checkpoint_rows rows (steps).
@@ -504,18 +497,13 @@ typedef struct hog_train_opts {
     unsigned checkpoint_epochs;
     uint64_t checkpoint_rows;
     const char *resume;
-    /* Polled during training: once *cancel is non-zero, training finishes
-     * its current step, writes a checkpoint when one is configured, and
-     * returns HOG_EINTR. For a signal handler's flag; NULL: never. */
-    const volatile sig_atomic_t *cancel;
     /* Hogwild! hot-feature replicas (--algo hogwild --hot K; docs/TRAINING.md):
-     * the hot_count most frequent features and the bias are kept per thread
-     * and folded into the shared model at the end of every segment (every
-     * sync_every rows, or epoch). 0 (default): plain Hogwild!, every weight
-     * shared; HOG_HOT_AUTO: the features in at least 1/32 of the rows
-     * (at most HOG_HOT_AUTO_MAX of them). */
-    uint64_t hot_count;
-    hog_hot_stats *hot_stats; /* out: filled after training when not NULL */
+     * the hot_features most frequent features and the bias are kept per
+     * thread and folded into the shared model at the end of every segment
+     * (every sync_every rows, or epoch). 0 (default): plain Hogwild!, every
+     * weight shared; HOG_HOT_AUTO: the features in at least 1/32 of the
+     * rows (at most HOG_HOT_AUTO_MAX of them). */
+    uint64_t hot_features;
     /* The full training-set metrics (objective, loss, accuracy, AUC; a
      * pass over the data on `threads` threads) after every
      * metrics_every-th epoch and after the last. On the other epochs scd
@@ -524,7 +512,7 @@ typedef struct hog_train_opts {
      * (hog_epoch_stats) those alone, the others none (all NaN). 0
      * (default): after the last epoch only for scd, dcd and the trainers
      * with progressive metrics, every epoch for the others; 1: every
-     * epoch. Only with a progress callback. */
+     * epoch. Only with a progress callback (hog_train_hooks). */
     unsigned metrics_every;
     /* K >= 3 label values under a classification loss (docs/TRAINING.md). */
     hog_multiclass multiclass;
@@ -567,7 +555,6 @@ typedef struct hog_train_opts {
      * the epoch's of the lowest one (also when the epochs run out).
      * One-vs-rest: each class stops on its own binary validation loss. */
     unsigned early_stop;
-    struct hog_valid_stats *valid_stats; /* out: filled when not NULL */
     /* Warm start (--init): start from this model's weights instead of
      * zero: a model of the same features, bias, loss kind, classes and
      * mode (a mismatch is a sentence); the serial, Hogwild! and Cyclades
@@ -581,15 +568,6 @@ typedef struct hog_train_opts {
      * labels. The caller keeps the array. */
     const double *classes;
     unsigned n_classes;
-    /* Exact solving across processes (newton, lbfgs; docs/SCALEOUT.md):
-     * when reduce is not NULL the training rows are this process's share
-     * of rows that several processes hold, each calling hog_train with
-     * the same options; every product with the data and every sum over
-     * rows (the row count n of C = 1/(l2 n) included) is added over them
-     * by reduce(), so that each process takes the same steps and returns
-     * the model of all the rows. Every process makes the same calls. */
-    hog_reduce_fn reduce;
-    void *reduce_ctx;
     /* Online learning (docs/TRAINING.md, "Continuing training"). save_state
      * 1: the returned model keeps the optimizer's state after its last
      * epoch (FTRL's z and sqrt(n), AdaGrad's sums, the epochs and steps
@@ -603,7 +581,7 @@ typedef struct hog_train_opts {
     int shuffle;
 } hog_train_opts;
 
-/* What the validation set saw (hog_train_opts.valid_stats). */
+/* What the validation set saw (hog_train_hooks.valid_stats). */
 typedef struct hog_valid_stats {
     size_t size;           /* the caller's sizeof(hog_valid_stats) */
     uint64_t rows;         /* of the validation set */
@@ -619,6 +597,49 @@ typedef struct hog_valid_stats {
                               out (one-vs-rest: some class did) */
     unsigned classes_stopped; /* one-vs-rest: the classes that stopped early */
 } hog_valid_stats;
+
+/* The caller's hooks into a run, apart from the options: the callbacks
+ * the library calls and the stats it fills. Every training entry point
+ * takes a pointer to one beside the options; NULL, or a NULL field, is
+ * none. It starts with its size, as the options do (fields past the
+ * caller's size are none), so set size and then what you need:
+ *
+ *     hog_train_hooks h = { .size = sizeof h, .progress = show,
+ *                           .hot_stats = &hs };
+ */
+typedef struct hog_train_hooks {
+    size_t size;            /* the caller's sizeof(hog_train_hooks) */
+    hog_progress_fn progress;
+    void *progress_ctx;
+    /* One-line notices (the io fallback, labels that look like a
+     * regression target); NULL: "hogtrain: LINE" on stderr. */
+    hog_log_fn log;
+    void *log_ctx;
+    /* Polled during training: once *cancel is non-zero, training finishes
+     * its current step, writes a checkpoint when one is configured, and
+     * returns HOG_EINTR. For a signal handler's flag; NULL: never. */
+    const volatile sig_atomic_t *cancel;
+    /* Scale-out, the model averaged across processes (the SGD trainers;
+     * docs/SCALEOUT.md): called after each of hog_train_opts'
+     * average_blocks blocks of every epoch. */
+    hog_average_fn average;
+    void *average_ctx;
+    /* Exact solving across processes (newton, lbfgs; docs/SCALEOUT.md):
+     * when reduce is not NULL the training rows are this process's share
+     * of rows that several processes hold, each calling hog_train with
+     * the same options; every product with the data and every sum over
+     * rows (the row count n of C = 1/(l2 n) included) is added over them
+     * by reduce(), so that each process takes the same steps and returns
+     * the model of all the rows. Every process makes the same calls. */
+    hog_reduce_fn reduce;
+    void *reduce_ctx;
+    /* Out: each filled after training when not NULL (its size set by the
+     * caller, as above). */
+    hog_cyclades_stats *cyclades_stats; /* --algo cyclades */
+    hog_hot_stats *hot_stats;           /* Hogwild!'s hot_features */
+    hog_stream_stats *stream_stats;     /* hog_train_stream */
+    hog_valid_stats *valid_stats;       /* a validation set */
+} hog_train_hooks;
 
 /* The defaults of every option, with those that depend on others left
  * unset for hog_train_opts_resolve(): eta, l2 and tol NaN, schedule
@@ -667,19 +688,23 @@ typedef struct hog_train_option {
 HOG_API const hog_train_option *hog_train_options(size_t *n);
 
 /* Turns o's unset options into their defaults (given the options set:
- * the algorithm, loss, schedule...) and checks every row's range: HOG_OK,
- * or HOG_EINVAL with a sentence naming the option. Every training entry
- * point calls it on its copy of the options; a caller calls it to see what
- * a run will use. Settled options stay as they are, so a second call
- * changes nothing. */
-HOG_API hog_status hog_train_opts_resolve(hog_train_opts *o, hog_err *err);
+ * the algorithm, loss, schedule...; and h, the hooks of the run, NULL for
+ * none: a model averaged across processes, h->average, runs no FTRL) and
+ * checks every row's range: HOG_OK, or HOG_EINVAL with a sentence naming
+ * the option. Every training entry point calls it on its copy of the
+ * options with its hooks; a caller calls it to see what a run will use.
+ * Settled options stay as they are, so a second call changes nothing. */
+HOG_API hog_status hog_train_opts_resolve(hog_train_opts *o,
+                                          const hog_train_hooks *h,
+                                          hog_err *err);
 
 typedef struct hog_model hog_model;
 
-/* Trains on train; test may be NULL. Deterministic given o->seed for the
- * serial trainer. */
+/* Trains on train; test may be NULL; h the hooks (NULL: none).
+ * Deterministic given o->seed for the serial trainer. */
 HOG_API hog_status hog_train(const hog_data *train, const hog_data *test,
-                             const hog_train_opts *o, hog_model **out,
+                             const hog_train_opts *o,
+                             const hog_train_hooks *h, hog_model **out,
                              hog_err *err);
 
 /* Trains on a .hgb file streamed from disk a chunk at a time: memory is the
@@ -689,7 +714,8 @@ HOG_API hog_status hog_train(const hog_data *train, const hog_data *test,
  * hog_train's bit for bit. Serial and Hogwild! only; training-set metrics
  * are not computed (they would need a second pass), test metrics are. */
 HOG_API hog_status hog_train_stream(const char *path, const hog_data *test,
-                                    const hog_train_opts *o, hog_model **out,
+                                    const hog_train_opts *o,
+                                    const hog_train_hooks *h, hog_model **out,
                                     hog_err *err);
 
 /* ---- cross-validation and the search for C ------------------------------ */
@@ -727,10 +753,12 @@ typedef struct hog_cv_result {
  * K - 1 folds (hog_train with o; a fold's n for o->C is its training
  * rows) and scored on the fold left out. The folds' copies of the rows
  * are made as each fold starts: memory for one more data set per fold in
- * flight. 2 <= folds <= min(rows, HOG_CV_MAX_FOLDS). o->progress is not
- * called. */
+ * flight. 2 <= folds <= min(rows, HOG_CV_MAX_FOLDS). Of the hooks h
+ * (NULL: none) the folds take log and cancel; progress is not called and
+ * no stats are filled. */
 HOG_API hog_status hog_cross_validate(const hog_data *d,
-                                      const hog_train_opts *o, unsigned folds,
+                                      const hog_train_opts *o,
+                                      const hog_train_hooks *h, unsigned folds,
                                       hog_cv_result *res, hog_err *err);
 
 /* One C of the search. */
@@ -799,7 +827,8 @@ typedef struct hog_search_result {
  *     hog_search_result r = { .size = sizeof r };  // r.best_C, r.best_step
  */
 HOG_API hog_status hog_search_C(const hog_data *d, const hog_train_opts *o,
-                                unsigned folds, const hog_search_opts *so,
+                                const hog_train_hooks *h, unsigned folds,
+                                const hog_search_opts *so,
                                 hog_search_result *res, hog_err *err);
 
 typedef enum hog_model_format {

@@ -211,9 +211,15 @@ void th_opts_step_for_loss(hog_train_opts *o)
 
 hog_model *th_train_ok(const hog_data *d, const hog_train_opts *o)
 {
+    return th_train_hooked(d, o, NULL);
+}
+
+hog_model *th_train_hooked(const hog_data *d, const hog_train_opts *o,
+                           const hog_train_hooks *h)
+{
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    hog_status s = hog_train(d, NULL, o, &m, &err);
+    hog_status s = hog_train(d, NULL, o, h, &m, &err);
     cr_assert_eq(s, HOG_OK, "hog_train: %s", err.msg);
     return m;
 }

@@ -90,6 +90,7 @@ struct hog_model;
  * when it cannot be. */
 struct hog_data *th_load(const char *path);
 struct hog_train_opts;
+struct hog_train_hooks;
 /* hog_train_opts_init() with the library's defaults of before the options'
  * table settled them by algorithm (src/train/options.c): AdaGrad at l2
  * 1e-5, eta 0.3 whatever the loss, 5 epochs, tol 0.01 and update none for
@@ -112,9 +113,13 @@ struct hog_objective;
 struct hog_objective th_objective(const struct hog_model *m,
                                   const struct hog_data *d, int loss,
                                   double l1, double l2);
-/* hog_train on d (no test set) with o; fails the test unless it trains. */
+/* hog_train on d (no test set) with o (and the hooks h); fails the test
+ * unless it trains. */
 struct hog_model *th_train_ok(const struct hog_data *d,
                               const struct hog_train_opts *o);
+struct hog_model *th_train_hooked(const struct hog_data *d,
+                                  const struct hog_train_opts *o,
+                                  const struct hog_train_hooks *h);
 
 /* Trains liblinear-train's solver s at C with -B 1 and -e eps on path and
  * loads its model (fails the test otherwise). The printed "Objective

@@ -100,14 +100,15 @@ static void check_sizes(const char *name, fill_fn fill, size_t full,
     }
 }
 
-/* ---- the stats the training options point to ------------------------------- */
+/* ---- the stats the training hooks point to --------------------------------- */
 
-static hog_status train_with(hog_train_opts *o, hog_err *err)
+static hog_status train_with(hog_train_opts *o, const hog_train_hooks *h,
+                             hog_err *err)
 {
     hog_data *d = heart();
     hog_model *m = NULL;
     o->epochs = 2;
-    hog_status st = hog_train(d, NULL, o, &m, err);
+    hog_status st = hog_train(d, NULL, o, h, &m, err);
     hog_model_free(m);
     hog_data_free(d);
     return st;
@@ -118,11 +119,12 @@ static hog_status fill_hot(void *out, size_t size, hog_err *err)
     (void)size;
     hog_train_opts o;
     hog_train_opts_init(&o);
+    hog_train_hooks h = { .size = sizeof h };
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 1;
-    o.hot_count = 4;
-    o.hot_stats = out;
-    return train_with(&o, err);
+    o.hot_features = 4;
+    h.hot_stats = out;
+    return train_with(&o, &h, err);
 }
 
 static hog_status fill_cyclades(void *out, size_t size, hog_err *err)
@@ -130,10 +132,11 @@ static hog_status fill_cyclades(void *out, size_t size, hog_err *err)
     (void)size;
     hog_train_opts o;
     hog_train_opts_init(&o);
+    hog_train_hooks h = { .size = sizeof h };
     o.algo = HOG_ALGO_CYCLADES;
     o.threads = 2;
-    o.cyclades_stats = out;
-    return train_with(&o, err);
+    h.cyclades_stats = out;
+    return train_with(&o, &h, err);
 }
 
 static hog_status fill_valid(void *out, size_t size, hog_err *err)
@@ -141,9 +144,10 @@ static hog_status fill_valid(void *out, size_t size, hog_err *err)
     (void)size;
     hog_train_opts o;
     hog_train_opts_init(&o);
+    hog_train_hooks h = { .size = sizeof h };
     o.holdout = 0.25;
-    o.valid_stats = out;
-    return train_with(&o, err);
+    h.valid_stats = out;
+    return train_with(&o, &h, err);
 }
 
 static char hgb_path[1024];
@@ -153,10 +157,11 @@ static hog_status fill_stream(void *out, size_t size, hog_err *err)
     (void)size;
     hog_train_opts o;
     hog_train_opts_init(&o);
+    hog_train_hooks h = { .size = sizeof h };
     o.epochs = 2;
-    o.stream_stats = out;
+    h.stream_stats = out;
     hog_model *m = NULL;
-    hog_status st = hog_train_stream(hgb_path, NULL, &o, &m, err);
+    hog_status st = hog_train_stream(hgb_path, NULL, &o, &h, &m, err);
     hog_model_free(m);
     return st;
 }
@@ -213,7 +218,7 @@ static hog_status fill_cv(void *out, size_t size, hog_err *err)
     hog_train_opts o;
     hog_train_opts_init(&o);
     o.epochs = 2;
-    hog_status st = hog_cross_validate(d, &o, 3, r, err);
+    hog_status st = hog_cross_validate(d, &o, NULL, 3, r, err);
     hog_data_free(d);
     return st;
 }
@@ -241,7 +246,7 @@ static hog_status search(hog_search_result *r, hog_err *err)
     so.C_min = 1.0 / 64;
     so.C_max = 0.25;
     so.patience = 0;
-    hog_status st = hog_search_C(d, &o, 3, &so, r, err);
+    hog_status st = hog_search_C(d, &o, NULL, 3, &so, r, err);
     hog_data_free(d);
     return st;
 }
@@ -350,9 +355,40 @@ Test(abi, epoch_stats_carry_the_librarys_size)
     hog_train_opts_init(&o);
     o.epochs = 1;
     size_t seen = 0;
-    o.progress = on_epoch;
-    o.progress_ctx = &seen;
-    hog_model_free(th_train_ok(d, &o));
+    hog_train_hooks h = { .size = sizeof h, .progress = on_epoch,
+                          .progress_ctx = &seen };
+    hog_model_free(th_train_hooked(d, &o, &h));
     hog_data_free(d);
     cr_assert_eq(seen, sizeof(hog_epoch_stats));
+}
+
+/* ---- the hooks, size-first as the options ----------------------------------- */
+
+/* A caller built against a shorter hog_train_hooks: the fields past its
+ * size are none, however they read (here a raised cancel flag); a size
+ * that is none of the struct's is refused with a sentence. */
+Test(abi, hooks_past_the_callers_size_are_none)
+{
+    TH_DATA_OR_SKIP(path, "heart_scale");
+    hog_data *d = th_load(path);
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    o.epochs = 1;
+    volatile sig_atomic_t flag = 1;
+    hog_train_hooks h = { .size = sizeof h, .cancel = &flag };
+    hog_model *m = NULL;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &h, &m, &err), HOG_EINTR, "%s",
+                 err.msg);
+    h.size = offsetof(hog_train_hooks, cancel);
+    cr_assert_eq(hog_train(d, NULL, &o, &h, &m, &err), HOG_OK, "%s", err.msg);
+    hog_model_free(m);
+    size_t bad[] = { 0, sizeof(size_t) - 1, sizeof h + 1 };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        h.size = bad[i];
+        cr_assert_eq(hog_train(d, NULL, &o, &h, &m, &err), HOG_EINVAL);
+        cr_assert(strstr(err.msg, "hog_train_hooks.size"), "%s", err.msg);
+        cr_assert_null(m);
+    }
+    hog_data_free(d);
 }

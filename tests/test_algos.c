@@ -14,15 +14,16 @@ static hog_status no_average(void *ctx, float *w, uint64_t n, hog_err *err)
     return HOG_OK;
 }
 
-/* What each capability looks like in hog_train_opts, set on o. */
-static void ask_for(hog_train_opts *o, unsigned cap)
+/* What each capability looks like in hog_train_opts and the hooks, set on
+ * o and h. */
+static void ask_for(hog_train_opts *o, hog_train_hooks *h, unsigned cap)
 {
     switch (cap) {
     case HOG_CAP_THREADS: o->threads = 2; break;
     case HOG_CAP_UPDATE: o->update = HOG_UPDATE_ATOMIC; break;
     case HOG_CAP_REPLICAS: o->replicas = HOG_REPLICAS_CORE; break;
     case HOG_CAP_CHECKPOINT: o->checkpoint = "unused.ck"; break;
-    case HOG_CAP_WORLD: o->average = no_average; o->average_blocks = 1; break;
+    case HOG_CAP_WORLD: h->average = no_average; o->average_blocks = 1; break;
     }
 }
 
@@ -64,12 +65,13 @@ Test(algos, validation_follows_the_table)
             hog_train_opts o;
             th_opts_init(&o);
             o.algo = (hog_algo)a;
-            ask_for(&o, caps[i]);
-            cr_assert_eq(hog_train_opts_caps(&o), caps[i],
+            hog_train_hooks h = { .size = sizeof h };
+            ask_for(&o, &h, caps[i]);
+            cr_assert_eq(hog_train_opts_caps(&o, &h), caps[i],
                          "capability %#x is not seen in the options",
                          caps[i]);
             hog_err err;
-            hog_status st = hog_train_validate(&o, d, &err);
+            hog_status st = hog_train_validate(&o, &h, d, &err);
             if (r->caps & caps[i]) {
                 cr_expect_eq(st, HOG_OK, "%s refused %#x: %s", r->name,
                              caps[i], err.msg);
@@ -124,7 +126,7 @@ Test(algos, the_command_and_the_library_say_the_same)
     o.algo = HOG_ALGO_CYCLADES;
     o.replicas = HOG_REPLICAS_NODE;
     hog_err err;
-    cr_assert_eq(hog_train_validate(&o, d, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train_validate(&o, NULL, d, &err), HOG_EINVAL);
     static char out[8192];
     int rc = th_run(out, sizeof out, "'%s' train -q --algo cyclades "
                     "--replicas node '%s'", th_bin(), heart);

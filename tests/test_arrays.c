@@ -36,7 +36,7 @@ static hog_model *train_loss(const hog_data *d, hog_algo algo, hog_loss loss,
     o.bias = 1.0;
     hog_model *m = NULL;
     hog_err e;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &e), HOG_OK, "%s", e.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &e), HOG_OK, "%s", e.msg);
     return m;
 }
 

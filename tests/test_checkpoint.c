@@ -92,7 +92,7 @@ static hog_model *train_or_die(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m;
     hog_err err;
-    hog_status st = hog_train(d, NULL, o, &m, &err);
+    hog_status st = hog_train(d, NULL, o, NULL, &m, &err);
     cr_assert_eq(st, HOG_OK, "%s", err.msg);
     return m;
 }
@@ -176,19 +176,19 @@ Test(checkpoint, resume_with_other_options_or_data_is_refused)
     b.l2 = 2e-5;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "l2"), "message: %s", err.msg);
     b.l2 = o.l2;
     b.seed = 43;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "seed"), "message: %s", err.msg);
     b.seed = o.seed;
-    cr_assert_eq(hog_train(other, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(other, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "rows"), "message: %s", err.msg);
     b.epochs = 1;
     hog_model_free(train_or_die(d, &b)); /* resuming a finished run: done */
     b.resume = "/nonexistent/ck";
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EIO);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EIO);
     cr_assert(strstr(err.msg, "/nonexistent/ck"), "message: %s", err.msg);
     hog_data_free(d);
     hog_data_free(other);
@@ -311,7 +311,7 @@ struct cancel_case {
     hog_algo algo;
     struct config c;
     unsigned epochs, threads;
-    uint64_t hot_count, checkpoint_rows;
+    uint64_t hot_features, checkpoint_rows;
     int rounds;          /* 0: no checkpoints (scd, dcd) */
     bool per_batch;      /* each round's checkpoint one batch further inside
                           * epoch 1; resumed at 1, 2, 3 threads (Cyclades) */
@@ -359,12 +359,12 @@ static void cancel_without_checkpoints(const struct cancel_case *k,
 {
     volatile sig_atomic_t flag = 1;
     unsigned epochs_done = 0;
-    o.cancel = &flag;
-    o.progress = count_epoch;
-    o.progress_ctx = &epochs_done;
+    hog_train_hooks h = { .size = sizeof h, .cancel = &flag,
+                          .progress = count_epoch,
+                          .progress_ctx = &epochs_done };
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINTR, "%s: %s",
+    cr_assert_eq(hog_train(d, NULL, &o, &h, &m, &err), HOG_EINTR, "%s: %s",
                  k->name, err.msg);
     cr_assert_null(m);
     cr_assert_eq(epochs_done, 1, "%s: %u epochs ran", k->name, epochs_done);
@@ -382,12 +382,12 @@ static void cancel_with_checkpoints(const struct cancel_case *k,
     hog_train_opts a = *o;
     a.checkpoint = ck;
     a.checkpoint_rows = k->checkpoint_rows;
-    a.cancel = &flag;
+    hog_train_hooks h = { .size = sizeof h, .cancel = &flag };
     hog_model *m = NULL;
     hog_err err = { { 0 } };
     uint64_t last = 0;
     for (int round = 0; round < k->rounds; round++) {
-        cr_assert_eq(hog_train(d, NULL, &a, &m, &err), HOG_EINTR, "%s: %s",
+        cr_assert_eq(hog_train(d, NULL, &a, &h, &m, &err), HOG_EINTR, "%s: %s",
                      k->name, err.msg);
         cr_assert_null(m);
         cr_assert(strstr(err.msg, "interrupted") && strstr(err.msg, ck),
@@ -423,8 +423,7 @@ static void cancel_with_checkpoints(const struct cancel_case *k,
     /* without a checkpoint: HOG_EINTR and a sentence that says so */
     hog_train_opts b = *o;
     flag = 1;
-    b.cancel = &flag;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s", k->name);
+    cr_assert_eq(hog_train(d, NULL, &b, &h, &m, &err), HOG_EINTR, "%s", k->name);
     cr_assert_null(m);
     cr_assert(strstr(err.msg, "no checkpoint"), "%s: message: %s", k->name,
               err.msg);
@@ -443,7 +442,7 @@ Test(checkpoint, cancel_flag_stops_every_algorithm, .timeout = 60)
         opts_for(&k->c, k->epochs, &o);
         o.algo = k->algo;
         o.threads = k->threads;
-        o.hot_count = k->hot_count;
+        o.hot_features = k->hot_features;
         if (k->rounds)
             cancel_with_checkpoints(k, d, &o, ck);
         else
@@ -660,38 +659,38 @@ Test(checkpoint, resume_with_other_algorithm_options_is_refused)
     b.resume = ck;
     b.epochs = 2;
     b.batch_size = 32; /* batch ends of 64 are batch ends of 32 too */
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--batch-size 64, not 32"), "message: %s",
               err.msg);
     b.batch_size = 64;
     b.repartition = 1;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--repartition"), "message: %s", err.msg);
     b.repartition = 0;
-    b.hot = 0;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    b.cyclades_hot_degree = 0;
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--hot off"), "message: %s", err.msg);
-    b.hot = o.hot;
+    b.cyclades_hot_degree = o.cyclades_hot_degree;
     b.threads = 3; /* the thread count is not part of Cyclades' identity */
     hog_model_free(train_or_die(d, &b));
 
     unlink(ck);
     opts_for(&configs[0], 1, &o);
     o.algo = HOG_ALGO_HOGWILD;
-    o.hot_count = 8;
+    o.hot_features = 8;
     o.checkpoint = ck;
     hog_model_free(train_or_die(d, &o));
     b = o;
     b.checkpoint = NULL;
     b.resume = ck;
     b.epochs = 2;
-    b.hot_count = 0;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    b.hot_features = 0;
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--hot count 8, not 0"), "message: %s",
               err.msg);
-    b.hot_count = 8;
+    b.hot_features = 8;
     b.sync_every = o.sync_every + 1;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &b, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--sync-every"), "message: %s", err.msg);
     b.sync_every = o.sync_every;
     hog_model_free(train_or_die(d, &b));

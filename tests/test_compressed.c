@@ -82,7 +82,7 @@ static hog_model *train_serial(const hog_data *d)
     o.seed = 9;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     return m;
 }
 

@@ -145,14 +145,14 @@ Test(coordinate, options_that_do_not_apply_are_refused)
         hog_train_opts o = th_solver_opts(bad[k].algo, bad[k].loss, bad[k].l1,
                                           bad[k].l2, 1, 0.01);
         o.update = bad[k].update;
-        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL, "case %zu",
+        cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL, "case %zu",
                      k);
         cr_assert_null(m);
         cr_assert(strstr(err.msg, bad[k].says), "case %zu: %s", k, err.msg);
     }
     hog_train_opts o =
         th_solver_opts(HOG_ALGO_DCD, HOG_LOSS_HINGE, 0, 1e-3, 1, -1.0);
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "option tol"), "%s", err.msg);
     hog_data_free(d);
 }
@@ -376,9 +376,10 @@ Test(coordinate, dcd_reports_the_gap_and_stops_on_tol)
     struct seen v = { 0, NAN, NAN, 0 };
     hog_train_opts o =
         th_solver_opts(HOG_ALGO_DCD, HOG_LOSS_SQHINGE, 0, 1e-2, 1, 1e-6);
-    o.progress = record;
-    o.progress_ctx = &v;
-    hog_model *m = th_train_ok(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = record;
+    hk.progress_ctx = &v;
+    hog_model *m = th_train_hooked(d, &o, &hk);
     cr_assert_lt(v.epochs, 1000, "tol 1e-6 never stopped training");
     cr_assert(isfinite(v.last_gap) && v.last_gap >= -1e-9 &&
                   v.last_gap < 1e-6,
@@ -388,8 +389,8 @@ Test(coordinate, dcd_reports_the_gap_and_stops_on_tol)
     struct seen w = { 0, NAN, NAN, 0 };
     o.tol = 0;
     o.epochs = 7;
-    o.progress_ctx = &w;
-    hog_model *m2 = th_train_ok(d, &o);
+    hk.progress_ctx = &w;
+    hog_model *m2 = th_train_hooked(d, &o, &hk);
     cr_assert_eq(w.epochs, 7);
     hog_model_free(m);
     hog_model_free(m2);
@@ -402,9 +403,10 @@ Test(coordinate, scd_reports_nan_gap_and_column_memory)
     struct seen v = { 0, 0.0, NAN, 0 };
     hog_train_opts o =
         th_solver_opts(HOG_ALGO_SCD, HOG_LOSS_LOGISTIC, 1e-3, 0, 1, 1e-3);
-    o.progress = record;
-    o.progress_ctx = &v;
-    hog_model *m = th_train_ok(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = record;
+    hk.progress_ctx = &v;
+    hog_model *m = th_train_hooked(d, &o, &hk);
     cr_assert(isnan(v.last_gap));
     /* At least the column copy: values and row ids of every nonzero. */
     cr_assert_geq(v.aux, d->m.nnz * 8);
@@ -449,17 +451,18 @@ Test(coordinate, metrics_every_and_the_solvers_own_objective)
         o.epochs = 7;
         o.update = cases[k].algo == HOG_ALGO_DCD ? HOG_UPDATE_ATOMIC
                                                  : HOG_UPDATE_NONE;
-        o.progress = keep;
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.progress = keep;
         struct hist full = { 0 }, cheap = { 0 }, every3 = { 0 };
         o.metrics_every = 1;
-        o.progress_ctx = &full;
-        hog_model *a = th_train_ok(d, &o);
+        hk.progress_ctx = &full;
+        hog_model *a = th_train_hooked(d, &o, &hk);
         o.metrics_every = 0;
-        o.progress_ctx = &cheap;
-        hog_model *b = th_train_ok(d, &o);
+        hk.progress_ctx = &cheap;
+        hog_model *b = th_train_hooked(d, &o, &hk);
         o.metrics_every = 3;
-        o.progress_ctx = &every3;
-        hog_model *c = th_train_ok(d, &o);
+        hk.progress_ctx = &every3;
+        hog_model *c = th_train_hooked(d, &o, &hk);
         cr_assert_eq(full.n, 7, "case %zu", k);
         cr_assert_eq(cheap.n, 7, "case %zu", k);
         cr_assert_eq(every3.n, 7, "case %zu", k);
@@ -654,9 +657,10 @@ Test(threads, coord_dcd_pool_gap_is_the_models, .timeout = 120)
             struct seen v = { 0, NAN, NAN, 0 };
             o.threads = 2;
             o.update = ups[u];
-            o.progress = record;
-            o.progress_ctx = &v;
-            hog_model *m = th_train_ok(d, &o);
+            hog_train_hooks hk = { .size = sizeof hk };
+            hk.progress = record;
+            hk.progress_ctx = &v;
+            hog_model *m = th_train_hooked(d, &o, &hk);
             char what[96];
             snprintf(what, sizeof what, "loss %d, update %d", (int)losses[k],
                      (int)ups[u]);

@@ -128,8 +128,9 @@ Test(cv, C_resolves_with_the_rows_trained_on)
     o.C_l1 = 1;
     o.holdout = 0.25;
     hog_valid_stats vs = { .size = sizeof vs };
-    o.valid_stats = &vs;
-    m = th_train_ok(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.valid_stats = &vs;
+    m = th_train_hooked(d, &o, &hk);
     cr_assert_eq(vs.train_rows, 750);
     cr_assert_eq(vs.rows, 250);
     cr_assert_float_eq(m->l1, 1.0 / (4 * 750.0), 1e-15);
@@ -260,11 +261,11 @@ Test(cv, same_seed_same_figures)
     hog_cv_result a = { .size = sizeof a, .fold = fa },
                   b = { .size = sizeof b, .fold = fb };
     hog_err err;
-    cr_assert_eq(hog_cross_validate(d, &o, 5, &a, &err), HOG_OK, "%s",
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 5, &a, &err), HOG_OK, "%s",
                  err.msg);
     cr_assert_eq(a.parallel, 2);
     o.threads = 1; /* one after another */
-    cr_assert_eq(hog_cross_validate(d, &o, 5, &b, &err), HOG_OK);
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 5, &b, &err), HOG_OK);
     cr_assert_eq(b.parallel, 1);
     cr_assert_eq(a.accuracy, b.accuracy);
     cr_assert_eq(a.auc, b.auc);
@@ -279,7 +280,7 @@ Test(cv, same_seed_same_figures)
     cr_assert_float_eq(a.accuracy, correct / 3000, 1e-12);
     cr_assert(isfinite(a.accuracy_sd) && a.accuracy_sd >= 0);
     o.seed = 2;
-    cr_assert_eq(hog_cross_validate(d, &o, 5, &b, &err), HOG_OK);
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 5, &b, &err), HOG_OK);
     bool other = false;
     for (int k = 0; k < 5; k++)
         other |= fa[k].accuracy != fb[k].accuracy;
@@ -298,12 +299,12 @@ Test(cv, classes_and_regression)
     o.threads = 2;
     hog_cv_result r = { .size = sizeof r };
     hog_err err;
-    cr_assert_eq(hog_cross_validate(d, &o, 3, &r, &err), HOG_OK, "%s",
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 3, &r, &err), HOG_OK, "%s",
                  err.msg);
     cr_assert(r.accuracy > 0.5 && isfinite(r.macro_f1), "%g", r.accuracy);
     cr_assert(isnan(r.auc));
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
-    cr_assert_eq(hog_cross_validate(d, &o, 3, &r, &err), HOG_OK, "%s",
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 3, &r, &err), HOG_OK, "%s",
                  err.msg);
     cr_assert(r.accuracy > 0.5);
     hog_data_free(d);
@@ -315,7 +316,7 @@ Test(cv, classes_and_regression)
     o.loss = HOG_LOSS_SQUARED;
     th_opts_step_for_loss(&o);
     o.epochs = 5;
-    cr_assert_eq(hog_cross_validate(d, &o, 4, &r, &err), HOG_OK, "%s",
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 4, &r, &err), HOG_OK, "%s",
                  err.msg);
     cr_assert(isfinite(r.rmse) && r.rmse > 0 && isnan(r.accuracy));
     hog_data_free(d);
@@ -410,7 +411,7 @@ Test(cv, search_C_path_and_warm_start)
     *r = (hog_search_result){ .size = sizeof *r, .step = step,
                               .step_cap = HOG_SEARCH_MAX_STEPS };
     hog_err err;
-    cr_assert_eq(hog_search_C(d, &o, 3, &so, r, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_search_C(d, &o, NULL, 3, &so, r, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(r->steps, 9); /* 2^-6 .. 2^2 */
     cr_assert_eq(r->step[0].warm, 0);
     for (unsigned i = 1; i < r->steps; i++) {
@@ -427,7 +428,7 @@ Test(cv, search_C_path_and_warm_start)
     o.algo = HOG_ALGO_DCD;
     o.epochs = 20;
     so.patience = 2;
-    cr_assert_eq(hog_search_C(d, &o, 3, &so, r, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_search_C(d, &o, NULL, 3, &so, r, &err), HOG_OK, "%s", err.msg);
     for (unsigned i = 0; i < r->steps; i++)
         cr_assert_eq(r->step[i].warm, 0);
     cr_assert(r->stopped_early || r->steps == 9);
@@ -469,7 +470,7 @@ Test(cv, warm_start_starts_there)
     w.warm_start = a;
     hog_model *b = NULL;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &w, &b, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &w, NULL, &b, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "warm start"), "%s", err.msg);
     hog_model_free(a);
     hog_data_free(d);
@@ -509,10 +510,9 @@ static void early_run(const hog_data *d, const hog_data *v, hog_train_opts *o,
     struct epochs e = { .n = 0 };
     hog_valid_stats vs = { .size = sizeof vs };
     o->validation = v;
-    o->valid_stats = &vs;
-    o->progress = collect;
-    o->progress_ctx = &e;
-    hog_model *m = th_train_ok(d, o);
+    hog_train_hooks h = { .size = sizeof h, .valid_stats = &vs,
+                          .progress = collect, .progress_ctx = &e };
+    hog_model *m = th_train_hooked(d, o, &h);
     cr_assert_gt(e.n, 0, "%s", what);
     unsigned best = 0;
     for (unsigned i = 0; i < e.n; i++) {
@@ -616,8 +616,9 @@ Test(cv, early_stop_classes, .timeout = 120)
     o.threads = 2;
     o.validation = v;
     hog_valid_stats vs = { .size = sizeof vs };
-    o.valid_stats = &vs;
-    hog_model *m = th_train_ok(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.valid_stats = &vs;
+    hog_model *m = th_train_hooked(d, &o, &hk);
     cr_assert_eq(m->n_classes, 4);
     cr_assert(vs.early_stopped && vs.classes_stopped >= 1,
               "%u classes stopped", vs.classes_stopped);
@@ -694,17 +695,17 @@ Test(cv, usage_errors)
     o.early_stop = 2;
     hog_model *m = NULL;
     hog_err err;
-    cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(dd, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "validation set"), "%s", err.msg);
     th_opts_init(&o);
     o.holdout = 1.0;
-    cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(dd, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     th_opts_init(&o);
     o.C = -1;
-    cr_assert_eq(hog_train(dd, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(dd, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     th_opts_init(&o);
     hog_cv_result r = { .size = sizeof r };
-    cr_assert_eq(hog_cross_validate(dd, &o, 1, &r, &err), HOG_EINVAL);
-    cr_assert_eq(hog_cross_validate(dd, &o, 101, &r, &err), HOG_EINVAL);
+    cr_assert_eq(hog_cross_validate(dd, &o, NULL, 1, &r, &err), HOG_EINVAL);
+    cr_assert_eq(hog_cross_validate(dd, &o, NULL, 101, &r, &err), HOG_EINVAL);
     hog_data_free(dd);
 }

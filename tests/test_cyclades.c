@@ -76,17 +76,25 @@ static hog_data *generated(uint64_t rows, uint64_t features, double nnz,
 
 /* ---- training ----------------------------------------------------------------- */
 
-static hog_model *fit(const hog_data *d, const hog_train_opts *base,
-                      hog_algo algo, unsigned threads)
+/* h: the hooks, or NULL */
+static hog_model *fit_hooked(const hog_data *d, const hog_train_opts *base,
+                             const hog_train_hooks *h, hog_algo algo,
+                             unsigned threads)
 {
     hog_train_opts o = *base;
     o.algo = algo;
     o.threads = algo == HOG_ALGO_SERIAL ? 0 : threads;
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    hog_status s = hog_train(d, NULL, &o, &m, &err);
+    hog_status s = hog_train(d, NULL, &o, h, &m, &err);
     cr_assert_eq(s, HOG_OK, "%s", err.msg);
     return m;
+}
+
+static hog_model *fit(const hog_data *d, const hog_train_opts *base,
+                      hog_algo algo, unsigned threads)
+{
+    return fit_hooked(d, base, NULL, algo, threads);
 }
 
 static hog_status no_epoch_end(struct hog_fit *f, unsigned epoch,
@@ -156,12 +164,15 @@ static const unsigned thread_counts[] = { 1, 2, 3, 4, 8 };
 /* Trains at every thread count and checks the models are one model. */
 static hog_model *same_at_every_thread_count(const hog_data *d,
                                              const hog_train_opts *o,
+                                             const hog_train_hooks *h,
                                              const char *what)
 {
-    hog_model *first = fit(d, o, HOG_ALGO_CYCLADES, thread_counts[0]);
+    hog_model *first = fit_hooked(d, o, h, HOG_ALGO_CYCLADES,
+                                  thread_counts[0]);
     cr_assert(any_nonzero(first), "%s: the model is all zero", what);
     for (size_t i = 1; i < N_THREADS; i++) {
-        hog_model *m = fit(d, o, HOG_ALGO_CYCLADES, thread_counts[i]);
+        hog_model *m = fit_hooked(d, o, h, HOG_ALGO_CYCLADES,
+                                  thread_counts[i]);
         char buf[200];
         snprintf(buf, sizeof buf, "%s, 1 vs %u threads", what,
                  thread_counts[i]);
@@ -191,9 +202,10 @@ static struct th_prog cyclades_prog(const hog_data *d, hog_train_opts o,
                                     unsigned threads)
 {
     struct th_prog p = { 0 };
-    o.progress = th_on_prog;
-    o.progress_ctx = &p;
-    hog_model_free(fit(d, &o, HOG_ALGO_CYCLADES, threads));
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = th_on_prog;
+    hk.progress_ctx = &p;
+    hog_model_free(fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, threads));
     return p;
 }
 
@@ -209,7 +221,7 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
     th_opts_init(&o);
     o.epochs = 3;
     for (int hot = 0; hot < 2; hot++) {
-        o.hot = hot ? HOG_HOT_AUTO : 0;
+        o.cyclades_hot_degree = hot ? HOG_HOT_AUTO : 0;
         struct th_prog first = cyclades_prog(d, o, 1);
         cr_assert_eq(first.n, 3);
         for (unsigned e = 0; e < 3; e++)
@@ -232,8 +244,9 @@ Test(cyclades, progressive_figures_the_same_at_every_thread_count)
                      HOG_OK);
         struct th_prog ref = { 0 };
         hog_train_opts ro = o;
-        ro.progress = th_on_prog; /* asks the reference to score its rows */
         struct hog_fit f = { .train = d, .o = &ro, .model = m,
+                             /* asks the reference to score its rows */
+                             .hooks.progress = th_on_prog,
                              .epoch_end = prog_epoch_end, .tick = no_tick,
                              .ctx = &ref, .prog_loss = NAN,
                              .prog_accuracy = NAN };
@@ -256,8 +269,9 @@ Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)
     th_opts_init(&o);
     o.epochs = 3;
     hog_cyclades_stats st = { .size = sizeof st };
-    o.cyclades_stats = &st;
-    hog_model *m = same_at_every_thread_count(d, &o, "hot auto");
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cyclades_stats = &st;
+    hog_model *m = same_at_every_thread_count(d, &o, &hk, "hot auto");
     cr_assert_gt(st.hot_features, 0);
     cr_assert(st.bias_hot);
     /* the hot rule left some features in the graph and cut the batches */
@@ -268,14 +282,14 @@ Test(cyclades, generated_data_same_model_at_1_2_3_4_8_threads)
 
     o.repartition = 1;
     o.batch_size = 100;
-    m = same_at_every_thread_count(d, &o, "repartition, B = 100");
+    m = same_at_every_thread_count(d, &o, &hk, "repartition, B = 100");
     cr_assert_eq(st.partitions, 3);
     hog_model_free(m);
 
     /* hot off: the same, and serial SGD bit for bit */
-    o.hot = 0;
-    m = same_at_every_thread_count(d, &o, "hot off, repartition");
-    hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
+    o.cyclades_hot_degree = 0;
+    m = same_at_every_thread_count(d, &o, &hk, "hot off, repartition");
+    hog_model *s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
     assert_same(m, s, "hot off, repartition vs the serial trainer");
     hog_model_free(s);
     hog_model_free(m);
@@ -290,13 +304,14 @@ Test(cyclades, hot_off_equals_serial_over_the_same_order)
     th_opts_init(&o);
     o.epochs = 3;
     o.bias = 0.0;
-    o.hot = 0;
+    o.cyclades_hot_degree = 0;
     o.batch_size = 40;
     hog_cyclades_stats st = { .size = sizeof st };
-    o.cyclades_stats = &st;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cyclades_stats = &st;
     hog_model *ref = fit_reference(d, &o); /* partition once, batches shuffled */
     for (size_t i = 0; i < N_THREADS; i++) {
-        hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, thread_counts[i]);
+        hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, thread_counts[i]);
         assert_same(ref, m, "hot off vs the serial reference");
         hog_model_free(m);
     }
@@ -305,9 +320,9 @@ Test(cyclades, hot_off_equals_serial_over_the_same_order)
     hog_model_free(ref);
 
     o.repartition = 1; /* the serial trainer's own order */
-    ref = fit(d, &o, HOG_ALGO_SERIAL, 1);
+    ref = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
     for (size_t i = 0; i < N_THREADS; i++) {
-        hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, thread_counts[i]);
+        hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, thread_counts[i]);
         assert_same(ref, m, "hot off, repartition vs the serial trainer");
         hog_model_free(m);
     }
@@ -343,7 +358,7 @@ Test(cyclades, every_loss_regularizer_and_schedule)
                 o.l2 = l2s[r];
                 o.epochs = 2;
                 o.batch_size = 50;
-                o.hot_degree = 40;
+                o.cyclades_hot_degree = 40;
                 char what[128];
                 snprintf(what, sizeof what, "loss %d, l1 %g, l2 %g, schedule %d",
                          loss, o.l1, o.l2, sch);
@@ -355,7 +370,7 @@ Test(cyclades, every_loss_regularizer_and_schedule)
                               (unsigned long long)j, a->w[j]);
                 hog_model_free(a);
                 hog_model_free(b);
-                o.hot = 0;
+                o.cyclades_hot_degree = 0;
                 o.repartition = 1;
                 a = fit(d, &o, HOG_ALGO_SERIAL, 1);
                 b = fit(d, &o, HOG_ALGO_CYCLADES, 2);
@@ -379,10 +394,10 @@ Test(cyclades, segments_ending_inside_batches)
     o.l2 = 1.9;
     o.epochs = 2;
     o.batch_size = 64;
-    o.hot_degree = 100;
-    hog_model *m = same_at_every_thread_count(d, &o, "short segments, hot");
+    o.cyclades_hot_degree = 100;
+    hog_model *m = same_at_every_thread_count(d, &o, NULL, "short segments, hot");
     hog_model_free(m);
-    o.hot = 0;
+    o.cyclades_hot_degree = 0;
     o.repartition = 1;
     hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
     m = fit(d, &o, HOG_ALGO_CYCLADES, 3);
@@ -405,8 +420,9 @@ Test(cyclades, seed_changes_the_model_and_batch_size_is_clamped)
     hog_model_free(b);
     o.batch_size = 1000000; /* more than the rows: one batch */
     hog_cyclades_stats st = { .size = sizeof st };
-    o.cyclades_stats = &st;
-    b = fit(d, &o, HOG_ALGO_CYCLADES, 2);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cyclades_stats = &st;
+    b = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 2);
     cr_assert_eq(st.batch_size, 500);
     cr_assert_eq(st.batches, 1);
     hog_model_free(a);
@@ -459,15 +475,16 @@ Test(cyclades, skewed_generated_accuracy_within_half_a_point, .timeout = 60)
         th_opts_step_for_loss(&o);
         o.epochs = 10;
         hog_cyclades_stats st = { .size = sizeof st };
-        o.cyclades_stats = &st;
-        hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 2);
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.cyclades_stats = &st;
+        hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 2);
         cr_assert_gt(st.hot_nnz_share, 0.7, "hot share %g", st.hot_nnz_share);
-        o.cyclades_stats = NULL;
-        hog_model *m3 = fit(d, &o, HOG_ALGO_CYCLADES, 3);
+        hk.cyclades_stats = NULL;
+        hog_model *m3 = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 3);
         assert_same(m, m3, "skewed, 2 vs 3 threads");
         hog_model_free(m3);
-        hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
-        hog_model *h = fit(d, &o, HOG_ALGO_HOGWILD, 2);
+        hog_model *s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
+        hog_model *h = fit_hooked(d, &o, &hk, HOG_ALGO_HOGWILD, 2);
         double ac = accuracy(m, t), as = accuracy(s, t), ah = accuracy(h, t);
         cr_assert_gt(ac, 0.8, "loss %d: cyclades test accuracy %.4f",
                      (int)o.loss, ac);
@@ -497,13 +514,14 @@ Test(cyclades, news20_same_model_at_every_thread_count_and_accuracy,
     th_opts_init(&o);
     o.epochs = 3;
     hog_cyclades_stats st = { .size = sizeof st };
-    o.cyclades_stats = &st;
-    hog_model *m = same_at_every_thread_count(d, &o, "news20, hot auto");
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cyclades_stats = &st;
+    hog_model *m = same_at_every_thread_count(d, &o, &hk, "news20, hot auto");
     /* every feature in the graph: one component holds the whole batch */
     cr_assert_gt(st.all_largest_share, 0.99, "%g", st.all_largest_share);
     cr_assert_lt(st.largest_share, 0.1, "%g", st.largest_share);
-    hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
-    hog_model *h = fit(d, &o, HOG_ALGO_HOGWILD, 2);
+    hog_model *s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
+    hog_model *h = fit_hooked(d, &o, &hk, HOG_ALGO_HOGWILD, 2);
     double ac = accuracy(m, t), as = accuracy(s, t), ah = accuracy(h, t);
     hog_model_free(h);
     cr_assert_gt(ac, ah - 0.005, "cyclades %.4f vs Hogwild! %.4f", ac, ah);
@@ -513,12 +531,12 @@ Test(cyclades, news20_same_model_at_every_thread_count_and_accuracy,
     cr_assert_gt(ac, as - 0.005, "cyclades %.4f vs serial %.4f", ac, as);
     hog_model_free(m);
 
-    o.hot = 0; /* serial-exact; news20 is then one component per batch */
+    o.cyclades_hot_degree = 0; /* serial-exact; news20 is then one component per batch */
     o.repartition = 1;
     o.epochs = 1;
     hog_model_free(s);
-    s = fit(d, &o, HOG_ALGO_SERIAL, 1);
-    m = fit(d, &o, HOG_ALGO_CYCLADES, 2);
+    s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
+    m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 2);
     assert_same(s, m, "news20, hot off vs the serial trainer");
     hog_model_free(m);
     hog_model_free(s);
@@ -535,7 +553,7 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
     hog_train_opts o;
     th_opts_init(&o);
     o.epochs = 3;
-    hog_model *m = same_at_every_thread_count(d, &o, "a9a, hot auto");
+    hog_model *m = same_at_every_thread_count(d, &o, NULL, "a9a, hot auto");
     hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
     hog_model *h = fit(d, &o, HOG_ALGO_HOGWILD, 2);
     double ac = accuracy(m, t), as = accuracy(s, t), ah = accuracy(h, t);
@@ -548,7 +566,7 @@ Test(cyclades, a9a_same_model_at_every_thread_count_and_accuracy,
     hog_model_free(m);
     hog_model_free(s);
 
-    o.hot = 0;
+    o.cyclades_hot_degree = 0;
     hog_model *ref = fit_reference(d, &o);
     m = fit(d, &o, HOG_ALGO_CYCLADES, 3);
     assert_same(ref, m, "a9a, hot off vs the serial reference");
@@ -595,8 +613,6 @@ static hog_model *fit_reference_k(const hog_data *d, const hog_train_opts *o,
     cr_assert_eq(hog_model_set_classes(m, k, lab, HOG_MULTICLASS_SOFTMAX,
                                        &err), HOG_OK, "%s", err.msg);
     hog_train_opts ro = *o;
-    if (prog)
-        ro.progress = th_on_prog; /* asks the reference to score its rows */
     /* row weights reach the trainers on the front door's view of the data
      * (train/run.c); with no class weights each row's is its own */
     hog_data view = *d;
@@ -606,6 +622,8 @@ static hog_model *fit_reference_k(const hog_data *d, const hog_train_opts *o,
     view.row_w = o->row_weights;
     ro.row_weights = NULL;
     struct hog_fit f = { .train = &view, .o = &ro, .model = m,
+                         /* prog asks the reference to score its rows */
+                         .hooks.progress = prog ? th_on_prog : NULL,
                          .epoch_end = prog ? prog_epoch_end : no_epoch_end,
                          .tick = no_tick, .ctx = prog, .prog_loss = NAN,
                          .prog_accuracy = NAN };
@@ -661,17 +679,18 @@ Test(cyclades, softmax_hot_off_equals_its_serial_references)
         for (int v = 0; v < 3; v++) {
             hog_train_opts o = softmax_opts();
             softmax_kind(&o, kind);
-            o.hot = 0;
+            o.cyclades_hot_degree = 0;
             o.batch_size = 40;
             o.bias = v == 2 ? 1.0 : 0.0;
             o.row_weights = v == 1 ? rw : NULL;
             hog_cyclades_stats st = { .size = sizeof st };
-            o.cyclades_stats = &st;
+            hog_train_hooks hk = { .size = sizeof hk };
+            hk.cyclades_stats = &st;
             char what[96];
             snprintf(what, sizeof what, "softmax kind %d, %s", kind,
                      v == 1 ? "row weights" : v == 2 ? "bias" : "plain");
             struct th_prog first = cyclades_prog(d, o, 1);
-            hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+            hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 1);
             cr_assert_eq(m->n_classes, 5);
             cr_assert(any_nonzero(m), "%s: the model is all zero", what);
             struct th_prog rp = { 0 };
@@ -683,7 +702,7 @@ Test(cyclades, softmax_hot_off_equals_its_serial_references)
             cr_assert_eq(first.n, 3);
             cr_assert_lt(first.loss[2], first.loss[0], "%s", what);
             for (size_t i = 1; i < N_THREADS; i++) {
-                hog_model *t = fit(d, &o, HOG_ALGO_CYCLADES, thread_counts[i]);
+                hog_model *t = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, thread_counts[i]);
                 assert_same(ref, t, what);
                 hog_model_free(t);
                 struct th_prog p = cyclades_prog(d, o, thread_counts[i]);
@@ -696,8 +715,8 @@ Test(cyclades, softmax_hot_off_equals_its_serial_references)
             hog_model_free(ref);
 
             o.repartition = 1; /* the serial trainer's own order */
-            ref = fit(d, &o, HOG_ALGO_SERIAL, 1);
-            m = fit(d, &o, HOG_ALGO_CYCLADES, 3);
+            ref = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
+            m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 3);
             assert_same(ref, m, what);
             hog_model_free(m);
             hog_model_free(ref);
@@ -717,15 +736,16 @@ Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
         hog_train_opts o = softmax_opts();
         softmax_kind(&o, kind);
         hog_cyclades_stats st = { .size = sizeof st };
-        o.cyclades_stats = &st;
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.cyclades_stats = &st;
         char what[64];
         snprintf(what, sizeof what, "softmax kind %d, hot auto", kind);
-        hog_model *m = same_at_every_thread_count(d, &o, what);
+        hog_model *m = same_at_every_thread_count(d, &o, &hk, what);
         cr_assert_gt(st.hot_features, 0, "%s", what);
         cr_assert(st.bias_hot, "%s", what);
         cr_assert_lt(st.hot_nnz_share, 1.0, "%s", what);
         cr_assert_gt(st.components, 1.0, "%s", what);
-        hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
+        hog_model *s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
         double ac = accuracy_k(m, d), as = accuracy_k(s, d);
         cr_log_info("%s: training accuracy %.4f, serial %.4f", what, ac, as);
         cr_assert_gt(ac, as - 0.02, "%s: %.4f vs serial %.4f", what, ac, as);
@@ -742,8 +762,8 @@ Test(cyclades, softmax_same_model_at_every_thread_count, .timeout = 60)
     o.l2 = 1.9;
     o.epochs = 2;
     o.batch_size = 64;
-    o.hot_degree = 100;
-    hog_model_free(same_at_every_thread_count(d, &o, "softmax, short "
+    o.cyclades_hot_degree = 100;
+    hog_model_free(same_at_every_thread_count(d, &o, NULL, "softmax, short "
                                               "segments"));
     hog_data_free(d);
 }
@@ -801,10 +821,11 @@ Test(cyclades, softmax_hot_step_by_hand)
         o.l2 = 0;
         o.epochs = 1;
         o.batch_size = N;
-        o.hot_degree = 1; /* every feature is in 4 rows: all hot */
+        o.cyclades_hot_degree = 1; /* every feature is in 4 rows: all hot */
         hog_cyclades_stats st = { .size = sizeof st };
-        o.cyclades_stats = &st;
-        hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.cyclades_stats = &st;
+        hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 1);
         cr_assert_eq(st.hot_features, NF);
         cr_assert(st.bias_hot);
         cr_assert_eq(m->n_classes, K);
@@ -836,7 +857,7 @@ Test(cyclades, softmax_hot_step_by_hand)
                           damp ? "damped" : "as summed");
             }
         }
-        hog_model *m2 = fit(d, &o, HOG_ALGO_CYCLADES, 2);
+        hog_model *m2 = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 2);
         assert_same(m, m2, "the hot step by hand, 2 threads");
         hog_model_free(m2);
         hog_model_free(m);
@@ -860,15 +881,16 @@ Test(cyclades, softmax_news20_same_model_and_accuracy, .timeout = 180)
     o.epochs = 5;
     o.seed = 1;
     hog_cyclades_stats st = { .size = sizeof st };
-    o.cyclades_stats = &st;
-    hog_model *m = fit(d, &o, HOG_ALGO_CYCLADES, 1);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cyclades_stats = &st;
+    hog_model *m = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, 1);
     for (unsigned threads = 2; threads <= 3; threads++) {
-        hog_model *p = fit(d, &o, HOG_ALGO_CYCLADES, threads);
+        hog_model *p = fit_hooked(d, &o, &hk, HOG_ALGO_CYCLADES, threads);
         assert_same(m, p, "news20 softmax, 1 thread against more");
         hog_model_free(p);
     }
     cr_assert_gt(st.hot_nnz_share, 0.5, "%g", st.hot_nnz_share);
-    hog_model *s = fit(d, &o, HOG_ALGO_SERIAL, 1);
+    hog_model *s = fit_hooked(d, &o, &hk, HOG_ALGO_SERIAL, 1);
     double ac = 100 * accuracy_k(m, t), as = 100 * accuracy_k(s, t);
     cr_log_info("news20 softmax: Cyclades %.2f%%, serial %.2f%%", ac, as);
     cr_assert_gt(ac, 84.3335 - 1.0, "Cyclades %.2f%%", ac);
@@ -929,6 +951,18 @@ Test(cyclades, command_options_and_json_report)
                 "'%s' train --algo cyclades --hot lots %s/g.svm 2>&1", bin, dir);
     cr_assert_eq(rc, 2, "%s", out);
     cr_assert(strstr(out, "--hot"), "%s", out);
+    /* --hot 0 is off, as for Hogwild!: the library's one field
+     * (cyclades_hot_degree) holds both */
+    rc = th_run(out, sizeof out,
+                "'%s' train -q --algo cyclades --threads 2 --epochs 2 "
+                "--batch-size 64 --hot 0 --json %s/z.json -o %s/z.hgm "
+                "%s/g.svm 2>&1 && '%s' train -q --algo cyclades --threads 2 "
+                "--epochs 2 --batch-size 64 --hot off -o %s/off.hgm %s/g.svm "
+                "2>&1 && cmp %s/z.hgm %s/off.hgm && cat %s/z.json",
+                bin, dir, dir, dir, bin, dir, dir, dir, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "\"hot\": false"), "%s", out);
+    cr_assert(strstr(out, "\"hot_degree\": 0"), "%s", out);
     rc = th_run(out, sizeof out,
                 "'%s' train --algo cyclades --batch-size 0 %s/g.svm 2>&1", bin,
                 dir);

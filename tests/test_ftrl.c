@@ -98,7 +98,7 @@ static hog_model *train(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     return m;
 }
 
@@ -230,29 +230,29 @@ Test(ftrl, what_it_does_not_combine_with_is_refused_with_a_sentence)
     hog_err err;
     hog_train_opts c = o;
     c.algo = HOG_ALGO_CYCLADES;
-    cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
+    cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "--schedule ftrl applies to --algo serial "
                               "and hogwild only"), "%s", err.msg);
     c = o;
     c.algo = HOG_ALGO_DCD;
-    cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
+    cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "--schedule ftrl"), "%s", err.msg);
     c = o;
     c.algo = HOG_ALGO_HOGWILD;
     c.threads = 2;
     c.replicas = HOG_REPLICAS_CORE;
-    cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
+    cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "--schedule ftrl does not combine with "
                               "--replicas"), "%s", err.msg);
     c = o;
     c.algo = HOG_ALGO_HOGWILD;
-    c.hot_count = 4;
-    cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
+    c.hot_features = 4;
+    cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "hot-feature replicas"), "%s", err.msg);
     c = o;
-    c.average = no_average;
+    hog_train_hooks world = { .size = sizeof world, .average = no_average };
     c.average_blocks = 1;
-    cr_assert_neq(hog_train(d, NULL, &c, &m, &err), HOG_OK);
+    cr_assert_neq(hog_train(d, NULL, &c, &world, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "model averaging across processes"), "%s",
               err.msg);
     cr_assert_null(m, "nothing trained");
@@ -355,7 +355,7 @@ static double mean_accuracy(const hog_data *tr, const hog_data *te,
         o.seed = seed;
         hog_model *m;
         hog_err err;
-        cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s",
+        cr_assert_eq(hog_train(tr, NULL, &o, NULL, &m, &err), HOG_OK, "%s",
                      err.msg);
         uint64_t right = 0, n = hog_data_rows(te);
         const float *w = hog_model_weights(m);

@@ -424,7 +424,7 @@ Test(gen, hogtrain_learns_it)
     th_opts_init(&o);
     o.threads = 1;
     hog_model *m;
-    cr_assert_eq(hog_train(tr, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(tr, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     double *sc = malloc(hog_data_rows(te) * sizeof *sc);
     cr_assert_eq(hog_model_scores(m, te, sc, &err), HOG_OK);
     uint64_t ok = 0;

@@ -64,10 +64,10 @@ Test(gpu, opts_checked_before_any_device)
     o.gpu_step = HOG_GPU_STEP_HOGWILD;
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "adagrad"), "%s", err.msg);
     o.gpus = "0,x";
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--gpus"), "%s", err.msg);
     hog_data_free(d);
 }
@@ -496,7 +496,7 @@ Test(gpu, without_device_a_sentence_and_enotsup)
         o.gpus = specs[i];
         hog_model *m = NULL;
         err.msg[0] = '\0';
-        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP, "%s",
+        cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_ENOTSUP, "%s",
                      specs[i]);
         cr_assert_null(m);
         cr_assert(no_cuda_sentence(err.msg), "%s", err.msg);
@@ -588,7 +588,7 @@ static void refused_with(const char *const *want, size_t nwant)
     o.gpus = "0";
     hog_model *m = NULL;
     err.msg[0] = '\0';
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP, "%s",
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_ENOTSUP, "%s",
                  err.msg);
     cr_assert_null(m);
     cr_assert_str_eq(err.msg, first);

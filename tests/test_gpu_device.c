@@ -222,10 +222,10 @@ Test(gpu_device, hogwild_step_reaches_cpu_hogwild_accuracy, .timeout = 180)
      * no Hogwild! yet. */
     o.algo = HOG_ALGO_HOGWILD;
     hog_model *m = NULL;
-    hog_status st = hog_train(tr, NULL, &o, &m, &err);
+    hog_status st = hog_train(tr, NULL, &o, NULL, &m, &err);
     if (st == HOG_ENOTSUP) {
         o.algo = HOG_ALGO_SERIAL;
-        st = hog_train(tr, NULL, &o, &m, &err);
+        st = hog_train(tr, NULL, &o, NULL, &m, &err);
     }
     cr_assert_eq(st, HOG_OK, "%s", err.msg);
     double cacc = accuracy(hog_model_weights(m), te, o.bias);

@@ -125,8 +125,8 @@ static void assert_trains_alike(const hog_data *a, const hog_data *b)
     o.seed = 7;
     hog_model *ma, *mb;
     hog_err err;
-    cr_assert_eq(hog_train(a, NULL, &o, &ma, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(hog_train(b, NULL, &o, &mb, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(a, NULL, &o, NULL, &ma, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(b, NULL, &o, NULL, &mb, &err), HOG_OK, "%s", err.msg);
     uint64_t n = hog_model_features(ma) + 1;
     cr_assert_eq(hog_model_features(ma), hog_model_features(mb));
     cr_assert(memcmp(hog_model_weights(ma), hog_model_weights(mb), n * 4) == 0,

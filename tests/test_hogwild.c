@@ -41,13 +41,20 @@ static hog_data *load_test(const char *path, const hog_data *train)
     return d;
 }
 
-static hog_model *train(const hog_data *d, const hog_train_opts *o)
+/* h: the hooks, or NULL */
+static hog_model *train_hooked(const hog_data *d, const hog_train_opts *o,
+                               const hog_train_hooks *h)
 {
     hog_model *m;
     hog_err err;
-    hog_status s = hog_train(d, NULL, o, &m, &err);
+    hog_status s = hog_train(d, NULL, o, h, &m, &err);
     cr_assert_eq(s, HOG_OK, "%s", err.msg);
     return m;
+}
+
+static hog_model *train(const hog_data *d, const hog_train_opts *o)
+{
+    return train_hooked(d, o, NULL);
 }
 
 static double accuracy(const hog_model *m, const hog_data *test)
@@ -281,9 +288,10 @@ Test(threads, replicas_average_and_learn, .timeout = 60)
         struct syncs c = { 0, 0 };
         o.replicas = cases[i].r;
         o.sync_every = cases[i].sync_every;
-        o.progress = count_syncs;
-        o.progress_ctx = &c;
-        hog_model *m = train(d, &o);
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.progress = count_syncs;
+        hk.progress_ctx = &c;
+        hog_model *m = train_hooked(d, &o, &hk);
         double acc = accuracy(m, t);
         cr_expect_eq(c.epochs, 3);
         if (cases[i].r != HOG_REPLICAS_NODE)
@@ -403,11 +411,11 @@ Test(threads, bad_binding_is_an_error)
     o.bind = "sideways";
     hog_model *m;
     hog_err err = { { 0 } };
-    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_expect(strstr(err.msg, "sideways") != NULL, "message: %s", err.msg);
     o.bind = NULL;
     o.replicas = (hog_replicas)7;
-    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     hog_data_free(d);
 }
 
@@ -515,10 +523,11 @@ static void hot_one_thread(const char *name, hog_train_opts o)
     for (size_t i = 0; i < 4; i++)
         for (size_t u = 0; u < 3; u++) {
             hog_hot_stats hs = { .size = sizeof hs };
-            o.hot_count = ks[i];
+            o.hot_features = ks[i];
             o.update = um[u];
-            o.hot_stats = &hs;
-            hog_model *m = train(d, &o);
+            hog_train_hooks hk = { .size = sizeof hk };
+            hk.hot_stats = &hs;
+            hog_model *m = train_hooked(d, &o, &hk);
             cr_expect(same_weights(ref, m),
                       "%s, --hot %llu, --update %s, 1 thread: weights differ "
                       "from serial",
@@ -566,11 +575,12 @@ Test(threads, hot_one_thread_folding_inside_epochs)
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 1;
     hog_model *ref = train(d, &o);
-    o.hot_count = HOG_HOT_AUTO;
+    o.hot_features = HOG_HOT_AUTO;
     o.sync_every = 4096;
     hog_hot_stats hs = { .size = sizeof hs };
-    o.hot_stats = &hs;
-    hog_model *m = train(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.hot_stats = &hs;
+    hog_model *m = train_hooked(d, &o, &hk);
     cr_expect_eq(hs.folds, 3 * ((hog_data_rows(d) + 4095) / 4096));
     const float *a = hog_model_weights(ref), *b = hog_model_weights(m);
     double worst = 0;
@@ -617,14 +627,15 @@ Test(threads, hot_fold_rule_by_hand)
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 2;
     o.oversubscribe = 1;
-    o.hot_count = 1;
+    o.hot_features = 1;
     hog_hot_stats hs = { .size = sizeof hs };
-    o.hot_stats = &hs;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.hot_stats = &hs;
     /* epoch 1: w0 = 0 + 0.1 * 1 * 1 = 0.1, w1 = 0 + 0.1 * 3 * 2 = 0.6,
      * fold (0.1 + 0.6) / 2 = 0.35 (a sum of the deltas would give 0.7);
      * epoch 2: w0 = 0.35 + 0.1 * 0.65 = 0.415,
      * w1 = 0.35 + 0.1 * (3 - 0.7) * 2 = 0.81, fold 0.6125 */
-    hog_model *m = train(d, &o);
+    hog_model *m = train_hooked(d, &o, &hk);
     cr_expect_float_eq(hog_model_weights(m)[0], 0.6125f, 1e-6f, "w = %.9g",
                        hog_model_weights(m)[0]);
     cr_expect_eq(hs.hot_features, 1);
@@ -636,7 +647,7 @@ Test(threads, hot_fold_rule_by_hand)
      * sums 1 and 36 add up to G = 37; epoch 2: w0 = 0.1 + 0.9 * 0.1 /
      * sqrt(37.81), w1 = 0.1 + 5.6 * 0.1 / sqrt(37 + 31.36) */
     o.schedule = HOG_SCHED_ADAGRAD;
-    m = train(d, &o);
+    m = train_hooked(d, &o, &hk);
     double w0 = 0.1 + 0.9 * 0.1 / sqrt(37.81);
     double w1 = 0.1 + 5.6 * 0.1 / sqrt(68.36);
     cr_expect(fabs(hog_model_weights(m)[0] - 0.5 * (w0 + w1)) < 1e-5,
@@ -661,7 +672,7 @@ Test(threads, hot_fold_rule_by_hand)
     cr_assert_eq(hog_data_wrap(3, 3, off, y, idx, val, 0, &d, NULL), HOG_OK);
     o.schedule = HOG_SCHED_CONSTANT;
     o.epochs = 1;
-    m = train(d, &o);
+    m = train_hooked(d, &o, &hk);
     cr_expect_float_eq(hog_model_weights(m)[0], (float)(0.98 / 3), 1e-6f,
                        "w = %.9g, by hand %.9g", hog_model_weights(m)[0],
                        0.98 / 3);
@@ -684,7 +695,7 @@ static void hot_accuracy(const char *trn, const char *tst, hog_train_opts o)
     o.oversubscribe = 1;
     const uint64_t ks[] = { HOG_HOT_AUTO, 64 };
     for (size_t i = 0; i < 2; i++) {
-        o.hot_count = ks[i];
+        o.hot_features = ks[i];
         hog_model *m = train(d, &o);
         double acc = accuracy(m, t);
         cr_expect(acc >= b.lo - 0.5,
@@ -741,14 +752,15 @@ Test(threads, hot_private_views_are_deterministic, .timeout = 60)
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 2;
     o.oversubscribe = 1;
-    o.hot_count = hog_data_features(d);
+    o.hot_features = hog_data_features(d);
     o.sync_every = 32;
     hog_hot_stats hs = { .size = sizeof hs };
-    o.hot_stats = &hs;
-    hog_model *a = train(d, &o);
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.hot_stats = &hs;
+    hog_model *a = train_hooked(d, &o, &hk);
     cr_assert_eq(hs.hot_features, hog_data_features(d));
     for (int run = 0; run < 3; run++) {
-        hog_model *m = train(d, &o);
+        hog_model *m = train_hooked(d, &o, &hk);
         cr_expect(same_weights(a, m), "run %d differs from the first", run + 2);
         hog_model_free(m);
     }
@@ -769,17 +781,17 @@ Test(threads, hot_refuses_stripes_and_replicas)
     o.loss = HOG_LOSS_SQUARED;
     o.algo = HOG_ALGO_HOGWILD;
     o.threads = 1;
-    o.hot_count = HOG_HOT_AUTO;
+    o.hot_features = HOG_HOT_AUTO;
     hog_model *m = NULL;
     hog_err err = { { 0 } };
     o.update = HOG_UPDATE_STRIPED;
-    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_expect(strstr(err.msg, "striped"), "message: %s", err.msg);
     o.update = HOG_UPDATE_NONE;
     o.replicas = HOG_REPLICAS_CORE;
     o.threads = 2;
     o.oversubscribe = 1;
-    cr_expect_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_expect_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_expect(strstr(err.msg, "replicas"), "message: %s", err.msg);
     cr_expect_null(m);
     hog_data_free(d);
@@ -804,7 +816,7 @@ Test(threads, checkpoint_resume, .timeout = 60)
         o.l1 = 1e-6;
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = 1;
-        o.hot_count = hot ? HOG_HOT_AUTO : 0;
+        o.hot_features = hot ? HOG_HOT_AUTO : 0;
         hog_model *ref = train(d, &o);
 
         hog_train_opts a = o;
@@ -823,7 +835,7 @@ Test(threads, checkpoint_resume, .timeout = 60)
         a = o;
         a.checkpoint = ck;
         a.checkpoint_rows = 1000;
-        cr_expect_eq(hog_train(d, NULL, &a, &m, &err), HOG_ENOTSUP);
+        cr_expect_eq(hog_train(d, NULL, &a, NULL, &m, &err), HOG_ENOTSUP);
         cr_expect(strstr(err.msg, "whole epochs"), "message: %s", err.msg);
         hog_model_free(ref);
     }

@@ -35,7 +35,7 @@ static hog_model *train(const hog_data *d, const hog_train_opts *o)
 {
     hog_model *m;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     return m;
 }
 
@@ -112,28 +112,28 @@ Test(init, mismatches_are_sentences)
     hog_err err;
     hog_train_opts w = o;
     w.warm_start = m2;
-    cr_assert_eq(hog_train(d4, NULL, &w, &x, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d4, NULL, &w, NULL, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "classes"), "%s", err.msg);
     w.warm_start = m4;
     w.multiclass = HOG_MULTICLASS_SOFTMAX;
-    cr_assert_eq(hog_train(d4, NULL, &w, &x, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d4, NULL, &w, NULL, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "one-vs-rest"), "%s", err.msg);
     w = o;
     w.warm_start = m2;
     w.bias = 0;
-    cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d2, NULL, &w, NULL, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "bias"), "%s", err.msg);
     w = o;
     w.warm_start = m2;
     w.algo = HOG_ALGO_DCD;
     w.update = HOG_UPDATE_ATOMIC;
-    cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d2, NULL, &w, NULL, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "warm start"), "%s", err.msg);
     w = o;
     w.warm_start = m2;
     w.loss = HOG_LOSS_SQUARED;
     w.eta = 0.01;
-    cr_assert_eq(hog_train(d2, NULL, &w, &x, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d2, NULL, &w, NULL, &x, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "regresses"), "%s", err.msg);
     hog_model_free(m2);
     hog_model_free(m4);

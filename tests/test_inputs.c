@@ -364,7 +364,7 @@ Test(inputs, largest_feature_index_agrees_with_the_trainer, .timeout = 30)
     th_opts_init(&o);
     /* The limit agrees; a machine without 64 GiB to spare refuses the
      * dense model for its size, which is another sentence. */
-    hog_status st = hog_train_validate(&o, d, &err);
+    hog_status st = hog_train_validate(&o, NULL, d, &err);
     cr_assert(st == HOG_OK || (strstr(err.msg, "a dense model of them needs") &&
                                !strstr(err.msg, "more than hogtrain supports")),
               "the parser accepted %s but the trainer refuses it: %s", top,

@@ -139,8 +139,8 @@ Test(interactions, crossed_rows_equal_explicit_materialisation)
     o.epochs = 5;
     o.seed = 7;
     hog_model *mx, *mm;
-    cr_assert_eq(hog_train(x, NULL, &o, &mx, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(hog_train(m, NULL, &o, &mm, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(x, NULL, &o, NULL, &mx, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(m, NULL, &o, NULL, &mm, &err), HOG_OK, "%s", err.msg);
     const float *wx = hog_model_weights(mx), *wm = hog_model_weights(mm);
     for (uint64_t j = 0; j <= MASK + 1u; j++)
         cr_assert_float_eq(wx[j], wm[j], 1e-6, "weight %llu",
@@ -238,7 +238,7 @@ Test(interactions, model_spec_carries_them, .timeout = 60)
     o.epochs = 3;
     hog_model *m = NULL;
     hog_err e;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &e), HOG_OK, "%s", e.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &e), HOG_OK, "%s", e.msg);
     hog_model_spec s = { .size = sizeof s };
     hog_model_describe(m, &s);
     cr_assert_str_eq(s.interactions, "ua");

@@ -291,16 +291,16 @@ Test(lbfgs, options_that_do_not_apply_are_refused)
     hog_err err = { { 0 } };
     hog_train_opts o =
         th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_HINGE, 0.0, 0.1, 1, 0.01);
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo lbfgs needs a loss with a continuous "
                               "derivative") && strstr(err.msg, "--algo dcd"),
               "%s", err.msg);
     o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC, 0.0, 0.0, 1, 0.01);
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--algo lbfgs needs l2 > 0"), "%s", err.msg);
     o = th_solver_opts(HOG_ALGO_LBFGS, HOG_LOSS_LOGISTIC, 0.0, 0.1, 1, 0.01);
     o.update = HOG_UPDATE_ATOMIC;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--update applies to --algo"), "%s", err.msg);
     hog_data_free(d);
 

@@ -40,12 +40,19 @@ static const hog_algo every_algo[] = { HOG_ALGO_SERIAL, HOG_ALGO_HOGWILD,
                                        HOG_ALGO_CYCLADES, HOG_ALGO_SCD,
                                        HOG_ALGO_DCD };
 
-static hog_model *train(const hog_data *d, const hog_train_opts *o)
+/* h: the hooks, or NULL */
+static hog_model *train_hooked(const hog_data *d, const hog_train_opts *o,
+                               const hog_train_hooks *h)
 {
     hog_model *m;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, o, h, &m, &err), HOG_OK, "%s", err.msg);
     return m;
+}
+
+static hog_model *train(const hog_data *d, const hog_train_opts *o)
+{
+    return train_hooked(d, o, NULL);
 }
 
 Test(multiclass, classes_in_order_of_first_appearance)
@@ -108,7 +115,6 @@ static void assert_classes_are_binary(const hog_data *d, const hog_model *m,
         if (va) { /* the validation set as the same binary problem */
             vview = binary_view(va, m->classes[c], vy);
             b.validation = &vview;
-            b.valid_stats = NULL;
         }
         hog_model *bm = train(&view, &b);
         cr_assert_eq(memcmp(bm->w, m->w + c * len, len * sizeof *bm->w), 0,
@@ -244,12 +250,11 @@ Test(multiclass, ftrl_classes_stepped_together_equal_their_binary_problems,
         o.threads = threads;
         o.validation = valid;
         hog_valid_stats vs = { .size = sizeof vs };
-        o.valid_stats = &vs;
-        hog_model *e = train(noisy, &o);
+        hog_train_hooks hk = { .size = sizeof hk, .valid_stats = &vs };
+        hog_model *e = train_hooked(noisy, &o, &hk);
         cr_assert(vs.early_stopped && vs.classes_stopped >= 1,
                   "%u classes stopped", vs.classes_stopped);
         cr_assert_lt(vs.epochs_run, 30);
-        o.valid_stats = NULL;
         assert_classes_are_binary(noisy, e, &o, "early stopping");
         hog_model_free(e);
     }
@@ -363,11 +368,12 @@ Test(multiclass, metrics_equal_a_count_by_hand, .timeout = 60)
     hog_train_opts o;
     th_opts_init(&o);
     struct last_stats l = { 0 };
-    o.progress = keep_stats;
-    o.progress_ctx = &l;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = keep_stats;
+    hk.progress_ctx = &l;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, t, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, t, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(l.s.classes, K);
     /* one-vs-rest reports once, after every class's last epoch */
     cr_assert_eq(l.calls, 1);
@@ -440,7 +446,7 @@ Test(multiclass, refusals_are_sentences)
     th_opts_init(&o);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.loss = HOG_LOSS_HINGE;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "logistic loss"), "%s", err.msg);
     /* a distinct label on most rows: regression targets, refused */
     float *y0 = (float *)d->m.y;
@@ -448,7 +454,7 @@ Test(multiclass, refusals_are_sentences)
         y0[i] = (float)i * 0.5f;
     hog_data_scan_labels(d);
     th_opts_init(&o);
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--loss squared"), "%s", err.msg);
     /* one label value: not a classification problem */
     float *y = (float *)d->m.y;
@@ -456,7 +462,7 @@ Test(multiclass, refusals_are_sentences)
         y[i] = 3.0f;
     hog_data_scan_labels(d);
     th_opts_init(&o);
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "one value only"), "%s", err.msg);
     hog_data_free(d);
 }
@@ -478,10 +484,11 @@ static double ovr_accuracy(const char *train, const char *test, uint32_t k,
     if (c_one)
         o.l2 = 1.0 / (double)tr->m.rows;
     struct last_stats l = { 0 };
-    o.progress = keep_stats;
-    o.progress_ctx = &l;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = keep_stats;
+    hk.progress_ctx = &l;
     hog_model *m;
-    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(tr, te, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(m->n_classes, k);
     hog_model_free(m);
     hog_data_free(tr);
@@ -568,12 +575,13 @@ static void train_until_stopped(const hog_data *d, hog_train_opts b,
                                 hog_progress_fn fn, void *ctx)
 {
     b.checkpoint = ck;
-    b.cancel = flag;
-    b.progress = fn;
-    b.progress_ctx = ctx;
+    hog_train_hooks hb = { .size = sizeof hb };
+    hb.cancel = flag;
+    hb.progress = fn;
+    hb.progress_ctx = ctx;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &b, &m, &err), HOG_EINTR, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &b, &hb, &m, &err), HOG_EINTR, "%s", err.msg);
     cr_assert(strstr(err.msg, "checkpoint written"), "%s", err.msg);
 }
 
@@ -605,9 +613,9 @@ Test(multiclass, ovr_stopped_and_resumed_equals_uninterrupted, .timeout = 120)
             hog_train_opts r = o;
             r.resume = ck;
             struct stopper count = { 0, 0, 0 };
-            r.progress = stop_after;
-            r.progress_ctx = &count;
-            m = train(d, &r);
+            hog_train_hooks hr = { .size = sizeof hr, .progress = stop_after,
+                                   .progress_ctx = &count };
+            m = train_hooked(d, &r, &hr);
             /* it went on from the checkpoint: the finished classes and
              * epochs did not run again */
             cr_assert_lt(count.ran, K * 3, "%llu class epochs",
@@ -688,15 +696,16 @@ Test(multiclass, softmax_stopped_and_resumed_equals_uninterrupted,
                 struct epoch_stopper again = { 1, 0, 0 };
                 hog_train_opts b2 = r;
                 b2.checkpoint = ck;
-                b2.cancel = &again.flag;
-                cr_assert_eq(hog_train(d, NULL, &b2, &m, &err), HOG_EINTR);
+                hog_train_hooks hb2 = { .size = sizeof hb2 };
+                hb2.cancel = &again.flag;
+                cr_assert_eq(hog_train(d, NULL, &b2, &hb2, &m, &err), HOG_EINTR);
                 cr_assert(strstr(err.msg, "at row 0 of epoch 1"), "%s",
                           err.msg);
             }
             struct epoch_stopper seen = { 0, 0, 0 };
-            r.progress = stop_at_epoch;
-            r.progress_ctx = &seen;
-            m = train(d, &r);
+            hog_train_hooks hr = { .size = sizeof hr, .progress = stop_at_epoch,
+                                   .progress_ctx = &seen };
+            m = train_hooked(d, &r, &hr);
             /* it went on after the epochs done, not from the start (none
              * left after the last: the checkpoint is the model) */
             cr_assert_eq(seen.first_epoch, after < o.epochs ? after + 1 : 0,
@@ -732,18 +741,18 @@ Test(multiclass, softmax_checkpoints_refuse_other_runs, .timeout = 60)
     r.resume = ck;
     r.multiclass = HOG_MULTICLASS_SOFTMAX;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &r, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &r, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--multiclass ovr (or two classes), not "
                               "softmax"), "%s", err.msg);
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     m = train(d, &o); /* softmax writes ck */
     hog_model_free(m);
     r.multiclass = HOG_MULTICLASS_OVR;
-    cr_assert_eq(hog_train(d, NULL, &r, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &r, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "--multiclass softmax, not ovr"), "%s",
               err.msg);
     o.checkpoint_rows = 100;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_ENOTSUP);
     cr_assert(strstr(err.msg, "after whole epochs only"), "%s", err.msg);
     hog_data_free(d);
 }
@@ -799,18 +808,18 @@ Test(multiclass, given_classes)
     o.classes = order;
     o.n_classes = 3;
     hog_model *m = NULL;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     const double *cl;
     cr_assert_eq(hog_model_classes(m, &cl), 3u);
     cr_assert(cl[0] == 3 && cl[1] == 1 && cl[2] == 2);
     hog_model_free(m);
     o.classes = other;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "label 3 is none of the 3 given classes"), "%s",
               err.msg);
     o.classes = order;
     o.n_classes = 2;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "must be 3 to"), "%s", err.msg);
     hog_data_free(d);
 }

@@ -437,12 +437,13 @@ Test(net, average_hook_in_serial_trainer)
     o.epochs = 3;
     hog_model *plain, *hooked, *scaled;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &plain, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &plain, &err), HOG_OK, "%s", err.msg);
     struct hook_count c = { 0, 0, 1.0f };
-    o.average = count_hook;
-    o.average_ctx = &c;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.average = count_hook;
+    hk.average_ctx = &c;
     o.average_blocks = 7;
-    cr_assert_eq(hog_train(d, NULL, &o, &hooked, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &hooked, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(c.calls, 3 * 7);
     cr_assert_eq(c.n, hog_model_features(plain) + 1); /* + the bias */
     /* Blocks end SGD segments early (the lazy regularization is caught up
@@ -460,19 +461,19 @@ Test(net, average_hook_in_serial_trainer)
     c.calls = 0;
     o.average_blocks = 500;
     hog_model *many;
-    cr_assert_eq(hog_train(d, NULL, &o, &many, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &many, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(c.calls, 3 * 500);
     hog_model_free(many);
     /* Zero the model after every block: the final weights are zero. */
     c = (struct hook_count){ 0, 0, 0.0f };
     o.average_blocks = 2;
-    cr_assert_eq(hog_train(d, NULL, &o, &scaled, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &scaled, &err), HOG_OK, "%s", err.msg);
     for (uint64_t j = 0; j < c.n; j++)
         cr_assert_eq(hog_model_weights(scaled)[j], 0.0f);
     /* Averaging asks for at least one block. */
     o.average_blocks = 0;
     hog_model *none;
-    cr_assert_eq(hog_train(d, NULL, &o, &none, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &none, &err), HOG_EINVAL);
     hog_model_free(plain);
     hog_model_free(hooked);
     hog_model_free(scaled);

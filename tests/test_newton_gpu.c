@@ -334,7 +334,7 @@ Test(newton_gpu, without_a_device_the_library_says_why)
         o.gpus = "0";
         hog_model *m = NULL;
         err.msg[0] = '\0';
-        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOTSUP);
+        cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_ENOTSUP);
         cr_assert_null(m);
         cr_assert(no_cuda_sentence(err.msg), "%s", err.msg);
         /* the solver's products, not GPU replicas */

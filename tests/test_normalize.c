@@ -51,8 +51,8 @@ Test(normalize, raw_scores_equal_the_scaled_problem_and_units_do_not_matter)
     o.normalize = 1;
     hog_model *a, *b;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &a, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(hog_train(big, NULL, &o, &b, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(big, NULL, &o, NULL, &b, &err), HOG_OK, "%s", err.msg);
     /* the same scaled problem either way: the raw scores agree up to the
      * rounding of the scaled copies */
     double *sa = scores(a, d), *sb = scores(b, big);
@@ -71,7 +71,7 @@ Test(normalize, raw_scores_equal_the_scaled_problem_and_units_do_not_matter)
         v[e] = (float)(v[e] * (float)(1.0f / (float)mx[h->m.idx[e]]));
     o.normalize = 0;
     hog_model *c;
-    cr_assert_eq(hog_train(h, NULL, &o, &c, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(h, NULL, &o, NULL, &c, &err), HOG_OK, "%s", err.msg);
     for (uint64_t j = 0; j < 60; j++) {
         float want = mx[j] > 0 ? c->w[j] * (float)(1.0f / (float)mx[j])
                                : c->w[j];

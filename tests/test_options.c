@@ -21,7 +21,7 @@ static hog_train_opts settled(hog_algo algo, hog_loss loss)
     o.algo = algo;
     o.loss = loss;
     hog_err err;
-    cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train_opts_resolve(&o, NULL, &err), HOG_OK, "%s", err.msg);
     return o;
 }
 
@@ -52,16 +52,16 @@ Test(options, resolve_settles_the_defaults_by_algorithm_and_loss)
     hog_train_opts_init(&s);
     s.multiclass = HOG_MULTICLASS_SOFTMAX;
     hog_err err;
-    cr_assert_eq(hog_train_opts_resolve(&s, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train_opts_resolve(&s, NULL, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(s.schedule, HOG_SCHED_ADAGRAD);
     /* what is set stays; a second resolve changes nothing */
     hog_train_opts g;
     hog_train_opts_init(&g);
     g.schedule = HOG_SCHED_CONSTANT;
     g.epochs = 0; /* a warm start's "as it is", not unset */
-    cr_assert_eq(hog_train_opts_resolve(&g, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train_opts_resolve(&g, NULL, &err), HOG_OK, "%s", err.msg);
     hog_train_opts again = g;
-    cr_assert_eq(hog_train_opts_resolve(&again, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train_opts_resolve(&again, NULL, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(memcmp(&g, &again, sizeof g), 0);
     cr_assert_eq(g.schedule, HOG_SCHED_CONSTANT);
     cr_assert_eq(g.epochs, 0);
@@ -105,7 +105,7 @@ Test(options, every_range_is_refused_with_the_options_name)
             memcpy(p, &v, sizeof v);
         }
         hog_err err = { "" };
-        cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_EINVAL,
+        cr_assert_eq(hog_train_opts_resolve(&o, NULL, &err), HOG_EINVAL,
                      "%s = %g was taken", r->field, bad);
         char name[64];
         snprintf(name, sizeof name, "option %s", r->field);
@@ -123,7 +123,7 @@ Test(options, every_range_is_refused_with_the_options_name)
     hog_train_opts_init(&o);
     o.l2 = -1;
     hog_err err;
-    cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train_opts_resolve(&o, NULL, &err), HOG_EINVAL);
     cr_assert_str_eq(err.msg, "the option l2 (--l2, Python alpha) must be a "
                      "finite number >= 0, not -1");
 }
@@ -393,7 +393,7 @@ Test(options, every_conflict_row_refuses_its_example_with_its_sentence)
         memset(&c, 0, sizeof c);
         r->example(&o, &c);
         hog_err err;
-        cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_OK,
+        cr_assert_eq(hog_train_opts_resolve(&o, NULL, &err), HOG_OK,
                      "row %zu (%s): %s", i, r->options, err.msg);
         c.o = &o;
         c.train = r->data == HOG_CONFLICT_CLASSES ? &classes
@@ -411,8 +411,8 @@ Test(options, every_conflict_row_refuses_its_example_with_its_sentence)
         cr_assert_str_eq(err.msg, want.msg, "row %zu (%s)", i, r->options);
         /* the defaults break no row */
         hog_train_opts_init(&o);
-        cr_assert_eq(hog_train_opts_resolve(&o, &err), HOG_OK);
-        hog_conflict_ctx_of(&c, &o, c.train, false);
+        cr_assert_eq(hog_train_opts_resolve(&o, NULL, &err), HOG_OK);
+        hog_conflict_ctx_of(&c, &o, NULL, c.train, false);
         cr_assert_eq(hog_train_conflicts_check(&c, &err), HOG_OK, "%s",
                      err.msg);
     }

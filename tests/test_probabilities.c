@@ -104,7 +104,7 @@ Test(probabilities, softmax_from_scores_and_hinge_refused)
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.epochs = 20;
     hog_model *m;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     double s[18], q[18];
     cr_assert_eq(hog_model_scores(m, d, s, &err), HOG_OK);
     cr_assert_eq(hog_model_probabilities(m, d, q, &err), HOG_OK);
@@ -121,7 +121,7 @@ Test(probabilities, softmax_from_scores_and_hinge_refused)
     hog_model_free(m);
     o.multiclass = HOG_MULTICLASS_OVR;
     o.loss = HOG_LOSS_HINGE;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_model_probabilities(m, d, q, &err), HOG_ENOTSUP);
     cr_assert(strstr(err.msg, "logistic"), "%s", err.msg);
     char mp[300], out[2048];

@@ -311,7 +311,7 @@ Test(reliability, hog_train_refuses_a_model_larger_than_memory)
     th_opts_init(&o);
     o.epochs = 1;
     hog_model *m = NULL;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENOMEM, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_ENOMEM, "%s", err.msg);
     cr_assert_null(m);
     cr_assert(strstr(err.msg, "spans 4000000000 features") &&
                   strstr(err.msg, "needs 59.6 GiB for the weights, a working "

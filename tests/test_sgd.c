@@ -113,7 +113,7 @@ static int assert_lazy_equals_eager(hog_loss loss, hog_schedule sched,
     o.seed = 5;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     double *ref = eager_train(d, &o, NULL);
     const float *w = hog_model_weights(m);
     int nonzero = 0, zero = 0;
@@ -262,7 +262,7 @@ static void train_synth(uint64_t seed, float *out, uint64_t nw)
     o.l1 = 1e-3;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     memcpy(out, hog_model_weights(m), nw * sizeof *out);
     hog_model_free(m);
     hog_data_free(d);
@@ -287,7 +287,7 @@ static hog_status try_opts(hog_data *d, void (*set)(hog_train_opts *),
     th_opts_init(&o);
     set(&o);
     hog_model *m = NULL;
-    hog_status st = hog_train(d, NULL, &o, &m, err);
+    hog_status st = hog_train(d, NULL, &o, NULL, &m, err);
     hog_model_free(m);
     return st;
 }
@@ -339,11 +339,11 @@ Test(sgd, classification_loss_refuses_real_labels)
     th_opts_init(&o);
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "squared"), "%s", err.msg);
     o.loss = HOG_LOSS_SQUARED;
     o.eta = 0.01;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(m->labels, HOG_LABELS_REAL);
     hog_model_free(m);
     hog_data_free(d);
@@ -380,11 +380,12 @@ Test(sgd, progress_reports_every_epoch_with_metrics)
     th_opts_init(&o);
     o.epochs = 4;
     struct seen v = { 0 };
-    o.progress = on_progress;
-    o.progress_ctx = &v;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = on_progress;
+    hk.progress_ctx = &v;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(tr, te, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(v.epochs, 4);
     cr_assert_eq(v.bad, 0);
     const hog_epoch_stats *s = &v.last;
@@ -417,7 +418,7 @@ Test(sgd, parallel_metrics_equal_serial_metrics_exactly)
         o.epochs = 1;
         hog_model *m;
         hog_err err;
-        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
         struct hog_metrics one, many;
         cr_assert_eq(hog_metrics_eval(m, d, &one, &err), HOG_OK, "%s", err.msg);
         cr_assert(isfinite(one.loss));
@@ -468,14 +469,15 @@ Test(sgd, metrics_every_k_epochs_for_serial_sgd)
         th_opts_init(&o);
         o.epochs = 5;
         struct history h = { 0 };
+        hog_train_hooks hk = { .size = sizeof hk };
         if (k >= 0) { /* k == -1: no callback, no metrics */
             o.metrics_every = every[k];
-            o.progress = on_history;
-            o.progress_ctx = &h;
+            hk.progress = on_history;
+            hk.progress_ctx = &h;
         }
         hog_model *m;
         hog_err err;
-        cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(hog_train(tr, te, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
         if (k < 0) {
             ref = m;
             continue;
@@ -532,13 +534,14 @@ Test(sgd, progressive_metrics_equal_the_eager_reference)
             hog_epoch_stats got[3][3]; /* serial, 1 thread, 2 threads */
             for (int run = 0; run < 3; run++) {
                 struct history h = { 0 };
-                o.progress = on_history;
-                o.progress_ctx = &h;
+                hog_train_hooks hk = { .size = sizeof hk };
+                hk.progress = on_history;
+                hk.progress_ctx = &h;
                 o.algo = run ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
                 o.threads = run ? (unsigned)run : 0;
                 hog_model *m;
                 hog_err err;
-                cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s",
+                cr_assert_eq(hog_train(d, NULL, &o, &hk, &m, &err), HOG_OK, "%s",
                              err.msg);
                 cr_assert_eq(h.n, 3);
                 memcpy(got[run], h.s, sizeof got[run]);
@@ -631,10 +634,11 @@ Test(sgd, hogwild_progressive_figures_count_every_row_once)
         o.algo = run ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
         o.threads = run ? (unsigned)run + 1 : 0;
         o.oversubscribe = 1; /* 3 threads on a 2-core machine */
-        o.progress = on_history;
-        o.progress_ctx = &h[run];
+        hog_train_hooks hk = { .size = sizeof hk };
+        hk.progress = on_history;
+        hk.progress_ctx = &h[run];
         hog_model *m;
-        cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(hog_train(d, NULL, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
         hog_model_free(m);
         cr_assert_eq(h[run].n, E);
     }
@@ -662,11 +666,12 @@ Test(sgd, squared_loss_fits_a_linear_target)
     o.l2 = 0;
     o.epochs = 10;
     struct seen v = { 0 };
-    o.progress = on_progress;
-    o.progress_ctx = &v;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = on_progress;
+    hk.progress_ctx = &v;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
     /* noise sd 0.5: the best RMSE is about 0.5 */
     cr_assert(v.last.train_rmse < 0.6, "rmse %g", v.last.train_rmse);
     cr_assert(isnan(v.last.train_accuracy));
@@ -684,7 +689,7 @@ Test(sgd, l1_gives_sparse_models)
     o.epochs = 5;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &m, &err), HOG_OK, "%s", err.msg);
     int zero = 0;
     for (int j = 0; j < 60; j++)
         zero += m->w[j] == 0.0f;
@@ -722,10 +727,11 @@ static double accuracy_with(const char *train_name, const char *test_name,
     if (l2_per_row)
         o.l2 = 1.0 / (double)hog_data_rows(tr);
     struct seen v = { 0 };
-    o.progress = on_progress;
-    o.progress_ctx = &v;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.progress = on_progress;
+    hk.progress_ctx = &v;
     hog_model *m;
-    cr_assert_eq(hog_train(tr, te, &o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(tr, te, &o, &hk, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(v.epochs, o.epochs);
     double acc = 100.0 * v.last.test_accuracy;
     cr_log_info("%s: test accuracy %.4f%% after %u epochs (%.3f s)",

@@ -85,13 +85,20 @@ static hog_train_opts softmax_opts(void)
     return o;
 }
 
-static hog_model *train_ok(const hog_data *d, const hog_train_opts *o)
+/* h: the hooks, or NULL */
+static hog_model *train_hooked(const hog_data *d, const hog_train_opts *o,
+                               const hog_train_hooks *h)
 {
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, o, h, &m, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_model_multiclass(m), HOG_MULTICLASS_SOFTMAX);
     return m;
+}
+
+static hog_model *train_ok(const hog_data *d, const hog_train_opts *o)
+{
+    return train_hooked(d, o, NULL);
 }
 
 static double accuracy(const hog_model *m, const hog_data *d)
@@ -492,9 +499,9 @@ Test(softmax, progressive_metrics_equal_the_dense_reference)
         hog_train_opts o = reg_opts(i, 3);
         hog_model *quiet = train_ok(d, &o);
         struct th_prog ps = { 0 }, ph = { 0 };
-        o.progress = th_on_prog;
-        o.progress_ctx = &ps;
-        hog_model *m = train_ok(d, &o);
+        hog_train_hooks hk = { .size = sizeof hk, .progress = th_on_prog,
+                               .progress_ctx = &ps };
+        hog_model *m = train_hooked(d, &o, &hk);
         const uint64_t len = (hog_data_features(d) + 1) *
                              hog_model_classes(m, NULL);
         cr_assert(memcmp(hog_model_weights(m), hog_model_weights(quiet),
@@ -503,8 +510,8 @@ Test(softmax, progressive_metrics_equal_the_dense_reference)
                   reg_cases[i].what);
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = 1;
-        o.progress_ctx = &ph;
-        hog_model_free(train_ok(d, &o));
+        hk.progress_ctx = &ph;
+        hog_model_free(train_hooked(d, &o, &hk));
         double ref[6];
         free(dense_train(d, &o, m, NULL, ref));
         cr_assert_eq(ps.n, 3);
@@ -561,12 +568,13 @@ Test(softmax, averaged_at_every_block_end)
             uint64_t nb = blocks[(i + (size_t)algo) % 2];
             hog_train_opts o = reg_opts(i, 2);
             struct hook h = { .scale = 0.5f };
-            o.average = scale_hook;
-            o.average_ctx = &h;
+            hog_train_hooks hk = { .size = sizeof hk };
+            hk.average = scale_hook;
+            hk.average_ctx = &h;
             o.average_blocks = nb;
             o.algo = algo ? HOG_ALGO_HOGWILD : HOG_ALGO_SERIAL;
             o.threads = 1;
-            hog_model *m = train_ok(d, &o);
+            hog_model *m = train_hooked(d, &o, &hk);
             const uint64_t len = (hog_data_features(d) + 1) *
                                  hog_model_classes(m, NULL);
             cr_assert_eq(h.calls, 2 * nb, "%s: %llu calls",
@@ -590,12 +598,12 @@ Test(softmax, averaged_at_every_block_end)
         }
     hog_train_opts o = reg_opts(7, 2);
     struct hook h = { .scale = 1.0f, .fail = true };
-    o.average = scale_hook;
-    o.average_ctx = &h;
+    hog_train_hooks hk = { .size = sizeof hk, .average = scale_hook,
+                           .average_ctx = &h };
     o.average_blocks = 3;
     hog_model *m;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), HOG_ENET, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, &hk, &m, &err), HOG_ENET, "%s", err.msg);
     cr_assert(strstr(err.msg, "rank 1 is gone"), "%s", err.msg);
     cr_assert_eq(h.calls, 1, "training went on after the hook failed");
     hog_data_free(d);
@@ -667,15 +675,23 @@ Test(softmax, many_classes_and_empty_rows)
 
 /* ---- the front door ------------------------------------------------------------- */
 
-static void assert_refused(const hog_data *d, hog_train_opts o,
-                           hog_status want, const char *needle)
+/* h: the hooks, or NULL */
+static void assert_refused_hooked(const hog_data *d, hog_train_opts o,
+                                  const hog_train_hooks *h, hog_status want,
+                                  const char *needle)
 {
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train(d, NULL, &o, &m, &err), want, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, h, &m, &err), want, "%s", err.msg);
     cr_assert_null(m);
     cr_assert(strstr(err.msg, needle), "message: %s", err.msg);
     cr_log_info("refused: %s", err.msg);
+}
+
+static void assert_refused(const hog_data *d, hog_train_opts o,
+                           hog_status want, const char *needle)
+{
+    assert_refused_hooked(d, o, NULL, want, needle);
 }
 
 Test(softmax, refuses_what_it_does_not_run)
@@ -700,7 +716,7 @@ Test(softmax, refuses_what_it_does_not_run)
     o.replicas = HOG_REPLICAS_CORE;
     assert_refused(d, o, HOG_ENOTSUP, "drop --replicas");
     o.replicas = HOG_REPLICAS_SHARED;
-    o.hot_count = 4;
+    o.hot_features = 4;
     assert_refused(d, o, HOG_ENOTSUP, "drop --hot");
     o = softmax_opts();
     o.threads = 2; /* the serial trainer */
@@ -725,13 +741,13 @@ Test(softmax, a_cancelled_run_stops_with_a_sentence)
     volatile sig_atomic_t flag = 1;
     for (int a = 0; a < 2; a++) {
         hog_train_opts o = softmax_opts();
-        o.cancel = &flag;
+        hog_train_hooks hk = { .size = sizeof hk, .cancel = &flag };
         if (a) {
             o.algo = HOG_ALGO_HOGWILD;
             o.threads = 2;
             o.oversubscribe = 1;
         }
-        assert_refused(d, o, HOG_EINTR, "training interrupted");
+        assert_refused_hooked(d, o, &hk, HOG_EINTR, "training interrupted");
     }
     hog_data_free(d);
 }
@@ -743,9 +759,9 @@ Test(softmax, two_labels_stay_the_binary_problem)
     hog_train_opts o = softmax_opts();
     hog_model *a, *b;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &a, &err), HOG_OK, "%s", err.msg);
     o.multiclass = HOG_MULTICLASS_OVR;
-    cr_assert_eq(hog_train(d, NULL, &o, &b, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &b, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(hog_model_classes(a, NULL), 0, "two labels: one vector");
     cr_assert(memcmp(hog_model_weights(a), hog_model_weights(b),
                      21 * sizeof(float)) == 0);

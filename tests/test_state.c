@@ -147,7 +147,7 @@ Test(state, another_schedule_is_refused_with_a_sentence)
     o.warm_start = m;
     hog_model *out = NULL;
     hog_err err;
-    cr_assert_eq(hog_train(d, NULL, &o, &out, &err), HOG_EINVAL);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &out, &err), HOG_EINVAL);
     cr_assert(strstr(err.msg, "optimizer state of schedule 3"), "%s",
               err.msg);
     hog_model_free(m);

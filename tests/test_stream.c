@@ -227,7 +227,7 @@ Test(stream, corrupt_chunk_names_chunk_and_offset)
         o.io = ios[i];
         o.mem_budget = 4 << 20;
         hog_model *m;
-        cr_assert_eq(hog_train_stream(f, NULL, &o, &m, &err), HOG_ECORRUPT);
+        cr_assert_eq(hog_train_stream(f, NULL, &o, NULL, &m, &err), HOG_ECORRUPT);
         cr_assert(strstr(err.msg, want), "%s", err.msg);
         cr_assert(strstr(err.msg, f), "%s", err.msg);
     }
@@ -247,7 +247,7 @@ Test(stream, truncated_file_is_refused_with_chunk_and_offset)
     hog_train_opts o;
     th_opts_init(&o);
     hog_model *m;
-    cr_assert_eq(hog_train_stream(f, NULL, &o, &m, &err), HOG_ECORRUPT);
+    cr_assert_eq(hog_train_stream(f, NULL, &o, NULL, &m, &err), HOG_ECORRUPT);
     cr_assert(strstr(err.msg, "truncated in chunk 4 at offset"), "%s", err.msg);
 }
 

@@ -25,24 +25,29 @@
 
 /* ---- training ------------------------------------------------------------------ */
 
-static hog_model *train_mem(const char *path, const hog_train_opts *o)
+/* h: the hooks, or NULL */
+static hog_model *train_mem(const char *path, const hog_train_opts *o,
+                            const hog_train_hooks *h)
 {
     hog_data *d;
     hog_err err;
     cr_assert_eq(hog_data_load(path, NULL, &d, &err), HOG_OK, "%s", err.msg);
     hog_model *m;
-    cr_assert_eq(hog_train(d, NULL, o, &m, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, o, h, &m, &err), HOG_OK, "%s", err.msg);
     hog_data_free(d);
     return m;
 }
 
 static hog_model *train_stream(const char *path, hog_train_opts *o,
-                               hog_stream_stats *ss)
+                               const hog_train_hooks *h, hog_stream_stats *ss)
 {
     hog_model *m;
     hog_err err;
-    o->stream_stats = ss;
-    cr_assert_eq(hog_train_stream(path, NULL, o, &m, &err), HOG_OK, "%s",
+    hog_train_hooks with = { .size = sizeof with };
+    if (h)
+        with = *h;
+    with.stream_stats = ss;
+    cr_assert_eq(hog_train_stream(path, NULL, o, &with, &m, &err), HOG_OK, "%s",
                  err.msg);
     return m;
 }
@@ -86,14 +91,13 @@ Test(stream, serial_whole_file_window_equals_in_memory_bit_for_bit)
         o.epochs = 3;
         o.seed = 5 + i;
         o.io = cases[i].io;
-        o.log = NULL;
         struct th_prog pa = { 0 }, pb = { 0 };
-        o.progress = th_on_prog;
-        o.progress_ctx = &pa;
-        hog_model *a = train_mem(f, &o);
+        hog_train_hooks hk = { .size = sizeof hk, .progress = th_on_prog,
+                               .progress_ctx = &pa };
+        hog_model *a = train_mem(f, &o, &hk);
         hog_stream_stats ss = { .size = sizeof ss };
-        o.progress_ctx = &pb;
-        hog_model *b = train_stream(f, &o, &ss);
+        hk.progress_ctx = &pb;
+        hog_model *b = train_stream(f, &o, &hk, &ss);
         cr_assert_gt(ss.slots, 1);
         cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
         char what[64];
@@ -185,14 +189,14 @@ Test(stream, serial_windowed_order_equals_in_memory_replay)
     /* A ring of 6 buffers (plus the row order): windows of 3 chunks. */
     o.mem_budget = 6 * chunk + chunk / 2;
     hog_stream_stats ss = { .size = sizeof ss };
-    hog_model *a = train_stream(f, &o, &ss);
+    hog_model *a = train_stream(f, &o, NULL, &ss);
     cr_assert_eq(ss.window, 3, "window %u", ss.window);
     cr_assert_lt(ss.window, nc);
     hog_model *b = replay(f, &o, ss.window);
     assert_same_weights(a, b, "windowed order");
     /* And the backend does not matter. */
     o.io = HOG_IO_PREAD;
-    hog_model *c = train_stream(f, &o, &ss);
+    hog_model *c = train_stream(f, &o, NULL, &ss);
     assert_same_weights(a, c, "pread");
     hog_model_free(a);
     hog_model_free(b);
@@ -249,10 +253,9 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
     th_opts_init(&o);
     o.epochs = 2;
     o.threads = 1;
-    o.log = NULL;
-    hog_model *a = train_mem(hgb, &o);
+    hog_model *a = train_mem(hgb, &o, NULL);
     hog_stream_stats ss = { .size = sizeof ss };
-    hog_model *b = train_stream(hgb, &o, &ss);
+    hog_model *b = train_stream(hgb, &o, NULL, &ss);
     cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
     const double *ca, *cb;
     cr_assert_eq(hog_model_classes(a, &ca), 20u);
@@ -276,9 +279,8 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
         q.schedule = sm[i].schedule;
         q.l1 = sm[i].l1;
         q.eta = q.schedule == HOG_SCHED_ADAGRAD ? 0.3 : 0.1;
-        q.stream_stats = NULL;
-        a = train_mem(hgb, &q);
-        b = train_stream(hgb, &q, &ss);
+        a = train_mem(hgb, &q, NULL);
+        b = train_stream(hgb, &q, NULL, &ss);
         cr_assert_eq(ss.window, ss.slots, "the whole file fits: one window");
         const double *ka, *kb;
         cr_assert_eq(hog_model_classes(a, &ka), 20u);
@@ -295,16 +297,14 @@ Test(stream, classes_whole_file_window_equal_in_memory, .timeout = 120)
     /* the cancel flag (Ctrl-C): a sentence, no model */
     static volatile sig_atomic_t stop = 1;
     hog_train_opts q = o;
-    q.cancel = &stop;
-    q.stream_stats = NULL;
+    hog_train_hooks hq = { .size = sizeof hq, .cancel = &stop };
     b = NULL;
-    cr_assert_eq(hog_train_stream(hgb, NULL, &q, &b, &err), HOG_EINTR);
+    cr_assert_eq(hog_train_stream(hgb, NULL, &q, &hq, &b, &err), HOG_EINTR);
     cr_assert(strstr(err.msg, "training interrupted at row"), "%s", err.msg);
     cr_assert_null(b);
     /* what it does not do: a sentence each */
     o.algo = HOG_ALGO_HOGWILD;
-    o.stream_stats = NULL;
-    cr_assert_eq(hog_train_stream(hgb, NULL, &o, &b, &err), HOG_ENOTSUP);
+    cr_assert_eq(hog_train_stream(hgb, NULL, &o, NULL, &b, &err), HOG_ENOTSUP);
     cr_assert(strstr(err.msg, "streamed softmax training (--stream "
                               "--multiclass softmax) runs --algo serial only"),
               "%s", err.msg);
@@ -325,10 +325,10 @@ Test(stream, cancel_stops_every_streamed_trainer)
         o.algo = algo[i];
         o.threads = 1;
         o.epochs = 50;
-        o.cancel = &stop;
+        hog_train_hooks hk = { .size = sizeof hk, .cancel = &stop };
         hog_model *m = NULL;
         hog_err err;
-        cr_assert_eq(hog_train_stream(f, NULL, &o, &m, &err), HOG_EINTR,
+        cr_assert_eq(hog_train_stream(f, NULL, &o, &hk, &m, &err), HOG_EINTR,
                      "algorithm %d", (int)algo[i]);
         cr_assert(strstr(err.msg, "training interrupted at row"), "%s",
                   err.msg);
@@ -350,13 +350,13 @@ Test(threads, streamed_hogwild_one_thread_whole_file_equals_serial)
         th_opts_init(&o);
         o.epochs = 2;
         o.l1 = 1e-5;
-        hog_model *a = train_mem(f, &o);
+        hog_model *a = train_mem(f, &o, NULL);
         o.algo = HOG_ALGO_HOGWILD;
         o.threads = 1;
         o.update = modes[i];
         o.oversubscribe = 1;
         hog_stream_stats ss = { .size = sizeof ss };
-        hog_model *b = train_stream(f, &o, &ss);
+        hog_model *b = train_stream(f, &o, NULL, &ss);
         cr_assert_eq(ss.window, ss.slots);
         assert_same_weights(a, b, "hogwild, 1 thread");
         hog_model_free(a);
@@ -385,13 +385,13 @@ Test(threads, streamed_hogwild_two_threads_learns_like_in_memory)
     o.threads = 2;
     o.oversubscribe = 1;
     hog_model *a;
-    cr_assert_eq(hog_train(d, NULL, &o, &a, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &a, &err), HOG_OK, "%s", err.msg);
     o.mem_budget = 8 * chunk + chunk / 2;
     hog_io_backend ios[] = { HOG_IO_AUTO, HOG_IO_PREAD };
     for (int i = 0; i < 2; i++) {
         o.io = ios[i];
         hog_stream_stats ss = { .size = sizeof ss };
-        hog_model *b = train_stream(f, &o, &ss);
+        hog_model *b = train_stream(f, &o, NULL, &ss);
         cr_assert_eq(ss.window, 4, "window %u", ss.window);
         double la = 0, lb = 0;
         for (uint64_t r = 0; r < d->m.rows; r++) {

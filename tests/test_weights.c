@@ -126,7 +126,7 @@ static hog_model *train_ok(const hog_data *d, const hog_train_opts *o,
 {
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    hog_status s = hog_train(d, NULL, o, &m, &err);
+    hog_status s = hog_train(d, NULL, o, NULL, &m, &err);
     cr_assert_eq(s, HOG_OK, "%s: %s", what, err.msg);
     return m;
 }
@@ -135,7 +135,7 @@ static hog_status train_err(const hog_data *d, const hog_train_opts *o,
                             hog_err *err)
 {
     hog_model *m = NULL;
-    hog_status s = hog_train(d, NULL, o, &m, err);
+    hog_status s = hog_train(d, NULL, o, NULL, &m, err);
     hog_model_free(m);
     return s;
 }
@@ -170,7 +170,7 @@ struct algo_case {
     double l1, l2;
     unsigned threads;
     hog_update update;
-    uint64_t hot_count;   /* Hogwild! --hot K */
+    uint64_t hot_features; /* Hogwild! --hot K */
     int cyc_hot;          /* Cyclades: hot features on */
     bool classes;         /* three classes (one-vs-rest, or softmax) */
     hog_multiclass mc;
@@ -190,8 +190,8 @@ static hog_train_opts case_opts(const struct algo_case *c)
     o.l2 = c->l2;
     o.threads = c->threads;
     o.update = c->update;
-    o.hot_count = c->hot_count;
-    o.hot = c->cyc_hot;
+    o.hot_features = c->hot_features;
+    o.cyclades_hot_degree = c->cyc_hot ? HOG_HOT_AUTO : 0;
     o.multiclass = c->mc;
     o.epochs = 3;
     o.seed = 9;
@@ -584,15 +584,15 @@ Test(weights, every_algorithm_takes_the_weights, .timeout = 240)
     o.algo = HOG_ALGO_HOGWILD;
     for (int u = HOG_UPDATE_NONE; u <= HOG_UPDATE_MUTEX + 1; u++) {
         o.update = u <= HOG_UPDATE_MUTEX ? (hog_update)u : HOG_UPDATE_NONE;
-        o.hot_count = u > HOG_UPDATE_MUTEX ? 4 : 0;
+        o.hot_features = u > HOG_UPDATE_MUTEX ? 4 : 0;
         hog_model *h = train_ok(d, &o, "hogwild");
         cr_assert(same_weights(serial, h), "one Hogwild! thread, update %d, "
                   "hot %llu: not the serial weighted model", u,
-                  (unsigned long long)o.hot_count);
+                  (unsigned long long)o.hot_features);
         hog_model_free(h);
     }
     o.update = HOG_UPDATE_NONE;
-    o.hot_count = 0;
+    o.hot_features = 0;
     for (int r = HOG_REPLICAS_NODE; r <= HOG_REPLICAS_CORE; r++) {
         o.replicas = (hog_replicas)r; /* one thread: one replica */
         hog_model *h = train_ok(d, &o, "hogwild replicas");
@@ -716,7 +716,7 @@ Test(weights, bad_weights_are_refused_with_a_sentence)
     /* streamed training is refused before the file is opened */
     hog_model *m = NULL;
     hog_err err = { { 0 } };
-    cr_assert_eq(hog_train_stream("/nonexistent.hgb", NULL, &o, &m, &err),
+    cr_assert_eq(hog_train_stream("/nonexistent.hgb", NULL, &o, NULL, &m, &err),
                  HOG_ENOTSUP, "%s", err.msg);
     cr_assert(strstr(err.msg, "streamed training does not take row or class "
                               "weights"), "%s", err.msg);

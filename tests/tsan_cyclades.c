@@ -53,7 +53,7 @@ static hog_model *fit(const hog_data *d, const hog_train_opts *base,
     o.threads = threads;
     hog_model *m;
     hog_err err;
-    if (hog_train(d, NULL, &o, &m, &err) != HOG_OK) {
+    if (hog_train(d, NULL, &o, NULL, &m, &err) != HOG_OK) {
         fprintf(stderr, "FAIL: %s\n", err.msg);
         exit(1);
     }
@@ -89,14 +89,15 @@ static void cancel_and_resume(const hog_data *d, const hog_train_opts *base)
     o.threads = 4;
     o.checkpoint = ck;
     o.checkpoint_rows = 100;
-    o.cancel = &flag;
+    hog_train_hooks hk = { .size = sizeof hk };
+    hk.cancel = &flag;
     hog_model *m = NULL;
     hog_err err;
-    CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR);
+    CHECK(hog_train(d, NULL, &o, &hk, &m, &err) == HOG_EINTR);
     flag = 0;
     o.resume = ck;
     o.threads = 2;
-    CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_OK);
+    CHECK(hog_train(d, NULL, &o, &hk, &m, &err) == HOG_OK);
     CHECK(memcmp(ref->w, m->w, (d->n_features + 1) * sizeof(float)) == 0);
     hog_model_free(m);
     hog_model_free(ref);
@@ -111,7 +112,7 @@ int main(void)
     hog_train_opts_init(&o);
     o.epochs = 2;
     o.batch_size = 48;
-    o.hot_degree = 60;
+    o.cyclades_hot_degree = 60;
     o.l1 = 1e-4;
     o.l2 = 1e-3;
     same_at_1_2_4(d, &o, "hot features, L1 + L2, invscaling");
@@ -124,7 +125,7 @@ int main(void)
     o.l1 = 0;
     o.l2 = 1.9;
     same_at_1_2_4(d, &o, "segments ending inside batches");
-    o.hot = 0;
+    o.cyclades_hot_degree = 0;
     o.l2 = 1e-3;
     same_at_1_2_4(d, &o, "hot off");
     hog_data_free(d);
@@ -135,7 +136,7 @@ int main(void)
     o.multiclass = HOG_MULTICLASS_SOFTMAX;
     o.epochs = 2;
     o.batch_size = 48;
-    o.hot_degree = 60;
+    o.cyclades_hot_degree = 60;
     o.l1 = 1e-4;
     same_at_1_2_4(k4, &o, "softmax, AdaGrad, L1 + L2, hot features");
     o.schedule = HOG_SCHED_CONSTANT;

@@ -48,11 +48,12 @@ static hog_data *synth(uint64_t rows, uint32_t nf)
  * update or a corrupted model lands near 50%. */
 #define ACC_TOL 10.0
 
-static double train_acc(const hog_data *d, const hog_train_opts *o)
+static double train_acc(const hog_data *d, const hog_train_opts *o,
+                        const hog_train_hooks *h)
 {
     hog_model *m;
     hog_err err;
-    hog_status s = hog_train(d, NULL, o, &m, &err);
+    hog_status s = hog_train(d, NULL, o, h, &m, &err);
     if (s != HOG_OK)
         fprintf(stderr, "hog_train: %s\n", err.msg);
     CHECK(s == HOG_OK);
@@ -64,6 +65,7 @@ static double train_acc(const hog_data *d, const hog_train_opts *o)
 
 int main(void)
 {
+    hog_train_hooks hk = { .size = sizeof hk };
     hog_data *d = synth(3000, 400);
     hog_train_opts o;
     hog_train_opts_init(&o);
@@ -74,7 +76,7 @@ int main(void)
      * (main's default became AdaGrad, which fits this set better) */
     o.schedule = HOG_SCHED_INVSCALING;
     o.eta = 0.5;
-    double base = train_acc(d, &o);
+    double base = train_acc(d, &o, &hk);
     CHECK(base > 80.0);
 
     o.algo = HOG_ALGO_HOGWILD;
@@ -89,7 +91,7 @@ int main(void)
             for (unsigned t = 2; t <= 4; t += 2) {
                 o.update = (hog_update)u;
                 o.threads = t;
-                double acc = train_acc(d, &o);
+                double acc = train_acc(d, &o, &hk);
                 printf("schedule %d, update %d, %u threads: %.2f%% (serial "
                        "%.2f%%)\n",
                        sched, u, t, acc, base);
@@ -103,7 +105,7 @@ int main(void)
         o.replicas = (hog_replicas)r;
         o.sync_every = 500;
         o.threads = 3;
-        double acc = train_acc(d, &o);
+        double acc = train_acc(d, &o, &hk);
         printf("replicas %d: %.2f%%\n", r, acc);
         CHECK(acc > base - ACC_TOL);
     }
@@ -124,10 +126,10 @@ int main(void)
                 /* auto takes about half of this small set's features:
                  * then the averaging costs what --replicas core costs
                  * here, 5 points with AdaGrad at 4 threads */
-                o.hot_count = t == 2 || sched ? 4 : HOG_HOT_AUTO;
+                o.hot_features = t == 2 || sched ? 4 : HOG_HOT_AUTO;
                 o.sync_every = t == 2 ? 500 : 250;
-                o.hot_stats = &hs;
-                double acc = train_acc(d, &o);
+                hk.hot_stats = &hs;
+                double acc = train_acc(d, &o, &hk);
                 printf("hot %llu (%llu folds), schedule %d, update %d, %u "
                        "threads: %.2f%% (serial %.2f%%)\n",
                        (unsigned long long)hs.hot_features,
@@ -139,16 +141,16 @@ int main(void)
     }
     /* a raised cancel flag: every thread stops at its next block */
     volatile sig_atomic_t flag = 1;
-    o.cancel = &flag;
+    hk.cancel = &flag;
     o.threads = 3;
     {
         hog_model *m = NULL;
         hog_err err;
-        CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR && m == NULL);
+        CHECK(hog_train(d, NULL, &o, &hk, &m, &err) == HOG_EINTR && m == NULL);
     }
-    o.cancel = NULL;
-    o.hot_count = 0;
-    o.hot_stats = NULL;
+    hk.cancel = NULL;
+    o.hot_features = 0;
+    hk.hot_stats = NULL;
     o.update = HOG_UPDATE_NONE;
     o.schedule = HOG_SCHED_INVSCALING;
     o.eta = 0.5;
@@ -157,7 +159,7 @@ int main(void)
     d = synth(3, 64);
     o.threads = 5;
     o.replicas = HOG_REPLICAS_CORE;
-    (void)train_acc(d, &o);
+    (void)train_acc(d, &o, &hk);
     hog_data_free(d);
     puts("tsan_hogwild: ok");
     return 0;

@@ -64,11 +64,12 @@ static hog_data *synth(uint64_t rows, uint32_t nf)
     return d;
 }
 
-static double train_acc(const hog_data *d, const hog_train_opts *o)
+static double train_acc(const hog_data *d, const hog_train_opts *o,
+                        const hog_train_hooks *h)
 {
     hog_model *m;
     hog_err err;
-    hog_status s = hog_train(d, NULL, o, &m, &err);
+    hog_status s = hog_train(d, NULL, o, h, &m, &err);
     if (s != HOG_OK)
         fprintf(stderr, "hog_train: %s\n", err.msg);
     CHECK(s == HOG_OK);
@@ -92,6 +93,7 @@ static hog_status identity_average(void *ctx, float *w, uint64_t n,
 
 int main(void)
 {
+    hog_train_hooks hk = { .size = sizeof hk };
     static const struct {
         hog_schedule sched;
         double eta, l1, l2;
@@ -115,13 +117,13 @@ int main(void)
         o.l2 = kinds[k].l2;
         o.algo = HOG_ALGO_SERIAL;
         o.threads = 1;
-        double base = train_acc(d, &o);
+        double base = train_acc(d, &o, &hk);
         CHECK(base > 70.0);
         o.algo = HOG_ALGO_HOGWILD;
         o.oversubscribe = 1;
         for (unsigned t = 2; t <= 4; t += 2) {
             o.threads = t;
-            double acc = train_acc(d, &o);
+            double acc = train_acc(d, &o, &hk);
             printf("kind %zu, %u threads: %.2f%% (serial %.2f%%)\n", k, t,
                    acc, base);
             /* a broken update lands near 25% */
@@ -130,14 +132,14 @@ int main(void)
     }
     /* a raised cancel flag: every thread stops at its next block */
     volatile sig_atomic_t flag = 1;
-    o.cancel = &flag;
+    hk.cancel = &flag;
     o.threads = 3;
     {
         hog_model *m = NULL;
         hog_err err;
-        CHECK(hog_train(d, NULL, &o, &m, &err) == HOG_EINTR && m == NULL);
+        CHECK(hog_train(d, NULL, &o, &hk, &m, &err) == HOG_EINTR && m == NULL);
     }
-    o.cancel = NULL;
+    hk.cancel = NULL;
     /* row weights (docs/TRAINING.md, "Weights"): 2 on every third row,
      * read by every thread, and balanced class weights */
     float *rw = malloc(d->m.rows * sizeof *rw);
@@ -147,23 +149,23 @@ int main(void)
     o.row_weights = rw;
     o.class_weight_balanced = 1;
     o.threads = 2;
-    printf("weighted, 2 threads: %.2f%%\n", train_acc(d, &o));
+    printf("weighted, 2 threads: %.2f%%\n", train_acc(d, &o, &hk));
     o.row_weights = NULL;
     o.class_weight_balanced = 0;
     free(rw);
     /* across processes (--world): thread 0 averages, every 500 rows, the
      * weights the others stepped, while they wait at the barrier */
-    o.average = identity_average;
+    hk.average = identity_average;
     o.average_blocks = 6;
-    printf("averaged in 6 blocks, 2 threads: %.2f%%\n", train_acc(d, &o));
-    o.average = NULL;
+    printf("averaged in 6 blocks, 2 threads: %.2f%%\n", train_acc(d, &o, &hk));
+    hk.average = NULL;
     o.average_blocks = 0;
     hog_data_free(d);
 
     /* more threads than rows */
     d = synth(16, 64);
     o.threads = 5;
-    (void)train_acc(d, &o);
+    (void)train_acc(d, &o, &hk);
     hog_data_free(d);
     puts("tsan_softmax: ok");
     return 0;

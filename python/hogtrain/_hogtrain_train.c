@@ -19,6 +19,7 @@
 struct train_job {
     const hog_data *train;
     hog_train_opts o;
+    hog_train_hooks h;         /* progress and cancel */
     hog_model *model;
     hog_status st;
     hog_err err;
@@ -57,7 +58,7 @@ static void train_progress(void *ctx, unsigned epoch, unsigned epochs,
 static void *train_worker(void *arg)
 {
     struct train_job *j = arg;
-    j->st = hog_train(j->train, NULL, &j->o, &j->model, &j->err);
+    j->st = hog_train(j->train, NULL, &j->o, &j->h, &j->model, &j->err);
     pthread_mutex_lock(&j->mu);
     j->done = 1;
     pthread_cond_signal(&j->cv);
@@ -222,7 +223,7 @@ static PyObject *mod_resolve(PyObject *mod, PyObject *opts)
     if (set_opts(&o, opts) < 0)
         return NULL;
     hog_err err;
-    hog_status st = hog_train_opts_resolve(&o, &err);
+    hog_status st = hog_train_opts_resolve(&o, NULL, &err);
     if (st != HOG_OK)
         return raise_status(st, &err, NULL);
     size_t n;
@@ -348,11 +349,11 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
     }
     if (warm != Py_None)
         j->o.warm_start = ((ModelObject *)warm)->m;
+    j->h = (hog_train_hooks){ .size = sizeof j->h, .cancel = &j->cancel };
     if (progress != Py_None) {
-        j->o.progress = train_progress;
-        j->o.progress_ctx = j;
+        j->h.progress = train_progress;
+        j->h.progress_ctx = j;
     }
-    j->o.cancel = &j->cancel;
     j->train = data->d;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);

@@ -223,7 +223,7 @@ static int parse(int argc, char **argv, struct bench_args *a)
                 if (a->nhot == MAX_LIST)
                     return hog_cli_usage_error(&cmd, "--hot: at most %d "
                                                "items", MAX_LIST);
-                if (hog_cli_hot_parse(t, &a->hot[a->nhot++]) != 0)
+                if (hog_cli_hot_parse(t, UINT32_MAX, &a->hot[a->nhot++]) != 0)
                     return hog_cli_usage_error(&cmd, "--hot: '%s' is not "
                                                "auto, off or a number of "
                                                "features", t);

@@ -47,13 +47,11 @@ static hog_status run_once(const hog_data *d, const hog_data *test,
                            hog_err *err)
 {
     struct run_log l = { .quiet = quiet, .label = label };
-    hog_train_opts x = *o;
-    x.progress = on_progress;
-    x.progress_ctx = &l;
     r->hot = (hog_hot_stats){ .size = sizeof r->hot };
-    x.hot_stats = &r->hot;
+    hog_train_hooks h = { .size = sizeof h, .progress = on_progress,
+                          .progress_ctx = &l, .hot_stats = &r->hot };
     hog_model *m = NULL;
-    hog_status s = hog_train(d, test, &x, &m, err);
+    hog_status s = hog_train(d, test, o, &h, &m, err);
     hog_model_free(m);
     if (s == HOG_OK && (l.oom || l.n == 0))
         s = hog_errf(err, HOG_ENOMEM, "out of memory for the epoch log");
@@ -138,7 +136,7 @@ hog_status hog_cli_bench_run_cell(const struct bench_args *a, const hog_data *d,
         o.threads = c->threads;
         o.update = c->update;
         o.replicas = c->replicas;
-        o.hot_count = c->hot;
+        o.hot_features = c->hot;
         if (strcmp(c->algo, "control") == 0)
             o.sync_every = 0; /* private models, never averaged */
         snprintf(label, sizeof label, "%s %s %s %u", c->algo,

@@ -292,9 +292,9 @@ const char *hog_cli_schedule_name(hog_schedule s);
 const char *hog_cli_algo_name(hog_algo a);
 const char *hog_cli_update_name(hog_update u);
 int hog_cli_replicas_parse(const char *s);
-/* Hogwild!'s --hot: auto (HOG_HOT_AUTO), off (0) or a number of features
- * K >= 0 (0: plain Hogwild!). Returns 0, or -1 when s is none of those. */
-int hog_cli_hot_parse(const char *s, uint64_t *k);
+/* --hot: auto (HOG_HOT_AUTO), off (0) or a number 0 <= K <= max (0: no
+ * hot features). Returns 0, or -1 when s is none of those. */
+int hog_cli_hot_parse(const char *s, uint64_t max, uint64_t *k);
 const char *hog_cli_replicas_name(hog_replicas r);
 
 /* ---- files and formatting (util.c) ------------------------------------------ */

@@ -127,10 +127,10 @@ int hog_cli_train(int argc, char **argv)
         r.load_train_s = hog_now() - t;
         r.train = &hdr;
         ss = (hog_stream_stats){ .size = sizeof ss };
-        a.o.stream_stats = &ss;
+        a.h.stream_stats = &ss;
         r.stream = &ss;
         if (a.quiet)
-            a.o.log = quiet_log;
+            a.h.log = quiet_log;
         if (!a.quiet)
             fprintf(stderr, "streaming %s: %llu rows, %llu features, %llu "
                             "nonzeros\n", hog_cli_basename(a.train),
@@ -207,10 +207,10 @@ int hog_cli_train(int argc, char **argv)
     char doubt[400];
     if (!a.quiet && train &&
         hog_train_data_classes_doubt(&a.o, train, doubt, sizeof doubt))
-        hog_train_notice(&a.o, doubt);
+        hog_train_notice(&a.h, doubt);
     hog_valid_stats vs = { .size = sizeof vs };
     if (a.o.validation || a.o.holdout > 0) {
-        a.o.valid_stats = &vs;
+        a.h.valid_stats = &vs;
         r.vs = &vs;
     }
 
@@ -231,7 +231,7 @@ int hog_cli_train(int argc, char **argv)
                                            .step = steps,
                                            .step_cap = HOG_SEARCH_MAX_STEPS };
         double t = hog_now();
-        a.o.cancel = hog_cli_signals_install();
+        a.h.cancel = hog_cli_signals_install();
         s = hog_cli_train_cv(&a, train, &cvr, folds, search, &err);
         hog_cli_signals_restore();
         r.train_s = hog_now() - t;
@@ -261,17 +261,17 @@ int hog_cli_train(int argc, char **argv)
      * report and the test set's figures; -q alone reads none of them, and
      * a run without a progress callback computes none. */
     if (!a.quiet || a.json || a.test) {
-        a.o.progress = hog_progress_cb;
-        a.o.progress_ctx = &p;
+        a.h.progress = hog_progress_cb;
+        a.h.progress_ctx = &p;
     }
     hog_cyclades_stats cyc = { .size = sizeof cyc };
     if (a.o.algo == HOG_ALGO_CYCLADES) {
-        a.o.cyclades_stats = &cyc;
+        a.h.cyclades_stats = &cyc;
         r.cyc = &cyc;
     }
     hog_hot_stats hot = { .size = sizeof hot };
-    if (a.o.algo == HOG_ALGO_HOGWILD && a.o.hot_count) {
-        a.o.hot_stats = &hot;
+    if (a.o.algo == HOG_ALGO_HOGWILD && a.o.hot_features) {
+        a.h.hot_stats = &hot;
         r.hot = &hot;
     }
     /* K classes one-vs-rest report classes done while they train */
@@ -284,9 +284,9 @@ int hog_cli_train(int argc, char **argv)
         a.o.warm_start = init;
     }
     p.t0 = p.epoch_t0 = hog_now();
-    a.o.cancel = hog_cli_signals_install();
-    s = a.stream ? hog_train_stream(a.train, test, &a.o, &m, &err)
-                 : hog_train(train, test, &a.o, &m, &err);
+    a.h.cancel = hog_cli_signals_install();
+    s = a.stream ? hog_train_stream(a.train, test, &a.o, &a.h, &m, &err)
+                 : hog_train(train, test, &a.o, &a.h, &m, &err);
     if (s == HOG_OK && a.stream && !a.quiet)
         hog_cli_train_print_stream(&ss);
     hog_cli_signals_restore();

@@ -106,9 +106,10 @@ struct net_args {
 struct train_args {
     struct net_args net;
     hog_train_opts o;
+    hog_train_hooks h;   /* progress, cancel, averaging, the stats */
     hog_load_opts lo;
     const char *train, *test, *model, *json;
-    const char *hot_arg; /* --hot as typed: Hogwild!'s meaning needs --algo */
+    const char *hot_arg; /* --hot as typed: its field depends on --algo */
     const char *init;    /* --init MODEL */
     /* Weights (docs/TRAINING.md, "Weights"): the file, read once the
      * training rows are known (train.c), into row_w; --class-weight as

@@ -213,7 +213,8 @@ hog_status hog_cli_train_cv(struct train_args *a, const hog_data *train,
     hog_status s;
     if (!a->search_c) {
         *cv = (hog_cv_result){ .size = sizeof *cv, .fold = folds };
-        if ((s = hog_cross_validate(train, &a->o, a->cv, cv, err)) != HOG_OK)
+        if ((s = hog_cross_validate(train, &a->o, &a->h, a->cv, cv,
+                                    err)) != HOG_OK)
             return s;
         if (!a->quiet) {
             print_folds(a, train, cv);
@@ -230,7 +231,8 @@ hog_status hog_cli_train_cv(struct train_args *a, const hog_data *train,
         so.step = on_step;
         so.step_ctx = &sp;
     }
-    if ((s = hog_search_C(train, &a->o, a->cv, &so, search, err)) != HOG_OK)
+    if ((s = hog_search_C(train, &a->o, &a->h, a->cv, &so, search,
+                          err)) != HOG_OK)
         return s;
     if (!a->quiet)
         print_search_summary(a, search, sp.reg, so.patience);

@@ -2,7 +2,7 @@
  * options once getopt is done, and joining the group before training.
  * The SGD trainers average their models; newton and lbfgs, whose steps
  * are made of products with the data, solve the one problem of every
- * rank's rows exactly (hog_train_opts.reduce: one all-reduce per product
+ * rank's rows exactly (hog_train_hooks.reduce: one all-reduce per product
  * through hog_net_reduce). */
 #include "cli/train.h"
 
@@ -190,9 +190,9 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
     if (exact(a)) {
         /* named before the options were resolved (train_opts.c), for the
          * SGD trainers' defaults; the exact solvers average nothing */
-        a->o.average = NULL;
-        a->o.reduce = hog_net_reduce;
-        a->o.reduce_ctx = *net;
+        a->h.average = NULL;
+        a->h.reduce = hog_net_reduce;
+        a->h.reduce_ctx = *net;
         if (!a->quiet)
             fprintf(stderr, "rank %u of %u (%s): %llu rows, %llu features, "
                     "%s solved exactly over every rank's rows (one "
@@ -206,7 +206,7 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
     uint64_t blocks = na->sync_every
                           ? (v[1] + na->sync_every - 1) / na->sync_every
                           : 1;
-    a->o.average = hog_avg_step;
+    a->h.average = hog_avg_step;
     a->o.average_blocks = blocks ? blocks : 1;
 
     hog_model *like = NULL;
@@ -229,7 +229,7 @@ hog_status hog_cli_train_net_setup(struct train_args *a, hog_data **train,
     na->ao.like = NULL;
     if (s != HOG_OK)
         return s;
-    a->o.average_ctx = *avg;
+    a->h.average_ctx = *avg;
     if (!a->quiet)
         fprintf(stderr, "rank %u of %u (%s): %llu rows, %llu features, "
                 "%s every %llu rows (%llu per epoch)\n", rank, world,

@@ -166,25 +166,25 @@ static int checkpoint_every(struct train_args *a, const char *arg)
     return HOG_EXIT_OK;
 }
 
-/* --hot: Cyclades' meaning (a degree) here; Hogwild!'s (a number of
- * features) once --algo is known, in algo_options(). */
-static int hot_option(struct train_args *a, const char *arg)
+/* --hot auto, off (or 0) or a number, into the algorithm's own field:
+ * Hogwild!'s hot_features (K features per thread), Cyclades'
+ * cyclades_hot_degree (the features in more than D rows). One flag, as
+ * users type it; the library keeps one field per meaning. The algorithms
+ * without hot features refuse it (HOG_CAP_HOT); GPU replicas ignore it. */
+static int hot_option(struct train_args *a)
 {
+    bool cyc = a->o.algo == HOG_ALGO_CYCLADES;
     uint64_t u;
-    if (strcmp(arg, "auto") == 0) {
-        a->o.hot = 1;
-        a->o.hot_degree = 0;
-    } else if (strcmp(arg, "off") == 0) {
-        a->o.hot = 0;
-    } else if (hog_parse_u64(arg, 1, UINT64_MAX, &u)) {
-        a->o.hot = 1;
-        a->o.hot_degree = u;
-    } else if (!hog_parse_u64(arg, 0, UINT32_MAX, &u)) {
+    if (hog_cli_hot_parse(a->hot_arg, cyc ? UINT64_MAX - 1 : UINT32_MAX,
+                          &u) != 0)
         return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or a "
-                                   "number (hogwild: of features; cyclades: "
-                                   "a degree >= 1)", arg);
-    }
-    return HOG_EXIT_OK;
+                                   "number %s", a->hot_arg,
+                                   cyc ? "of rows (a degree)" : "of features");
+    if (cyc)
+        a->o.cyclades_hot_degree = u;
+    else if (a->o.algo == HOG_ALGO_HOGWILD)
+        a->o.hot_features = u;
+    return -1;
 }
 
 /* --class-weight balanced, or LABEL:W[,LABEL:W...]: the labels and
@@ -336,8 +336,8 @@ static int own_option(struct train_args *a, int ch, const char *arg)
     case OPT_SAVE_STATE: a->o.save_state = 1; break;
     case OPT_DETERMINISTIC: break;
     case OPT_HOT:
-        a->hot_arg = arg; /* Hogwild!'s meaning: after --algo is known */
-        return hot_option(a, arg);
+        a->hot_arg = arg; /* its meaning: after --algo is known */
+        break;
     case OPT_METRICS_EVERY:
         rc = hog_cli_opt_u64(cmd, name, arg, 0, 1000000, &u,
                              "a number of epochs (0 to 1000000)");
@@ -428,6 +428,7 @@ static int read_options(int argc, char **argv, struct train_args *a,
 {
     struct net_args *na = &a->net;
     hog_train_opts_init(&a->o);
+    a->h = (hog_train_hooks){ .size = sizeof a->h };
     hog_load_opts_init(&a->lo);
     a->fmt = HOG_MODEL_HGM;
     hog_net_opts_init(&na->no);
@@ -481,7 +482,6 @@ static int checkpoint_options(struct train_args *a, const unsigned char *seen)
  * meaning for it. */
 static int algo_options(struct train_args *a, const unsigned char *seen)
 {
-    const char *hot_arg = a->hot_arg;
     if (seen[OPT_DETERMINISTIC]) {
         if (seen[OPT_ALGO] && a->o.algo != HOG_ALGO_CYCLADES)
             return hog_cli_usage_error(cmd, "--deterministic selects --algo "
@@ -520,7 +520,7 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
             { OPT_REPARTITION, HOG_CAP_BATCH },
             { OPT_TOL, HOG_CAP_TOL },
         };
-        unsigned used = hog_train_opts_caps(&a->o);
+        unsigned used = hog_train_opts_caps(&a->o, &a->h);
         /* --cv: the folds spread over the threads whatever the algorithm */
         if (a->cv)
             used &= ~(unsigned)HOG_CAP_THREADS;
@@ -550,19 +550,8 @@ static int algo_options(struct train_args *a, const unsigned char *seen)
                                                         : "power",
                                    newton ? "newton" : "lbfgs",
                                    newton ? "trust region" : "line search");
-    if (seen[OPT_HOT] && a->o.algo == HOG_ALGO_HOGWILD) {
-        /* Hogwild!: K features (and the bias) per thread; the cyclades
-         * meaning (a degree) was parsed by hot_option() */
-        if (hog_cli_hot_parse(hot_arg, &a->o.hot_count) != 0)
-            return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or "
-                                       "a number of features", hot_arg);
-        a->o.hot = 1;
-        a->o.hot_degree = 0;
-    } else if (seen[OPT_HOT] && a->o.hot && a->o.hot_degree == 0 &&
-               strcmp(hot_arg, "auto") != 0) {
-        return hog_cli_usage_error(cmd, "--hot: '%s' is not auto, off or a "
-                                   "number of rows >= 1", hot_arg);
-    }
+    if (seen[OPT_HOT])
+        return hot_option(a);
     return -1;
 }
 
@@ -574,7 +563,7 @@ static int sync_every_options(const struct train_args *a,
     bool gpus = hog_train_gpu_replicas(&a->o);
     bool cpu_replicas = a->o.algo == HOG_ALGO_HOGWILD &&
                         a->o.replicas != HOG_REPLICAS_SHARED;
-    bool hot_folds = a->o.algo == HOG_ALGO_HOGWILD && a->o.hot_count;
+    bool hot_folds = a->o.algo == HOG_ALGO_HOGWILD && a->o.hot_features;
     if (seen[OPT_SYNC_EVERY] && !cpu_replicas && !hot_folds && !gpus &&
         !a->net.on)
         return hog_cli_usage_error(cmd, "--sync-every applies to model "
@@ -592,14 +581,14 @@ static int sync_every_options(const struct train_args *a,
 static int resolve(struct train_args *a)
 {
     if (a->net.on)
-        a->o.average = hog_avg_step;
+        a->h.average = hog_avg_step;
     hog_err e;
-    if (hog_train_opts_resolve(&a->o, &e) != HOG_OK)
+    if (hog_train_opts_resolve(&a->o, &a->h, &e) != HOG_OK)
         return hog_cli_usage_error(cmd, "%s", e.msg);
     /* What the options mean together: the library's table, asked before
      * any file is read, with what the files named here will be */
     struct hog_conflict_ctx c;
-    hog_conflict_ctx_of(&c, &a->o, NULL, a->stream);
+    hog_conflict_ctx_of(&c, &a->o, &a->h, NULL, a->stream);
     c.validation = a->validation != NULL;
     c.warm = a->init != NULL;
     c.weighted |= a->weights || a->class_weight;

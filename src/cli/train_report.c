@@ -317,7 +317,7 @@ static void write_json(FILE *f, const struct train_report *r)
         hog_json_u64(&j, "batch_size", c->batch_size);
         hog_json_u64(&j, "batches_per_epoch", c->batches);
         hog_json_bool(&j, "repartition", o->repartition != 0);
-        hog_json_bool(&j, "hot", o->hot != 0);
+        hog_json_bool(&j, "hot", o->cyclades_hot_degree != 0);
         hog_json_u64(&j, "hot_degree", c->hot_degree);
         hog_json_u64(&j, "hot_features", c->hot_features);
         hog_json_bool(&j, "bias_hot", c->bias_hot != 0);

@@ -631,13 +631,13 @@ const char *hog_cli_update_name(hog_update u) { return hog_cli_name_of(hog_cli_u
 int hog_cli_replicas_parse(const char *s) { return hog_cli_name_find(hog_cli_replicas_names, s); }
 const char *hog_cli_replicas_name(hog_replicas r) { return hog_cli_name_of(hog_cli_replicas_names, (int)r); }
 
-int hog_cli_hot_parse(const char *s, uint64_t *k)
+int hog_cli_hot_parse(const char *s, uint64_t max, uint64_t *k)
 {
     if (strcmp(s, "auto") == 0)
         *k = HOG_HOT_AUTO;
     else if (strcmp(s, "off") == 0)
         *k = 0;
-    else if (!hog_parse_u64(s, 0, UINT32_MAX, k))
+    else if (!hog_parse_u64(s, 0, max, k))
         return -1;
     return 0;
 }

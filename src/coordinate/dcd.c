@@ -582,7 +582,7 @@ static bool dcd_end(struct hog_coord *c, unsigned nt)
 static hog_status dcd_report(struct hog_coord *c, hog_err *err)
 {
     struct hog_fit *f = c->f;
-    if (!f->o->progress)
+    if (!f->hooks.progress)
         return HOG_OK;
     struct dcd *s = (struct dcd *)c;
     double g = c->env.pool ? duality_gap_pool(s, &f->objective, &f->mean_loss)

@@ -1,8 +1,8 @@
 /*
  * What the training front door (src/train) hands an algorithm: the data,
- * the validated options, the model to fill, and two hooks back into the
- * front door. It lives in core so that the algorithms never include the
- * module above them.
+ * the validated options, the caller's hooks, the model to fill, and two
+ * hooks back into the front door. It lives in core so that the algorithms
+ * never include the module above them.
  */
 #ifndef HOG_FIT_H
 #define HOG_FIT_H
@@ -23,6 +23,10 @@ struct hog_products_ops;
 struct hog_fit {
     const hog_data *train;
     const hog_train_opts *o;  /* validated */
+    /* The caller's callbacks and stats (a copy: the stats point to the
+     * front door's structs); all NULL, as a zero struct hog_fit has them,
+     * is none. */
+    hog_train_hooks hooks;
     hog_model *model;         /* zero weights, labels and options set */
 
     /* After each epoch, with model->w holding the epoch's weights and
@@ -146,7 +150,7 @@ struct hog_train_state {
 
 static inline bool hog_fit_cancelled(const struct hog_fit *f)
 {
-    return f->o->cancel && *f->o->cancel;
+    return f->hooks.cancel && *f->hooks.cancel;
 }
 
 /* A streamed run's answer to the cancel flag, seen after `row` rows of
@@ -217,13 +221,13 @@ static inline bool hog_train_state_at_epoch(const struct hog_train_state *r,
  * from the weights the call leaves in w. */
 static inline uint64_t hog_fit_average_blocks(const struct hog_fit *f)
 {
-    return f->o->average ? f->o->average_blocks : 0;
+    return f->hooks.average ? f->o->average_blocks : 0;
 }
 
 static inline hog_status hog_fit_average(struct hog_fit *f, float *w,
                                          uint64_t n, hog_err *err)
 {
-    return f->o->average(f->o->average_ctx, w, n, err);
+    return f->hooks.average(f->hooks.average_ctx, w, n, err);
 }
 
 #endif

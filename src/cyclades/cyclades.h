@@ -13,24 +13,26 @@
 #include "core/fit.h"
 
 /* Trains with o->threads threads (0: one per allowed core). The model is
- * the same bit for bit for every thread count. With o->hot == 0 it is the
- * model of serial SGD over hog_cyclades_train_reference()'s row order, and
- * with o->repartition also that of hog_serial_train(). */
+ * the same bit for bit for every thread count. Without hot features
+ * (o->cyclades_hot_degree 0) it is the model of serial SGD over
+ * hog_cyclades_train_reference()'s row order, and with o->repartition
+ * also that of hog_serial_train(). */
 hog_status hog_cyclades_train(struct hog_fit *f, hog_err *err);
 
 /* Multinomial logistic regression of the model's K classes
  * (--multiclass softmax) by Cyclades: the K-wide kernel of core/softmax.h
  * on the same batches, components and hot features, a hot feature's K
  * weights stepped together (step.c). The same model at every thread
- * count; with o->hot == 0 that of the K-wide kernel over
+ * count; with o->cyclades_hot_degree == 0 that of the K-wide kernel over
  * hog_cyclades_train_reference()'s row order. Checkpoints after whole
  * epochs only, as softmax's other trainers write them. */
 hog_status hog_cyclades_train_softmax(struct hog_fit *f, hog_err *err);
 
-/* The serial reference of hog_cyclades_train with o->hot == 0: the rows in
- * the order Cyclades visits them (its permutations, batches and batch
- * order), run one at a time through the plain kernel (hog_sgd_run) as the
- * serial trainer runs them. HOG_EINVAL with o->hot != 0. For tests.
+/* The serial reference of hog_cyclades_train without hot features
+ * (o->cyclades_hot_degree 0): the rows in the order Cyclades visits them
+ * (its permutations, batches and batch order), run one at a time through
+ * the plain kernel (hog_sgd_run) as the serial trainer runs them.
+ * HOG_EINVAL with hot features. For tests.
  * softmax: the same for hog_cyclades_train_softmax, through the K-wide
  * kernel. */
 hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,

@@ -338,7 +338,7 @@ static hog_status make_views(struct cyc *c, hog_err *err)
 hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
 {
     const hog_train_opts *o = c->o;
-    c->bias_hot = o->hot && o->bias != 0.0;
+    c->bias_hot = o->cyclades_hot_degree && o->bias != 0.0;
     c->cold = c->d->m;
     c->tau = UINT64_MAX;
     switch (c->s.loss) {
@@ -346,7 +346,7 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
     case HOG_LOSS_SQHINGE: c->curv = 2.0; break;
     default: c->curv = 1.0; break;
     }
-    if (!o->hot)
+    if (!o->cyclades_hot_degree)
         return HOG_OK;
 
     hog_status st = HOG_OK;
@@ -359,8 +359,9 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err)
     }
     count_degrees(c, deg);
     cyc_prof_lap(&c->prof, CYC_P_DEGREES, CYC_PROF_PROCESS);
-    c->tau = o->hot_degree ? o->hot_degree
-                           : hot_degree(deg, c->nf, c->n, c->B, err, &st);
+    c->tau = o->cyclades_hot_degree != HOG_HOT_AUTO
+                 ? o->cyclades_hot_degree
+                 : hot_degree(deg, c->nf, c->n, c->B, err, &st);
     if (st != HOG_OK)
         goto out;
     uint64_t maxdeg = count_hot(c, deg);

@@ -204,9 +204,10 @@ void hog_cyc_free(struct cyc *c);
 
 /* ---- hot.c -------------------------------------------------------------- */
 
-/* The loss's curvature bound, and with o->hot the hot set (tau, owners by
- * cache line), the cold rows and the hot entries, and the partition's
- * hot-entry tables. Nothing is hot without o->hot: c->cold is the data. */
+/* The loss's curvature bound, and with o->cyclades_hot_degree the hot set
+ * (tau, owners by cache line), the cold rows and the hot entries, and the
+ * partition's hot-entry tables. Nothing is hot with
+ * o->cyclades_hot_degree 0: c->cold is the data. */
 hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err);
 
 /* ---- partition.c -------------------------------------------------------- */

@@ -108,7 +108,7 @@ static hog_status cyc_draw(void *ctx, unsigned epoch, bool resumed,
         hog_cyc_partition(c, false);
         cyc_prof_lap(&c->prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
         c->st.partition_seconds += hog_now() - tp;
-        if (epoch == 1 && c->o->cyclades_stats) { /* diagnostics */
+        if (epoch == 1 && c->f->hooks.cyclades_stats) { /* diagnostics */
             double ta = hog_now();
             hog_cyc_partition(c, true);
             cyc_prof_lap(&c->prof, CYC_P_STATS, CYC_PROF_PROCESS);
@@ -236,7 +236,7 @@ static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
     c->st.threads = c->T;
     c->st.batch_size = c->B;
     c->st.batches = c->nb;
-    c->st.hot_degree = c->o->hot ? c->tau : 0;
+    c->st.hot_degree = c->o->cyclades_hot_degree ? c->tau : 0;
     c->st.bias_hot = c->bias_hot;
 
     hog_rng_seed(&r->rows, c->o->seed, 0);
@@ -253,8 +253,8 @@ static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
     cyc_prof_lap(&c->prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
     /* a run the front door stopped early (core/fit.h) is a whole run */
     bool whole = st == HOG_OK || st == HOG_FIT_STOP;
-    if (whole && c->o->cyclades_stats)
-        *c->o->cyclades_stats = c->st;
+    if (whole && c->f->hooks.cyclades_stats)
+        *c->f->hooks.cyclades_stats = c->st;
     if (whole)
         hog_cyc_prof_print(c);
 out:

@@ -17,7 +17,7 @@
 hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
                                         hog_err *err)
 {
-    if (f->o->hot)
+    if (f->o->cyclades_hot_degree)
         return hog_errf(err, HOG_EINVAL,
                         "the serial reference of Cyclades needs hot = 0");
     struct cyc c;
@@ -28,7 +28,7 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
         (softmax && (st = hog_softmax_work_init(&kw, &c.km, c.d, err)) !=
                         HOG_OK))
         goto out;
-    c.km.tally = softmax && c.o->progress;
+    c.km.tally = softmax && c.f->hooks.progress;
     uint64_t n = c.n;
     if (!(order = malloc(n * sizeof *order))) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the row order");
@@ -48,7 +48,7 @@ hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
                 order[k++] = c.perm[p];
         }
         struct hog_sgd_tally tally = { 0 };
-        struct hog_sgd_tally *tl = c.o->progress ? &tally : NULL;
+        struct hog_sgd_tally *tl = c.f->hooks.progress ? &tally : NULL;
         for (uint64_t done = 0; done < n;) {
             uint64_t left = n - done;
             uint32_t len = hog_sgd_segment_begin(

@@ -260,7 +260,8 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
         return hog_errf(err, HOG_ENOMEM, "out of memory for the row order");
     for (uint64_t i = 0; i < c->n; i++)
         c->perm[i] = i;
-    if (c->o->progress && c->n) { /* the progressive figures (internal.h) */
+    /* the progressive figures (internal.h) */
+    if (c->f->hooks.progress && c->n) {
         c->prog_loss = malloc(c->n * sizeof *c->prog_loss);
         c->prog_right = malloc(c->n * sizeof *c->prog_right);
         if (!c->prog_loss || !c->prog_right)

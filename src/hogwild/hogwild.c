@@ -194,7 +194,7 @@ static uint64_t run_segment(struct hogwild *h, unsigned tid,
             if (hog_drive_poll(&h->dv))
                 return ran;
             uint32_t t = (uint32_t)(v->local + k * nt - a);
-            struct hog_sgd_tally *tl = h->f->o->progress ? &me->tally : NULL;
+            struct hog_sgd_tally *tl = h->f->hooks.progress ? &me->tally : NULL;
             if (h->hot)
                 hog_sgd_run_tally(&me->view, &h->hot->data, v->ord.rows + k,
                                   (uint32_t)blk, t, nt, h->mode, &rp->locks,
@@ -672,7 +672,7 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
                                                            : h.claim;
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
-    if (o->hot_count) {
+    if (o->hot_features) {
         /* Averaging across processes reads and writes the shared model
          * (net_average), which the hot threads' views do not pass
          * through; replicas and striped locks do not see the views
@@ -682,7 +682,7 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
                o->update != HOG_UPDATE_STRIPED);
         if (!(h.hot = calloc(1, sizeof *h.hot)))
             goto oom;
-        if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_count, T,
+        if ((st = hog_hot_init(h.hot, d, &h.rep[0].s, o->hot_features, T,
                                err)) != HOG_OK)
             goto out;
         if (f->init) /* the views start from the warm weights too */
@@ -709,8 +709,8 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
         goto out;
     hog_pool_run(h.pool, train_job, &h);
     st = h.dv.st;
-    if (o->hot_stats) {
-        hog_hot_stats *hs = o->hot_stats;
+    if (f->hooks.hot_stats) {
+        hog_hot_stats *hs = f->hooks.hot_stats;
         memset(hs, 0, sizeof *hs);
         if (h.hot) {
             hs->hot_features = h.hot->k;

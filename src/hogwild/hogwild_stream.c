@@ -231,7 +231,7 @@ hog_status hog_hogwild_train_stream(struct hog_fit *f, hog_err *err)
     if (f->init)
         hog_sgd_set_weights(&h.s, f->init);
     unsigned T = hog_pool_size(h.pool);
-    if (o->progress &&
+    if (f->hooks.progress &&
         !(h.tally = aligned_alloc(HOG_CACHELINE, T * sizeof *h.tally))) {
         rc = hog_errf(err, HOG_ENOMEM, "out of memory");
         goto out;

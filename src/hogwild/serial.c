@@ -219,7 +219,7 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
     if (st != HOG_OK)
         return st;
     c.s.alone = true;
-    c.tl = o->progress ? &c.tally : NULL;
+    c.tl = f->hooks.progress ? &c.tally : NULL;
     if (f->init) /* a warm start (a resume replaces it) */
         hog_sgd_set_weights(&c.s, f->init);
     c.ord.n = d->m.rows;
@@ -296,7 +296,7 @@ hog_status hog_serial_train_stream(struct hog_fit *f, hog_err *err)
     if (st != HOG_OK)
         return st;
     c.s.alone = true;
-    c.tl = o->progress ? &c.tally : NULL;
+    c.tl = f->hooks.progress ? &c.tally : NULL;
     if (f->init)
         hog_sgd_set_weights(&c.s, f->init);
     c.dv = (struct hog_drive){ .f = f, .ops = &serial_stream_ops, .ctx = &c,

@@ -489,7 +489,7 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
         (st = hog_softmax_init(&m.km, &m.sch, mo->n_classes, mo->n_features,
                                mo->bias, f->init, err)) != HOG_OK)
         goto out;
-    m.km.tally = o->progress != NULL;
+    m.km.tally = f->hooks.progress != NULL;
     if (o->algo == HOG_ALGO_HOGWILD) {
         st = hog_pool_for_opts(o, o->threads, HOG_POOL_BIND_OPTS, &topo,
                                &m.pool, err);

@@ -24,7 +24,7 @@ hog_status hog_newton_open(struct hog_newton_blocks *b,
         hog_newton_blocks_close(b);
         return st;
     }
-    if (!f->o->reduce)
+    if (!f->hooks.reduce)
         return HOG_OK;
     b->red = malloc((b->nw + 1) * sizeof *b->red);
     if (!b->red) {
@@ -34,8 +34,8 @@ hog_status hog_newton_open(struct hog_newton_blocks *b,
                         (unsigned long long)b->nw);
     }
     b->bytes += (b->nw + 1) * sizeof *b->red;
-    b->reduce = f->o->reduce;
-    b->reduce_ctx = f->o->reduce_ctx;
+    b->reduce = f->hooks.reduce;
+    b->reduce_ctx = f->hooks.reduce_ctx;
     return HOG_OK;
 }
 

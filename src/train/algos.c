@@ -119,7 +119,7 @@ bool hog_train_gpu_replicas(const hog_train_opts *o)
     return hog_gpu_requested(o) && !(r && (r->caps & HOG_CAP_GPU));
 }
 
-unsigned hog_train_opts_caps(const hog_train_opts *o)
+unsigned hog_train_opts_caps(const hog_train_opts *o, const hog_train_hooks *h)
 {
     unsigned c = 0;
     if (o->threads > 1)
@@ -131,9 +131,9 @@ unsigned hog_train_opts_caps(const hog_train_opts *o)
         c |= HOG_CAP_REPLICAS;
     if (o->checkpoint || o->resume)
         c |= HOG_CAP_CHECKPOINT;
-    if (o->average)
+    if (h && h->average)
         c |= HOG_CAP_WORLD;
-    if (o->reduce)
+    if (h && h->reduce)
         c |= HOG_CAP_REDUCE;
     if (o->warm_start)
         c |= HOG_CAP_WARM;

@@ -35,10 +35,13 @@ static void identity(const struct hog_fit *f, uint32_t data_crc,
     c->ckpt_epochs = f->ckpt_epochs;
     c->opts_known = true;
     c->batch_size = o->batch_size;
-    c->hot_degree = o->hot_degree;
+    /* the file's fields as they were before one field held both: 0 is
+     * the degree chosen with the batch size */
+    c->hot_degree = o->cyclades_hot_degree == HOG_HOT_AUTO
+                        ? 0 : o->cyclades_hot_degree;
     c->repartition = o->repartition != 0;
-    c->cyc_hot = o->hot != 0;
-    c->hot_count = o->hot_count;
+    c->cyc_hot = o->cyclades_hot_degree != 0;
+    c->hot_count = o->hot_features;
     c->sync_every = o->sync_every;
     c->replicas = (uint32_t)o->replicas;
     c->weighted = d->row_w != NULL;

@@ -20,7 +20,8 @@
 #include <string.h>
 
 void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
-                         const hog_data *train, bool stream)
+                         const hog_train_hooks *h, const hog_data *train,
+                         bool stream)
 {
     memset(c, 0, sizeof *c);
     c->o = o;
@@ -30,7 +31,9 @@ void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
     c->warm = o->warm_start != NULL;
     c->weighted = hog_train_weighted(o);
     c->row_weights = o->row_weights != NULL;
-    c->world = o->average != NULL || o->reduce != NULL;
+    c->average = h && h->average;
+    c->reduce = h && h->reduce;
+    c->world = c->average || c->reduce;
     c->crossed = train && train->cross.n;
 }
 
@@ -70,11 +73,11 @@ static bool early_world(const struct hog_conflict_ctx *c)
 }
 static bool normalize_reduce(const struct hog_conflict_ctx *c)
 {
-    return O->normalize && O->reduce;
+    return O->normalize && c->reduce;
 }
 static bool average_reduce(const struct hog_conflict_ctx *c)
 {
-    return O->average && O->reduce;
+    return c->average && c->reduce;
 }
 static bool early_ckpt(const struct hog_conflict_ctx *c)
 {
@@ -139,7 +142,7 @@ static bool stream_replicas(const struct hog_conflict_ctx *c)
 }
 static bool stream_hot(const struct hog_conflict_ctx *c)
 {
-    return c->stream && hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_count;
+    return c->stream && hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_features;
 }
 
 /* ---- the details a sentence names --------------------------------------- */
@@ -164,26 +167,17 @@ static void ex_epochs0(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->epochs = 0;
 }
-/* as hog_cf_ex_average: never called */
-static hog_status ex_reduce(void *ctx, double *buf, uint64_t n, hog_err *err)
-{
-    (void)ctx, (void)buf, (void)n, (void)err;
-    return HOG_OK;
-}
 static void ex_normalize_reduce(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
-    c->world = true;
+    c->world = c->reduce = true;
     o->algo = HOG_ALGO_NEWTON;
     o->normalize = 1;
-    o->reduce = ex_reduce;
 }
 static void ex_average_reduce(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
-    c->world = true;
+    c->world = c->average = c->reduce = true;
     o->algo = HOG_ALGO_NEWTON;
-    o->average = hog_cf_ex_average;
     o->average_blocks = 1;
-    o->reduce = ex_reduce;
 }
 static void ex_holdout_validation(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -297,7 +291,7 @@ static void ex_stream_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     c->stream = true;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 /* ---- the rows ----------------------------------------------------------- */
 
@@ -379,7 +373,7 @@ static const struct hog_conflict rows[] = {
     ROW("stream, replicas", HOG_ENOTSUP, stream_replicas, HOG_CONFLICT_OPTIONS,
         "streamed Hogwild! trains one shared model; drop --replicas (or "
         "--stream)", NULL, ex_stream_replicas),
-    ROW("stream, hot_count", HOG_ENOTSUP, stream_hot, HOG_CONFLICT_OPTIONS,
+    ROW("stream, hot_features", HOG_ENOTSUP, stream_hot, HOG_CONFLICT_OPTIONS,
         "streamed Hogwild! has no hot-feature replicas (they remap the whole "
         "data set's indices); drop --hot (or --stream)", NULL, ex_stream_hot),
 
@@ -431,15 +425,16 @@ hog_status hog_train_conflicts_check(const struct hog_conflict_ctx *c,
     return HOG_OK;
 }
 
-hog_status hog_train_conflicts_options(const hog_train_opts *o, bool stream,
+hog_status hog_train_conflicts_options(const hog_train_opts *o,
+                                       const hog_train_hooks *h, bool stream,
                                        hog_err *err)
 {
     struct hog_conflict_ctx c;
-    hog_conflict_ctx_of(&c, o, NULL, stream);
+    hog_conflict_ctx_of(&c, o, h, NULL, stream);
     return hog_train_conflicts_check(&c, err);
 }
 
-bool hog_train_ftrl_runs(const hog_train_opts *o)
+bool hog_train_ftrl_runs(const hog_train_opts *o, const hog_train_hooks *h)
 {
     const struct hog_algo_row *row = hog_algo_row(o->algo);
     if (!row || !(row->caps & HOG_CAP_FTRL))
@@ -447,7 +442,7 @@ bool hog_train_ftrl_runs(const hog_train_opts *o)
     hog_train_opts f = *o;
     f.schedule = HOG_SCHED_FTRL;
     struct hog_conflict_ctx c;
-    hog_conflict_ctx_of(&c, &f, NULL, false);
+    hog_conflict_ctx_of(&c, &f, h, NULL, false);
     const struct hog_conflict *r;
     for (size_t i = 0; (r = hog_train_conflict(i)); i++)
         if (strncmp(r->options, "schedule ftrl,", 14) == 0 && r->hit(&c))

@@ -65,13 +65,4 @@ static inline const char *hog_cf_algo_title(const struct hog_conflict_ctx *c,
     return hog_algo_name(c->o->algo);
 }
 
-/* The examples' averaging callback: never called (a conflict stops
- * training before the first step). */
-static inline hog_status hog_cf_ex_average(void *ctx, float *w, uint64_t n,
-                                           hog_err *err)
-{
-    (void)ctx, (void)w, (void)n, (void)err;
-    return HOG_OK;
-}
-
 #endif

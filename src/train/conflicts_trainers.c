@@ -80,7 +80,7 @@ static bool ftrl_replicas(const struct hog_conflict_ctx *c)
 }
 static bool ftrl_hot(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_ftrl(c) && O->hot_count;
+    return hog_cf_ftrl(c) && O->hot_features;
 }
 static bool ftrl_world(const struct hog_conflict_ctx *c)
 {
@@ -95,7 +95,7 @@ static bool ftrl_softmax(const struct hog_conflict_ctx *c)
 static bool no_blocks(const struct hog_conflict_ctx *c)
 {
     /* the command names the blocks once the ranks have met */
-    return c->train && O->average && O->average_blocks == 0;
+    return c->train && c->average && O->average_blocks == 0;
 }
 
 /* --interactions: the rows are crossed in the SGD row loops and the
@@ -114,7 +114,7 @@ static bool cross_world(const struct hog_conflict_ctx *c)
 }
 static bool cross_hot(const struct hog_conflict_ctx *c)
 {
-    return cross(c) && O->hot_count;
+    return cross(c) && O->hot_features;
 }
 static bool cross_normalize(const struct hog_conflict_ctx *c)
 {
@@ -142,7 +142,7 @@ static bool softmax_replicas(const struct hog_conflict_ctx *c)
 }
 static bool softmax_hot(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_softmax(c) && O->hot_count;
+    return hog_cf_softmax(c) && O->hot_features;
 }
 static bool multi_gpu(const struct hog_conflict_ctx *c)
 {
@@ -158,7 +158,7 @@ static bool multi_gpu(const struct hog_conflict_ctx *c)
  * a run refused on a big machine is refused on a laptop too. */
 static bool ckpt_world(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_ckpt(c) && O->average;
+    return hog_cf_ckpt(c) && c->average;
 }
 static bool ckpt_gpu(const struct hog_conflict_ctx *c)
 {
@@ -166,16 +166,16 @@ static bool ckpt_gpu(const struct hog_conflict_ctx *c)
 }
 static bool hot_world(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_count && O->average;
+    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_features && c->average;
 }
 static bool hot_replicas(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_count &&
+    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_features &&
            O->replicas != HOG_REPLICAS_SHARED;
 }
 static bool hot_striped(const struct hog_conflict_ctx *c)
 {
-    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_count &&
+    return hog_cf_algo_is(c, HOG_ALGO_HOGWILD) && O->hot_features &&
            O->update == HOG_UPDATE_STRIPED;
 }
 static bool hogwild_ckpt_replicas(const struct hog_conflict_ctx *c)
@@ -229,7 +229,7 @@ static void ex_no_blocks(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
     c->world = true;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->average = hog_cf_ex_average;
+    c->average = true;
     o->average_blocks = 0;
 }
 static void ex_dcd_squared(hog_train_opts *o, struct hog_conflict_ctx *c)
@@ -317,7 +317,7 @@ static void ex_ftrl_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->schedule = HOG_SCHED_FTRL;
     o->algo = HOG_ALGO_HOGWILD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_ftrl_world(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -349,7 +349,7 @@ static void ex_cross_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     c->crossed = true;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_cross_normalize(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -387,7 +387,7 @@ static void ex_softmax_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->multiclass = HOG_MULTICLASS_SOFTMAX;
     o->algo = HOG_ALGO_HOGWILD;
-    o->hot_count = 64;
+    o->hot_features = 64;
 }
 static void ex_multi_gpu(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -399,7 +399,7 @@ static void ex_ckpt_world(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
     c->world = true;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->average = hog_cf_ex_average;
+    c->average = true;
     o->average_blocks = 1;
     o->checkpoint = "model.ckpt";
 }
@@ -415,8 +415,8 @@ static void ex_hot_world(hog_train_opts *o, struct hog_conflict_ctx *c)
     c->world = true;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
-    o->average = hog_cf_ex_average;
+    o->hot_features = 64;
+    c->average = true;
     o->average_blocks = 1;
 }
 static void ex_hot_replicas(hog_train_opts *o, struct hog_conflict_ctx *c)
@@ -424,7 +424,7 @@ static void ex_hot_replicas(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
     o->replicas = HOG_REPLICAS_NODE;
 }
 static void ex_hot_striped(hog_train_opts *o, struct hog_conflict_ctx *c)
@@ -432,7 +432,7 @@ static void ex_hot_striped(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->algo = HOG_ALGO_HOGWILD;
     o->schedule = HOG_SCHED_ADAGRAD;
-    o->hot_count = 64;
+    o->hot_features = 64;
     o->update = HOG_UPDATE_STRIPED;
 }
 static void ex_hogwild_ckpt_replicas(hog_train_opts *o,
@@ -545,7 +545,7 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "--schedule ftrl does not combine with --replicas node or core (the "
         "replicas are averaged weight by weight) yet; use --schedule adagrad "
         "there", NULL, ex_ftrl_replicas),
-    ROW("schedule ftrl, hot_count", HOG_ENOTSUP, ftrl_hot, HOG_CONFLICT_OPTIONS,
+    ROW("schedule ftrl, hot_features", HOG_ENOTSUP, ftrl_hot, HOG_CONFLICT_OPTIONS,
         "--schedule ftrl does not combine with hot-feature replicas (--hot) "
         "yet; use --schedule adagrad there", NULL, ex_ftrl_hot),
     ROW("schedule ftrl, average", HOG_ENOTSUP, ftrl_world, HOG_CONFLICT_OPTIONS,
@@ -571,7 +571,7 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "--interactions do not combine with model averaging across "
         "processes, whose trainer does not cross rows; drop one of the two",
         NULL, ex_cross_world),
-    ROW("interactions, hot_count", HOG_ENOTSUP, cross_hot, HOG_CONFLICT_OPTIONS,
+    ROW("interactions, hot_features", HOG_ENOTSUP, cross_hot, HOG_CONFLICT_OPTIONS,
         "--interactions do not combine with hot-feature replicas (--hot), "
         "whose loops do not cross rows; drop one of the two", NULL,
         ex_cross_hot),
@@ -600,7 +600,7 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "--multiclass softmax runs Hogwild! on one shared model with "
         "lock-free updates only; drop --replicas (or train one-vs-rest: "
         "--multiclass ovr)", NULL, ex_softmax_replicas),
-    ROW("multiclass softmax, hot_count", HOG_ENOTSUP, softmax_hot,
+    ROW("multiclass softmax, hot_features", HOG_ENOTSUP, softmax_hot,
         HOG_CONFLICT_CLASSES,
         "--multiclass softmax runs Hogwild! on one shared model with "
         "lock-free updates only; drop --hot (or train one-vs-rest: "
@@ -619,17 +619,17 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         HOG_CONFLICT_OPTIONS,
         "checkpoints are written by the serial, Hogwild! and Cyclades "
         "trainers only so far", NULL, ex_ckpt_gpu),
-    ROW("algo hogwild, hot_count, average", HOG_ENOTSUP, hot_world,
+    ROW("algo hogwild, hot_features, average", HOG_ENOTSUP, hot_world,
         HOG_CONFLICT_OPTIONS,
         "hot-feature replicas (--hot) do not take part in averaging across "
         "processes yet: leave out --hot with --world or mpirun", NULL,
         ex_hot_world),
-    ROW("algo hogwild, hot_count, replicas", HOG_EINVAL, hot_replicas,
+    ROW("algo hogwild, hot_features, replicas", HOG_EINVAL, hot_replicas,
         HOG_CONFLICT_OPTIONS,
         "hot-feature replicas (--hot) run on one shared model with --update "
         "none, atomic or mutex, not with model replicas", NULL,
         ex_hot_replicas),
-    ROW("algo hogwild, hot_count, update", HOG_EINVAL, hot_striped,
+    ROW("algo hogwild, hot_features, update", HOG_EINVAL, hot_striped,
         HOG_CONFLICT_OPTIONS,
         "hot-feature replicas (--hot) run on one shared model with --update "
         "none, atomic or mutex, not with striped locks (they need each row's "

@@ -51,6 +51,7 @@ struct hog_cv {
 struct cv_run {
     struct hog_cv *cv;
     hog_train_opts sub; /* every fold's options */
+    hog_train_hooks hooks; /* and hooks */
     bool warm;
     hog_cv_fold *res;   /* folds entries */
 };
@@ -123,7 +124,7 @@ static hog_status fold_job(void *ctx, uint32_t k, unsigned worker,
     if (r->warm && cv->model && cv->model[k])
         o.warm_start = cv->model[k];
     double t0 = hog_now();
-    if ((st = hog_train(tr, NULL, &o, &m, err)) != HOG_OK) {
+    if ((st = hog_train(tr, NULL, &o, &r->hooks, &m, err)) != HOG_OK) {
         char why[HOG_ERR_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
         hog_errf(err, st, "fold %u of %u: %s", k + 1, cv->folds, why);
@@ -188,7 +189,8 @@ static void mean_sd(const hog_cv_fold *f, unsigned n, size_t field,
     *sd = m > 1 ? sqrt(fmax(0.0, (s2 - m * plain * plain) / (m - 1))) : NAN;
 }
 
-hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
+hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o,
+                      const hog_train_hooks *h, bool warm,
                       hog_cv_result *res, hog_err *err)
 {
     double t0 = hog_now();
@@ -219,11 +221,12 @@ hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
     }
     /* no per-epoch figures from the folds; each fold's figures are the
      * scores below */
-    r->sub.progress = NULL;
-    r->sub.cyclades_stats = NULL;
-    r->sub.hot_stats = NULL;
-    r->sub.stream_stats = NULL;
-    r->sub.valid_stats = NULL;
+    r->hooks = *h;
+    r->hooks.progress = NULL;
+    r->hooks.cyclades_stats = NULL;
+    r->hooks.hot_stats = NULL;
+    r->hooks.stream_stats = NULL;
+    r->hooks.valid_stats = NULL;
     r->sub.warm_start = NULL;
     hog_status st = hog_train_spread(K, workers, fold_job, r, err);
     free(r);
@@ -248,12 +251,13 @@ hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
 }
 
 hog_status hog_cross_validate(const hog_data *d, const hog_train_opts *user,
-                              unsigned folds, hog_cv_result *res,
-                              hog_err *err)
+                              const hog_train_hooks *user_h, unsigned folds,
+                              hog_cv_result *res, hog_err *err)
 {
     hog_train_opts o;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
+    hog_train_hooks h;
+    hog_status st = hog_train_hooks_take(user_h, &h, err);
+    if (st != HOG_OK || (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK)
         return st;
     if (!res)
         return hog_errf(err, HOG_EINVAL, "no result to fill");
@@ -266,7 +270,7 @@ hog_status hog_cross_validate(const hog_data *d, const hog_train_opts *user,
     struct hog_cv *cv;
     if ((st = hog_cv_open(d, &o, folds, false, &cv, err)) != HOG_OK)
         return st;
-    st = hog_cv_run(cv, &o, false, &r, err);
+    st = hog_cv_run(cv, &o, &h, false, &r, err);
     hog_cv_close(cv);
     hog_out_give(res, &r, sizeof r);
     return st;

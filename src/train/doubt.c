@@ -77,10 +77,10 @@ bool hog_train_data_classes_doubt(const hog_train_opts *o, const hog_data *d,
     return doubt;
 }
 
-void hog_train_notice(const hog_train_opts *o, const char *line)
+void hog_train_notice(const hog_train_hooks *h, const char *line)
 {
-    if (o->log)
-        o->log(o->log_ctx, line);
+    if (h && h->log)
+        h->log(h->log_ctx, line);
     else
         fprintf(stderr, "hogtrain: %s\n", line);
 }

@@ -17,14 +17,14 @@ void hog_train_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
                     uint64_t total)
 {
     struct hog_front *c = f->ctx;
-    if (!f->o->progress || done >= total)
+    if (!f->hooks.progress || done >= total)
         return;
     double now = hog_now();
     if (now < c->next_tick)
         return;
     c->next_tick = now + 0.1;
-    f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, done, total,
-                   NULL);
+    f->hooks.progress(f->hooks.progress_ctx, epoch, f->o->epochs, done, total,
+                      NULL);
 }
 
 hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
@@ -55,7 +55,7 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
         stop = hog_early_step(&c->early, epoch, vm.loss, f->model->w);
     }
     const hog_status done = stop ? HOG_FIT_STOP : HOG_OK;
-    if (!f->o->progress)
+    if (!f->hooks.progress)
         return done; /* nobody listens: no metrics to compute */
 
     hog_epoch_stats s;
@@ -122,7 +122,7 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
         s.train_auc = m.auc;
         s.train_rmse = m.rmse;
         s.train_macro_f1 = m.macro_f1;
-        if (own && f->o->reduce) {
+        if (own && f->hooks.reduce) {
             /* solved across processes: the objective of every rank's
              * rows, as the solver knows it; this rank's rows would give
              * another (the accuracy and AUC stay this rank's) */
@@ -157,22 +157,24 @@ hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
         s.best_epoch = c->early.best_epoch;
     }
     f->objective = f->mean_loss = f->prog_loss = f->prog_accuracy = NAN;
-    f->o->progress(f->o->progress_ctx, epoch, f->o->epochs, d->m.rows,
-                   d->m.rows, &s);
+    f->hooks.progress(f->hooks.progress_ctx, epoch, f->o->epochs, d->m.rows,
+                      d->m.rows, &s);
     return done;
 }
 
 /* The front door's part of a run of model m: the test and validation
  * sets, early stopping. */
-hog_status hog_train_front_begin(struct hog_front *c, const hog_train_opts *o,
-                                 const hog_data *test, const hog_model *m,
-                                 hog_err *err)
+hog_status hog_train_front_begin(struct hog_front *c, const struct hog_fit *f,
+                                 const hog_data *test, hog_err *err)
 {
+    const hog_train_opts *o = f->o;
+    const hog_model *m = f->model;
     memset(c, 0, sizeof *c);
     c->test = test;
     c->next_tick = hog_now() + 0.1;
     c->valid = o->validation;
-    c->watch = c->valid && (o->progress || o->early_stop || o->valid_stats);
+    c->watch = c->valid && (f->hooks.progress || o->early_stop ||
+                            f->hooks.valid_stats);
     bool ovr = m->n_classes && m->multiclass == HOG_MULTICLASS_OVR;
     return hog_early_init(&c->early, ovr ? 0 : o->early_stop,
                           hog_model_len(m), err);
@@ -181,15 +183,16 @@ hog_status hog_train_front_begin(struct hog_front *c, const hog_train_opts *o,
 /* After the algorithm: early stopping's stop is a success, the best
  * epoch's weights go back into the model, and valid_stats is filled. */
 hog_status hog_train_front_end(struct hog_front *c, hog_status st,
-                               const hog_train_opts *o, hog_model *m,
-                               uint64_t train_rows)
+                               const struct hog_fit *f, uint64_t train_rows)
 {
+    const hog_train_opts *o = f->o;
+    hog_model *m = f->model;
     if (st == HOG_FIT_STOP)
         st = HOG_OK;
     if (st == HOG_OK)
         hog_early_restore(&c->early, m->w);
-    if (st == HOG_OK && o->valid_stats) {
-        hog_valid_stats *v = o->valid_stats;
+    if (st == HOG_OK && f->hooks.valid_stats) {
+        hog_valid_stats *v = f->hooks.valid_stats;
         bool ovr = m->n_classes && m->multiclass == HOG_MULTICLASS_OVR;
         memset(v, 0, sizeof *v);
         v->rows = c->valid ? c->valid->m.rows : 0;

@@ -66,8 +66,9 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
         if (stamps)
             part[n++] = "regularization timestamps";
         if (o->algo == HOG_ALGO_CYCLADES) {
-            b += 2 * sizeof(uint32_t) + (uint64_t)T * (3 + (o->hot != 0)) *
-                                            sizeof(uint32_t);
+            unsigned hot = o->cyclades_hot_degree != 0;
+            b += 2 * sizeof(uint32_t) +
+                 (uint64_t)T * (3 + hot) * sizeof(uint32_t);
             part[n++] = "the conflict graph's arrays per thread";
         }
     }

@@ -43,6 +43,7 @@ struct ovr {
     struct hog_fit *parent;
     const struct hog_algo_row *row;
     hog_train_opts sub;      /* the options of every class's run */
+    hog_train_hooks sub_hooks; /* and its hooks: no progress, no stats */
     uint64_t *n_pos;         /* rows per class */
     uint64_t *valid_pos;     /* validation rows per class (early stopping) */
     pthread_mutex_t lock;    /* the progress callback, the counts below */
@@ -70,12 +71,12 @@ struct class_run {
  * classes done, out of K). */
 static void report(struct ovr *v)
 {
-    const hog_train_opts *o = v->parent->o;
-    if (!o->progress)
+    const struct hog_fit *p = v->parent;
+    if (!p->hooks.progress)
         return;
-    uint64_t total = (uint64_t)v->parent->model->n_classes * o->epochs;
-    o->progress(o->progress_ctx, v->classes_done, v->parent->model->n_classes,
-                v->epochs_done, total, NULL);
+    uint64_t total = (uint64_t)p->model->n_classes * p->o->epochs;
+    p->hooks.progress(p->hooks.progress_ctx, v->classes_done,
+                      p->model->n_classes, v->epochs_done, total, NULL);
 }
 
 /* Early stopping of one class: its binary validation loss after the
@@ -207,7 +208,8 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     hog_model sub = class_model(m, c);
     struct class_run r;
     memset(&r, 0, sizeof r);
-    r.f = (struct hog_fit){ .train = &view, .o = &v->sub, .model = &sub,
+    r.f = (struct hog_fit){ .train = &view, .o = &v->sub,
+                            .hooks = v->sub_hooks, .model = &sub,
                             .stream = p->stream,
                             .epoch_end = class_epoch_end, .tick = class_tick,
                             .ctx = v, .gap = NAN, .objective = NAN,
@@ -282,7 +284,7 @@ static bool wide_fits(const struct hog_fit *f, bool spread)
     return o->schedule == HOG_SCHED_FTRL &&
            (o->algo == HOG_ALGO_SERIAL || o->algo == HOG_ALGO_HOGWILD) &&
            (spread || hog_train_threads(o) == 1) && !o->checkpoint &&
-           !f->resume && !o->average && !f->stream && !d->m.ns &&
+           !f->resume && !f->hooks.average && !f->stream && !d->m.ns &&
            !f->warm && !f->keep_last;
 }
 
@@ -421,7 +423,8 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
     w->k = m->n_classes - w->c0 < wd->size ? m->n_classes - w->c0 : wd->size;
     w->len = hog_model_vector_len(m);
     w->g = (struct hog_drive_seg){ .end = hog_drive_seg_sgd_end, .ctx = &w->s };
-    w->f = (struct hog_fit){ .train = d, .o = o, .model = m,
+    w->f = (struct hog_fit){ .train = d, .o = o, .hooks = v->sub_hooks,
+                             .model = m,
                              .epoch_end = wide_epoch_end, .tick = wide_tick };
     hog_status st = hog_sgd_init_wide(&w->s, o, d, w->k, m->classes + w->c0,
                                       err);
@@ -445,7 +448,8 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
         st = hog_errf(err, HOG_ENOMEM, "out of memory");
     for (uint32_t c = 0; early && c < w->k && st == HOG_OK; c++) {
         w->subs[c] = class_model(m, w->c0 + c);
-        w->cr[c].f = (struct hog_fit){ .o = o, .model = &w->subs[c] };
+        w->cr[c].f = (struct hog_fit){ .o = o, .hooks = v->sub_hooks,
+                                       .model = &w->subs[c] };
         w->cr[c].valid = class_view(po->validation, m->classes[w->c0 + c],
                                     v->valid_pos[w->c0 + c]);
         st = hog_early_init(&w->cr[c].early, po->early_stop, w->len, err);
@@ -513,7 +517,8 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
      * averaged or reduced as a binary model's (so that every rank makes
      * the same calls) */
     bool spread = hog_train_ovr_spread(o, k) && !o->checkpoint &&
-                  !f->resume && !o->average && !o->reduce && !f->stream;
+                  !f->resume && !f->hooks.average && !f->hooks.reduce &&
+                  !f->stream;
     unsigned workers = spread ? threads : 1;
     struct ovr *v = calloc(1, sizeof *v);
     uint64_t *n_pos = calloc(2 * (size_t)k, sizeof *n_pos);
@@ -543,9 +548,10 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->sub.threads = spread ? 1 : o->threads;
     if (spread)
         v->sub.bind = "none";
-    v->sub.progress = NULL; /* the classes' runs compute no metrics */
-    v->sub.cyclades_stats = NULL;
-    v->sub.hot_stats = NULL;
+    v->sub_hooks = f->hooks;
+    v->sub_hooks.progress = NULL; /* the classes' runs compute no metrics */
+    v->sub_hooks.cyclades_stats = NULL;
+    v->sub_hooks.hot_stats = NULL;
 
     report(v);
     if (wide_fits(f, spread)) {
@@ -581,7 +587,7 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
 /* ---- the classes of a stream ------------------------------------------------ */
 
 hog_status hog_train_stream_classes(struct hog_stream *s,
-                                    const hog_train_opts *o, double **labels,
+                                    const hog_train_hooks *h, double **labels,
                                     uint64_t **rows, uint32_t *k,
                                     hog_err *err)
 {
@@ -624,12 +630,12 @@ hog_status hog_train_stream_classes(struct hog_stream *s,
                 break;
             }
             double *g = realloc(cl, (n + 1) * sizeof *cl);
-            uint64_t *h = realloc(cnt, (n + 1) * sizeof *cnt);
+            uint64_t *u = realloc(cnt, (n + 1) * sizeof *cnt);
             if (g)
                 cl = g;
-            if (h)
-                cnt = h;
-            if (!g || !h) {
+            if (u)
+                cnt = u;
+            if (!g || !u) {
                 st = hog_errf(err, HOG_ENOMEM, "out of memory for %u classes",
                               n + 1);
                 break;
@@ -661,7 +667,7 @@ hog_status hog_train_stream_classes(struct hog_stream *s,
     }
     char doubt[400];
     if (hog_train_classes_doubt(cl, cnt, n, doubt, sizeof doubt))
-        hog_train_notice(o, doubt);
+        hog_train_notice(h, doubt);
     *labels = cl;
     *rows = cnt;
     *k = n;

@@ -42,7 +42,8 @@ static hog_status scaled_view(const hog_data *d, const float *inv,
 }
 
 hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
-                                const hog_train_opts *o, hog_model **out,
+                                const hog_train_opts *o,
+                                const hog_train_hooks *h, hog_model **out,
                                 hog_err *err)
 {
     *out = NULL;
@@ -80,9 +81,9 @@ hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
             plain.validation = &va;
         /* hog_train()'s steps on the scaled copies: the holdout is split
          * and C resolved already (for the same rows) */
-        st = hog_train_check(&tr, test ? &te : NULL, &plain, err);
+        st = hog_train_check(&tr, test ? &te : NULL, &plain, h, err);
         if (st == HOG_OK)
-            st = hog_train_run(&tr, test ? &te : NULL, &plain, out, err);
+            st = hog_train_run(&tr, test ? &te : NULL, &plain, h, out, err);
     }
     free(tr.mem[0]);
     free(te.mem[0]);

@@ -105,9 +105,9 @@ static const hog_train_option rows[] = {
     { NUM(oversubscribe, HOG_OPTION_BOOL, 0, 1), .def = 0 },
     { NUM(batch_size, HOG_OPTION_U64, 0, UINT32_MAX), .def = 0 },
     { NUM(repartition, HOG_OPTION_BOOL, 0, 1), .def = 0 },
-    { NUM(hot, HOG_OPTION_BOOL, 0, 1), .def = 1 },
-    { NUM(hot_degree, HOG_OPTION_U64, 0, (double)UINT64_MAX), .def = 0 },
-    { NUM(hot_count, HOG_OPTION_U64, 0, (double)UINT64_MAX), .def = 0 },
+    { NUM(cyclades_hot_degree, HOG_OPTION_U64, 0, (double)UINT64_MAX),
+      .def = (double)HOG_HOT_AUTO },
+    { NUM(hot_features, HOG_OPTION_U64, 0, (double)UINT64_MAX), .def = 0 },
     { NUM(gpu_step, HOG_OPTION_ENUM, 0, HOG_GPU_STEP_HOGWILD),
       .def = HOG_GPU_STEP_MINIBATCH },
     { NUM(gpu_batch, HOG_OPTION_UNSIGNED, 0, 1u << 30), .def = 0 },
@@ -164,7 +164,13 @@ static void set(hog_train_opts *o, const hog_train_option *r, double x)
     switch (r->type) {
     case HOG_OPTION_DOUBLE: memcpy(p, &x, sizeof x); break;
     case HOG_OPTION_UNSIGNED: { unsigned v = (unsigned)x; memcpy(p, &v, sizeof v); break; }
-    case HOG_OPTION_U64: { uint64_t v = (uint64_t)x; memcpy(p, &v, sizeof v); break; }
+    case HOG_OPTION_U64: {
+        /* UINT64_MAX (HOG_HOT_AUTO) is 2^64 as a double, one past what
+         * converts */
+        uint64_t v = x >= 0x1p64 ? UINT64_MAX : (uint64_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
     case HOG_OPTION_ENUM:
     case HOG_OPTION_BOOL: { int v = (int)x; memcpy(p, &v, sizeof v); break; }
     }
@@ -262,7 +268,8 @@ static bool in_range(const hog_train_option *r, double v)
     return !(r->below_max && v == r->max);
 }
 
-hog_status hog_train_opts_resolve(hog_train_opts *o, hog_err *err)
+hog_status hog_train_opts_resolve(hog_train_opts *o, const hog_train_hooks *h,
+                                  hog_err *err)
 {
     if (!o || o->size != sizeof *o)
         return hog_errf(err, HOG_EINVAL, "the training options were not set "
@@ -275,7 +282,7 @@ hog_status hog_train_opts_resolve(hog_train_opts *o, hog_err *err)
         if (!in_range(first[i], get(o, first[i])))
             return out_of_range(first[i], get(o, first[i]), err);
     if (o->schedule == HOG_SCHED_AUTO)
-        o->schedule = hog_train_ftrl_runs(o) ? HOG_SCHED_FTRL
+        o->schedule = hog_train_ftrl_runs(o, h) ? HOG_SCHED_FTRL
                                              : HOG_SCHED_ADAGRAD;
     if (isnan(o->l2))
         o->l2 = o->schedule == HOG_SCHED_FTRL ? HOG_FTRL_L2_DEFAULT

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
+hog_status hog_train_opts_take(const hog_train_opts *user,
+                               const hog_train_hooks *h, hog_train_opts *o,
                                hog_err *err)
 {
     if (!user || user->size == 0 || user->size > sizeof(hog_train_opts))
@@ -16,5 +17,5 @@ hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
     hog_train_opts_init(o);
     memcpy(o, user, user->size);
     o->size = sizeof *o;
-    return hog_train_opts_resolve(o, err);
+    return hog_train_opts_resolve(o, h, err);
 }

@@ -16,10 +16,11 @@
 #include <string.h>
 
 hog_status hog_train_check(const hog_data *train, const hog_data *test,
-                           const hog_train_opts *o, hog_err *err)
+                           const hog_train_opts *o, const hog_train_hooks *h,
+                           hog_err *err)
 {
     hog_status st;
-    if ((st = hog_train_validate(o, train, err)) != HOG_OK)
+    if ((st = hog_train_validate(o, h, train, err)) != HOG_OK)
         return st;
     /* a test or validation set is scored as the model will be: crossed
      * as the training rows are */
@@ -37,8 +38,8 @@ hog_status hog_train_check(const hog_data *train, const hog_data *test,
 }
 
 hog_status hog_train_run(const hog_data *train, const hog_data *test,
-                         const hog_train_opts *op, hog_model **out,
-                         hog_err *err)
+                         const hog_train_opts *op, const hog_train_hooks *h,
+                         hog_model **out, hog_err *err)
 {
     const hog_train_opts o = *op;
     hog_status st;
@@ -77,7 +78,8 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
     }
 
     struct hog_front c;
-    struct hog_fit f = { .train = data, .o = &o, .model = m, .init = init,
+    struct hog_fit f = { .train = data, .o = &o, .hooks = *h, .model = m,
+                         .init = init,
                          .epoch_end = hog_train_epoch_end,
                          .tick = hog_train_tick, .ctx = &c,
                          .replica_syncs = 0, .gap = NAN, .aux_bytes = 0,
@@ -89,7 +91,7 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
         f.products = &hog_gpu_products;
     struct hog_ckpt_ctx ck;
     struct hog_train_state warm;
-    if ((st = hog_train_front_begin(&c, &o, test, m, err)) != HOG_OK ||
+    if ((st = hog_train_front_begin(&c, &f, test, err)) != HOG_OK ||
         (st = hog_train_state_begin(&f, &warm, err)) != HOG_OK) {
         free(rw);
         hog_model_free(m);
@@ -103,7 +105,7 @@ hog_status hog_train_run(const hog_data *train, const hog_data *test,
                  ? row->softmax(&f, err)
                  : hog_train_ovr(&f, row, &c.ovr, err);
     hog_train_ckpt_end(&ck);
-    st = hog_train_front_end(&c, st, &o, m, train->m.rows);
+    st = hog_train_front_end(&c, st, &f, train->m.rows);
     free(rw);
     return hog_train_hand_out(st, m, out);
 }

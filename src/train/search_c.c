@@ -79,7 +79,8 @@ static bool takes_warm(const hog_train_opts *o, const hog_data *d)
 
 /* The search with the options taken, into the library's own result
  * (its step and step_cap the caller's). */
-static hog_status search(const hog_data *d, hog_train_opts o, unsigned folds,
+static hog_status search(const hog_data *d, hog_train_opts o,
+                         const hog_train_hooks *h, unsigned folds,
                          hog_search_opts so, hog_search_result *res,
                          hog_err *err)
 {
@@ -118,7 +119,7 @@ static hog_status search(const hog_data *d, hog_train_opts o, unsigned folds,
         o.C = C;
         hog_cv_result r;
         memset(&r, 0, sizeof r);
-        if ((st = hog_cv_run(cv, &o, warm && i > 0, &r, err)) != HOG_OK) {
+        if ((st = hog_cv_run(cv, &o, h, warm && i > 0, &r, err)) != HOG_OK) {
             char why[HOG_ERR_MAX];
             snprintf(why, sizeof why, "%s", err->msg);
             hog_errf(err, st, "C = %g: %s", C, why);
@@ -171,12 +172,14 @@ static hog_status search(const hog_data *d, hog_train_opts o, unsigned folds,
 }
 
 hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
-                        unsigned folds, const hog_search_opts *user_so,
+                        const hog_train_hooks *user_h, unsigned folds,
+                        const hog_search_opts *user_so,
                         hog_search_result *res, hog_err *err)
 {
     hog_train_opts o;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK)
+    hog_train_hooks h;
+    hog_status st = hog_train_hooks_take(user_h, &h, err);
+    if (st != HOG_OK || (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK)
         return st;
     hog_search_opts so;
     hog_search_opts_init(&so);
@@ -200,7 +203,7 @@ hog_status hog_search_C(const hog_data *d, const hog_train_opts *user,
      * figures zero until they are known */
     r = (hog_search_result){ .size = sizeof r, .step = r.step,
                              .step_cap = r.step_cap };
-    st = search(d, o, folds, so, &r, err);
+    st = search(d, o, &h, folds, so, &r, err);
     hog_out_give(res, &r, sizeof r);
     return st;
 }

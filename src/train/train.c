@@ -11,8 +11,9 @@
  * hog_data.row_w). docs/TRAINING.md maps it to LIBLINEAR.
  *
  * This file is the door itself, in memory (hog_train) and out of core
- * (hog_train_stream): the options taken (and the stats they point to,
- * outs.c), the holdout split, LIBLINEAR's C resolved. Its parts: the options and their defaults (opts.c), their
+ * (hog_train_stream): the options and hooks taken (and the stats they
+ * point to, hooks.c), the holdout split, LIBLINEAR's C resolved. Its
+ * parts: the options and their defaults (opts.c), their
  * checks (validate.c) with the model's memory (memory.c), the model and
  * the warm start (setup.c), the hooks the algorithms call after each
  * epoch (epoch.c), the run in memory (run.c) and --normalize around it
@@ -36,15 +37,16 @@ static void resolve_C(hog_train_opts *o, uint64_t rows)
         hog_strengths_of_C(o->C, o->C_l1 != 0, rows, &o->l1, &o->l2);
 }
 
-/* The same where several processes solve one problem (o->reduce): n is
+/* The same where several processes solve one problem (h->reduce): n is
  * every process's rows together. */
-static hog_status resolve_C_reduced(hog_train_opts *o, uint64_t rows,
+static hog_status resolve_C_reduced(hog_train_opts *o,
+                                    const hog_train_hooks *h, uint64_t rows,
                                     hog_err *err)
 {
     if (!(o->C > 0))
         return HOG_OK;
     double n = (double)rows; /* below 2^53: exact */
-    hog_status st = o->reduce(o->reduce_ctx, &n, 1, err);
+    hog_status st = h->reduce(h->reduce_ctx, &n, 1, err);
     if (st == HOG_OK)
         resolve_C(o, (uint64_t)n);
     return st;
@@ -54,8 +56,9 @@ static hog_status resolve_C_reduced(hog_train_opts *o, uint64_t rows,
  * pointing to the rows trained on and o->validation to the rows held out
  * (o->holdout 0 from then on). Out-of-range values are the validation's
  * to refuse. */
-static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
-                                hog_data **tr, hog_data **va, hog_err *err)
+static hog_status holdout_split(hog_train_opts *o, const hog_train_hooks *h,
+                                const hog_data **train, hog_data **tr,
+                                hog_data **va, hog_err *err)
 {
     *tr = *va = NULL;
     if (!(o->holdout > 0 && o->holdout < 1) || o->validation || !*train ||
@@ -63,7 +66,7 @@ static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
         return HOG_OK;
     /* the conflicts' rows about options (a holdout with row weights
      * among them) before the split, which forgets o->holdout */
-    hog_status st = hog_train_conflicts_options(o, false, err);
+    hog_status st = hog_train_conflicts_options(o, h, false, err);
     if (st != HOG_OK)
         return st;
     uint64_t n = (*train)->m.rows;
@@ -87,17 +90,18 @@ static hog_status holdout_split(hog_train_opts *o, const hog_data **train,
     return HOG_OK;
 }
 
-/* hog_train_stream with the options taken, o's stats the front door's. */
+/* hog_train_stream with the options and hooks taken, h's stats the front
+ * door's. */
 static hog_status train_stream(const char *path, const hog_data *test,
-                               hog_train_opts o, hog_model **out,
-                               hog_err *err)
+                               hog_train_opts o, const hog_train_hooks *h,
+                               hog_model **out, hog_err *err)
 {
     hog_status st;
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     /* what streaming does not combine with is the conflicts' table's:
      * the rows about options alone before the file is opened, all of
      * them against its header below (hog_train_validate_stream) */
-    if ((st = hog_train_conflicts_options(&o, true, err)) != HOG_OK)
+    if ((st = hog_train_conflicts_options(&o, h, true, err)) != HOG_OK)
         return st;
     if ((unsigned)o.io > HOG_IO_PREAD)
         return hog_errf(err, HOG_EINVAL, "unknown io backend %d", (int)o.io);
@@ -107,8 +111,8 @@ static hog_status train_stream(const char *path, const hog_data *test,
     so.mem_budget = o.mem_budget;
     so.io = o.io;
     so.direct = o.direct;
-    so.log = o.log;
-    so.log_ctx = o.log_ctx;
+    so.log = h->log;
+    so.log_ctx = h->log_ctx;
     so.row_bytes = 4; /* the window's row order */
     hog_stream *stream;
     if ((st = hog_stream_open(path, &so, &stream, err)) != HOG_OK)
@@ -136,9 +140,9 @@ static hog_status train_stream(const char *path, const hog_data *test,
     uint32_t k = 0;
     const bool multi = hog_train_is_multiclass(&o, &hd);
     resolve_C(&o, hd.m.rows);
-    if ((st = hog_train_validate_stream(&o, &hd, err)) != HOG_OK)
+    if ((st = hog_train_validate_stream(&o, h, &hd, err)) != HOG_OK)
         ;
-    else if (multi && (st = hog_train_stream_classes(stream, &o, &classes,
+    else if (multi && (st = hog_train_stream_classes(stream, h, &classes,
                                                      &class_rows, &k,
                                                      err)) != HOG_OK)
         ;
@@ -151,80 +155,89 @@ static hog_status train_stream(const char *path, const hog_data *test,
                                            err)) == HOG_OK &&
                (st = hog_train_check_memory(&o, &hd, k, err)) == HOG_OK))) {
         struct hog_front c;
-        struct hog_fit f = { .train = &hd, .o = &o, .model = m,
+        struct hog_fit f = { .train = &hd, .o = &o, .hooks = *h, .model = m,
                              .epoch_end = hog_train_epoch_end,
                              .tick = hog_train_tick, .ctx = &c,
                              .gap = NAN, .stream = stream,
                              .objective = NAN, .mean_loss = NAN,
                              .prog_loss = NAN, .prog_accuracy = NAN,
                              .class_rows = class_rows };
-        if ((st = hog_train_front_begin(&c, &o, test, m, err)) == HOG_OK &&
+        if ((st = hog_train_front_begin(&c, &f, test, err)) == HOG_OK &&
             (st = hog_train_warm_weights(&o, m, &f.init, err)) == HOG_OK)
             st = !multi ? row->stream(&f, err)
                  : m->multiclass == HOG_MULTICLASS_SOFTMAX
                      ? row->softmax(&f, err)
                      : hog_train_ovr(&f, row, &c.ovr, err);
-        st = hog_train_front_end(&c, st, &o, m, hd.m.rows);
+        st = hog_train_front_end(&c, st, &f, hd.m.rows);
     }
     free(classes);
     free(class_rows);
-    if (o.stream_stats)
-        hog_stream_get_stats(stream, o.stream_stats);
+    if (h->stream_stats)
+        hog_stream_get_stats(stream, h->stream_stats);
     hog_stream_close(stream);
     return hog_train_hand_out(st, m, out);
 }
 
 hog_status hog_train_stream(const char *path, const hog_data *test,
-                            const hog_train_opts *user, hog_model **out,
+                            const hog_train_opts *user,
+                            const hog_train_hooks *user_h, hog_model **out,
                             hog_err *err)
 {
     *out = NULL;
     if (!path)
         return hog_errf(err, HOG_EINVAL, "no training file");
     hog_train_opts o;
+    hog_train_hooks h;
     struct hog_train_outs t;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
+    hog_status st = hog_train_hooks_take(user_h, &h, err);
+    if (st != HOG_OK ||
+        (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
+        (st = hog_train_outs_take(&h, &t, err)) != HOG_OK)
         return st;
-    st = train_stream(path, test, o, out, err);
+    st = train_stream(path, test, o, &h, out, err);
     hog_train_outs_give(&t);
     return st;
 }
 
-/* hog_train with the options taken, o's stats the front door's. */
+/* hog_train with the options and hooks taken, h's stats the front
+ * door's. */
 static hog_status train_in_memory(const hog_data *train, const hog_data *test,
-                                  hog_train_opts o, hog_model **out,
-                                  hog_err *err)
+                                  hog_train_opts o, const hog_train_hooks *h,
+                                  hog_model **out, hog_err *err)
 {
     hog_status st;
     /* A holdout: the rows trained on and the validation rows, copies. */
     hog_data *kept = NULL, *held = NULL;
-    if ((st = holdout_split(&o, &train, &kept, &held, err)) != HOG_OK)
+    if ((st = holdout_split(&o, h, &train, &kept, &held, err)) != HOG_OK)
         return st;
     uint64_t rows = train ? train->m.rows : 0;
-    if (o.reduce)
-        st = resolve_C_reduced(&o, rows, err);
+    if (h->reduce)
+        st = resolve_C_reduced(&o, h, rows, err);
     else
         resolve_C(&o, rows);
-    if (st == HOG_OK && (st = hog_train_check(train, test, &o, err)) == HOG_OK)
-        st = o.normalize ? hog_train_normalized(train, test, &o, out, err)
-                         : hog_train_run(train, test, &o, out, err);
+    if (st == HOG_OK &&
+        (st = hog_train_check(train, test, &o, h, err)) == HOG_OK)
+        st = o.normalize ? hog_train_normalized(train, test, &o, h, out, err)
+                         : hog_train_run(train, test, &o, h, out, err);
     hog_data_free(kept);
     hog_data_free(held);
     return st;
 }
 
 hog_status hog_train(const hog_data *train, const hog_data *test,
-                     const hog_train_opts *user, hog_model **out,
-                     hog_err *err)
+                     const hog_train_opts *user, const hog_train_hooks *user_h,
+                     hog_model **out, hog_err *err)
 {
     *out = NULL;
     hog_train_opts o;
+    hog_train_hooks h;
     struct hog_train_outs t;
-    hog_status st = hog_train_opts_take(user, &o, err);
-    if (st != HOG_OK || (st = hog_train_outs_take(&o, &t, err)) != HOG_OK)
+    hog_status st = hog_train_hooks_take(user_h, &h, err);
+    if (st != HOG_OK ||
+        (st = hog_train_opts_take(user, &h, &o, err)) != HOG_OK ||
+        (st = hog_train_outs_take(&h, &t, err)) != HOG_OK)
         return st;
-    st = train_in_memory(train, test, o, out, err);
+    st = train_in_memory(train, test, o, &h, out, err);
     hog_train_outs_give(&t);
     return st;
 }

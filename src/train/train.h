@@ -13,35 +13,42 @@
 /* The options the caller gave (size-first), completed with the defaults
  * of the fields an older, shorter struct does not have, and resolved
  * (hog_train_opts_resolve). */
-hog_status hog_train_opts_take(const hog_train_opts *user, hog_train_opts *o,
+hog_status hog_train_opts_take(const hog_train_opts *user,
+                               const hog_train_hooks *h, hog_train_opts *o,
                                hog_err *err);
+/* The hooks the caller gave (NULL: none), size-first like the options,
+ * into *h, whose fields past the caller's size are NULL. */
+hog_status hog_train_hooks_take(const hog_train_hooks *user,
+                                hog_train_hooks *h, hog_err *err);
 
-/* Checks o against the training data: a sentence in err and HOG_EINVAL
- * when an option is out of range or does not fit the labels. The one
- * place validation happens: the algorithms' table, the conflicts' table
- * (conflicts.c), then the data. _stream: train is a streamed file's
- * header (hog_train_stream). */
-hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
-                              hog_err *err);
+/* Checks o, with the hooks h (NULL: none), against the training data: a
+ * sentence in err and HOG_EINVAL when an option is out of range or does
+ * not fit the labels. The one place validation happens: the algorithms'
+ * table, the conflicts' table (conflicts.c), then the data. _stream:
+ * train is a streamed file's header (hog_train_stream). */
+hog_status hog_train_validate(const hog_train_opts *o,
+                              const hog_train_hooks *h,
+                              const hog_data *train, hog_err *err);
 hog_status hog_train_validate_stream(const hog_train_opts *o,
+                                     const hog_train_hooks *h,
                                      const hog_data *train, hog_err *err);
 
 /* A classification loss on labels with more than two values: K classes. */
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
 
-/* Whether o's algorithm and options run --schedule ftrl (the serial
- * trainer and Hogwild!, without what keeps weights of its own: replicas,
- * hot features, process averaging, softmax, the GPU trainer); the
- * command's default schedule where they do (docs/TRAINING.md, "The
- * default"). */
-bool hog_train_ftrl_runs(const hog_train_opts *o);
+/* Whether o's algorithm and options, with the hooks h (NULL: none), run
+ * --schedule ftrl (the serial trainer and Hogwild!, without what keeps
+ * weights of its own: replicas, hot features, process averaging,
+ * softmax, the GPU trainer); the default schedule where they do
+ * (docs/TRAINING.md, "The default"). */
+bool hog_train_ftrl_runs(const hog_train_opts *o, const hog_train_hooks *h);
 
 /* ---- the conflicts between options (conflicts.c) ------------------------------ */
 
 /* What a conflict may depend on beyond the resolved options. The library
- * fills it from the options (hog_conflict_ctx_of); the command, before it
- * reads any file, from its flags (--validation FILE, --init, --weights,
- * --world, --stream). */
+ * fills it from the options and hooks (hog_conflict_ctx_of); the command,
+ * before it reads any file, from its flags (--validation FILE, --init,
+ * --weights, --world, --stream). */
 struct hog_conflict_ctx {
     const hog_train_opts *o;
     const hog_data *train; /* NULL: not read yet; the rows about data pass */
@@ -52,6 +59,8 @@ struct hog_conflict_ctx {
     bool row_weights;      /* row weights (--weights) */
     bool world;            /* several processes: the model averaged, or
                               one problem solved exactly (reduce) */
+    bool average;          /* the hooks average the model (scale-out) */
+    bool reduce;           /* the hooks solve one problem exactly */
     bool crossed;          /* the rows are crossed (--interactions) */
 };
 
@@ -79,12 +88,14 @@ struct hog_conflict {
 /* Row i of the table in the order it is walked; NULL past the last. */
 const struct hog_conflict *hog_train_conflict(size_t i);
 void hog_conflict_ctx_of(struct hog_conflict_ctx *c, const hog_train_opts *o,
-                         const hog_data *train, bool stream);
+                         const hog_train_hooks *h, const hog_data *train,
+                         bool stream);
 /* The first row that holds, as its sentence in err; HOG_OK when none. */
 hog_status hog_train_conflicts_check(const struct hog_conflict_ctx *c,
                                      hog_err *err);
 /* The rows about o alone (the data not read yet); stream: out of core. */
-hog_status hog_train_conflicts_options(const hog_train_opts *o, bool stream,
+hog_status hog_train_conflicts_options(const hog_train_opts *o,
+                                       const hog_train_hooks *h, bool stream,
                                        hog_err *err);
 hog_status hog_conflict_refuse(const struct hog_conflict *r,
                                const struct hog_conflict_ctx *c, hog_err *err);
@@ -143,10 +154,11 @@ const char *hog_algo_name(hog_algo a);
 /* The command's name of a ("hogwild"), and the algorithm of a name (-1: none). */
 const char *hog_algo_cli_name(hog_algo a);
 int hog_algo_parse(const char *name);
-/* The capabilities o asks for that change what a trainer computes (the
- * first five of enum hog_cap): options that differ from the defaults
- * (hog_train_opts_init) in a way only some algorithms accept. */
-unsigned hog_train_opts_caps(const hog_train_opts *o);
+/* The capabilities o and the hooks h (NULL: none) ask for that change
+ * what a trainer computes (the first five of enum hog_cap): options that
+ * differ from the defaults (hog_train_opts_init) in a way only some
+ * algorithms accept, averaging or reducing across processes. */
+unsigned hog_train_opts_caps(const hog_train_opts *o, const hog_train_hooks *h);
 /* HOG_OK when algorithm a accepts every capability in used; else
  * HOG_EINVAL and the sentence naming the first option it does not take and
  * the algorithms that do. */
@@ -161,7 +173,8 @@ bool hog_train_gpu_replicas(const hog_train_opts *o);
  * copies of train's and test's values, the scales then folded into the
  * model's weights; o checked already against train (hog_train_check). */
 hog_status hog_train_normalized(const hog_data *train, const hog_data *test,
-                                const hog_train_opts *o, hog_model **out,
+                                const hog_train_opts *o,
+                                const hog_train_hooks *h, hog_model **out,
                                 hog_err *err);
 
 /* ---- row and class weights (weights.c) --------------------------------------- */
@@ -207,11 +220,11 @@ bool hog_train_ovr_spread(const hog_train_opts *o, uint32_t k);
 /* The classes of a streamed file, in first appearance, and the rows of
  * each (*labels, *rows: malloc'd, k of each), from one pass over its
  * chunks in file order; at most HOG_MAX_CLASSES classes. Classes that look
- * like a regression target are a notice through o (doubt.c). The stream
+ * like a regression target are a notice through h (doubt.c). The stream
  * is left with nothing queued, ready to train. */
 struct hog_stream;
 hog_status hog_train_stream_classes(struct hog_stream *s,
-                                    const hog_train_opts *o, double **labels,
+                                    const hog_train_hooks *h, double **labels,
                                     uint64_t **rows, uint32_t *k,
                                     hog_err *err);
 
@@ -226,8 +239,9 @@ bool hog_train_classes_doubt(const double *labels, const uint64_t *rows,
  * (and does not name its classes, o->n_classes). */
 bool hog_train_data_classes_doubt(const hog_train_opts *o, const hog_data *d,
                                   char *buf, size_t len);
-/* A one-line notice through o->log, else "hogtrain: LINE" on stderr. */
-void hog_train_notice(const hog_train_opts *o, const char *line);
+/* A one-line notice through h->log, else (h or its log NULL)
+ * "hogtrain: LINE" on stderr. */
+void hog_train_notice(const hog_train_hooks *h, const char *line);
 
 /* ---- jobs spread over threads (spread.c) ------------------------------------ */
 
@@ -276,12 +290,13 @@ void hog_early_free(struct hog_early *e);
 /* The options checked against train (hog_train_validate), and a test or
  * validation set's interactions against train's (run.c). */
 hog_status hog_train_check(const hog_data *train, const hog_data *test,
-                           const hog_train_opts *o, hog_err *err);
+                           const hog_train_opts *o, const hog_train_hooks *h,
+                           hog_err *err);
 /* hog_train() in memory once the options are taken and checked, the
  * holdout split and C resolved, without --normalize (run.c). */
 hog_status hog_train_run(const hog_data *train, const hog_data *test,
-                         const hog_train_opts *o, hog_model **out,
-                         hog_err *err);
+                         const hog_train_opts *o, const hog_train_hooks *h,
+                         hog_model **out, hog_err *err);
 
 /* Refuses, before anything is allocated, a model of train's features and
  * k classes (0: one vector) that cannot fit in the memory available, with
@@ -334,20 +349,18 @@ void hog_train_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
                     uint64_t total);
 hog_status hog_train_epoch_end(struct hog_fit *f, unsigned epoch,
                                double seconds, hog_err *err);
-/* The test and validation sets and early stopping of a run of model m. */
-hog_status hog_train_front_begin(struct hog_front *c, const hog_train_opts *o,
-                                 const hog_data *test, const hog_model *m,
-                                 hog_err *err);
+/* The test and validation sets and early stopping of f's run. */
+hog_status hog_train_front_begin(struct hog_front *c, const struct hog_fit *f,
+                                 const hog_data *test, hog_err *err);
 /* After the algorithm's status st: early stopping's stop is a success,
- * the best epoch's weights go back into m, o->valid_stats is filled;
- * returns the run's status. */
+ * the best epoch's weights go back into f's model, the hooks' valid_stats
+ * is filled; returns the run's status. */
 hog_status hog_train_front_end(struct hog_front *c, hog_status st,
-                               const hog_train_opts *o, hog_model *m,
-                               uint64_t train_rows);
+                               const struct hog_fit *f, uint64_t train_rows);
 
-/* ---- the caller's stats structs (outs.c) ---------------------------------------- */
+/* ---- the caller's hooks and stats structs (hooks.c) ----------------------------- */
 
-/* The *_stats the caller's options point to, each filled in a full struct
+/* The *_stats the caller's hooks point to, each filled in a full struct
  * of the library's own and handed back within the caller's size (core's
  * hog_out_take, hog_out_give). */
 struct hog_train_outs {
@@ -360,9 +373,9 @@ struct hog_train_outs {
     hog_stream_stats *stream_to;
     hog_valid_stats *valid_to;
 };
-/* Checks the sizes of the stats o points to (HOG_EINVAL with a sentence)
- * and points o at t's copies of them. */
-hog_status hog_train_outs_take(hog_train_opts *o, struct hog_train_outs *t,
+/* Checks the sizes of the stats h points to (HOG_EINVAL with a sentence)
+ * and points h at t's copies of them. */
+hog_status hog_train_outs_take(hog_train_hooks *h, struct hog_train_outs *t,
                                hog_err *err);
 /* Hands t's copies back to the caller's structs. */
 void hog_train_outs_give(const struct hog_train_outs *t);
@@ -398,7 +411,8 @@ hog_status hog_cv_open(const hog_data *d, const hog_train_opts *o,
 /* One cross-validation with o (res->fold as in hog_cross_validate). With
  * keep_models, each fold's model stays and the next run's fold starts
  * from it when warm (the caller checks that the algorithm takes it). */
-hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o, bool warm,
+hog_status hog_cv_run(struct hog_cv *cv, const hog_train_opts *o,
+                      const hog_train_hooks *h, bool warm,
                       hog_cv_result *res, hog_err *err);
 void hog_cv_close(struct hog_cv *cv);
 

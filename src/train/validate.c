@@ -10,8 +10,8 @@
 
 #include <math.h>
 
-static hog_status validate(const hog_train_opts *o, const hog_data *train,
-                           bool stream, hog_err *err)
+static hog_status validate(const hog_train_opts *o, const hog_train_hooks *h,
+                           const hog_data *train, bool stream, hog_err *err)
 {
     if (!hog_algo_row(o->algo))
         return hog_errf(err, HOG_EINVAL, "unknown algorithm %d",
@@ -24,7 +24,7 @@ static hog_status validate(const hog_train_opts *o, const hog_data *train,
     }
     /* GPU replicas are a trainer of their own (o->algo unused). */
     if (!hog_train_gpu_replicas(o)) {
-        unsigned used = hog_train_opts_caps(o);
+        unsigned used = hog_train_opts_caps(o, h);
         /* one-vs-rest spreads the classes over the threads of any
          * algorithm */
         if (hog_train_is_multiclass(o, train) &&
@@ -37,7 +37,7 @@ static hog_status validate(const hog_train_opts *o, const hog_data *train,
             return st;
     }
     struct hog_conflict_ctx c;
-    hog_conflict_ctx_of(&c, o, train, stream);
+    hog_conflict_ctx_of(&c, o, h, train, stream);
     hog_status cst = hog_train_conflicts_check(&c, err);
     if (cst != HOG_OK)
         return cst;
@@ -74,14 +74,16 @@ static hog_status validate(const hog_train_opts *o, const hog_data *train,
  * (options.c, hog_train_opts_resolve, run by every entry point before
  * this); the options together are the conflicts' table's (conflicts.c);
  * here the algorithm, then the data. */
-hog_status hog_train_validate(const hog_train_opts *o, const hog_data *train,
-                              hog_err *err)
+hog_status hog_train_validate(const hog_train_opts *o,
+                              const hog_train_hooks *h,
+                              const hog_data *train, hog_err *err)
 {
-    return validate(o, train, false, err);
+    return validate(o, h, train, false, err);
 }
 
 hog_status hog_train_validate_stream(const hog_train_opts *o,
+                                     const hog_train_hooks *h,
                                      const hog_data *train, hog_err *err)
 {
-    return validate(o, train, true, err);
+    return validate(o, h, train, true, err);
 }

@@ -1,20 +1,31 @@
-/* The stats the caller asks for through the options (hog_train_opts'
- * cyclades_stats, hot_stats, stream_stats, valid_stats). The algorithms
- * fill whole structs of the library's own; the front door hands back the
- * fields within each caller's size, so a caller built against an older,
- * shorter struct gets its prefix and nothing past it (include/hogtrain.h). */
+/* The caller's hooks (hog_train_hooks): its callbacks, and the stats it
+ * asks for (cyclades_stats, hot_stats, stream_stats, valid_stats). The
+ * algorithms fill whole structs of the library's own; the front door
+ * hands back the fields within each caller's size, so a caller built
+ * against an older, shorter struct gets its prefix and nothing past it
+ * (include/hogtrain.h). */
 #include "train/train.h"
 
 #include <string.h>
 
-hog_status hog_train_outs_take(hog_train_opts *o, struct hog_train_outs *t,
+hog_status hog_train_hooks_take(const hog_train_hooks *user,
+                                hog_train_hooks *h, hog_err *err)
+{
+    if (user)
+        return hog_out_take(h, user, sizeof *h, "hog_train_hooks", err);
+    memset(h, 0, sizeof *h);
+    h->size = sizeof *h;
+    return HOG_OK;
+}
+
+hog_status hog_train_outs_take(hog_train_hooks *h, struct hog_train_outs *t,
                                hog_err *err)
 {
     memset(t, 0, sizeof *t);
-    t->cyc_to = o->cyclades_stats;
-    t->hot_to = o->hot_stats;
-    t->stream_to = o->stream_stats;
-    t->valid_to = o->valid_stats;
+    t->cyc_to = h->cyclades_stats;
+    t->hot_to = h->hot_stats;
+    t->stream_to = h->stream_stats;
+    t->valid_to = h->valid_stats;
     hog_status st = HOG_OK;
     if (t->cyc_to && st == HOG_OK)
         st = hog_out_take(&t->cyc, t->cyc_to, sizeof t->cyc,
@@ -32,13 +43,13 @@ hog_status hog_train_outs_take(hog_train_opts *o, struct hog_train_outs *t,
         return st;
     /* the copies stand in for the caller's wherever the library writes */
     if (t->cyc_to)
-        o->cyclades_stats = &t->cyc;
+        h->cyclades_stats = &t->cyc;
     if (t->hot_to)
-        o->hot_stats = &t->hot;
+        h->hot_stats = &t->hot;
     if (t->stream_to)
-        o->stream_stats = &t->stream;
+        h->stream_stats = &t->stream;
     if (t->valid_to)
-        o->valid_stats = &t->valid;
+        h->valid_stats = &t->valid;
     return HOG_OK;
 }
 
