@@ -31,14 +31,17 @@
  *         88    4  K, the number of classes (u32, >= 3; versions 3 and 4:
  *                  0 for one weight vector)
  *         92    4  multiclass mode (hog_multiclass)
- *         96    8  reserved, zero (version 4: flags, u32, bit 0 = the
- *                  weights are stored sparsely; then Q, u32, the number
- *                  of interactions, 0..32)
+ *         96    8  reserved, zero (versions 4 and 5: flags, u32, bit 0
+ *                  = the weights are stored sparsely, bit 1 = a names
+ *                  section; then Q, u32, the number of interactions,
+ *                  0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
  *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
  *     version 5:
  *  104+8K+4Q  8  S, the size of the state section (u64)
+ *     flag bit 1 (the header 8 bytes longer):
+ *      then   8  N, the size of the names section (u64)
  *     then, dense:
  *     hsize   4*n  weights (f32), class c's vector at c * (n / K)
  *     or, sparse (version 4, flag bit 0):
@@ -55,6 +58,12 @@
  *              8  steps taken (u64; one-vs-rest: per class)
  *            4*n  a (f32): FTRL's sums z, laid out as the weights
  *            4*n  b (f32): FTRL's sqrt(n), or AdaGrad's sums
+ *     flag bit 1, the names section (N = 16 + 8 E + T bytes):
+ *              4  its version, 1 (u32); then 4 zero
+ *              8  E, the names (u64)
+ *            4*E  each name's weight (u32, increasing)
+ *            4*E  each name's length (u32)
+ *              T  the names' bytes
  *     and last
  *              4  CRC32C of everything before it
  *
@@ -65,7 +74,9 @@
  * interactions, or a hashed one whose nonzero weights are fewer than a
  * third of its weights (so that 12 bytes each beat 4 for every weight),
  * as version 4; a model that keeps its optimizer's state (save_state)
- * as version 5, which older readers refuse by its number. A reader checks,
+ * as version 5, which older readers refuse by its number; a model that
+ * keeps its features' names (--keep-names) as version 4 or 5 with flag
+ * bit 1, which older readers refuse by its header size. A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  */
