@@ -125,6 +125,11 @@ typedef struct hog_load_opts {
      * index:value pair, in Vowpal Wabbit text one with nothing (or only a
      * tag) before its '|'. 0: every row needs a label. */
     int unlabelled;
+    /* Added for readable models: nonzero keeps, for each weight, the
+     * names of the Vowpal Wabbit text features hashed into it (VW's
+     * --invert_hash), for the model trained on the data to keep
+     * (docs/FORMATS.md, "Feature names"); other formats refuse it. */
+    int keep_names;
 } hog_load_opts;
 #define HOG_MAX_INTERACTIONS 32u
 

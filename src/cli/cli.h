@@ -35,6 +35,14 @@ int hog_cli_predict(int argc, char **argv);
 int hog_cli_convert(int argc, char **argv);
 int hog_cli_gen(int argc, char **argv);
 int hog_cli_info(int argc, char **argv);
+/* info --weights (info_weights.c): the model at path's weights listed. */
+struct hog_cli_weights {
+    uint64_t top;      /* --top N: the N largest |w| (0: every nonzero) */
+    bool json;         /* --json */
+    bool zero_based;   /* LIBSVM indices shown from 0 */
+    const char *names; /* --names FILE, or NULL */
+};
+int hog_cli_info_weights(const char *path, const struct hog_cli_weights *o);
 int hog_cli_bench(int argc, char **argv);
 int hog_cli_objective(int argc, char **argv);
 int hog_cli_topo(int argc, char **argv);

@@ -8,8 +8,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+enum { OPT_WEIGHTS = HOG_CLI_OPT_OWN, OPT_TOP, OPT_JSON, OPT_NAMES };
+
 static const struct option longopts[] = {
     { "help", no_argument, NULL, 'h' },
+    { "weights", no_argument, NULL, OPT_WEIGHTS },
+    { "top", required_argument, NULL, OPT_TOP },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "names", required_argument, NULL, OPT_NAMES },
     HOG_CLI_LOAD_OPTIONS,
     { NULL, 0, NULL, 0 },
 };
@@ -26,13 +32,30 @@ static const char help[] =
     "Checkpoints: the run they belong to (algorithm, loss, step size,\n"
     "regularization, seed, the data) and where it stands (epoch, row, step).\n"
     "\n"
+    "      --weights       list each MODEL's nonzero weights instead, one\n"
+    "                      feature a line: its index (hashed models: the\n"
+    "                      weight, 0 to 2^B - 1; LIBSVM: 1-based unless\n"
+    "                      --zero-based), one column per class, its names,\n"
+    "                      and the bias last. Names: those the model kept\n"
+    "                      (train --keep-names: every Vowpal Wabbit name\n"
+    "                      hashed there, collisions included, as\n"
+    "                      namespace^name), or --names FILE's\n"
+    "      --top N         with --weights: the N largest |w| (K classes:\n"
+    "                      the largest over the classes), largest first\n"
+    "      --json          with --weights: a JSON document (index, names,\n"
+    "                      weights: one array per class, bias, loss,\n"
+    "                      hashing, classes)\n"
+    "      --names FILE    with --weights: the names of a LIBSVM-indexed\n"
+    "                      model's features, lines 'INDEX [...] NAME' (the\n"
+    "                      last field; '#' lines skipped)\n"
     HOG_CLI_LOAD_HELP
     "\n"
     HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
     "info",
-    "hogtrain info [options] FILE...",
+    "hogtrain info [options] FILE...\n"
+    "       hogtrain info --weights [--top N] [--json] [--names FILE] MODEL...",
     NULL,
     help,
 };
@@ -336,11 +359,41 @@ int hog_cli_info(int argc, char **argv)
     hog_cli_parser_init(&op, &cmd, "h", longopts);
     op.load = &lo;
     int ch, rc;
-    if ((ch = hog_cli_getopt(&op, argc, argv)) != 0) /* all are shared */
-        return ch < 0 ? op.status : hog_cli_bad_option(&cmd, '?', argv);
+    bool weights = false;
+    struct hog_cli_weights wo = { 0 };
+    while ((ch = hog_cli_getopt(&op, argc, argv)) > 0) {
+        switch (ch) {
+        case OPT_WEIGHTS: weights = true; break;
+        case OPT_JSON: wo.json = true; break;
+        case OPT_NAMES: wo.names = optarg; break;
+        case OPT_TOP:
+            if ((rc = hog_cli_opt_u64(&cmd, "top", optarg, 1, UINT64_MAX,
+                                      &wo.top, "a number of weights (1 or "
+                                      "more)")) != HOG_EXIT_OK)
+                return rc;
+            break;
+        default: return hog_cli_bad_option(&cmd, ch, argv);
+        }
+    }
+    if (ch < 0)
+        return op.status;
     if (optind >= argc)
         return hog_cli_usage_error(&cmd, "missing the FILE to describe");
+    if (!weights && (wo.top || wo.json || wo.names))
+        return hog_cli_usage_error(&cmd, "--top, --json and --names apply "
+                                   "to --weights");
     rc = HOG_EXIT_OK;
+    wo.zero_based = lo.zero_based != 0;
+    for (int i = optind; weights && i < argc; i++) {
+        int r = hog_cli_info_weights(argv[i], &wo);
+        rc = r != HOG_EXIT_OK ? r : rc;
+        hog_err err = { { 0 } };
+        hog_status s = hog_cli_stdout_check(&err);
+        if (s != HOG_OK)
+            return hog_cli_fail_status(s, &err);
+    }
+    if (weights)
+        return rc;
     for (int i = optind; i < argc; i++) {
         const char *path = argv[i];
         hog_err err = { { 0 } };

@@ -174,6 +174,7 @@ int hog_cli_train(int argc, char **argv)
         tl.n_features = hog_data_features(r.train);
         tl.hash_bits = r.train->hash.bits;
         tl.hash_seed = r.train->hash.seed;
+        tl.keep_names = 0; /* the model's are the training set's */
         if ((s = hog_cli_load(a.test, &tl, a.quiet, &test, &r.load_test_s,
                               &err)) != HOG_OK)
             goto fail;
@@ -194,6 +195,7 @@ int hog_cli_train(int argc, char **argv)
     if (a.validation) { /* in the training set's feature space, too */
         hog_load_opts vl = a.lo;
         vl.n_features = hog_data_features(r.train);
+        vl.keep_names = 0;
         if ((s = hog_cli_load(a.validation, &vl, a.quiet, &valid,
                               &r.load_valid_s, &err)) != HOG_OK)
             goto fail;
@@ -306,6 +308,10 @@ int hog_cli_train(int argc, char **argv)
         hog_cli_train_print_tables(&r);
     if (a.model) {
         double t = hog_now();
+        if (train && train->names) { /* --keep-names: the model keeps them */
+            m->names = train->names;
+            train->names = NULL;
+        }
         if ((s = hog_model_save(m, a.model, a.fmt, &err)) != HOG_OK)
             goto fail;
         r.save_s = hog_now() - t;

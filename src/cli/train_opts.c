@@ -77,6 +77,7 @@ const struct option hog_cli_train_longopts[] = {
     { "validation", required_argument, NULL, OPT_VALIDATION },
     { "early-stop", required_argument, NULL, OPT_EARLY_STOP },
     { "interactions", required_argument, NULL, OPT_INTERACTIONS },
+    { "keep-names", no_argument, NULL, OPT_KEEP_NAMES },
     { NULL, 0, NULL, 0 },
 };
 
@@ -391,6 +392,7 @@ static int own_option(struct train_args *a, int ch, const char *arg)
         SET_IF_OK(rc, na->ao.nesterov, (int)u);
         break;
     case OPT_STREAM: a->stream = true; break;
+    case OPT_KEEP_NAMES: a->lo.keep_names = 1; break;
     case OPT_WEIGHTS: a->weights = arg; break;
     case OPT_CLASS_WEIGHT: return class_weight_option(a, arg);
     case OPT_MEM_BUDGET:
@@ -614,6 +616,15 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
                                    "state in a .hgm model; LIBLINEAR's text "
                                    "has no place for it (drop --model-format "
                                    "liblinear)");
+    if (a->lo.keep_names && (a->fmt != HOG_MODEL_HGM || a->stream || !a->model))
+        return hog_cli_usage_error(cmd, a->stream
+                                   ? "--keep-names keeps the names of Vowpal "
+                                     "Wabbit text's features; --stream reads "
+                                     ".hgb chunks, which have none"
+                                   : "--keep-names keeps the features' names "
+                                     "in a .hgm model: it needs -o MODEL, "
+                                     "and LIBLINEAR's text has no place for "
+                                     "them");
     if (seen[OPT_CHECKPOINT_EVERY] && !a->o.checkpoint)
         return hog_cli_usage_error(cmd, "--checkpoint-every needs "
                                    "--checkpoint FILE");

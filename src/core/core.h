@@ -118,6 +118,9 @@ struct hog_data {
     struct hog_interactions cross;
     uint8_t *ns_mem;
     uint64_t cross_nnz, cross_row_max;
+    /* hog_load_opts.keep_names: the names each weight's features had
+     * (owned; NULL when not kept). */
+    struct hog_names *names;
 };
 
 /* Builds a hog_data around arrays the caller allocated with malloc (taken
@@ -184,6 +187,9 @@ struct hog_model {
      * NULL: kept by hog_train_opts.save_state, written as .hgm version 5,
      * continued by a warm start. */
     struct hog_opt_state *state;
+    /* The names of the features hashed into each weight (--keep-names,
+     * .hgm's names section), or NULL: owned. */
+    struct hog_names *names;
 };
 
 /* A model's optimizer state (hog_model_state's fields; arrays owned,
@@ -203,6 +209,22 @@ static inline unsigned hog_opt_state_arrays(hog_schedule s)
  * of memory). */
 struct hog_opt_state *hog_opt_state_new(hog_schedule sch, uint64_t len);
 void hog_opt_state_free(struct hog_opt_state *s);
+
+/* The feature names that fell into each weight of a hashed space
+ * (Vowpal Wabbit's invert hash; core/names.c): n entries sorted by
+ * weight, then by name; entry i names weight pos[i] with the bytes
+ * text[off[i] .. off[i + 1]). Several entries of one weight are its
+ * collisions. */
+struct hog_names {
+    uint64_t n;
+    uint32_t *pos;
+    uint64_t *off; /* n + 1 */
+    char *text;
+};
+void hog_names_free(struct hog_names *nm);
+/* The entries [*lo, *hi) of weight j (empty when it has none). */
+void hog_names_range(const struct hog_names *nm, uint64_t j, uint64_t *lo,
+                     uint64_t *hi);
 
 /* Floats per weight vector (the features, + 1 for the bias), vectors in the
  * model (K, or 1), and all of w. */

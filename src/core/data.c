@@ -104,6 +104,7 @@ void hog_data_free(hog_data *d)
     }
     free(d->importance);
     free(d->ns_mem);
+    hog_names_free(d->names);
     free(d);
 }
 
@@ -141,6 +142,7 @@ void hog_model_free(hog_model *m)
     free(m->w);
     free(m->classes);
     hog_opt_state_free(m->state);
+    hog_names_free(m->names);
     free(m);
 }
 

@@ -107,6 +107,10 @@ static hog_status load(const char *path, const hog_load_opts *o,
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
                             "namespaces, which interactions cross; train on "
                             "the Vowpal Wabbit text", name);
+        if (lo.keep_names)
+            return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
+                            "feature names, which --keep-names keeps; train "
+                            "on the Vowpal Wabbit text", name);
         if (in.head_consumed)
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be "
                             "loaded from a path, not a pipe", name);

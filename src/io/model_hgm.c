@@ -31,14 +31,17 @@
  *         88    4  K, the number of classes (u32, >= 3; versions 3 and 4:
  *                  0 for one weight vector)
  *         92    4  multiclass mode (hog_multiclass)
- *         96    8  reserved, zero (version 4: flags, u32, bit 0 = the
- *                  weights are stored sparsely; then Q, u32, the number
- *                  of interactions, 0..32)
+ *         96    8  reserved, zero (versions 4 and 5: flags, u32, bit 0
+ *                  = the weights are stored sparsely, bit 1 = a names
+ *                  section; then Q, u32, the number of interactions,
+ *                  0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
  *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
  *     version 5:
  *  104+8K+4Q  8  S, the size of the state section (u64)
+ *     flag bit 1 (the header 8 bytes longer):
+ *      then   8  N, the size of the names section (u64)
  *     then, dense:
  *     hsize   4*n  weights (f32), class c's vector at c * (n / K)
  *     or, sparse (version 4, flag bit 0):
@@ -55,6 +58,12 @@
  *              8  steps taken (u64; one-vs-rest: per class)
  *            4*n  a (f32): FTRL's sums z, laid out as the weights
  *            4*n  b (f32): FTRL's sqrt(n), or AdaGrad's sums
+ *     flag bit 1, the names section (N = 16 + 8 E + T bytes):
+ *              4  its version, 1 (u32); then 4 zero
+ *              8  E, the names (u64)
+ *            4*E  each name's weight (u32, increasing)
+ *            4*E  each name's length (u32)
+ *              T  the names' bytes
  *     and last
  *              4  CRC32C of everything before it
  *
@@ -65,7 +74,9 @@
  * interactions, or a hashed one whose nonzero weights are fewer than a
  * third of its weights (so that 12 bytes each beat 4 for every weight),
  * as version 4; a model that keeps its optimizer's state (save_state)
- * as version 5, which older readers refuse by its number. A reader checks,
+ * as version 5, which older readers refuse by its number; a model that
+ * keeps its features' names (--keep-names) as version 4 or 5 with flag
+ * bit 1, which older readers refuse by its header size. A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  */
@@ -81,6 +92,8 @@
 #define HGM_VERSION_SPARSE 4u /* any, interactions or sparse weights */
 #define HGM_VERSION_STATE 5u  /* any, with the optimizer's state */
 #define HGM_FLAG_SPARSE 1u
+#define HGM_FLAG_NAMES 2u     /* versions 4 and 5: a names section */
+#define HGM_NAMES_HEAD 16u    /* the names section before its arrays */
 #define HGM_STATE_HEAD 32u    /* the state section before its arrays */
 
 /* ---- little-endian fields -------------------------------------------------- */
@@ -192,6 +205,57 @@ static hog_status save_state(const hog_model *m, FILE *f, const char *path,
     return HOG_OK;
 }
 
+/* The names section's size (m->names). */
+static uint64_t names_bytes(const hog_model *m)
+{
+    const struct hog_names *nm = m->names;
+    return HGM_NAMES_HEAD + 8 * nm->n + nm->off[nm->n];
+}
+
+/* The names section, into the CRC: its head, the entries' weights, their
+ * names' lengths, then the names. */
+static hog_status save_names(const hog_model *m, FILE *f, const char *path,
+                             uint32_t *crc, hog_err *err)
+{
+    const struct hog_names *nm = m->names;
+    unsigned char buf[4 * 1024];
+    put_u32(buf, 1);
+    put_u32(buf + 4, 0);
+    put_u64(buf + 8, nm->n);
+    *crc = hog_crc32c(*crc, buf, HGM_NAMES_HEAD);
+    if (fwrite(buf, 1, HGM_NAMES_HEAD, f) != HGM_NAMES_HEAD)
+        return hog_model_write_failed(path, err);
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t i = 0; i < nm->n;) {
+            size_t k = 0;
+            for (; k < sizeof buf / 4 && i < nm->n; k++, i++)
+                put_u32(buf + 4 * k,
+                        pass ? (uint32_t)(nm->off[i + 1] - nm->off[i])
+                             : nm->pos[i]);
+            *crc = hog_crc32c(*crc, buf, 4 * k);
+            if (fwrite(buf, 4, k, f) != k)
+                return hog_model_write_failed(path, err);
+        }
+    uint64_t t = nm->off[nm->n];
+    *crc = hog_crc32c(*crc, nm->text, t);
+    if (t && fwrite(nm->text, 1, t, f) != t)
+        return hog_model_write_failed(path, err);
+    return HOG_OK;
+}
+
+/* The sections after the weights: the state, the names. */
+static hog_status save_sections(const hog_model *m, FILE *f,
+                                const char *path, uint32_t *crc,
+                                hog_err *err)
+{
+    hog_status st = HOG_OK;
+    if (m->state)
+        st = save_state(m, f, path, crc, err);
+    if (st == HOG_OK && m->names)
+        st = save_names(m, f, path, crc, err);
+    return st;
+}
+
 /* The header, and for K classes the labels after it: *hsize bytes,
  * malloc'd; version 1 unless the model has K classes. */
 static unsigned char *hgm_header(const hog_model *m, bool sparse,
@@ -199,10 +263,10 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
 {
     uint32_t k = m->n_classes, q = m->cross.n;
     bool hashed = m->hash_bits != 0, v5 = m->state != NULL,
-         v4 = sparse || q || v5;
+         names = m->names != NULL, v4 = sparse || q || v5 || names;
     *hsize = k || hashed || v4 ? HGM_HEADER_V2 + 8u * k + 4u * q
                                : HGM_HEADER_V1;
-    *hsize += v5 ? 8u : 0u;
+    *hsize += (v5 ? 8u : 0u) + (names ? 8u : 0u);
     unsigned char *h = calloc(1, *hsize);
     if (!h) {
         hog_errf(err, HOG_ENOMEM, "out of memory for a model header of %u "
@@ -236,7 +300,8 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
             put_f64(h + HGM_HEADER_V2 + 8 * c, m->classes[c]);
     }
     if (v4) {
-        put_u32(h + 96, sparse ? HGM_FLAG_SPARSE : 0);
+        put_u32(h + 96, (sparse ? HGM_FLAG_SPARSE : 0) |
+                            (names ? HGM_FLAG_NAMES : 0));
         put_u32(h + 100, q);
         for (uint32_t i = 0; i < q; i++) {
             h[HGM_HEADER_V2 + 8 * k + 4 * i] = m->cross.pair[i][0];
@@ -245,6 +310,9 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
     }
     if (v5)
         put_u64(h + HGM_HEADER_V2 + 8 * k + 4 * q, state_bytes(m));
+    if (names)
+        put_u64(h + HGM_HEADER_V2 + 8 * k + 4 * q + (v5 ? 8 : 0),
+                names_bytes(m));
     return h;
 }
 
@@ -303,8 +371,8 @@ hog_status hog_hgm_save(const hog_model *m, FILE *f, const char *path,
         return hog_model_write_failed(path, err);
     if (sparse) {
         hog_status st = save_sparse(m->w, n, z, f, path, &crc, err);
-        if (st == HOG_OK && m->state)
-            st = save_state(m, f, path, &crc, err);
+        if (st == HOG_OK)
+            st = save_sections(m, f, path, &crc, err);
         if (st != HOG_OK)
             return st;
         unsigned char c[4];
@@ -326,11 +394,9 @@ hog_status hog_hgm_save(const hog_model *m, FILE *f, const char *path,
     if (n && fwrite(m->w, 4, n, f) != n)
         return hog_model_write_failed(path, err);
 #endif
-    if (m->state) {
-        hog_status st = save_state(m, f, path, &crc, err);
-        if (st != HOG_OK)
-            return st;
-    }
+    hog_status st = save_sections(m, f, path, &crc, err);
+    if (st != HOG_OK)
+        return st;
     unsigned char c[4];
     put_u32(c, crc);
     if (fwrite(c, 1, 4, f) != 4)
@@ -371,7 +437,8 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
             return "fewer features than the hashing's weights";
         if (version >= HGM_VERSION_SPARSE && get_u32(h + 100) && none)
             return "interactions of unhashed features";
-        if (version >= HGM_VERSION_SPARSE && (get_u32(h + 96) & ~HGM_FLAG_SPARSE))
+        if (version >= HGM_VERSION_SPARSE &&
+            (get_u32(h + 96) & ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES)))
             return "unknown flags";
     }
     if (k == 1)
@@ -434,6 +501,57 @@ static hog_status load_state(const unsigned char *sec, uint64_t sbytes,
     return HOG_OK;
 }
 
+/* The names section sec of nbytes (CRC checked; at least its head) into
+ * *out: its entries' weights below nf, in order, and their lengths
+ * adding up to the bytes after them. */
+static hog_status load_names(const unsigned char *sec, uint64_t nbytes,
+                             uint64_t nf, const char *path,
+                             struct hog_names **out, hog_err *err)
+{
+    uint64_t n = get_u64(sec + 8);
+    const char *bad = NULL;
+    if (get_u32(sec) != 1 || get_u32(sec + 4) != 0)
+        bad = "its version is not 1";
+    else if (n > (nbytes - HGM_NAMES_HEAD) / 8)
+        bad = "more entries than its size holds";
+    if (bad)
+        return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm names "
+                        "section: %s", path, bad);
+    const unsigned char *pos = sec + HGM_NAMES_HEAD, *len = pos + 4 * n;
+    uint64_t t = nbytes - HGM_NAMES_HEAD - 8 * n;
+    struct hog_names *nm = calloc(1, sizeof *nm);
+    if (nm) {
+        nm->pos = malloc((n ? n : 1) * sizeof *nm->pos);
+        nm->off = malloc((n + 1) * sizeof *nm->off);
+        nm->text = malloc(t ? t : 1);
+    }
+    if (!nm || !nm->pos || !nm->off || !nm->text) {
+        hog_names_free(nm);
+        return hog_errf(err, HOG_ENOMEM, "%s: out of memory for %llu "
+                        "feature names", path, (unsigned long long)n);
+    }
+    nm->n = n;
+    nm->off[0] = 0;
+    for (uint64_t i = 0; i < n && !bad; i++) {
+        nm->pos[i] = get_u32(pos + 4 * i);
+        nm->off[i + 1] = nm->off[i] + get_u32(len + 4 * i);
+        if (nm->pos[i] >= nf || (i && nm->pos[i] < nm->pos[i - 1]))
+            bad = "weights not in order below the features' count";
+        else if (nm->off[i + 1] > t)
+            bad = "names longer than its size holds";
+    }
+    if (!bad && nm->off[n] != t)
+        bad = "names shorter than its size";
+    if (bad) {
+        hog_names_free(nm);
+        return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm names "
+                        "section: %s", path, bad);
+    }
+    memcpy(nm->text, len + 4 * n, t);
+    *out = nm;
+    return HOG_OK;
+}
+
 static hog_status read_failed(const char *path, hog_err *err)
 {
     return hog_errf(err, HOG_EIO, "%s: read failed: %s", path,
@@ -480,6 +598,10 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     uint32_t k = 0, q = 0;
     /* version 5: the state section's size after the interactions */
     const uint32_t x5 = version == HGM_VERSION_STATE ? 8u : 0u;
+    /* versions 4 and 5 with the names flag: the names section's size */
+    const uint32_t xn = version >= HGM_VERSION_SPARSE &&
+                                (get_u32(h + 96) & HGM_FLAG_NAMES)
+                            ? 8u : 0u;
     bool sparse = false;
     if (version >= HGM_VERSION_K) {
         k = get_u32(h + 88);
@@ -495,7 +617,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: invalid .hgm header: %u interactions (at "
                             "most %u)", path, q, HOG_MAX_INTERACTIONS);
-        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q + x5) {
+        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn) {
             char ints[40] = "";
             if (q)
                 snprintf(ints, sizeof ints, " and %u interactions", q);
@@ -503,7 +625,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                             "%s: .hgm header size %u, version %u with %u "
                             "classes%s has %u",
                             path, hsize, version, k, ints,
-                            HGM_HEADER_V2 + 8u * k + 4u * q + x5);
+                            HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn);
         }
         sparse = version >= HGM_VERSION_SPARSE &&
                  (get_u32(h + 96) & HGM_FLAG_SPARSE);
@@ -512,14 +634,14 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     }
     uint64_t nw = get_u64(h + 72);
     /* interactions, the state's size, z */
-    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 16];
+    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 24];
     uint32_t nx = 8u * k; /* the labels' bytes, read below */
     if ((uint64_t)hsize + 4 + (sparse ? 8 : 0) > fsize)
         return truncated_header(path, fsize, hsize, err);
     /* the interactions, S and z sit after the labels: read the labels now */
     unsigned char *lab0 = NULL;
-    uint64_t z = 0, sbytes = 0;
-    const uint32_t nextra = 4u * q + x5 + (sparse ? 8u : 0u);
+    uint64_t z = 0, sbytes = 0, nbytes = 0;
+    const uint32_t nextra = 4u * q + x5 + xn + (sparse ? 8u : 0u);
     if (nextra) {
         lab0 = malloc(nx + 1);
         if (!lab0)
@@ -530,9 +652,11 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
             return read_failed(path, err);
         }
         if (sparse)
-            z = get_u64(extra + 4u * q + x5);
+            z = get_u64(extra + 4u * q + x5 + xn);
         if (x5)
             sbytes = get_u64(extra + 4u * q);
+        if (xn)
+            nbytes = get_u64(extra + 4u * q + x5);
     }
     /* Sizes first, against the file: nothing is allocated for a size the
      * file does not hold. The state section holds one or two arrays of
@@ -551,7 +675,15 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                         "corrupt)", path, (unsigned long long)sbytes,
                         (unsigned long long)nw0, (unsigned long long)fsize);
     }
-    uint64_t body = room - sbytes;
+    if (xn && (nbytes < HGM_NAMES_HEAD || nbytes > room - sbytes)) {
+        free(lab0);
+        return hog_errf(err, HOG_ECORRUPT,
+                        "%s: header declares a names section of %llu bytes, "
+                        "which is not 16 bytes and up to what a file of %llu "
+                        "bytes holds (truncated or corrupt)", path,
+                        (unsigned long long)nbytes, (unsigned long long)fsize);
+    }
+    uint64_t body = room - sbytes - nbytes;
     if (sparse && (z > nw || body % 12 != 0 || body / 12 != z)) {
         free(lab0);
         return hog_errf(err, HOG_ECORRUPT,
@@ -598,8 +730,9 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                         "%s: header declares %llu weights, so %llu bytes, but "
                         "the file has %llu bytes (truncated or corrupt)",
                         path, (unsigned long long)nw,
-                        nw <= (UINT64_MAX - hsize - 4 - sbytes) / 4
-                            ? (unsigned long long)(hsize + 4 + sbytes + 4 * nw)
+                        nw <= (UINT64_MAX - hsize - 4 - sbytes - nbytes) / 4
+                            ? (unsigned long long)(hsize + 4 + sbytes +
+                                                   nbytes + 4 * nw)
                             : 0ull,
                         (unsigned long long)fsize);
     }
@@ -609,12 +742,13 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     uint64_t *pos = sparse ? malloc(z ? z * 8 : 8) : NULL;
     unsigned char *raw = sparse ? malloc(z ? z * 8 : 8) : NULL;
     unsigned char *sec = x5 ? malloc(sbytes) : NULL;
+    unsigned char *nsec = xn ? malloc(nbytes) : NULL;
     hog_model *m = calloc(1, sizeof *m);
     hog_status s = HOG_OK;
     unsigned char c[4];
     const char *bad;
     if (!lab || !cl || !w || !m || (sparse && (!pos || !raw)) ||
-        (x5 && !sec)) {
+        (x5 && !sec) || (xn && !nsec)) {
         s = hog_errf(err, HOG_ENOMEM, "%s: out of memory for %llu weights",
                      path, (unsigned long long)nw);
         goto fail;
@@ -642,6 +776,10 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     if (x5) {
         short_read = short_read || fread(sec, 1, sbytes, f) != sbytes;
         crc = hog_crc32c(crc, sec, sbytes);
+    }
+    if (xn) {
+        short_read = short_read || fread(nsec, 1, nbytes, f) != nbytes;
+        crc = hog_crc32c(crc, nsec, nbytes);
     }
     if (short_read || fread(c, 1, 4, f) != 4) {
         s = hog_errf(err, HOG_ECORRUPT, "%s: truncated while reading weights",
@@ -678,8 +816,12 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     if (x5 && (s = load_state(sec, sbytes, nw, path, &m->state, err)) !=
                   HOG_OK)
         goto fail;
+    if (xn && (s = load_names(nsec, nbytes, get_u64(h + 64), path,
+                              &m->names, err)) != HOG_OK)
+        goto fail;
     free(sec);
-    sec = NULL;
+    free(nsec);
+    sec = nsec = NULL;
     free(lab);
     m->n_features = get_u64(h + 64);
     m->w = w;
@@ -714,7 +856,12 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     *out = m;
     return HOG_OK;
 fail:
+    if (m) {
+        hog_opt_state_free(m->state);
+        hog_names_free(m->names);
+    }
     free(sec);
+    free(nsec);
     free(pos);
     free(raw);
     free(lab);

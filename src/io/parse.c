@@ -257,8 +257,9 @@ static void slice_free(struct hog_slice *s)
 {
     free(s->off), free(s->y), free(s->idx), free(s->val), free(s->imp);
     free(s->ns);
+    hog_name_set_free(s->names);
     s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL, s->imp = NULL;
-    s->ns = NULL;
+    s->ns = NULL, s->names = NULL;
     hog_hash_scratch_free(&s->scratch);
 }
 
@@ -276,6 +277,7 @@ struct hog_svm_parser {
     const char *name;
     bool zero_based, started;
     bool unlabelled;          /* o->unlabelled */
+    bool keep_names;          /* o->keep_names */
     unsigned threads;         /* o->threads: 0 = all online CPUs */
     uint64_t n_features_min;
     uint64_t n_features_asked; /* o->n_features */
@@ -307,6 +309,11 @@ static hog_status parser_settle(struct hog_svm_parser *p, hog_format f,
                         "%s: interactions cross namespaces, which only "
                         "Vowpal Wabbit text has; this is %s text", p->name,
                         hog_format_name(f));
+    if (p->keep_names && f != HOG_FORMAT_VW)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: --keep-names keeps the names of Vowpal Wabbit "
+                        "text's features; this is %s text, whose features "
+                        "are their indices", p->name, hog_format_name(f));
     p->fmt = formats[f];
     unsigned bits = p->hash_bits;
     if (bits == 0 && f == HOG_FORMAT_VW)
@@ -347,6 +354,7 @@ hog_status hog_svm_parser_create(const char *name, const hog_load_opts *user,
     p->name = name;
     p->zero_based = o.zero_based;
     p->unlabelled = o.unlabelled != 0;
+    p->keep_names = o.keep_names != 0;
     p->threads = o.threads;
     p->n_features_min = p->n_features_asked = o.n_features;
     p->want = o.format;
@@ -487,6 +495,12 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].fmt = fmt;
         sl[i].hash = p->hashing ? &p->hs : NULL;
         sl[i].keep_ns = p->cross.n > 0;
+        /* each slice's set lives across feeds; take_rows merges them */
+        if (p->keep_names && !sl[i].names &&
+            !(sl[i].names = calloc(1, sizeof *sl[i].names))) {
+            p->failed = HOG_ENOMEM;
+            return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
+        }
         sl[i].collisions = sl[i].merged = 0;
         if (i > 0) {
             sl[i].rows = sl[i].nnz = sl[i].lines = 0;
@@ -611,6 +625,20 @@ static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
     }
     hog_svm_parser_hashing(p, &(*out)->hash, &(*out)->format);
     (*out)->importance = imp;
+    if (p->keep_names && p->fmt == &hog_text_vw) {
+        struct hog_name_set **sets = malloc(p->nsl * sizeof *sets + 1);
+        for (unsigned i = 0; sets && i < p->nsl; i++)
+            sets[i] = p->sl[i].names;
+        st = sets ? hog_names_merge(sets, p->nsl, &(*out)->names, err)
+                  : hog_errf(err, HOG_ENOMEM, "out of memory");
+        free(sets);
+        if (st != HOG_OK) {
+            free(ns);
+            hog_data_free(*out);
+            *out = NULL;
+            return st;
+        }
+    }
     if (p->cross.n) {
         if (!ns)
             ns = malloc(1); /* no entries: a tag array all the same */

@@ -13,6 +13,24 @@
 
 struct hog_slice;
 
+/* One slice's feature names (--keep-names; io/names.c): each distinct
+ * (weight, name) once, as records in buf found through an open-addressed
+ * table of their offsets. */
+struct hog_name_set {
+    unsigned char *buf;
+    size_t len, cap;
+    uint64_t *slot, nslot, used;
+};
+/* The name part[0]^part[1]^... (parts joined by '^') of the feature of
+ * hash h, in weight pos, added unless there; false: out of memory. */
+bool hog_name_set_add(struct hog_name_set *s, uint32_t h, uint32_t pos,
+                      const char *const part[], const size_t len[],
+                      unsigned parts);
+void hog_name_set_free(struct hog_name_set *s);
+/* The sets' names, sorted and each once, as *out. */
+hog_status hog_names_merge(struct hog_name_set *const sets[], unsigned nsets,
+                           struct hog_names **out, hog_err *err);
+
 /* One text format: its lines parsed onto a slice (every line ends with
  * '\n', end[-1] too); false with the slice's status set on the first
  * error, whose line is s->lines + the lines before it in [p, end). */
@@ -46,6 +64,7 @@ struct hog_slice {
     uint8_t *ns;          /* with interactions: each entry's namespace
                              (struct hog_csr's ns), cap_nnz; else NULL */
     bool keep_ns;
+    struct hog_name_set *names; /* --keep-names (VW text); else NULL */
     float *imp;           /* importance of each row (VW); NULL while every
                              row's is 1, then cap_rows entries */
     uint64_t lines;       /* newlines seen (all of them when status is OK) */

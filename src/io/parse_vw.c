@@ -23,6 +23,12 @@
  * features. Each row's entries are merged where their features share a
  * weight and sorted by index as its line ends.
  *
+ * With --keep-names (s->names set) each feature's name is noted in its
+ * weight as "namespace^name" ("name" in the default namespace,
+ * "namespace^name^string" for a string value, "namespace^N" for the
+ * N-th anonymous feature, from 0), as VW's --invert_hash names them;
+ * the one test of s->names per feature is all it costs otherwise.
+ *
  * A line whose first byte past any blanks is '#' is a comment (VW has
  * none; its labels never start so, and its names may hold '#' anywhere
  * else). Every line ends with '\n', the sentinel of every scan; a NUL
@@ -186,6 +192,34 @@ static bool vw_value(struct hog_slice *s, uint64_t line, const char **pp,
     return false;
 }
 
+/* The name of the feature [t, t + len) (its value, if a string, after
+ * t[len] == ':'), of hash h in namespace [nst, nst + nsl), the anon-th
+ * anonymous one when len is 0: noted in s->names. */
+static bool vw_note_name(struct hog_slice *s, uint32_t h, const char *nst,
+                         size_t nsl, const char *t, size_t len,
+                         uint32_t anon)
+{
+    const char *part[3];
+    size_t plen[3];
+    unsigned n = 0;
+    char num[16];
+    if (nsl)
+        part[n] = nst, plen[n++] = nsl;
+    if (len) {
+        part[n] = t, plen[n++] = len;
+        if (t[len] == ':' && vw_string_value(t + len + 1)) {
+            const char *st = t + len + 1, *e = st;
+            while (!vw_name_end(*e))
+                e++;
+            part[n] = st, plen[n++] = (size_t)(e - st);
+        }
+    } else {
+        part[n] = num;
+        plen[n++] = (size_t)snprintf(num, sizeof num, "%u", anon);
+    }
+    return hog_name_set_add(s->names, h, h & s->hash->mask, part, plen, n);
+}
+
 static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
 {
     const struct hog_hash_space *hs = s->hash; /* VW text is always hashed */
@@ -224,6 +258,8 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
             uint32_t ns = ns_default;
             uint8_t tag = ' '; /* the namespace's first byte (VW's default: ' ') */
             float scale = 1.0f;
+            const char *nst = p; /* its name, for --keep-names */
+            size_t nsl = 0;
             if (!vw_name_end(*p) || *p == ':') {
                 const char *t = p;
                 while (!vw_name_end(*p))
@@ -237,6 +273,7 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                 }
                 ns = hog_vw_hash(t, len, hs->seed);
                 tag = (uint8_t)t[0];
+                nsl = len;
                 if (*p == ':') {
                     p++;
                     if (!vw_value(s, line, &p, "namespace", t, len, &scale))
@@ -289,6 +326,9 @@ static bool vw_parse_lines(struct hog_slice *s, const char *p, const char *end)
                 }
                 if (v == 0.0f)
                     continue; /* as VW: a zero adds nothing */
+                if (HOG_UNLIKELY(s->names != NULL) &&
+                    !vw_note_name(s, h, nst, nsl, t, len, anon - (len == 0)))
+                    goto oom;
                 s->collisions += hog_hash_space_note(hs, h);
                 if (HOG_UNLIKELY(n == s->cap_nnz)) {
                     s->nnz = n;
