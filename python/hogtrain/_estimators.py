@@ -35,6 +35,12 @@ _EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
 # The exact solvers that take no step size, and where their steps come from
 _STEPLESS = {_h.ALGO_NEWTON: ("newton", "trust region"),
              _h.ALGO_LBFGS: ("lbfgs", "line search")}
+# scikit-learn's learning rates that hogtrain has not, and what they are
+_SKLEARN_ONLY_RATES = {
+    "optimal": "scikit-learn's 1/(alpha (t + t0))",
+    "adaptive": "scikit-learn's eta0 divided by 5 after n_iter_no_change "
+                "epochs without a gain"}
+_PENALTIES = {"l2": "l2", "l1": "l1", "elasticnet": "elasticnet"}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
 # The library's options' table (src/train/options.c) by Python parameter:
 # each number's range. A parameter left None is not passed: the library
@@ -128,19 +134,105 @@ class _Base(BaseEstimator):
     _default_loss = "logistic"
 
     # ---- options ---------------------------------------------------------
-    def _epochs(self):
-        # max_iter: scikit-learn's name for the same number
-        if self.epochs is not None and self.max_iter is not None:
-            raise ValueError("epochs and max_iter are the same number of "
-                             "passes; give one")
-        name, n = (("max_iter", self.max_iter) if self.max_iter is not None
-                   else ("epochs", self.epochs))
+    def _given(self, alias, name):
+        """(the parameter's name, its value) of hogtrain's name or of
+        scikit-learn's alias for it, whichever was given (name's when
+        neither: None); a ValueError naming both when both were."""
+        a, v = getattr(self, alias), getattr(self, name)
+        if a is not None and v is not None:
+            raise ValueError(f"{name} and {alias} are one parameter "
+                             f"(hogtrain's name and scikit-learn's); "
+                             f"give one")
+        return (alias, a) if a is not None else (name, v)
+
+    def _count(self, alias, name, least):
+        """The integer given as name or alias, at least `least` (None: not
+        given)."""
+        name, n = self._given(alias, name)
         if n is None:
             return None
-        if isinstance(n, bool) or not isinstance(
-                n, numbers.Integral) or n < 1:
-            raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
+        if isinstance(n, (bool, np.bool_)) or not isinstance(
+                n, numbers.Integral) or n < least:
+            raise ValueError(f"{name} must be an integer >= {least} "
+                             f"(got {n!r})")
         return int(n)
+
+    def _epochs(self):
+        return self._count("max_iter", "epochs", 1)
+
+    def _schedule(self):
+        name, value = self._given("learning_rate", "schedule")
+        if value in _SKLEARN_ONLY_RATES and name == "learning_rate":
+            raise ValueError(f"learning_rate={value!r} has no hogtrain "
+                             f"schedule ({_SKLEARN_ONLY_RATES[value]}): "
+                             f"give 'constant', 'invscaling', 'adagrad' or "
+                             f"'ftrl'")
+        return None if value is None else _choice(name, value, _SCHEDULES)
+
+    def _penalty(self, o):
+        """alpha, l1 and C into o, as hogtrain's names give them or as
+        scikit-learn's penalty and l1_ratio split alpha: "l2" alpha |w|^2
+        / 2, "l1" alpha |w|_1, "elasticnet" l1_ratio of alpha on |w|_1
+        and the rest on |w|^2 / 2 (SGDClassifier's objective)."""
+        strengths = (("alpha", "l2", self.alpha), ("l1", "l1", self.l1),
+                     ("C", "C", self.C))
+        for name, field, value in strengths:
+            if value is not None:
+                o[field] = _number(name, value)
+        if self.penalty is None:
+            if self.l1_ratio is not None:
+                raise ValueError("l1_ratio applies to penalty='elasticnet' "
+                                 "only")
+            return
+        kind = _choice("penalty", self.penalty, _PENALTIES)
+        if self.l1 is not None:
+            raise ValueError("l1 and penalty both set the L1 strength: give "
+                             "l1 with alpha (hogtrain's), or penalty with "
+                             "alpha (scikit-learn's)")
+        if kind != "elasticnet" and self.l1_ratio is not None:
+            raise ValueError("l1_ratio applies to penalty='elasticnet' "
+                             "only")
+        if "C" in o:
+            # LIBLINEAR's C sets the one strength penalty names
+            if kind == "elasticnet":
+                raise ValueError("C sets one strength: penalty 'l2' or "
+                                 "'l1', not 'elasticnet'")
+            if kind == "l1":
+                o["C_l1"] = 1
+            return
+        # alpha None: the library's L2 default for these options
+        a = o.pop("l2", None)
+        if a is None:
+            a = _h.resolve(o)["l2"]
+        ratio = {"l2": 0.0, "l1": 1.0}.get(kind)
+        if ratio is None:
+            ratio = 0.15 if self.l1_ratio is None else self.l1_ratio
+            if isinstance(ratio, (bool, np.bool_)) or not isinstance(
+                    ratio, numbers.Real) or not 0 <= ratio <= 1:
+                raise ValueError(f"l1_ratio must be a number in [0, 1] "
+                                 f"(got {ratio!r})")
+            ratio = float(ratio)
+        o["l2"], o["l1"] = (1 - ratio) * a, ratio * a
+
+    def _early(self, o):
+        """holdout and early_stop into o (the command's --holdout F
+        --early-stop N); early_stopping=True: holdout 0.1 and early_stop
+        5 where not given (scikit-learn's validation_fraction and
+        n_iter_no_change defaults)."""
+        name, f = self._given("validation_fraction", "holdout")
+        n = self._count("n_iter_no_change", "early_stop", 1)
+        if self.early_stopping:
+            f = 0.1 if f is None else f
+            n = 5 if n is None else n
+        if n is not None and not f:
+            nname = self._given("n_iter_no_change", "early_stop")[0]
+            raise ValueError(f"{nname} watches the validation loss and "
+                             f"needs a validation set: give holdout (or "
+                             f"validation_fraction), or early_stopping=True")
+        if f is not None:
+            o["holdout"] = _number("holdout", f)
+        if n is not None:
+            o["early_stop"] = n
 
     def _opts(self, multiclass=None):
         """The options given, as hog_train_opts fields; those left None are
@@ -150,20 +242,25 @@ class _Base(BaseEstimator):
             o["algo"] = _choice("algorithm", self.algorithm, _ALGOS)
         if multiclass is not None:
             o["multiclass"] = multiclass
-        if o.get("algo") in _STEPLESS and (self.schedule is not None or
-                                          self.eta is not None):
-            # the library would ignore them; the command refuses them alike
-            given = "schedule" if self.schedule is not None else "eta"
-            name, source = _STEPLESS[o["algo"]]
-            raise ValueError(f"{given} applies to the SGD algorithms; "
-                             f"algorithm='{name}' takes no step size (its "
-                             f"steps come from the {source})")
-        if self.schedule is not None:
-            o["schedule"] = _choice("schedule", self.schedule, _SCHEDULES)
-        numbers_given = (("alpha", "l2", self.alpha), ("l1", "l1", self.l1),
-                         ("eta", "eta", self.eta), ("tol", "tol", self.tol),
-                         ("C", "C", self.C))
-        for name, field, value in numbers_given:
+        schedule = self._schedule()
+        eta_name, eta = self._given("eta0", "eta")
+        power_name, power = self._given("power_t", "power")
+        if o.get("algo") in _STEPLESS:
+            given = [n for n, v in (("schedule", schedule), (eta_name, eta),
+                                    (power_name, power)) if v is not None]
+            if given:
+                # the library would ignore them; the command refuses them
+                # alike
+                name, source = _STEPLESS[o["algo"]]
+                raise ValueError(f"{given[0]} applies to the SGD "
+                                 f"algorithms; algorithm='{name}' takes no "
+                                 f"step size (its steps come from the "
+                                 f"{source})")
+        if schedule is not None:
+            o["schedule"] = schedule
+        for name, field, value in ((eta_name, "eta", eta),
+                                   (power_name, "power", power),
+                                   ("tol", "tol", self.tol)):
             if value is not None:
                 o[field] = _number(name, value)
         epochs = self._epochs()
@@ -181,6 +278,8 @@ class _Base(BaseEstimator):
             o["bias"] = 0.0
         elif self.intercept_scaling is not None:
             o["bias"] = _number("intercept_scaling", self.intercept_scaling)
+        self._early(o)
+        self._penalty(o)  # last: alpha's default depends on the rest
         # the serial trainer takes no thread count (the library's default,
         # 0, only sizes the metrics' pass)
         n = threads(self.n_jobs)
@@ -208,7 +307,8 @@ class _Base(BaseEstimator):
         # trainers' would be a pass over the data each epoch, so they get
         # none).
         self.n_iter_ = epochs
-        coord = settled["algo"] in _EXACT
+        # early stopping: its last report is the epoch it stopped at
+        coord = settled["algo"] in _EXACT or settled["early_stop"] > 0
 
         def progress(st):
             self.n_iter_ = st["epoch"]
@@ -479,7 +579,11 @@ class Classifier(ClassifierMixin, _Base):
                  schedule=None, eta=None, multiclass=None,
                  class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=None,
-                 normalize=False, save_state=False, shuffle=True):
+                 normalize=False, save_state=False, shuffle=True,
+                 power=None, holdout=None, early_stop=None, penalty=None,
+                 l1_ratio=None, learning_rate=None, eta0=None, power_t=None,
+                 early_stopping=False, validation_fraction=None,
+                 n_iter_no_change=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -501,6 +605,17 @@ class Classifier(ClassifierMixin, _Base):
         self.normalize = normalize
         self.save_state = save_state
         self.shuffle = shuffle
+        self.power = power
+        self.holdout = holdout
+        self.early_stop = early_stop
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -703,7 +818,10 @@ class Regressor(RegressorMixin, _Base):
                  schedule=None, eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=None, normalize=False, save_state=False,
-                 shuffle=True):
+                 shuffle=True, power=None, holdout=None, early_stop=None,
+                 penalty=None, l1_ratio=None, learning_rate=None, eta0=None,
+                 power_t=None, early_stopping=False,
+                 validation_fraction=None, n_iter_no_change=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -723,6 +841,17 @@ class Regressor(RegressorMixin, _Base):
         self.normalize = normalize
         self.save_state = save_state
         self.shuffle = shuffle
+        self.power = power
+        self.holdout = holdout
+        self.early_stop = early_stop
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
