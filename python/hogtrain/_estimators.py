@@ -70,10 +70,10 @@ def _choice(name, value, table):
     return table[value]
 
 
-def _number(name, value):
+def _number(name, value, row=None):
     """value as a float within the range of the table's row for the
-    parameter name."""
-    r = _ROWS[name]
+    parameter row (None: name; name is what the sentence calls it)."""
+    r = _ROWS[row or name]
     lo = None if r["min"] == float("-inf") else r["min"]
     strict = r["above_min"]
     if isinstance(value, (bool, np.bool_)) or not isinstance(
@@ -83,6 +83,12 @@ def _number(name, value):
         raise ValueError(f"{name} must be a finite number{bound} "
                          f"(got {value!r})")
     return float(value)
+
+
+def _python_name(field):
+    """The Python parameter of the table's row for a hog_train_opts
+    field."""
+    return next(p for p, r in _ROWS.items() if r["field"] == field)
 
 
 def _seed(random_state):
@@ -238,7 +244,7 @@ class _Base(BaseEstimator):
                              f"needs a validation set: give holdout (or "
                              f"validation_fraction), or early_stopping=True")
         if f is not None:
-            o["holdout"] = _number("holdout", f)
+            o["holdout"] = _number(name, f, "holdout")
         if n is not None:
             o["early_stop"] = n
 
@@ -270,7 +276,7 @@ class _Base(BaseEstimator):
                                    (power_name, "power", power),
                                    ("tol", "tol", self.tol)):
             if value is not None:
-                o[field] = _number(name, value)
+                o[field] = _number(name, value, _python_name(field))
         epochs = self._epochs()
         if epochs is not None:
             o["epochs"] = epochs
