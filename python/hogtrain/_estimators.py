@@ -1,5 +1,6 @@
-"""scikit-learn estimators over libhogtrain: Classifier and Regressor, and
-load() for a model file (docs/PYTHON.md)."""
+"""scikit-learn estimators over libhogtrain: Classifier, ClassifierCV (the
+search of C) and Regressor, and load() for a model file
+(docs/PYTHON.md)."""
 import numbers
 import sys
 import warnings
@@ -573,6 +574,17 @@ class Classifier(ClassifierMixin, _Base):
         "Continuing training").
     shuffle : bool, default True. False visits the rows in their order
         every epoch (scikit-learn's shuffle=False).
+    power : float or None. invscaling's exponent (None: 0.5; --power).
+    holdout, early_stop : float, int or None. A seeded, stratified share
+        of the rows kept out as a validation set, and the epochs without
+        a lower validation loss after which training stops, the model the
+        best epoch's (--holdout F --early-stop N).
+    penalty, l1_ratio, learning_rate, eta0, power_t, early_stopping,
+        validation_fraction, n_iter_no_change : scikit-learn's names
+        (SGDClassifier's) for the parameters above, each the same model
+        as the name it maps onto; given with that name, a ValueError
+        (docs/PYTHON.md, "scikit-learn's names"). penalty None is
+        hogtrain's alpha and l1, not scikit-learn's "no penalty".
 
     partial_fit(X, y, classes=None, sample_weight=None) trains one
     unshuffled epoch over X, continuing the state of the previous call:
