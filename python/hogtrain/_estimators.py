@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
-from ._data import as_data, check_structure, threads
+from ._data import as_data, check_structure, hash_columns, threads
 
 _LOSSES = {
     "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
@@ -167,6 +167,36 @@ class _Base(BaseEstimator):
 
     def _epochs(self):
         return self._count("max_iter", "epochs", 1)
+
+    def _hash_bits(self):
+        """B of hash_bits, or of n_features = 2^B (FeatureHasher's name);
+        None: no hashing."""
+        bits, n = self.hash_bits, self.n_features
+        if bits is not None and n is not None:
+            raise ValueError("hash_bits and n_features are one parameter "
+                             "(n_features = 2^hash_bits); give one")
+        if n is not None:
+            if isinstance(n, (bool, np.bool_)) or not isinstance(
+                    n, numbers.Integral) or n < 2 or n & (n - 1) or \
+                    n > 2**31:
+                raise ValueError(f"n_features must be a power of two, 2 to "
+                                 f"2^31 (got {n!r})")
+            return int(n).bit_length() - 1
+        b = self._count("hash_bits", "hash_bits", 1)
+        if b is not None and b > 31:
+            raise ValueError(f"hash_bits must be 1 to 31 (got {b!r})")
+        return b
+
+    def _hashed(self, X):
+        """X as the model sees it: its columns hashed into 2^B (hash_bits,
+        as the command's --hash-bits B), or X."""
+        bits = self._hash_bits()
+        return X if bits is None else hash_columns(X, bits)
+
+    def _width(self, X):
+        """The model's features for X: 2^B when hashed."""
+        bits = self._hash_bits()
+        return X.shape[1] if bits is None else 1 << bits
 
     def _schedule(self):
         name, value = self._given("learning_rate", "schedule")
@@ -329,14 +359,23 @@ class _Base(BaseEstimator):
             self.n_iter_ = st["epoch"]
             if self.verbose:
                 _print_epoch(st, epochs)
-        data = as_data(X, labels, self.n_jobs)
+        data = as_data(self._hashed(X), labels, self.n_jobs)
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
-        return _h.train(data, opts, row_weights=sample_weight,
-                        class_labels=cl, class_weights=cw, warm_start=warm,
-                        progress=progress if self.verbose or coord else None,
-                        classes=classes)
+        model = _h.train(data, opts, row_weights=sample_weight,
+                         class_labels=cl, class_weights=cw, warm_start=warm,
+                         progress=progress if self.verbose or coord else None,
+                         classes=classes)
+        bits = self._hash_bits()
+        if bits is None:
+            return model
+        # the model says how its features were hashed, as the command's
+        spec = model.describe()
+        spec["hash_bits"], spec["hash_seed"] = bits, 0
+        m = _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
+        m.set_state(model.state())
+        return m
 
     @staticmethod
     def _weights(sample_weight, X):
@@ -366,7 +405,7 @@ class _Base(BaseEstimator):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(X, None, self.n_jobs)
+        data = as_data(self._hashed(X), None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], max(k, 1)))
         self._model.scores(data, out)
@@ -462,6 +501,8 @@ class _Base(BaseEstimator):
         """Refuses (ValueError) a model that does not fit the estimator's
         other attributes, as an altered pickle may hold."""
         nf = self._spec["n_features"]
+        if self._spec["hash_bits"]:
+            return  # X of any width hashes into the model's 2^B
         if getattr(self, "n_features_in_", nf) != nf:
             raise ValueError(f"the pickled {type(self).__name__} has "
                              f"n_features_in_ {self.n_features_in_} but "
@@ -579,6 +620,9 @@ class Classifier(ClassifierMixin, _Base):
         of the rows kept out as a validation set, and the epochs without
         a lower validation loss after which training stops, the model the
         best epoch's (--holdout F --early-stop N).
+    hash_bits, n_features : int or None. Hash X's columns into 2^B
+        (n_features = 2^B; give one), as the command's --hash-bits B:
+        coef_ has 2^B columns.
     penalty, l1_ratio, learning_rate, eta0, power_t, early_stopping,
         validation_fraction, n_iter_no_change : scikit-learn's names
         (SGDClassifier's) for the parameters above, each the same model
@@ -609,7 +653,7 @@ class Classifier(ClassifierMixin, _Base):
                  power=None, holdout=None, early_stop=None, penalty=None,
                  l1_ratio=None, learning_rate=None, eta0=None, power_t=None,
                  early_stopping=False, validation_fraction=None,
-                 n_iter_no_change=None):
+                 n_iter_no_change=None, hash_bits=None, n_features=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -642,6 +686,8 @@ class Classifier(ClassifierMixin, _Base):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.hash_bits = hash_bits
+        self.n_features = n_features
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -664,9 +710,9 @@ class Classifier(ClassifierMixin, _Base):
             if not np.array_equal(classes, self.classes_):
                 raise ValueError("warm_start: the labels' classes are not "
                                  "those of the previous fit")
-            if X.shape[1] != self._spec["n_features"]:
-                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
-                                 f"the previous fit "
+            if self._width(X) != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {self._width(X)} "
+                                 f"features, the previous fit "
                                  f"{self._spec['n_features']}")
             warm = self._model
         cw = None
@@ -797,7 +843,7 @@ class Classifier(ClassifierMixin, _Base):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(X, None, self.n_jobs)
+        data = as_data(self._hashed(X), None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], k or 2))
         self._model.probabilities(data, out)
@@ -859,7 +905,7 @@ class ClassifierCV(Classifier):
                  tol=None, verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=None, normalize=False, save_state=False,
                  shuffle=True, power=None, penalty=None, learning_rate=None,
-                 eta0=None, power_t=None):
+                 eta0=None, power_t=None, hash_bits=None, n_features=None):
         self.loss = loss
         self.cv = cv
         self.C_min = C_min
@@ -888,6 +934,8 @@ class ClassifierCV(Classifier):
         self.learning_rate = learning_rate
         self.eta0 = eta0
         self.power_t = power_t
+        self.hash_bits = hash_bits
+        self.n_features = n_features
 
     def _penalty(self, o):
         # C, searched, is the one strength: penalty says which
@@ -943,7 +991,8 @@ class ClassifierCV(Classifier):
         if class_weights is not None:
             cl, cw = class_weights
         folds = self._folds(X.shape[0])
-        r = _h.search_C(as_data(X, labels, self.n_jobs), opts, folds,
+        r = _h.search_C(as_data(self._hashed(X), labels, self.n_jobs),
+                        opts, folds,
                         row_weights=sample_weight, class_labels=cl,
                         class_weights=cw, **self._search_opts())
         self.C_ = r["best_C"]
@@ -993,7 +1042,8 @@ class Regressor(RegressorMixin, _Base):
                  shuffle=True, power=None, holdout=None, early_stop=None,
                  penalty=None, l1_ratio=None, learning_rate=None, eta0=None,
                  power_t=None, early_stopping=False,
-                 validation_fraction=None, n_iter_no_change=None):
+                 validation_fraction=None, n_iter_no_change=None,
+                 hash_bits=None, n_features=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -1024,6 +1074,8 @@ class Regressor(RegressorMixin, _Base):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.hash_bits = hash_bits
+        self.n_features = n_features
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
@@ -1032,9 +1084,9 @@ class Regressor(RegressorMixin, _Base):
                                    **_DENSE_OR_CSR)
         warm = None
         if self.warm_start and hasattr(self, "_model"):
-            if X.shape[1] != self._spec["n_features"]:
-                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
-                                 f"the previous fit "
+            if self._width(X) != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {self._width(X)} "
+                                 f"features, the previous fit "
                                  f"{self._spec['n_features']}")
             warm = self._model
         y = np.asarray(y, dtype=np.float32)

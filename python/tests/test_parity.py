@@ -165,3 +165,40 @@ def test_classifiercv_searches_the_l1_strength(dataset, hogtrain_bin,
     assert clf.C_ == search["best_C"]
     with pytest.raises(ValueError, match="takes no sample_weight"):
         hogtrain.ClassifierCV().fit(X, y, sample_weight=np.full(len(y), 2.))
+
+
+def test_hash_columns_is_the_loaders_hashing(a9a, dataset):
+    from hogtrain._data import hash_columns
+    X, _ = a9a
+    for bits in (18, 6):  # 6: 123 features on 64 columns, many collide
+        H, _ = hogtrain.load_svmlight(dataset("a9a"), hash_bits=bits)
+        G = hash_columns(X, bits)
+        assert G.shape == H.shape
+        np.testing.assert_array_equal(G.indptr, H.indptr)
+        np.testing.assert_array_equal(G.indices, H.indices)
+        np.testing.assert_array_equal(G.data, H.data)
+
+
+@pytest.mark.parametrize("bits", [18, 6])
+def test_hashing_gives_the_commands_hashed_model(a9a, dataset, hogtrain_bin,
+                                                 tmp_path, bits):
+    import pickle
+    X, y = a9a
+    clf = hogtrain.Classifier(hash_bits=bits).fit(X, y)
+    assert clf.coef_.shape == (1, 2**bits)
+    mine, theirs = str(tmp_path / "py.hgm"), str(tmp_path / "cli.hgm")
+    clf.save(mine)
+    _run(hogtrain_bin, "train", "-q", "--hash-bits", str(bits),
+         dataset("a9a"), "-o", theirs)
+    assert filecmp.cmp(mine, theirs, shallow=False)
+    # n_features = 2^B is the same parameter (FeatureHasher's name)
+    other = hogtrain.Classifier(n_features=2**bits).fit(X, y)
+    np.testing.assert_array_equal(other.coef_, clf.coef_)
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.decision_function(X),
+                                  clf.decision_function(X))
+    with pytest.raises(ValueError, match="hash_bits and n_features"):
+        hogtrain.Classifier(hash_bits=bits, n_features=2**bits).fit(X, y)
+    with pytest.raises(ValueError, match="n_features must be a power of "
+                                         "two"):
+        hogtrain.Classifier(n_features=1000).fit(X, y)
