@@ -1,7 +1,6 @@
-"""scikit-learn estimators over libhogtrain: Classifier, ClassifierCV (the
-search of C) and Regressor, and load() for a model file
-(docs/PYTHON.md)."""
-import numbers
+"""scikit-learn estimators over libhogtrain: Classifier and Regressor, and
+load() for a model file (docs/PYTHON.md); ClassifierCV, the search of C,
+is in _search.py and the parameters' readings in _params.py."""
 import sys
 import warnings
 
@@ -13,7 +12,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
-from ._data import as_data, check_structure, hash_columns, threads
+from ._data import as_data, check_structure, threads
+from ._params import Params, _choice, _number, _python_name, _seed
 
 _LOSSES = {
     "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
@@ -23,9 +23,6 @@ _LOSSES = {
 }
 _LOSS_NAMES = {_h.LOSS_LOGISTIC: "logistic", _h.LOSS_HINGE: "hinge",
                _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared"}
-_SCHEDULES = {"constant": _h.SCHED_CONSTANT,
-              "invscaling": _h.SCHED_INVSCALING,
-              "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
@@ -36,18 +33,7 @@ _EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
 # The exact solvers that take no step size, and where their steps come from
 _STEPLESS = {_h.ALGO_NEWTON: ("newton", "trust region"),
              _h.ALGO_LBFGS: ("lbfgs", "line search")}
-# scikit-learn's learning rates that hogtrain has not, and what they are
-_SKLEARN_ONLY_RATES = {
-    "optimal": "scikit-learn's 1/(alpha (t + t0))",
-    "adaptive": "scikit-learn's eta0 divided by 5 after n_iter_no_change "
-                "epochs without a gain"}
-_PENALTIES = {"l2": "l2", "l1": "l1", "elasticnet": "elasticnet"}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
-# The library's options' table (src/train/options.c) by Python parameter:
-# each number's range. A parameter left None is not passed: the library
-# settles it (hog_train_opts_resolve) as it does for the command, so both
-# train the same model.
-_ROWS = {r["python"]: r for r in _h.options() if r["python"]}
 # X's values are checked where they are read (hog_data_from_csr: a
 # ValueError naming the row and feature of a NaN or an infinity), so
 # scikit-learn's own pass over them is not made twice. A sparse X's
@@ -61,48 +47,6 @@ _ROWS = {r["python"]: r for r in _h.options() if r["python"]}
 _PICKLE_FORMAT = 1
 _DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64),
                      force_all_finite=False)
-
-
-def _choice(name, value, table):
-    if not isinstance(value, str) or value not in table:
-        raise ValueError(f"{name} must be one of "
-                         f"{', '.join(repr(k) for k in table)} "
-                         f"(got {value!r})")
-    return table[value]
-
-
-def _number(name, value, row=None):
-    """value as a float within the range of the table's row for the
-    parameter row (None: name; name is what the sentence calls it)."""
-    r = _ROWS[row or name]
-    lo = None if r["min"] == float("-inf") else r["min"]
-    strict = r["above_min"]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, numbers.Real) or not np.isfinite(value) or (
-            lo is not None and (value <= lo if strict else value < lo)):
-        bound = "" if lo is None else f" {'>' if strict else '>='} {lo:g}"
-        raise ValueError(f"{name} must be a finite number{bound} "
-                         f"(got {value!r})")
-    return float(value)
-
-
-def _python_name(field):
-    """The Python parameter of the table's row for a hog_train_opts
-    field."""
-    return next(p for p, r in _ROWS.items() if r["field"] == field)
-
-
-def _seed(random_state):
-    """hogtrain's seed for a random_state given (None is not passed: the
-    library's default, so that an unseeded fit is repeatable and equals
-    `hogtrain train`'s)."""
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (numbers.Integral, np.integer)) and \
-            not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    raise ValueError(f"random_state must be None, an integer >= 0 or a "
-                     f"numpy RandomState (got {random_state!r})")
 
 
 def _print_epoch(s, epochs):
@@ -133,7 +77,7 @@ def _online(est):
     return est.algorithm in (None, "serial")
 
 
-class _Base(BaseEstimator):
+class _Base(Params, BaseEstimator):
     """What Classifier and Regressor share: the options, training through
     hogtrain._hogtrain.train, the model's weights as coef_ and intercept_,
     pickling and .hgm files."""
@@ -141,144 +85,6 @@ class _Base(BaseEstimator):
     _default_loss = "logistic"
 
     # ---- options ---------------------------------------------------------
-    def _given(self, alias, name):
-        """(the parameter's name, its value) of hogtrain's name or of
-        scikit-learn's alias for it, whichever was given (name's when
-        neither: None); a ValueError naming both when both were."""
-        a, v = getattr(self, alias), getattr(self, name)
-        if a is not None and v is not None:
-            raise ValueError(f"{name} and {alias} are one parameter "
-                             f"(hogtrain's name and scikit-learn's); "
-                             f"give one")
-        return (alias, a) if a is not None else (name, v)
-
-    def _count(self, alias, name, least):
-        """The integer given as name or alias (alias == name: a parameter
-        without one), at least `least` (None: not given)."""
-        name, n = (self._given(alias, name) if alias != name
-                   else (name, getattr(self, name)))
-        if n is None:
-            return None
-        if isinstance(n, (bool, np.bool_)) or not isinstance(
-                n, numbers.Integral) or n < least:
-            raise ValueError(f"{name} must be an integer >= {least} "
-                             f"(got {n!r})")
-        return int(n)
-
-    def _epochs(self):
-        return self._count("max_iter", "epochs", 1)
-
-    def _hash_bits(self):
-        """B of hash_bits, or of n_features = 2^B (FeatureHasher's name);
-        None: no hashing."""
-        bits, n = self.hash_bits, self.n_features
-        if bits is not None and n is not None:
-            raise ValueError("hash_bits and n_features are one parameter "
-                             "(n_features = 2^hash_bits); give one")
-        if n is not None:
-            if isinstance(n, (bool, np.bool_)) or not isinstance(
-                    n, numbers.Integral) or n < 2 or n & (n - 1) or \
-                    n > 2**31:
-                raise ValueError(f"n_features must be a power of two, 2 to "
-                                 f"2^31 (got {n!r})")
-            return int(n).bit_length() - 1
-        b = self._count("hash_bits", "hash_bits", 1)
-        if b is not None and b > 31:
-            raise ValueError(f"hash_bits must be 1 to 31 (got {b!r})")
-        return b
-
-    def _hashed(self, X):
-        """X as the model sees it: its columns hashed into 2^B (hash_bits,
-        as the command's --hash-bits B), or X."""
-        bits = self._hash_bits()
-        return X if bits is None else hash_columns(X, bits)
-
-    def _width(self, X):
-        """The model's features for X: 2^B when hashed."""
-        bits = self._hash_bits()
-        return X.shape[1] if bits is None else 1 << bits
-
-    def _schedule(self):
-        name, value = self._given("learning_rate", "schedule")
-        if value in _SKLEARN_ONLY_RATES and name == "learning_rate":
-            raise ValueError(f"learning_rate={value!r} has no hogtrain "
-                             f"schedule ({_SKLEARN_ONLY_RATES[value]}): "
-                             f"give 'constant', 'invscaling', 'adagrad' or "
-                             f"'ftrl'")
-        return None if value is None else _choice(name, value, _SCHEDULES)
-
-    def _penalty(self, o):
-        """alpha, l1 and C into o, as hogtrain's names give them or as
-        scikit-learn's penalty and l1_ratio split alpha: "l2" alpha |w|^2
-        / 2, "l1" alpha |w|_1, "elasticnet" l1_ratio of alpha on |w|_1
-        and the rest on |w|^2 / 2 (SGDClassifier's objective)."""
-        strengths = (("alpha", "l2", self.alpha), ("l1", "l1", self.l1),
-                     ("C", "C", self.C))
-        for name, field, value in strengths:
-            if value is not None:
-                o[field] = _number(name, value)
-        if self.penalty is None:
-            if self.l1_ratio is not None:
-                raise ValueError("l1_ratio applies to penalty='elasticnet' "
-                                 "only")
-            return
-        kind = _choice("penalty", self.penalty, _PENALTIES)
-        if self.l1 is not None:
-            raise ValueError("l1 and penalty both set the L1 strength: give "
-                             "l1 with alpha (hogtrain's), or penalty with "
-                             "alpha (scikit-learn's)")
-        if kind != "elasticnet" and self.l1_ratio is not None:
-            raise ValueError("l1_ratio applies to penalty='elasticnet' "
-                             "only")
-        if "C" in o:
-            # LIBLINEAR's C sets the one strength penalty names
-            if kind == "elasticnet":
-                raise ValueError("C sets one strength: penalty 'l2' or "
-                                 "'l1', not 'elasticnet'")
-            if kind == "l1":
-                o["C_l1"] = 1
-            return
-        # alpha None: the library's L2 default for these options
-        a = o.pop("l2", None)
-        if a is None:
-            a = _h.resolve(o)["l2"]
-        ratio = {"l2": 0.0, "l1": 1.0}.get(kind)
-        if ratio is None:
-            ratio = 0.15 if self.l1_ratio is None else self.l1_ratio
-            if isinstance(ratio, (bool, np.bool_)) or not isinstance(
-                    ratio, numbers.Real) or not 0 <= ratio <= 1:
-                raise ValueError(f"l1_ratio must be a number in [0, 1] "
-                                 f"(got {ratio!r})")
-            ratio = float(ratio)
-        o["l2"], o["l1"] = (1 - ratio) * a, ratio * a
-
-    def _early(self, o):
-        """holdout and early_stop into o (the command's --holdout F
-        --early-stop N); early_stopping=True: holdout 0.1 and early_stop
-        5 where not given (scikit-learn's validation_fraction and
-        n_iter_no_change defaults)."""
-        name, f = self._given("validation_fraction", "holdout")
-        n = self._count("n_iter_no_change", "early_stop", 1)
-        if not self.early_stopping:
-            # scikit-learn's two count with early_stopping only (its
-            # n_iter_no_change alone watches the training loss, which
-            # hogtrain's SGD does not); hogtrain's names count as given
-            if self.validation_fraction is not None:
-                f = None
-            if self.n_iter_no_change is not None:
-                n = None
-        if self.early_stopping:
-            f = 0.1 if f is None else f
-            n = 5 if n is None else n
-        if n is not None and not f:
-            raise ValueError(f"early_stop watches the validation loss and "
-                             f"needs a validation set: give holdout (or "
-                             f"validation_fraction), or early_stopping=True")
-        if f is not None:
-            o["holdout"] = _number(name, f, "holdout")
-        if n is not None:
-            o["early_stop"] = n
-
     def _opts(self, multiclass=None):
         """The options given, as hog_train_opts fields; those left None are
         not passed (the library's defaults, the command's too)."""
@@ -869,155 +675,6 @@ class Classifier(ClassifierMixin, _Base):
                                                     float(labels[0]))
         return _h.from_weights(spec, np.frombuffer(self._model.weights(),
                                                    np.float32))
-
-
-class ClassifierCV(Classifier):
-    """Classifier at the C that cross-validation picks: the command's
-    `--cv K --search-C` (LIBLINEAR's -C, hog_search_C), then a fit on all
-    the rows at that C, as scikit-learn's LogisticRegressionCV. The C
-    tried are C_min, C_min * C_ratio, ... up to C_max, stopping after
-    `patience` values without a gain of a tenth of a point of accuracy
-    (docs/TRAINING.md, "Cross-validation, C search and early stopping").
-
-    Its own parameters (None: the command's defaults):
-
-    cv : int or None. The folds (None: 5).
-    C_min : float or None. The first C (None: LIBLINEAR's start, from
-        the rows' largest norm).
-    C_max : float or None. The last C at most (None: 1024).
-    C_ratio : float or None. The factor between two C (None: 2).
-    patience : int or None. Values of C without a gain before the search
-        stops (None: 3; 0 tries every C).
-
-    The others are Classifier's, less C (searched), alpha and l1 (C
-    replaces them; penalty="l1" searches the L1 strength, LIBLINEAR's
-    -s 6); partial_fit is not offered. After fit, beside Classifier's
-    attributes: C_ (the best C, one for every class, as the command's),
-    Cs_ (the C tried, in order) and scores_ (their cross-validation
-    accuracies, over every row as LIBLINEAR's -v; scikit-learn's scores_
-    are per fold and class).
-    """
-
-    def __init__(self, loss="logistic", *, cv=None, C_min=None, C_max=None,
-                 C_ratio=None, patience=None, algorithm=None, n_jobs=None,
-                 epochs=None, max_iter=None, schedule=None, eta=None,
-                 multiclass=None, class_weight=None, random_state=None,
-                 tol=None, verbose=0, warm_start=False, fit_intercept=True,
-                 intercept_scaling=None, normalize=False, save_state=False,
-                 shuffle=True, power=None, penalty=None, learning_rate=None,
-                 eta0=None, power_t=None, hash_bits=None, n_features=None):
-        self.loss = loss
-        self.cv = cv
-        self.C_min = C_min
-        self.C_max = C_max
-        self.C_ratio = C_ratio
-        self.patience = patience
-        self.algorithm = algorithm
-        self.n_jobs = n_jobs
-        self.epochs = epochs
-        self.max_iter = max_iter
-        self.schedule = schedule
-        self.eta = eta
-        self.multiclass = multiclass
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.tol = tol
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.normalize = normalize
-        self.save_state = save_state
-        self.shuffle = shuffle
-        self.power = power
-        self.penalty = penalty
-        self.learning_rate = learning_rate
-        self.eta0 = eta0
-        self.power_t = power_t
-        self.hash_bits = hash_bits
-        self.n_features = n_features
-
-    def _penalty(self, o):
-        # C, searched, is the one strength: penalty says which
-        kind = None if self.penalty is None else _choice(
-            "penalty", self.penalty, _PENALTIES)
-        if kind == "elasticnet":
-            raise ValueError("C sets one strength: penalty 'l2' or 'l1', "
-                             "not 'elasticnet'")
-        if kind == "l1":
-            o["C_l1"] = 1
-
-    def _early(self, o):
-        pass  # the folds are the search's validation sets
-
-    def _search_opts(self):
-        """The search's settings as search_C takes them (0 or -1: the
-        library's default)."""
-        def positive(name, value):
-            if value is None:
-                return 0.0
-            if isinstance(value, (bool, np.bool_)) or not isinstance(
-                    value, numbers.Real) or not np.isfinite(value) or \
-                    value <= 0:
-                raise ValueError(f"{name} must be a finite number > 0 "
-                                 f"(got {value!r})")
-            return float(value)
-        so = dict(C_min=positive("C_min", self.C_min),
-                  C_max=positive("C_max", self.C_max),
-                  ratio=positive("C_ratio", self.C_ratio))
-        if so["ratio"] and so["ratio"] <= 1:
-            raise ValueError(f"C_ratio must be above 1 (got {self.C_ratio!r})")
-        so["patience"] = -1 if self.patience is None else self._count(
-            "patience", "patience", 0)
-        return so
-
-    def _folds(self, n):
-        k = self._count("cv", "cv", 2)
-        k = 5 if k is None else k
-        if k > n:
-            raise ValueError(f"cv={k} folds for {n} samples: each fold needs "
-                             f"a sample")
-        return k
-
-    def _train(self, X, labels, sample_weight, class_weights=None,
-               warm=None, online=None, opts=None):
-        if sample_weight is not None:
-            raise ValueError("ClassifierCV takes no sample_weight other than "
-                             "0 and 1 yet: the library's cross-validation "
-                             "does not deal row weights into its folds "
-                             "(class_weight works)")
-        opts = self._opts()
-        cl = cw = None
-        if class_weights is not None:
-            cl, cw = class_weights
-        folds = self._folds(X.shape[0])
-        r = _h.search_C(as_data(self._hashed(X), labels, self.n_jobs),
-                        opts, folds,
-                        row_weights=sample_weight, class_labels=cl,
-                        class_weights=cw, **self._search_opts())
-        self.C_ = r["best_C"]
-        self.Cs_ = np.array([st["C"] for st in r["steps"]])
-        self.scores_ = np.array([st["accuracy"] for st in r["steps"]])
-        return super()._train(X, labels, sample_weight, class_weights, warm,
-                              online, dict(opts, C=self.C_))
-
-    partial_fit = available_if(lambda self: False)(Classifier.partial_fit)
-
-    def _more_tags(self):
-        why = "the library's cross-validation takes no row weights yet"
-        return {"requires_y": True, "_xfail_checks": {
-            **{check: why for check in (
-                "check_sample_weights_not_an_array",
-                "check_sample_weights_list",
-                "check_sample_weights_invariance",
-                "check_sample_weights_not_overwritten")},
-            # The search picks C by the folds' unweighted accuracy
-            # (LIBLINEAR's -C): on the check's noisy blobs, class weights
-            # 1000 and 0.0001 make the model of a large C predict class 0
-            # everywhere (48% accurate), so the smallest C (58%) wins and
-            # predicts class 0 for 54% of the rows, not the 87% asked.
-            "check_class_weight_classifiers":
-                "the C search scores the folds without the class weights"}}
 
 
 class Regressor(RegressorMixin, _Base):

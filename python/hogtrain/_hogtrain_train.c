@@ -1,5 +1,6 @@
 /*
- * train(): hog_train on a worker thread while the calling thread waits
+ * search_C(): hog_search_C, the GIL released. train(): hog_train on a
+ * worker thread while the calling thread waits
  * with the GIL released, taking it back every 50 ms for signal handlers
  * and the progress callback (_hogtrain.c says why); the options from a
  * dict.
