@@ -12,9 +12,10 @@ API (the extension hogtrain._hogtrain); see docs/PYTHON.md.
 from ._hogtrain import version as __version__
 from ._data import as_data, load_svmlight
 from ._estimators import Classifier, Regressor, load
+from ._search import ClassifierCV
 
-__all__ = ["Classifier", "Regressor", "load", "load_svmlight", "as_data",
-           "build_info", "__version__"]
+__all__ = ["Classifier", "ClassifierCV", "Regressor", "load",
+           "load_svmlight", "as_data", "build_info", "__version__"]
 
 
 def build_info():

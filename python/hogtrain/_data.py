@@ -151,6 +151,43 @@ def as_data(X, y=None, n_jobs=None):
                    threads(n_jobs))
 
 
+def _rotl(x, r):
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def hash_index(j, seed=0):
+    """The hash of the 0-based feature indices j (an integer array): the
+    library's hog_hash_index, MurmurHash3 (x86, 32 bits) of each index's
+    4 bytes, little-endian (docs/FORMATS.md, "Hashing")."""
+    with np.errstate(over="ignore"):
+        k = np.asarray(j).astype(np.uint32) * np.uint32(0xcc9e2d51)
+        k = _rotl(k, 15) * np.uint32(0x1b873593)
+        h = _rotl(np.uint32(seed) ^ k, 13) * np.uint32(5) + \
+            np.uint32(0xe6546b64)
+        h ^= np.uint32(4)
+        h ^= h >> np.uint32(16)
+        h *= np.uint32(0x85ebca6b)
+        h ^= h >> np.uint32(13)
+        h *= np.uint32(0xc2b2ae35)
+        h ^= h >> np.uint32(16)
+    return h
+
+
+def hash_columns(X, bits, seed=0):
+    """X (a CSR matrix) with column j moved to hash_index(j) & (2^bits -
+    1), as `hogtrain train --hash-bits B` hashes a LIBSVM file's indices:
+    a row's entries that land on one column are summed (in scipy's order,
+    which may round otherwise than the parser when three or more collide)
+    and each row sorted. One copy of the indices and values."""
+    X = canonical_csr(X)
+    cols = hash_index(np.arange(X.shape[1]), seed) & np.uint32(
+        (1 << bits) - 1)
+    H = sp.csr_matrix((X.data.copy(), cols[X.indices].astype(np.int64),
+                       X.indptr.copy()), shape=(X.shape[0], 1 << bits))
+    H.sum_duplicates()
+    return H
+
+
 def _frombuffer(view, dtype):
     return np.frombuffer(view, dtype=dtype)
 

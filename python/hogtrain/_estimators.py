@@ -1,6 +1,6 @@
 """scikit-learn estimators over libhogtrain: Classifier and Regressor, and
-load() for a model file (docs/PYTHON.md)."""
-import numbers
+load() for a model file (docs/PYTHON.md); ClassifierCV, the search of C,
+is in _search.py and the parameters' readings in _params.py."""
 import sys
 import warnings
 
@@ -13,6 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
 from ._data import as_data, check_structure, threads
+from ._params import Params, _choice, _number, _python_name, _seed
 
 _LOSSES = {
     "logistic": _h.LOSS_LOGISTIC, "log_loss": _h.LOSS_LOGISTIC,
@@ -22,9 +23,6 @@ _LOSSES = {
 }
 _LOSS_NAMES = {_h.LOSS_LOGISTIC: "logistic", _h.LOSS_HINGE: "hinge",
                _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared"}
-_SCHEDULES = {"constant": _h.SCHED_CONSTANT,
-              "invscaling": _h.SCHED_INVSCALING,
-              "adagrad": _h.SCHED_ADAGRAD, "ftrl": _h.SCHED_FTRL}
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
@@ -36,11 +34,6 @@ _EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
 _STEPLESS = {_h.ALGO_NEWTON: ("newton", "trust region"),
              _h.ALGO_LBFGS: ("lbfgs", "line search")}
 _MULTICLASS = {"ovr": _h.MULTICLASS_OVR, "softmax": _h.MULTICLASS_SOFTMAX}
-# The library's options' table (src/train/options.c) by Python parameter:
-# each number's range. A parameter left None is not passed: the library
-# settles it (hog_train_opts_resolve) as it does for the command, so both
-# train the same model.
-_ROWS = {r["python"]: r for r in _h.options() if r["python"]}
 # X's values are checked where they are read (hog_data_from_csr: a
 # ValueError naming the row and feature of a NaN or an infinity), so
 # scikit-learn's own pass over them is not made twice. A sparse X's
@@ -54,42 +47,6 @@ _ROWS = {r["python"]: r for r in _h.options() if r["python"]}
 _PICKLE_FORMAT = 1
 _DENSE_OR_CSR = dict(accept_sparse="csr", dtype=(np.float32, np.float64),
                      force_all_finite=False)
-
-
-def _choice(name, value, table):
-    if not isinstance(value, str) or value not in table:
-        raise ValueError(f"{name} must be one of "
-                         f"{', '.join(repr(k) for k in table)} "
-                         f"(got {value!r})")
-    return table[value]
-
-
-def _number(name, value):
-    """value as a float within the range of the table's row for the
-    parameter name."""
-    r = _ROWS[name]
-    lo = None if r["min"] == float("-inf") else r["min"]
-    strict = r["above_min"]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, numbers.Real) or not np.isfinite(value) or (
-            lo is not None and (value <= lo if strict else value < lo)):
-        bound = "" if lo is None else f" {'>' if strict else '>='} {lo:g}"
-        raise ValueError(f"{name} must be a finite number{bound} "
-                         f"(got {value!r})")
-    return float(value)
-
-
-def _seed(random_state):
-    """hogtrain's seed for a random_state given (None is not passed: the
-    library's default, so that an unseeded fit is repeatable and equals
-    `hogtrain train`'s)."""
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (numbers.Integral, np.integer)) and \
-            not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    raise ValueError(f"random_state must be None, an integer >= 0 or a "
-                     f"numpy RandomState (got {random_state!r})")
 
 
 def _print_epoch(s, epochs):
@@ -120,7 +77,7 @@ def _online(est):
     return est.algorithm in (None, "serial")
 
 
-class _Base(BaseEstimator):
+class _Base(Params, BaseEstimator):
     """What Classifier and Regressor share: the options, training through
     hogtrain._hogtrain.train, the model's weights as coef_ and intercept_,
     pickling and .hgm files."""
@@ -128,20 +85,6 @@ class _Base(BaseEstimator):
     _default_loss = "logistic"
 
     # ---- options ---------------------------------------------------------
-    def _epochs(self):
-        # max_iter: scikit-learn's name for the same number
-        if self.epochs is not None and self.max_iter is not None:
-            raise ValueError("epochs and max_iter are the same number of "
-                             "passes; give one")
-        name, n = (("max_iter", self.max_iter) if self.max_iter is not None
-                   else ("epochs", self.epochs))
-        if n is None:
-            return None
-        if isinstance(n, bool) or not isinstance(
-                n, numbers.Integral) or n < 1:
-            raise ValueError(f"{name} must be an integer >= 1 (got {n!r})")
-        return int(n)
-
     def _opts(self, multiclass=None):
         """The options given, as hog_train_opts fields; those left None are
         not passed (the library's defaults, the command's too)."""
@@ -150,22 +93,27 @@ class _Base(BaseEstimator):
             o["algo"] = _choice("algorithm", self.algorithm, _ALGOS)
         if multiclass is not None:
             o["multiclass"] = multiclass
-        if o.get("algo") in _STEPLESS and (self.schedule is not None or
-                                          self.eta is not None):
-            # the library would ignore them; the command refuses them alike
-            given = "schedule" if self.schedule is not None else "eta"
-            name, source = _STEPLESS[o["algo"]]
-            raise ValueError(f"{given} applies to the SGD algorithms; "
-                             f"algorithm='{name}' takes no step size (its "
-                             f"steps come from the {source})")
-        if self.schedule is not None:
-            o["schedule"] = _choice("schedule", self.schedule, _SCHEDULES)
-        numbers_given = (("alpha", "l2", self.alpha), ("l1", "l1", self.l1),
-                         ("eta", "eta", self.eta), ("tol", "tol", self.tol),
-                         ("C", "C", self.C))
-        for name, field, value in numbers_given:
+        schedule = self._schedule()
+        eta_name, eta = self._given("eta0", "eta")
+        power_name, power = self._given("power_t", "power")
+        if o.get("algo") in _STEPLESS:
+            given = [n for n, v in (("schedule", schedule), (eta_name, eta),
+                                    (power_name, power)) if v is not None]
+            if given:
+                # the library would ignore them; the command refuses them
+                # alike
+                name, source = _STEPLESS[o["algo"]]
+                raise ValueError(f"{given[0]} applies to the SGD "
+                                 f"algorithms; algorithm='{name}' takes no "
+                                 f"step size (its steps come from the "
+                                 f"{source})")
+        if schedule is not None:
+            o["schedule"] = schedule
+        for name, field, value in ((eta_name, "eta", eta),
+                                   (power_name, "power", power),
+                                   ("tol", "tol", self.tol)):
             if value is not None:
-                o[field] = _number(name, value)
+                o[field] = _number(name, value, _python_name(field))
         epochs = self._epochs()
         if epochs is not None:
             o["epochs"] = epochs
@@ -181,6 +129,8 @@ class _Base(BaseEstimator):
             o["bias"] = 0.0
         elif self.intercept_scaling is not None:
             o["bias"] = _number("intercept_scaling", self.intercept_scaling)
+        self._early(o)
+        self._penalty(o)  # last: alpha's default depends on the rest
         # the serial trainer takes no thread count (the library's default,
         # 0, only sizes the metrics' pass)
         n = threads(self.n_jobs)
@@ -191,8 +141,8 @@ class _Base(BaseEstimator):
 
     # ---- training ----------------------------------------------------------
     def _train(self, X, labels, sample_weight, class_weights=None,
-               warm=None, online=None):
-        opts = self._opts()
+               warm=None, online=None, opts=None):
+        opts = self._opts() if opts is None else opts
         classes = None
         if online is not None:
             # partial_fit: one unshuffled epoch, its state kept for the
@@ -208,20 +158,30 @@ class _Base(BaseEstimator):
         # trainers' would be a pass over the data each epoch, so they get
         # none).
         self.n_iter_ = epochs
-        coord = settled["algo"] in _EXACT
+        # early stopping: its last report is the epoch it stopped at
+        coord = settled["algo"] in _EXACT or settled["early_stop"] > 0
 
         def progress(st):
             self.n_iter_ = st["epoch"]
             if self.verbose:
                 _print_epoch(st, epochs)
-        data = as_data(X, labels, self.n_jobs)
+        data = as_data(self._hashed(X), labels, self.n_jobs)
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
-        return _h.train(data, opts, row_weights=sample_weight,
-                        class_labels=cl, class_weights=cw, warm_start=warm,
-                        progress=progress if self.verbose or coord else None,
-                        classes=classes)
+        model = _h.train(data, opts, row_weights=sample_weight,
+                         class_labels=cl, class_weights=cw, warm_start=warm,
+                         progress=progress if self.verbose or coord else None,
+                         classes=classes)
+        bits = self._hash_bits()
+        if bits is None:
+            return model
+        # the model says how its features were hashed, as the command's
+        spec = model.describe()
+        spec["hash_bits"], spec["hash_seed"] = bits, 0
+        m = _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
+        m.set_state(model.state())
+        return m
 
     @staticmethod
     def _weights(sample_weight, X):
@@ -251,7 +211,7 @@ class _Base(BaseEstimator):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(X, None, self.n_jobs)
+        data = as_data(self._hashed(X), None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], max(k, 1)))
         self._model.scores(data, out)
@@ -347,6 +307,8 @@ class _Base(BaseEstimator):
         """Refuses (ValueError) a model that does not fit the estimator's
         other attributes, as an altered pickle may hold."""
         nf = self._spec["n_features"]
+        if self._spec["hash_bits"]:
+            return  # X of any width hashes into the model's 2^B
         if getattr(self, "n_features_in_", nf) != nf:
             raise ValueError(f"the pickled {type(self).__name__} has "
                              f"n_features_in_ {self.n_features_in_} but "
@@ -459,6 +421,20 @@ class Classifier(ClassifierMixin, _Base):
         "Continuing training").
     shuffle : bool, default True. False visits the rows in their order
         every epoch (scikit-learn's shuffle=False).
+    power : float or None. invscaling's exponent (None: 0.5; --power).
+    holdout, early_stop : float, int or None. A seeded, stratified share
+        of the rows kept out as a validation set, and the epochs without
+        a lower validation loss after which training stops, the model the
+        best epoch's (--holdout F --early-stop N).
+    hash_bits, n_features : int or None. Hash X's columns into 2^B
+        (n_features = 2^B; give one), as the command's --hash-bits B:
+        coef_ has 2^B columns.
+    penalty, l1_ratio, learning_rate, eta0, power_t, early_stopping,
+        validation_fraction, n_iter_no_change : scikit-learn's names
+        (SGDClassifier's) for the parameters above, each the same model
+        as the name it maps onto; given with that name, a ValueError
+        (docs/PYTHON.md, "scikit-learn's names"). penalty None is
+        hogtrain's alpha and l1, not scikit-learn's "no penalty".
 
     partial_fit(X, y, classes=None, sample_weight=None) trains one
     unshuffled epoch over X, continuing the state of the previous call:
@@ -479,7 +455,11 @@ class Classifier(ClassifierMixin, _Base):
                  schedule=None, eta=None, multiclass=None,
                  class_weight=None, random_state=None, tol=None, verbose=0,
                  warm_start=False, fit_intercept=True, intercept_scaling=None,
-                 normalize=False, save_state=False, shuffle=True):
+                 normalize=False, save_state=False, shuffle=True,
+                 power=None, holdout=None, early_stop=None, penalty=None,
+                 l1_ratio=None, learning_rate=None, eta0=None, power_t=None,
+                 early_stopping=False, validation_fraction=None,
+                 n_iter_no_change=None, hash_bits=None, n_features=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -501,6 +481,19 @@ class Classifier(ClassifierMixin, _Base):
         self.normalize = normalize
         self.save_state = save_state
         self.shuffle = shuffle
+        self.power = power
+        self.holdout = holdout
+        self.early_stop = early_stop
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.hash_bits = hash_bits
+        self.n_features = n_features
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -523,9 +516,9 @@ class Classifier(ClassifierMixin, _Base):
             if not np.array_equal(classes, self.classes_):
                 raise ValueError("warm_start: the labels' classes are not "
                                  "those of the previous fit")
-            if X.shape[1] != self._spec["n_features"]:
-                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
-                                 f"the previous fit "
+            if self._width(X) != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {self._width(X)} "
+                                 f"features, the previous fit "
                                  f"{self._spec['n_features']}")
             warm = self._model
         cw = None
@@ -656,7 +649,7 @@ class Classifier(ClassifierMixin, _Base):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(X, None, self.n_jobs)
+        data = as_data(self._hashed(X), None, self.n_jobs)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], k or 2))
         self._model.probabilities(data, out)
@@ -703,7 +696,11 @@ class Regressor(RegressorMixin, _Base):
                  schedule=None, eta=None, random_state=None, tol=None,
                  verbose=0, warm_start=False, fit_intercept=True,
                  intercept_scaling=None, normalize=False, save_state=False,
-                 shuffle=True):
+                 shuffle=True, power=None, holdout=None, early_stop=None,
+                 penalty=None, l1_ratio=None, learning_rate=None, eta0=None,
+                 power_t=None, early_stopping=False,
+                 validation_fraction=None, n_iter_no_change=None,
+                 hash_bits=None, n_features=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -723,6 +720,19 @@ class Regressor(RegressorMixin, _Base):
         self.normalize = normalize
         self.save_state = save_state
         self.shuffle = shuffle
+        self.power = power
+        self.holdout = holdout
+        self.early_stop = early_stop
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.hash_bits = hash_bits
+        self.n_features = n_features
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
@@ -731,9 +741,9 @@ class Regressor(RegressorMixin, _Base):
                                    **_DENSE_OR_CSR)
         warm = None
         if self.warm_start and hasattr(self, "_model"):
-            if X.shape[1] != self._spec["n_features"]:
-                raise ValueError(f"warm_start: X has {X.shape[1]} features, "
-                                 f"the previous fit "
+            if self._width(X) != self._spec["n_features"]:
+                raise ValueError(f"warm_start: X has {self._width(X)} "
+                                 f"features, the previous fit "
                                  f"{self._spec['n_features']}")
             warm = self._model
         y = np.asarray(y, dtype=np.float32)

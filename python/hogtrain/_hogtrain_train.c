@@ -1,5 +1,6 @@
 /*
- * train(): hog_train on a worker thread while the calling thread waits
+ * search_C(): hog_search_C, the GIL released. train(): hog_train on a
+ * worker thread while the calling thread waits
  * with the GIL released, taking it back every 50 ms for signal handlers
  * and the progress callback (_hogtrain.c says why); the options from a
  * dict.
@@ -268,6 +269,58 @@ static PyObject *mod_options(PyObject *mod, PyObject *unused)
     return list;
 }
 
+/* The weights a training takes beside its options (train's and
+ * search_C's), held while it runs. */
+struct weights {
+    Py_buffer rows, labels, values;
+};
+
+static void weights_release(struct weights *w)
+{
+    Py_buffer *b[] = { &w->rows, &w->labels, &w->values };
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        if (b[i]->obj)
+            PyBuffer_Release(b[i]);
+}
+
+/* row_weights: float32, one per row of d; class_labels and class_weights:
+ * float64 of one length; each None or a buffer. Set into o; -1 with an
+ * exception (the caller releases w either way). */
+static int weights_get(hog_train_opts *o, const hog_data *d, PyObject *rw,
+                       PyObject *cl, PyObject *cw, struct weights *w)
+{
+    if (get_buffer(rw, &w->rows, "the sample weights") < 0 ||
+        get_buffer(cl, &w->labels, "the class labels") < 0 ||
+        get_buffer(cw, &w->values, "the class weights") < 0)
+        return -1;
+    if (w->rows.obj) {
+        if (buffer_dtype(&w->rows, "the sample weights") != HOG_DTYPE_FLOAT32 ||
+            buffer_len(&w->rows) != hog_data_rows(d)) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "the sample weights must be "
+                             "%llu float32 numbers, one per row",
+                             (unsigned long long)hog_data_rows(d));
+            return -1;
+        }
+        o->row_weights = w->rows.buf;
+    }
+    if (w->labels.obj || w->values.obj) {
+        if (!w->labels.obj || !w->values.obj ||
+            buffer_dtype(&w->labels, "the class labels") != HOG_DTYPE_FLOAT64 ||
+            buffer_dtype(&w->values, "the class weights") != HOG_DTYPE_FLOAT64 ||
+            buffer_len(&w->labels) != buffer_len(&w->values)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "class labels and class "
+                                "weights: two float64 arrays of one length");
+            return -1;
+        }
+        o->class_weight_labels = w->labels.buf;
+        o->class_weight_values = w->values.buf;
+        o->n_class_weights = (unsigned)buffer_len(&w->labels);
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(train_doc,
 "train(data, opts, row_weights=None, class_labels=None, class_weights=None,\n"
 "      warm_start=None, progress=None, classes=None) -> Model\n\n"
@@ -304,13 +357,12 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
     if (!j)
         return PyErr_NoMemory();
     hog_train_opts_init(&j->o);
-    Py_buffer bw = { 0 }, bl = { 0 }, bc = { 0 }, bk = { 0 };
+    struct weights in = { 0 };
+    Py_buffer bk = { 0 };
     PyObject *result = NULL;
     if (set_opts(&j->o, opts) < 0)
         goto out;
-    if (get_buffer(rw, &bw, "the sample weights") < 0 ||
-        get_buffer(cl, &bl, "the class labels") < 0 ||
-        get_buffer(cw, &bc, "the class weights") < 0 ||
+    if (weights_get(&j->o, data->d, rw, cl, cw, &in) < 0 ||
         get_buffer(classes, &bk, "the classes") < 0)
         goto out;
     if (bk.obj) {
@@ -321,31 +373,6 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
         }
         j->o.classes = bk.buf;
         j->o.n_classes = (unsigned)buffer_len(&bk);
-    }
-    if (bw.obj) {
-        if (buffer_dtype(&bw, "the sample weights") != HOG_DTYPE_FLOAT32 ||
-            buffer_len(&bw) != hog_data_rows(data->d)) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_ValueError, "the sample weights must be "
-                             "%llu float32 numbers, one per row",
-                             (unsigned long long)hog_data_rows(data->d));
-            goto out;
-        }
-        j->o.row_weights = bw.buf;
-    }
-    if (bl.obj || bc.obj) {
-        if (!bl.obj || !bc.obj ||
-            buffer_dtype(&bl, "the class labels") != HOG_DTYPE_FLOAT64 ||
-            buffer_dtype(&bc, "the class weights") != HOG_DTYPE_FLOAT64 ||
-            buffer_len(&bl) != buffer_len(&bc)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "class labels and class "
-                                "weights: two float64 arrays of one length");
-            goto out;
-        }
-        j->o.class_weight_labels = bl.buf;
-        j->o.class_weight_values = bc.buf;
-        j->o.n_class_weights = (unsigned)buffer_len(&bl);
     }
     if (warm != Py_None)
         j->o.warm_start = ((ModelObject *)warm)->m;
@@ -407,12 +434,7 @@ destroy:
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
 out:
-    if (bw.obj)
-        PyBuffer_Release(&bw);
-    if (bl.obj)
-        PyBuffer_Release(&bl);
-    if (bc.obj)
-        PyBuffer_Release(&bc);
+    weights_release(&in);
     if (bk.obj)
         PyBuffer_Release(&bk);
     free(j->epochs);
@@ -420,9 +442,103 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(search_C_doc,
+"search_C(data, opts, folds, C_min=0, C_max=0, ratio=0, patience=-1,\n"
+"         row_weights=None, class_labels=None, class_weights=None) -> dict\n\n"
+"hog_search_C, the command's --search-C: `folds`-fold cross-validation of\n"
+"opts (as train's) over C = C_min, C_min ratio, ... up to C_max, stopping\n"
+"after `patience` values of C without a gain (0 or less for C_min, C_max\n"
+"and ratio, and a negative patience: the library's defaults). A dict:\n"
+"best_C, best (the index of its step), stopped_early, seconds and steps,\n"
+"a list of dicts (C, l1, l2, accuracy, accuracy_sd, auc, rmse, macro_f1,\n"
+"seconds, warm). The GIL is released; it cannot be interrupted.");
+
+static PyObject *step_dict(const hog_search_step *s)
+{
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O}",
+                         "C", s->C, "l1", s->l1, "l2", s->l2,
+                         "accuracy", s->accuracy,
+                         "accuracy_sd", s->accuracy_sd, "auc", s->auc,
+                         "rmse", s->rmse, "macro_f1", s->macro_f1,
+                         "seconds", s->seconds,
+                         "warm", s->warm ? Py_True : Py_False);
+}
+
+static PyObject *mod_search_C(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { "data", "opts", "folds", "C_min", "C_max",
+                             "ratio", "patience", "row_weights",
+                             "class_labels", "class_weights", NULL };
+    DataObject *data;
+    PyObject *opts, *rw = Py_None, *cl = Py_None, *cw = Py_None;
+    unsigned folds;
+    double c_min = 0, c_max = 0, ratio = 0;
+    int patience = -1;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!I|dddiOOO", names,
+                                     &DataType, &data, &PyDict_Type, &opts,
+                                     &folds, &c_min, &c_max, &ratio,
+                                     &patience, &rw, &cl, &cw))
+        return NULL;
+    if (data_usable(data) < 0)
+        return NULL;
+    hog_train_opts o;
+    hog_train_opts_init(&o);
+    hog_search_opts so;
+    hog_search_opts_init(&so);
+    if (c_min > 0)
+        so.C_min = c_min;
+    if (c_max > 0)
+        so.C_max = c_max;
+    if (ratio > 0)
+        so.ratio = ratio;
+    if (patience >= 0)
+        so.patience = (unsigned)patience;
+    struct weights in = { 0 };
+    hog_search_step *steps = calloc(HOG_SEARCH_MAX_STEPS, sizeof *steps);
+    PyObject *result = NULL;
+    if (!steps) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (set_opts(&o, opts) < 0 ||
+        weights_get(&o, data->d, rw, cl, cw, &in) < 0)
+        goto out;
+    hog_search_result r = { .size = sizeof r, .step = steps,
+                            .step_cap = HOG_SEARCH_MAX_STEPS };
+    hog_err err;
+    hog_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = hog_search_C(data->d, &o, folds, &so, &r, &err);
+    Py_END_ALLOW_THREADS
+    if (st != HOG_OK) {
+        raise_status(st, &err, NULL);
+        goto out;
+    }
+    PyObject *list = PyList_New(0);
+    unsigned n = r.steps < r.step_cap ? r.steps : r.step_cap;
+    for (unsigned i = 0; list && i < n; i++) {
+        PyObject *d = step_dict(&steps[i]);
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    if (list)
+        result = Py_BuildValue("{s:d,s:I,s:O,s:d,s:N}", "best_C", r.best_C,
+                               "best", r.best, "stopped_early",
+                               r.stopped_early ? Py_True : Py_False,
+                               "seconds", r.seconds, "steps", list);
+out:
+    weights_release(&in);
+    free(steps);
+    return result;
+}
+
 PyMethodDef hogpy_train_functions[] = {
     { "train", (PyCFunction)(void (*)(void))mod_train,
       METH_VARARGS | METH_KEYWORDS, train_doc },
+    { "search_C", (PyCFunction)(void (*)(void))mod_search_C,
+      METH_VARARGS | METH_KEYWORDS, search_C_doc },
     { "resolve", (PyCFunction)mod_resolve, METH_O, resolve_doc },
     { "options", (PyCFunction)mod_options, METH_NOARGS, options_doc },
     { NULL, NULL, 0, NULL }

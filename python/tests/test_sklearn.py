@@ -62,3 +62,12 @@ def test_lbfgs_passes_check_estimator():
         _check(est)
         check_sample_weights_invariance(type(est).__name__, est,
                                         kind="zeros")
+
+
+def test_classifiercv_passes_check_estimator():
+    # the search of C, then a fit at the best; the checks it cannot pass
+    # are marked in its _more_tags (row weights, which the library's
+    # cross-validation does not take yet, and class weights, which the
+    # folds' accuracy does not weigh)
+    _check(hogtrain.ClassifierCV())
+    _check(hogtrain.ClassifierCV(penalty="l1", algorithm="scd", n_jobs=1))
