@@ -509,7 +509,7 @@ static PyObject *mod_search_C(PyObject *mod, PyObject *args, PyObject *kw)
     hog_err err;
     hog_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = hog_search_C(data->d, &o, folds, &so, &r, &err);
+    st = hog_search_C(data->d, &o, NULL, folds, &so, &r, &err);
     Py_END_ALLOW_THREADS
     if (st != HOG_OK) {
         raise_status(st, &err, NULL);
