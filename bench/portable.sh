@@ -52,5 +52,5 @@ run "serial adagrad news20.binary 5 epochs" --schedule adagrad "$N20"
 run "serial invscaling l2 news20.binary 5 epochs" --schedule invscaling "$N20"
 run "hogwild 1 thread adagrad a9a 10 epochs" --algo hogwild --threads 1 \
     --schedule adagrad --epochs 10 --seed 3 "$TMP/a9a"
-run "cyclades 2 threads a9a 5 epochs" --algo cyclades --threads 2 "$TMP/a9a"
+run "cyclades 2 threads news20.binary 5 epochs" --algo cyclades --threads 2 "$N20"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
