@@ -36,6 +36,12 @@ static const struct {
     { "train", "--loss_function hinge", "here: --loss hinge" },
     { "train", "--power_t 0.5", "here: --schedule invscaling --power 0.5" },
     { "train", "--noconstant", "here: --bias 0" },
+    { "train", "--save_resume", "--save_resume is Vowpal Wabbit's saved "
+                                "optimizer state; here: --save-state" },
+    { "train", "--invert_hash names.txt", "here: --keep-names (then hogtrain "
+                                          "info --weights MODEL > names.txt)" },
+    { "train", "--readable_model w.txt", "here: hogtrain info --weights "
+                                         "MODEL > w.txt" },
     { "train", "--quadratic ab", "here: --interactions ab" },
     { "train", "-e 0.01", "-e 0.01 is LIBLINEAR's stopping tolerance; here: "
                           "--algo newton --tol 0.01" },
@@ -112,7 +118,8 @@ Test(vocab, each_translation_is_a_working_command_line, .timeout = 120)
         if (predict)
             rc = HT("predict -q %s '%s/m.hgm' '%s' -o '%s/p.txt'", th_bin(),
                     words, dir, heart, dir);
-        else if (strstr(words, "--interactions")) /* on VW text: |a |b */
+        else if (strstr(words, "--interactions") ||
+                 strstr(words, "--keep-names")) /* on VW text: |a |b */
             rc = th_run(out, sizeof out, "sed -E 's/^([^ ]+) (.*)$/\\1 |a \\2 "
                         "|b \\2/' '%s' > '%s/ab.vw' && '%s' train -q %s "
                         "'%s/ab.vw' --epochs 2 -o '%s/ab.hgm'", heart, dir,
