@@ -663,10 +663,13 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
      * the weights' count, or none. */
     uint64_t nw0 = get_u64(h + 72);
     uint64_t room = fsize - hsize - 4 - (sparse ? 8 : 0);
+    /* the arrays' floats, counted without 4 nw0, which a forged count
+     * overflows */
+    uint64_t sfl = sbytes > HGM_STATE_HEAD ? (sbytes - HGM_STATE_HEAD) / 4 : 0;
     if (x5 && (sbytes < HGM_STATE_HEAD || sbytes > room ||
                (sbytes > HGM_STATE_HEAD &&
-                (nw0 == 0 || (sbytes - HGM_STATE_HEAD) % (4 * nw0) != 0 ||
-                 (sbytes - HGM_STATE_HEAD) / (4 * nw0) > 2)))) {
+                ((sbytes - HGM_STATE_HEAD) % 4 != 0 || nw0 == 0 ||
+                 sfl % nw0 != 0 || sfl / nw0 > 2)))) {
         free(lab0);
         return hog_errf(err, HOG_ECORRUPT,
                         "%s: header declares a state section of %llu bytes, "

@@ -24,6 +24,13 @@ static bool takes_state(const hog_train_opts *o, const hog_model *m)
            !(m->n_classes && m->multiclass == HOG_MULTICLASS_SOFTMAX);
 }
 
+static const char *schedule_name(hog_schedule s)
+{
+    static const char *const name[] = { "constant", "invscaling", "adagrad",
+                                        "ftrl" };
+    return (unsigned)s < sizeof name / sizeof name[0] ? name[s] : "unknown";
+}
+
 hog_status hog_train_state_begin(struct hog_fit *f,
                                  struct hog_train_state *warm, hog_err *err)
 {
@@ -34,10 +41,11 @@ hog_status hog_train_state_begin(struct hog_fit *f,
     if (f->init && ss && takes_state(o, m)) {
         if (ss->schedule != o->schedule)
             return hog_errf(err, HOG_EINVAL, "the warm start keeps the "
-                            "optimizer state of schedule %d and this run's "
-                            "is %d (0 constant, 1 invscaling, 2 adagrad, 3 "
-                            "ftrl): continue it with its own schedule",
-                            (int)ss->schedule, (int)o->schedule);
+                            "optimizer state of --schedule %s and this run's "
+                            "is %s: continue it with its own schedule "
+                            "(--schedule %s)", schedule_name(ss->schedule),
+                            schedule_name(o->schedule),
+                            schedule_name(ss->schedule));
         memset(warm, 0, sizeof *warm);
         warm->epoch = ss->epochs;
         warm->t_global = ss->steps;
