@@ -491,10 +491,11 @@ static hog_status load_state(const unsigned char *sec, uint64_t sbytes,
         p += nw * 4;
         for (uint64_t j = 0; j < nw; j++)
             if (!isfinite(a[i][j]) || (i == 1 && a[i][j] < 0)) {
+                double v = a[i][j]; /* the array goes with st */
                 hog_opt_state_free(st);
                 return hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm state "
                                 "section: its sums hold %g at weight %llu",
-                                path, a[i][j], (unsigned long long)j);
+                                path, v, (unsigned long long)j);
             }
     }
     *out = st;
