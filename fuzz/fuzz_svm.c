@@ -2,8 +2,9 @@
  * libFuzzer harness: the text parser, LIBSVM/SVMlight and Vowpal Wabbit (src/io/parse.c).
  * The first byte picks the options (zero-based indices, a minimum feature
  * count, one or three slices, hashing into 8 weights, Vowpal Wabbit text
- * forced, interactions "ab,aa" whose crossed rows are then read; VW text
- * is also told by content) so that the parallel slicing and its
+ * forced, interactions "ab,aa" whose crossed rows are then read, rows
+ * without a label read (predict's), the hashed names kept (--keep-names);
+ * VW text is also told by content) so that the parallel slicing and its
  * boundary hand-off are fuzzed as well as the serial path; the rest is the
  * text. Any status is fine; a crash, a leak, undefined behaviour or a
  * hang is a finding. A loaded set must be self-consistent.
@@ -26,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.hash_bits = (mode & 8) ? 3 : 0;         /* 8 weights: merges, collisions */
     o.format = (mode & 16) ? HOG_FORMAT_VW : HOG_FORMAT_AUTO;
     o.interactions = (mode & 32) ? "ab,aa" : NULL;
+    o.unlabelled = (mode & 64) != 0;
+    o.keep_names = (mode & 128) != 0;
     unsigned slices = (mode & 4) ? 3 : 1;
     hog_data *d = NULL;
     hog_err err;
