@@ -7,12 +7,10 @@
  * written and counted before the next is scored. */
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 enum { OPT_SCORES = HOG_CLI_OPT_OWN, OPT_CONFUSION, OPT_PROBABILITIES };
 
@@ -368,68 +366,6 @@ static hog_status predict_rows(struct scorer *w, const hog_data *d,
 
 /* ---- standard input, as it comes ------------------------------------------------ */
 
-/* Text read at a time from standard input, and the most a line may take. */
-#define STREAM_READ ((size_t)1 << 20)
-
-/* Standard input: its text as it arrives, decoded on the way when it is
- * compressed; the bytes the sniff read come first. */
-struct src {
-    struct hog_input in;
-    size_t head_at;               /* of in.head, given out */
-    struct hog_decoder *dec;      /* NULL: plain text */
-    unsigned char *z;             /* compressed bytes read, not decoded */
-    size_t z_len, z_used;
-    bool z_eof, end;
-};
-
-/* Up to cap raw bytes: the sniffed head, then read(2) (what is there, as
- * soon as some is: a pipe's writer is answered line by line). 0: the end. */
-static hog_status raw_read(struct src *r, void *buf, size_t cap, size_t *got,
-                           hog_err *err)
-{
-    if (r->head_at < r->in.head_len) {
-        size_t n = r->in.head_len - r->head_at;
-        n = n < cap ? n : cap;
-        memcpy(buf, r->in.head + r->head_at, n);
-        r->head_at += n;
-        *got = n;
-        return HOG_OK;
-    }
-    for (;;) {
-        ssize_t n = read(r->in.fd, buf, cap);
-        if (n >= 0) {
-            *got = (size_t)n;
-            return HOG_OK;
-        }
-        if (errno != EINTR)
-            return hog_errf(err, HOG_EIO, "%s: read failed: %s", r->in.name,
-                            strerror(errno));
-    }
-}
-
-/* Text into buf[0..cap), *got bytes; 0 once the input has ended. */
-static hog_status src_read(struct src *r, char *buf, size_t cap, size_t *got,
-                           hog_err *err)
-{
-    if (!r->dec)
-        return raw_read(r, buf, cap, got, err);
-    *got = 0;
-    while (*got == 0 && !r->end) {
-        if (r->z_used == r->z_len && !r->z_eof) {
-            hog_status s = raw_read(r, r->z, STREAM_READ, &r->z_len, err);
-            if (s != HOG_OK)
-                return s;
-            r->z_used = 0;
-            r->z_eof = r->z_len == 0;
-        }
-        hog_status s = hog_decoder_run(r->dec, r->z, r->z_len, &r->z_used, buf,
-                                       cap, got, r->z_eof, &r->end, err);
-        if (s != HOG_OK)
-            return s;
-    }
-    return HOG_OK;
-}
-
 /* The rows parsed so far: scored, written, counted and freed. */
 static hog_status score_taken(struct scorer *w, struct hog_svm_parser *p,
                               const struct predict_args *a, uint64_t *rows,
@@ -448,89 +384,52 @@ static hog_status score_taken(struct scorer *w, struct hog_svm_parser *p,
 }
 
 /* predict MODEL -: standard input read as it comes, its whole lines
- * parsed, scored and written before more is read, in the memory of one
- * read's lines; each answer flushed at once when the output is no
- * regular file (a pipe: `tail -f log | hogtrain predict m.hgm - | ...`). */
+ * parsed, scored and written before more is read. The read-ahead reader
+ * (io's, the loader's own: decompression, NUL bytes, the longest line) at
+ * a window of one byte hands over each read's whole lines at once; each
+ * answer is flushed at once when the output is no regular file (a pipe:
+ * `tail -f log | hogtrain predict m.hgm - | ...`). */
 static hog_status predict_stream(struct scorer *w, const struct predict_args *a,
                                  bool flush, hog_err *err)
 {
-    struct src r = { 0 };
+    struct hog_input in;
+    struct hog_text_reader *r = NULL;
     struct hog_svm_parser *p = NULL;
-    char *buf = NULL;
-    size_t have = 0, cap = STREAM_READ;
-    uint64_t rows = 0, line_max = hog_line_max(NULL);
-    hog_status s = hog_input_open("-", &r.in, err);
+    uint64_t rows = 0;
+    hog_status s = hog_input_open("-", &in, err);
     if (s != HOG_OK)
         return s;
-    if ((s = hog_input_sniff(&r.in, err)) != HOG_OK)
+    if ((s = hog_input_sniff(&in, err)) != HOG_OK)
         goto out;
-    if (r.in.kind == HOG_FILE_HGB) {
+    if (in.kind == HOG_FILE_HGB) {
         s = hog_errf(err, HOG_EINVAL, "%s: a .hgb file can only be read from "
-                     "a path, not a pipe", r.in.name);
+                     "a path, not a pipe", in.name);
         goto out;
     }
-    if ((s = hog_data_kind_check(r.in.kind, r.in.name, err)) != HOG_OK)
+    if ((s = hog_text_reader_open(&in, 1, &r, err)) != HOG_OK ||
+        (s = hog_svm_parser_create(in.name, &a->lo, &p, err)) != HOG_OK)
         goto out;
-    if (hog_decoder_supports(r.in.kind) &&
-        ((s = hog_decoder_open(r.in.kind, r.in.name, &r.dec, err)) != HOG_OK ||
-         !(r.z = malloc(STREAM_READ)))) {
-        s = s != HOG_OK ? s : hog_errf(err, HOG_ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((s = hog_svm_parser_create(r.in.name, &a->lo, &p, err)) != HOG_OK)
-        goto out;
-    if (!(buf = malloc(cap))) {
-        s = hog_errf(err, HOG_ENOMEM, "out of memory for the input's lines");
-        goto out;
-    }
     for (;;) {
-        size_t got;
-        if ((s = src_read(&r, buf + have, cap - have, &got, err)) != HOG_OK)
+        const char *text;
+        size_t len;
+        if ((s = hog_text_reader_next(r, &text, &len, err)) != HOG_OK)
             goto out;
-        have += got;
-        /* whole lines now; at the end, the last one without its '\n' */
-        size_t cut = have;
-        while (got && cut && buf[cut - 1] != '\n')
-            cut--;
-        if (got && !cut && have < cap)
-            continue; /* a line on its way */
-        if (got && !cut) { /* one line longer than the buffer: grow it */
-            if (cap >= line_max) {
-                s = hog_line_too_long(r.in.name,
-                                      hog_svm_parser_lines(p) + 1, line_max,
-                                      NULL, err);
-                goto out;
-            }
-            char *more = realloc(buf, 2 * cap);
-            if (!more) {
-                s = hog_errf(err, HOG_ENOMEM, "out of memory for a line of "
-                             "over %zu bytes", cap);
-                goto out;
-            }
-            buf = more;
-            cap *= 2;
-            continue;
-        }
-        if (cut && ((s = hog_svm_parser_feed(p, buf, cut, err)) != HOG_OK ||
-                    (s = score_taken(w, p, a, &rows, err)) != HOG_OK))
+        if (!len)
+            break;
+        if ((s = hog_svm_parser_feed(p, text, len, err)) != HOG_OK ||
+            (s = score_taken(w, p, a, &rows, err)) != HOG_OK)
             goto out;
-        memmove(buf, buf + cut, have - cut);
-        have -= cut;
         if (flush && fflush(w->f) != 0) {
             s = hog_cli_stdout_check(err);
             goto out;
         }
-        if (!got)
-            break;
     }
     if (!rows)
-        s = hog_errf(err, HOG_EPARSE, "%s: no rows", r.in.name);
+        s = hog_errf(err, HOG_EPARSE, "%s: no rows", in.name);
 out:
-    free(buf);
     hog_svm_parser_free(p);
-    hog_decoder_free(r.dec);
-    free(r.z);
-    hog_input_close(&r.in);
+    hog_text_reader_close(r);
+    hog_input_close(&in);
     return s;
 }
 

@@ -643,8 +643,9 @@ uint64_t hog_decoded_size(int fd, enum hog_file_kind k, uint64_t size);
 
 /* A thread reads the input (decompressing it when in->kind is gzip, xz or
  * zstd) into two buffers in turn, handing each over as a window of about
- * `window` bytes (0: HOG_PARSE_WINDOW) cut after a newline, so that the
- * caller parses one window while the next is read. A NUL byte, a line
+ * `window` bytes (0: HOG_PARSE_WINDOW; 1: the whole lines of each read, as
+ * soon as they come) cut after a newline, so that the caller parses one
+ * window while the next is read. A NUL byte, a line
  * longer than hog_line_max(), a read or decompression error ends the
  * text with an error naming the file (and the line, for the first two),
  * after the windows before it. in must have been sniffed; its kind is

@@ -340,7 +340,11 @@ hog_status hog_text_reader_open(const struct hog_input *in, size_t window,
     r->max_line = hog_line_max(&r->max_line_what);
     r->line = 1;
     size_t head = in->head_consumed ? in->head_len : 0;
+    /* a small window (1: predict's stream, each read's lines at once)
+     * still reads in pages */
     size_t cap = r->window < FIRST_CAP ? r->window : FIRST_CAP;
+    if (cap < 4096)
+        cap = 4096;
     hog_status st = HOG_OK;
     if (!buf_reserve(&r->b[0], cap < head ? head : cap) ||
         (!plain && !(r->in = malloc(IN_CAP))))
