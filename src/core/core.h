@@ -128,6 +128,13 @@ struct hog_data {
 hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
                          uint32_t *idx, float *val, uint64_t n_features_min,
                          hog_data **out, hog_err *err);
+/* hog_data_wrap where the caller knows the feature count: n_features is
+ * more than every index (a subset of a data set's rows, the parser's count
+ * as it went), so the rows' last indices are not read again (a read per
+ * row that misses cache and TLB alike on a large set). */
+hog_status hog_data_adopt(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
+                          uint32_t *idx, float *val, uint64_t n_features,
+                          hog_data **out, hog_err *err);
 /* Scans the labels of d and sets labels, label_pos, label_neg, n_pos. */
 void hog_data_scan_labels(hog_data *d);
 /* The same scan fed a piece at a time (convert's windows, the streamer's

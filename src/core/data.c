@@ -69,9 +69,9 @@ void hog_data_scan_labels(hog_data *d)
             d->n_pos += (double)d->m.y[i] == d->label_pos;
 }
 
-hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
-                         uint32_t *idx, float *val, uint64_t n_features_min,
-                         hog_data **out, hog_err *err)
+hog_status hog_data_adopt(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
+                          uint32_t *idx, float *val, uint64_t n_features,
+                          hog_data **out, hog_err *err)
 {
     hog_data *d = calloc(1, sizeof *d);
     if (!d) {
@@ -80,14 +80,21 @@ hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
     }
     d->m = (struct hog_csr){ rows, nnz, off, y, idx, val, NULL };
     d->mem[0] = off, d->mem[1] = y, d->mem[2] = idx, d->mem[3] = val;
-    uint64_t nf = 0;
-    for (uint64_t i = 0; i < rows; i++)
-        if (off[i + 1] > off[i] && (uint64_t)idx[off[i + 1] - 1] + 1 > nf)
-            nf = (uint64_t)idx[off[i + 1] - 1] + 1;
-    d->n_features = nf > n_features_min ? nf : n_features_min;
+    d->n_features = n_features;
     hog_data_scan_labels(d);
     *out = d;
     return HOG_OK;
+}
+
+hog_status hog_data_wrap(uint64_t rows, uint64_t nnz, uint64_t *off, float *y,
+                         uint32_t *idx, float *val, uint64_t n_features_min,
+                         hog_data **out, hog_err *err)
+{
+    uint64_t nf = n_features_min;
+    for (uint64_t i = 0; i < rows; i++)
+        if (off[i + 1] > off[i] && (uint64_t)idx[off[i + 1] - 1] + 1 > nf)
+            nf = (uint64_t)idx[off[i + 1] - 1] + 1;
+    return hog_data_adopt(rows, nnz, off, y, idx, val, nf, out, err);
 }
 
 void hog_data_free(hog_data *d)

@@ -231,26 +231,65 @@ static void populate(void *p, size_t n)
     madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 }
 
+/* Rows [r0, r1) of a scratch slice, to be copied into the result. */
+struct copy_job {
+    const struct hog_slice *s;
+    uint64_t r0, r1;
+};
+
 static void *slice_copy(void *arg)
 {
-    struct hog_slice *s = arg;
-    populate(s->dst_off + s->row_base + 1, s->rows * sizeof *s->off);
-    populate(s->dst_y + s->row_base, s->rows * sizeof *s->y);
-    populate(s->dst_idx + s->nnz_base, s->nnz * sizeof *s->idx);
-    populate(s->dst_val + s->nnz_base, s->nnz * sizeof *s->val);
-    for (uint64_t i = 1; i <= s->rows; i++)
+    const struct copy_job *j = arg;
+    const struct hog_slice *s = j->s;
+    uint64_t r0 = j->r0, rows = j->r1 - j->r0;
+    uint64_t e0 = s->off[r0], nnz = s->off[j->r1] - e0;
+    uint64_t rb = s->row_base + r0, eb = s->nnz_base + e0;
+    populate(s->dst_off + rb + 1, rows * sizeof *s->off);
+    populate(s->dst_y + rb, rows * sizeof *s->y);
+    populate(s->dst_idx + eb, nnz * sizeof *s->idx);
+    populate(s->dst_val + eb, nnz * sizeof *s->val);
+    for (uint64_t i = r0 + 1; i <= j->r1; i++)
         s->dst_off[s->row_base + i] = s->nnz_base + s->off[i];
-    memcpy(s->dst_y + s->row_base, s->y, s->rows * sizeof *s->y);
-    memcpy(s->dst_idx + s->nnz_base, s->idx, s->nnz * sizeof *s->idx);
-    memcpy(s->dst_val + s->nnz_base, s->val, s->nnz * sizeof *s->val);
+    memcpy(s->dst_y + rb, s->y + r0, rows * sizeof *s->y);
+    memcpy(s->dst_idx + eb, s->idx + e0, nnz * sizeof *s->idx);
+    memcpy(s->dst_val + eb, s->val + e0, nnz * sizeof *s->val);
     if (s->dst_ns)
-        memcpy(s->dst_ns + s->nnz_base, s->ns, s->nnz);
+        memcpy(s->dst_ns + eb, s->ns + e0, nnz);
     if (s->dst_imp && s->imp)
-        memcpy(s->dst_imp + s->row_base, s->imp, s->rows * sizeof *s->imp);
+        memcpy(s->dst_imp + rb, s->imp + r0, rows * sizeof *s->imp);
     else if (s->dst_imp)
-        for (uint64_t i = 0; i < s->rows; i++)
-            s->dst_imp[s->row_base + i] = 1.0f;
+        for (uint64_t i = 0; i < rows; i++)
+            s->dst_imp[rb + i] = 1.0f;
     return NULL;
+}
+
+/* The scratch slices' copies as nslices jobs, so that every thread of the
+ * feed copies: one job a slice, and the largest slice's rows cut in two
+ * at its middle nonzero (with two threads, the one scratch slice is then
+ * copied by both). */
+static unsigned copy_jobs(const struct hog_slice *sl, unsigned nslices,
+                          struct copy_job *job)
+{
+    unsigned n = 0, big = 1;
+    for (unsigned i = 1; i < nslices; i++) {
+        job[n++] = (struct copy_job){ &sl[i], 0, sl[i].rows };
+        if (sl[i].nnz > sl[big].nnz)
+            big = i;
+    }
+    const struct hog_slice *s = &sl[big];
+    uint64_t lo = 0, hi = s->rows, half = s->nnz / 2;
+    while (lo < hi) { /* the first row ending past half the nonzeros */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->off[mid + 1] <= half)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && lo < s->rows) {
+        job[big - 1].r1 = lo;
+        job[n++] = (struct copy_job){ s, lo, s->rows };
+    }
+    return n;
 }
 
 static void slice_free(struct hog_slice *s)
@@ -293,6 +332,7 @@ struct hog_svm_parser {
     struct hog_interactions cross; /* o->interactions (VW text only) */
     struct hog_slice *sl;     /* sl[0], the accumulator; then the scratch */
     unsigned nsl;
+    struct copy_job *jobs;    /* nsl of them: the scratch slices' copies */
 };
 
 static const struct hog_text_format *const formats[] = {
@@ -378,6 +418,7 @@ void hog_svm_parser_free(struct hog_svm_parser *p)
     for (unsigned i = 0; i < p->nsl; i++)
         slice_free(&p->sl[i]);
     free(p->sl);
+    free(p->jobs);
     if (p->hashing)
         hog_hash_space_free(&p->hs);
     free(p);
@@ -391,8 +432,13 @@ static bool parser_slices(struct hog_svm_parser *p, unsigned n)
     size_t bytes = ((n * sizeof *p->sl + HOG_CACHELINE - 1) / HOG_CACHELINE) *
                    HOG_CACHELINE;
     struct hog_slice *sl = aligned_alloc(HOG_CACHELINE, bytes);
-    if (!sl)
+    struct copy_job *jobs = realloc(p->jobs, n * sizeof *jobs);
+    if (jobs)
+        p->jobs = jobs;
+    if (!sl || !jobs) {
+        free(sl);
         return false;
+    }
     memset(sl, 0, bytes);
     if (p->nsl)
         memcpy(sl, p->sl, p->nsl * sizeof *sl);
@@ -503,7 +549,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         }
         sl[i].collisions = sl[i].merged = 0;
         if (i > 0) {
-            sl[i].rows = sl[i].nnz = sl[i].lines = 0;
+            sl[i].rows = sl[i].nnz = sl[i].lines = sl[i].nf = 0;
             sl[i].err_line = 0;
             free(sl[i].imp);
             sl[i].imp = NULL;
@@ -532,6 +578,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         lines += sl[i].lines;
         rows += sl[i].rows;
         nnz += sl[i].nnz;
+        a->nf = sl[i].nf > a->nf ? sl[i].nf : a->nf;
         imp |= sl[i].imp != NULL;
     }
     if (st == HOG_OK && (!acc_reserve(a, rows, nnz) ||
@@ -555,7 +602,8 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].dst_ns = a->ns;
     }
     if (nslices > 1)
-        hog_fork_join(sl + 1, sizeof *sl, nslices - 1, slice_copy,
+        hog_fork_join(p->jobs, sizeof *p->jobs,
+                      copy_jobs(sl, nslices, p->jobs), slice_copy,
                       HOG_FORK_CALLER_FIRST);
     a->lines = lines, a->rows = rows, a->nnz = nnz;
     return HOG_OK;
@@ -616,8 +664,11 @@ static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
     a->off = NULL, a->y = NULL, a->idx = NULL, a->val = NULL, a->imp = NULL;
     a->ns = NULL;
     a->rows = a->nnz = a->cap_rows = a->cap_nnz = 0;
-    hog_status st = hog_data_wrap(rows, nnz, off, y, idx, val,
-                                  p->n_features_min, out, err);
+    /* hashed indices are below n_features_min, the table's size */
+    uint64_t nf = p->hashing || a->nf < p->n_features_min ? p->n_features_min
+                                                          : a->nf;
+    a->nf = 0;
+    hog_status st = hog_data_adopt(rows, nnz, off, y, idx, val, nf, out, err);
     if (st != HOG_OK) {
         free(imp);
         free(ns);

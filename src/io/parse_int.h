@@ -68,6 +68,9 @@ struct hog_slice {
     float *imp;           /* importance of each row (VW); NULL while every
                              row's is 1, then cap_rows entries */
     uint64_t lines;       /* newlines seen (all of them when status is OK) */
+    uint64_t nf;          /* the largest index + 1 its rows hold, as
+                             written (LIBSVM; hashing's are below the
+                             table's size) */
     hog_status status;
     uint64_t err_line;    /* 1-based line within the slice */
     char reason[512];

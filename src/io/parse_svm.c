@@ -56,6 +56,7 @@ static bool svm_parse_lines(struct hog_slice *s, const char *p, const char *end)
 {
     const bool zb = s->zero_based;
     uint64_t line = s->lines;
+    uint64_t nf = s->nf;
     while (p < end) {
         line++;
         while (is_blank(*p))
@@ -215,11 +216,13 @@ static bool svm_parse_lines(struct hog_slice *s, const char *p, const char *end)
             n++;
         }
         p++; /* '\n' */
+        nf = prev > nf ? prev : nf; /* indices increase: the row's last */
         s->nnz = n;
         s->y[s->rows] = label;
         s->off[++s->rows] = n;
     }
     s->lines = line;
+    s->nf = nf;
     return true;
 nul_byte:
     hog_slice_fail(s, HOG_EPARSE, line, "NUL byte in the line");

@@ -214,8 +214,8 @@ hog_status hog_net_shard(const hog_data *d, unsigned rank, unsigned world,
         off[r + 1] = z;
         y[r] = row.y;
     }
-    hog_status st = hog_data_wrap(nr, nz, off, y, idx, val, d->n_features,
-                                  out, err);
+    hog_status st = hog_data_adopt(nr, nz, off, y, idx, val, d->n_features,
+                                   out, err);
     if (st == HOG_OK)
         (*out)->hash = d->hash; /* the model records it (predict hashes alike) */
     return st;

@@ -75,6 +75,8 @@ struct hog_newton_blocks {
     double *part_bias;   /* nb: the bias column's partial */
     double *acc;         /* nb: the blocks' running sums */
     uint64_t *cut;       /* threads + 1: each worker's features to reduce */
+    uint32_t *cursor;    /* threads x nb: the reduction's place in each
+                            block's list, a row per worker */
     uint64_t nr;         /* weight ranges of HOG_NEWTON_VEC_RANGE (vec.c) */
     double *vsum;        /* nr x HOG_NEWTON_VEC_SUMS: the ranges' sums */
     size_t bytes;        /* memory of the above */

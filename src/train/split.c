@@ -199,8 +199,8 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
         off[++r] = e;
     }
     hog_data *s;
-    hog_status rc = hog_data_wrap(rows, nnz, off, y, idx, val, d->n_features,
-                                  &s, err);
+    hog_status rc = hog_data_adopt(rows, nnz, off, y, idx, val, d->n_features,
+                                   &s, err);
     if (rc != HOG_OK) {
         free(ns);
         return rc;
