@@ -470,6 +470,16 @@ Test(parse, load_names_the_path_in_messages)
 
 /* ---- parallel equals serial ------------------------------------------------- */
 
+/* The largest index + 1 among every entry: what the parser's running
+ * count must come to when no count was asked for. */
+static uint64_t features_in(const hog_data *d)
+{
+    uint64_t nf = 0;
+    for (uint64_t e = 0; e < d->m.nnz; e++)
+        nf = d->m.idx[e] + 1u > nf ? d->m.idx[e] + 1u : nf;
+    return nf;
+}
+
 Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
 {
     static const unsigned counts[] = { 2, 3, 4, 8 };
@@ -482,6 +492,8 @@ Test(threads, parallel_parse_equals_serial_on_real_files, .timeout = 120)
         hog_data *ref, *d;
         hog_err err;
         cr_assert_eq(hog_parse_svm_slices(text, len, path, &o, 1, &ref, &err), HOG_OK);
+        if (!ref->hash.bits) /* hashed: the table's size */
+            cr_assert_eq(ref->n_features, features_in(ref), "%s", reals[i].name);
         for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
             cr_assert_eq(hog_parse_svm_slices(text, len, path, &o, counts[c], &d, &err),
                          HOG_OK, "%s", err.msg);
@@ -629,6 +641,7 @@ Test(windows, windowed_parse_equals_whole_on_real_files, .timeout = 120)
         hog_data *ref, *d;
         hog_err err;
         cr_assert_eq(hog_parse_svm_slices(text, len, path, &o, 1, &ref, &err), HOG_OK);
+        cr_assert_eq(ref->n_features, features_in(ref), "%s", names[i]);
         for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
             cr_assert_eq(parse_w(text, len, windows[w], &d, &err), HOG_OK,
                          "%s", err.msg);
