@@ -324,6 +324,26 @@ Test(cli, malformed_data_is_an_error_with_file_and_line)
     cr_assert_not_null(strstr(out, "nonexistent.svm"), "%s", out);
 }
 
+/* A pool's start loads no hwloc plugin (I/O discovery, libxml2 and what
+ * they link cost 13 ms of CPU each time), and hwloc's own XML reader still
+ * reads a topology saved by lstopo. */
+Test(cli, pools_start_without_hwloc_plugins)
+{
+    char dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    cr_assert_eq(HT("gen --rows 2000 --features 50 -o '%s/g.svm' -q", th_bin(),
+                    dir), 0, "%s", out);
+    cr_assert_eq(th_run(out, sizeof out, "unset HWLOC_PLUGINS_PATH; "
+                        "LD_DEBUG=files '%s' train -q --algo newton --threads 2 "
+                        "'%s/g.svm' -o '%s/g.hgm' 2>&1 | grep -c '/hwloc_'",
+                        th_bin(), dir, dir), 1, "plugins loaded: %s", out);
+    cr_assert_str_eq(out, "0\n");
+    cr_assert_eq(HT("topo --xml tests/data/topo-uneven.xml", th_bin()), 0,
+                 "%s", out);
+    cr_assert_not_null(strstr(out, "cores       13\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "PUs         25\n"), "%s", out);
+}
+
 Test(cli, gen_is_deterministic)
 {
     char dir[1024];
