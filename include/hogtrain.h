@@ -584,6 +584,14 @@ typedef struct hog_train_opts {
      * default: a seeded shuffle each epoch). */
     int save_state;
     int shuffle;
+    /* Averaged SGD (docs/TRAINING.md, "Averaged SGD"; scikit-learn's
+     * average, Bottou's ASGD): N >= 1 returns the mean of the iterates
+     * from the N-th step of the run on (the weights after each step, the
+     * N-th's included; 1: all of them) instead of the last one, each
+     * epoch's model the mean so far. The shared schedules (constant,
+     * invscaling; HOG_SCHED_AUTO becomes invscaling), the serial and
+     * Hogwild! trainers. 0 (default): the last iterate. */
+    uint64_t average;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_hooks.valid_stats). */

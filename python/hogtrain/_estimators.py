@@ -125,6 +125,9 @@ class _Base(Params, BaseEstimator):
             o["save_state"] = 1
         if not self.shuffle:
             o["shuffle"] = 0
+        average = self._average()
+        if average:
+            o["average"] = average
         if not self.fit_intercept:
             o["bias"] = 0.0
         elif self.intercept_scaling is not None:
@@ -422,6 +425,12 @@ class Classifier(ClassifierMixin, _Base):
     shuffle : bool, default True. False visits the rows in their order
         every epoch (scikit-learn's shuffle=False).
     power : float or None. invscaling's exponent (None: 0.5; --power).
+    average : bool or int, default False. Averaged SGD (scikit-learn's
+        average, --average N): coef_ is the mean of the weights after each
+        step (True), or after each from the N-th on (an int N >= 1);
+        schedule 'constant' or 'invscaling' (None: invscaling), the serial
+        and hogwild algorithms, not with save_state or partial_fit
+        (docs/TRAINING.md, "Averaged SGD").
     holdout, early_stop : float, int or None. A seeded, stratified share
         of the rows kept out as a validation set, and the epochs without
         a lower validation loss after which training stops, the model the
@@ -459,7 +468,8 @@ class Classifier(ClassifierMixin, _Base):
                  power=None, holdout=None, early_stop=None, penalty=None,
                  l1_ratio=None, learning_rate=None, eta0=None, power_t=None,
                  early_stopping=False, validation_fraction=None,
-                 n_iter_no_change=None, hash_bits=None, n_features=None):
+                 n_iter_no_change=None, hash_bits=None, n_features=None,
+                 average=False):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -494,6 +504,7 @@ class Classifier(ClassifierMixin, _Base):
         self.n_iter_no_change = n_iter_no_change
         self.hash_bits = hash_bits
         self.n_features = n_features
+        self.average = average
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -700,7 +711,7 @@ class Regressor(RegressorMixin, _Base):
                  penalty=None, l1_ratio=None, learning_rate=None, eta0=None,
                  power_t=None, early_stopping=False,
                  validation_fraction=None, n_iter_no_change=None,
-                 hash_bits=None, n_features=None):
+                 hash_bits=None, n_features=None, average=False):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -733,6 +744,7 @@ class Regressor(RegressorMixin, _Base):
         self.n_iter_no_change = n_iter_no_change
         self.hash_bits = hash_bits
         self.n_features = n_features
+        self.average = average
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real

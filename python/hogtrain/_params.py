@@ -128,6 +128,17 @@ class Params:
         bits = self._hash_bits()
         return X.shape[1] if bits is None else 1 << bits
 
+    def _average(self):
+        """average as --average N: True 1 (every step), an int N >= 1
+        from the N-th step, False or 0 off (scikit-learn's readings)."""
+        a = self.average
+        if isinstance(a, (bool, np.bool_)):
+            return int(a)
+        if not isinstance(a, (numbers.Integral, np.integer)) or a < 0:
+            raise ValueError(f"average must be True, False or an integer "
+                             f">= 0 (got {a!r})")
+        return int(a)
+
     def _schedule(self):
         name, value = self._given("learning_rate", "schedule")
         if value in _SKLEARN_ONLY_RATES and name == "learning_rate":

@@ -38,6 +38,9 @@ class ClassifierCV(Classifier):
     are per fold and class).
     """
 
+    # not a parameter of the search: its fits are the last iterate's
+    average = False
+
     def __init__(self, loss="logistic", *, cv=None, C_min=None, C_max=None,
                  C_ratio=None, patience=None, algorithm=None, n_jobs=None,
                  epochs=None, max_iter=None, schedule=None, eta=None,

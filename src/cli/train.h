@@ -70,6 +70,7 @@ enum {
     OPT_NORMALIZE,     /* max-abs feature scaling, folded into the model */
     OPT_INIT,          /* warm start from a model file */
     OPT_SAVE_STATE,    /* the optimizer's state into the model */
+    OPT_AVERAGE,       /* averaged SGD: the mean of the iterates */
     OPT_KEEP_NAMES,    /* the features' names into the model */
     OPT_WEIGHTS,       /* --weights FILE: one weight per training row */
     OPT_CLASS_WEIGHT,  /* --class-weight balanced|LABEL:W,... */

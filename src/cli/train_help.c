@@ -146,6 +146,7 @@ static void help(FILE *f)
     option(f, "seed");
     option(f, "tol");
     option(f, "save-state");
+    option(f, "average");
     fputs("      --metrics-every K  the training set's objective, loss, accuracy\n"
           "                         and AUC (a pass over the data) every K epochs\n"
           "                         and after the last; other epochs report the\n"

@@ -66,6 +66,7 @@ const struct option hog_cli_train_longopts[] = {
     { "normalize", no_argument, NULL, OPT_NORMALIZE },
     { "init", required_argument, NULL, OPT_INIT },
     { "save-state", no_argument, NULL, OPT_SAVE_STATE },
+    { "average", required_argument, NULL, OPT_AVERAGE },
     { "weights", required_argument, NULL, OPT_WEIGHTS },
     { "class-weight", required_argument, NULL, OPT_CLASS_WEIGHT },
     { "C", required_argument, NULL, OPT_C },
@@ -335,6 +336,10 @@ static int own_option(struct train_args *a, int ch, const char *arg)
     case OPT_NORMALIZE: a->o.normalize = 1; break;
     case OPT_INIT: a->init = arg; break;
     case OPT_SAVE_STATE: a->o.save_state = 1; break;
+    case OPT_AVERAGE:
+        return hog_cli_opt_u64(cmd, name, arg, 0, UINT64_MAX, &a->o.average,
+                               "a step to start averaging from (1: the "
+                               "first; 0: off)");
     case OPT_DETERMINISTIC: break;
     case OPT_HOT:
         a->hot_arg = arg; /* its meaning: after --algo is known */

@@ -108,6 +108,7 @@
 #include "core/sgd_int.h"
 
 #include "core/sgd_ada.h"
+#include "core/sgd_avg.h"
 #include "core/sgd_lanes.h"
 
 #include "core/cross.h"
@@ -253,6 +254,8 @@ static ALWAYS_INLINE void update_sq(const struct hog_sgd *s, uint64_t j,
         if (w_install(wp, &v, nv, spec.cas)) {
             if (regstep)
                 hog_u32_store(stamp_at(s, j), t + 1);
+            if (spec.avg)
+                avg_step(s, j, v, k, t, nv);
             return;
         }
         /* CAS lost to another thread: v is now its value; and its stamp */
@@ -610,6 +613,7 @@ enum kind {
     KIND_ADA_L2,     /* AdaGrad, l2 only: stamped */
     KIND_ADA_L1,     /* AdaGrad, l1 with or without l2: stamped */
     KIND_FTRL,       /* FTRL-Proximal, l1 and l2 in closed form */
+    KIND_AVG,        /* averaged: stamped (l1 and l2 any), iterates summed */
     KIND_COUNT
 };
 
@@ -619,7 +623,7 @@ static const struct {
     bool ada;
     enum hog_sgd_reg reg;
     bool l1;
-    bool ftrl;
+    bool ftrl, avg;
 } kinds[KIND_COUNT] = {
     [KIND_PLAIN] = { false, HOG_SGD_REG_NONE, false },
     [KIND_SCALED] = { false, HOG_SGD_REG_SCALED, false },
@@ -628,6 +632,7 @@ static const struct {
     [KIND_ADA_L2] = { true, HOG_SGD_REG_STAMPED, false },
     [KIND_ADA_L1] = { true, HOG_SGD_REG_STAMPED, true },
     [KIND_FTRL] = { false, HOG_SGD_REG_NONE, false, true },
+    [KIND_AVG] = { false, HOG_SGD_REG_STAMPED, true, false, true },
 };
 
 /* X(kind, args) for every kind: the one list the generated functions and
@@ -639,7 +644,8 @@ static const struct {
     X(ADA, __VA_ARGS__)                                                       \
     X(ADA_L2, __VA_ARGS__)                                                    \
     X(ADA_L1, __VA_ARGS__)                                                    \
-    X(FTRL, __VA_ARGS__)
+    X(FTRL, __VA_ARGS__)                                                      \
+    X(AVG, __VA_ARGS__)
 #define KIND_ONE(K, ...) +1
 _Static_assert(0 FOR_EACH_KIND(KIND_ONE, ) == KIND_COUNT,
                "FOR_EACH_KIND lists every kind");
@@ -649,7 +655,8 @@ static ALWAYS_INLINE struct spec spec_of(hog_loss loss, enum kind k, bool cas)
 {
     return (struct spec){ .loss = loss, .ada = kinds[k].ada,
                           .reg = kinds[k].reg, .l1 = kinds[k].l1,
-                          .cas = cas, .ftrl = kinds[k].ftrl };
+                          .cas = cas, .ftrl = kinds[k].ftrl,
+                          .avg = kinds[k].avg };
 }
 
 /* A weighted kind: the loss read at run time (one switch per row, in
@@ -669,6 +676,8 @@ static enum kind variant(const struct hog_sgd *s)
         return KIND_FTRL;
     if (s->schedule == HOG_SCHED_ADAGRAD)
         return s->l1 > 0 ? KIND_ADA_L1 : s->l2 > 0 ? KIND_ADA_L2 : KIND_ADA;
+    if (s->asum)
+        return KIND_AVG;
     static const enum kind shared[] = {
         [HOG_SGD_REG_NONE] = KIND_PLAIN,
         [HOG_SGD_REG_SCALED] = KIND_SCALED,

@@ -32,6 +32,13 @@ struct hog_sgd_prefix {
     double q, c;
 };
 
+/* Averaged SGD's suffix sums over a segment's states i..len (sgd_avg.h):
+ * q = sum m_i / q_i and c = sum m_i c_i / q_i, m_i 1 where state i is
+ * counted. */
+struct hog_sgd_asuf {
+    double q, c;
+};
+
 /* How the regularization is kept up to date (sgd.c has the maths). */
 enum hog_sgd_reg {
     HOG_SGD_REG_NONE = 0, /* l1 = l2 = 0: w holds the weights */
@@ -96,6 +103,17 @@ struct hog_sgd {
          * of rows */
         struct hog_cross_bufs xbufs;
     };
+
+    /* Averaged SGD (o->average >= 1; the maths in sgd_avg.h), stamped
+     * weights only: asum[j] sums weight j's counted states up to its
+     * stamp (relaxed, as w), asuf the open segment's suffix sums
+     * (seg_cap + 2 entries). The states counted are those of global index
+     * avg_first on (set at the run's first segment), up to avg_end, the
+     * last segment's end. NULL, 0: the last iterate. */
+    _Atomic double *asum;
+    struct hog_sgd_asuf *asuf;
+    uint64_t avg_from;  /* o->average: the first step averaged (1-based) */
+    uint64_t avg_first, avg_end;
 };
 
 /* ---- the per-coordinate maths, shared with softmax.c ------------------------ */

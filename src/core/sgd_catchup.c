@@ -7,6 +7,7 @@
 #include "core/sgd.h"
 #include "core/sgd_int.h"
 
+#include "core/sgd_avg.h"
 #include "core/sgd_lanes.h"
 
 #include <string.h>
@@ -31,6 +32,10 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
             hog_f_store(&s->w[j], (float)((double)hog_f_load(&s->w[j]) * qinv));
         return;
     }
+    /* averaged: the states counted end here (one thread of a shared
+     * catch-up says so; the copies read it after the catch-up's end) */
+    if (s->asum && lo == 0)
+        s->avg_end = s->seg_t0 + len;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD, l1 = s->l1 > 0;
     double qt_inv = 0, ct = 0;
     if (!ada) {
@@ -72,6 +77,8 @@ void hog_sgd_catch_up_range(struct hog_sgd *s, uint64_t lo, uint64_t hi,
         uint32_t k = hog_u32_load(sp);
         if (k < len) {
             float v = hog_f_load(wp);
+            if (s->asum)
+                avg_add(s, j, avg_untouched(s, v, k, len));
             v = ada ? catch_up_adagrad(s, v, j, len - k, l1)
                     : catch_up_prefix(s->pre, v, k, qt_inv, ct);
             hog_f_store(wp, v);

@@ -8,6 +8,7 @@
  *   sgd_lanes.h    the vector maths: AdaGrad's catch-up (1 - a)^k, scalar
  *                  and in four lanes, with no state (testable alone)
  *   sgd_ada.h      AdaGrad with l2 only: the row step on those lanes
+ *   sgd_avg.h      averaged SGD: the sums of the iterates, kept lazily
  *   sgd_ftrl.c     FTRL-Proximal: its maths, one-vs-rest's classes in one
  *                  pass, its weights and sums out and in
  *   sgd_segment.c  set-up, segments, the catch-up at a segment's end, the
@@ -73,6 +74,7 @@ struct spec {
     bool crossed;         /* rows expanded with their interactions
                              (core/cross.h); weighted too, row_w maybe NULL */
     bool ftrl;            /* FTRL-Proximal's (z, r) in place of w, g2 */
+    bool avg;             /* the iterates summed (stamped; sgd_avg.h) */
 };
 
 /* THE one place a row's loss derivative is made, for every kind: d =

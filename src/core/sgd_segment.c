@@ -32,8 +32,12 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
     s->rows = train->m.rows ? train->m.rows : 1;
     bool ada = s->schedule == HOG_SCHED_ADAGRAD;
     bool ftrl = s->schedule == HOG_SCHED_FTRL; /* closed form: no lazy state */
+    /* averaging sums the stamped kind's states (sgd_avg.h); the conflicts
+     * refuse it with AdaGrad and FTRL */
+    bool avg = o->average && !ada && !ftrl;
+    s->avg_from = avg ? o->average : 0;
     s->reg = ftrl ? HOG_SGD_REG_NONE
-             : s->l1 > 0 || (ada && s->l2 > 0) ? HOG_SGD_REG_STAMPED
+             : s->l1 > 0 || (ada && s->l2 > 0) || avg ? HOG_SGD_REG_STAMPED
              : s->l2 > 0                       ? HOG_SGD_REG_SCALED
                                                : HOG_SGD_REG_NONE;
     s->seg_cap = s->rows < HOG_SGD_SEG_MAX ? (uint32_t)s->rows
@@ -47,6 +51,9 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
         if (ok && s->reg != HOG_SGD_REG_NONE)
             ok = (s->pre = malloc(((size_t)s->seg_cap + 1) *
                                   sizeof *s->pre)) != NULL;
+        if (ok && avg)
+            ok = (s->asuf = malloc(((size_t)s->seg_cap + 2) *
+                                   sizeof *s->asuf)) != NULL;
     }
     if (!ok) {
         hog_sgd_free(s);
@@ -73,6 +80,8 @@ static hog_status state_alloc(struct hog_sgd *s, hog_err *err)
         ok = (s->stamp = calloc(nw, sizeof *s->stamp)) != NULL;
     if (ok && ada)
         ok = (s->g2 = calloc(nw, sizeof *s->g2)) != NULL;
+    if (ok && s->avg_from)
+        ok = (s->asum = calloc(nw, sizeof *s->asum)) != NULL;
     if (!ok)
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for the SGD state of %llu weights",
@@ -116,6 +125,8 @@ void hog_sgd_populate(struct hog_sgd *s)
         hog_populate(s->stamp, nw * sizeof *s->stamp, true);
     if (s->g2)
         hog_populate(s->g2, nw * sizeof *s->g2, true);
+    if (s->asum)
+        hog_populate(s->asum, nw * sizeof *s->asum, true);
 }
 
 hog_status hog_sgd_init(struct hog_sgd *s, const hog_train_opts *o,
@@ -135,6 +146,10 @@ void hog_sgd_free(struct hog_sgd *s)
     free(s->pre);
     free(s->seg_eta);
     free(s->zn);
+    free(s->asum);
+    free(s->asuf);
+    s->asum = NULL;
+    s->asuf = NULL;
     if (s->wide)
         free(s->zk);
     else
@@ -154,6 +169,25 @@ double hog_sgd_eta_at(const struct hog_sgd *s, uint64_t t)
     if (s->l2 > 0)
         return s->eta / (1.0 + s->eta * s->l2 * (double)t);
     return s->eta / pow(1.0 + (double)t / (double)s->rows, s->power);
+}
+
+/* Averaged SGD: the segment's suffix sums (sgd_avg.h), the states of
+ * global index avg_first on counted; the run's first segment fixes
+ * avg_first (a warm start's state goes on from its step count, and
+ * averaging from this run's N-th step). */
+static void avg_suffix(struct hog_sgd *s)
+{
+    if (!s->avg_first)
+        s->avg_first = s->seg_t0 + s->avg_from;
+    struct hog_sgd_asuf *u = s->asuf;
+    const uint32_t len = s->seg_len;
+    u[len + 1] = (struct hog_sgd_asuf){ 0, 0 };
+    for (uint32_t i = len; i >= 1; i--) {
+        double m = s->seg_t0 + i >= s->avg_first ? 1.0 / s->pre[i].q : 0.0;
+        u[i] = (struct hog_sgd_asuf){ u[i + 1].q + m,
+                                      u[i + 1].c + m * s->pre[i].c };
+    }
+    u[0] = u[1];
 }
 
 uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
@@ -182,6 +216,8 @@ uint32_t hog_sgd_segment_begin(struct hog_sgd *s, uint64_t t0, uint32_t want)
         c += s->seg_eta[i] * s->l1 * q;
         s->pre[i + 1] = (struct hog_sgd_prefix){ q, c };
     }
+    if (s->asuf)
+        avg_suffix(s);
     return s->seg_len;
 }
 
@@ -215,6 +251,14 @@ void hog_sgd_copy_weights_range(const struct hog_sgd *s, float *out,
 {
     if (s->zn) {
         hog_sgd_ftrl_weights_range(s, s->seg_t0 + s->seg_len, out, lo, hi);
+        return;
+    }
+    /* averaged: the mean of the states counted so far; none yet (the run
+     * ended before step N, as scikit-learn's): the last iterate */
+    if (s->asum && s->avg_first && s->avg_end >= s->avg_first) {
+        double n = (double)(s->avg_end - s->avg_first + 1);
+        for (uint64_t j = lo; j < hi; j++)
+            out[j] = (float)(hog_d_load(&s->asum[j]) / n);
         return;
     }
     for (uint64_t j = lo; j < hi; j++)

@@ -494,6 +494,89 @@ static void ex_state_where(hog_train_opts *o, struct hog_conflict_ctx *c)
     o->algo = HOG_ALGO_HOGWILD;
 }
 
+/* Averaged SGD (--average; core/sgd_avg.h): one sum per weight of one
+ * shared model, kept lazily between a weight's touches by the closed
+ * form of the shared schedules' regularization steps. AdaGrad's and
+ * FTRL's per-coordinate steps have no such sum in the kernel; the other
+ * trainers take no SGD steps, or step weights the sums do not follow
+ * (replicas, hot copies, softmax's K-wide rows, the ranks' average); the
+ * state a model or a checkpoint keeps has no place for the sums. */
+static bool avg_schedule(const struct hog_conflict_ctx *c)
+{
+    return O->average && (O->schedule == HOG_SCHED_ADAGRAD ||
+                          O->schedule == HOG_SCHED_FTRL);
+}
+static bool avg_algo(const struct hog_conflict_ctx *c)
+{
+    return O->average && (hog_cf_gpu(c) || (O->algo != HOG_ALGO_SERIAL &&
+                                            O->algo != HOG_ALGO_HOGWILD));
+}
+static bool avg_replicas(const struct hog_conflict_ctx *c)
+{
+    return O->average && hog_cf_algo_is(c, HOG_ALGO_HOGWILD) &&
+           (O->replicas != HOG_REPLICAS_SHARED || O->hot_features);
+}
+static bool avg_softmax(const struct hog_conflict_ctx *c)
+{
+    return O->average && hog_cf_softmax_asked(c);
+}
+static bool avg_world(const struct hog_conflict_ctx *c)
+{
+    return O->average && c->world;
+}
+static bool avg_state(const struct hog_conflict_ctx *c)
+{
+    return O->average && (O->save_state || hog_cf_ckpt(c));
+}
+static const char *schedule_name(const struct hog_conflict_ctx *c,
+                                 char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return O->schedule == HOG_SCHED_FTRL ? "ftrl" : "adagrad";
+}
+static const char *avg_trainer(const struct hog_conflict_ctx *c, char *buf,
+                               size_t len)
+{
+    return hog_cf_gpu(c) ? "the GPU trainer (--gpus)"
+                         : hog_cf_algo_title(c, buf, len);
+}
+static void ex_avg_schedule(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->average = 1;
+    o->schedule = HOG_SCHED_ADAGRAD;
+}
+static void ex_avg_algo(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->average = 1;
+    o->algo = HOG_ALGO_CYCLADES;
+}
+static void ex_avg_replicas(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->average = 1;
+    o->algo = HOG_ALGO_HOGWILD;
+    o->replicas = HOG_REPLICAS_CORE;
+}
+static void ex_avg_softmax(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->average = 1;
+    o->multiclass = HOG_MULTICLASS_SOFTMAX;
+}
+static void ex_avg_world(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    o->average = 1;
+    c->world = true;
+}
+static void ex_avg_state(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->average = 1;
+    o->save_state = 1;
+}
+
 /* ---- the rows ----------------------------------------------------------- */
 
 const struct hog_conflict hog_conflicts_trainers[] = {
@@ -662,6 +745,35 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "its last epoch (binary, regression or one-vs-rest): not with "
         "another --algo, --stream, --gpus, --world, --early-stop or "
         "--multiclass softmax", NULL, ex_state_where),
+
+    /* averaged SGD: the sums of the iterates */
+    ROW("average, schedule", HOG_EINVAL, avg_schedule, HOG_CONFLICT_OPTIONS,
+        "--average averages the steps of the shared schedules, --schedule "
+        "constant or invscaling (scikit-learn's), not %s, whose "
+        "per-coordinate rates it does not sum", schedule_name,
+        ex_avg_schedule),
+    ROW("average, algo, gpus", HOG_EINVAL, avg_algo, HOG_CONFLICT_OPTIONS,
+        "--average averages the SGD steps of --algo serial and hogwild, not "
+        "of %s", avg_trainer, ex_avg_algo),
+    ROW("average, replicas, hot_features", HOG_ENOTSUP, avg_replicas,
+        HOG_CONFLICT_OPTIONS,
+        "--average keeps one sum per weight of one shared model: not with "
+        "--replicas node or core, nor hot-feature replicas (--hot)", NULL,
+        ex_avg_replicas),
+    ROW("average, multiclass softmax", HOG_ENOTSUP, avg_softmax,
+        HOG_CONFLICT_OPTIONS,
+        "--average averages binary and one-vs-rest models, not --multiclass "
+        "softmax's K-wide weights (train one-vs-rest: --multiclass ovr)",
+        NULL, ex_avg_softmax),
+    ROW("average, world", HOG_ENOTSUP, avg_world, HOG_CONFLICT_OPTIONS,
+        "--average does not combine with model averaging across processes "
+        "(--world, mpirun), whose average of the ranks' weights is not of "
+        "the iterates; drop one of the two", NULL, ex_avg_world),
+    ROW("average, save_state, checkpoint, resume", HOG_ENOTSUP, avg_state,
+        HOG_CONFLICT_OPTIONS,
+        "--average keeps a sum per weight that neither the model's state "
+        "(--save-state, partial_fit) nor a checkpoint holds; drop one of "
+        "the two", NULL, ex_avg_state),
 };
 const size_t hog_conflicts_trainers_n =
     sizeof hog_conflicts_trainers / sizeof hog_conflicts_trainers[0];

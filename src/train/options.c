@@ -48,7 +48,7 @@ static const hog_train_option rows[] = {
       .def = HOG_SCHED_ADAGRAD,
       .rule = "ftrl where it runs: serial and hogwild without\n"
               "--replicas, --hot, --world, softmax or --gpus;\n"
-              "adagrad elsewhere",
+              "invscaling with --average; adagrad elsewhere",
       .flag = "schedule", .metavar = "S",
       .help = "constant, invscaling, adagrad or ftrl; ftrl:\n"
               "FTRL-Proximal, --eta its alpha, l1 and l2 in\n"
@@ -136,6 +136,14 @@ static const hog_train_option rows[] = {
               "run exactly: 3 epochs then 2 equal 5; serial",
       .python = "save_state" },
     { NUM(shuffle, HOG_OPTION_BOOL, 0, 1), .def = 1, .python = "shuffle" },
+    { NUM(average, HOG_OPTION_U64, 0, (double)UINT64_MAX), .def = 0,
+      .flag = "average", .metavar = "N",
+      .help = "averaged SGD (ASGD, scikit-learn's average):\n"
+              "the model is the mean of the weights after\n"
+              "each step from the N-th on (1: every step;\n"
+              "0: the last); --schedule constant or\n"
+              "invscaling, --algo serial or hogwild",
+      .python = "average" },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -283,9 +291,12 @@ hog_status hog_train_opts_resolve(hog_train_opts *o, const hog_train_hooks *h,
     for (size_t i = 0; i < sizeof first / sizeof *first; i++)
         if (!in_range(first[i], get(o, first[i])))
             return out_of_range(first[i], get(o, first[i]), err);
+    /* averaging needs a shared schedule (train/conflicts_trainers.c);
+     * invscaling with l2 is the rate of Bottou's ASGD */
     if (o->schedule == HOG_SCHED_AUTO)
-        o->schedule = hog_train_ftrl_runs(o, h) ? HOG_SCHED_FTRL
-                                             : HOG_SCHED_ADAGRAD;
+        o->schedule = o->average ? HOG_SCHED_INVSCALING
+                      : hog_train_ftrl_runs(o, h) ? HOG_SCHED_FTRL
+                                                  : HOG_SCHED_ADAGRAD;
     if (isnan(o->l2))
         o->l2 = o->schedule == HOG_SCHED_FTRL ? HOG_FTRL_L2_DEFAULT
                                               : row_of(OFF(l2))->def;
