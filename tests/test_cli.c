@@ -252,12 +252,13 @@ Test(cli, option_mistakes_read_the_same_in_every_subcommand)
     /* bench's --threads is a list of counts */
     expect_usage_error("bench", "--threads 1.5 d.svm",
                        "--threads: bad item '1.5' in '1.5'");
-    /* its grid's baselines keep weights of their own */
-    expect_usage_error("bench", "d.svm --schedule ftrl",
-                       "--schedule ftrl: the grid's control (per-thread "
-                       "replicas) and Cyclades do not run it; time it with "
-                       "hogtrain train --schedule ftrl --algo "
-                       "serial|hogwild");
+    /* Cyclades and hot-feature replicas keep weights of their own */
+    expect_usage_error("bench", "d.svm --schedule ftrl --algo cyclades",
+                       "--schedule ftrl: Cyclades does not run it; leave "
+                       "--algo cyclades out of the grid");
+    expect_usage_error("bench", "d.svm --schedule ftrl --hot 0,auto",
+                       "--schedule ftrl: hot-feature replicas (--hot) do not "
+                       "run it; leave --hot out of the grid");
     /* the model options train, bench and objective share */
     static const char *const modelled[][2] = {
         { "train", "x.svm" }, { "bench", "d.svm" }, { "objective", "m.hgm d.svm" },
@@ -489,7 +490,7 @@ Test(cli, default_schedule_is_ftrl_where_it_runs)
         { "--schedule adagrad", "adagrad 1e-05" },
         { "--algo cyclades", "adagrad 1e-05" },
         { "--algo hogwild --hot auto", "adagrad 1e-05" },
-        { "--algo hogwild --replicas core", "adagrad 1e-05" },
+        { "--algo hogwild --replicas core", "ftrl 4e-06" },
         { "--multiclass softmax", "adagrad 1e-05" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -239,13 +239,6 @@ Test(ftrl, what_it_does_not_combine_with_is_refused_with_a_sentence)
     cr_assert(strstr(err.msg, "--schedule ftrl"), "%s", err.msg);
     c = o;
     c.algo = HOG_ALGO_HOGWILD;
-    c.threads = 2;
-    c.replicas = HOG_REPLICAS_CORE;
-    cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
-    cr_assert(strstr(err.msg, "--schedule ftrl does not combine with "
-                              "--replicas"), "%s", err.msg);
-    c = o;
-    c.algo = HOG_ALGO_HOGWILD;
     c.hot_features = 4;
     cr_assert_neq(hog_train(d, NULL, &c, NULL, &m, &err), HOG_OK);
     cr_assert(strstr(err.msg, "hot-feature replicas"), "%s", err.msg);
@@ -257,6 +250,80 @@ Test(ftrl, what_it_does_not_combine_with_is_refused_with_a_sentence)
               err.msg);
     cr_assert_null(m, "nothing trained");
     hog_data_free(d);
+}
+
+/* Replicas (--replicas node|core) average their z and r = sqrt(n) at
+ * each sync block's end, or (--sync-every 0) the model is their weights'
+ * mean. A replica of one thread has no races and its averagings sit
+ * between barriers, so two runs give the same model; on a9a the averaged
+ * replicas reach serial FTRL's test accuracy (within half a point: the
+ * replicas see half the rows each between averagings), and where the
+ * schedule is not given they run FTRL, the default where it runs. */
+static double test_accuracy(const hog_data *te, const hog_model *m)
+{
+    uint64_t n = hog_data_rows(te), right = 0;
+    double *p = malloc(n * sizeof *p);
+    hog_err err;
+    cr_assert_eq(hog_model_predict(m, te, p, &err), HOG_OK, "%s", err.msg);
+    for (uint64_t i = 0; i < n; i++)
+        right += p[i] == (double)te->m.y[i];
+    free(p);
+    return 100.0 * (double)right / (double)n;
+}
+
+Test(ftrl, replicas_average_their_sums_and_reach_serial_accuracy,
+     .timeout = 120)
+{
+    const char *trp = th_data("a9a"), *tep = th_data("a9a.t");
+    if (!trp || !tep)
+        cr_skip_test("real data a9a / a9a.t not found under HOGTRAIN_DATA; "
+                     "skipping");
+    hog_data *tr, *te;
+    hog_err err;
+    cr_assert_eq(hog_data_load(trp, NULL, &tr, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(hog_data_load(tep, NULL, &te, &err), HOG_OK, "%s", err.msg);
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.schedule = HOG_SCHED_FTRL;
+    o.l2 = HOG_FTRL_L2_DEFAULT;
+    hog_model *serial;
+    cr_assert_eq(hog_train(tr, NULL, &o, NULL, &serial, &err), HOG_OK, "%s",
+                 err.msg);
+    double want = test_accuracy(te, serial);
+    const uint64_t syncs[] = { 0, 1000 }; /* one-shot, and every 1000 rows */
+    for (size_t k = 0; k < 2; k++) {
+        hog_train_opts c = o;
+        c.algo = HOG_ALGO_HOGWILD;
+        c.threads = 2;
+        c.replicas = HOG_REPLICAS_CORE;
+        c.sync_every = syncs[k];
+        hog_model *a, *b;
+        cr_assert_eq(hog_train(tr, NULL, &c, NULL, &a, &err), HOG_OK, "%s",
+                     err.msg);
+        cr_assert_eq(hog_train(tr, NULL, &c, NULL, &b, &err), HOG_OK, "%s",
+                     err.msg);
+        uint64_t nw = a->n_features + 1;
+        cr_assert(memcmp(a->w, b->w, nw * sizeof *a->w) == 0,
+                  "sync-every %llu: two runs differ",
+                  (unsigned long long)syncs[k]);
+        double got = test_accuracy(te, a);
+        cr_log_info("a9a: serial FTRL %.3f%%, 2 core replicas (sync-every "
+                    "%llu) %.3f%%", want, (unsigned long long)syncs[k], got);
+        cr_assert_geq(got, want - 0.5, "sync-every %llu: %.3f%% against "
+                      "serial's %.3f%%", (unsigned long long)syncs[k], got,
+                      want);
+        hog_model_free(a);
+        hog_model_free(b);
+    }
+    hog_train_opts r;
+    hog_train_opts_init(&r); /* the library's defaults: the schedule unset */
+    r.algo = HOG_ALGO_HOGWILD;
+    r.replicas = HOG_REPLICAS_NODE;
+    cr_assert_eq(hog_train_opts_resolve(&r, NULL, &err), HOG_OK, "%s", err.msg);
+    cr_assert_eq(r.schedule, HOG_SCHED_FTRL);
+    hog_model_free(serial);
+    hog_data_free(tr);
+    hog_data_free(te);
 }
 
 /* K classes, one-vs-rest: each class's binary problem runs the same

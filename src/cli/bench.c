@@ -272,14 +272,19 @@ static int parse(int argc, char **argv, struct bench_args *a)
      * hot features) would not all resolve to the same schedule */
     if (!op.seen[OPT_SCHEDULE])
         a->o.schedule = HOG_SCHED_ADAGRAD;
-    if (a->o.schedule == HOG_SCHED_FTRL)
-        /* the grid's baselines (per-thread replicas, Cyclades) keep
-         * weights of their own, which FTRL's closed form does not run */
-        return hog_cli_usage_error(&cmd, "--schedule ftrl: the grid's "
-                                   "control (per-thread replicas) and "
-                                   "Cyclades do not run it; time it with "
-                                   "hogtrain train --schedule ftrl --algo "
-                                   "serial|hogwild");
+    bool hot = false;
+    for (unsigned i = 0; i < a->nhot; i++)
+        hot |= a->hot[i] != 0;
+    if (a->o.schedule == HOG_SCHED_FTRL && (a->cyclades || hot))
+        /* Cyclades and hot-feature replicas keep weights of their own,
+         * which FTRL's closed form does not run */
+        return hog_cli_usage_error(&cmd, "--schedule ftrl: %s do%s not run "
+                                   "it; leave %s out of the grid",
+                                   a->cyclades ? "Cyclades" : "hot-feature "
+                                   "replicas (--hot)",
+                                   a->cyclades ? "es" : "",
+                                   a->cyclades ? "--algo cyclades"
+                                               : "--hot");
     if (!a->nthreads) {
         unsigned cpus = hog_online_cpus();
         for (unsigned t = 1; t <= cpus && a->nthreads < MAX_LIST; t *= 2)

@@ -132,6 +132,8 @@ struct hogwild {
     unsigned blocks;  /* sync blocks per epoch (1 without averaging) */
     uint64_t claim;   /* rows a thread claims at a time (run_segment) */
     bool average;     /* replicas averaged during training */
+    float *ftrl_w;    /* FTRL's replicas never averaged: a replica's weights
+                         on their way into the model's mean */
     bool net;         /* averaged across processes at every block's end */
     uint64_t syncs;   /* averagings so far (written by thread 0) */
     struct hog_drive dv; /* the epochs, blocks, checkpoints (core/drive.h) */
@@ -214,30 +216,49 @@ static uint64_t run_segment(struct hogwild *h, unsigned tid,
     return ran;
 }
 
-/* Replaces w[lo, hi) of every replica by their average. No step runs. */
-static void average_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
+/* The replicas' vector v's floats [lo, hi), each replaced by their mean:
+ * w, AdaGrad's sums, or FTRL's words read as floats (z and r side by side,
+ * two to a weight). Between barriers the arrays are private to this
+ * thread's slice, so plain float access is safe (same layout). */
+static float *rep_vec(struct hogwild *h, unsigned r, int v)
+{
+    const struct hog_sgd *s = &h->rep[r].s;
+    return v == 2 ? (float *)s->zn : v == 1 ? (float *)s->g2 : (float *)s->w;
+}
+
+static void average_floats(struct hogwild *h, int v, uint64_t lo, uint64_t hi)
 {
     const float inv = 1.0f / (float)h->nrep;
-    bool ada = h->rep[0].s.g2 != NULL;
-    for (int g = 0; g < 1 + ada; g++) {
-        for (uint64_t a = lo; a < hi; a += BLAS_CHUNK) {
-            int n = (int)(hi - a < BLAS_CHUNK ? hi - a : BLAS_CHUNK);
-            /* Between barriers the weights are private to this thread's
-             * slice, so plain float access is safe (same layout). */
-#define VEC(r) ((float *)(g ? h->rep[r].s.g2 : h->rep[r].s.w) + a)
-            float *w0 = VEC(0);
-            for (unsigned r = 1; r < h->nrep; r++)
-                cblas_saxpy(n, 1.0f, VEC(r), 1, w0, 1);
-            cblas_sscal(n, inv, w0, 1);
-            for (unsigned r = 1; r < h->nrep; r++)
-                cblas_scopy(n, w0, 1, VEC(r), 1);
-#undef VEC
-        }
+    for (uint64_t a = lo; a < hi; a += BLAS_CHUNK) {
+        int n = (int)(hi - a < BLAS_CHUNK ? hi - a : BLAS_CHUNK);
+        float *w0 = rep_vec(h, 0, v) + a;
+        for (unsigned r = 1; r < h->nrep; r++)
+            cblas_saxpy(n, 1.0f, rep_vec(h, r, v) + a, 1, w0, 1);
+        cblas_sscal(n, inv, w0, 1);
+        for (unsigned r = 1; r < h->nrep; r++)
+            cblas_scopy(n, w0, 1, rep_vec(h, r, v) + a, 1);
     }
 }
 
+/* Replaces weights [lo, hi) of every replica by their average. No step
+ * runs. FTRL's replicas average their z and their r = sqrt(n) (McMahan's
+ * per-coordinate sums, as parameter mixing averages them): each replica
+ * has taken the same number of steps T, so the mean is again the state of
+ * a replica after T steps, whose weights follow from it in closed form. */
+static void average_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
+{
+    if (h->rep[0].s.zn) {
+        average_floats(h, 2, 2 * lo, 2 * hi);
+        return;
+    }
+    average_floats(h, 0, lo, hi);
+    if (h->rep[0].s.g2)
+        average_floats(h, 1, lo, hi);
+}
+
 /* The epoch's model into f->model->w[lo, hi): the shared weights, or the
- * replicas' average (already equal after an averaging). */
+ * replicas' average (already equal after an averaging): their weights'
+ * mean, FTRL's computed from each replica's sums. */
 static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
 {
     float *m = h->f->model->w;
@@ -252,10 +273,19 @@ static void model_slice(struct hogwild *h, uint64_t lo, uint64_t hi)
     const float inv = 1.0f / (float)h->nrep;
     for (uint64_t a = lo; a < hi; a += BLAS_CHUNK) {
         int n = (int)(hi - a < BLAS_CHUNK ? hi - a : BLAS_CHUNK);
-        cblas_scopy(n, (const float *)h->rep[0].s.w + a, 1, m + a, 1);
-        for (unsigned r = 1; r < h->nrep; r++)
-            cblas_saxpy(n, 1.0f, (const float *)h->rep[r].s.w + a, 1, m + a,
-                        1);
+        if (h->ftrl_w) /* FTRL: each replica's weights computed first */
+            hog_sgd_copy_weights_range(&h->rep[0].s, m, a, a + (uint64_t)n);
+        else
+            cblas_scopy(n, (const float *)h->rep[0].s.w + a, 1, m + a, 1);
+        for (unsigned r = 1; r < h->nrep; r++) {
+            const float *x = (const float *)h->rep[r].s.w;
+            if (h->ftrl_w) {
+                hog_sgd_copy_weights_range(&h->rep[r].s, h->ftrl_w, a,
+                                           a + (uint64_t)n);
+                x = h->ftrl_w;
+            }
+            cblas_saxpy(n, 1.0f, x + a, 1, m + a, 1);
+        }
         cblas_sscal(n, inv, m + a, 1);
     }
 }
@@ -514,6 +544,7 @@ static void destroy(struct hogwild *h)
             hog_sgd_free(&h->rep[r].s);
         }
     free(h->rep);
+    free(h->ftrl_w);
     free(h->w);
     if (h->hot)
         hog_hot_free(h->hot);
@@ -672,6 +703,9 @@ hog_status hog_hogwild_train(struct hog_fit *f, hog_err *err)
                                                            : h.claim;
     h.n_weights = h.rep[0].s.n_weights;
     h.average = h.nrep > 1 && o->sync_every > 0;
+    if (h.nrep > 1 && !h.average && h.rep[0].s.zn &&
+        !(h.ftrl_w = malloc(h.n_weights * sizeof *h.ftrl_w)))
+        goto oom;
     if (o->hot_features) {
         /* Averaging across processes reads and writes the shared model
          * (net_average), which the hot threads' views do not pass

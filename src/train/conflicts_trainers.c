@@ -74,10 +74,6 @@ static bool ftrl_gpu(const struct hog_conflict_ctx *c)
 {
     return hog_cf_ftrl(c) && hog_cf_gpu(c);
 }
-static bool ftrl_replicas(const struct hog_conflict_ctx *c)
-{
-    return hog_cf_ftrl(c) && O->replicas != HOG_REPLICAS_SHARED;
-}
 static bool ftrl_hot(const struct hog_conflict_ctx *c)
 {
     return hog_cf_ftrl(c) && O->hot_features;
@@ -304,13 +300,6 @@ static void ex_ftrl_gpu(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->schedule = HOG_SCHED_FTRL;
     o->gpus = "0";
-}
-static void ex_ftrl_replicas(hog_train_opts *o, struct hog_conflict_ctx *c)
-{
-    (void)c;
-    o->schedule = HOG_SCHED_FTRL;
-    o->algo = HOG_ALGO_HOGWILD;
-    o->replicas = HOG_REPLICAS_NODE;
 }
 static void ex_ftrl_hot(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -623,11 +612,6 @@ const struct hog_conflict hog_conflicts_trainers[] = {
     ROW("schedule ftrl, gpus", HOG_ENOTSUP, ftrl_gpu, HOG_CONFLICT_OPTIONS,
         "--schedule ftrl does not combine with the GPU trainer (--gpus) yet; "
         "use --schedule adagrad there", NULL, ex_ftrl_gpu),
-    ROW("schedule ftrl, replicas", HOG_ENOTSUP, ftrl_replicas,
-        HOG_CONFLICT_OPTIONS,
-        "--schedule ftrl does not combine with --replicas node or core (the "
-        "replicas are averaged weight by weight) yet; use --schedule adagrad "
-        "there", NULL, ex_ftrl_replicas),
     ROW("schedule ftrl, hot_features", HOG_ENOTSUP, ftrl_hot, HOG_CONFLICT_OPTIONS,
         "--schedule ftrl does not combine with hot-feature replicas (--hot) "
         "yet; use --schedule adagrad there", NULL, ex_ftrl_hot),

@@ -47,7 +47,7 @@ static const hog_train_option rows[] = {
     { NUM(schedule, HOG_OPTION_ENUM, 0, HOG_SCHED_FTRL),
       .def = HOG_SCHED_ADAGRAD,
       .rule = "ftrl where it runs: serial and hogwild without\n"
-              "--replicas, --hot, --world, softmax or --gpus;\n"
+              "--hot, --world, softmax or --gpus;\n"
               "invscaling with --average; adagrad elsewhere",
       .flag = "schedule", .metavar = "S",
       .help = "constant, invscaling, adagrad or ftrl; ftrl:\n"
