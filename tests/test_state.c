@@ -2,7 +2,8 @@
  * Models that keep the optimizer's state (hog_train_opts.save_state, .hgm
  * version 5; docs/TRAINING.md, "Continuing training"): a run of 3 epochs
  * saved with its state and continued for 2 from the file equals one run
- * of 5 bit for bit, for FTRL, AdaGrad and invscaling, and one-vs-rest;
+ * of 5 bit for bit, for FTRL, AdaGrad and invscaling, one-vs-rest and
+ * softmax;
  * a model without a state is written and warm-started as before; the
  * state section is untrusted input like the rest of the file.
  */
@@ -15,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
-                        int save_state, const hog_model *warm)
+static hog_model *train_as(const hog_data *d, hog_schedule sch,
+                           hog_multiclass mc, unsigned epochs, int save_state,
+                           const hog_model *warm)
 {
     hog_train_opts o;
     th_opts_init(&o);
     o.schedule = sch;
+    o.multiclass = mc;
     o.l2 = sch == HOG_SCHED_FTRL ? 4e-6 : 1e-5;
     o.l1 = sch == HOG_SCHED_INVSCALING ? 1e-6 : 0; /* stamped segments */
     o.epochs = epochs;
@@ -28,6 +31,12 @@ static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
     o.save_state = save_state;
     o.warm_start = warm;
     return th_train_ok(d, &o);
+}
+
+static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
+                        int save_state, const hog_model *warm)
+{
+    return train_as(d, sch, HOG_MULTICLASS_OVR, epochs, save_state, warm);
 }
 
 /* m saved to dir/name and loaded back. */
@@ -55,49 +64,71 @@ static void same_weights(const hog_model *a, const hog_model *b,
                   (unsigned long long)j, b->w[j], a->w[j]);
 }
 
+/* 3 epochs saved with their state to a file, continued for 2 from it,
+ * against one run of 5: the weights, the state, and without the state a
+ * restart of the rates that is another model. */
+static void three_then_two(const hog_data *d, hog_schedule sch,
+                           hog_multiclass mc, const char *name,
+                           const char *dir)
+{
+    hog_model *five = train_as(d, sch, mc, 5, 1, NULL);
+    hog_model *three = train_as(d, sch, mc, 3, 1, NULL);
+    hog_model *file = round_trip(three, dir, "three.hgm");
+    hog_model_state s = { .size = sizeof s };
+    cr_assert(hog_model_get_state(file, &s), "%s", name);
+    cr_assert_eq(s.epochs, 3);
+    cr_assert_eq(s.steps, 3 * d->m.rows);
+    hog_model *two = train_as(d, sch, mc, 2, 1, file);
+    same_weights(five, two, name);
+    /* the continued run's state is the long run's too */
+    hog_model_state s5 = { .size = sizeof s5 }, s2 = { .size = sizeof s2 };
+    cr_assert(hog_model_get_state(five, &s5) &&
+              hog_model_get_state(two, &s2));
+    cr_assert_eq(s2.epochs, 5);
+    cr_assert_eq(s2.steps, s5.steps);
+    uint64_t n = hog_model_len(five);
+    cr_assert(!s5.a || memcmp(s5.a, s2.a, n * 4) == 0, "%s", name);
+    cr_assert(!s5.b || memcmp(s5.b, s2.b, n * 4) == 0, "%s", name);
+    /* without its state the continuation restarts the rates: not the
+     * long run (what --init did before a model could keep it) */
+    hog_model_set_state(file, NULL, NULL);
+    hog_model *restart = train_as(d, sch, mc, 2, 0, file);
+    cr_assert(memcmp(restart->w, five->w, n * 4) != 0, "%s", name);
+    hog_model_free(restart);
+    hog_model_free(two);
+    hog_model_free(file);
+    hog_model_free(three);
+    hog_model_free(five);
+}
+
 Test(state, three_then_two_epochs_equal_five, .timeout = 300)
 {
     TH_DATA_OR_SKIP(path, "a9a");
     char dir[1024];
     th_tmpdir(dir, sizeof dir);
     hog_data *d = th_load(path);
-    const struct {
-        hog_schedule sch;
-        const char *name;
-    } runs[] = { { HOG_SCHED_FTRL, "ftrl" },
-                 { HOG_SCHED_ADAGRAD, "adagrad" },
-                 { HOG_SCHED_INVSCALING, "invscaling" } };
-    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-        hog_model *five = train(d, runs[i].sch, 5, 1, NULL);
-        hog_model *three = train(d, runs[i].sch, 3, 1, NULL);
-        hog_model *file = round_trip(three, dir, "three.hgm");
-        hog_model_state s = { .size = sizeof s };
-        cr_assert(hog_model_get_state(file, &s), "%s", runs[i].name);
-        cr_assert_eq(s.epochs, 3);
-        cr_assert_eq(s.steps, 3 * d->m.rows);
-        hog_model *two = train(d, runs[i].sch, 2, 1, file);
-        same_weights(five, two, runs[i].name);
-        /* the continued run's state is the long run's too */
-        hog_model_state s5 = { .size = sizeof s5 }, s2 = { .size = sizeof s2 };
-        cr_assert(hog_model_get_state(five, &s5) &&
-                  hog_model_get_state(two, &s2));
-        cr_assert_eq(s2.epochs, 5);
-        cr_assert_eq(s2.steps, s5.steps);
-        uint64_t n = hog_model_len(five);
-        cr_assert(!s5.a || memcmp(s5.a, s2.a, n * 4) == 0, "%s", runs[i].name);
-        cr_assert(!s5.b || memcmp(s5.b, s2.b, n * 4) == 0, "%s", runs[i].name);
-        /* without its state the continuation restarts the rates: not the
-         * long run (what --init did before a model could keep it) */
-        hog_model_set_state(file, NULL, NULL);
-        hog_model *restart = train(d, runs[i].sch, 2, 0, file);
-        cr_assert(memcmp(restart->w, five->w, n * 4) != 0, "%s",
-                  runs[i].name);
-        hog_model_free(restart);
-        hog_model_free(two);
-        hog_model_free(file);
-        hog_model_free(three);
-        hog_model_free(five);
-    }
+    three_then_two(d, HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, "ftrl", dir);
+    three_then_two(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_OVR, "adagrad", dir);
+    three_then_two(d, HOG_SCHED_INVSCALING, HOG_MULTICLASS_OVR, "invscaling",
+                   dir);
+    hog_data_free(d);
+}
+
+/* Softmax keeps its own state: one AdaGrad sum per feature for its K
+ * weights, and the step count (abalone's 28 classes: AdaGrad with l2's
+ * stamps, invscaling with l1's prefixes, constant with l2's scale). */
+Test(state, softmax_three_then_two_epochs_equal_five, .timeout = 300)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    three_then_two(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, "adagrad",
+                   dir);
+    three_then_two(d, HOG_SCHED_INVSCALING, HOG_MULTICLASS_SOFTMAX,
+                   "invscaling", dir);
+    three_then_two(d, HOG_SCHED_CONSTANT, HOG_MULTICLASS_SOFTMAX, "constant",
+                   dir);
     hog_data_free(d);
 }
 
@@ -237,4 +268,27 @@ Test(state, command_continues_one_vs_rest_exactly, .timeout = 600)
                 "--model-format liblinear -o '%s/x.txt'", th_bin(), path, dir);
     cr_assert_eq(rc, 2, "%s", out);
     cr_assert(strstr(out, "LIBLINEAR's text has no place"), "%s", out);
+}
+
+/* The command continues softmax exactly too: 2 epochs with --save-state,
+ * then 1 from that model, write the model of 3 (abalone's 28 classes). */
+Test(state, command_continues_softmax_exactly, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass "
+                    "softmax --epochs 3 -o '%s/three.hgm'", th_bin(), path,
+                    dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass softmax "
+                "--epochs 2 --save-state -o '%s/two.hgm'", th_bin(), path,
+                dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass softmax "
+                "--epochs 1 --init '%s/two.hgm' -o '%s/one.hgm'", th_bin(),
+                path, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "cmp '%s/three.hgm' '%s/one.hgm'", dir, dir);
+    cr_assert_eq(rc, 0, "2 + 1 softmax epochs are not 3: %s", out);
 }

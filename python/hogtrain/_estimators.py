@@ -417,8 +417,8 @@ class Classifier(ClassifierMixin, _Base):
     save_state : bool. Keep the optimizer's state in the model (FTRL's and
         AdaGrad's sums, the epochs and steps; pickled and saved with it),
         so that a fit with warm_start continues the run exactly: 3 epochs
-        then 2 equal 5 (the serial algorithm; docs/TRAINING.md,
-        "Continuing training").
+        then 2 equal 5 (the serial algorithm, one-vs-rest or softmax;
+        docs/TRAINING.md, "Continuing training").
     shuffle : bool, default True. False visits the rows in their order
         every epoch (scikit-learn's shuffle=False).
     power : float or None. invscaling's exponent (None: 0.5; --power).
@@ -440,8 +440,9 @@ class Classifier(ClassifierMixin, _Base):
     unshuffled epoch over X, continuing the state of the previous call:
     calls over the pieces of a data set equal one epoch of fit with
     shuffle=False over their concatenation, bit for bit under FTRL (the
-    default), up to rounding where other schedules regularize lazily.
-    classes (every label there will be) is needed on the first call.
+    default), up to rounding where other schedules regularize lazily;
+    K classes one-vs-rest or softmax. classes (every label there will be)
+    is needed on the first call.
 
     Labels may be any values numpy can sort (numbers, strings); classes_
     is np.unique(y), and coef_ has one row per class in that order (one
@@ -572,9 +573,6 @@ class Classifier(ClassifierMixin, _Base):
             self.classes_ = np.unique(classes)
             if len(self.classes_) < 2:
                 raise ValueError("classes must hold at least 2 labels")
-            if self.multiclass == "softmax" and len(self.classes_) > 2:
-                raise ValueError("partial_fit trains one-vs-rest (softmax "
-                                 "keeps no optimizer state yet)")
         elif classes is not None and not np.array_equal(
                 np.unique(classes), self.classes_):
             raise ValueError("classes differ from those of the first call "

@@ -143,13 +143,21 @@ static void keep_state(struct softmax *m, unsigned epoch)
 
 static void keep_job(void *m, unsigned epoch) { keep_state(m, epoch); }
 
-/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
+/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h);
+ * after the last epoch of a run that keeps its optimizer's state
+ * (save_state), that state whether or not a checkpoint is due. */
 static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
                        hog_err *err)
 {
     struct softmax *m = ctx;
-    return hog_fit_epoch_checkpoint(m->f, &m->last, (unsigned)at->epoch, cut,
-                                    keep_job, m, err);
+    struct hog_fit *f = m->f;
+    unsigned epoch = (unsigned)at->epoch;
+    if (!cut && f->keep_last && epoch == f->o->epochs) {
+        keep_state(m, epoch);
+        return hog_fit_save(f, &m->last, hog_fit_cancelled(f), err);
+    }
+    return hog_fit_epoch_checkpoint(f, &m->last, epoch, cut, keep_job, m,
+                                    err);
 }
 
 /* ---- the step (core/drive.h's block step) ---------------------------------- */
@@ -426,7 +434,11 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
 /* Checkpoints: after whole epochs only, as Hogwild!'s (hogwild.c): the
  * threads' places inside an epoch are not one position. Resuming puts the
  * saved weights and sums in place and replays each thread's shuffles from
- * the seed; the serial trainer and one thread continue bit for bit. */
+ * the seed; the serial trainer and one thread continue bit for bit. A
+ * warm start from a model's optimizer state continues its sums and its
+ * step count (the driver replays its epochs' shuffles), and a run that
+ * keeps its state (save_state) takes it as a checkpoint's after its last
+ * epoch. */
 static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
 {
     struct hog_fit *f = m->f;
@@ -435,7 +447,11 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     const uint64_t n = m->d->m.rows;
     struct hog_train_state *last = &m->last;
     hog_rng_seed(&last->rng, f->o->seed, 0);
-    if (!f->o->checkpoint && !r)
+    if (f->warm && !r) {
+        hog_softmax_state_warm(&m->km, f->warm);
+        m->t = f->warm->t_global;
+    }
+    if (!f->o->checkpoint && !r && !f->keep_last)
         return HOG_OK; /* a rows cadence: refused by the conflicts' table */
     last->pos = n;
     hog_status st = hog_softmax_state_alloc(km, last, err);
