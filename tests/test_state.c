@@ -292,3 +292,135 @@ Test(state, command_continues_softmax_exactly, .timeout = 120)
     rc = th_run(out, sizeof out, "cmp '%s/three.hgm' '%s/one.hgm'", dir, dir);
     cr_assert_eq(rc, 0, "2 + 1 softmax epochs are not 3: %s", out);
 }
+
+/* The options of a run that continues the state of warm (NULL: none),
+ * writing a checkpoint to ck every ck_rows steps (0: every epoch). */
+static hog_train_opts ckpt_opts(hog_schedule sch, hog_multiclass mc,
+                                unsigned epochs, const hog_model *warm,
+                                const char *ck, uint64_t ck_rows)
+{
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.schedule = sch;
+    o.multiclass = mc;
+    o.l2 = 1e-5;
+    o.l1 = sch == HOG_SCHED_ADAGRAD && mc == HOG_MULTICLASS_OVR ? 1e-6 : 0;
+    o.epochs = epochs;
+    o.threads = 1;
+    o.warm_start = warm;
+    o.checkpoint = ck;
+    o.checkpoint_rows = ck_rows;
+    return o;
+}
+
+/* A checkpoint of a run warm-started from a model's state (2 epochs, then
+ * 2 more from the model, a checkpoint inside the continuation's second
+ * epoch or after it) resumes alone: the resumed run is the 5-epoch run,
+ * and its state counts every epoch. Before, the resume replayed the
+ * checkpoint's epochs only and was refused as "different seed or data". */
+static void warm_checkpoint_resumes(const hog_data *d, hog_schedule sch,
+                                    hog_multiclass mc, uint64_t ck_rows,
+                                    const char *dir, const char *name)
+{
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s/warm.ckpt", dir);
+    hog_model *five = train_as(d, sch, mc, 5, 1, NULL);
+    hog_model *two = train_as(d, sch, mc, 2, 1, NULL);
+    hog_model *file = round_trip(two, dir, "two.hgm");
+    hog_train_opts o = ckpt_opts(sch, mc, 2, file, ck, ck_rows);
+    o.l1 = five->l1; /* as train_as set them */
+    o.l2 = five->l2;
+    hog_model_free(th_train_ok(d, &o));
+    o = ckpt_opts(sch, mc, 3, NULL, ck, ck_rows);
+    o.l1 = five->l1;
+    o.l2 = five->l2;
+    o.resume = ck;
+    o.save_state = 1;
+    hog_model *resumed = th_train_ok(d, &o);
+    same_weights(five, resumed, name);
+    hog_model_state s = { .size = sizeof s }, s5 = { .size = sizeof s5 };
+    cr_assert(hog_model_get_state(resumed, &s) &&
+              hog_model_get_state(five, &s5), "%s", name);
+    cr_assert_eq(s.epochs, 5, "%s: %llu epochs", name,
+                 (unsigned long long)s.epochs);
+    cr_assert_eq(s.steps, s5.steps, "%s", name);
+    hog_model_free(resumed);
+    hog_model_free(file);
+    hog_model_free(two);
+    hog_model_free(five);
+}
+
+Test(state, a_checkpoint_of_a_warm_state_run_resumes_alone, .timeout = 300)
+{
+    TH_DATA_OR_SKIP(bin, "heart_scale");
+    TH_DATA_OR_SKIP(mc, "abalone_scale");
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(bin);
+    /* heart_scale's 270 rows: the last checkpoint at step 1000, row 190
+     * of the continuation's second epoch, inside an AdaGrad segment */
+    warm_checkpoint_resumes(d, HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 100, dir,
+                            "ftrl");
+    warm_checkpoint_resumes(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_OVR, 100,
+                            dir, "adagrad");
+    hog_data_free(d);
+    d = th_load(mc);
+    warm_checkpoint_resumes(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, 0,
+                            dir, "softmax");
+    hog_data_free(d);
+}
+
+/* What cannot be resumed says why and what to do: one-vs-rest's later
+ * classes would need the model's vectors, and a state trained on other
+ * rows has no known epochs to replay. */
+Test(state, a_warm_state_checkpoint_that_cannot_resume_says_why,
+     .timeout = 300)
+{
+    TH_DATA_OR_SKIP(bin, "heart_scale");
+    TH_DATA_OR_SKIP(mc, "abalone_scale");
+    char dir[1024], ck[1100];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(ck, sizeof ck, "%s/warm.ckpt", dir);
+    hog_err err;
+    hog_model *out = NULL;
+
+    hog_data *d = th_load(mc);
+    hog_model *two = train(d, HOG_SCHED_FTRL, 1, 1, NULL);
+    hog_train_opts o = ckpt_opts(HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 2, two,
+                                 ck, 0);
+    o.l2 = 4e-6;
+    hog_model_free(th_train_ok(d, &o));
+    o.warm_start = NULL;
+    o.resume = ck;
+    o.epochs = 3;
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &out, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "one-vs-rest run warm-started from a model's "
+                              "optimizer state") &&
+              strstr(err.msg, "--init MODEL"), "%s", err.msg);
+    hog_model_free(two);
+    hog_data_free(d);
+
+    /* a state of heart_scale's first 200 rows, continued on all 270 */
+    size_t len;
+    char *text = th_slurp(bin, &len), *at = text;
+    for (int k = 0; k < 200; k++)
+        at = strchr(at, '\n') + 1;
+    *at = 0;
+    hog_data *head = th_load(th_write(dir, "head.svm", text, strlen(text)));
+    free(text);
+    d = th_load(bin);
+    two = train(head, HOG_SCHED_FTRL, 1, 1, NULL);
+    o = ckpt_opts(HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 1, two, ck, 0);
+    o.l2 = 4e-6;
+    hog_model_free(th_train_ok(d, &o));
+    o.warm_start = NULL;
+    o.resume = ck;
+    o.epochs = 2;
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &out, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "state of 200 steps, which are not whole "
+                              "epochs of these 270 rows") &&
+              strstr(err.msg, "--init MODEL"), "%s", err.msg);
+    hog_model_free(two);
+    hog_data_free(head);
+    hog_data_free(d);
+}

@@ -457,8 +457,12 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     hog_status st = hog_softmax_state_alloc(km, last, err);
     if (st != HOG_OK || !r)
         return st;
+    /* a run warm-started from a model's state counts its steps first (the
+     * driver replays their epochs: hog_drive_begin) */
+    struct hog_train_state own = *r;
+    own.t_global -= m->pool ? 0 : hog_train_state_steps_before(r, n);
     bool after;
-    if ((st = hog_softmax_state_restore(&m->km, r, n, f->model->w, &after,
+    if ((st = hog_softmax_state_restore(&m->km, &own, n, f->model->w, &after,
                                         err)) != HOG_OK)
         return st;
     hog_softmax_state_keep(km, r->w, last);
@@ -525,7 +529,8 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     }
     m.dv = (struct hog_drive){ .f = f, .ops = &softmax_ops, .ctx = &m,
                                .n = m.d->m.rows, .n_orders = m.nthreads,
-                               .blocks = hog_fit_average_blocks(f) };
+                               .blocks = hog_fit_average_blocks(f),
+                               .warm_state = !m.pool };
     m.dv.net = m.dv.blocks > 0;
     if ((st = hog_drive_begin(&m.dv, err)) != HOG_OK)
         goto out;

@@ -92,7 +92,7 @@ void hog_train_state_keep(struct hog_fit *f, const struct hog_train_state *s)
     /* every class ends at the same counts; one writes them, as the
      * classes may run on threads of their own */
     if (s->ovr_class == 0) {
-        st->epochs = (f->warm ? f->warm->epoch : 0) + s->epoch;
+        st->epochs = f->warm_epochs + s->epoch;
         st->steps = s->t_global;
     }
 }
