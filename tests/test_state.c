@@ -424,3 +424,38 @@ Test(state, a_warm_state_checkpoint_that_cannot_resume_says_why,
     hog_data_free(head);
     hog_data_free(d);
 }
+
+/* Softmax warm-started from a model's state and cut before its first
+ * epoch ends: the checkpoint holds the model's weights, sums and steps,
+ * and resumed alone it is the long run (before, it held zero weights
+ * and no steps, and the resumed run trained from zero). */
+Test(state, a_warm_softmax_run_cut_in_its_first_epoch_resumes_alone,
+     .timeout = 300)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024], ck[1100];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(ck, sizeof ck, "%s/cut.ckpt", dir);
+    hog_data *d = th_load(path);
+    hog_model *five = train_as(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                               5, 1, NULL);
+    hog_model *two = train_as(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                              2, 1, NULL);
+    hog_train_opts o = ckpt_opts(HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                                 3, two, ck, 0);
+    volatile sig_atomic_t stop = 1; /* cut at the first poll */
+    hog_train_hooks h = { .size = sizeof h, .cancel = &stop };
+    hog_model *out = NULL;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &h, &out, &err), HOG_EINTR, "%s",
+                 err.msg);
+    hog_model_free(out);
+    o = ckpt_opts(HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, 3, NULL, ck, 0);
+    o.resume = ck;
+    hog_model *resumed = th_train_ok(d, &o);
+    same_weights(five, resumed, "softmax cut in its first epoch");
+    hog_model_free(resumed);
+    hog_model_free(two);
+    hog_model_free(five);
+    hog_data_free(d);
+}

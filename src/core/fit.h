@@ -193,10 +193,10 @@ static inline hog_status hog_fit_epoch_checkpoint(
         last->epoch = epoch - 1;
         last->pos = f->train->m.rows;
     }
-    if (cut && last->epoch == 0) { /* no epoch done: the start */
+    if (cut && last->epoch == 0) { /* no epoch done: the start (a warm
+                                      * start's steps, kept at set-up) */
         last->epoch = 1;
         last->pos = 0;
-        last->t_global = 0;
     }
     if (!cut) {
         bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;

@@ -153,6 +153,13 @@ static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
     struct hog_fit *f = m->f;
     unsigned epoch = (unsigned)at->epoch;
     if (!cut && f->keep_last && epoch == f->o->epochs) {
+        /* without a checkpoint file the arrays come now: before, a cut's
+         * last state without them says where training stood */
+        hog_status st = m->last.w ? HOG_OK
+                                  : hog_softmax_state_alloc(&m->km, &m->last,
+                                                            err);
+        if (st != HOG_OK)
+            return st;
         keep_state(m, epoch);
         return hog_fit_save(f, &m->last, hog_fit_cancelled(f), err);
     }
@@ -436,9 +443,9 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
  * saved weights and sums in place and replays each thread's shuffles from
  * the seed; the serial trainer and one thread continue bit for bit. A
  * warm start from a model's optimizer state continues its sums and its
- * step count (the driver replays its epochs' shuffles), and a run that
- * keeps its state (save_state) takes it as a checkpoint's after its last
- * epoch. */
+ * step count (the driver replays its epochs' shuffles), and is where a
+ * cut before the first epoch's end stands; a run that keeps its state
+ * (save_state) takes it as a checkpoint's after its last epoch (save). */
 static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
 {
     struct hog_fit *f = m->f;
@@ -451,12 +458,20 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
         hog_softmax_state_warm(&m->km, f->warm);
         m->t = f->warm->t_global;
     }
-    if (!f->o->checkpoint && !r && !f->keep_last)
+    if (!f->o->checkpoint && !r)
         return HOG_OK; /* a rows cadence: refused by the conflicts' table */
     last->pos = n;
     hog_status st = hog_softmax_state_alloc(km, last, err);
-    if (st != HOG_OK || !r)
+    if (st != HOG_OK)
         return st;
+    if (!r) {
+        /* the start a cut before epoch 1's end saves: a warm start's
+         * weights, sums and steps (else zero) */
+        if (f->init)
+            hog_softmax_state_keep(km, f->init, last);
+        last->t_global = m->t;
+        return HOG_OK;
+    }
     /* a run warm-started from a model's state counts its steps first (the
      * driver replays their epochs: hog_drive_begin) */
     struct hog_train_state own = *r;
