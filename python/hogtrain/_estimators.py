@@ -591,7 +591,12 @@ class Classifier(ClassifierMixin, _Base):
             raise ValueError("partial_fit of two classes needs both in each "
                              "piece (the library's binary problem reads its "
                              "labels from the rows)")
-        warm = None if first else self._model
+        warm = None
+        if not first:
+            # a fit's classes come in their first appearance's order;
+            # partial_fit's K >= 3 in classes_' order
+            warm = (self._model if k == 2 else
+                    _classes_as(self._model, np.arange(k)))
         model = self._train(X, y_enc.astype(np.float32),
                             self._row_weights(sw), warm=warm, online=k)
         self._set_model(model)
@@ -796,16 +801,33 @@ def _classes_in_order(model, y_enc):
     order of the labels' first appearance in y_enc: the order the library
     gives the classes of that training, which a warm start must match."""
     labels, first = np.unique(y_enc, return_index=True)
-    order = labels[np.argsort(first)].astype(np.int64)
+    return _classes_as(model, labels[np.argsort(first)])
+
+
+def _classes_as(model, order):
+    """model (K classes labelled 0..K-1) with its class vectors, and its
+    optimizer state's (laid out as the weights), in the order of the labels
+    `order`."""
+    order = np.asarray(order, dtype=np.int64)
     spec = model.describe()
     if list(np.asarray(spec["classes"], dtype=np.int64)) == list(order):
         return model
     per = spec["n_features"] + (spec["bias"] != 0)
-    w = np.frombuffer(model.weights(), np.float32).reshape(-1, per)
     row = {int(c): i for i, c in enumerate(spec["classes"])}
+    rows = [row[int(c)] for c in order]
+
+    def ordered(buf):
+        a = np.frombuffer(buf, np.float32).reshape(-1, per)
+        return np.ascontiguousarray(a[rows]).ravel()
     spec["classes"] = [float(c) for c in order]
-    return _h.from_weights(spec, np.ascontiguousarray(
-        w[[row[int(c)] for c in order]]).ravel())
+    m = _h.from_weights(spec, ordered(model.weights()))
+    state = model.state()
+    if state is not None:
+        sch, epochs, steps, a, b = state
+        m.set_state((sch, epochs, steps,
+                     None if a is None else ordered(a).tobytes(),
+                     None if b is None else ordered(b).tobytes()))
+    return m
 
 
 def _as_regression(model):

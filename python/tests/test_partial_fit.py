@@ -105,3 +105,29 @@ def test_softmax_save_state_three_then_two_epochs_equal_five(dataset,
     three = pickle.loads(pickle.dumps(three))  # the state travels with it
     three.set_params(epochs=2).fit(X, y)
     assert np.array_equal(five.coef_, three.coef_), schedule
+
+
+@pytest.mark.parametrize("multiclass", ["ovr", "softmax"])
+def test_partial_fit_goes_on_after_fit(dataset, multiclass):
+    # fit orders K classes as they first appear, partial_fit as classes_
+    # sorts them: the fit's model (and its state) is put in partial_fit's
+    # order. One unshuffled epoch of fit then a piece equals the two
+    # pieces (softmax: its classes first in sorted order, see above).
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = X[:2000], y[:2000]
+    if multiclass == "softmax":
+        X, y = _sorted_first(X, y)
+    else:
+        _, first = np.unique(y, return_index=True)
+        assert np.any(np.diff(y[np.sort(first)]) < 0)  # not sorted
+    kw = dict(multiclass=multiclass, schedule="adagrad", alpha=0.0)
+    a, b = slice(0, 1200), slice(1200, 2000)
+    fitted = hogtrain.Classifier(epochs=1, shuffle=False, save_state=True,
+                                 **kw).fit(X[a], y[a])
+    fitted.partial_fit(X[b], y[b])
+    pieces = hogtrain.Classifier(**kw)
+    pieces.partial_fit(X[a], y[a], classes=np.unique(y))
+    pieces.partial_fit(X[b], y[b])
+    assert np.array_equal(fitted.classes_, pieces.classes_)
+    assert np.array_equal(fitted.coef_, pieces.coef_)
+    assert np.array_equal(fitted.predict(X), pieces.predict(X))
