@@ -288,6 +288,62 @@ Test(cv, same_seed_same_figures)
     hog_data_free(d);
 }
 
+/* Row weights are dealt into the folds: fold k's model is hog_train's on
+ * the rows outside fold k with their own weights, scored on fold k's rows
+ * (each counting once), and the weights change the figures. Before, the
+ * cross-validation refused row weights (HOG_ENOTSUP). */
+Test(cv, row_weights_are_dealt_into_the_folds)
+{
+    hog_data *d = noisy(900, 30, 7);
+    float *w = malloc(900 * sizeof *w);
+    for (int i = 0; i < 900; i++)
+        w[i] = (float)(i % 5) * 0.5f; /* a fifth of them 0 */
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.epochs = 2;
+    o.threads = 1;
+    o.row_weights = w;
+    hog_cv_fold fw[3], fp[3];
+    hog_cv_result a = { .size = sizeof a, .fold = fw },
+                  b = { .size = sizeof b, .fold = fp };
+    hog_err err;
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 3, &a, &err), HOG_OK, "%s",
+                 err.msg);
+    uint32_t *f = malloc(900 * sizeof *f);
+    cr_assert_eq(hog_split_folds(d, o.loss, 3, o.seed, f, &err), HOG_OK);
+    for (uint32_t k = 0; k < 3; k++) {
+        hog_data *tr, *va;
+        cr_assert_eq(hog_data_subset(d, f, k, true, &tr, &err), HOG_OK);
+        cr_assert_eq(hog_data_subset(d, f, k, false, &va, &err), HOG_OK);
+        float *fwk = malloc(tr->m.rows * sizeof *fwk);
+        uint64_t r = 0;
+        for (int i = 0; i < 900; i++)
+            if (f[i] != k)
+                fwk[r++] = w[i];
+        hog_train_opts ok = o;
+        ok.row_weights = fwk;
+        hog_model *m = th_train_ok(tr, &ok);
+        struct hog_metrics mt;
+        cr_assert_eq(hog_metrics_eval_threads(m, va, 1, &mt, &err), HOG_OK);
+        cr_assert_eq(fw[k].accuracy, mt.accuracy, "fold %u", k);
+        cr_assert_eq(fw[k].loss, mt.loss, "fold %u", k);
+        cr_assert_eq(fw[k].valid_rows, va->m.rows, "fold %u", k);
+        hog_model_free(m);
+        free(fwk);
+        hog_data_free(tr);
+        hog_data_free(va);
+    }
+    o.row_weights = NULL;
+    cr_assert_eq(hog_cross_validate(d, &o, NULL, 3, &b, &err), HOG_OK);
+    bool other = false;
+    for (int k = 0; k < 3; k++)
+        other |= fw[k].loss != fp[k].loss;
+    cr_assert(other, "the row weights did not change the folds' losses");
+    free(f);
+    free(w);
+    hog_data_free(d);
+}
+
 /* K classes (one-vs-rest and softmax) and regression go through too, with
  * their figures (macro-F1, RMSE). */
 Test(cv, classes_and_regression)

@@ -2,7 +2,8 @@
  * Models that keep the optimizer's state (hog_train_opts.save_state, .hgm
  * version 5; docs/TRAINING.md, "Continuing training"): a run of 3 epochs
  * saved with its state and continued for 2 from the file equals one run
- * of 5 bit for bit, for FTRL, AdaGrad and invscaling, and one-vs-rest;
+ * of 5 bit for bit, for FTRL, AdaGrad and invscaling, one-vs-rest and
+ * softmax;
  * a model without a state is written and warm-started as before; the
  * state section is untrusted input like the rest of the file.
  */
@@ -15,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
-                        int save_state, const hog_model *warm)
+static hog_model *train_as(const hog_data *d, hog_schedule sch,
+                           hog_multiclass mc, unsigned epochs, int save_state,
+                           const hog_model *warm)
 {
     hog_train_opts o;
     th_opts_init(&o);
     o.schedule = sch;
+    o.multiclass = mc;
     o.l2 = sch == HOG_SCHED_FTRL ? 4e-6 : 1e-5;
     o.l1 = sch == HOG_SCHED_INVSCALING ? 1e-6 : 0; /* stamped segments */
     o.epochs = epochs;
@@ -28,6 +31,12 @@ static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
     o.save_state = save_state;
     o.warm_start = warm;
     return th_train_ok(d, &o);
+}
+
+static hog_model *train(const hog_data *d, hog_schedule sch, unsigned epochs,
+                        int save_state, const hog_model *warm)
+{
+    return train_as(d, sch, HOG_MULTICLASS_OVR, epochs, save_state, warm);
 }
 
 /* m saved to dir/name and loaded back. */
@@ -55,49 +64,71 @@ static void same_weights(const hog_model *a, const hog_model *b,
                   (unsigned long long)j, b->w[j], a->w[j]);
 }
 
+/* 3 epochs saved with their state to a file, continued for 2 from it,
+ * against one run of 5: the weights, the state, and without the state a
+ * restart of the rates that is another model. */
+static void three_then_two(const hog_data *d, hog_schedule sch,
+                           hog_multiclass mc, const char *name,
+                           const char *dir)
+{
+    hog_model *five = train_as(d, sch, mc, 5, 1, NULL);
+    hog_model *three = train_as(d, sch, mc, 3, 1, NULL);
+    hog_model *file = round_trip(three, dir, "three.hgm");
+    hog_model_state s = { .size = sizeof s };
+    cr_assert(hog_model_get_state(file, &s), "%s", name);
+    cr_assert_eq(s.epochs, 3);
+    cr_assert_eq(s.steps, 3 * d->m.rows);
+    hog_model *two = train_as(d, sch, mc, 2, 1, file);
+    same_weights(five, two, name);
+    /* the continued run's state is the long run's too */
+    hog_model_state s5 = { .size = sizeof s5 }, s2 = { .size = sizeof s2 };
+    cr_assert(hog_model_get_state(five, &s5) &&
+              hog_model_get_state(two, &s2));
+    cr_assert_eq(s2.epochs, 5);
+    cr_assert_eq(s2.steps, s5.steps);
+    uint64_t n = hog_model_len(five);
+    cr_assert(!s5.a || memcmp(s5.a, s2.a, n * 4) == 0, "%s", name);
+    cr_assert(!s5.b || memcmp(s5.b, s2.b, n * 4) == 0, "%s", name);
+    /* without its state the continuation restarts the rates: not the
+     * long run (what --init did before a model could keep it) */
+    hog_model_set_state(file, NULL, NULL);
+    hog_model *restart = train_as(d, sch, mc, 2, 0, file);
+    cr_assert(memcmp(restart->w, five->w, n * 4) != 0, "%s", name);
+    hog_model_free(restart);
+    hog_model_free(two);
+    hog_model_free(file);
+    hog_model_free(three);
+    hog_model_free(five);
+}
+
 Test(state, three_then_two_epochs_equal_five, .timeout = 300)
 {
     TH_DATA_OR_SKIP(path, "a9a");
     char dir[1024];
     th_tmpdir(dir, sizeof dir);
     hog_data *d = th_load(path);
-    const struct {
-        hog_schedule sch;
-        const char *name;
-    } runs[] = { { HOG_SCHED_FTRL, "ftrl" },
-                 { HOG_SCHED_ADAGRAD, "adagrad" },
-                 { HOG_SCHED_INVSCALING, "invscaling" } };
-    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-        hog_model *five = train(d, runs[i].sch, 5, 1, NULL);
-        hog_model *three = train(d, runs[i].sch, 3, 1, NULL);
-        hog_model *file = round_trip(three, dir, "three.hgm");
-        hog_model_state s = { .size = sizeof s };
-        cr_assert(hog_model_get_state(file, &s), "%s", runs[i].name);
-        cr_assert_eq(s.epochs, 3);
-        cr_assert_eq(s.steps, 3 * d->m.rows);
-        hog_model *two = train(d, runs[i].sch, 2, 1, file);
-        same_weights(five, two, runs[i].name);
-        /* the continued run's state is the long run's too */
-        hog_model_state s5 = { .size = sizeof s5 }, s2 = { .size = sizeof s2 };
-        cr_assert(hog_model_get_state(five, &s5) &&
-                  hog_model_get_state(two, &s2));
-        cr_assert_eq(s2.epochs, 5);
-        cr_assert_eq(s2.steps, s5.steps);
-        uint64_t n = hog_model_len(five);
-        cr_assert(!s5.a || memcmp(s5.a, s2.a, n * 4) == 0, "%s", runs[i].name);
-        cr_assert(!s5.b || memcmp(s5.b, s2.b, n * 4) == 0, "%s", runs[i].name);
-        /* without its state the continuation restarts the rates: not the
-         * long run (what --init did before a model could keep it) */
-        hog_model_set_state(file, NULL, NULL);
-        hog_model *restart = train(d, runs[i].sch, 2, 0, file);
-        cr_assert(memcmp(restart->w, five->w, n * 4) != 0, "%s",
-                  runs[i].name);
-        hog_model_free(restart);
-        hog_model_free(two);
-        hog_model_free(file);
-        hog_model_free(three);
-        hog_model_free(five);
-    }
+    three_then_two(d, HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, "ftrl", dir);
+    three_then_two(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_OVR, "adagrad", dir);
+    three_then_two(d, HOG_SCHED_INVSCALING, HOG_MULTICLASS_OVR, "invscaling",
+                   dir);
+    hog_data_free(d);
+}
+
+/* Softmax keeps its own state: one AdaGrad sum per feature for its K
+ * weights, and the step count (abalone's 28 classes: AdaGrad with l2's
+ * stamps, invscaling with l1's prefixes, constant with l2's scale). */
+Test(state, softmax_three_then_two_epochs_equal_five, .timeout = 300)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    three_then_two(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, "adagrad",
+                   dir);
+    three_then_two(d, HOG_SCHED_INVSCALING, HOG_MULTICLASS_SOFTMAX,
+                   "invscaling", dir);
+    three_then_two(d, HOG_SCHED_CONSTANT, HOG_MULTICLASS_SOFTMAX, "constant",
+                   dir);
     hog_data_free(d);
 }
 
@@ -237,4 +268,194 @@ Test(state, command_continues_one_vs_rest_exactly, .timeout = 600)
                 "--model-format liblinear -o '%s/x.txt'", th_bin(), path, dir);
     cr_assert_eq(rc, 2, "%s", out);
     cr_assert(strstr(out, "LIBLINEAR's text has no place"), "%s", out);
+}
+
+/* The command continues softmax exactly too: 2 epochs with --save-state,
+ * then 1 from that model, write the model of 3 (abalone's 28 classes). */
+Test(state, command_continues_softmax_exactly, .timeout = 120)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024], out[8192];
+    th_tmpdir(dir, sizeof dir);
+    int rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass "
+                    "softmax --epochs 3 -o '%s/three.hgm'", th_bin(), path,
+                    dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass softmax "
+                "--epochs 2 --save-state -o '%s/two.hgm'", th_bin(), path,
+                dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "'%s' train '%s' -q --multiclass softmax "
+                "--epochs 1 --init '%s/two.hgm' -o '%s/one.hgm'", th_bin(),
+                path, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = th_run(out, sizeof out, "cmp '%s/three.hgm' '%s/one.hgm'", dir, dir);
+    cr_assert_eq(rc, 0, "2 + 1 softmax epochs are not 3: %s", out);
+}
+
+/* The options of a run that continues the state of warm (NULL: none),
+ * writing a checkpoint to ck every ck_rows steps (0: every epoch). */
+static hog_train_opts ckpt_opts(hog_schedule sch, hog_multiclass mc,
+                                unsigned epochs, const hog_model *warm,
+                                const char *ck, uint64_t ck_rows)
+{
+    hog_train_opts o;
+    th_opts_init(&o);
+    o.schedule = sch;
+    o.multiclass = mc;
+    o.l2 = 1e-5;
+    o.l1 = sch == HOG_SCHED_ADAGRAD && mc == HOG_MULTICLASS_OVR ? 1e-6 : 0;
+    o.epochs = epochs;
+    o.threads = 1;
+    o.warm_start = warm;
+    o.checkpoint = ck;
+    o.checkpoint_rows = ck_rows;
+    return o;
+}
+
+/* A checkpoint of a run warm-started from a model's state (2 epochs, then
+ * 2 more from the model, a checkpoint inside the continuation's second
+ * epoch or after it) resumes alone: the resumed run is the 5-epoch run,
+ * and its state counts every epoch. Before, the resume replayed the
+ * checkpoint's epochs only and was refused as "different seed or data". */
+static void warm_checkpoint_resumes(const hog_data *d, hog_schedule sch,
+                                    hog_multiclass mc, uint64_t ck_rows,
+                                    const char *dir, const char *name)
+{
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s/warm.ckpt", dir);
+    hog_model *five = train_as(d, sch, mc, 5, 1, NULL);
+    hog_model *two = train_as(d, sch, mc, 2, 1, NULL);
+    hog_model *file = round_trip(two, dir, "two.hgm");
+    hog_train_opts o = ckpt_opts(sch, mc, 2, file, ck, ck_rows);
+    o.l1 = five->l1; /* as train_as set them */
+    o.l2 = five->l2;
+    hog_model_free(th_train_ok(d, &o));
+    o = ckpt_opts(sch, mc, 3, NULL, ck, ck_rows);
+    o.l1 = five->l1;
+    o.l2 = five->l2;
+    o.resume = ck;
+    o.save_state = 1;
+    hog_model *resumed = th_train_ok(d, &o);
+    same_weights(five, resumed, name);
+    hog_model_state s = { .size = sizeof s }, s5 = { .size = sizeof s5 };
+    cr_assert(hog_model_get_state(resumed, &s) &&
+              hog_model_get_state(five, &s5), "%s", name);
+    cr_assert_eq(s.epochs, 5, "%s: %llu epochs", name,
+                 (unsigned long long)s.epochs);
+    cr_assert_eq(s.steps, s5.steps, "%s", name);
+    hog_model_free(resumed);
+    hog_model_free(file);
+    hog_model_free(two);
+    hog_model_free(five);
+}
+
+Test(state, a_checkpoint_of_a_warm_state_run_resumes_alone, .timeout = 300)
+{
+    TH_DATA_OR_SKIP(bin, "heart_scale");
+    TH_DATA_OR_SKIP(mc, "abalone_scale");
+    char dir[1024];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(bin);
+    /* heart_scale's 270 rows: the last checkpoint at step 1000, row 190
+     * of the continuation's second epoch, inside an AdaGrad segment */
+    warm_checkpoint_resumes(d, HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 100, dir,
+                            "ftrl");
+    warm_checkpoint_resumes(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_OVR, 100,
+                            dir, "adagrad");
+    hog_data_free(d);
+    d = th_load(mc);
+    warm_checkpoint_resumes(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, 0,
+                            dir, "softmax");
+    hog_data_free(d);
+}
+
+/* What cannot be resumed says why and what to do: one-vs-rest's later
+ * classes would need the model's vectors, and a state trained on other
+ * rows has no known epochs to replay. */
+Test(state, a_warm_state_checkpoint_that_cannot_resume_says_why,
+     .timeout = 300)
+{
+    TH_DATA_OR_SKIP(bin, "heart_scale");
+    TH_DATA_OR_SKIP(mc, "abalone_scale");
+    char dir[1024], ck[1100];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(ck, sizeof ck, "%s/warm.ckpt", dir);
+    hog_err err;
+    hog_model *out = NULL;
+
+    hog_data *d = th_load(mc);
+    hog_model *two = train(d, HOG_SCHED_FTRL, 1, 1, NULL);
+    hog_train_opts o = ckpt_opts(HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 2, two,
+                                 ck, 0);
+    o.l2 = 4e-6;
+    hog_model_free(th_train_ok(d, &o));
+    o.warm_start = NULL;
+    o.resume = ck;
+    o.epochs = 3;
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &out, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "one-vs-rest run warm-started from a model's "
+                              "optimizer state") &&
+              strstr(err.msg, "--init MODEL"), "%s", err.msg);
+    hog_model_free(two);
+    hog_data_free(d);
+
+    /* a state of heart_scale's first 200 rows, continued on all 270 */
+    size_t len;
+    char *text = th_slurp(bin, &len), *at = text;
+    for (int k = 0; k < 200; k++)
+        at = strchr(at, '\n') + 1;
+    *at = 0;
+    hog_data *head = th_load(th_write(dir, "head.svm", text, strlen(text)));
+    free(text);
+    d = th_load(bin);
+    two = train(head, HOG_SCHED_FTRL, 1, 1, NULL);
+    o = ckpt_opts(HOG_SCHED_FTRL, HOG_MULTICLASS_OVR, 1, two, ck, 0);
+    o.l2 = 4e-6;
+    hog_model_free(th_train_ok(d, &o));
+    o.warm_start = NULL;
+    o.resume = ck;
+    o.epochs = 2;
+    cr_assert_eq(hog_train(d, NULL, &o, NULL, &out, &err), HOG_EINVAL);
+    cr_assert(strstr(err.msg, "state of 200 steps, which are not whole "
+                              "epochs of these 270 rows") &&
+              strstr(err.msg, "--init MODEL"), "%s", err.msg);
+    hog_model_free(two);
+    hog_data_free(head);
+    hog_data_free(d);
+}
+
+/* Softmax warm-started from a model's state and cut before its first
+ * epoch ends: the checkpoint holds the model's weights, sums and steps,
+ * and resumed alone it is the long run (before, it held zero weights
+ * and no steps, and the resumed run trained from zero). */
+Test(state, a_warm_softmax_run_cut_in_its_first_epoch_resumes_alone,
+     .timeout = 300)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[1024], ck[1100];
+    th_tmpdir(dir, sizeof dir);
+    snprintf(ck, sizeof ck, "%s/cut.ckpt", dir);
+    hog_data *d = th_load(path);
+    hog_model *five = train_as(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                               5, 1, NULL);
+    hog_model *two = train_as(d, HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                              2, 1, NULL);
+    hog_train_opts o = ckpt_opts(HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX,
+                                 3, two, ck, 0);
+    volatile sig_atomic_t stop = 1; /* cut at the first poll */
+    hog_train_hooks h = { .size = sizeof h, .cancel = &stop };
+    hog_model *out = NULL;
+    hog_err err;
+    cr_assert_eq(hog_train(d, NULL, &o, &h, &out, &err), HOG_EINTR, "%s",
+                 err.msg);
+    hog_model_free(out);
+    o = ckpt_opts(HOG_SCHED_ADAGRAD, HOG_MULTICLASS_SOFTMAX, 3, NULL, ck, 0);
+    o.resume = ck;
+    hog_model *resumed = th_train_ok(d, &o);
+    same_weights(five, resumed, "softmax cut in its first epoch");
+    hog_model_free(resumed);
+    hog_model_free(two);
+    hog_model_free(five);
+    hog_data_free(d);
 }

@@ -420,8 +420,8 @@ class Classifier(ClassifierMixin, _Base):
     save_state : bool. Keep the optimizer's state in the model (FTRL's and
         AdaGrad's sums, the epochs and steps; pickled and saved with it),
         so that a fit with warm_start continues the run exactly: 3 epochs
-        then 2 equal 5 (the serial algorithm; docs/TRAINING.md,
-        "Continuing training").
+        then 2 equal 5 (the serial algorithm, one-vs-rest or softmax;
+        docs/TRAINING.md, "Continuing training").
     shuffle : bool, default True. False visits the rows in their order
         every epoch (scikit-learn's shuffle=False).
     power : float or None. invscaling's exponent (None: 0.5; --power).
@@ -449,8 +449,9 @@ class Classifier(ClassifierMixin, _Base):
     unshuffled epoch over X, continuing the state of the previous call:
     calls over the pieces of a data set equal one epoch of fit with
     shuffle=False over their concatenation, bit for bit under FTRL (the
-    default), up to rounding where other schedules regularize lazily.
-    classes (every label there will be) is needed on the first call.
+    default), up to rounding where other schedules regularize lazily;
+    K classes one-vs-rest or softmax. classes (every label there will be)
+    is needed on the first call.
 
     Labels may be any values numpy can sort (numbers, strings); classes_
     is np.unique(y), and coef_ has one row per class in that order (one
@@ -583,9 +584,6 @@ class Classifier(ClassifierMixin, _Base):
             self.classes_ = np.unique(classes)
             if len(self.classes_) < 2:
                 raise ValueError("classes must hold at least 2 labels")
-            if self.multiclass == "softmax" and len(self.classes_) > 2:
-                raise ValueError("partial_fit trains one-vs-rest (softmax "
-                                 "keeps no optimizer state yet)")
         elif classes is not None and not np.array_equal(
                 np.unique(classes), self.classes_):
             raise ValueError("classes differ from those of the first call "
@@ -604,7 +602,12 @@ class Classifier(ClassifierMixin, _Base):
             raise ValueError("partial_fit of two classes needs both in each "
                              "piece (the library's binary problem reads its "
                              "labels from the rows)")
-        warm = None if first else self._model
+        warm = None
+        if not first:
+            # a fit's classes come in their first appearance's order;
+            # partial_fit's K >= 3 in classes_' order
+            warm = (self._model if k == 2 else
+                    _classes_as(self._model, np.arange(k)))
         model = self._train(X, y_enc.astype(np.float32),
                             self._row_weights(sw), warm=warm, online=k)
         self._set_model(model)
@@ -810,16 +813,33 @@ def _classes_in_order(model, y_enc):
     order of the labels' first appearance in y_enc: the order the library
     gives the classes of that training, which a warm start must match."""
     labels, first = np.unique(y_enc, return_index=True)
-    order = labels[np.argsort(first)].astype(np.int64)
+    return _classes_as(model, labels[np.argsort(first)])
+
+
+def _classes_as(model, order):
+    """model (K classes labelled 0..K-1) with its class vectors, and its
+    optimizer state's (laid out as the weights), in the order of the labels
+    `order`."""
+    order = np.asarray(order, dtype=np.int64)
     spec = model.describe()
     if list(np.asarray(spec["classes"], dtype=np.int64)) == list(order):
         return model
     per = spec["n_features"] + (spec["bias"] != 0)
-    w = np.frombuffer(model.weights(), np.float32).reshape(-1, per)
     row = {int(c): i for i, c in enumerate(spec["classes"])}
+    rows = [row[int(c)] for c in order]
+
+    def ordered(buf):
+        a = np.frombuffer(buf, np.float32).reshape(-1, per)
+        return np.ascontiguousarray(a[rows]).ravel()
     spec["classes"] = [float(c) for c in order]
-    return _h.from_weights(spec, np.ascontiguousarray(
-        w[[row[int(c)] for c in order]]).ravel())
+    m = _h.from_weights(spec, ordered(model.weights()))
+    state = model.state()
+    if state is not None:
+        sch, epochs, steps, a, b = state
+        m.set_state((sch, epochs, steps,
+                     None if a is None else ordered(a).tobytes(),
+                     None if b is None else ordered(b).tobytes()))
+    return m
 
 
 def _as_regression(model):

@@ -163,8 +163,33 @@ def test_classifiercv_searches_the_l1_strength(dataset, hogtrain_bin,
         search = json.load(f)["search_C"]
     assert search["regularization"] == "l1"
     assert clf.C_ == search["best_C"]
-    with pytest.raises(ValueError, match="takes no sample_weight"):
-        hogtrain.ClassifierCV().fit(X, y, sample_weight=np.full(len(y), 2.))
+
+
+def test_classifiercv_with_sample_weight_is_the_commands_weights(
+        dataset, hogtrain_bin, tmp_path):
+    # the folds train with their rows' weights: the command's --weights
+    path = dataset("heart_scale")
+    X, y = hogtrain.load_svmlight(path)
+    w = (np.arange(len(y)) % 4 + 1) / 2.0
+    weights = tmp_path / "w.txt"
+    weights.write_text("".join(f"{v}\n" for v in w))
+    clf = hogtrain.ClassifierCV(cv=5).fit(X, y, sample_weight=w)
+    report, theirs = str(tmp_path / "r.json"), str(tmp_path / "cli.hgm")
+    _run(hogtrain_bin, "train", "-q", "--cv", "5", "--search-C", path,
+         "--weights", str(weights), "--json", report, "-o", theirs)
+    with open(report) as f:
+        search = json.load(f)["search_C"]
+    assert clf.C_ == search["best_C"]
+    np.testing.assert_allclose(clf.scores_,
+                               [s["accuracy"] for s in search["steps"]],
+                               rtol=1e-9)
+    mine = str(tmp_path / "py.hgm")
+    clf.save(mine)
+    assert filecmp.cmp(mine, theirs, shallow=False)
+    # and the weights count: not the unweighted search's figures
+    plain = hogtrain.ClassifierCV(cv=5).fit(X, y)
+    assert not np.array_equal(plain.scores_[:len(clf.scores_)],
+                              clf.scores_[:len(plain.scores_)])
 
 
 def test_hash_columns_is_the_loaders_hashing(a9a, dataset):

@@ -66,3 +66,68 @@ def test_save_state_three_then_two_epochs_equal_five(dataset, schedule):
     three = pickle.loads(pickle.dumps(three))  # the state travels with it
     three.set_params(epochs=2).fit(X, y)
     assert np.array_equal(five.coef_, three.coef_), schedule
+
+
+def _sorted_first(X, y):
+    """X and y with one row of each class first, in the classes' order,
+    then the rest in theirs: a fit's softmax then orders its classes as
+    partial_fit's classes do (the scores' sum runs in that order)."""
+    _, first = np.unique(y, return_index=True)
+    rest = np.setdiff1d(np.arange(len(y)), first)
+    order = np.concatenate([first, rest])
+    return X[order], y[order]
+
+
+@pytest.mark.parametrize("kw", [{"schedule": "adagrad", "alpha": 0.0},
+                                {"schedule": "constant", "alpha": 0.0}])
+def test_partial_fit_of_softmax_equals_one_unshuffled_epoch(dataset, kw):
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = _sorted_first(X[:3000], y[:3000])
+    full = hogtrain.Classifier(epochs=1, shuffle=False, multiclass="softmax",
+                               **kw).fit(X, y)
+    pf = _pieces(hogtrain.Classifier(multiclass="softmax", **kw), X, y, 700,
+                 np.unique(y))
+    assert pf._spec["multiclass"] == hogtrain._hogtrain.MULTICLASS_SOFTMAX
+    assert np.array_equal(full.coef_, pf.coef_), kw
+    assert np.array_equal(full.intercept_, pf.intercept_), kw
+    assert np.array_equal(full.predict_proba(X), pf.predict_proba(X))
+
+
+@pytest.mark.parametrize("schedule", ["adagrad", "invscaling"])
+def test_softmax_save_state_three_then_two_epochs_equal_five(dataset,
+                                                             schedule):
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = X[:2000], y[:2000]
+    kw = dict(multiclass="softmax", schedule=schedule)
+    five = hogtrain.Classifier(epochs=5, **kw).fit(X, y)
+    three = hogtrain.Classifier(epochs=3, save_state=True, warm_start=True,
+                                **kw).fit(X, y)
+    three = pickle.loads(pickle.dumps(three))  # the state travels with it
+    three.set_params(epochs=2).fit(X, y)
+    assert np.array_equal(five.coef_, three.coef_), schedule
+
+
+@pytest.mark.parametrize("multiclass", ["ovr", "softmax"])
+def test_partial_fit_goes_on_after_fit(dataset, multiclass):
+    # fit orders K classes as they first appear, partial_fit as classes_
+    # sorts them: the fit's model (and its state) is put in partial_fit's
+    # order. One unshuffled epoch of fit then a piece equals the two
+    # pieces (softmax: its classes first in sorted order, see above).
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = X[:2000], y[:2000]
+    if multiclass == "softmax":
+        X, y = _sorted_first(X, y)
+    else:
+        _, first = np.unique(y, return_index=True)
+        assert np.any(np.diff(y[np.sort(first)]) < 0)  # not sorted
+    kw = dict(multiclass=multiclass, schedule="adagrad", alpha=0.0)
+    a, b = slice(0, 1200), slice(1200, 2000)
+    fitted = hogtrain.Classifier(epochs=1, shuffle=False, save_state=True,
+                                 **kw).fit(X[a], y[a])
+    fitted.partial_fit(X[b], y[b])
+    pieces = hogtrain.Classifier(**kw)
+    pieces.partial_fit(X[a], y[a], classes=np.unique(y))
+    pieces.partial_fit(X[b], y[b])
+    assert np.array_equal(fitted.classes_, pieces.classes_)
+    assert np.array_equal(fitted.coef_, pieces.coef_)
+    assert np.array_equal(fitted.predict(X), pieces.predict(X))

@@ -26,7 +26,8 @@ def test_regressor_passes_check_estimator():
 def test_unit_sample_weights_are_no_weights():
     # The half of check_sample_weights_invariance that the xfail mark skips
     # with the other (zeros, which shuffles the rows): exact equality.
-    for est in (hogtrain.Classifier(), hogtrain.Regressor()):
+    for est in (hogtrain.Classifier(), hogtrain.Regressor(),
+                hogtrain.ClassifierCV()):
         check_sample_weights_invariance(type(est).__name__, est, kind="ones")
 
 

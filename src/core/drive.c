@@ -53,6 +53,7 @@ static void replay(struct hog_drive *dv, uint64_t epochs)
 static hog_status warm_begin(struct hog_drive *dv, hog_err *err)
 {
     struct hog_train_state w = *dv->f->warm;
+    dv->f->warm_epochs = w.epoch;
     replay(dv, w.epoch);
     w.epoch = 0;
     w.pos = dv->n;
@@ -63,6 +64,39 @@ static hog_status warm_begin(struct hog_drive *dv, hog_err *err)
     uint64_t open = dv->n;
     return dv->ops->resume ? dv->ops->resume(dv->ctx, &w, &open, err)
                            : HOG_OK;
+}
+
+/* A checkpoint of a run warm-started from a model's optimizer state counts
+ * that state's steps before its epoch 1; their epochs, whose shuffles the
+ * resume replays first, are those steps over these rows (a state trained
+ * on other rows is refused: its epochs are not known). One-vs-rest's
+ * classes after the running one would start from the model's vectors,
+ * which the checkpoint does not hold. */
+static hog_status warm_resume(struct hog_drive *dv,
+                              const struct hog_train_state *r, hog_err *err)
+{
+    uint64_t before = hog_train_state_steps_before(r, dv->n);
+    if (!before || !dv->warm_state)
+        return HOG_OK;
+    if (r->n_classes)
+        return hog_errf(err, HOG_EINVAL, "the checkpoint is of a "
+                        "one-vs-rest run warm-started from a model's "
+                        "optimizer state, whose classes after class %u "
+                        "start from that model's vectors, which a "
+                        "checkpoint does not hold: it cannot be resumed; "
+                        "train from that model again (--init MODEL)",
+                        r->ovr_class + 1);
+    if (before % dv->n)
+        return hog_errf(err, HOG_EINVAL, "the checkpoint continues a warm "
+                        "start from a model's optimizer state of %llu steps, "
+                        "which are not whole epochs of these %llu rows: its "
+                        "row order cannot be replayed, so it cannot be "
+                        "resumed; train from that model again (--init MODEL)",
+                        (unsigned long long)before,
+                        (unsigned long long)dv->n);
+    dv->f->warm_epochs = before / dv->n;
+    dv->t0 = before;
+    return HOG_OK;
 }
 
 hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
@@ -83,8 +117,11 @@ hog_status hog_drive_begin(struct hog_drive *dv, hog_err *err)
      * no shuffle; any other has drawn those of epochs 1 .. r->epoch,
      * including one at row 0 inside an open segment (Cyclades' before its
      * first batch). */
+    hog_status ws = warm_resume(dv, r, err);
+    if (ws != HOG_OK)
+        return ws;
     bool start = r->pos == 0 && r->epoch <= 1 && r->seg_want == 0;
-    replay(dv, start ? 0 : r->epoch);
+    replay(dv, dv->f->warm_epochs + (start ? 0 : r->epoch));
     uint64_t open = r->pos;
     if (dv->ops->resume) {
         hog_status st = dv->ops->resume(dv->ctx, r, &open, err);

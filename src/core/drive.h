@@ -131,6 +131,9 @@ struct hog_drive {
     unsigned n_orders;  /* row orders (one per thread of a pool step) */
     bool rows;          /* a rows step (see above) */
     bool net;           /* average across processes at every block's end */
+    bool warm_state;    /* the step takes a warm start's optimizer state
+                           (fit.h, warm): its checkpoints count that
+                           state's steps before their epoch 1 */
     double since;       /* 0, or when the first epoch's clock starts (a
                            set-up that counts as training: Cyclades') */
 

@@ -97,6 +97,10 @@ struct hog_fit {
      * replays that many epochs' shuffles and counts steps on from there;
      * the run's own epochs are still numbered from 1. NULL: none. */
     const struct hog_train_state *warm;
+    /* The epochs of that state, set by the epoch driver from warm or from
+     * a checkpoint of such a run (hog_train_state_steps_before): the
+     * model's state after this run counts them too. */
+    uint64_t warm_epochs;
     /* The front door keeps the state after the last epoch (save_state):
      * the driver calls save() there too. */
     bool keep_last;
@@ -189,10 +193,10 @@ static inline hog_status hog_fit_epoch_checkpoint(
         last->epoch = epoch - 1;
         last->pos = f->train->m.rows;
     }
-    if (cut && last->epoch == 0) { /* no epoch done: the start */
+    if (cut && last->epoch == 0) { /* no epoch done: the start (a warm
+                                      * start's steps, kept at set-up) */
         last->epoch = 1;
         last->pos = 0;
-        last->t_global = 0;
     }
     if (!cut) {
         bool due = f->ckpt_epochs && epoch % f->ckpt_epochs == 0;
@@ -212,6 +216,16 @@ static inline bool hog_train_state_at_epoch(const struct hog_train_state *r,
     *after = r->pos == n && r->t_global == r->epoch * n;
     bool start = r->pos == 0 && r->epoch == 1 && r->t_global == 0;
     return (*after || start) && r->seg_pos == 0;
+}
+
+/* The steps a checkpoint r of a trainer over n rows counts before its
+ * epoch 1: those of the optimizer's state a warm start continued (fit.h,
+ * warm; 0: none). */
+static inline uint64_t hog_train_state_steps_before(
+    const struct hog_train_state *r, uint64_t n)
+{
+    uint64_t own = (r->epoch ? r->epoch - 1 : 0) * n + r->pos;
+    return r->t_global > own ? r->t_global - own : 0;
 }
 
 /* Scale-out: the number of blocks per epoch after which the algorithm

@@ -690,3 +690,11 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
     memcpy(model_w, r->w, K * nw * sizeof *model_w);
     return HOG_OK;
 }
+
+void hog_softmax_state_warm(struct hog_softmax *m,
+                            const struct hog_train_state *w)
+{
+    /* the K class-major copies of G_j are alike: class 0's is the group's */
+    for (uint64_t j = 0; m->g2 && w->adagrad_g2 && j < m->nw; j++)
+        hog_f_store(&m->g2[j], w->adagrad_g2[j]);
+}

@@ -96,6 +96,11 @@ hog_status hog_softmax_state_restore(struct hog_softmax *m,
                                      const struct hog_train_state *r,
                                      uint64_t n, float *model_w, bool *after,
                                      hog_err *err);
+/* A warm start from a model that keeps its optimizer's state (fit.h,
+ * warm; the weights already in place from init): AdaGrad's sums, from the
+ * state's class-major layout of hog_softmax_state_keep. */
+void hog_softmax_state_warm(struct hog_softmax *m,
+                            const struct hog_train_state *w);
 
 /* Cyclades' row step, in place: hog_softmax_run's step of row r (class y,
  * weight *rw, NULL: 1) at segment step t, whose scores also take the

@@ -231,7 +231,8 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
      * after each (one block and no averaging when alone). */
     c.dv = (struct hog_drive){ .f = f, .ops = &serial_ops, .ctx = &c,
                                .n = d->m.rows, .n_orders = 1, .rows = true,
-                               .blocks = hog_fit_average_blocks(f) };
+                               .blocks = hog_fit_average_blocks(f),
+                               .warm_state = true };
     c.dv.net = c.dv.blocks > 0;
     if ((st = hog_drive_begin(&c.dv, err)) == HOG_OK) {
         hog_drive_job(&c.dv, 0, 1);

@@ -143,13 +143,28 @@ static void keep_state(struct softmax *m, unsigned epoch)
 
 static void keep_job(void *m, unsigned epoch) { keep_state(m, epoch); }
 
-/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h). */
+/* After an epoch or a cut (thread 0): hog_fit_epoch_checkpoint (fit.h);
+ * after the last epoch of a run that keeps its optimizer's state
+ * (save_state), that state whether or not a checkpoint is due. */
 static hog_status save(void *ctx, struct hog_train_state *at, bool cut,
                        hog_err *err)
 {
     struct softmax *m = ctx;
-    return hog_fit_epoch_checkpoint(m->f, &m->last, (unsigned)at->epoch, cut,
-                                    keep_job, m, err);
+    struct hog_fit *f = m->f;
+    unsigned epoch = (unsigned)at->epoch;
+    if (!cut && f->keep_last && epoch == f->o->epochs) {
+        /* without a checkpoint file the arrays come now: before, a cut's
+         * last state without them says where training stood */
+        hog_status st = m->last.w ? HOG_OK
+                                  : hog_softmax_state_alloc(&m->km, &m->last,
+                                                            err);
+        if (st != HOG_OK)
+            return st;
+        keep_state(m, epoch);
+        return hog_fit_save(f, &m->last, hog_fit_cancelled(f), err);
+    }
+    return hog_fit_epoch_checkpoint(f, &m->last, epoch, cut, keep_job, m,
+                                    err);
 }
 
 /* ---- the step (core/drive.h's block step) ---------------------------------- */
@@ -426,7 +441,11 @@ static hog_status alloc_workers(struct softmax *m, hog_err *err)
 /* Checkpoints: after whole epochs only, as Hogwild!'s (hogwild.c): the
  * threads' places inside an epoch are not one position. Resuming puts the
  * saved weights and sums in place and replays each thread's shuffles from
- * the seed; the serial trainer and one thread continue bit for bit. */
+ * the seed; the serial trainer and one thread continue bit for bit. A
+ * warm start from a model's optimizer state continues its sums and its
+ * step count (the driver replays its epochs' shuffles), and is where a
+ * cut before the first epoch's end stands; a run that keeps its state
+ * (save_state) takes it as a checkpoint's after its last epoch (save). */
 static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
 {
     struct hog_fit *f = m->f;
@@ -435,14 +454,30 @@ static hog_status checkpoint_setup(struct softmax *m, hog_err *err)
     const uint64_t n = m->d->m.rows;
     struct hog_train_state *last = &m->last;
     hog_rng_seed(&last->rng, f->o->seed, 0);
+    if (f->warm && !r) {
+        hog_softmax_state_warm(&m->km, f->warm);
+        m->t = f->warm->t_global;
+    }
     if (!f->o->checkpoint && !r)
         return HOG_OK; /* a rows cadence: refused by the conflicts' table */
     last->pos = n;
     hog_status st = hog_softmax_state_alloc(km, last, err);
-    if (st != HOG_OK || !r)
+    if (st != HOG_OK)
         return st;
+    if (!r) {
+        /* the start a cut before epoch 1's end saves: a warm start's
+         * weights, sums and steps (else zero) */
+        if (f->init)
+            hog_softmax_state_keep(km, f->init, last);
+        last->t_global = m->t;
+        return HOG_OK;
+    }
+    /* a run warm-started from a model's state counts its steps first (the
+     * driver replays their epochs: hog_drive_begin) */
+    struct hog_train_state own = *r;
+    own.t_global -= m->pool ? 0 : hog_train_state_steps_before(r, n);
     bool after;
-    if ((st = hog_softmax_state_restore(&m->km, r, n, f->model->w, &after,
+    if ((st = hog_softmax_state_restore(&m->km, &own, n, f->model->w, &after,
                                         err)) != HOG_OK)
         return st;
     hog_softmax_state_keep(km, r->w, last);
@@ -509,7 +544,8 @@ hog_status hog_softmax_train(struct hog_fit *f, hog_err *err)
     }
     m.dv = (struct hog_drive){ .f = f, .ops = &softmax_ops, .ctx = &m,
                                .n = m.d->m.rows, .n_orders = m.nthreads,
-                               .blocks = hog_fit_average_blocks(f) };
+                               .blocks = hog_fit_average_blocks(f),
+                               .warm_state = !m.pool };
     m.dv.net = m.dv.blocks > 0;
     if ((st = hog_drive_begin(&m.dv, err)) != HOG_OK)
         goto out;

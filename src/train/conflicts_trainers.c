@@ -474,7 +474,7 @@ static bool state_where(const struct hog_conflict_ctx *c)
 {
     return O->save_state &&
            (hog_cf_gpu(c) || O->algo != HOG_ALGO_SERIAL || c->stream ||
-            c->world || O->early_stop || hog_cf_softmax(c));
+            c->world || O->early_stop);
 }
 static void ex_state_where(hog_train_opts *o, struct hog_conflict_ctx *c)
 {
@@ -723,12 +723,11 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "softmax training writes checkpoints after whole epochs only "
         "(--checkpoint-every N, without a rows suffix)", NULL,
         ex_softmax_ckpt_rows),
-    ROW("save_state, algo, stream, average, early_stop, multiclass",
-        HOG_ENOTSUP, state_where, HOG_CONFLICT_OPTIONS,
+    ROW("save_state, algo, stream, average, early_stop", HOG_ENOTSUP,
+        state_where, HOG_CONFLICT_OPTIONS,
         "--save-state keeps the state of the serial trainer in memory after "
-        "its last epoch (binary, regression or one-vs-rest): not with "
-        "another --algo, --stream, --gpus, --world, --early-stop or "
-        "--multiclass softmax", NULL, ex_state_where),
+        "its last epoch: not with another --algo, --stream, --gpus, --world "
+        "or --early-stop", NULL, ex_state_where),
 
     /* averaged SGD: the sums of the iterates */
     ROW("average, schedule", HOG_EINVAL, avg_schedule, HOG_CONFLICT_OPTIONS,

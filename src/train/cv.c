@@ -60,11 +60,6 @@ hog_status hog_cv_open(const hog_data *d, const hog_train_opts *o,
                        unsigned folds, bool keep_models, struct hog_cv **out,
                        hog_err *err)
 {
-    if (o->row_weights)
-        return hog_errf(err, HOG_ENOTSUP,
-                        "cross-validation with row weights (--weights) is "
-                        "not done yet: each fold would need the file's "
-                        "weights of its own rows; class weights work");
     *out = NULL;
     if (!d || d->m.rows == 0)
         return hog_errf(err, HOG_EINVAL, "cross-validation needs training "
@@ -106,7 +101,26 @@ void hog_cv_close(struct hog_cv *cv)
     free(cv);
 }
 
-/* Fold k: its copies of the rows, its model, its scores. */
+/* The row weights w of the rows outside fold k, in their order: those of
+ * its training copy (hog_data_subset). */
+static hog_status fold_weights(const struct hog_cv *cv, const float *w,
+                               uint32_t k, uint64_t rows, float **out,
+                               hog_err *err)
+{
+    float *v = malloc((rows ? rows : 1) * sizeof *v);
+    if (!v)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the row weights "
+                        "of a fold of %llu rows", (unsigned long long)rows);
+    uint64_t r = 0;
+    for (uint64_t i = 0; i < cv->d->m.rows; i++)
+        if (cv->fold[i] != k)
+            v[r++] = w[i];
+    *out = v;
+    return HOG_OK;
+}
+
+/* Fold k: its copies of the rows and of their weights, its model, its
+ * scores (every validation row counts once, as LIBLINEAR's -v). */
 static hog_status fold_job(void *ctx, uint32_t k, unsigned worker,
                            hog_err *err)
 {
@@ -116,11 +130,16 @@ static hog_status fold_job(void *ctx, uint32_t k, unsigned worker,
     (void)worker;
     hog_data *tr = NULL, *va = NULL;
     hog_model *m = NULL;
+    float *rw = NULL;
     hog_status st;
     if ((st = hog_data_subset(cv->d, cv->fold, k, true, &tr, err)) != HOG_OK ||
-        (st = hog_data_subset(cv->d, cv->fold, k, false, &va, err)) != HOG_OK)
+        (st = hog_data_subset(cv->d, cv->fold, k, false, &va, err)) != HOG_OK ||
+        (r->sub.row_weights &&
+         (st = fold_weights(cv, r->sub.row_weights, k, tr->m.rows, &rw,
+                            err)) != HOG_OK))
         goto out;
     hog_train_opts o = r->sub;
+    o.row_weights = rw;
     if (r->warm && cv->model && cv->model[k])
         o.warm_start = cv->model[k];
     double t0 = hog_now();
@@ -150,6 +169,7 @@ out:
     hog_model_free(m);
     hog_data_free(tr);
     hog_data_free(va);
+    free(rw);
     return st;
 }
 

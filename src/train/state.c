@@ -6,7 +6,8 @@
  * back to the trainer as a completed epoch to resume from when a warm
  * start's model has one (fit.h, warm). One-vs-rest keeps each class's
  * state where its weights are: class c's sums at c times the vector
- * length, as in the model.
+ * length, as in the model; softmax's per-feature AdaGrad sum stands in
+ * each of its K weights' places alike (core/softmax.h, checkpoints).
  */
 #include "train/train.h"
 
@@ -16,12 +17,11 @@
 #include <string.h>
 
 /* Whether the trainer o runs takes a warm state: the serial trainer in
- * memory, one vector or one-vs-rest (hog_train_opts.save_state's rows in
- * conflicts.c). */
-static bool takes_state(const hog_train_opts *o, const hog_model *m)
+ * memory, one vector, one-vs-rest or softmax (hog_train_opts.save_state's
+ * rows in conflicts.c). */
+static bool takes_state(const hog_train_opts *o)
 {
-    return o->algo == HOG_ALGO_SERIAL && !hog_gpu_requested(o) &&
-           !(m->n_classes && m->multiclass == HOG_MULTICLASS_SOFTMAX);
+    return o->algo == HOG_ALGO_SERIAL && !hog_gpu_requested(o);
 }
 
 static const char *schedule_name(hog_schedule s)
@@ -38,7 +38,7 @@ hog_status hog_train_state_begin(struct hog_fit *f,
     hog_model *m = f->model;
     const hog_model *ws = o->warm_start;
     const struct hog_opt_state *ss = ws ? ws->state : NULL;
-    if (f->init && ss && takes_state(o, m)) {
+    if (f->init && ss && takes_state(o)) {
         if (ss->schedule != o->schedule)
             return hog_errf(err, HOG_EINVAL, "the warm start keeps the "
                             "optimizer state of --schedule %s and this run's "
@@ -92,7 +92,7 @@ void hog_train_state_keep(struct hog_fit *f, const struct hog_train_state *s)
     /* every class ends at the same counts; one writes them, as the
      * classes may run on threads of their own */
     if (s->ovr_class == 0) {
-        st->epochs = (f->warm ? f->warm->epoch : 0) + s->epoch;
+        st->epochs = f->warm_epochs + s->epoch;
         st->steps = s->t_global;
     }
 }
