@@ -16,7 +16,6 @@
 #include "cyclades/internal.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define CYC_STATS_BATCHES UINT64_C(16) /* sampled for the _all_ statistics */
 
@@ -185,33 +184,6 @@ static void partition_batch(struct cyc *c, struct cyc_thread *w, uint64_t b,
         c->pos[w->cur[w->slot[w->thr_of[w->comp_of[p - lo]]]]++] = p;
 }
 
-#define CYC_RADIX 11 /* bits per pass of sort_touched */
-
-/* The n distinct hot weights a batch touches, in ascending order (an LSD
- * radix sort, tmp: n of scratch). The hot phase then steps each group's
- * weights in index order, so that the lines of the weights, AdaGrad's
- * sums and the stamps come in address order instead of at random: about
- * a fifth of news20's one-vs-rest epochs. Each weight's step depends on
- * its own entries only: no bit of the model changes. */
-static void sort_touched(uint32_t *a, uint32_t *tmp, uint64_t n, uint64_t nf)
-{
-    uint64_t cnt[1u << CYC_RADIX];
-    for (unsigned sh = 0; sh < 32 && nf >> sh; sh += CYC_RADIX) {
-        const uint32_t mask = (1u << CYC_RADIX) - 1;
-        memset(cnt, 0, sizeof cnt);
-        for (uint64_t i = 0; i < n; i++)
-            cnt[a[i] >> sh & mask]++;
-        for (uint64_t k = 0, at = 0; k <= mask; k++) {
-            uint64_t c = cnt[k];
-            cnt[k] = at;
-            at += c;
-        }
-        for (uint64_t i = 0; i < n; i++)
-            tmp[cnt[a[i] >> sh & mask]++] = a[i];
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
-
 /* Batch b's hot entries, feature-major, records grouped by owner group in
  * claim order: a counting sort over the hot weights the batch touches. */
 static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
@@ -231,7 +203,6 @@ static void hot_layout(struct cyc *c, struct cyc_thread *w, uint64_t b)
             nt += hcnt[j]++ == 0; /* branch-free: first touches are random */
         }
     }
-    sort_touched(w->htouch, w->aj, nt, c->nf);
     /* the groups in claim order: by the batch's entries, heaviest first */
     uint64_t *rb = &c->roff[b * G1];
     for (unsigned g = 0; g < G; g++)
