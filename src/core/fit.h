@@ -9,8 +9,23 @@
 
 #include "core/core.h"
 
+#include <pthread.h>
+
 struct hog_train_state;
 struct hog_products_ops;
+
+/* What several runs of one algorithm on the same rows, options and thread
+ * count may build once and read together: one-vs-rest's classes, whose
+ * problems differ in their labels only (train/multiclass.c makes one for
+ * the classes' runs). The algorithm owns what p points to: the first run
+ * that needs it fills p, and sets free_p, holding the lock, while the
+ * others wait on the lock for it; after that every run only reads it. The
+ * maker frees p with free_p once every run has returned. */
+struct hog_fit_share {
+    pthread_mutex_t lock;
+    void *p;
+    void (*free_p)(void *p);
+};
 
 /* epoch_end's answer when the front door ends training after this epoch
  * (early stopping on the validation loss): not a failure. A trainer treats
@@ -113,6 +128,8 @@ struct hog_fit {
     /* The exact solvers' products on devices (core/products.h), set by
      * the front door when --gpus asks for them; NULL: on the CPUs. */
     const struct hog_products_ops *products;
+    /* What this run may share with its sibling runs (above); NULL: none. */
+    struct hog_fit_share *share;
 };
 
 /* Where an SGD-type trainer stands, exactly enough to continue bit for bit.

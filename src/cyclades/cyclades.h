@@ -38,4 +38,11 @@ hog_status hog_cyclades_train_softmax(struct hog_fit *f, hog_err *err);
 hog_status hog_cyclades_train_reference(struct hog_fit *f, bool softmax,
                                         hog_err *err);
 
+/* What Cyclades' runs did with the share of sibling runs (core/fit.h,
+ * struct hog_fit_share; one-vs-rest's classes): the runs that built the
+ * hot set and views, those that took them from the share, and those that
+ * took epoch 1's order and partition. For tests. */
+void hog_cyclades_share_counts(struct hog_fit_share *s, uint64_t *built,
+                               uint64_t *took_views, uint64_t *took_order);
+
 #endif

@@ -274,13 +274,12 @@ static void split_job(void *arg, unsigned tid, unsigned T)
     }
 }
 
-/* Cold rows and hot entries (zeros add nothing and are dropped), and the
- * partition's tables of hot entries, which they size. */
+/* Cold rows and hot entries (zeros add nothing and are dropped); their
+ * count sizes the partition's tables of hot entries. */
 static hog_status make_views(struct cyc *c, hog_err *err)
 {
     const struct hog_csr *m = &c->d->m;
     const uint64_t n = c->n;
-    const unsigned G = c->G;
     c->hot_bits = calloc(c->nf / 64 + 1, sizeof *c->hot_bits);
     if (!c->hot_bits)
         return hot_oom(err);
@@ -300,13 +299,8 @@ static hog_status make_views(struct cyc *c, hog_err *err)
     c->cold_off = calloc(n + 1, sizeof *c->cold_off);
     c->cold_idx = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_idx);
     c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
-    c->ent = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->ent);
-    c->rec = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->rec);
-    c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
-    c->roff = malloc((c->nb * (G + 1) + 1) * sizeof *c->roff);
-    c->bslot = calloc(c->nb, sizeof *c->bslot);
-    if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val ||
-        !c->ent || !c->rec || !c->eoff || !c->roff || !c->bslot)
+    c->hot_nnz = hot_nnz;
+    if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val)
         return hot_oom(err);
     if (cold_nnz == 0 && hot_nnz == m->nnz) {
         c->hot_off = (uint64_t *)m->off;

@@ -132,6 +132,13 @@ struct cyc {
     struct hot_ent *ent;
     struct hot_rec *rec;
     double curv;
+    uint64_t hot_nnz;     /* entries of the hot view */
+
+    /* One-vs-rest's classes share the views above and the first order's
+     * partition below, read only (share.c): then the share owns them. */
+    bool views_shared, order_shared;
+    /* epoch 1's order is drawn and partitioned (with the set-up) */
+    bool first_drawn;
 
     /* order and partition */
     uint64_t *perm;  /* [n] epoch position -> row */
@@ -199,8 +206,13 @@ hog_status hog_cyc_prepare(struct cyc *c, struct hog_fit *f, bool parallel,
  * threads; then, once the hot set is known, the hot phase's. */
 hog_status hog_cyc_alloc_threads(struct cyc *c, hog_err *err);
 hog_status hog_cyc_alloc_hot_scratch(struct cyc *c, hog_err *err);
-/* Frees what hog_cyc_prepare and the rest allocated (not c itself). */
+/* Frees what hog_cyc_prepare and the rest allocated (not c itself), but
+ * the views and the order a share holds. */
 void hog_cyc_free(struct cyc *c);
+/* Frees the hot set and the views; the order (the permutation) and its
+ * partition. */
+void hog_cyc_free_views(struct cyc *c);
+void hog_cyc_free_order(struct cyc *c);
 
 /* ---- hot.c -------------------------------------------------------------- */
 
@@ -212,12 +224,35 @@ hog_status hog_cyc_setup_hot(struct cyc *c, hog_err *err);
 
 /* ---- partition.c -------------------------------------------------------- */
 
+/* The partition's arrays (positions, group lists, each position's
+ * |x_hot|_1 and, with hot features, the hot layout's tables), after the
+ * hot set. */
+hog_status hog_cyc_alloc_partition(struct cyc *c, hog_err *err);
 /* Partitions every batch of c->perm on the pool; statistics into c->st
  * (all: every feature in the graph, the _all_ fields, nothing else). */
 void hog_cyc_partition(struct cyc *c, bool all);
+/* Epoch 1's order (hog_cyc_next_order) and its partition, timed into
+ * c->st; c->first_drawn set. */
+void hog_cyc_first_order(struct cyc *c, struct hog_rng *rows,
+                         struct hog_rng *batches);
 /* Draws the row order of an epoch; true when it must be partitioned. */
 bool hog_cyc_next_order(struct cyc *c, struct hog_rng *rows,
                         struct hog_rng *batches, unsigned epoch);
+
+/* ---- share.c ------------------------------------------------------------ */
+
+/* The hot set and the views (hog_cyc_setup_hot), the hot phase's scratch,
+ * the partition's arrays and, for a run that starts afresh (fresh: no resume, no warm state),
+ * epoch 1's order and partition (hog_cyc_first_order, *rows after its
+ * shuffle): built here, or taken from c->f->share, read only, when a
+ * sibling run built them (and built here and given to the share when
+ * this run is the first). The same arrays either way, bit for bit. */
+hog_status hog_cyc_setup_shared(struct cyc *c, bool fresh,
+                                struct hog_rng *rows, struct hog_rng *batches,
+                                hog_err *err);
+/* Before the run writes its order (a repartition): its own copy of a
+ * shared order and partition arrays of its own. */
+hog_status hog_cyc_own_order(struct cyc *c, hog_err *err);
 
 /* ---- step.c ------------------------------------------------------------- */
 

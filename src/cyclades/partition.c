@@ -280,6 +280,27 @@ static void partition_job(void *arg, unsigned tid, unsigned nthreads)
     }
 }
 
+hog_status hog_cyc_alloc_partition(struct cyc *c, hog_err *err)
+{
+    const uint64_t hn = c->hot_nnz ? c->hot_nnz : 1;
+    c->pos = malloc(c->n * sizeof *c->pos);
+    c->boff = malloc((c->nb * c->G + 1) * sizeof *c->boff);
+    c->pl1 = calloc(c->n, sizeof *c->pl1);
+    if (!c->pos || !c->boff || !c->pl1)
+        return hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
+    if (!c->nh)
+        return HOG_OK;
+    c->ent = malloc(hn * sizeof *c->ent);
+    c->rec = malloc(hn * sizeof *c->rec);
+    c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
+    c->roff = malloc((c->nb * (c->G + 1) + 1) * sizeof *c->roff);
+    c->bslot = calloc(c->nb, sizeof *c->bslot);
+    if (!c->ent || !c->rec || !c->eoff || !c->roff || !c->bslot)
+        return hog_errf(err, HOG_ENOMEM,
+                        "out of memory for Cyclades' hot-feature tables");
+    return HOG_OK;
+}
+
 /* The epoch's row order: the serial trainer's permutation (stream 0) when
  * partitioning, else the previous one with its batches reshuffled
  * (stream 1). Returns true when the rows must be partitioned again. */
@@ -339,4 +360,15 @@ void hog_cyc_partition(struct cyc *c, bool all)
     if (largest > s->largest_rows)
         s->largest_rows = largest;
     s->partitions++;
+}
+
+void hog_cyc_first_order(struct cyc *c, struct hog_rng *rows,
+                         struct hog_rng *batches)
+{
+    double tp = hog_now();
+    hog_cyc_next_order(c, rows, batches, 1);
+    hog_cyc_partition(c, false);
+    cyc_prof_lap(&c->prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
+    c->st.partition_seconds += hog_now() - tp;
+    c->first_drawn = true;
 }

@@ -97,24 +97,32 @@ struct cyc_run {
 static hog_status cyc_draw(void *ctx, unsigned epoch, bool resumed,
                            hog_err *err)
 {
-    (void)err;
     struct cyc_run *r = ctx;
     struct cyc *c = &r->c;
     c->epoch = epoch;
-    if ((!resumed && hog_cyc_next_order(c, &r->rows, &r->batches, epoch)) ||
-        r->need_partition) {
+    /* epoch 1's order comes drawn and partitioned with the set-up of a
+     * run that starts afresh (hog_cyc_setup_shared) */
+    bool drawn = epoch == 1 && c->first_drawn && !resumed;
+    hog_status st;
+    if (!drawn && !resumed && c->o->repartition &&
+        (st = hog_cyc_own_order(c, err)) != HOG_OK)
+        return st;
+    if (!drawn &&
+        ((!resumed && hog_cyc_next_order(c, &r->rows, &r->batches, epoch)) ||
+         r->need_partition)) {
         double tp = hog_now();
         cyc_prof_lap(&c->prof, CYC_P_EPOCH_END, CYC_PROF_PROCESS);
         hog_cyc_partition(c, false);
         cyc_prof_lap(&c->prof, CYC_P_PARTITION, CYC_PROF_PROCESS);
         c->st.partition_seconds += hog_now() - tp;
-        if (epoch == 1 && c->f->hooks.cyclades_stats) { /* diagnostics */
-            double ta = hog_now();
-            hog_cyc_partition(c, true);
-            cyc_prof_lap(&c->prof, CYC_P_STATS, CYC_PROF_PROCESS);
-            r->dv.untimed += hog_now() - ta;
-        }
+        drawn = epoch == 1;
         r->need_partition = false;
+    }
+    if (drawn && c->f->hooks.cyclades_stats) { /* diagnostics */
+        double ta = hog_now();
+        hog_cyc_partition(c, true);
+        cyc_prof_lap(&c->prof, CYC_P_STATS, CYC_PROF_PROCESS);
+        r->dv.untimed += hog_now() - ta;
     }
     c->rows_rng = r->rows;
     if (!resumed) {
@@ -219,16 +227,17 @@ static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
     hog_status st = hog_cyc_prepare(c, f, true, softmax, err);
     if (st != HOG_OK)
         goto out;
+    hog_rng_seed(&r->rows, c->o->seed, 0);
+    hog_rng_seed(&r->batches, c->o->seed, 1);
+    /* a resumed run or a warm state replays its orders (cyc_resume) */
+    const bool fresh = !f->resume && !f->warm;
     if ((st = hog_cyc_alloc_threads(c, err)) != HOG_OK ||
-        (st = hog_cyc_setup_hot(c, err)) != HOG_OK ||
-        (st = hog_cyc_alloc_hot_scratch(c, err)) != HOG_OK)
+        (st = hog_cyc_setup_shared(c, fresh, &r->rows, &r->batches,
+                                   err)) != HOG_OK)
         goto out;
-    c->pos = malloc(c->n * sizeof *c->pos);
-    c->boff = malloc((c->nb * c->G + 1) * sizeof *c->boff);
     c->gcur = malloc(c->G * sizeof *c->gcur);
     c->rd = calloc(c->B, sizeof *c->rd);
-    c->pl1 = calloc(c->n, sizeof *c->pl1);
-    if (!c->pos || !c->boff || !c->gcur || !c->rd || !c->pl1) {
+    if (!c->gcur || !c->rd) {
         st = hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
         goto out;
     }
@@ -239,8 +248,6 @@ static hog_status train(struct hog_fit *f, bool softmax, hog_err *err)
     c->st.hot_degree = c->o->cyclades_hot_degree ? c->tau : 0;
     c->st.bias_hot = c->bias_hot;
 
-    hog_rng_seed(&r->rows, c->o->seed, 0);
-    hog_rng_seed(&r->batches, c->o->seed, 1);
     c->err = err;
     c->every = f->ckpt_rows;
     /* the set-up counts as the first epoch's training time */

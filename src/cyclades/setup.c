@@ -50,6 +50,33 @@ static hog_status make_pool(struct cyc *c, hog_err *err)
     return HOG_OK;
 }
 
+void hog_cyc_free_views(struct cyc *c)
+{
+    free(c->cold_off);
+    free(c->cold_idx);
+    free(c->cold_val);
+    if (!c->hot_alias) {
+        free(c->hot_off);
+        free(c->hot_j);
+        free(c->hot_x);
+    }
+    free(c->hot_owner);
+    free(c->hot_l1);
+}
+
+void hog_cyc_free_order(struct cyc *c)
+{
+    free(c->perm);
+    free(c->pos);
+    free(c->boff);
+    free(c->pl1);
+    free(c->eoff);
+    free(c->roff);
+    free(c->bslot);
+    free(c->ent);
+    free(c->rec);
+}
+
 void hog_cyc_free(struct cyc *c)
 {
     if (c->th) {
@@ -79,31 +106,16 @@ void hog_cyc_free(struct cyc *c)
     }
     hog_pool_destroy(c->pool);
     hog_topo_free(c->topo);
-    free(c->cold_off);
-    free(c->cold_idx);
-    free(c->cold_val);
-    if (!c->hot_alias) {
-        free(c->hot_off);
-        free(c->hot_j);
-        free(c->hot_x);
-    }
-    free(c->hot_owner);
+    if (!c->views_shared)
+        hog_cyc_free_views(c);
+    if (!c->order_shared)
+        hog_cyc_free_order(c);
     free(c->hot_bits);
-    free(c->eoff);
-    free(c->roff);
-    free(c->bslot);
     free(c->gcur);
-    free(c->ent);
-    free(c->rec);
-    free(c->perm);
-    free(c->pos);
-    free(c->boff);
     free(c->visit);
     free(c->rd);
     free(c->prog_loss);
     free(c->prog_right);
-    free(c->pl1);
-    free(c->hot_l1);
     free(c->cls);
     free(c->kd);
     free(c->kh);

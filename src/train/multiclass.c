@@ -54,6 +54,9 @@ struct ovr {
     unsigned classes_done;
     double *seconds;         /* per worker: its training time */
     hog_valid_stats early;   /* early stopping: what the classes did */
+    /* what the classes' runs build once and share (core/fit.h): their
+     * problems differ in the labels only */
+    struct hog_fit_share share;
 };
 
 /* One class's run: its fit (first, so that the hooks find the rest) and
@@ -218,7 +221,8 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
                             .ckpt_rows = p->ckpt_rows,
                             .ckpt_epochs = p->ckpt_epochs,
                             .init = p->init ? p->init + c * len : NULL,
-                            .keep_last = p->keep_last };
+                            .keep_last = p->keep_last,
+                            .share = &v->share };
     r.v = v;
     r.c = c;
     struct hog_train_state warm;
@@ -544,6 +548,7 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     v->seconds = seconds;
     v->spread = spread;
     pthread_mutex_init(&v->lock, NULL);
+    pthread_mutex_init(&v->share.lock, NULL);
     v->sub = *o;
     v->sub.threads = spread ? 1 : o->threads;
     if (spread)
@@ -573,6 +578,9 @@ hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
     if (early)
         *early = v->early;
     uint64_t class_epochs = v->epochs_done;
+    if (v->share.p)
+        v->share.free_p(v->share.p);
+    pthread_mutex_destroy(&v->share.lock);
     pthread_mutex_destroy(&v->lock);
     free(v);
     free(n_pos);
