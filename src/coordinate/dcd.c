@@ -331,7 +331,7 @@ static inline void gap_row(const struct dcd *s, uint64_t i, double m,
                            double *ent)
 {
     double yi = s->y[i], a = s->alpha[i];
-    double l = hog_loss_value(s->loss, yi, m);
+    double l = hog_loss_value(s->loss, 0.0, yi, m);
     *loss += s->rw ? (double)s->rw[i] * l : l;
     *sum_a += a;
     if (s->loss == HOG_LOSS_SQHINGE && a != 0.0) {

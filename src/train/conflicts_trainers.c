@@ -60,6 +60,13 @@ static bool lbfgs_hinge(const struct hog_conflict_ctx *c)
 {
     return hog_cf_algo_is(c, HOG_ALGO_LBFGS) && O->loss == HOG_LOSS_HINGE;
 }
+/* The losses' table (core/loss.c) says which trainers take each loss;
+ * the rows above say it in their own words for the first four. */
+static bool loss_trainer(const struct hog_conflict_ctx *c)
+{
+    unsigned bit = hog_cf_gpu(c) ? HOG_LOSS_ON_GPU : HOG_LOSS_ALGO(O->algo);
+    return hog_loss_valid((int)O->loss) && !(hog_loss_rows[O->loss].algos & bit);
+}
 static bool lbfgs_unregularized(const struct hog_conflict_ctx *c)
 {
     return hog_cf_algo_is(c, HOG_ALGO_LBFGS) && !(O->l1 > 0) && !(O->l2 > 0);
@@ -216,6 +223,21 @@ static const char *loss_name(const struct hog_conflict_ctx *c, char *buf,
     (void)buf, (void)len;
     return hog_loss_name(O->loss);
 }
+/* "--algo dcd" or "--gpus", and the trainers that take the loss */
+static const char *loss_trainers(const struct hog_conflict_ctx *c, char *buf,
+                                 size_t len)
+{
+    unsigned a = hog_loss_rows[O->loss].algos;
+    snprintf(buf, len, "%s%s does not train the %s loss; it trains with "
+             "--algo serial or hogwild%s%s",
+             hog_cf_gpu(c) ? "--gpus" : "--algo ",
+             hog_cf_gpu(c) ? "" : hog_algo_row(O->algo)->name,
+             hog_loss_name(O->loss),
+             a & HOG_LOSS_ALGO(HOG_ALGO_NEWTON) ? ", newton or lbfgs" : "",
+             a & HOG_LOSS_ALGO(HOG_ALGO_NEWTON) ? "" : " (its derivative has "
+             "jumps: no Newton or L-BFGS)");
+    return buf;
+}
 static const char *update_name(const struct hog_conflict_ctx *c, char *buf,
                                size_t len)
 {
@@ -291,6 +313,12 @@ static void ex_lbfgs_hinge(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->algo = HOG_ALGO_LBFGS;
     o->loss = HOG_LOSS_HINGE;
+}
+static void ex_loss_trainer(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->algo = HOG_ALGO_DCD;
+    o->loss = HOG_LOSS_HUBER;
 }
 static void ex_lbfgs_unregularized(hog_train_opts *o,
                                    struct hog_conflict_ctx *c)
@@ -530,6 +558,8 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "--algo lbfgs needs a loss with a continuous derivative (logistic, "
         "sqhinge or squared); for the hinge loss use --algo dcd", NULL,
         ex_lbfgs_hinge),
+    ROW("algo, loss", HOG_EINVAL, loss_trainer, HOG_CONFLICT_OPTIONS, "%s",
+        loss_trainers, ex_loss_trainer),
     ROW("algo lbfgs, l1, l2", HOG_EINVAL, lbfgs_unregularized,
         HOG_CONFLICT_OPTIONS,
         "--algo lbfgs needs l2 > 0 (or --C: l2 = 1 / (C n)) or l1 > 0: "
