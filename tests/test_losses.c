@@ -392,6 +392,16 @@ Test(losses, model_file_keeps_the_parameter)
         char want[64];
         snprintf(want, sizeof want, "loss %s", hog_loss_rows[losses[i]].name);
         cr_assert(strstr(out, want), "%s", out);
+        snprintf(want, sizeof want, "objective %.12g\n", f);
+        cr_assert(strstr(out, want), "want %s in %s", want, out);
+        if (losses[i] == HOG_LOSS_HUBER) {
+            cr_assert(strstr(out, "epsilon 0.75\n"), "%s", out);
+            /* another epsilon, given: another problem */
+            cr_assert_eq(th_run(out, sizeof out, "%s objective --epsilon 2 "
+                                "%s %s", th_bin(), file, path), 0, "%s", out);
+            cr_assert(strstr(out, "epsilon 2\n") && !strstr(out, want),
+                      "%s", out);
+        }
         hog_model_free(r);
         hog_model_free(m);
     }
