@@ -28,7 +28,7 @@ static const struct {
     { "train", "-s 6", "here: --algo scd --loss logistic --reg l1 --C 1" },
     { "train", "-s 11", "here: --algo newton --loss "
                         "squared_epsilon_insensitive --C 1" },
-    { "train", "-s 13", "here: --loss epsilon_insensitive --C 1" },
+    { "train", "-s 13", "here: --algo dcd --loss epsilon_insensitive --C 1" },
     { "train", "-p 0.2", "-p 0.2 is LIBLINEAR's epsilon of the SVR loss; "
                          "here: --loss squared_epsilon_insensitive "
                          "--epsilon 0.2" },

@@ -143,11 +143,12 @@ static const char *solver(long s)
     case 5: return "--algo scd --loss sqhinge --reg l1 --C 1";
     case 6: return "--algo scd --loss logistic --reg l1 --C 1";
     case 7: return "--algo dcd --loss logistic --C 1";
-    case 11:
-    case 12: return "--algo newton --loss squared_epsilon_insensitive --C 1 "
+    case 11: return "--algo newton --loss squared_epsilon_insensitive --C 1 "
                     "(-p is --epsilon, 0.1 here too)";
-    case 13: return "--loss epsilon_insensitive --C 1 (SGD: serial or "
-                    "hogwild; -p is --epsilon)";
+    case 12: return "--algo dcd --loss squared_epsilon_insensitive --C 1 "
+                    "(-p is --epsilon, 0.1 here too)";
+    case 13: return "--algo dcd --loss epsilon_insensitive --C 1 (-p is "
+                    "--epsilon, 0.1 here too)";
     case 21: return "not here (one-class SVM)";
     default: return NULL;
     }

@@ -1,6 +1,7 @@
 /*
  * Dual coordinate descent for L2-regularized linear classifiers, run
- * asynchronously on the pool.
+ * asynchronously on the pool (support vector regression, the
+ * epsilon-insensitive losses: dcd_svr.c).
  *
  * With C = 1 / (l2 n), minimising the front door's objective
  * (1/n) sum loss(y_i w.x_i) + l2/2 |w|^2 is minimising LIBLINEAR's primal
@@ -599,6 +600,9 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
                                               dcd_end, dcd_report };
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
+    if (o->loss == HOG_LOSS_EPS_INSENSITIVE ||
+        o->loss == HOG_LOSS_SQ_EPS_INSENSITIVE)
+        return hog_dcd_svr_train(f, err);
     struct dcd s;
     memset(&s, 0, sizeof s);
     s.co.f = f;

@@ -148,6 +148,8 @@ static double poisson_second(double p, double y, double m)
 }
 
 #define SGD (HOG_LOSS_ALGO(HOG_ALGO_SERIAL) | HOG_LOSS_ALGO(HOG_ALGO_HOGWILD))
+/* LIBLINEAR's dual of support vector regression (coordinate/dcd_svr.c) */
+#define DCD HOG_LOSS_ALGO(HOG_ALGO_DCD)
 #define ALL_ALGOS (~0u)
 /* the smooth losses: L-BFGS needs a continuous derivative, Newton a
  * (generalised) second one */
@@ -178,12 +180,12 @@ const struct hog_loss_row hog_loss_rows[] = {
                          huber_second },
     [HOG_LOSS_EPS_INSENSITIVE] = { "epsilon_insensitive",
                                    "epsilon-insensitive", false,
-                                   HOG_LOSS_PARAM_EPSILON, 0.3, SGD,
+                                   HOG_LOSS_PARAM_EPSILON, 0.3, SGD | DCD,
                                    epsins_value, epsins_deriv, NULL },
     [HOG_LOSS_SQ_EPS_INSENSITIVE] = { "squared_epsilon_insensitive",
                                       "squared epsilon-insensitive", false,
                                       HOG_LOSS_PARAM_EPSILON, 1.0,
-                                      SGD | EXACT, sqepsins_value,
+                                      SGD | EXACT | DCD, sqepsins_value,
                                       sqepsins_deriv, sqepsins_second },
     [HOG_LOSS_QUANTILE] = { "quantile", "quantile", false,
                             HOG_LOSS_PARAM_TAU, 0.3, SGD, quantile_value,

@@ -223,19 +223,27 @@ static const char *loss_name(const struct hog_conflict_ctx *c, char *buf,
     (void)buf, (void)len;
     return hog_loss_name(O->loss);
 }
-/* "--algo dcd" or "--gpus", and the trainers that take the loss */
+/* "--algo dcd does not train the Huber loss; it trains with --algo
+ * serial, hogwild, newton or lbfgs": the trainers from the table */
 static const char *loss_trainers(const struct hog_conflict_ctx *c, char *buf,
                                  size_t len)
 {
     unsigned a = hog_loss_rows[O->loss].algos;
-    snprintf(buf, len, "%s%s does not train the %s loss; it trains with "
-             "--algo serial or hogwild%s%s",
-             hog_cf_gpu(c) ? "--gpus" : "--algo ",
-             hog_cf_gpu(c) ? "" : hog_algo_row(O->algo)->name,
-             hog_loss_name(O->loss),
-             a & HOG_LOSS_ALGO(HOG_ALGO_NEWTON) ? ", newton or lbfgs" : "",
-             a & HOG_LOSS_ALGO(HOG_ALGO_NEWTON) ? "" : " (its derivative has "
-             "jumps: no Newton or L-BFGS)");
+    int n = snprintf(buf, len, "%s%s does not train the %s loss; it trains "
+                     "with --algo", hog_cf_gpu(c) ? "--gpus" : "--algo ",
+                     hog_cf_gpu(c) ? "" : hog_algo_row(O->algo)->name,
+                     hog_loss_name(O->loss));
+    int k = 0, total = 0;
+    for (int i = 0; i < 32; i++)
+        total += (a & (1u << i)) && hog_algo_row((hog_algo)i);
+    for (int i = 0; i < 32 && n > 0 && (size_t)n < len; i++) {
+        const struct hog_algo_row *r = hog_algo_row((hog_algo)i);
+        if (!(a & (1u << i)) || !r)
+            continue;
+        k++;
+        n += snprintf(buf + n, len - (size_t)n, "%s%s",
+                      k == 1 ? " " : k == total ? " or " : ", ", r->name);
+    }
     return buf;
 }
 static const char *update_name(const struct hog_conflict_ctx *c, char *buf,
