@@ -500,3 +500,48 @@ Test(losses, dcd_svr_reaches_liblinears_objective, .timeout = 120)
     }
     hog_data_free(d);
 }
+
+/* LIBLINEAR's text keeps the epsilon-insensitive pair as its SVR solvers
+ * (-s 13 reads back as epsilon-insensitive, -s 11 as squared: its files
+ * do not keep -p), and refuses Poisson models with a sentence. */
+Test(losses, liblinear_text_models_of_the_regression_losses)
+{
+    TH_DATA_OR_SKIP(path, "abalone_scale");
+    char dir[512], file[600];
+    th_tmpdir(dir, sizeof dir);
+    hog_data *d = th_load(path);
+    const struct { hog_loss loss, back; const char *solver; } runs[] = {
+        { HOG_LOSS_EPS_INSENSITIVE, HOG_LOSS_EPS_INSENSITIVE,
+          "L2R_L1LOSS_SVR_DUAL" },
+        { HOG_LOSS_SQ_EPS_INSENSITIVE, HOG_LOSS_SQUARED, "L2R_L2LOSS_SVR" },
+        { HOG_LOSS_HUBER, HOG_LOSS_SQUARED, "L2R_L2LOSS_SVR" },
+    };
+    for (int i = 0; i < 3; i++) {
+        hog_train_opts o = sgd_opts(runs[i].loss);
+        hog_model *m = th_train_ok(d, &o);
+        snprintf(file, sizeof file, "%s/ll%d.model", dir, i);
+        hog_err err = { 0 };
+        cr_assert_eq(hog_model_save(m, file, HOG_MODEL_LIBLINEAR, &err),
+                     HOG_OK, "%s", err.msg);
+        size_t len;
+        char *text = th_slurp(file, &len);
+        cr_assert(strstr(text, runs[i].solver), "%s", text);
+        free(text);
+        hog_model *r = NULL;
+        cr_assert_eq(hog_model_load(file, &r, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(hog_model_loss(r), runs[i].back);
+        cr_assert(memcmp(hog_model_weights(r), hog_model_weights(m),
+                         (hog_model_features(m) + 1) * sizeof(float)) == 0);
+        hog_model_free(r);
+        hog_model_free(m);
+    }
+    hog_train_opts o = sgd_opts(HOG_LOSS_POISSON);
+    hog_model *m = th_train_ok(d, &o);
+    hog_err err = { 0 };
+    snprintf(file, sizeof file, "%s/poisson.model", dir);
+    cr_assert_eq(hog_model_save(m, file, HOG_MODEL_LIBLINEAR, &err),
+                 HOG_ENOTSUP);
+    cr_assert(strstr(err.msg, "Poisson loss's log link"), "%s", err.msg);
+    hog_model_free(m);
+    hog_data_free(d);
+}

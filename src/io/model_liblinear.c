@@ -176,7 +176,12 @@ static hog_loss ll_loss_of(int solver)
     case 3: return HOG_LOSS_HINGE;
     case LL_MCSVM_CS: return HOG_LOSS_HINGE; /* Crammer-Singer's multiclass hinge */
     case 1: case 2: case 5: return HOG_LOSS_SQHINGE;
-    default: return HOG_LOSS_SQUARED; /* the SVR solvers */
+    /* L1-loss SVR; the file does not keep -p, so epsilon reads as 0
+     * (objective --epsilon gives it) */
+    case 13: return HOG_LOSS_EPS_INSENSITIVE;
+    /* -s 11 and 12's squared epsilon-insensitive loss at the unknown -p:
+     * the squared loss, -p 0's */
+    default: return HOG_LOSS_SQUARED;
     }
 }
 
