@@ -231,8 +231,18 @@ typedef enum hog_loss {
     HOG_LOSS_LOGISTIC = 0, /* log(1 + exp(-y m)) */
     HOG_LOSS_HINGE,        /* max(0, 1 - y m) */
     HOG_LOSS_SQHINGE,      /* max(0, 1 - y m)^2 */
-    HOG_LOSS_SQUARED       /* (m - y)^2 / 2, regression */
+    HOG_LOSS_SQUARED,      /* (m - y)^2 / 2, regression */
+    HOG_LOSS_MODIFIED_HUBER, /* max(0, 1 - y m)^2 for y m >= -1, else
+                                -4 y m (scikit-learn's modified_huber) */
+    HOG_LOSS_HUBER,        /* r^2 / 2 for |r| <= epsilon, else epsilon |r|
+                              - epsilon^2 / 2; r = m - y, regression */
+    HOG_LOSS_EPS_INSENSITIVE, /* max(0, |m - y| - epsilon), regression */
+    HOG_LOSS_SQ_EPS_INSENSITIVE, /* max(0, |m - y| - epsilon)^2 */
+    HOG_LOSS_QUANTILE,     /* tau r or (tau - 1) r, r = y - m, regression */
+    HOG_LOSS_POISSON       /* exp(m) - y m, y >= 0; predicts exp(m) */
 } hog_loss;
+/* The number of losses (docs/TRAINING.md, "Losses"). */
+#define HOG_LOSS_COUNT ((int)HOG_LOSS_POISSON + 1)
 
 typedef enum hog_schedule {
     HOG_SCHED_CONSTANT = 0, /* eta_t = eta */
@@ -592,6 +602,13 @@ typedef struct hog_train_opts {
      * invscaling; HOG_SCHED_AUTO becomes invscaling), the serial and
      * Hogwild! trainers. 0 (default): the last iterate. */
     uint64_t average;
+    /* The losses' parameters (docs/TRAINING.md, "Losses"): epsilon, the
+     * threshold of HOG_LOSS_HUBER and the tube of the two
+     * epsilon-insensitive losses (LIBLINEAR's -p), >= 0, default 0.1;
+     * quantile_tau, HOG_LOSS_QUANTILE's quantile in (0, 1), default 0.5.
+     * A loss that takes neither ignores them. */
+    double epsilon;
+    double quantile_tau;
 } hog_train_opts;
 
 /* What the validation set saw (hog_train_hooks.valid_stats). */
@@ -859,6 +876,9 @@ HOG_API void hog_model_free(hog_model *m);
 
 HOG_API uint64_t hog_model_features(const hog_model *m);
 HOG_API hog_loss hog_model_loss(const hog_model *m);
+/* The parameter of the model's loss (epsilon or quantile_tau, as
+ * hog_train_opts; 0 for a loss that takes none). */
+HOG_API double hog_model_loss_param(const hog_model *m);
 /* Binary and regression models: the n_features weights (+ the bias
  * weight). K classes: K such vectors one after another, in the order of
  * hog_model_classes(). */
@@ -897,9 +917,14 @@ typedef struct hog_model_spec {
      * before it (HOG_MODEL_SPEC_SIZE_V1) describes and builds models
      * without interactions. */
     const char *interactions;
+    /* As hog_model_loss_param(); a caller whose size ends before it
+     * (HOG_MODEL_SPEC_SIZE_V2) builds models of 0. */
+    double loss_param;
 } hog_model_spec;
 /* The size of the struct before interactions was added. */
 #define HOG_MODEL_SPEC_SIZE_V1 offsetof(hog_model_spec, interactions)
+/* The size of the struct before loss_param was added. */
+#define HOG_MODEL_SPEC_SIZE_V2 offsetof(hog_model_spec, loss_param)
 
 /* Fills s (s->classes points into m); s->size must be set. */
 HOG_API void hog_model_describe(const hog_model *m, hog_model_spec *s);
@@ -944,7 +969,9 @@ HOG_API hog_status hog_model_predict(const hog_model *m, const hog_data *d,
  * probs[i * K], classes in hog_model_classes() order; softmax models
  * exp(s_c) / sum, one-vs-rest sigma(s_c) / sum sigma, as LIBLINEAR's -b 1),
  * or rows * 2 for a binary model (the positive label's, then the
- * negative's). Other losses: HOG_ENOTSUP with a sentence. */
+ * negative's). Modified Huber models: (clip(s, -1, 1) + 1) / 2, K classes'
+ * normalised (uniform where all are 0), as scikit-learn's predict_proba.
+ * Other losses: HOG_ENOTSUP with a sentence. */
 HOG_API hog_status hog_model_probabilities(const hog_model *m,
                                            const hog_data *d, double *probs,
                                            hog_err *err);

@@ -75,7 +75,7 @@ static double *naive_average(const hog_data *d, const hog_train_opts *o,
                 m += w[r.idx[k]] * r.val[k];
             if (o->bias != 0)
                 m += w[nf] * o->bias;
-            double dl = hog_loss_deriv(o->loss, y, m);
+            double dl = hog_loss_deriv(o->loss, hog_loss_param_of(o), y, m);
             memset(g, 0, nw * sizeof *g);
             for (uint32_t k = 0; k < r.nnz; k++)
                 g[r.idx[k]] = dl * r.val[k];

@@ -266,7 +266,9 @@ Test(cli, option_mistakes_read_the_same_in_every_subcommand)
     for (size_t i = 0; i < sizeof modelled / sizeof modelled[0]; i++) {
         snprintf(args, sizeof args, "--loss cubic %s", modelled[i][1]);
         expect_usage_error(modelled[i][0], args, "--loss: unknown loss 'cubic' "
-                           "(logistic, hinge, sqhinge, squared)");
+                           "(logistic, hinge, sqhinge, squared, "
+                           "modified_huber, huber, epsilon_insensitive, "
+                           "squared_epsilon_insensitive, quantile, poisson)");
         snprintf(args, sizeof args, "--l2 -1 %s", modelled[i][1]);
         expect_usage_error(modelled[i][0], args, "--l2: '-1' is not a number >= 0");
     }
@@ -898,7 +900,8 @@ Test(cli, mistypes_suggest_the_nearest_name)
     cr_assert_null(strstr(out, "did you mean"), "%s", out);
     static const char *const typos[][4] = {
         { "train", "x.svm", "--epoch 5", "--epochs" },
-        { "train", "x.svm", "--ep 3", "--epochs" }, /* the start of one name */
+        /* the start of one name ("--ep" starts --epsilon's too) */
+        { "train", "x.svm", "--epo 3", "--epochs" },
         { "train", "x.svm", "--epohcs=5", "--epochs" },
         { "train", "x.svm", "--gpu 0", "--gpus" },
         { "predict", "m.hgm d.svm", "--socres", "--scores" },

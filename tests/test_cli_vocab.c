@@ -26,6 +26,15 @@ static const struct {
                        "--loss sqhinge --C 1" },
     { "train", "-s 0", "here: --algo newton --loss logistic --C 1" },
     { "train", "-s 6", "here: --algo scd --loss logistic --reg l1 --C 1" },
+    { "train", "-s 11", "here: --algo newton --loss "
+                        "squared_epsilon_insensitive --C 1" },
+    { "train", "-s 13", "here: --algo dcd --loss epsilon_insensitive --C 1" },
+    { "train", "-p 0.2", "-p 0.2 is LIBLINEAR's epsilon of the SVR loss; "
+                         "here: --loss squared_epsilon_insensitive "
+                         "--epsilon 0.2" },
+    { "train", "--quantile_tau 0.3", "--quantile_tau 0.3 is Vowpal Wabbit's "
+                                     "quantile loss's tau; here: --loss "
+                                     "quantile --quantile-tau 0.3" },
     { "train", "-s 4", "here: not here (Crammer and Singer's" },
     { "train", "--oaa 20", "--oaa 20 is Vowpal Wabbit's one-against-all; "
                            "here: nothing: 3 or more label values" },

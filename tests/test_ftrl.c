@@ -76,7 +76,7 @@ static double *reference(const hog_data *d, const hog_train_opts *o)
             double m = w[nf] * o->bias;
             for (uint32_t k = 0; k < r.nnz; k++)
                 m += w[r.idx[k]] * (double)r.val[k];
-            double dl = hog_loss_deriv(o->loss, y, m);
+            double dl = hog_loss_deriv(o->loss, 0.0, y, m);
             if (dl == 0.0)
                 continue;
             for (uint32_t k = 0; k <= r.nnz; k++) {

@@ -146,7 +146,7 @@ static double *eager(const hog_data *d, const hog_train_opts *o)
             double m = w[nf] * o->bias;
             for (uint32_t k = 0; k < r.nnz; k++)
                 m += w[r.idx[k]] * r.val[k];
-            double dl = hog_loss_deriv(o->loss, y, m);
+            double dl = hog_loss_deriv(o->loss, 0.0, y, m);
             memset(g, 0, nw * sizeof *g);
             for (uint32_t k = 0; k < r.nnz; k++)
                 g[r.idx[k]] = dl * r.val[k];
@@ -390,7 +390,7 @@ static void emulate_minibatch(const hog_data *d, const hog_train_opts *o,
                 for (int32_t x = roff[r]; x < roff[r + 1]; x++)
                     m += (double)w[col[x]] * val[x];
                 margin[r] = (float)m;
-                dv[r] = (float)(hog_loss_deriv(o->loss, y[r], margin[r]) /
+                dv[r] = (float)(hog_loss_deriv(o->loss, 0.0, y[r], margin[r]) /
                                 b->rows);
             }
             const int32_t *tcol = s.tcol + b->at_uniq;

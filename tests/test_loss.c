@@ -25,10 +25,10 @@ Test(loss, derivative_matches_central_differences)
                 if (loss != HOG_LOSS_SQUARED && loss != HOG_LOSS_LOGISTIC &&
                     fabs(1.0 - y * m) < 1e-3)
                     continue;
-                double fd = (hog_loss_value(loss, y, m + h) -
-                             hog_loss_value(loss, y, m - h)) /
+                double fd = (hog_loss_value(loss, 0.0, y, m + h) -
+                             hog_loss_value(loss, 0.0, y, m - h)) /
                             (2 * h);
-                double d = hog_loss_deriv(loss, y, m);
+                double d = hog_loss_deriv(loss, 0.0, y, m);
                 cr_assert(fabs(fd - d) <= 1e-6 * fmax(1.0, fabs(d)),
                           "%s loss, y = %g, m = %g: derivative %.10g, "
                           "central difference %.10g",
@@ -42,16 +42,16 @@ Test(loss, derivative_matches_central_differences)
 
 Test(loss, known_values)
 {
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, 1, 0), log(2.0), 1e-15);
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, -1, 2),
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, 0.0, 1, 0), log(2.0), 1e-15);
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, 0.0, -1, 2),
                        log1p(exp(2.0)), 1e-14);
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_HINGE, 1, 0.25), 0.75, 1e-15);
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_HINGE, -1, -3), 0.0, 1e-15);
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_SQHINGE, -1, 0.5), 2.25, 1e-15);
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_SQUARED, 3, 1), 2.0, 1e-15);
-    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_LOGISTIC, 1, 0), -0.5, 1e-15);
-    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_SQHINGE, 1, 0.5), -1.0, 1e-15);
-    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_SQUARED, 3, 1), -2.0, 1e-15);
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_HINGE, 0.0, 1, 0.25), 0.75, 1e-15);
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_HINGE, 0.0, -1, -3), 0.0, 1e-15);
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_SQHINGE, 0.0, -1, 0.5), 2.25, 1e-15);
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_SQUARED, 0.0, 3, 1), 2.0, 1e-15);
+    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_LOGISTIC, 0.0, 1, 0), -0.5, 1e-15);
+    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_SQHINGE, 0.0, 1, 0.5), -1.0, 1e-15);
+    cr_assert_float_eq(hog_loss_deriv(HOG_LOSS_SQUARED, 0.0, 3, 1), -2.0, 1e-15);
 }
 
 Test(loss, logistic_is_stable_for_large_margins)
@@ -60,22 +60,22 @@ Test(loss, logistic_is_stable_for_large_margins)
     for (int i = 0; i < 6; i++) {
         double m = ms[i];
         /* right side: tiny but exact-ish, never NaN */
-        double v = hog_loss_value(HOG_LOSS_LOGISTIC, 1, m);
+        double v = hog_loss_value(HOG_LOSS_LOGISTIC, 0.0, 1, m);
         cr_assert(isfinite(v) && v >= 0 && v <= exp(-m) * 1.0000001 + 1e-300,
                   "loss(+1, %g) = %g", m, v);
-        double d = hog_loss_deriv(HOG_LOSS_LOGISTIC, 1, m);
+        double d = hog_loss_deriv(HOG_LOSS_LOGISTIC, 0.0, 1, m);
         cr_assert(isfinite(d) && d <= 0 && d > -1e-17, "d(+1, %g) = %g", m, d);
         /* wrong side: linear, no overflow */
-        v = hog_loss_value(HOG_LOSS_LOGISTIC, 1, -m);
+        v = hog_loss_value(HOG_LOSS_LOGISTIC, 0.0, 1, -m);
         cr_assert(isfinite(v) && fabs(v - m) <= 1e-12 * m + 1e-15,
                   "loss(+1, %g) = %g", -m, v);
-        d = hog_loss_deriv(HOG_LOSS_LOGISTIC, 1, -m);
+        d = hog_loss_deriv(HOG_LOSS_LOGISTIC, 0.0, 1, -m);
         cr_assert(isfinite(d) && fabs(d + 1) < 1e-15, "d(+1, %g) = %g", -m, d);
-        d = hog_loss_deriv(HOG_LOSS_LOGISTIC, -1, m);
+        d = hog_loss_deriv(HOG_LOSS_LOGISTIC, 0.0, -1, m);
         cr_assert(isfinite(d) && fabs(d - 1) < 1e-15, "d(-1, %g) = %g", m, d);
     }
     /* small margins keep full precision: log1p(exp(-z)) at z = 40 */
-    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, 1, 40), exp(-40.0),
+    cr_assert_float_eq(hog_loss_value(HOG_LOSS_LOGISTIC, 0.0, 1, 40), exp(-40.0),
                        1e-30);
 }
 

@@ -68,8 +68,8 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o,
             double m = o->bias != 0 ? w[nf] * o->bias : 0.0;
             for (uint32_t k = 0; k < r.nnz; k++)
                 m += w[r.idx[k]] * (double)(float)r.val[k];
-            double dl = hog_loss_deriv(o->loss, y, m);
-            loss += hog_loss_value(o->loss, y, m);
+            double dl = hog_loss_deriv(o->loss, 0.0, y, m);
+            loss += hog_loss_value(o->loss, 0.0, y, m);
             right += (m > 0) == (y > 0);
             memset(g, 0, nw * sizeof *g);
             for (uint32_t k = 0; k < r.nnz; k++)

@@ -20,9 +20,24 @@ _LOSSES = {
     "hinge": _h.LOSS_HINGE,
     "sqhinge": _h.LOSS_SQHINGE, "squared_hinge": _h.LOSS_SQHINGE,
     "squared": _h.LOSS_SQUARED, "squared_error": _h.LOSS_SQUARED,
+    "modified_huber": _h.LOSS_MODIFIED_HUBER, "huber": _h.LOSS_HUBER,
+    "epsilon_insensitive": _h.LOSS_EPS_INSENSITIVE,
+    "squared_epsilon_insensitive": _h.LOSS_SQ_EPS_INSENSITIVE,
+    "quantile": _h.LOSS_QUANTILE, "poisson": _h.LOSS_POISSON,
 }
 _LOSS_NAMES = {_h.LOSS_LOGISTIC: "logistic", _h.LOSS_HINGE: "hinge",
-               _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared"}
+               _h.LOSS_SQHINGE: "sqhinge", _h.LOSS_SQUARED: "squared",
+               _h.LOSS_MODIFIED_HUBER: "modified_huber",
+               _h.LOSS_HUBER: "huber",
+               _h.LOSS_EPS_INSENSITIVE: "epsilon_insensitive",
+               _h.LOSS_SQ_EPS_INSENSITIVE: "squared_epsilon_insensitive",
+               _h.LOSS_QUANTILE: "quantile", _h.LOSS_POISSON: "poisson"}
+# the regression losses (docs/TRAINING.md, "Losses"); the rest classify
+_REGRESSION = (_h.LOSS_SQUARED, _h.LOSS_HUBER, _h.LOSS_EPS_INSENSITIVE,
+               _h.LOSS_SQ_EPS_INSENSITIVE, _h.LOSS_QUANTILE,
+               _h.LOSS_POISSON)
+# the classifiers whose scores give probabilities
+_PROBABILISTIC = (_h.LOSS_LOGISTIC, _h.LOSS_MODIFIED_HUBER)
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
@@ -128,6 +143,10 @@ class _Base(Params, BaseEstimator):
         average = self._average()
         if average:
             o["average"] = average
+        for name in ("epsilon", "quantile_tau"):  # Regressor's
+            value = getattr(self, name, None)
+            if value is not None:
+                o[name] = _number(name, value)
         if not self.fit_intercept:
             o["bias"] = 0.0
         elif self.intercept_scaling is not None:
@@ -458,7 +477,7 @@ class Classifier(ClassifierMixin, _Base):
     row for two classes: the score of classes_[1]).
     """
 
-    _losses = {k: v for k, v in _LOSSES.items() if v != _h.LOSS_SQUARED}
+    _losses = {k: v for k, v in _LOSSES.items() if v not in _REGRESSION}
 
     def __init__(self, loss="logistic", *, alpha=None, l1=None, C=None,
                  algorithm=None, n_jobs=None, epochs=None, max_iter=None,
@@ -653,13 +672,15 @@ class Classifier(ClassifierMixin, _Base):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def _is_logistic(self):
-        return _LOSSES.get(self.loss) == _h.LOSS_LOGISTIC
+        return _LOSSES.get(self.loss) in _PROBABILISTIC
 
     @available_if(_is_logistic)
     def predict_proba(self, X):
-        """Class probabilities (logistic models), columns in classes_
-        order: sigma(score) for two classes, softmax for a softmax model,
-        one-vs-rest sigma(s_c) / sum sigma (LIBLINEAR's -b 1)."""
+        """Class probabilities (logistic and modified Huber models),
+        columns in classes_ order: sigma(score) for two classes, softmax
+        for a softmax model, one-vs-rest sigma(s_c) / sum sigma
+        (LIBLINEAR's -b 1); modified Huber: (clip(score, -1, 1) + 1) / 2,
+        K classes' normalised, as scikit-learn's."""
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
@@ -698,12 +719,16 @@ class Regressor(RegressorMixin, _Base):
         (1/n) sum_i v_i (w.x_i + b - y_i)^2 / 2 + alpha/2 |w|^2 + l1 |w|_1
 
     with v_i = sample_weight[i]. The parameters are Classifier's (without
-    multiclass and class_weight); loss is "squared" ("squared_error").
+    multiclass and class_weight); loss is "squared" ("squared_error"), or
+    "huber", "epsilon_insensitive", "squared_epsilon_insensitive" (with
+    epsilon, default 0.1, as scikit-learn's SGDRegressor), "quantile"
+    (with quantile_tau, default 0.5) or "poisson" (predicting
+    exp(w.x + b)); docs/TRAINING.md, "Losses".
     algorithm="newton" solves ridge (alpha > 0 or C, l1 0) to tol,
     LIBLINEAR's -s 11; algorithm="scd" the Lasso; algorithm="lbfgs" both
     (OWL-QN when l1 > 0)."""
 
-    _losses = {k: v for k, v in _LOSSES.items() if v == _h.LOSS_SQUARED}
+    _losses = {k: v for k, v in _LOSSES.items() if v in _REGRESSION}
 
     def __init__(self, loss="squared", *, alpha=None, l1=None, C=None,
                  algorithm=None, n_jobs=None, epochs=None, max_iter=None,
@@ -714,8 +739,11 @@ class Regressor(RegressorMixin, _Base):
                  penalty=None, l1_ratio=None, learning_rate=None, eta0=None,
                  power_t=None, early_stopping=False,
                  validation_fraction=None, n_iter_no_change=None,
-                 hash_bits=None, n_features=None, average=False):
+                 hash_bits=None, n_features=None, average=False,
+                 epsilon=None, quantile_tau=None):
         self.loss = loss
+        self.epsilon = epsilon
+        self.quantile_tau = quantile_tau
         self.alpha = alpha
         self.l1 = l1
         self.C = C
@@ -804,7 +832,11 @@ class Regressor(RegressorMixin, _Base):
                              "model: it is damaged")
 
     def predict(self, X):
+        """w.x + b per row; exp(w.x + b) under the Poisson loss (its
+        log link)."""
         out, _ = self._scores(X)
+        if self._spec["loss"] == _h.LOSS_POISSON:
+            return np.exp(out.ravel())
         return out.ravel()
 
 
@@ -867,6 +899,11 @@ def load(path):
               intercept_scaling=bias if bias != 0 else 1.0)
     w = np.frombuffer(m.weights(), np.float32)
     if spec["regression"]:
+        if spec["loss"] == _h.LOSS_QUANTILE:
+            kw["quantile_tau"] = spec["loss_param"]
+        elif spec["loss"] in (_h.LOSS_HUBER, _h.LOSS_EPS_INSENSITIVE,
+                              _h.LOSS_SQ_EPS_INSENSITIVE):
+            kw["epsilon"] = spec["loss_param"]
         est = Regressor(loss, **kw)
     else:
         est = Classifier(loss, multiclass="softmax"

@@ -37,7 +37,7 @@ static uint64_t model_len(const hog_model *m)
 PyDoc_STRVAR(Model_describe_doc,
 "describe() -> dict: the model's hog_model_spec (n_features, loss, bias,\n"
 "regression, label_pos, label_neg, n_classes, classes, multiclass, l1,\n"
-"l2, hash_bits, hash_seed, interactions: \"ab,cd\" or None).");
+"l2, hash_bits, hash_seed, interactions: \"ab,cd\" or None, loss_param).");
 
 static PyObject *Model_describe(ModelObject *self, PyObject *unused)
 {
@@ -55,7 +55,7 @@ static PyObject *Model_describe(ModelObject *self, PyObject *unused)
         PyTuple_SET_ITEM(classes, c, v);
     }
     return Py_BuildValue("{s:K,s:i,s:d,s:O,s:d,s:d,s:I,s:N,s:i,s:d,s:d,"
-                         "s:I,s:I,s:z}",
+                         "s:I,s:I,s:z,s:d}",
                          "n_features", (unsigned long long)s.n_features,
                          "loss", (int)s.loss, "bias", s.bias,
                          "regression", s.regression ? Py_True : Py_False,
@@ -64,7 +64,8 @@ static PyObject *Model_describe(ModelObject *self, PyObject *unused)
                          "multiclass", (int)s.multiclass, "l1", s.l1,
                          "l2", s.l2, "hash_bits", s.hash_bits,
                          "hash_seed", (unsigned)s.hash_seed,
-                         "interactions", s.interactions);
+                         "interactions", s.interactions,
+                         "loss_param", s.loss_param);
 }
 
 PyDoc_STRVAR(Model_weights_doc,
@@ -195,7 +196,8 @@ static PyObject *mod_from_weights(PyObject *mod, PyObject *args)
         dict_double(spec, "l1", &s.l1, 0) < 0 ||
         dict_double(spec, "l2", &s.l2, 0) < 0 ||
         dict_whole(spec, "hash_bits", UINT_MAX, &bits, 0) < 0 ||
-        dict_whole(spec, "hash_seed", UINT32_MAX, &seed, 0) < 0)
+        dict_whole(spec, "hash_seed", UINT32_MAX, &seed, 0) < 0 ||
+        dict_double(spec, "loss_param", &s.loss_param, 0) < 0)
         return NULL;
     s.n_features = (uint64_t)nf;
     s.loss = (hog_loss)(int)loss;

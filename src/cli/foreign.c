@@ -74,7 +74,7 @@ static const struct foreign table[] = {
     { "--data", IN_BOTH, ARG_WORD, VW, "data file",
       "the data file is an operand, with no flag before it: %s" },
     { "-p", IN_TRAIN, ARG_NUMBER, LL, "epsilon of the SVR loss",
-      "not here yet: --loss squared is -p 0's loss" },
+      "--loss squared_epsilon_insensitive --epsilon %s" },
     { "-p", IN_TRAIN, ARG_WORD, VW, "predictions file",
       "hogtrain predict MODEL DATA -o %s" },
     { "--predictions", IN_TRAIN, ARG_WORD, VW, "predictions file",
@@ -88,6 +88,8 @@ static const struct foreign table[] = {
     { "--power_t", IN_TRAIN, ARG_NUMBER, VW, "power of the step's decay",
       "--schedule invscaling --power %s" },
     { "--loss_function", IN_TRAIN, ARG_WORD, VW, "loss", "--loss %s" },
+    { "--quantile_tau", IN_TRAIN, ARG_NUMBER, VW, "quantile loss's tau",
+      "--loss quantile --quantile-tau %s" },
     { "--random_seed", IN_TRAIN, ARG_NUMBER, VW, "seed", "--seed %s" },
     { "--hash_seed", IN_TRAIN, ARG_NUMBER, VW, "hash seed",
       "--hash-seed %s" },
@@ -141,10 +143,12 @@ static const char *solver(long s)
     case 5: return "--algo scd --loss sqhinge --reg l1 --C 1";
     case 6: return "--algo scd --loss logistic --reg l1 --C 1";
     case 7: return "--algo dcd --loss logistic --C 1";
-    case 11: return "--algo newton --loss squared --C 1 (-p 0's problem)";
-    case 12:
-    case 13: return "not here yet (the epsilon-insensitive losses); -p 0's "
-                    "problem: --algo newton --loss squared --C 1";
+    case 11: return "--algo newton --loss squared_epsilon_insensitive --C 1 "
+                    "(-p is --epsilon, 0.1 here too)";
+    case 12: return "--algo dcd --loss squared_epsilon_insensitive --C 1 "
+                    "(-p is --epsilon, 0.1 here too)";
+    case 13: return "--algo dcd --loss epsilon_insensitive --C 1 (-p is "
+                    "--epsilon, 0.1 here too)";
     case 21: return "not here (one-class SVM)";
     default: return NULL;
     }

@@ -2,6 +2,8 @@
  * by content (hog_file_kind, src/io/input.c). */
 #include "cli/cli.h"
 
+#include "core/loss.h"
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -226,7 +228,13 @@ static int info_model(const char *path, enum hog_file_kind k,
                                           : "LIBLINEAR text model");
     ROW("size", "%s (%llu bytes)", hog_cli_bytes(b, sizeof b, (double)st->st_size),
         (unsigned long long)st->st_size);
-    ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
+    if (hog_loss_rows[m->loss].param == HOG_LOSS_PARAM_NONE)
+        ROW("loss", "%s", hog_cli_loss_name(hog_model_loss(m)));
+    else
+        ROW("loss", "%s (%s %g)", hog_cli_loss_name(hog_model_loss(m)),
+            hog_loss_rows[m->loss].param == HOG_LOSS_PARAM_TAU
+                ? "quantile tau" : "epsilon",
+            hog_model_loss_param(m));
     if (isfinite(m->l1) && isfinite(m->l2))
         ROW("regularization", "l1 %g, l2 %g", m->l1, m->l2);
     else

@@ -2,6 +2,7 @@
  * a LIBLINEAR text model) on a data set, for a given loss and
  * regularization, so that two solvers can be compared on one problem. */
 #include "cli/cli.h"
+
 #include "coordinate/coordinate.h"
 #include "core/loss.h"
 
@@ -9,12 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LOSS = HOG_CLI_OPT_OWN, OPT_L1, OPT_L2, OPT_C, OPT_REG, OPT_WEIGHTS };
+enum {
+    OPT_LOSS = HOG_CLI_OPT_OWN, OPT_L1, OPT_L2, OPT_C, OPT_REG, OPT_WEIGHTS,
+    OPT_EPSILON, OPT_QUANTILE_TAU
+};
 
 static const struct option longopts[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "loss", required_argument, NULL, OPT_LOSS },
+    { "epsilon", required_argument, NULL, OPT_EPSILON },
+    { "quantile-tau", required_argument, NULL, OPT_QUANTILE_TAU },
     { "l1", required_argument, NULL, OPT_L1 },
     { "l2", required_argument, NULL, OPT_L2 },
     { "C", required_argument, NULL, OPT_C },
@@ -35,7 +41,9 @@ static const char help[] =
     "LIBLINEAR's scale: 1/2 |w|^2 + C sum v_i loss_i = F / l2 with\n"
     "C = 1/(l2 n), or |w|_1 + C sum v_i loss_i = F / l1 with C = 1/(l1 n).\n"
     "\n"
-    "  --loss L      logistic, hinge, sqhinge or squared (default: the model's)\n"
+    "  --loss L      any of train's (default: the model's)\n"
+    "  --epsilon X, --quantile-tau X  the loss's parameter (default: the\n"
+    "                model's for its loss, else train's)\n"
     "  --l1 X, --l2 X  the strengths (default: the model's, when it records them)\n"
     "  --C X         LIBLINEAR's C: sets l2 (or l1, see --reg) to 1/(C n)\n"
     "  --reg R       l1 or l2: which strength --C sets (default: the model's\n"
@@ -51,7 +59,8 @@ static const char help[] =
     "  -q, --quiet   print nothing on standard error\n"
     "\n"
     "Standard output: one 'name value' per line: objective, mean_loss,\n"
-    "regularizer, l1, l2, C, liblinear_objective, nonzero_weights, rows.\n"
+    "regularizer, loss (and its epsilon or quantile_tau), l1, l2, C,\n"
+    "liblinear_objective, nonzero_weights, rows.\n"
     HOG_CLI_EXIT_HELP;
 
 static const struct hog_cli_cmd cmd = {
@@ -64,8 +73,9 @@ static const struct hog_cli_cmd cmd = {
 
 struct objective_args {
     const char *model, *data, *weights;
-    bool quiet, have_loss, have_l1, have_l2, have_c, have_reg;
+    bool quiet, have_loss, have_l1, have_l2, have_c, have_reg, have_param;
     hog_loss loss;
+    hog_train_opts param; /* --epsilon and --quantile-tau, or defaults */
     double l1, l2, C;
     int reg_l1; /* --reg l1 */
     hog_load_opts lo;
@@ -101,6 +111,8 @@ static int parse(int argc, char **argv, struct objective_args *a)
     a->have_c = op.seen[OPT_C];
     a->have_reg = op.seen[OPT_REG];
     a->have_loss = op.seen[OPT_LOSS];
+    a->have_param = op.seen[OPT_EPSILON] || op.seen[OPT_QUANTILE_TAU];
+    a->param = model;
     a->have_l1 = op.seen[OPT_L1];
     a->have_l2 = op.seen[OPT_L2];
     a->loss = model.loss;
@@ -138,6 +150,12 @@ int hog_cli_objective(int argc, char **argv)
     }
 
     hog_loss loss = a.have_loss ? a.loss : m->loss;
+    /* the model's parameter is its own loss's: another loss, or one
+     * given, takes the options' */
+    if (loss != m->loss || a.have_param) {
+        a.param.loss = loss;
+        m->loss_param = hog_loss_param_of(&a.param);
+    }
     double l1 = m->l1, l2 = m->l2;
     if (a.have_c) {
         /* LIBLINEAR models mark their kind with NaN ("regularized,
@@ -171,6 +189,11 @@ int hog_cli_objective(int argc, char **argv)
     printf("mean_loss %.12g\n", ob.mean_loss);
     printf("regularizer %.12g\n", ob.reg);
     printf("loss %s\n", hog_cli_loss_name(loss));
+    if (hog_loss_rows[loss].param != HOG_LOSS_PARAM_NONE)
+        printf("%s %.12g\n",
+               hog_loss_rows[loss].param == HOG_LOSS_PARAM_TAU ? "quantile_tau"
+                                                               : "epsilon",
+               m->loss_param);
     printf("l1 %.12g\n", l1);
     printf("l2 %.12g\n", l2);
     printf("C %.12g\n", ob.C);

@@ -7,6 +7,8 @@
  * written and counted before the next is scored. */
 #include "cli/cli.h"
 
+#include "core/loss.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +57,9 @@ static const char help[] =
     "      --scores        write the raw score w.x + b instead of the label; K\n"
     "                      classes: a line 'labels L1 ... LK' first, then the K\n"
     "                      scores of each row in that order\n"
-    "      --probabilities logistic and softmax models: a line 'labels L1 ...'\n"
-    "                      first, then per row the predicted label and each\n"
+    "      --probabilities logistic, softmax and modified Huber models: a\n"
+    "                      line 'labels L1 ...' first, then per row the\n"
+    "                      predicted label and each\n"
     "                      class's probability (liblinear-predict -b 1's\n"
     "                      layout; binary: the positive label first)\n"
     "      --confusion     print the confusion matrix on standard error (rows:\n"
@@ -128,7 +131,8 @@ static int parse(int argc, char **argv, struct predict_args *a)
 static bool is_regression(const hog_model *m)
 {
     return !m->n_classes &&
-           (m->labels == HOG_LABELS_REAL || m->loss == HOG_LOSS_SQUARED);
+           (m->labels == HOG_LABELS_REAL ||
+            !hog_loss_is_classification(m->loss));
 }
 
 static const char *data_name(const char *path)
@@ -275,12 +279,14 @@ static void write_block(FILE *f, const hog_model *m, const hog_data *d,
                 fprintf(f, "%s\n", names[p]);
             tally_class(t, y, p);
         } else if (reg) {
-            fprintf(f, "%.9g\n", sc[i]);
+            /* the prediction: exp(score) under the Poisson loss */
+            double v = hog_loss_predict(m->loss, sc[i]);
+            fprintf(f, "%.9g\n", scores ? sc[i] : v);
             if (isnan(y)) {
                 t->unlabelled++;
                 continue;
             }
-            t->se += (sc[i] - y) * (sc[i] - y);
+            t->se += (v - y) * (v - y);
             t->rows++;
         } else {
             if (scores)
@@ -624,10 +630,12 @@ int hog_cli_predict(int argc, char **argv)
                                    hog_data_features(d), a.data,
                                    "predictions go on");
     if (a.kind == OUT_PROBABILITIES &&
-        (m->loss != HOG_LOSS_LOGISTIC || is_regression(m))) {
+        ((m->loss != HOG_LOSS_LOGISTIC &&
+          m->loss != HOG_LOSS_MODIFIED_HUBER) || is_regression(m))) {
         s = hog_errf(&err, HOG_EINVAL, "--probabilities: %s is a %s model; "
                      "probabilities come from logistic (and softmax) "
-                     "models, whose scores are log-odds", a.model,
+                     "models, whose scores are log-odds, and modified "
+                     "Huber ones", a.model,
                      hog_cli_loss_name(m->loss));
         goto fail;
     }

@@ -25,6 +25,8 @@ enum {
     OPT_ETA,
     OPT_SCHEDULE,
     OPT_POWER,
+    OPT_EPSILON,
+    OPT_QUANTILE_TAU,
     OPT_BIAS,
     OPT_ALGO,
     OPT_UPDATE,

@@ -116,6 +116,8 @@ static void help(FILE *f)
           "\n"
           "model:\n", f);
     option(f, "loss");
+    option(f, "epsilon");
+    option(f, "quantile-tau");
     option(f, "l1");
     option(f, "l2");
     fputs("      --C X              LIBLINEAR's C instead: l2 = 1/(C n), l1 = 0, n the\n"

@@ -4,6 +4,8 @@
  * (train_net.c), then the checks of options that only make sense together. */
 #include "cli/train.h"
 
+#include "core/loss.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,8 @@ const struct option hog_cli_train_longopts[] = {
     { "eta", required_argument, NULL, OPT_ETA },
     { "schedule", required_argument, NULL, OPT_SCHEDULE },
     { "power", required_argument, NULL, OPT_POWER },
+    { "epsilon", required_argument, NULL, OPT_EPSILON },
+    { "quantile-tau", required_argument, NULL, OPT_QUANTILE_TAU },
     { "bias", required_argument, NULL, OPT_BIAS },
     { "algo", required_argument, NULL, OPT_ALGO },
     { "update", required_argument, NULL, OPT_UPDATE },
@@ -614,6 +618,16 @@ static int file_options(const struct train_args *a, const unsigned char *seen)
     if (seen[OPT_POWER] && a->o.schedule != HOG_SCHED_INVSCALING)
         return hog_cli_usage_error(cmd, "--power applies to --schedule "
                                    "invscaling only");
+    if (seen[OPT_EPSILON] &&
+        hog_loss_rows[a->o.loss].param != HOG_LOSS_PARAM_EPSILON)
+        return hog_cli_usage_error(cmd, "--epsilon applies to --loss huber, "
+                                   "epsilon_insensitive and "
+                                   "squared_epsilon_insensitive, not %s",
+                                   hog_cli_loss_name(a->o.loss));
+    if (seen[OPT_QUANTILE_TAU] && a->o.loss != HOG_LOSS_QUANTILE)
+        return hog_cli_usage_error(cmd, "--quantile-tau applies to --loss "
+                                   "quantile, not %s",
+                                   hog_cli_loss_name(a->o.loss));
     if (a->init && a->model && hog_cli_same_file(a->init, a->model))
         return hog_cli_usage_error(cmd, "--init and -o name the same file");
     if (a->o.save_state && a->fmt != HOG_MODEL_HGM)

@@ -256,6 +256,13 @@ static int model_option(struct hog_cli_parser *p, int ch, const char *arg)
     if (strcmp(name, "power") == 0)
         return hog_cli_opt_double(c, name, arg, 0.0, HUGE_VAL, &o->power,
                                   "a number >= 0");
+    if (strcmp(name, "epsilon") == 0)
+        return hog_cli_opt_double(c, name, arg, 0.0, HUGE_VAL, &o->epsilon,
+                                  "a number >= 0");
+    if (strcmp(name, "quantile-tau") == 0)
+        return hog_cli_opt_double(c, name, arg, HOG_CLI_ABOVE(0.0),
+                                  HOG_CLI_BELOW(1.0), &o->quantile_tau,
+                                  "a number between 0 and 1 (exclusive)");
     if (strcmp(name, "eta") == 0)
         return hog_cli_opt_double(c, name, arg, HOG_CLI_ABOVE(0.0), HUGE_VAL,
                                   &o->eta, "a step size > 0");
@@ -519,6 +526,12 @@ bool hog_cli_parse_size(const char *s, uint64_t *out)
 const struct hog_cli_name hog_cli_loss_names[] = {
     { "logistic", HOG_LOSS_LOGISTIC, false }, { "hinge", HOG_LOSS_HINGE, false },
     { "sqhinge", HOG_LOSS_SQHINGE, false }, { "squared", HOG_LOSS_SQUARED, false },
+    { "modified_huber", HOG_LOSS_MODIFIED_HUBER, false },
+    { "huber", HOG_LOSS_HUBER, false },
+    { "epsilon_insensitive", HOG_LOSS_EPS_INSENSITIVE, false },
+    { "squared_epsilon_insensitive", HOG_LOSS_SQ_EPS_INSENSITIVE, false },
+    { "quantile", HOG_LOSS_QUANTILE, false },
+    { "poisson", HOG_LOSS_POISSON, false },
     { NULL, 0, false },
 };
 const struct hog_cli_name hog_cli_schedule_names[] = {

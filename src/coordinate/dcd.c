@@ -1,6 +1,7 @@
 /*
  * Dual coordinate descent for L2-regularized linear classifiers, run
- * asynchronously on the pool.
+ * asynchronously on the pool (support vector regression, the
+ * epsilon-insensitive losses: dcd_svr.c).
  *
  * With C = 1 / (l2 n), minimising the front door's objective
  * (1/n) sum loss(y_i w.x_i) + l2/2 |w|^2 is minimising LIBLINEAR's primal
@@ -331,7 +332,7 @@ static inline void gap_row(const struct dcd *s, uint64_t i, double m,
                            double *ent)
 {
     double yi = s->y[i], a = s->alpha[i];
-    double l = hog_loss_value(s->loss, yi, m);
+    double l = hog_loss_value(s->loss, 0.0, yi, m);
     *loss += s->rw ? (double)s->rw[i] * l : l;
     *sum_a += a;
     if (s->loss == HOG_LOSS_SQHINGE && a != 0.0) {
@@ -599,6 +600,9 @@ hog_status hog_dcd_train(struct hog_fit *f, hog_err *err)
                                               dcd_end, dcd_report };
     const hog_data *d = f->train;
     const hog_train_opts *o = f->o;
+    if (o->loss == HOG_LOSS_EPS_INSENSITIVE ||
+        o->loss == HOG_LOSS_SQ_EPS_INSENSITIVE)
+        return hog_dcd_svr_train(f, err);
     struct dcd s;
     memset(&s, 0, sizeof s);
     s.co.f = f;

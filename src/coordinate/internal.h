@@ -59,6 +59,10 @@ struct hog_coord {
  * solver frees the rest of its state afterwards, whatever was reached. */
 hog_status hog_coord_drive(struct hog_coord *c, uint64_t nnz, hog_err *err);
 
+/* dcd for the epsilon-insensitive losses (dcd_svr.c: LIBLINEAR's -s 13
+ * and -s 12), called by hog_dcd_train for them. */
+hog_status hog_dcd_svr_train(struct hog_fit *f, hog_err *err);
+
 /* Every one of the n coordinates active again, in order. */
 static inline void hog_coord_all_active(struct hog_coord *c, uint64_t n)
 {

@@ -6,6 +6,7 @@
  */
 #include "core.h"
 #include "cross.h"
+#include "loss.h"
 #include "forkjoin.h"
 
 #include <math.h>
@@ -338,6 +339,7 @@ void hog_model_describe(const hog_model *m, hog_model_spec *s)
         .hash_bits = m->hash_bits,
         .hash_seed = m->hash_seed,
         .interactions = m->cross.n ? m->cross_spec : NULL,
+        .loss_param = m->loss_param,
     };
     memcpy(s, &full, size < sizeof full ? size : sizeof full);
 }
@@ -364,8 +366,12 @@ static hog_status check_spec(const hog_model_spec *s, hog_err *err)
     if (s->n_features > HOG_MAX_FEATURES)
         return hog_errf(err, HOG_ERANGE, "a model of %llu features is more "
                         "than hogtrain keeps", (unsigned long long)s->n_features);
-    if ((unsigned)s->loss > HOG_LOSS_SQUARED)
+    if (!hog_loss_valid((int)s->loss))
         return hog_errf(err, HOG_EINVAL, "unknown loss %d", (int)s->loss);
+    if (s->size >= HOG_MODEL_SPEC_SIZE_V2 + sizeof s->loss_param &&
+        !hog_loss_param_ok(s->loss, s->loss_param))
+        return hog_errf(err, HOG_EINVAL, "the %s loss's parameter %g is out "
+                        "of its range", hog_loss_name(s->loss), s->loss_param);
     if (!isfinite(s->bias))
         return hog_errf(err, HOG_EINVAL, "the bias value must be finite");
     if (s->hash_bits > HOG_HASH_BITS_MAX)
@@ -383,7 +389,7 @@ static hog_status check_spec(const hog_model_spec *s, hog_err *err)
         return hog_errf(err, HOG_EINVAL, "%u classes: a K-class model has "
                         "3 to %u (0 for a binary or regression model)",
                         s->n_classes, HOG_MAX_CLASSES);
-    if (s->regression || s->loss == HOG_LOSS_SQUARED)
+    if (s->regression || !hog_loss_is_classification(s->loss))
         return hog_errf(err, HOG_EINVAL, "a K-class model has a "
                         "classification loss, not a regression");
     if ((unsigned)s->multiclass > HOG_MULTICLASS_SOFTMAX ||
@@ -442,6 +448,8 @@ hog_status hog_model_from_weights(const hog_model_spec *s, const float *w,
     }
     m->l1 = s->l1;
     m->l2 = s->l2;
+    if (s->size >= HOG_MODEL_SPEC_SIZE_V2 + sizeof s->loss_param)
+        m->loss_param = s->loss_param;
     m->hash_bits = s->hash_bits;
     m->hash_seed = s->hash_seed;
     if (cross.n) { /* the mask of the hashed space, as the parser's */

@@ -320,7 +320,9 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
             labels[i] = m->classes[hog_scores_argmax(s, k)];
         } else {
             double v = hog_sparse_dot(m->w, m->n_features, r, b);
-            labels[i] = !cls ? v : v > 0 ? m->label_pos : m->label_neg;
+            labels[i] = !cls    ? hog_loss_predict(m->loss, v)
+                        : v > 0 ? m->label_pos
+                                : m->label_neg;
         }
     }
     hog_scorer_free(&sc);
@@ -329,14 +331,33 @@ hog_status hog_model_predict(const hog_model *m, const hog_data *d,
     return HOG_OK;
 }
 
+/* scikit-learn's predict_proba of a modified Huber model: the score
+ * clipped to [-1, 1] and mapped onto [0, 1] (Zhang 2004's estimate). */
+static double mhuber_prob(double v)
+{
+    return (fmin(fmax(v, -1.0), 1.0) + 1.0) / 2.0;
+}
+
+/* One-vs-rest: each class's, normalised; uniform where all are 0, as
+ * scikit-learn's. */
+static void mhuber_probabilities(const double *s, uint32_t k, double *p)
+{
+    double sum = 0;
+    for (uint32_t c = 0; c < k; c++)
+        sum += p[c] = mhuber_prob(s[c]);
+    for (uint32_t c = 0; c < k; c++)
+        p[c] = sum > 0 ? p[c] / sum : 1.0 / k;
+}
+
 hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
                                    double *probs, hog_err *err)
 {
-    if (m->loss != HOG_LOSS_LOGISTIC)
+    bool mh = m->loss == HOG_LOSS_MODIFIED_HUBER;
+    if (m->loss != HOG_LOSS_LOGISTIC && !mh)
         return hog_errf(err, HOG_ENOTSUP,
-                        "probabilities come from logistic models; this "
-                        "model's loss is %s (its scores are margins, not "
-                        "log-odds)", hog_loss_name(m->loss));
+                        "probabilities come from logistic and modified "
+                        "Huber models; this model's loss is %s (its scores "
+                        "are margins, not log-odds)", hog_loss_name(m->loss));
     uint32_t k = m->n_classes;
     double *s = malloc((k ? k : 1) * sizeof *s);
     if (!s)
@@ -354,11 +375,14 @@ hog_status hog_model_probabilities(const hog_model *m, const hog_data *d,
         struct hog_row r = hog_data_row(d, &d->m, i, &xb);
         if (!k) {
             double v = hog_sparse_dot(m->w, m->n_features, r, b);
-            probs[2 * i] = 1.0 / (1.0 + exp(-v));
+            probs[2 * i] = mh ? mhuber_prob(v) : 1.0 / (1.0 + exp(-v));
             probs[2 * i + 1] = 1.0 - probs[2 * i];
         } else {
             hog_scorer_row(&sc, r, s);
-            hog_class_probabilities(m->multiclass, s, k, probs + i * k);
+            if (mh)
+                mhuber_probabilities(s, k, probs + i * k);
+            else
+                hog_class_probabilities(m->multiclass, s, k, probs + i * k);
         }
     }
     hog_scorer_free(&sc);

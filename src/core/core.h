@@ -173,6 +173,7 @@ struct hog_model {
     uint64_t n_features;
     float *w;
     hog_loss loss;
+    double loss_param; /* epsilon or tau (core/loss.h), else 0 */
     double l1, l2;
     double bias;
     double label_pos, label_neg; /* values written into LIBLINEAR models */

@@ -1,5 +1,6 @@
 /* The in-memory data set and the model object. */
 #include "core.h"
+#include "loss.h"
 #include "sparse.h"
 
 #include <math.h>
@@ -137,7 +138,8 @@ hog_status hog_model_new(uint64_t n_features, hog_loss loss, double bias,
     m->bias = bias;
     m->label_pos = 1.0;
     m->label_neg = -1.0;
-    m->labels = loss == HOG_LOSS_SQUARED ? HOG_LABELS_REAL : HOG_LABELS_BINARY;
+    m->labels = hog_loss_is_classification(loss) ? HOG_LABELS_BINARY
+                                                  : HOG_LABELS_REAL;
     *out = m;
     return HOG_OK;
 }
@@ -155,6 +157,7 @@ void hog_model_free(hog_model *m)
 
 uint64_t hog_model_features(const hog_model *m) { return m->n_features; }
 hog_loss hog_model_loss(const hog_model *m) { return m->loss; }
+double hog_model_loss_param(const hog_model *m) { return m->loss_param; }
 const float *hog_model_weights(const hog_model *m) { return m->w; }
 double hog_model_bias(const hog_model *m)
 {

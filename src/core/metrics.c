@@ -215,8 +215,9 @@ static void pass_block(struct pass *p, uint64_t b, struct hog_cross_buf *xb)
         p->sc[i] = s;
         p->pos[i] = pos;
         double target = hog_loss_target(m->loss, m->label_pos, r.y);
-        loss += v * hog_loss_value(m->loss, target, s);
-        se += v * ((s - y) * (s - y));
+        loss += v * hog_loss_value(m->loss, m->loss_param, target, s);
+        double e = hog_loss_predict(m->loss, s) - y;
+        se += v * (e * e);
         bool says_pos = p->cls ? s > 0 : s > p->mid;
         correct += says_pos == pos;
     }
@@ -290,7 +291,7 @@ static void class_losses(const hog_model *m, const double *s, int64_t y,
     double sum = 0, sig = 0;
     for (uint32_t c = 0; c < k; c++) {
         double t = (int64_t)c == y ? 1.0 : -1.0;
-        sum += hog_loss_value(m->loss, t, s[c]);
+        sum += hog_loss_value(m->loss, m->loss_param, t, s[c]);
         if (m->loss == HOG_LOSS_LOGISTIC)
             sig += 1.0 / (1.0 + exp(-s[c]));
     }

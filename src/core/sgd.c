@@ -567,7 +567,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
     const struct hog_sgd sc = *s;
     const struct hog_csr m = d->m;
     const float *const rw = spec.weighted ? d->row_w : NULL;
-    const bool has_w = spec.weighted && (!spec.crossed || rw);
+    const bool has_w = spec.weighted && rw; /* the table's losses: maybe NULL */
     const double pos = sc.label_pos;
     for (uint64_t i = 0; i < count; i++, t += stride) {
         /* Rows come in random order: fetch the offsets two rows ahead and
@@ -596,7 +596,7 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             mg = step_impl(&sc, r, y, w, t, 0.0, true, &dv, spec);
         }
         if (tally) /* the row's score before its step, summed as it goes */
-            hog_sgd_tally_add(tally, spec.loss, y, mg, w);
+            hog_sgd_tally_add(tally, spec.loss, spec.lp, y, mg, w);
     }
 }
 
@@ -660,13 +660,24 @@ static ALWAYS_INLINE struct spec spec_of(hog_loss loss, enum kind k, bool cas)
 }
 
 /* A weighted kind: the loss read at run time (one switch per row, in
- * hog_loss_deriv and the choice of prefetch), everything else folded. */
+ * hog_loss_deriv and the choice of prefetch), everything else folded.
+ * The losses past the first four run here too, weighted or not (a row
+ * without weights weighs 1, and d * 1 is d): their derivative is a call
+ * through their row of hog_loss_rows either way. */
 static ALWAYS_INLINE struct spec spec_weighted(const struct hog_sgd *s,
                                                enum kind k, bool cas)
 {
     struct spec p = spec_of(s->loss, k, cas);
     p.weighted = true;
+    p.lp = s->loss_param;
     return p;
+}
+
+/* The losses with loops of their own (run_table, split_table). */
+#define SPECIALISED_LOSSES ((int)HOG_LOSS_SQUARED + 1)
+static bool specialised(const struct hog_sgd *s)
+{
+    return (int)s->loss < SPECIALISED_LOSSES;
 }
 
 /* The kind of s. */
@@ -713,7 +724,7 @@ RUN_FNS(SQUARED)
     { [0] = { FOR_EACH_KIND(RUN_ENTRY, LOSS, 0) },                            \
       [1] = { FOR_EACH_KIND(RUN_ENTRY, LOSS, 1) } }
 /* [loss][cas][kind] */
-static run_fn *const run_table[4][2][KIND_COUNT] = {
+static run_fn *const run_table[SPECIALISED_LOSSES][2][KIND_COUNT] = {
     [HOG_LOSS_LOGISTIC] = RUN_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = RUN_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = RUN_ROW(SQHINGE),
@@ -780,8 +791,8 @@ static run_fn *run_fn_for(const struct hog_sgd *s, const hog_data *d,
 {
     if (HOG_UNLIKELY(d->m.ns != NULL))
         return run_x_table[cas][variant(s)];
-    return d->row_w ? run_w_table[cas][variant(s)]
-                    : run_table[s->loss][cas][variant(s)];
+    return d->row_w || !specialised(s) ? run_w_table[cas][variant(s)]
+                                       : run_table[s->loss][cas][variant(s)];
 }
 
 void hog_sgd_run_tally(const struct hog_sgd *s, const hog_data *d,
@@ -816,8 +827,9 @@ double hog_sgd_step(const struct hog_sgd *s, struct hog_row r, double y,
                     uint32_t t)
 {
     double dv;
-    return step_impl(s, r, y, 1.0, t, 0.0, true, &dv,
-                     spec_of(s->loss, variant(s), false));
+    struct spec p = spec_of(s->loss, variant(s), false);
+    p.lp = s->loss_param;
+    return step_impl(s, r, y, 1.0, t, 0.0, true, &dv, p);
 }
 
 /* ---- Cyclades: steps with some weights kept apart ------------------------------ */
@@ -848,7 +860,7 @@ FOR_EACH_KIND(SPLIT_FN, SQUARED)
 #define SPLIT_ENTRY(K, LOSS) [KIND_##K] = split_##LOSS##_##K,
 #define SPLIT_ROW(LOSS) { FOR_EACH_KIND(SPLIT_ENTRY, LOSS) }
 /* [loss][kind] */
-static hog_sgd_split_fn *const split_table[4][KIND_COUNT] = {
+static hog_sgd_split_fn *const split_table[SPECIALISED_LOSSES][KIND_COUNT] = {
     [HOG_LOSS_LOGISTIC] = SPLIT_ROW(LOGISTIC),
     [HOG_LOSS_HINGE] = SPLIT_ROW(HINGE),
     [HOG_LOSS_SQHINGE] = SPLIT_ROW(SQHINGE),
@@ -875,8 +887,8 @@ static hog_sgd_split_fn *const split_w_table[KIND_COUNT] = {
 
 hog_sgd_split_fn *hog_sgd_split_step(const struct hog_sgd *s, bool weighted)
 {
-    return weighted ? split_w_table[variant(s)]
-                    : split_table[s->loss][variant(s)];
+    return weighted || !specialised(s) ? split_w_table[variant(s)]
+                                       : split_table[s->loss][variant(s)];
 }
 
 /* update() catches the weight up to step t itself (stamped). */

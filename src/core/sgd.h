@@ -126,9 +126,9 @@ struct hog_sgd_tally {
 };
 
 static inline void hog_sgd_tally_add(struct hog_sgd_tally *t, hog_loss loss,
-                                     double y, double m, double v)
+                                     double p, double y, double m, double v)
 {
-    t->loss += v * hog_loss_value(loss, y, m);
+    t->loss += v * hog_loss_value(loss, p, y, m);
     t->right += (m > 0) == (y > 0);
     t->rows++;
 }

@@ -51,6 +51,7 @@ enum hog_sgd_reg {
 struct hog_sgd {
     /* the problem, fixed */
     hog_loss loss;
+    double loss_param;    /* epsilon or tau (core/loss.h), else 0 */
     hog_schedule schedule;
     double eta, l1, l2, power, bias;
     double label_pos;     /* classification: y = +1 where label == label_pos */

@@ -154,8 +154,9 @@ static ALWAYS_INLINE void wide_row(const struct hog_sgd *s, struct hog_row r,
     bool any = false;
     for (uint32_t c = 0; c < K; c++) {
         /* row_deriv()'s weighted d (d * 1 is d: no weights, no change) */
-        double d = hog_loss_deriv(loss, hog_loss_target(loss, s->wide_pos[c],
-                                                        r.y), m[c]) * rw;
+        double d = hog_loss_deriv(loss, s->loss_param,
+                                  hog_loss_target(loss, s->wide_pos[c], r.y),
+                                  m[c]) * rw;
         on[c] = d != 0.0;
         any |= d != 0.0;
         df[c] = (float)d;

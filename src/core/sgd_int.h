@@ -75,6 +75,8 @@ struct spec {
                              (core/cross.h); weighted too, row_w maybe NULL */
     bool ftrl;            /* FTRL-Proximal's (z, r) in place of w, g2 */
     bool avg;             /* the iterates summed (stamped; sgd_avg.h) */
+    double lp;            /* the loss's parameter (hog_sgd.loss_param);
+                             read only by the losses of their rows */
 };
 
 /* THE one place a row's loss derivative is made, for every kind: d =
@@ -86,7 +88,7 @@ struct spec {
 static ALWAYS_INLINE double row_deriv(struct spec spec, double y, double m,
                                       double rw, double *dout)
 {
-    double d = hog_loss_deriv(spec.loss, y, m);
+    double d = hog_loss_deriv(spec.loss, spec.lp, y, m);
     *dout = d;
     if (spec.weighted)
         d *= rw;

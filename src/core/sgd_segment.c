@@ -20,6 +20,7 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
 {
     memset(s, 0, sizeof *s);
     s->loss = o->loss;
+    s->loss_param = hog_loss_param_of(o);
     s->schedule = o->schedule;
     s->eta = o->eta;
     s->l1 = o->l1;

@@ -429,7 +429,7 @@ static void rows_group(struct cyc *c, uint64_t b, uint32_t k, uint64_t epos,
         const double v = rw ? (double)rw[row] : 1.0;
         double mg, dv = step(s, r, y, v, t, mx, with_bias, &mg);
         if (c->prog_loss) { /* the row scored before its step */
-            c->prog_loss[p] = v * hog_loss_value(loss, y, mg);
+            c->prog_loss[p] = v * hog_loss_value(loss, s->loss_param, y, mg);
             c->prog_right[p] = (mg > 0) == (y > 0);
         }
         if (hot) {

@@ -51,7 +51,7 @@ static void ref_step(struct ref *r, const uint64_t *perm, uint64_t lo,
         double m = hog_sparse_dot(w, r->nf, row, 0.0);
         if (bias)
             m += (double)w[r->nf] * o->bias;
-        double dl = hog_loss_deriv(o->loss, y, m) * inv_m;
+        double dl = hog_loss_deriv(o->loss, hog_loss_param_of(o), y, m) * inv_m;
         hog_sparse_axpy_d(r->g, dl, row);
         if (bias)
             r->g[r->nf] += dl * o->bias;

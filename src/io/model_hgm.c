@@ -33,8 +33,8 @@
  *         92    4  multiclass mode (hog_multiclass)
  *         96    8  reserved, zero (versions 4 and 5: flags, u32, bit 0
  *                  = the weights are stored sparsely, bit 1 = a names
- *                  section; then Q, u32, the number of interactions,
- *                  0..32)
+ *                  section, bit 2 = the loss's parameter; then Q, u32,
+ *                  the number of interactions, 0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
  *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
@@ -42,6 +42,8 @@
  *  104+8K+4Q  8  S, the size of the state section (u64)
  *     flag bit 1 (the header 8 bytes longer):
  *      then   8  N, the size of the names section (u64)
+ *     flag bit 2 (the header 8 bytes longer):
+ *      then   8  the loss's parameter (f64: epsilon or tau)
  *     then, dense:
  *     hsize   4*n  weights (f32), class c's vector at c * (n / K)
  *     or, sparse (version 4, flag bit 0):
@@ -76,11 +78,16 @@
  * as version 4; a model that keeps its optimizer's state (save_state)
  * as version 5, which older readers refuse by its number; a model that
  * keeps its features' names (--keep-names) as version 4 or 5 with flag
- * bit 1, which older readers refuse by its header size. A reader checks,
+ * bit 1, which older readers refuse by its header size; a model of a loss
+ * with a parameter (Huber, the epsilon-insensitive pair, quantile) as
+ * version 4 or 5 with flag bit 2, which older readers refuse by its
+ * loss (the losses without one keep their version). A reader checks,
  * in order: magic, version, that the declared sizes add up to the file's
  * size (before allocating anything), the CRC, then the fields.
  */
 #include "io/model_format.h"
+
+#include "core/loss.h"
 
 #include <stdlib.h>
 
@@ -93,6 +100,7 @@
 #define HGM_VERSION_STATE 5u  /* any, with the optimizer's state */
 #define HGM_FLAG_SPARSE 1u
 #define HGM_FLAG_NAMES 2u     /* versions 4 and 5: a names section */
+#define HGM_FLAG_LOSS_PARAM 4u /* versions 4 and 5: the loss's parameter */
 #define HGM_NAMES_HEAD 16u    /* the names section before its arrays */
 #define HGM_STATE_HEAD 32u    /* the state section before its arrays */
 
@@ -263,10 +271,12 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
 {
     uint32_t k = m->n_classes, q = m->cross.n;
     bool hashed = m->hash_bits != 0, v5 = m->state != NULL,
-         names = m->names != NULL, v4 = sparse || q || v5 || names;
+         names = m->names != NULL,
+         lp = hog_loss_rows[m->loss].param != HOG_LOSS_PARAM_NONE,
+         v4 = sparse || q || v5 || names || lp;
     *hsize = k || hashed || v4 ? HGM_HEADER_V2 + 8u * k + 4u * q
                                : HGM_HEADER_V1;
-    *hsize += (v5 ? 8u : 0u) + (names ? 8u : 0u);
+    *hsize += (v5 ? 8u : 0u) + (names ? 8u : 0u) + (lp ? 8u : 0u);
     unsigned char *h = calloc(1, *hsize);
     if (!h) {
         hog_errf(err, HOG_ENOMEM, "out of memory for a model header of %u "
@@ -301,7 +311,8 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
     }
     if (v4) {
         put_u32(h + 96, (sparse ? HGM_FLAG_SPARSE : 0) |
-                            (names ? HGM_FLAG_NAMES : 0));
+                            (names ? HGM_FLAG_NAMES : 0) |
+                            (lp ? HGM_FLAG_LOSS_PARAM : 0));
         put_u32(h + 100, q);
         for (uint32_t i = 0; i < q; i++) {
             h[HGM_HEADER_V2 + 8 * k + 4 * i] = m->cross.pair[i][0];
@@ -313,6 +324,10 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
     if (names)
         put_u64(h + HGM_HEADER_V2 + 8 * k + 4 * q + (v5 ? 8 : 0),
                 names_bytes(m));
+    if (lp)
+        put_f64(h + HGM_HEADER_V2 + 8 * k + 4 * q + (v5 ? 8 : 0) +
+                    (names ? 8 : 0),
+                m->loss_param);
     return h;
 }
 
@@ -416,7 +431,7 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
     uint64_t nf = get_u64(h + 64), nw = get_u64(h + 72);
     uint64_t k = version >= HGM_VERSION_K && get_u32(h + 88) ? get_u32(h + 88)
                                                              : 1;
-    if (loss > HOG_LOSS_SQUARED)
+    if (!hog_loss_valid((int)loss))
         return "unknown loss";
     if (kind > HOG_LABELS_REAL)
         return "unknown label kind";
@@ -438,13 +453,14 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
         if (version >= HGM_VERSION_SPARSE && get_u32(h + 100) && none)
             return "interactions of unhashed features";
         if (version >= HGM_VERSION_SPARSE &&
-            (get_u32(h + 96) & ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES)))
+            (get_u32(h + 96) &
+             ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES | HGM_FLAG_LOSS_PARAM)))
             return "unknown flags";
     }
     if (k == 1)
         return NULL;
     uint32_t mc = get_u32(h + 92);
-    if (loss == HOG_LOSS_SQUARED || kind != HOG_LABELS_BINARY)
+    if (!hog_loss_is_classification(loss) || kind != HOG_LABELS_BINARY)
         return "K classes of a regression model";
     if (mc > HOG_MULTICLASS_SOFTMAX)
         return "unknown multiclass mode";
@@ -603,6 +619,10 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     const uint32_t xn = version >= HGM_VERSION_SPARSE &&
                                 (get_u32(h + 96) & HGM_FLAG_NAMES)
                             ? 8u : 0u;
+    /* and with the loss's parameter flag: the parameter */
+    const uint32_t xp = version >= HGM_VERSION_SPARSE &&
+                                (get_u32(h + 96) & HGM_FLAG_LOSS_PARAM)
+                            ? 8u : 0u;
     bool sparse = false;
     if (version >= HGM_VERSION_K) {
         k = get_u32(h + 88);
@@ -618,7 +638,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
             return hog_errf(err, HOG_ECORRUPT,
                             "%s: invalid .hgm header: %u interactions (at "
                             "most %u)", path, q, HOG_MAX_INTERACTIONS);
-        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn) {
+        if (hsize != HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn + xp) {
             char ints[40] = "";
             if (q)
                 snprintf(ints, sizeof ints, " and %u interactions", q);
@@ -626,7 +646,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
                             "%s: .hgm header size %u, version %u with %u "
                             "classes%s has %u",
                             path, hsize, version, k, ints,
-                            HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn);
+                            HGM_HEADER_V2 + 8u * k + 4u * q + x5 + xn + xp);
         }
         sparse = version >= HGM_VERSION_SPARSE &&
                  (get_u32(h + 96) & HGM_FLAG_SPARSE);
@@ -634,15 +654,17 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
             return truncated_header(path, fsize, hsize, err);
     }
     uint64_t nw = get_u64(h + 72);
-    /* interactions, the state's size, z */
-    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 24];
+    /* interactions, the state's size, the names', the loss's parameter,
+     * z */
+    unsigned char extra[4 * HOG_MAX_INTERACTIONS + 32];
     uint32_t nx = 8u * k; /* the labels' bytes, read below */
     if ((uint64_t)hsize + 4 + (sparse ? 8 : 0) > fsize)
         return truncated_header(path, fsize, hsize, err);
     /* the interactions, S and z sit after the labels: read the labels now */
     unsigned char *lab0 = NULL;
     uint64_t z = 0, sbytes = 0, nbytes = 0;
-    const uint32_t nextra = 4u * q + x5 + xn + (sparse ? 8u : 0u);
+    double lparam = 0.0;
+    const uint32_t nextra = 4u * q + x5 + xn + xp + (sparse ? 8u : 0u);
     if (nextra) {
         lab0 = malloc(nx + 1);
         if (!lab0)
@@ -653,11 +675,13 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
             return read_failed(path, err);
         }
         if (sparse)
-            z = get_u64(extra + 4u * q + x5 + xn);
+            z = get_u64(extra + 4u * q + x5 + xn + xp);
         if (x5)
             sbytes = get_u64(extra + 4u * q);
         if (xn)
             nbytes = get_u64(extra + 4u * q + x5);
+        if (xp)
+            lparam = get_f64(extra + 4u * q + x5 + xn);
     }
     /* Sizes first, against the file: nothing is allocated for a size the
      * file does not hold. The state section holds one or two arrays of
@@ -812,7 +836,14 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         f32_le_inplace(w, nw);
     for (uint32_t i = 0; i < k; i++)
         cl[i] = get_f64(lab + 8 * i);
-    if ((bad = check_hgm_fields(h, version, cl, err))) {
+    if (!(bad = check_hgm_fields(h, version, cl, err)) &&
+        (hog_loss_rows[get_u32(h + 16)].param != HOG_LOSS_PARAM_NONE) !=
+            (xp != 0))
+        bad = xp ? "a loss parameter for a loss that takes none"
+                 : "no parameter for a loss that takes one";
+    else if (!bad && !hog_loss_param_ok((hog_loss)get_u32(h + 16), lparam))
+        bad = "the loss's parameter is out of its range";
+    if (bad) {
         s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: %s", path,
                      bad);
         goto fail;
@@ -830,6 +861,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
     m->n_features = get_u64(h + 64);
     m->w = w;
     m->loss = (hog_loss)get_u32(h + 16);
+    m->loss_param = lparam;
     m->labels = (enum hog_label_kind)get_u32(h + 20);
     m->l1 = get_f64(h + 24);
     m->l2 = get_f64(h + 32);

@@ -10,6 +10,8 @@
  */
 #include "io/model_format.h"
 
+#include "core/loss.h"
+
 #include <stdlib.h>
 
 /* ---- LIBLINEAR writer ------------------------------------------------------- */
@@ -28,8 +30,9 @@ static const char *const ll_solvers[] = {
 static const char *ll_solver_for(const hog_model *m, bool regression)
 {
     bool l1 = m->l1 != 0.0; /* NaN (strength unknown) counts as L1 */
-    if (regression)
-        return "L2R_L2LOSS_SVR"; /* LIBLINEAR has no L1 regression solver */
+    if (regression) /* LIBLINEAR has no L1 regression solver */
+        return m->loss == HOG_LOSS_EPS_INSENSITIVE ? "L2R_L1LOSS_SVR_DUAL"
+                                                   : "L2R_L2LOSS_SVR";
     /* LIBLINEAR has no softmax solver. Crammer-Singer's K columns predict
      * the same arg-max, and liblinear-predict -b 1 refuses it, where
      * L2R_LR's -b 1 would print one-vs-rest probabilities that are not
@@ -39,8 +42,7 @@ static const char *ll_solver_for(const hog_model *m, bool regression)
     switch (m->loss) {
     case HOG_LOSS_LOGISTIC: return l1 ? "L1R_LR" : "L2R_LR";
     case HOG_LOSS_HINGE: return l1 ? "L1R_L2LOSS_SVC" : "L2R_L1LOSS_SVC_DUAL";
-    case HOG_LOSS_SQHINGE:
-    case HOG_LOSS_SQUARED: break; /* least squares on two classes */
+    default: break; /* squared hinge; least squares on two classes */
     }
     return l1 ? "L1R_L2LOSS_SVC" : "L2R_L2LOSS_SVC";
 }
@@ -66,10 +68,15 @@ static void ll_put_weight(FILE *f, float v)
 hog_status hog_liblinear_save(const hog_model *m, FILE *f,
                               const char *path, hog_err *err)
 {
-    bool regression = m->loss == HOG_LOSS_SQUARED &&
+    bool regression = !hog_loss_is_classification(m->loss) &&
                       m->labels == HOG_LABELS_REAL && !m->n_classes;
     uint32_t k = m->n_classes;
     int lp = 0, ln = 0;
+    if (m->loss == HOG_LOSS_POISSON)
+        return hog_errf(err, HOG_ENOTSUP,
+                        "%s: this model predicts exp(w.x) (the Poisson "
+                        "loss's log link), and liblinear-predict would print "
+                        "w.x; save it as .hgm", path);
     if (m->hash_bits)
         return hog_errf(err, HOG_ENOTSUP,
                         "%s: this model's features are hashed (--hash-bits "
@@ -169,7 +176,12 @@ static hog_loss ll_loss_of(int solver)
     case 3: return HOG_LOSS_HINGE;
     case LL_MCSVM_CS: return HOG_LOSS_HINGE; /* Crammer-Singer's multiclass hinge */
     case 1: case 2: case 5: return HOG_LOSS_SQHINGE;
-    default: return HOG_LOSS_SQUARED; /* the SVR solvers */
+    /* L1-loss SVR; the file does not keep -p, so epsilon reads as 0
+     * (objective --epsilon gives it) */
+    case 13: return HOG_LOSS_EPS_INSENSITIVE;
+    /* -s 11 and 12's squared epsilon-insensitive loss at the unknown -p:
+     * the squared loss, -p 0's */
+    default: return HOG_LOSS_SQUARED;
     }
 }
 

@@ -60,6 +60,7 @@ struct lbfgs {
     struct hog_fit *f;
     struct hog_newton_blocks bl;
     hog_loss loss;
+    double lp;               /* its parameter (core/loss.h) */
     uint64_t n, nw;
     double C, r, lam1, lam2; /* lam1 = l1 / r, lam2 = l2 / r */
     const float *rw;         /* row weights, NULL: all 1 */
@@ -79,8 +80,8 @@ static double fg_row(void *ctx, uint64_t i, double m, double *acc)
     double c = t->rw ? t->C * (double)t->rw[i] : t->C;
     if (c == 0.0)
         return 0.0;
-    *acc += c * hog_loss_value(t->loss, t->y[i], m);
-    return c * hog_loss_deriv(t->loss, t->y[i], m);
+    *acc += c * hog_loss_value(t->loss, t->lp, t->y[i], m);
+    return c * hog_loss_deriv(t->loss, t->lp, t->y[i], m);
 }
 
 /* ---- vectors --------------------------------------------------------------- */
@@ -416,6 +417,7 @@ hog_status hog_lbfgs_train(struct hog_fit *f, hog_err *err)
     memset(&t, 0, sizeof t);
     t.f = f;
     t.loss = o->loss;
+    t.lp = hog_loss_param_of(o);
     t.n = f->train->m.rows;
     t.r = o->l1 > 0 ? o->l1 : o->l2;
     t.lam1 = o->l1 / t.r;

@@ -53,6 +53,7 @@ struct newton {
     struct hog_fit *f;
     struct hog_newton_blocks bl;
     hog_loss loss;
+    double lp;         /* its parameter (core/loss.h) */
     uint64_t n, nw;
     double C;
     const float *rw;   /* row weights, NULL: all 1 */
@@ -67,20 +68,6 @@ static inline double row_c(const struct newton *t, uint64_t i)
     return t->rw ? t->C * (double)t->rw[i] : t->C;
 }
 
-/* loss''(y, m) */
-static inline double loss_second(hog_loss loss, double y, double m)
-{
-    switch (loss) {
-    case HOG_LOSS_LOGISTIC: {
-        double p = hog_sigmoid_neg(y * m);
-        return p * (1.0 - p);
-    }
-    case HOG_LOSS_SQHINGE:
-        return y * m < 1.0 ? 2.0 : 0.0;
-    default:
-        return 1.0;
-    }
-}
 
 /* ---- the passes' rows ------------------------------------------------------ */
 
@@ -90,7 +77,7 @@ static double fun_row(void *ctx, uint64_t i, double m, double *acc)
     t->znew[i] = m;
     double c = row_c(t, i);
     if (c != 0.0)
-        *acc += c * hog_loss_value(t->loss, t->y[i], m);
+        *acc += c * hog_loss_value(t->loss, t->lp, t->y[i], m);
     return 0.0;
 }
 
@@ -99,8 +86,10 @@ static double grad_row(void *ctx, uint64_t i, double m, double *acc)
     (void)m, (void)acc;
     struct newton *t = ctx;
     double c = row_c(t, i), z = t->z[i];
-    t->D[i] = c * loss_second(t->loss, t->y[i], z);
-    return c * hog_loss_deriv(t->loss, t->y[i], z);
+    /* the loss's generalised loss'' (conflicts: newton runs those that
+     * have one) */
+    t->D[i] = c * hog_loss_rows[t->loss].second(t->lp, t->y[i], z);
+    return c * hog_loss_deriv(t->loss, t->lp, t->y[i], z);
 }
 
 static double diag_row(void *ctx, uint64_t i, double m, double *acc)
@@ -433,6 +422,7 @@ hog_status hog_newton_train(struct hog_fit *f, hog_err *err)
     memset(&t, 0, sizeof t);
     t.f = f;
     t.loss = f->o->loss;
+    t.lp = hog_loss_param_of(f->o);
     t.n = f->train->m.rows;
     t.rw = f->train->row_w;
     hog_status st = setup(&t, err);

@@ -407,7 +407,7 @@ hog_status hog_conflict_refuse(const struct hog_conflict *r,
     const char *at = r->detail ? strstr(r->sentence, "%s") : NULL;
     if (!at)
         return hog_errf(err, r->status, "%s", r->sentence);
-    char buf[64];
+    char buf[160]; /* the longest detail: loss_trainers() */
     return hog_errf(err, r->status, "%.*s%s%s", (int)(at - r->sentence),
                     r->sentence, r->detail(c, buf, sizeof buf), at + 2);
 }

@@ -60,6 +60,13 @@ static bool lbfgs_hinge(const struct hog_conflict_ctx *c)
 {
     return hog_cf_algo_is(c, HOG_ALGO_LBFGS) && O->loss == HOG_LOSS_HINGE;
 }
+/* The losses' table (core/loss.c) says which trainers take each loss;
+ * the rows above say it in their own words for the first four. */
+static bool loss_trainer(const struct hog_conflict_ctx *c)
+{
+    unsigned bit = hog_cf_gpu(c) ? HOG_LOSS_ON_GPU : HOG_LOSS_ALGO(O->algo);
+    return hog_loss_valid((int)O->loss) && !(hog_loss_rows[O->loss].algos & bit);
+}
 static bool lbfgs_unregularized(const struct hog_conflict_ctx *c)
 {
     return hog_cf_algo_is(c, HOG_ALGO_LBFGS) && !(O->l1 > 0) && !(O->l2 > 0);
@@ -212,6 +219,29 @@ static const char *loss_name(const struct hog_conflict_ctx *c, char *buf,
     (void)buf, (void)len;
     return hog_loss_name(O->loss);
 }
+/* "--algo dcd does not train the Huber loss; it trains with --algo
+ * serial, hogwild, newton or lbfgs": the trainers from the table */
+static const char *loss_trainers(const struct hog_conflict_ctx *c, char *buf,
+                                 size_t len)
+{
+    unsigned a = hog_loss_rows[O->loss].algos;
+    int n = snprintf(buf, len, "%s%s does not train the %s loss; it trains "
+                     "with --algo", hog_cf_gpu(c) ? "--gpus" : "--algo ",
+                     hog_cf_gpu(c) ? "" : hog_algo_row(O->algo)->name,
+                     hog_loss_name(O->loss));
+    int k = 0, total = 0;
+    for (int i = 0; i < 32; i++)
+        total += (a & (1u << i)) && hog_algo_row((hog_algo)i);
+    for (int i = 0; i < 32 && n > 0 && (size_t)n < len; i++) {
+        const struct hog_algo_row *r = hog_algo_row((hog_algo)i);
+        if (!(a & (1u << i)) || !r)
+            continue;
+        k++;
+        n += snprintf(buf + n, len - (size_t)n, "%s%s",
+                      k == 1 ? " " : k == total ? " or " : ", ", r->name);
+    }
+    return buf;
+}
 static const char *update_name(const struct hog_conflict_ctx *c, char *buf,
                                size_t len)
 {
@@ -287,6 +317,12 @@ static void ex_lbfgs_hinge(hog_train_opts *o, struct hog_conflict_ctx *c)
     (void)c;
     o->algo = HOG_ALGO_LBFGS;
     o->loss = HOG_LOSS_HINGE;
+}
+static void ex_loss_trainer(hog_train_opts *o, struct hog_conflict_ctx *c)
+{
+    (void)c;
+    o->algo = HOG_ALGO_DCD;
+    o->loss = HOG_LOSS_HUBER;
 }
 static void ex_lbfgs_unregularized(hog_train_opts *o,
                                    struct hog_conflict_ctx *c)
@@ -602,6 +638,8 @@ const struct hog_conflict hog_conflicts_trainers[] = {
         "--algo lbfgs needs a loss with a continuous derivative (logistic, "
         "sqhinge or squared); for the hinge loss use --algo dcd", NULL,
         ex_lbfgs_hinge),
+    ROW("algo, loss", HOG_EINVAL, loss_trainer, HOG_CONFLICT_OPTIONS, "%s",
+        loss_trainers, ex_loss_trainer),
     ROW("algo lbfgs, l1, l2", HOG_EINVAL, lbfgs_unregularized,
         HOG_CONFLICT_OPTIONS,
         "--algo lbfgs needs l2 > 0 (or --C: l2 = 1 / (C n)) or l1 > 0: "

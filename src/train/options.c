@@ -12,6 +12,8 @@
  */
 #include "train/train.h"
 
+#include "core/loss.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +24,22 @@
                           .min = (lo), .max = (hi)
 
 static const hog_train_option rows[] = {
-    { NUM(loss, HOG_OPTION_ENUM, 0, HOG_LOSS_SQUARED),
+    { NUM(loss, HOG_OPTION_ENUM, 0, HOG_LOSS_COUNT - 1),
       .def = HOG_LOSS_LOGISTIC, .flag = "loss", .metavar = "L",
-      .help = "logistic, hinge, sqhinge or squared", .python = "loss" },
+      .help = "logistic, hinge, sqhinge, modified_huber\n"
+              "(classification); squared, huber,\n"
+              "epsilon_insensitive, squared_epsilon_insensitive,\n"
+              "quantile or poisson (regression; docs/TRAINING.md,\n"
+              "\"Losses\")",
+      .python = "loss" },
+    { NUM(epsilon, HOG_OPTION_DOUBLE, 0, HUGE_VAL), .def = 0.1,
+      .flag = "epsilon", .metavar = "X",
+      .help = "huber's threshold, the epsilon-insensitive\n"
+              "losses' tube (LIBLINEAR's -p), X >= 0",
+      .python = "epsilon" },
+    { NUM(quantile_tau, HOG_OPTION_DOUBLE, 0, 1), .above_min = 1,
+      .below_max = 1, .def = 0.5, .flag = "quantile-tau", .metavar = "X",
+      .help = "the quantile loss's tau, 0 < X < 1", .python = "quantile_tau" },
     { NUM(algo, HOG_OPTION_ENUM, 0, HOG_ALGO_LBFGS),
       .def = HOG_ALGO_SERIAL, .flag = "algo", .metavar = "A",
       .help = "serial (deterministic), hogwild, cyclades, scd,\n"
@@ -61,7 +76,8 @@ static const hog_train_option rows[] = {
       .help = "L2 regularization strength", .python = "alpha" },
     { NUM(eta, HOG_OPTION_DOUBLE, 0, HUGE_VAL), .above_min = 1, .def = 0.3,
       .rule = "0.3 with the logistic loss, 0.1 with hinge and\n"
-              "sqhinge, 1 with squared",
+              "sqhinge, 1 with squared (the other losses:\n"
+              "docs/TRAINING.md, \"Losses\")",
       .flag = "eta", .metavar = "X", .help = "initial step size, X > 0",
       .python = "eta" },
     { NUM(power, HOG_OPTION_DOUBLE, 0, HUGE_VAL), .def = 0.5,
@@ -209,24 +225,6 @@ void hog_train_opts_init(hog_train_opts *o)
     o->l2 = o->eta = o->tol = NAN;
 }
 
-/* AdaGrad's and FTRL's per-coordinate steps make one eta work across
- * feature scales (binary a9a, tf-idf news20, scaled ijcnn1); these etas
- * reach LIBLINEAR's test accuracy at C = 1 within one to three epochs on
- * those sets (docs/TRAINING.md). The squared loss takes larger steps
- * because its targets are not bounded by 1. */
-static double eta_for(hog_loss l)
-{
-    switch (l) {
-    case HOG_LOSS_HINGE:
-    case HOG_LOSS_SQHINGE:
-        return 0.1;
-    case HOG_LOSS_SQUARED:
-        return 1.0;
-    case HOG_LOSS_LOGISTIC:
-        break;
-    }
-    return 0.3;
-}
 
 /* The exact solvers stop at tol long before 1000 epochs (newton's and
  * lbfgs's epoch is one of their iterations); LIBLINEAR's -e of its dual
@@ -301,7 +299,7 @@ hog_status hog_train_opts_resolve(hog_train_opts *o, const hog_train_hooks *h,
         o->l2 = o->schedule == HOG_SCHED_FTRL ? HOG_FTRL_L2_DEFAULT
                                               : row_of(OFF(l2))->def;
     if (isnan(o->eta))
-        o->eta = eta_for(o->loss);
+        o->eta = hog_loss_rows[o->loss].eta; /* core/loss.c: why */
     if (o->epochs == HOG_EPOCHS_AUTO)
         o->epochs = exact(o->algo) ? 1000 : (unsigned)row_of(OFF(epochs))->def;
     if (isnan(o->tol))

@@ -53,6 +53,7 @@ hog_status hog_train_new_model(const hog_data *train, const hog_train_opts *o,
         return st;
     m->l1 = o->l1;
     m->l2 = o->l2;
+    m->loss_param = hog_loss_param_of(o);
     m->labels = hog_loss_is_classification(o->loss) ? HOG_LABELS_BINARY
                                                     : train->labels;
     m->label_pos = train->label_pos;

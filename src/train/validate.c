@@ -10,6 +10,26 @@
 
 #include <math.h>
 
+/* The Poisson loss's labels are counts (rates): exp(m) - y m has no
+ * minimum for y < 0. A stream's rows are checked only through its
+ * summary's two labels, where it has them. */
+static hog_status poisson_labels(const hog_data *train, hog_err *err)
+{
+    const float *y = train->m.y;
+    for (uint64_t i = 0; y && i < train->m.rows; i++)
+        if (!(y[i] >= 0))
+            return hog_errf(err, HOG_EINVAL, "the Poisson loss needs labels "
+                            ">= 0 (counts or rates), and training row %llu's "
+                            "is %g", (unsigned long long)i + 1, (double)y[i]);
+    if (!y && train->labels == HOG_LABELS_BINARY &&
+        !(train->label_pos >= 0 && train->label_neg >= 0))
+        return hog_errf(err, HOG_EINVAL, "the Poisson loss needs labels >= 0 "
+                        "(counts or rates), and the training labels include "
+                        "%g", train->label_pos < 0 ? train->label_pos
+                                                  : train->label_neg);
+    return HOG_OK;
+}
+
 static hog_status validate(const hog_train_opts *o, const hog_train_hooks *h,
                            const hog_data *train, bool stream, hog_err *err)
 {
@@ -54,6 +74,11 @@ static hog_status validate(const hog_train_opts *o, const hog_train_hooks *h,
                         "the training labels take one value only (%g): a "
                         "classifier needs at least two classes",
                         train->n_pos ? train->label_pos : train->label_neg);
+    }
+    if (o->loss == HOG_LOSS_POISSON) {
+        hog_status st = poisson_labels(train, err);
+        if (st != HOG_OK)
+            return st;
     }
     if (hog_train_weighted(o)) {
         hog_status st = hog_train_row_weights(o, train, NULL, err);
