@@ -64,6 +64,10 @@ hog_status sparse_check(cusparseStatus_t s, const char *call,
             return s_;                                                        \
     } while (0)
 
+/* HOGTRAIN_CUDA_RESET_AT_EXIT=1: reset every device at exit (device.cu);
+ * call after the first stream is made. */
+void reset_at_exit_arm(void);
+
 /* ---- the trainer (replica.cu) --------------------------------------------- */
 
 /* Where a batch's arrays are on the device. */

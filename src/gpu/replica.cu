@@ -218,6 +218,7 @@ static hog_status replica_init(hog_cuda_trainer *t, unsigned q,
     CK(cudaSetDevice(r->dev));
     CK(cudaStreamCreateWithFlags(&r->s, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking));
+    reset_at_exit_arm();
     CK(cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming));
     DALLOC(r->w, nw, "the weights");
     CK(cudaMemsetAsync(r->w, 0, nw * 4, r->s));
