@@ -5,8 +5,8 @@
 #
 #   .gpudeps/  the .deb files of bench/device/packages.txt (apt-get
 #              download: about 18 MB), unpacked on the device by deps.sh
-#   .gpudata/  news20.binary (train and test) and a9a from HOGTRAIN_DATA
-#              (default ../shared/data), compressed as stored (about 25 MB)
+#   .gpudata/  news20.binary (train and test), a9a and heart_scale from
+#              HOGTRAIN_DATA (default ../shared/data), as stored (about 25 MB)
 #
 # and checks that the working tree and both stay under the tool's 64 MiB.
 # `make gpu-carry` runs it. Exit status 1 with a sentence when a package
@@ -36,7 +36,7 @@ if [ "$n" -ne "$want" ]; then
     exit 1
 fi
 
-for f in news20.binary.train.svm.xz news20.binary.test.svm.xz a9a.xz; do
+for f in news20.binary.train.svm.xz news20.binary.test.svm.xz a9a.xz heart_scale; do
     if [ ! -f "$SRC/$f" ]; then
         echo "fetch: $SRC/$f is missing (set HOGTRAIN_DATA to the data folder)" >&2
         exit 1
