@@ -45,7 +45,8 @@
 # device run", has the one command). Without .gpudata the tests use
 # synthetic stand-ins and say so, and the bench runs on generated data only.
 #
-# CPU_CURVE_ONLY=1: the build and step 9 alone. NEWTON_ONLY=1: the build
+# GPU_CHECK_SLOW=N multiplies every step's time guard (a rehearsal on 2
+# shared cores). CPU_CURVE_ONLY=1: the build and step 9 alone. NEWTON_ONLY=1: the build
 # and step 7 alone. Exit status: 0 when everything ran and passed, 1 when
 # something failed, 2 when nothing failed but there was no device.
 set -u
@@ -74,8 +75,20 @@ DEVICE_DIR="$ROOT/bench/device"
 
 elapsed() { echo $(( $(date +%s) - START )); }
 left() { echo $(( BUDGET - $(elapsed) )); }
-# The smaller of the time left and $1 (seconds), at least 1.
-guard() { l=$(left); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] && l=1; echo "$l"; }
+# The smaller of the time left and $1 seconds (times GPU_CHECK_SLOW), at
+# least 1.
+guard() {
+    _gc=$(( $1 * ${GPU_CHECK_SLOW:-1} )); _gl=$(left)
+    [ "$_gl" -gt "$_gc" ] && _gl=$_gc; [ "$_gl" -lt 1 ] && _gl=1; echo "$_gl"
+}
+# guarded CAP CMD...: CMD under its time guard; a kill says so (a quiet
+# command killed would otherwise fail without a word).
+guarded() {
+    _gg=$(guard "$1"); shift
+    timeout "$_gg" "$@"; _gr=$?
+    [ $_gr = 124 ] && echo "(killed by its time guard, $_gg s: $*)"
+    return $_gr
+}
 step() { printf '\n## %s  (%s, t = %ss)\n\n' "$*" "$(date -u +%H:%M:%S)" "$(elapsed)"; }
 # Failures are also kept in a file: a step run in a pipeline (run_to) is a
 # subshell, whose FAIL=1 the script would not see.
@@ -136,7 +149,7 @@ fi
 
 # ---- 3. the build ----------------------------------------------------------
 step "3. the build (make -j$JOBS, no -Werror)"
-if ! timeout "$(guard 300)" make -j"$JOBS" all build/hogtrain-tests build/bench/gpu_bench \
+if ! guarded 300 make -j"$JOBS" all build/hogtrain-tests build/bench/gpu_bench \
      >"$WORK/build.log" 2>&1; then
     keep "$WORK/build.log"
     tail -40 "$WORK/build.log"
@@ -175,7 +188,7 @@ newton_run() { # name file algo loss gpus -> prints "objective seconds"
   j="$WORK/newton-$1-$3-$4-$(echo "$5" | tr , _).json"
   g=""; [ "$5" != cpu ] && g="--gpus $5"
   t=""; [ "$5" = cpu ] && t="--threads $JOBS"
-  if timeout "$(guard 120)" ./build/hogtrain train -q \
+  if guarded 120 ./build/hogtrain train -q \
        --algo "$3" --loss "$4" --C 1 --tol 1e-4 $g $t --json "$j" "$2" \
        -o "$WORK/newton.hgm" >"$j.log" 2>&1; then
     echo "$(json_num "$j" objective) $(json_num "$j" total_seconds)"
@@ -185,7 +198,7 @@ newton_run() { # name file algo loss gpus -> prints "objective seconds"
 }
 newton_check() {
   step "7. newton and lbfgs with --gpus: tests"
-  env $TEST_ENV timeout "$(guard 150)" \
+  guarded 150 env $TEST_ENV \
     build/hogtrain-tests --filter='newton_gpu*/*' --verbose \
     >"$WORK/newton-tests.log" 2>&1 || fail "newton_gpu tests"
   verdicts "$WORK/newton-tests.log" | tee -a "$OUT/newton.log"
@@ -254,13 +267,13 @@ cpu_curve() {
   for sched in "--schedule constant --eta 0.1" ""; do
     [ "$(left)" -lt 95 ] && { echo "skipped Hogwild! ($sched): $(left) s left"; continue; }
     echo "hogtrain bench news20.binary --loss hinge $sched --epochs 20 --threads $CURVE --update none --hot 0,auto --repeat 3"
-    timeout "$(guard 90)" ./build/hogtrain bench "$TR" -t "$TE" --loss hinge $sched --epochs 20 \
+    guarded 90 ./build/hogtrain bench "$TR" -t "$TE" --loss hinge $sched --epochs 20 \
       --threads "$CURVE" --update none --hot 0,auto --repeat 3 -q \
       || fail "CPU scaling curve, Hogwild! ($sched)"
   done
   if [ "$(left)" -ge 70 ]; then
     echo "hogtrain bench news20.binary --algo cyclades --loss hinge --epochs 10 --threads $CURVE --update none --repeat 1"
-    timeout "$(guard 60)" ./build/hogtrain bench "$TR" -t "$TE" --algo cyclades --loss hinge \
+    guarded 60 ./build/hogtrain bench "$TR" -t "$TE" --algo cyclades --loss hinge \
       --epochs 10 --threads "$CURVE" --update none --repeat 1 -q \
       || fail "CPU scaling curve, Cyclades"
   else
@@ -273,7 +286,7 @@ cpu_curve() {
     one=""
     for n in $(echo "$CURVE" | tr ',' ' '); do
       [ "$(left)" -lt 15 ] && { echo "  (out of time)"; break; }
-      if timeout "$(guard 30)" ./build/hogtrain train -q --algo dcd --loss sqhinge --l2 8.8386e-5 --tol 0 \
+      if guarded 30 ./build/hogtrain train -q --algo dcd --loss sqhinge --l2 8.8386e-5 --tol 0 \
            --epochs 20 --threads "$n" --json "$WORK/dcd-$n.json" "$TR"; then
         sec=$(sed -n 's/.*"train_seconds": *\([0-9.e+-]*\).*/\1/p' "$WORK/dcd-$n.json" | head -1)
         [ -z "$one" ] && one=$sec
@@ -298,7 +311,7 @@ fi
 
 # ---- 4. the GPU tests ------------------------------------------------------
 step "4. the GPU tests (suites gpu and gpu_device)"
-env $TEST_ENV timeout "$(guard 150)" \
+guarded 150 env $TEST_ENV \
   build/hogtrain-tests --filter='gpu*/*' --verbose >"$WORK/tests.log" 2>&1 \
   || fail "GPU tests"
 verdicts "$WORK/tests.log"
@@ -307,7 +320,7 @@ verdicts "$WORK/tests.log"
 for t in $(sed -n 's/.*\] \([a-z0-9_]*\)::\([a-z0-9_]*\): CRASH.*/\1\/\2/p' "$WORK/tests.log" | sort -u); do
   [ "$(left)" -lt 30 ] && { echo "no time left to rerun $t"; break; }
   echo "rerun of the crashed $t with CUDA_LAUNCH_BLOCKING=1:"
-  env $TEST_ENV CUDA_LAUNCH_BLOCKING=1 timeout "$(guard 60)" \
+  guarded 60 env $TEST_ENV CUDA_LAUNCH_BLOCKING=1 \
     build/hogtrain-tests --filter="$t" --verbose -j1 >"$WORK/rerun.log" 2>&1
   verdicts "$WORK/rerun.log"; tail -15 "$WORK/rerun.log"
   { echo "---- rerun of $t, CUDA_LAUNCH_BLOCKING=1"; cat "$WORK/rerun.log"; } >>"$WORK/tests.log"
@@ -320,7 +333,7 @@ SMALL='gpu_device/@(minibatch_is_deterministic|streamed_equals_resident|two_repl
 sanitize() { # tool extra-args...
   tool=$1; shift
   echo "$tool on $SMALL (the hogwild kernels through command_trains_on_gpu)"
-  if env $TEST_ENV HOGTRAIN_CUDA_RESET_AT_EXIT=1 timeout "$(guard 120)" "$SAN" --tool "$tool" "$@" \
+  if guarded 120 env $TEST_ENV HOGTRAIN_CUDA_RESET_AT_EXIT=1 "$SAN" --tool "$tool" "$@" \
        --target-processes all --error-exitcode 99 \
        build/hogtrain-tests --filter="$SMALL" -j1 --verbose \
        >"$WORK/san-$tool.log" 2>&1; then
@@ -352,7 +365,7 @@ elif [ -f "$DATA/news20.binary.train.svm.xz" ] && [ "$(left)" -gt 30 ]; then
     [ -f "$WORK/$f" ] || xz -dc "$DATA/$f.xz" >"$WORK/$f"
   done
   echo "data: news20.binary from .gpudata" | tee -a "$OUT/bench.log"
-  run_to "$OUT/bench.log" timeout "$(guard 100)" build/bench/gpu_bench \
+  run_to "$OUT/bench.log" guarded 100 build/bench/gpu_bench \
     "$WORK/news20.binary.train.svm" "$WORK/news20.binary.test.svm" 3 \
     || fail "gpu_bench news20.binary"
 else
@@ -370,7 +383,7 @@ elif [ "$(left)" -gt 120 ]; then
   [ -f "$WORK/gen.svm" ] || ./build/hogtrain gen -q --rows 1000000 \
     --features 1000000 --nnz 64 --seed 1 -o "$WORK/gen.svm"
   echo "data: hogtrain gen --rows 1000000 --features 1000000 --nnz 64 --seed 1" | tee -a "$OUT/bench.log"
-  run_to "$OUT/bench.log" timeout "$(guard 90)" build/bench/gpu_bench "$WORK/gen.svm" - 3 \
+  run_to "$OUT/bench.log" guarded 90 build/bench/gpu_bench "$WORK/gen.svm" - 3 \
     || fail "gpu_bench gen"
 else
   echo "skipped: $(left) s left"
