@@ -4,7 +4,7 @@
 # .gpudeps/; the device tool carries that folder.
 #
 #   device_deps DEBDIR DEST  when the system lacks any of the packages (or
-#                            pkg-config, or xz), unpacks every DEBDIR/*.deb
+#                            make, pkg-config or xz), unpacks every DEBDIR/*.deb
 #                            into DEST (never into /: it would overwrite the
 #                            system's libraries) and points pkg-config, the
 #                            linker and the loader at them; returns 1 with a
@@ -19,7 +19,7 @@ DEVICE_PKGS="hwloc liburing openblas libsodium zlib liblzma libzstd criterion"
 
 deps_missing() {
     m=""
-    for t in pkg-config xz; do
+    for t in make pkg-config xz; do
         command -v $t >/dev/null 2>&1 || m="$m $t"
     done
     for p in $DEVICE_PKGS; do
@@ -63,7 +63,7 @@ device_deps() {
     deps_debs=$1 deps_root=$2
     missing=$(deps_missing)
     if [ -z "$missing" ]; then
-        echo "packages: the system has all of them ($DEVICE_PKGS, pkg-config, xz)"
+        echo "packages: the system has all of them ($DEVICE_PKGS, make, pkg-config, xz)"
         return 0
     fi
     echo "packages missing on the system: $missing"
@@ -97,7 +97,7 @@ deps_sources() {
         printf '  %-10s %-10s %s\n' "$p" "$(pkg-config --modversion $p 2>&1)" \
             "$(pkg-config --path $p 2>&1)"
     done
-    for t in pkg-config xz gcc nvcc python3 dpkg; do
+    for t in make pkg-config xz gcc nvcc python3 dpkg; do
         printf '  %-10s %s\n' "$t" "$(command -v $t || echo '(none)')"
     done
 }

@@ -47,6 +47,7 @@ L=/usr/lib/x86_64-linux-gnu
 hd $L/pkgconfig; hd /usr/share/pkgconfig
 ht /usr/bin/pkg-config; ht /usr/bin/pkgconf; ht /usr/bin/x86_64-linux-gnu-pkg-config
 ht /usr/bin/xz
+ht /usr/bin/make    # the device image may lack it: the carried one is used
 ht /usr/bin/mpicc   # the device has no MPI: build without it, as there
 for d in hwloc criterion liburing sodium lzma boxfort x86_64-linux-gnu/openblas-pthread; do
     hd /usr/include/$d
