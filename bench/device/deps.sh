@@ -16,6 +16,8 @@
 # then drops the -I and -L flags it prints, which the build relies on.
 
 DEVICE_PKGS="hwloc liburing openblas libsodium zlib liblzma libzstd criterion"
+# Where stubpc/ is: the caller sets it, or sources this from the tree's root.
+DEVICE_DIR=${DEVICE_DIR:-$(pwd)/bench/device}
 
 deps_missing() {
     m=""
