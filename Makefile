@@ -12,6 +12,8 @@
 #   make tsan       threaded tests under ThreadSanitizer
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       install the Debian packages the build and tests need
+#   make gpu-carry  the .debs and data a bare device machine needs, into
+#                   .gpudeps/ and .gpudata/ (bench/device/, docs/GPU.md)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -56,7 +58,7 @@ LIB_CFLAGS := -fvisibility=hidden
 # deps as root), and make rereads itself after remaking an included file:
 # so the first build on a fresh machine links with the flags of the packages
 # it has just installed, not with those pkg-config gave before they existed.
-NOCONFIG_GOALS := clean clean-harden deps check-deps uninstall
+NOCONFIG_GOALS := clean clean-harden deps check-deps gpu-carry uninstall
 NEED_PKGS ?= $(PKGS) $(if $(filter test tsan asan ubsan,$(MAKECMDGOALS)),$(TESTPKGS))
 ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
 include $(BUILD)/config.mk
@@ -158,7 +160,7 @@ SHARED := $(BUILD)/libhogtrain.so.$(VERSION)
 BIN    := $(BUILD)/hogtrain
 TESTS  := $(BUILD)/hogtrain-tests
 
-.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps clean FORCE \
+.PHONY: all test demo bench bench-progs tsan install uninstall deps check-deps gpu-carry clean FORCE \
         python python-test install-python
 all: check-deps $(STATIC) $(SHARED) $(BIN) $(CUDA_PLUGIN)
 
@@ -180,6 +182,11 @@ deps:
 	  echo "run as root, or: sudo apt-get update && sudo apt-get install -y $(DEB_PKGS)"; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PKGS)
+
+# The device machine has none of DEB_PKGS and no network: bench/device/
+# fetch.sh downloads what it needs here for the device tool to carry.
+gpu-carry:
+	sh bench/device/fetch.sh
 
 # ---- library, command -----------------------------------------------------
 $(BUILD)/src/cli/%.o: src/cli/%.c

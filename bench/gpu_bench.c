@@ -13,16 +13,25 @@
  * Targets (the issue): minibatch >= 50% of copy bandwidth; >= 10x the
  * 16-core Hogwild! throughput.
  *
- * Bytes an epoch must move, per step kind (n rows, z nonzeros with the
- * bias column, u the sum over steps of the distinct columns a step
- * touches, s steps, W weights):
- *   minibatch  z * 8 (CSR col+val) + n * 8 (offsets, labels) + z * 4 (w
- *              gathered by X w) + z * 8 + u * 8 (the compact transpose) +
- *              z * 4 (g gathered by X^T g) + s * W * 16 (the dense update
- *              reads and writes w and the dense gradient; u * 12 instead
- *              without regularization)
- *   hogwild    z * 8 + n * 8 + z * 4 (gather) + z * 8 (atomic add: read and
- *              write) + s * W * 8 (the shrink, when regularized)
+ * The minibatch rows run the library's default options (AdaGrad); the
+ * hogwild rows the same with invscaling, since that step runs the constant
+ * and invscaling schedules only (under AdaGrad's options it would take
+ * AdaGrad's eta as a constant step).
+ *
+ * Bytes an epoch must move, per step kind, as kernels.cu reads and writes
+ * (n rows, z nonzeros with the bias column, u the sum over steps of the
+ * distinct columns a step touches, s steps, W weights):
+ *   minibatch  margins: z * 12 (col, val, w gathered) + n * 16 (offsets,
+ *              labels, the derivatives written); gradient: z * 16 (row,
+ *              value, derivative gathered) + u * 16 (column, offset, the
+ *              gradient written, or w read and written without
+ *              regularization); with regularization or AdaGrad the dense
+ *              update: s * W * 16 (w read and written, the double gradient
+ *              read) + u * 8 (its reset), and AdaGrad's sums s * W * 8
+ *   hogwild    coefficients: z * 20 (col, val, w gathered, the count's
+ *              atomic increment) + n * 12; the adds: z * 20 (col, val,
+ *              count, w's atomic add) + n * 8; the counts' reset: z * 8;
+ *              the shrink s * W * 8 when regularized
  */
 #include <math.h>
 #include <stdio.h>
@@ -161,7 +170,6 @@ int main(int argc, char **argv)
     const double n = (double)tr->m.rows;
     const double z = (double)tr->m.nnz + (o.bias != 0 ? n : 0);
     const double W = (double)tr->n_features + (o.bias != 0);
-    const bool reg = o.l1 > 0 || o.l2 > 0;
 
     printf("| step | --gpu-batch | best epoch s | nonzeros/s | GB/s moved "
            "| of copy bandwidth | %s accuracy |\n"
@@ -185,28 +193,38 @@ int main(int argc, char **argv)
         go.batch = runs[i].batch;
         go.sync_every = 65536; /* the library's default (options.c) */
         go.quiet = false;
+        hog_train_opts so = o;
+        if (go.step == HOG_GPU_STEP_HOGWILD)
+            so.schedule = HOG_SCHED_INVSCALING;
+        const bool reg = so.l1 > 0 || so.l2 > 0;
+        const bool ada = so.schedule == HOG_SCHED_ADAGRAD;
         hog_model *m;
-        if (hog_model_new(tr->n_features, o.loss, o.bias, &m, &err) != HOG_OK)
+        if (hog_model_new(tr->n_features, so.loss, so.bias, &m, &err) != HOG_OK)
             return 1;
         struct rec r = { 1e300, 0, 0 };
-        struct hog_fit f = { .train = tr, .o = &o, .model = m, .epoch_end = rec_epoch,
-                             .tick = no_tick, .ctx = &r };
+        struct hog_fit f = { .train = tr, .o = &so, .model = m,
+                             .epoch_end = rec_epoch, .tick = no_tick,
+                             .ctx = &r };
         hog_status st = hog_gpu_train_opts(&f, &go, &err);
         const char *name =
             go.step == HOG_GPU_STEP_MINIBATCH ? "minibatch" : "hogwild";
         if (st != HOG_OK) {
             printf("| %s | %u | failed: %s | | | | |\n", name, go.batch,
                    err.msg);
+            fflush(stdout);
             hog_model_free(m);
             continue;
         }
         double steps = ceil(n / go.batch), bytes;
         if (go.step == HOG_GPU_STEP_MINIBATCH) {
-            double u = distinct_per_epoch(tr, go.batch, o.seed, o.bias != 0);
-            bytes = z * 8 + n * 8 + z * 4 + z * 8 + u * 8 + z * 4 +
-                    (reg ? steps * W * 16 : u * 12);
+            double u = distinct_per_epoch(tr, go.batch, so.seed,
+                                          so.bias != 0);
+            bytes = z * 12 + n * 16 + z * 16 + u * 16;
+            if (reg || ada)
+                bytes += steps * W * 16 + u * 8 + (ada ? steps * W * 8 : 0);
         } else {
-            bytes = z * 8 + n * 8 + z * 4 + z * 8 + (reg ? steps * W * 8 : 0);
+            bytes = z * 20 + n * 12 + z * 20 + n * 8 + z * 8 +
+                    (reg ? steps * W * 8 : 0);
         }
         double nnz_s = (double)tr->m.nnz / r.best;
         double frac = bytes / r.best / bw;
@@ -214,8 +232,8 @@ int main(int argc, char **argv)
             best_gpu_nnz = nnz_s;
         if (go.step == HOG_GPU_STEP_MINIBATCH && frac > best_mb_frac)
             best_mb_frac = frac;
-        printf("| %s | %u | %.4f | %.3g | %.1f | %.1f%% | %.2f%% |\n", name,
-               go.batch, r.best, nnz_s, bytes / r.best / 1e9, 100 * frac,
+        printf("| %s (%s) | %u | %.4f | %.3g | %.1f | %.1f%% | %.2f%% |\n",
+               name, ada ? "adagrad" : "invscaling", go.batch, r.best, nnz_s, bytes / r.best / 1e9, 100 * frac,
                100 * accuracy(m->w, eval, o.bias));
         fflush(stdout);
         hog_model_free(m);

@@ -296,8 +296,9 @@ typedef enum hog_update {
 
 /* What each GPU replica runs (when hog_train_opts.gpus asks for GPUs). */
 typedef enum hog_gpu_step {
-    HOG_GPU_STEP_MINIBATCH = 0, /* cuSPARSE X_B w and X_B^T g, then the update */
-    HOG_GPU_STEP_HOGWILD        /* a warp per row, atomic adds into the replica */
+    HOG_GPU_STEP_MINIBATCH = 0, /* X_B w and X_B^T g in double, then the update */
+    HOG_GPU_STEP_HOGWILD        /* a warp per row, each feature's update averaged
+                                   over the batch's rows that touch it */
 } hog_gpu_step;
 
 /* Model replicas of Hogwild! (DimmWitted, Zhang and Ré, VLDB 2014). */

@@ -65,6 +65,70 @@ static inline double worst_ratio(const float *a, const float *b, uint64_t n,
     return worst;
 }
 
+/* The cases of gpu_device/minibatch_equals_cpu_reference: one epoch of
+ * logistic regression at batch 256, every weight within 1e-5 relative of
+ * the CPU reference (a floor of 1e-3 of the largest weight). */
+struct mb_case {
+    const char *name;
+    hog_schedule sched;
+    double l1, l2;
+};
+static const struct mb_case MB_CASES[] = {
+    { "invscaling, L2", HOG_SCHED_INVSCALING, 0, 1e-5 },
+    { "constant, L1 + L2", HOG_SCHED_CONSTANT, 1e-6, 1e-5 },
+    { "adagrad", HOG_SCHED_ADAGRAD, 0, 0 },
+    { "constant, the sparse update", HOG_SCHED_CONSTANT, 0, 0 },
+};
+#define MB_NCASES (sizeof MB_CASES / sizeof MB_CASES[0])
+#define MB_BATCH 256u
+#define MB_REL 1e-5
+#define MB_FLOOR 1e-3
+
+/* gpu_device/command_trains_on_gpu's two steps through the command. The
+ * hogwild step refuses the command's default schedule (AdaGrad); suite gpu
+ * checks that these lines pass the command's checks on any machine. */
+static const char *const GPU_COMMAND_STEPS[] = {
+    "--gpu-step minibatch",
+    "--gpu-step hogwild --schedule invscaling",
+};
+
+/* The share of d's rows that w (bias weight last) classifies right. */
+static inline double accuracy(const float *w, const hog_data *d, double bias)
+{
+    uint64_t right = 0;
+    for (uint64_t i = 0; i < d->m.rows; i++) {
+        struct hog_row r = hog_csr_row(&d->m, i);
+        double m = bias != 0 ? w[d->n_features] * bias : 0;
+        for (uint32_t k = 0; k < r.nnz; k++)
+            m += w[r.idx[k]] * r.val[k];
+        right += (m > 0) == hog_label_positive(d, r.y);
+    }
+    return (double)right / (double)d->m.rows;
+}
+
+/* The test accuracy of CPU Hogwild! on every core with o (of serial SGD
+ * where this build has no Hogwild! yet); its name in *name. */
+static inline double cpu_hogwild_accuracy(const hog_data *tr,
+                                          const hog_data *te,
+                                          hog_train_opts o, const char **name)
+{
+    hog_err err = { { 0 } };
+    hog_model *m = NULL;
+    o.gpus = NULL;
+    o.algo = HOG_ALGO_HOGWILD;
+    *name = "CPU Hogwild!";
+    hog_status st = hog_train(tr, NULL, &o, NULL, &m, &err);
+    if (st == HOG_ENOTSUP) {
+        o.algo = HOG_ALGO_SERIAL;
+        *name = "CPU serial SGD";
+        st = hog_train(tr, NULL, &o, NULL, &m, &err);
+    }
+    cr_assert_eq(st, HOG_OK, "%s", err.msg);
+    double acc = accuracy(hog_model_weights(m), te, o.bias);
+    hog_model_free(m);
+    return acc;
+}
+
 /* True when this build and machine have a CUDA device; else the reason. */
 static inline bool have_device(hog_err *err)
 {

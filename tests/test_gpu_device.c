@@ -77,11 +77,23 @@ static struct hog_gpu_opts gopts(hog_gpu_step step, unsigned replicas,
     return g;
 }
 
+/* The weights whose bits differ. */
+static uint64_t differing(const float *a, const float *b, uint64_t n)
+{
+    uint64_t k = 0;
+    for (uint64_t j = 0; j < n; j++)
+        k += memcmp(&a[j], &b[j], sizeof *a) != 0;
+    return k;
+}
+
 /* news20.binary when it is there (the issue's check), else a synthetic
  * stand-in so that the test still runs. */
 static hog_data *news20_or_synth(const char *name, const hog_data *like)
 {
     const char *path = th_data(name);
+    fprintf(stderr, "data: %s\n", path ? path : like ? "(no test set)" :
+            "a synthetic stand-in (4000 rows, 2000 features): news20.binary "
+            "is not under HOGTRAIN_DATA, or xz is missing");
     if (!path)
         return like ? NULL : synth(4000, 2000, 0.01, false, 21);
     hog_load_opts lo;
@@ -94,33 +106,35 @@ static hog_data *news20_or_synth(const char *name, const hog_data *like)
     return d;
 }
 
-static void minibatch_vs_reference(hog_schedule sched, double l1, double l2)
-{
-    hog_data *d = news20_or_synth("news20.binary.train.svm", NULL);
-    hog_train_opts o = opts(HOG_LOSS_LOGISTIC, sched, l1, l2, 1);
-    uint64_t nw = n_weights(d, &o);
-    float *gw = malloc(nw * sizeof *gw), *cw = malloc(nw * sizeof *cw);
-    hog_err err = { { 0 } };
-    struct hog_gpu_opts g = gopts(HOG_GPU_STEP_MINIBATCH, 1, 256, 1 << 20);
-    cr_assert_eq(gpu_fit(d, &o, &g, gw, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(hog_gpu_ref_train(d, &o, 1, 256, 1, cw, &err), HOG_OK);
-    double r = worst_ratio(gw, cw, nw, 1e-5, 1e-3);
-    cr_assert_leq(r, 1.0,
-                  "schedule %d, l1 %g, l2 %g: GPU minibatch differs from the "
-                  "CPU reference by %g of 1e-5 relative",
-                  (int)sched, l1, l2, r);
-    free(gw);
-    free(cw);
-    hog_data_free(d);
-}
-
+/* Every case's worst ratio is printed, passing or not, and asserted only
+ * once all are measured: one device run shows them all. */
 Test(gpu_device, minibatch_equals_cpu_reference, .timeout = 120)
 {
     NEED_DEVICE();
-    minibatch_vs_reference(HOG_SCHED_INVSCALING, 0, 1e-5);
-    minibatch_vs_reference(HOG_SCHED_CONSTANT, 1e-6, 1e-5);
-    minibatch_vs_reference(HOG_SCHED_ADAGRAD, 0, 0);
-    minibatch_vs_reference(HOG_SCHED_CONSTANT, 0, 0); /* the sparse update */
+    hog_data *d = news20_or_synth("news20.binary.train.svm", NULL);
+    double r[MB_NCASES];
+    for (size_t i = 0; i < MB_NCASES; i++) {
+        const struct mb_case *c = &MB_CASES[i];
+        hog_train_opts o = opts(HOG_LOSS_LOGISTIC, c->sched, c->l1, c->l2, 1);
+        uint64_t nw = n_weights(d, &o);
+        float *gw = malloc(nw * sizeof *gw), *cw = malloc(nw * sizeof *cw);
+        hog_err err = { { 0 } };
+        struct hog_gpu_opts g = gopts(HOG_GPU_STEP_MINIBATCH, 1, MB_BATCH,
+                                      1 << 20);
+        cr_assert_eq(gpu_fit(d, &o, &g, gw, &err), HOG_OK, "%s", err.msg);
+        cr_assert_eq(hog_gpu_ref_train(d, &o, 1, MB_BATCH, 1, cw, &err),
+                     HOG_OK, "%s", err.msg);
+        r[i] = worst_ratio(gw, cw, nw, MB_REL, MB_FLOOR);
+        fprintf(stderr, "minibatch_equals_cpu_reference: %s: worst weight at "
+                "%.3g of the bound (%g relative)\n", c->name, r[i], MB_REL);
+        free(gw);
+        free(cw);
+    }
+    for (size_t i = 0; i < MB_NCASES; i++)
+        cr_expect_leq(r[i], 1.0, "%s: GPU minibatch differs from the CPU "
+                      "reference by %g of %g relative", MB_CASES[i].name,
+                      r[i], MB_REL);
+    hog_data_free(d);
 }
 
 Test(gpu_device, minibatch_is_deterministic, .timeout = 60)
@@ -135,7 +149,11 @@ Test(gpu_device, minibatch_is_deterministic, .timeout = 60)
     hog_err err = { { 0 } };
     cr_assert_eq(gpu_fit(d, &o, &g, a, &err), HOG_OK, "%s", err.msg);
     cr_assert_eq(gpu_fit(d, &o, &g, b, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(memcmp(a, b, nw * sizeof *a), 0);
+    uint64_t diff = differing(a, b, nw);
+    fprintf(stderr, "minibatch_is_deterministic: %llu of %llu weights differ "
+            "between two runs\n", (unsigned long long)diff,
+            (unsigned long long)nw);
+    cr_assert_eq(diff, 0);
     free(a);
     free(b);
     hog_data_free(d);
@@ -154,7 +172,10 @@ Test(gpu_device, streamed_equals_resident, .timeout = 60)
     cr_assert_eq(gpu_fit(d, &o, &g, a, &err), HOG_OK, "%s", err.msg);
     g.force_stream = true;
     cr_assert_eq(gpu_fit(d, &o, &g, b, &err), HOG_OK, "%s", err.msg);
-    cr_assert_eq(memcmp(a, b, nw * sizeof *a), 0,
+    uint64_t diff = differing(a, b, nw);
+    fprintf(stderr, "streamed_equals_resident: %llu of %llu weights differ\n",
+            (unsigned long long)diff, (unsigned long long)nw);
+    cr_assert_eq(diff, 0,
                  "streamed batches train another model");
     free(a);
     free(b);
@@ -180,25 +201,15 @@ Test(gpu_device, two_replicas_one_gpu_equal_one_replica, .timeout = 60)
     cr_assert_eq(hog_gpu_ref_train(d, &o, 2, 64, 1, ref, &err), HOG_OK);
     double r1 = worst_ratio(two, one, nw, 1e-5, 1e-3);
     double r2 = worst_ratio(two, ref, nw, 1e-5, 1e-3);
-    cr_assert_leq(r1, 1.0, "two replicas vs one: %g of the bound", r1);
+    fprintf(stderr, "two_replicas_one_gpu_equal_one_replica: against one "
+            "replica %.3g, against the reference %.3g of the bound (1e-5)\n",
+            r1, r2);
+    cr_expect_leq(r1, 1.0, "two replicas vs one: %g of the bound", r1);
     cr_assert_leq(r2, 1.0, "two replicas vs the reference: %g", r2);
     free(two);
     free(one);
     free(ref);
     hog_data_free(d);
-}
-
-static double accuracy(const float *w, const hog_data *d, double bias)
-{
-    uint64_t right = 0;
-    for (uint64_t i = 0; i < d->m.rows; i++) {
-        struct hog_row r = hog_csr_row(&d->m, i);
-        double m = bias != 0 ? w[d->n_features] * bias : 0;
-        for (uint32_t k = 0; k < r.nnz; k++)
-            m += w[r.idx[k]] * r.val[k];
-        right += (m > 0) == hog_label_positive(d, r.y);
-    }
-    return (double)right / (double)d->m.rows;
 }
 
 Test(gpu_device, hogwild_step_reaches_cpu_hogwild_accuracy, .timeout = 180)
@@ -217,23 +228,13 @@ Test(gpu_device, hogwild_step_reaches_cpu_hogwild_accuracy, .timeout = 180)
     struct hog_gpu_opts g = gopts(HOG_GPU_STEP_HOGWILD, 1, 256, 1 << 20);
     cr_assert_eq(gpu_fit(tr, &o, &g, gw, &err), HOG_OK, "%s", err.msg);
     double gacc = accuracy(gw, te, o.bias);
-
-    /* CPU Hogwild! on every core; the serial trainer where this build has
-     * no Hogwild! yet. */
-    o.algo = HOG_ALGO_HOGWILD;
-    hog_model *m = NULL;
-    hog_status st = hog_train(tr, NULL, &o, NULL, &m, &err);
-    if (st == HOG_ENOTSUP) {
-        o.algo = HOG_ALGO_SERIAL;
-        st = hog_train(tr, NULL, &o, NULL, &m, &err);
-    }
-    cr_assert_eq(st, HOG_OK, "%s", err.msg);
-    double cacc = accuracy(hog_model_weights(m), te, o.bias);
-    cr_assert_geq(gacc, cacc - 0.005,
-                  "GPU hogwild step %.2f%%, CPU %s %.2f%%", 100 * gacc,
-                  o.algo == HOG_ALGO_HOGWILD ? "Hogwild!" : "serial SGD",
-                  100 * cacc);
-    hog_model_free(m);
+    const char *cpu;
+    double cacc = cpu_hogwild_accuracy(tr, te, o, &cpu);
+    fprintf(stderr, "hogwild_step_reaches_cpu_hogwild_accuracy: GPU hogwild "
+            "step %.2f%%, %s %.2f%%, bias weight %g\n", 100 * gacc, cpu,
+            100 * cacc, (double)gw[nw - 1]);
+    cr_assert_geq(gacc, cacc - 0.005, "GPU hogwild step %.2f%%, %s %.2f%%",
+                  100 * gacc, cpu, 100 * cacc);
     free(gw);
     if (te != tr)
         hog_data_free(te);
@@ -258,6 +259,10 @@ Test(gpu_device, topo_lists_gpus, .timeout = 60)
     double bps = 0;
     cr_assert_eq(hog_gpu_copy_bandwidth(0, 64 << 20, &bps, &err), HOG_OK,
                  "%s", err.msg);
+    fprintf(stderr, "topo_lists_gpus: %s, %s, %.1f GiB, cc %d.%d, %d SMs; "
+            "copy bandwidth %.1f GB/s\n", g[0].name, g[0].pci,
+            (double)g[0].mem_total / (1u << 30), g[0].cc_major, g[0].cc_minor,
+            g[0].sms, bps / 1e9);
     cr_assert_gt(bps, 1e9);
 }
 
@@ -272,13 +277,13 @@ Test(gpu_device, command_trains_on_gpu, .timeout = 60)
                     "'%s' gen -q --rows 5000 --features 2000 -o '%s'",
                     th_bin(), path);
     cr_assert_eq(rc, 0, "%s", out);
-    const char *steps[] = { "minibatch", "hogwild" };
     for (int i = 0; i < 2; i++) {
         rc = th_run(out, sizeof out,
-                    "'%s' train --gpus 0,0 --gpu-step %s --epochs 2 -o "
-                    "'%s/m%d.hgm' '%s'",
-                    th_bin(), steps[i], dir, i, path);
-        cr_assert_eq(rc, 0, "%s: %s", steps[i], out);
+                    "'%s' train --gpus 0,0 %s --epochs 2 -o '%s/m%d.hgm' '%s'",
+                    th_bin(), GPU_COMMAND_STEPS[i], dir, i, path);
+        fprintf(stderr, "command_trains_on_gpu: %s: status %d\n%s\n",
+                GPU_COMMAND_STEPS[i], rc, out);
+        cr_assert_eq(rc, 0, "%s: %s", GPU_COMMAND_STEPS[i], out);
         cr_assert(strstr(out, "accuracy"), "%s", out);
     }
     rc = th_run(out, sizeof out, "'%s' train -q --gpus 999 '%s'", th_bin(),

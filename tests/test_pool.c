@@ -904,3 +904,23 @@ Test(threads, pool_on_another_machines_plan_runs_unpinned_with_a_warning,
     cr_assert(strstr(text, "unpinned"), "stderr: %s", text);
     cr_assert_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
 }
+
+/* A pool's start loads no hwloc plugin (I/O discovery, libxml2 and what
+ * they link cost 13 ms of CPU each time), and hwloc's own XML reader still
+ * reads a topology saved by lstopo. */
+Test(pool, the_command_starts_pools_without_hwloc_plugins)
+{
+    char out[4096], dir[1024];
+    cr_assert_not_null(th_tmpdir(dir, sizeof dir));
+    cr_assert_eq(th_run(out, sizeof out, "'%s' gen --rows 2000 --features 50 "
+                        "-o '%s/g.svm' -q", th_bin(), dir), 0, "%s", out);
+    cr_assert_eq(th_run(out, sizeof out, "unset HWLOC_PLUGINS_PATH; "
+                        "LD_DEBUG=files '%s' train -q --algo newton --threads 2 "
+                        "'%s/g.svm' -o '%s/g.hgm' 2>&1 | grep -c '/hwloc_'",
+                        th_bin(), dir, dir), 1, "plugins loaded: %s", out);
+    cr_assert_str_eq(out, "0\n");
+    cr_assert_eq(th_run(out, sizeof out, "'%s' topo --xml "
+                        "tests/data/topo-uneven.xml", th_bin()), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "cores       13\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "PUs         25\n"), "%s", out);
+}

@@ -204,8 +204,10 @@ static void help(FILE *f)
           "                         (after CUDA_VISIBLE_DEVICES; a number twice is\n"
           "                         two replicas on that GPU); with --algo newton\n"
           "                         or lbfgs: their products X v and X^T u there\n"
-          "      --gpu-step S       minibatch (cuSPARSE, deterministic; default) or\n"
-          "                         hogwild (a warp per row, atomic adds)\n", f);
+          "      --gpu-step S       minibatch (sums in double, deterministic;\n"
+          "                         default) or hogwild (a warp per row, each\n"
+          "                         feature's update averaged over the batch's\n"
+          "                         rows; --schedule constant or invscaling)\n", f);
     fprintf(f, "      --gpu-batch N      rows per replica per step (default %u)\n",
             HOG_GPU_DEFAULT_BATCH);
     fputs(          "      --sync-every N     also sets the rows per GPU replica between\n"

@@ -12,6 +12,9 @@
 #include <hwloc/cudart.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
 
 const char *mib(char *buf, size_t len, double bytes)
 {
@@ -46,6 +49,36 @@ hog_status sparse_check(cusparseStatus_t s, const char *call,
                     s == CUSPARSE_STATUS_ALLOC_FAILED ? HOG_ENOMEM : HOG_EIO,
                     "GPU %d: %s failed (%s:%d): %s", dev, call, file, line,
                     cusparseGetErrorString(s));
+}
+
+/* HOGTRAIN_CUDA_RESET_AT_EXIT=1 (the device check's compute-sanitizer
+ * runs): every device is reset at exit, so that the leak check reports
+ * the allocations never freed; without a reset it reports none. Off by
+ * default: a program that uses CUDA itself may still need its devices in
+ * its own exit handlers. */
+static void reset_devices(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        return;
+    for (int d = 0; d < n; d++)
+        if (cudaSetDevice(d) == cudaSuccess)
+            cudaDeviceReset();
+}
+
+static void arm_once(void)
+{
+    const char *e = getenv("HOGTRAIN_CUDA_RESET_AT_EXIT");
+    if (e && strcmp(e, "1") == 0)
+        atexit(reset_devices);
+}
+
+/* Called once the runtime is up (a stream exists): exit handlers run in
+ * reverse order, so the reset comes before the runtime's own teardown. */
+void reset_at_exit_arm(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, arm_once);
 }
 
 extern "C" bool hog_cuda_built(void) { return true; }

@@ -11,7 +11,7 @@
  * The pieces:
  *   spec.c   --gpus parsing, the row plan every replica follows, the step
  *            schedule (plain C, always built)
- *   ref.c    the CPU reference of the GPU minibatch SGD (plain C, always)
+ *   ref.c    the CPU reference of the GPU steps (plain C, always)
  *   train.c  hog_gpu_train: shards in the upload layout, the epoch loop
  *            (plain C, always; reaches the device through cuda.h)
  *   *.cu     the CUDA backend of cuda.h, linked with cuda_export.c into
@@ -167,7 +167,12 @@ void hog_gpu_shard_free(struct hog_cuda_shard *s, void (*release)(void *));
  * 1 - min(1, eta_j l2), threshold eta_j l1). After every sync_rounds
  * rounds, and at the end of each epoch, the replicas are replaced by their
  * mean. Weights are floats (as on the GPU), sums in double. w_out gets
- * n_features (+1 bias) weights after `epochs` epochs. */
+ * n_features (+1 bias) weights after `epochs` epochs.
+ *
+ * With o->gpu_step HOG_GPU_STEP_HOGWILD, the hogwild step instead: every
+ * row's c_i = -eta loss'(y_i, x_i.w) from the weights before the batch,
+ * then w_j += (1/n_j) sum_{i in I} c_i x_ij, n_j the rows of I that touch
+ * j, then the regularization of m steps in closed form (hog_gpu_shrink_pq). */
 hog_status hog_gpu_ref_train(const hog_data *d, const hog_train_opts *o,
                              unsigned replicas, uint32_t batch,
                              uint64_t sync_rounds, float *w_out, hog_err *err);

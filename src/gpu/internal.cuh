@@ -64,6 +64,10 @@ hog_status sparse_check(cusparseStatus_t s, const char *call,
             return s_;                                                        \
     } while (0)
 
+/* HOGTRAIN_CUDA_RESET_AT_EXIT=1: reset every device at exit (device.cu);
+ * call after the first stream is made. */
+void reset_at_exit_arm(void);
+
 /* ---- the trainer (replica.cu) --------------------------------------------- */
 
 /* Where a batch's arrays are on the device. */
@@ -83,15 +87,14 @@ struct replica {
     int dev;
     const struct hog_cuda_shard *sh;
     cudaStream_t s, copy;
-    cusparseHandle_t sp;
     cudaEvent_t done;
     struct dbatch whole; /* resident shard */
     struct slot slot[2]; /* streamed shard */
     uint64_t turn;
-    float *w, *gdense, *g2, *margin, *dv, *gc;
-    void *buf;
-    size_t buf_cap;
-    cusparseDnVecDescr_t wvec;
+    float *w, *g2;
+    double *gdense, *dv; /* minibatch: dense gradient, rows' derivatives */
+    float *coef;         /* hogwild: the rows' coefficients */
+    uint32_t *cnt;       /* hogwild: the batch's rows per feature */
     float *gather;       /* replica 0: R - 1 slots of n_weights */
     enum link link;      /* how this replica reaches replica 0 */
     float *stage;        /* LINK_HOST: page-locked n_weights */
@@ -117,19 +120,22 @@ hog_status dev_alloc(void **p, size_t bytes, const struct replica *r,
 
 /* ---- kernels (kernels.cu): each queued on stream s ------------------------ */
 
-cudaError_t launch_deriv(cudaStream_t s, uint32_t m, const float *margin,
-                         const float *y, float *dv, int loss, double inv_m);
-cudaError_t launch_scatter(cudaStream_t s, uint32_t u, const int32_t *tcol,
-                           const float *gc, float *gdense);
+cudaError_t launch_margin_deriv(cudaStream_t s, uint32_t rows,
+                                const int32_t *roff, const int32_t *col,
+                                const float *val, const float *y,
+                                const float *w, double *dv, int loss,
+                                double inv_m);
+cudaError_t launch_grad(cudaStream_t s, uint32_t uniq, const int32_t *toff,
+                        const int32_t *trow, const float *tval,
+                        const int32_t *tcol, const double *dv,
+                        double *gdense, float *w, double eta);
 cudaError_t launch_update_dense(cudaStream_t s, uint64_t n, float *w,
-                                float *g, float *g2, double eta, double l1,
+                                double *g, float *g2, double eta, double l1,
                                 double l2, bool ada);
-cudaError_t launch_update_sparse(cudaStream_t s, uint32_t u,
-                                 const int32_t *tcol, const float *gc,
-                                 float *w, double eta);
-cudaError_t launch_hogwild(cudaStream_t s, uint32_t rows, const int32_t *roff,
-                           const int32_t *col, const float *val,
-                           const float *y, float *w, float eta, int loss);
+cudaError_t launch_hogwild(cudaStream_t s, uint32_t rows, uint64_t nnz,
+                           const int32_t *roff, const int32_t *col,
+                           const float *val, const float *y, float *w,
+                           float eta, int loss, float *coef, uint32_t *cnt);
 cudaError_t launch_shrink(cudaStream_t s, uint64_t n, float *w, double P,
                           double Q);
 cudaError_t launch_average(cudaStream_t s, uint64_t n, float *w0,

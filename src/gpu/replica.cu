@@ -148,17 +148,12 @@ static void replica_free(struct replica *r)
         if (r->slot[i].free_)
             cudaEventDestroy(r->slot[i].free_);
     }
-    if (r->wvec)
-        cusparseDestroyDnVec(r->wvec);
-    if (r->sp)
-        cusparseDestroy(r->sp);
     cudaFree(r->w);
     cudaFree(r->gdense);
     cudaFree(r->g2);
-    cudaFree(r->margin);
     cudaFree(r->dv);
-    cudaFree(r->gc);
-    cudaFree(r->buf);
+    cudaFree(r->coef);
+    cudaFree(r->cnt);
     cudaFree(r->gather);
     if (r->stage)
         cudaFreeHost(r->stage);
@@ -196,8 +191,9 @@ static void device_need(const hog_cuda_trainer *t,
             continue;
         uint64_t work = nw * 4;
         if (mb)
-            work += nw * 4 + (uint64_t)sh->max_rows * 8 +
-                    (uint64_t)sh->max_uniq * 4 + ((uint64_t)64 << 20);
+            work += nw * 8 + (uint64_t)sh->max_rows * 8;
+        else
+            work += nw * 4 + (uint64_t)sh->max_rows * 4;
         if (t->p.schedule == HOG_SCHED_ADAGRAD)
             work += nw * 4;
         if (q == 0)
@@ -222,18 +218,18 @@ static hog_status replica_init(hog_cuda_trainer *t, unsigned q,
     CK(cudaSetDevice(r->dev));
     CK(cudaStreamCreateWithFlags(&r->s, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking));
+    reset_at_exit_arm();
     CK(cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming));
-    SK(cusparseCreate(&r->sp));
-    SK(cusparseSetStream(r->sp, r->s));
     DALLOC(r->w, nw, "the weights");
     CK(cudaMemsetAsync(r->w, 0, nw * 4, r->s));
     if (mb) {
         DALLOC(r->gdense, nw, "the dense gradient");
-        CK(cudaMemsetAsync(r->gdense, 0, nw * 4, r->s));
-        DALLOC(r->margin, sh->max_rows, "the margins");
+        CK(cudaMemsetAsync(r->gdense, 0, nw * 8, r->s));
         DALLOC(r->dv, sh->max_rows, "the loss derivatives");
-        DALLOC(r->gc, sh->max_uniq, "the compact gradient");
-        SK(cusparseCreateDnVec(&r->wvec, (int64_t)nw, r->w, CUDA_R_32F));
+    } else {
+        DALLOC(r->cnt, nw, "the rows per feature");
+        CK(cudaMemsetAsync(r->cnt, 0, nw * 4, r->s));
+        DALLOC(r->coef, sh->max_rows, "the rows' coefficients");
     }
     if (t->p.schedule == HOG_SCHED_ADAGRAD) {
         DALLOC(r->g2, nw, "the AdaGrad sums");

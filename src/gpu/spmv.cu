@@ -169,6 +169,7 @@ extern "C" hog_status hog_cuda_spmv_open(const struct hog_cuda_csr *a,
     t->nnz = a->nnz;
     CK(cudaSetDevice(a->dev));
     CK(cudaStreamCreateWithFlags(&t->s, cudaStreamNonBlocking));
+    reset_at_exit_arm();
     SK(cusparseCreate(&t->sp));
     SK(cusparseSetStream(t->sp, t->s));
     SALLOC(t->off, (size_t)a->rows + 1, "the row offsets");

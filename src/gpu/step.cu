@@ -3,9 +3,10 @@
  * its batch of the round, queued on the replica's stream. A streamed
  * batch is first copied into the replica's free device slot on the copy
  * stream (two slots: batch k + 1's upload overlaps batch k's step). The
- * minibatch step: margins by cuSPARSE's deterministic CSR SpMV, loss
- * derivatives, the compact gradient by the SpMV of the batch's transpose,
- * the update. The hogwild step: the rows' kernel, then the shrink.
+ * minibatch step: the rows' loss derivatives, the gradient from the
+ * batch's compact transpose (both summed in double in a fixed order, so
+ * the step is deterministic and agrees with ref.c), the update. The
+ * hogwild step: the rows' kernels, then the shrink.
  */
 #include "gpu/internal.cuh"
 
@@ -46,53 +47,6 @@ static hog_status copy_batch(struct dbatch *dst, const struct hog_cuda_shard *sh
     return HOG_OK;
 }
 
-/* cuSPARSE's work buffer, grown when a call needs more (rare: the first
- * batches). Growing waits for the stream, which may still use the old one. */
-static hog_status ensure_buf(struct replica *r, size_t need, hog_err *err)
-{
-    if (need < 256)
-        need = 256; /* never a NULL buffer, even where none is needed */
-    if (need <= r->buf_cap)
-        return HOG_OK;
-    CR(cudaStreamSynchronize(r->s));
-    cudaFree(r->buf);
-    r->buf = NULL;
-    r->buf_cap = 0;
-    hog_status st = dev_alloc(&r->buf, need, r, "cuSPARSE's work buffer", err);
-    if (st == HOG_OK)
-        r->buf_cap = need;
-    return st;
-}
-
-/* y = A x for a CSR A (rows x cols) with the deterministic CSR_ALG2. */
-static hog_status spmv(struct replica *r, int64_t rows, int64_t cols,
-                       int64_t nnz, int32_t *off, int32_t *idx, float *val,
-                       cusparseDnVecDescr_t x, float *y, hog_err *err)
-{
-    hog_status st = HOG_OK;
-    cusparseSpMatDescr_t A = NULL;
-    cusparseDnVecDescr_t Y = NULL;
-    const float one = 1.0f, zero = 0.0f;
-    size_t need = 0;
-    SK(cusparseCreateCsr(&A, rows, cols, nnz, off, idx, val,
-                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-    SK(cusparseCreateDnVec(&Y, rows, y, CUDA_R_32F));
-    SK(cusparseSpMV_bufferSize(r->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                               A, x, &zero, Y, CUDA_R_32F,
-                               CUSPARSE_SPMV_CSR_ALG2, &need));
-    if ((st = ensure_buf(r, need, err)) != HOG_OK)
-        goto out;
-    SK(cusparseSpMV(r->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, x,
-                    &zero, Y, CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG2, r->buf));
-out:
-    if (Y)
-        cusparseDestroyDnVec(Y);
-    if (A)
-        cusparseDestroySpMat(A);
-    return st;
-}
-
 /* The minibatch step of replica r on batch b (arrays in a). */
 static hog_status step_minibatch(hog_cuda_trainer *t, struct replica *r,
                                  const struct hog_cuda_batch *b,
@@ -100,36 +54,18 @@ static hog_status step_minibatch(hog_cuda_trainer *t, struct replica *r,
                                  hog_err *err)
 {
     const struct hog_cuda_params *p = &t->p;
-    const uint64_t nw = p->n_weights;
-    hog_status st = HOG_OK;
-    cusparseDnVecDescr_t D = NULL;
-    if (b->nnz) {
-        if ((st = spmv(r, b->rows, (int64_t)nw, b->nnz, a->roff, a->col,
-                       a->val, r->wvec, r->margin, err)) != HOG_OK)
-            goto out;
-    } else {
-        CK(cudaMemsetAsync(r->margin, 0, b->rows * sizeof(float), r->s));
-    }
-    CK(launch_deriv(r->s, b->rows, r->margin, a->y, r->dv, (int)p->loss,
-                    1.0 / (double)b->rows));
-    if (b->uniq) {
-        SK(cusparseCreateDnVec(&D, b->rows, r->dv, CUDA_R_32F));
-        if ((st = spmv(r, b->uniq, b->rows, b->nnz, a->toff, a->trow, a->tval,
-                       D, r->gc, err)) != HOG_OK)
-            goto out;
-    }
-    if (p->l1 > 0 || p->l2 > 0 || p->schedule == HOG_SCHED_ADAGRAD) {
-        if (b->uniq)
-            CK(launch_scatter(r->s, b->uniq, a->tcol, r->gc, r->gdense));
-        CK(launch_update_dense(r->s, nw, r->w, r->gdense, r->g2, eta, p->l1,
-                               p->l2, p->schedule == HOG_SCHED_ADAGRAD));
-    } else if (b->uniq) {
-        CK(launch_update_sparse(r->s, b->uniq, a->tcol, r->gc, r->w, eta));
-    }
-out:
-    if (D)
-        cusparseDestroyDnVec(D);
-    return st;
+    const bool dense = p->l1 > 0 || p->l2 > 0 ||
+                       p->schedule == HOG_SCHED_ADAGRAD;
+    CR(launch_margin_deriv(r->s, b->rows, a->roff, a->col, a->val, a->y, r->w,
+                           r->dv, (int)p->loss, 1.0 / (double)b->rows));
+    if (b->uniq)
+        CR(launch_grad(r->s, b->uniq, a->toff, a->trow, a->tval, a->tcol,
+                       r->dv, dense ? r->gdense : NULL, r->w, eta));
+    if (dense)
+        CR(launch_update_dense(r->s, p->n_weights, r->w, r->gdense, r->g2,
+                               eta, p->l1, p->l2,
+                               p->schedule == HOG_SCHED_ADAGRAD));
+    return HOG_OK;
 }
 
 /* The hogwild step: the rows' gradient steps, then their shrink. */
@@ -139,8 +75,8 @@ static hog_status step_hogwild(hog_cuda_trainer *t, struct replica *r,
                                hog_err *err)
 {
     const struct hog_cuda_params *p = &t->p;
-    CR(launch_hogwild(r->s, b->rows, a->roff, a->col, a->val, a->y, r->w,
-                      (float)eta, (int)p->loss));
+    CR(launch_hogwild(r->s, b->rows, b->nnz, a->roff, a->col, a->val, a->y,
+                      r->w, (float)eta, (int)p->loss, r->coef, r->cnt));
     if (p->l1 > 0 || p->l2 > 0) {
         double P, Q;
         hog_gpu_shrink_pq(eta, p->l1, p->l2, b->rows, &P, &Q);
