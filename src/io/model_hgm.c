@@ -37,7 +37,8 @@
  *                  0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
- *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
+ *   104+8K  4*Q  the interactions: two namespace bytes each and two
+ *                  zeros, or three (a triple) and one zero
  *     version 5:
  *  104+8K+4Q  8  S, the size of the state section (u64)
  *     flag bit 1 (the header 8 bytes longer):
@@ -304,8 +305,7 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
                             (names ? HGM_FLAG_NAMES : 0));
         put_u32(h + 100, q);
         for (uint32_t i = 0; i < q; i++) {
-            h[HGM_HEADER_V2 + 8 * k + 4 * i] = m->cross.pair[i][0];
-            h[HGM_HEADER_V2 + 8 * k + 4 * i + 1] = m->cross.pair[i][1];
+            memcpy(h + HGM_HEADER_V2 + 8 * k + 4 * i, m->cross.term[i], 3);
         }
     }
     if (v5)
@@ -314,6 +314,25 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
         put_u64(h + HGM_HEADER_V2 + 8 * k + 4 * q + (v5 ? 8 : 0),
                 names_bytes(m));
     return h;
+}
+
+/* The header's q interactions, 4 bytes each, read back as written: what
+ * hog_interactions_parse() makes of them is them (no zero in a pair's two
+ * bytes, none read past, VW's order, none twice). */
+static bool interactions_ok(const unsigned char *b, uint32_t q)
+{
+    struct hog_interactions x = { .n = q };
+    for (uint32_t i = 0; i < q; i++) {
+        if (b[4 * i + 3] != 0)
+            return false;
+        memcpy(x.term[i], b + 4 * i, 3);
+    }
+    char spec[HOG_INTERACTIONS_SPEC_LEN];
+    hog_interactions_format(&x, spec, sizeof spec);
+    struct hog_interactions y;
+    hog_err e;
+    return hog_interactions_parse(spec, &y, &e) == HOG_OK && y.n == q &&
+           memcmp(x.term, y.term, sizeof x.term) == 0;
 }
 
 /* The nonzero weights as (position, value) pairs, in blocks: z, then the
@@ -812,6 +831,12 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         f32_le_inplace(w, nw);
     for (uint32_t i = 0; i < k; i++)
         cl[i] = get_f64(lab + 8 * i);
+    if (q && !interactions_ok(extra, q)) {
+        s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: "
+                     "interactions that are not pairs or triples of "
+                     "namespaces", path);
+        goto fail;
+    }
     if ((bad = check_hgm_fields(h, version, cl, err))) {
         s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: %s", path,
                      bad);
@@ -848,8 +873,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         m->hash_seed = get_u32(h + 84);
     }
     for (uint32_t i = 0; i < q; i++) {
-        m->cross.pair[i][0] = extra[4 * i];
-        m->cross.pair[i][1] = extra[4 * i + 1];
+        memcpy(m->cross.term[i], extra + 4 * i, 3);
     }
     m->cross.n = q;
     m->cross.mask = m->hash_bits ? (uint32_t)((UINT64_C(1) << m->hash_bits) - 1)
