@@ -290,8 +290,9 @@ Test(cross_cubic, a9a_model_with_abc, .timeout = 120)
 
 /* A term of a repeated namespace is kept in VW's order in the model
  * ("bab" is "abb"), predict crosses alike, and a model whose header holds
- * a triple's bytes out of place (its sum made good) is refused as
- * corrupt, not crossed with a namespace 0. */
+ * a triple's bytes out of place, or a triple without the flag that older
+ * readers refuse, is refused as corrupt (its sum made good), never
+ * crossed otherwise than it was trained. */
 Test(cross_cubic, model_file_keeps_triples, .timeout = 60)
 {
     char dir[512], m[600], out[4096];
@@ -324,6 +325,18 @@ Test(cross_cubic, model_file_keeps_triples, .timeout = 60)
     for (int k = 0; k < 4; k++)
         raw[len - 4 + (size_t)k] = (unsigned char)(crc >> (8 * k));
     const char *bad = th_write(dir, "bad.hgm", (char *)raw, len);
+    free(raw);
+    cr_assert_neq(hog_model_load(bad, &a, &err), HOG_OK);
+    cr_assert_not_null(strstr(err.msg, "interactions that are not pairs or "
+                                       "triples"), "%s", err.msg);
+    /* the flag that makes older readers refuse a triple (bit 2 at 96) */
+    raw = (unsigned char *)th_slurp(m, &len);
+    cr_assert_eq(raw[96] & 4, 4);
+    raw[96] &= (unsigned char)~4u;
+    crc = hog_crc32c(0, raw, len - 4);
+    for (int k = 0; k < 4; k++)
+        raw[len - 4 + (size_t)k] = (unsigned char)(crc >> (8 * k));
+    bad = th_write(dir, "noflag.hgm", (char *)raw, len);
     free(raw);
     cr_assert_neq(hog_model_load(bad, &a, &err), HOG_OK);
     cr_assert_not_null(strstr(err.msg, "interactions that are not pairs or "

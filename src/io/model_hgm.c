@@ -33,7 +33,8 @@
  *         92    4  multiclass mode (hog_multiclass)
  *         96    8  reserved, zero (versions 4 and 5: flags, u32, bit 0
  *                  = the weights are stored sparsely, bit 1 = a names
- *                  section; then Q, u32, the number of interactions,
+ *                  section, bit 2 = a triple among the interactions;
+ *                  then Q, u32, the number of interactions,
  *                  0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
@@ -94,6 +95,10 @@
 #define HGM_VERSION_STATE 5u  /* any, with the optimizer's state */
 #define HGM_FLAG_SPARSE 1u
 #define HGM_FLAG_NAMES 2u     /* versions 4 and 5: a names section */
+/* Versions 4 and 5: an interaction of three namespaces; a reader older
+ * than triples refuses the unknown flag instead of crossing a triple as
+ * the pair of its first two bytes. */
+#define HGM_FLAG_TRIPLES 4u
 #define HGM_NAMES_HEAD 16u    /* the names section before its arrays */
 #define HGM_STATE_HEAD 32u    /* the state section before its arrays */
 
@@ -301,8 +306,12 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
             put_f64(h + HGM_HEADER_V2 + 8 * c, m->classes[c]);
     }
     if (v4) {
+        bool triples = false;
+        for (uint32_t i = 0; i < q; i++)
+            triples |= m->cross.term[i][2] != 0;
         put_u32(h + 96, (sparse ? HGM_FLAG_SPARSE : 0) |
-                            (names ? HGM_FLAG_NAMES : 0));
+                            (names ? HGM_FLAG_NAMES : 0) |
+                            (triples ? HGM_FLAG_TRIPLES : 0));
         put_u32(h + 100, q);
         for (uint32_t i = 0; i < q; i++) {
             memcpy(h + HGM_HEADER_V2 + 8 * k + 4 * i, m->cross.term[i], 3);
@@ -318,15 +327,20 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
 
 /* The header's q interactions, 4 bytes each, read back as written: what
  * hog_interactions_parse() makes of them is them (no zero in a pair's two
- * bytes, none read past, VW's order, none twice). */
-static bool interactions_ok(const unsigned char *b, uint32_t q)
+ * bytes, none read past, VW's order, none twice), and a triple among them
+ * if and only if the flag says so. */
+static bool interactions_ok(const unsigned char *b, uint32_t q, bool triples)
 {
     struct hog_interactions x = { .n = q };
+    bool any = false;
     for (uint32_t i = 0; i < q; i++) {
         if (b[4 * i + 3] != 0)
             return false;
         memcpy(x.term[i], b + 4 * i, 3);
+        any |= b[4 * i + 2] != 0;
     }
+    if (any != triples)
+        return false;
     char spec[HOG_INTERACTIONS_SPEC_LEN];
     hog_interactions_format(&x, spec, sizeof spec);
     struct hog_interactions y;
@@ -457,7 +471,8 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
         if (version >= HGM_VERSION_SPARSE && get_u32(h + 100) && none)
             return "interactions of unhashed features";
         if (version >= HGM_VERSION_SPARSE &&
-            (get_u32(h + 96) & ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES)))
+            (get_u32(h + 96) &
+             ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES | HGM_FLAG_TRIPLES)))
             return "unknown flags";
     }
     if (k == 1)
@@ -831,7 +846,9 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         f32_le_inplace(w, nw);
     for (uint32_t i = 0; i < k; i++)
         cl[i] = get_f64(lab + 8 * i);
-    if (q && !interactions_ok(extra, q)) {
+    const bool triples = version >= HGM_VERSION_SPARSE &&
+                         (get_u32(h + 96) & HGM_FLAG_TRIPLES);
+    if ((q || triples) && !interactions_ok(extra, q, triples)) {
         s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: "
                      "interactions that are not pairs or triples of "
                      "namespaces", path);
