@@ -2,7 +2,8 @@
  * libFuzzer harness: the text parser, LIBSVM/SVMlight and Vowpal Wabbit (src/io/parse.c).
  * The first byte picks the options (zero-based indices, a minimum feature
  * count, one or three slices, hashing into 8 weights, Vowpal Wabbit text
- * forced, interactions "ab,aa" whose crossed rows are then read, rows
+ * forced, interactions whose crossed rows are then read ("ab,aa", or
+ * with an odd length the triples "abc,aab,abb,aaa" and "ab"), rows
  * without a label read (predict's), the hashed names kept (--keep-names);
  * VW text is also told by content) so that the parallel slicing and its
  * boundary hand-off are fuzzed as well as the serial path; the rest is the
@@ -26,7 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.n_features = (mode & 2) ? 1000 : 0;
     o.hash_bits = (mode & 8) ? 3 : 0;         /* 8 weights: merges, collisions */
     o.format = (mode & 16) ? HOG_FORMAT_VW : HOG_FORMAT_AUTO;
-    o.interactions = (mode & 32) ? "ab,aa" : NULL;
+    /* the length picks the interactions: no bit of mode is free */
+    o.interactions = !(mode & 32) ? NULL
+                     : (size & 1) ? "abc,aab,abb,aaa,ab"
+                                  : "ab,aa";
     o.unlabelled = (mode & 64) != 0;
     o.keep_names = (mode & 128) != 0;
     unsigned slices = (mode & 4) ? 3 : 1;
@@ -51,9 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      (!m->ns || m->ns[k] == m->ns[k - 1])))
                     abort();
         }
-        /* the rows as the kernels read them: crossed, strictly increasing */
+        /* the rows as the kernels read them: crossed, strictly increasing.
+         * A row crossed to more than 2^20 entries was counted (the bound's
+         * path, at load) but is not expanded: its buffer would pass
+         * libFuzzer's malloc limit, as on a machine it may pass memory
+         * (the trainers refuse it at set-up, HOG_ENOMEM) */
         struct hog_cross_buf b;
-        if (hog_cross_buf_init(&b, d, &err) == HOG_OK) {
+        if (d->cross_row_max <= (UINT64_C(1) << 20) &&
+            hog_cross_buf_init(&b, d, &err) == HOG_OK) {
             for (uint64_t i = 0; i < m->rows; i++) {
                 struct hog_row r = hog_data_row(d, m, i, &b);
                 for (uint32_t k = 0; k < r.nnz; k++)

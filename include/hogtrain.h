@@ -109,10 +109,10 @@ typedef struct hog_load_opts {
                              2^B weights; 0: LIBSVM indices as they are,
                              Vowpal Wabbit text HOG_VW_HASH_BITS */
     uint32_t hash_seed;   /* the hash's seed (VW's --hash_seed); default 0 */
-    /* Added with interactions: VW's -q, "ab[,cd...]" (pairs of namespace
-     * first bytes; at most HOG_MAX_INTERACTIONS), crossed as every row is
-     * read, never stored (docs/FORMATS.md, "Interactions"). Vowpal Wabbit
-     * text only; NULL: none. */
+    /* Added with interactions: VW's -q and --cubic, "ab[,cde...]" (pairs
+     * and triples of namespace first bytes; at most HOG_MAX_INTERACTIONS),
+     * crossed as every row is read, never stored (docs/FORMATS.md,
+     * "Interactions"). Vowpal Wabbit text only; NULL: none. */
     const char *interactions;
     /* Added for callers that write into the loaded arrays (the Python
      * package's load_svmlight): nonzero keeps them in memory of the data
@@ -894,7 +894,7 @@ HOG_API double hog_model_bias(const hog_model *m); /* bias weight times bias val
  * seed. Data to score must be loaded with the same (hog_load_opts). */
 HOG_API unsigned hog_model_hash_bits(const hog_model *m);
 HOG_API uint32_t hog_model_hash_seed(const hog_model *m);
-/* The interactions its training rows were crossed with ("ab,cd"), NULL
+/* The interactions its training rows were crossed with ("ab,cde"), NULL
  * when none: load the data it scores with them (hog_load_opts). */
 HOG_API const char *hog_model_interactions(const hog_model *m);
 

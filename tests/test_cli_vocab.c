@@ -52,6 +52,8 @@ static const struct {
     { "train", "--readable_model w.txt", "here: hogtrain info --weights "
                                          "MODEL > w.txt" },
     { "train", "--quadratic ab", "here: --interactions ab" },
+    { "train", "--cubic abb", "--cubic abb is Vowpal Wabbit's three-way "
+                              "interactions; here: --interactions abb" },
     { "train", "-e 0.01", "-e 0.01 is LIBLINEAR's stopping tolerance; here: "
                           "--algo newton --tol 0.01" },
     { "train", "-B 1", "here: --bias 1" },

@@ -263,7 +263,7 @@ Test(interactions, model_spec_carries_them, .timeout = 60)
     s.interactions = "u";
     cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
                  HOG_EINVAL);
-    cr_assert(strstr(e.msg, "is not two namespaces"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "is not two or three namespaces"), "%s", e.msg);
     s.interactions = "ua";
     s.hash_bits = 0;
     cr_assert_eq(hog_model_from_weights(&s, hog_model_weights(m), &back, &e),
@@ -283,7 +283,7 @@ Test(interactions, refusals)
     const char *svm = th_write(dir, "t.svm", "1 1:1\n-1 2:1\n", 13);
     int rc = th_run(out, sizeof out, "%s train %s --interactions a", th_bin(), vw);
     cr_assert_eq(rc, 2, "%s", out);
-    cr_assert_not_null(strstr(out, "interaction 'a' is not two namespaces"),
+    cr_assert_not_null(strstr(out, "interaction 'a' is not two or three namespaces"),
                        "%s", out);
     rc = th_run(out, sizeof out, "%s train %s --interactions ab,ab", th_bin(),
                 vw);

@@ -236,12 +236,18 @@ Test(train_says, interactions_empty_or_absent)
                 "--epochs 1", th_bin(), vw);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "hogtrain: warning: --interactions zz: t.vw has no "
-                          "namespace that starts with 'z'; the pairs with it "
-                          "cross nothing"), "%s", out);
+                          "namespace that starts with 'z'; the interactions "
+                          "with it cross nothing"), "%s", out);
+    /* a triple's third namespace too */
+    rc = th_run(out, sizeof out, "'%s' train '%s' --interactions abz "
+                "--epochs 1", th_bin(), vw);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "--interactions abz: t.vw has no namespace that "
+                          "starts with 'z'"), "%s", out);
     rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ab,zq,az "
                 "--epochs 1", th_bin(), vw);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_assert(strstr(out, "starts with 'z' or 'q'; the pairs with them"),
+    cr_assert(strstr(out, "starts with 'z' or 'q'; the interactions with them"),
               "%s", out);
     rc = th_run(out, sizeof out, "'%s' train '%s' --interactions ab,aa "
                 "--epochs 1", th_bin(), vw);

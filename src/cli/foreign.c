@@ -103,7 +103,7 @@ static const struct foreign table[] = {
     { "--quadratic", IN_TRAIN, ARG_WORD, VW, "interactions",
       "--interactions %s" },
     { "--cubic", IN_TRAIN, ARG_WORD, VW, "three-way interactions",
-      "not here yet: --interactions takes pairs of namespaces" },
+      "--interactions %s" },
     { "--holdout_off", IN_TRAIN, ARG_NONE, VW, "no holdout",
       "nothing: no row is held out unless --holdout F asks" },
     { "--holdout_period", IN_TRAIN, ARG_NUMBER, VW, "holdout period",

@@ -42,12 +42,12 @@ static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
 }
 
 /* --interactions naming a namespace the training data never has: its
- * pairs cross nothing, which is no error (another file may have it) but
+ * terms cross nothing, which is no error (another file may have it) but
  * most likely a typo. */
 static void warn_absent_namespaces(const struct train_args *a,
                                    const hog_data *d)
 {
-    char miss[2 * HOG_MAX_INTERACTIONS + 1], list[8 * sizeof miss] = "";
+    char miss[3 * HOG_MAX_INTERACTIONS + 1], list[8 * sizeof miss] = "";
     unsigned n = hog_cross_absent(d, miss, sizeof miss);
     for (unsigned i = 0, w = 0; i < n; i++)
         w += (unsigned)snprintf(list + w, sizeof list - w, "%s'%c'",
@@ -55,8 +55,8 @@ static void warn_absent_namespaces(const struct train_args *a,
                                 miss[i]);
     if (n)
         fprintf(stderr, "hogtrain: warning: --interactions %s: %s has no "
-                        "namespace that starts with %s; the pairs with %s "
-                        "cross nothing\n",
+                        "namespace that starts with %s; the interactions "
+                        "with %s cross nothing\n",
                 a->interactions,
                 strcmp(a->train, "-") == 0 ? "standard input"
                                            : hog_cli_basename(a->train),

@@ -129,7 +129,7 @@ struct train_args {
     bool search_c;
     const char *plot, *validation;
     /* --interactions, every one given, joined by ',' (a.lo.interactions) */
-    char interactions[3 * HOG_MAX_INTERACTIONS + 1];
+    char interactions[HOG_INTERACTIONS_SPEC_LEN];
 };
 
 /* What the report and the summary tell of a finished run. */

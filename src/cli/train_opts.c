@@ -195,14 +195,15 @@ static int hot_option(struct train_args *a)
 
 /* --class-weight balanced, or LABEL:W[,LABEL:W...]: the labels and
  * weights into a->cw_* (the library checks them against the data). */
-/* --interactions ab[,cd...], repeatable: the pairs joined, checked as the
+/* --interactions ab[,cde...], repeatable: the terms joined, checked as the
  * loader will parse them. */
 static int interactions_option(struct train_args *a, const char *arg)
 {
     size_t have = strlen(a->interactions), len = strlen(arg);
     if (len == 0)
         return hog_cli_usage_error(cmd, "--interactions: an empty list; give "
-                                   "pairs of namespaces, as ab or ab,cd");
+                                   "pairs or triples of namespaces, as ab "
+                                   "or ab,cde");
     if (have + 1 + len >= sizeof a->interactions)
         return hog_cli_usage_error(cmd, "--interactions: more than %u "
                                    "interactions", HOG_MAX_INTERACTIONS);

@@ -17,7 +17,7 @@ static void json_data(struct hog_json *j, const char *key, const char *path,
     hog_json_u64(j, "features", hog_data_features(d));
     hog_json_u64(j, "nonzeros", hog_data_nnz(d));
     if (d->cross.n) {
-        char spec[3 * HOG_MAX_INTERACTIONS + 1];
+        char spec[HOG_INTERACTIONS_SPEC_LEN];
         hog_interactions_format(&d->cross, spec, sizeof spec);
         hog_json_str(j, "interactions", spec);
         hog_json_u64(j, "nonzeros_crossed", d->cross_nnz);

@@ -57,12 +57,15 @@ struct hog_csr {
     const uint8_t *ns;
 };
 
-/* Quadratic interactions (VW's -q ab): n pairs of namespace bytes, crossed
- * into indices below mask + 1 = 2^B (core/cross.h has the formula). */
+/* "ab,cde": up to three bytes and a ',' an interaction, and the '\0'. */
+#define HOG_INTERACTIONS_SPEC_LEN (4 * HOG_MAX_INTERACTIONS + 1)
+/* Interactions of two or three namespaces (VW's -q ab, --cubic abc): n
+ * terms of namespace bytes, term[k][2] 0 for a pair, crossed into indices
+ * below mask + 1 = 2^B (core/cross.h has the formulas). */
 struct hog_interactions {
     uint32_t n;
     uint32_t mask;
-    uint8_t pair[HOG_MAX_INTERACTIONS][2];
+    uint8_t term[HOG_MAX_INTERACTIONS][3];
 };
 
 static inline struct hog_row hog_csr_row(const struct hog_csr *m, uint64_t i)
@@ -190,7 +193,7 @@ struct hog_model {
     /* The interactions its rows were crossed with (n 0: none; .hgm
      * version 4): predict crosses the data it scores the same way. */
     struct hog_interactions cross;
-    char cross_spec[3 * HOG_MAX_INTERACTIONS + 1]; /* "ab,cd", for the API */
+    char cross_spec[HOG_INTERACTIONS_SPEC_LEN]; /* "ab,cde", for the API */
     /* The optimizer's state after the last epoch (hog_model_state), or
      * NULL: kept by hog_train_opts.save_state, written as .hgm version 5,
      * continued by a warm start. */

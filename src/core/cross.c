@@ -6,6 +6,7 @@
 
 #include "core/spin.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,25 @@ int64_t hog_row_merge(uint32_t *idx, float *val, uint8_t *ns, uint32_t n,
 
 /* ---- the interactions asked ------------------------------------------------ */
 
+/* VW's order within a term (vw/core/interactions.h,
+ * sort_and_filter_duplicate_interactions and must_be_left_sorted): a term
+ * with one namespace repeated among others ("aba", "baa") is sorted so
+ * that the repeats sit together ("aab"), which the crossing's "each
+ * multiset once" rule needs; a term of distinct namespaces keeps the order
+ * given, which its hash depends on. */
+static void term_order(uint8_t *t, size_t len)
+{
+    if (len != 3 || (t[0] == t[1] && t[1] == t[2]) ||
+        (t[0] != t[1] && t[1] != t[2] && t[0] != t[2]))
+        return;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k + 1 < 3; k++)
+            if (t[k] > t[k + 1]) {
+                uint8_t c = t[k];
+                t[k] = t[k + 1], t[k + 1] = c;
+            }
+}
+
 hog_status hog_interactions_parse(const char *spec, struct hog_interactions *x,
                                   hog_err *err)
 {
@@ -124,23 +144,40 @@ hog_status hog_interactions_parse(const char *spec, struct hog_interactions *x,
     for (const char *p = spec; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len != 2)
+        if (len > 3)
             return hog_errf(err, HOG_EINVAL,
-                            "interaction '%.*s' is not two namespaces: each is "
-                            "two characters, the first of two namespace names "
-                            "(--interactions ab,cd)",
-                            (int)(len > 40 ? 40 : len), p);
+                            "interaction '%.*s' crosses %zu namespaces; at "
+                            "most 3 are supported (pairs as VW's -q, triples "
+                            "as its --cubic)",
+                            (int)(len > 40 ? 40 : len), p, len);
+        if (len < 2)
+            return hog_errf(err, HOG_EINVAL,
+                            "interaction '%.*s' is not two or three "
+                            "namespaces: each is two or three characters, "
+                            "the first bytes of namespace names "
+                            "(--interactions ab,cde)",
+                            (int)len, p);
         if (x->n == HOG_MAX_INTERACTIONS)
             return hog_errf(err, HOG_EINVAL,
                             "more than %u interactions in '%.60s'",
                             HOG_MAX_INTERACTIONS, spec);
-        for (uint32_t k = 0; k < x->n; k++)
-            if (x->pair[k][0] == (uint8_t)p[0] &&
-                x->pair[k][1] == (uint8_t)p[1])
+        uint8_t *t = x->term[x->n];
+        memcpy(t, p, len);
+        term_order(t, len);
+        /* after VW's order: "aba" repeats "aab". Distinct namespaces in
+         * another order ("ba" after "ab") hash apart and stay, as pairs
+         * always did here (VW drops them; .hgm files hold such pairs) */
+        for (uint32_t k = 0; k < x->n; k++) {
+            if (memcmp(x->term[k], t, 3) != 0)
+                continue;
+            if (memcmp(p, t, len) == 0)
                 return hog_errf(err, HOG_EINVAL,
-                                "interaction '%.2s' is asked twice", p);
-        x->pair[x->n][0] = (uint8_t)p[0];
-        x->pair[x->n][1] = (uint8_t)p[1];
+                                "interaction '%.*s' is asked twice", (int)len,
+                                p);
+            return hog_errf(err, HOG_EINVAL,
+                            "interaction '%.*s' is asked twice (as '%.3s', "
+                            "VW's order)", (int)len, p, (const char *)t);
+        }
         x->n++;
         p += len + (e != NULL);
         if (e && !*p)
@@ -156,11 +193,11 @@ void hog_interactions_format(const struct hog_interactions *x, char *buf,
     size_t w = 0;
     if (len)
         buf[0] = 0;
-    for (uint32_t k = 0; k < x->n && w + 4 <= len; k++) {
+    for (uint32_t k = 0; k < x->n && w + 5 <= len; k++) {
         if (k)
             buf[w++] = ',';
-        buf[w++] = (char)x->pair[k][0];
-        buf[w++] = (char)x->pair[k][1];
+        for (int s = 0; s < 3 && x->term[k][s]; s++)
+            buf[w++] = (char)x->term[k][s];
         buf[w] = 0;
     }
 }
@@ -172,9 +209,9 @@ unsigned hog_cross_absent(const hog_data *d, char *buf, size_t len)
         seen[d->m.ns[j]] = true;
     unsigned n = 0;
     for (uint32_t k = 0; k < d->cross.n; k++)
-        for (int s = 0; s < 2; s++) {
-            uint8_t c = d->cross.pair[k][s];
-            if (!seen[c] && n + 1 < len) {
+        for (int s = 0; s < 3; s++) {
+            uint8_t c = d->cross.term[k][s];
+            if (c && !seen[c] && n + 1 < len) {
                 seen[c] = true; /* named once */
                 buf[n++] = (char)c;
             }
@@ -186,31 +223,72 @@ unsigned hog_cross_absent(const hog_data *d, char *buf, size_t len)
 
 /* ---- crossing ---------------------------------------------------------------- */
 
-/* Entries of namespace a and b among n tags; pairs of the two. */
-static uint64_t pair_count(const uint8_t *ns, uint64_t n, uint8_t a, uint8_t b)
+/* The ways to choose r of n entries, repeats allowed and order not
+ * counted, C(n + r - 1, r): how often a namespace named r times in a term
+ * takes part (positions nondecreasing, below). n < 2^32, r <= 3: it fits
+ * in 128 bits. */
+static unsigned __int128 multisets(uint64_t n, unsigned r)
 {
-    uint64_t na = 0, nb = 0;
-    for (uint64_t k = 0; k < n; k++) {
-        na += ns[k] == a;
-        nb += ns[k] == b;
-    }
-    return a == b ? na * (na + 1) / 2 : na * nb;
+    unsigned __int128 c = 1;
+    for (unsigned k = 0; k < r; k++)
+        c = c * (n + k) / (k + 1); /* each partial product is C(n+k, k+1) */
+    return c;
 }
 
-void hog_cross_count(hog_data *d)
+/* The crossed entries of term t among a row's n namespace tags, saturated
+ * at UINT64_MAX (three namespaces of 2^22 entries each pass 2^64). */
+static uint64_t term_count(const uint8_t *ns, uint64_t n, const uint8_t *t)
+{
+    const unsigned len = t[2] ? 3 : 2;
+    unsigned __int128 c = 1;
+    for (unsigned s = 0; s < len;) {
+        unsigned r = 1; /* the term's repeats sit together (term_order) */
+        while (s + r < len && t[s + r] == t[s])
+            r++;
+        uint64_t na = 0;
+        for (uint64_t k = 0; k < n; k++)
+            na += ns[k] == t[s];
+        unsigned __int128 ways = multisets(na, r);
+        if (ways > UINT64_MAX) /* then c (<= 2^64 - 1) times it fits */
+            return UINT64_MAX;
+        c *= ways;
+        if (c > UINT64_MAX)
+            return UINT64_MAX;
+        s += r;
+    }
+    return (uint64_t)c;
+}
+
+hog_status hog_cross_count(hog_data *d, const char *name, hog_err *err)
 {
     const struct hog_csr *m = &d->m;
     uint64_t total = 0, most = 0;
     for (uint64_t i = 0; i < m->rows && m->ns; i++) {
         uint64_t a = m->off[i], n = m->off[i + 1] - a, e = n;
-        for (uint32_t p = 0; p < d->cross.n; p++)
-            e += pair_count(m->ns + a, n, d->cross.pair[p][0],
-                            d->cross.pair[p][1]);
-        total += e;
+        for (uint32_t p = 0; p < d->cross.n; p++) {
+            uint64_t c = term_count(m->ns + a, n, d->cross.term[p]);
+            e = e + c < e ? UINT64_MAX : e + c;
+        }
+        if (e > HOG_CROSS_ROW_MAX) {
+            char spec[HOG_INTERACTIONS_SPEC_LEN];
+            hog_interactions_format(&d->cross, spec, sizeof spec);
+            char n_s[32] = "more than 2^64";
+            if (e < UINT64_MAX)
+                snprintf(n_s, sizeof n_s, "%llu", (unsigned long long)e);
+            return hog_errf(err, HOG_ERANGE,
+                            "%s: row %llu of %llu entries crosses to %s "
+                            "with --interactions %s, past the %llu a row "
+                            "can hold",
+                            name, (unsigned long long)i + 1,
+                            (unsigned long long)n, n_s, spec,
+                            (unsigned long long)HOG_CROSS_ROW_MAX);
+        }
+        total = total + e < total ? UINT64_MAX : total + e;
         most = e > most ? e : most;
     }
     d->cross_nnz = m->ns ? total : m->nnz;
     d->cross_row_max = most;
+    return HOG_OK;
 }
 
 hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
@@ -220,16 +298,18 @@ hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
     if (!d->m.ns)
         return HOG_OK;
     uint64_t n = d->cross_row_max ? d->cross_row_max : 1;
-    if (n > UINT32_MAX)
+    if (n > HOG_CROSS_ROW_MAX) /* hog_cross_count() refused such a row */
         return hog_errf(err, HOG_ERANGE,
                         "a row of %llu entries with its crossed features "
-                        "(more than 2^32 - 1)", (unsigned long long)n);
+                        "(more than %llu)", (unsigned long long)n,
+                        (unsigned long long)HOG_CROSS_ROW_MAX);
     b->idx = malloc(n * sizeof *b->idx);
     b->val = malloc(n * sizeof *b->val);
-    b->pa = malloc(n * sizeof *b->pa);
-    b->pb = malloc(n * sizeof *b->pb);
+    for (int s = 0; s < 3; s++)
+        b->pos[s] = malloc(n * sizeof *b->pos[s]);
     b->cap = n;
-    if (!b->idx || !b->val || !b->pa || !b->pb || !scratch_reserve(&b->sc, n)) {
+    if (!b->idx || !b->val || !b->pos[0] || !b->pos[1] || !b->pos[2] ||
+        !scratch_reserve(&b->sc, n)) {
         hog_cross_buf_free(b);
         return hog_errf(err, HOG_ENOMEM,
                         "out of memory for a row of %llu entries with its "
@@ -240,7 +320,8 @@ hog_status hog_cross_buf_init(struct hog_cross_buf *b, const hog_data *d,
 
 void hog_cross_buf_free(struct hog_cross_buf *b)
 {
-    free(b->idx), free(b->val), free(b->pa), free(b->pb);
+    free(b->idx), free(b->val);
+    free(b->pos[0]), free(b->pos[1]), free(b->pos[2]);
     hog_hash_scratch_free(&b->sc);
     memset(b, 0, sizeof *b);
 }
@@ -313,6 +394,17 @@ void hog_cross_bufs_free(struct hog_cross_bufs *p)
     p->n = 0;
 }
 
+/* The positions of namespace c's entries among a row's n tags. */
+static uint32_t positions(const uint8_t *ns, uint32_t n, uint8_t c,
+                          uint32_t *pos)
+{
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (ns[j] == c)
+            pos[k++] = j;
+    return k;
+}
+
 struct hog_row hog_cross_row(const struct hog_interactions *x,
                              const struct hog_csr *m, uint64_t i,
                              struct hog_cross_buf *b)
@@ -323,26 +415,40 @@ struct hog_row hog_cross_row(const struct hog_interactions *x,
     uint32_t w = n;
     memcpy(b->idx, r.idx, n * sizeof *r.idx);
     memcpy(b->val, r.val, n * sizeof *r.val);
+    uint32_t *const pa = b->pos[0], *const pb = b->pos[1], *const pc = b->pos[2];
     for (uint32_t p = 0; p < x->n; p++) {
-        const uint8_t a = x->pair[p][0], c = x->pair[p][1];
-        uint32_t na = 0, nc = 0;
-        for (uint32_t k = 0; k < n; k++) {
-            if (ns[k] == a)
-                b->pa[na++] = k;
-            if (ns[k] == c)
-                b->pb[nc++] = k;
+        const uint8_t *t = x->term[p];
+        const uint32_t na = positions(ns, n, t[0], pa);
+        const uint32_t nb = positions(ns, n, t[1], pb);
+        /* A namespace named again takes positions from the previous one's
+         * on: each multiset of entries once, with repeats (VW's default,
+         * without --permutations) */
+        const bool ab = t[0] == t[1], bc = t[1] == t[2];
+        if (!t[2]) { /* two loops of their own: -q's hot path, as VW keeps
+                      * its quadratic loop beside the cubic one */
+            for (uint32_t s = 0; s < na; s++) {
+                const uint32_t hf = r.idx[pa[s]] * HOG_CROSS_PRIME;
+                const float vf = r.val[pa[s]];
+                for (uint32_t u = ab ? s : 0; u < nb; u++) {
+                    b->idx[w] = (hf ^ r.idx[pb[u]]) & mask;
+                    b->val[w] = vf * r.val[pb[u]];
+                    w++;
+                }
+            }
+            continue;
         }
+        const uint32_t nc = positions(ns, n, t[2], pc);
         for (uint32_t s = 0; s < na; s++) {
-            const uint32_t f = b->pa[s];
-            const uint32_t hf = r.idx[f] * HOG_CROSS_PRIME;
-            const float vf = r.val[f];
-            /* "aa": each unordered pair once (the lower index first) and
-             * each entry with itself */
-            for (uint32_t t = a == c ? s : 0; t < nc; t++) {
-                const uint32_t g = b->pb[t];
-                b->idx[w] = (hf ^ r.idx[g]) & mask;
-                b->val[w] = vf * r.val[g];
-                w++;
+            const uint32_t hf = r.idx[pa[s]] * HOG_CROSS_PRIME;
+            const float vf = r.val[pa[s]];
+            for (uint32_t u = ab ? s : 0; u < nb; u++) {
+                const uint32_t hg = (hf ^ r.idx[pb[u]]) * HOG_CROSS_PRIME;
+                const float vg = vf * r.val[pb[u]];
+                for (uint32_t v = bc ? u : 0; v < nc; v++) {
+                    b->idx[w] = (hg ^ r.idx[pc[v]]) & mask;
+                    b->val[w] = vg * r.val[pc[v]];
+                    w++;
+                }
             }
         }
     }

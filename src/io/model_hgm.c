@@ -33,11 +33,13 @@
  *         92    4  multiclass mode (hog_multiclass)
  *         96    8  reserved, zero (versions 4 and 5: flags, u32, bit 0
  *                  = the weights are stored sparsely, bit 1 = a names
- *                  section, bit 2 = the loss's parameter; then Q, u32,
- *                  the number of interactions, 0..32)
+ *                  section, bit 2 = the loss's parameter, bit 3 = a
+ *                  triple among the interactions; then Q, u32, the
+ *                  number of interactions, 0..32)
  *        104  8*K  the class labels (f64), in the model's class order
  *     versions 4 and 5:
- *   104+8K  4*Q  the interactions: two namespace bytes each, two zeros
+ *   104+8K  4*Q  the interactions: two namespace bytes each and two
+ *                  zeros, or three (a triple) and one zero
  *     version 5:
  *  104+8K+4Q  8  S, the size of the state section (u64)
  *     flag bit 1 (the header 8 bytes longer):
@@ -101,6 +103,10 @@
 #define HGM_FLAG_SPARSE 1u
 #define HGM_FLAG_NAMES 2u     /* versions 4 and 5: a names section */
 #define HGM_FLAG_LOSS_PARAM 4u /* versions 4 and 5: the loss's parameter */
+/* Versions 4 and 5: an interaction of three namespaces; a reader older
+ * than triples refuses the unknown flag instead of crossing a triple as
+ * the pair of its first two bytes. */
+#define HGM_FLAG_TRIPLES 8u
 #define HGM_NAMES_HEAD 16u    /* the names section before its arrays */
 #define HGM_STATE_HEAD 32u    /* the state section before its arrays */
 
@@ -310,13 +316,16 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
             put_f64(h + HGM_HEADER_V2 + 8 * c, m->classes[c]);
     }
     if (v4) {
+        bool triples = false;
+        for (uint32_t i = 0; i < q; i++)
+            triples |= m->cross.term[i][2] != 0;
         put_u32(h + 96, (sparse ? HGM_FLAG_SPARSE : 0) |
                             (names ? HGM_FLAG_NAMES : 0) |
-                            (lp ? HGM_FLAG_LOSS_PARAM : 0));
+                            (lp ? HGM_FLAG_LOSS_PARAM : 0) |
+                            (triples ? HGM_FLAG_TRIPLES : 0));
         put_u32(h + 100, q);
         for (uint32_t i = 0; i < q; i++) {
-            h[HGM_HEADER_V2 + 8 * k + 4 * i] = m->cross.pair[i][0];
-            h[HGM_HEADER_V2 + 8 * k + 4 * i + 1] = m->cross.pair[i][1];
+            memcpy(h + HGM_HEADER_V2 + 8 * k + 4 * i, m->cross.term[i], 3);
         }
     }
     if (v5)
@@ -329,6 +338,30 @@ static unsigned char *hgm_header(const hog_model *m, bool sparse,
                     (names ? 8 : 0),
                 m->loss_param);
     return h;
+}
+
+/* The header's q interactions, 4 bytes each, read back as written: what
+ * hog_interactions_parse() makes of them is them (no zero in a pair's two
+ * bytes, none read past, VW's order, none twice), and a triple among them
+ * if and only if the flag says so. */
+static bool interactions_ok(const unsigned char *b, uint32_t q, bool triples)
+{
+    struct hog_interactions x = { .n = q };
+    bool any = false;
+    for (uint32_t i = 0; i < q; i++) {
+        if (b[4 * i + 3] != 0)
+            return false;
+        memcpy(x.term[i], b + 4 * i, 3);
+        any |= b[4 * i + 2] != 0;
+    }
+    if (any != triples)
+        return false;
+    char spec[HOG_INTERACTIONS_SPEC_LEN];
+    hog_interactions_format(&x, spec, sizeof spec);
+    struct hog_interactions y;
+    hog_err e;
+    return hog_interactions_parse(spec, &y, &e) == HOG_OK && y.n == q &&
+           memcmp(x.term, y.term, sizeof x.term) == 0;
 }
 
 /* The nonzero weights as (position, value) pairs, in blocks: z, then the
@@ -454,7 +487,8 @@ static const char *check_hgm_fields(const unsigned char *h, uint32_t version,
             return "interactions of unhashed features";
         if (version >= HGM_VERSION_SPARSE &&
             (get_u32(h + 96) &
-             ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES | HGM_FLAG_LOSS_PARAM)))
+             ~(HGM_FLAG_SPARSE | HGM_FLAG_NAMES | HGM_FLAG_LOSS_PARAM |
+               HGM_FLAG_TRIPLES)))
             return "unknown flags";
     }
     if (k == 1)
@@ -836,6 +870,14 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         f32_le_inplace(w, nw);
     for (uint32_t i = 0; i < k; i++)
         cl[i] = get_f64(lab + 8 * i);
+    const bool triples = version >= HGM_VERSION_SPARSE &&
+                         (get_u32(h + 96) & HGM_FLAG_TRIPLES);
+    if ((q || triples) && !interactions_ok(extra, q, triples)) {
+        s = hog_errf(err, HOG_ECORRUPT, "%s: invalid .hgm header: "
+                     "interactions that are not pairs or triples of "
+                     "namespaces", path);
+        goto fail;
+    }
     if (!(bad = check_hgm_fields(h, version, cl, err)) &&
         (hog_loss_rows[get_u32(h + 16)].param != HOG_LOSS_PARAM_NONE) !=
             (xp != 0))
@@ -880,8 +922,7 @@ hog_status hog_hgm_load(FILE *f, const char *path, uint64_t fsize,
         m->hash_seed = get_u32(h + 84);
     }
     for (uint32_t i = 0; i < q; i++) {
-        m->cross.pair[i][0] = extra[4 * i];
-        m->cross.pair[i][1] = extra[4 * i + 1];
+        memcpy(m->cross.term[i], extra + 4 * i, 3);
     }
     m->cross.n = q;
     m->cross.mask = m->hash_bits ? (uint32_t)((UINT64_C(1) << m->hash_bits) - 1)

@@ -701,7 +701,12 @@ static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
         (*out)->ns_mem = ns;
         (*out)->m.ns = ns;
         (*out)->cross = p->cross;
-        hog_cross_count(*out);
+        hog_status cst = hog_cross_count(*out, p->name, err);
+        if (cst != HOG_OK) {
+            hog_data_free(*out);
+            *out = NULL;
+            return cst;
+        }
     } else {
         free(ns);
     }

@@ -27,8 +27,8 @@ hog_status hog_train_check(const hog_data *train, const hog_data *test,
     const hog_data *other[] = { test, o->validation };
     for (int i = 0; i < 2; i++)
         if (other[i] && (other[i]->cross.n != train->cross.n ||
-                         memcmp(other[i]->cross.pair, train->cross.pair,
-                                sizeof train->cross.pair) != 0))
+                         memcmp(other[i]->cross.term, train->cross.term,
+                                sizeof train->cross.term) != 0))
             return hog_errf(err, HOG_EINVAL,
                             "the %s set was loaded with other interactions "
                             "than the training set; load both with the "

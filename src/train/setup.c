@@ -133,7 +133,7 @@ hog_status hog_train_warm_weights(const hog_train_opts *o, const hog_model *m,
                         (unsigned long long)m->n_features,
                         m->bias != 0 ? " and a bias" : "");
     if (ws->cross.n != m->cross.n ||
-        memcmp(ws->cross.pair, m->cross.pair, sizeof m->cross.pair) != 0)
+        memcmp(ws->cross.term, m->cross.term, sizeof m->cross.term) != 0)
         return hog_errf(err, HOG_EINVAL, "the warm start was trained %s%s "
                         "and this training %s%s; start from a model of the "
                         "same interactions",

@@ -209,7 +209,12 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
         s->ns_mem = ns;
         s->m.ns = ns;
         s->cross = d->cross;
-        hog_cross_count(s);
+        /* its rows are the parent's, which were counted: cannot fail */
+        rc = hog_cross_count(s, "a part of the data", err);
+        if (rc != HOG_OK) {
+            hog_data_free(s);
+            return rc;
+        }
     }
     /* the parent's problem: its label kind and labels, whatever values
      * this part happens to hold */
