@@ -364,3 +364,11 @@ int th_wait_for(pid_t pid, double limit)
         usleep(5000);
     }
 }
+
+void th_assert_no_temporaries(const char *dir)
+{
+    char ls[4096];
+    th_run(ls, sizeof ls, "ls -A '%s'", dir);
+    cr_assert_null(strstr(ls, ".tmp."), "temporary file left in %s:\n%s", dir,
+                   ls);
+}

@@ -54,6 +54,9 @@ int th_exists(const char *path);
  * its stdout+stderr in out (truncated to outlen). */
 int th_run(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Asserts that no writer's temporary ("NAME.tmp.HOST-PID-RANDOM") is left
+ * in dir. */
+void th_assert_no_temporaries(const char *dir);
 
 /* Each epoch's progressive figures (hog_epoch_stats.progressive_loss and
  * _accuracy), in the order the epochs report, as th_on_prog records them

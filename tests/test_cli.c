@@ -64,15 +64,6 @@ static double majority_pct(const char *path)
     return p > 50 ? p : 100 - p;
 }
 
-/* No "NAME.tmp.HOST-PID-RANDOM" left in dir. */
-static void assert_no_temporaries(const char *dir)
-{
-    char ls[4096];
-    th_run(ls, sizeof ls, "ls -A '%s'", dir);
-    cr_assert_null(strstr(ls, ".tmp."), "temporary file left in %s:\n%s", dir,
-                   ls);
-}
-
 /* A classification problem split into train (first 8000 rows) and test
  * (last 2000) from one generated file, so both share the planted model. */
 static void make_split(const char *dir, char *train, char *test, size_t len)
@@ -342,7 +333,7 @@ Test(cli, gen_is_deterministic)
     char a[1100];
     snprintf(a, sizeof a, "%s/a.svm", dir);
     cr_assert_eq(count_lines(a), 3000);
-    assert_no_temporaries(dir);
+    th_assert_no_temporaries(dir);
     /* Regression targets are real numbers, still one row per line. */
     cr_assert_eq(HT("gen --rows 100 --features 50 --nnz 5 --regression --seed 1 -q"
                     " -o '%s/r.svm'", th_bin(), dir), 0, "%s", out);
@@ -392,7 +383,7 @@ Test(cli, train_then_predict_on_generated_data)
     cr_assert_eq(HT("info '%s'", th_bin(), model), 0, "%s", out);
     cr_assert_not_null(strstr(out, "logistic"), "%s", out);
     cr_assert_eq(number_after(out, "features "), 2000.0, "%s", out);
-    assert_no_temporaries(dir);
+    th_assert_no_temporaries(dir);
 }
 
 Test(cli, serial_training_is_deterministic)
@@ -520,7 +511,7 @@ Test(cli, json_report_is_valid_json)
                 " assert d[\"timings\"][\"train_seconds\"] >= 0' '%s/r.json'",
                 dir);
     cr_assert_eq(rc, 0, "unexpected report: %s", out);
-    assert_no_temporaries(dir);
+    th_assert_no_temporaries(dir);
 }
 
 Test(cli, liblinear_export_agrees_with_liblinear_predict)
@@ -645,7 +636,7 @@ Test(cli, failed_writes_fail_cleanly)
     cr_assert_eq(th_run(out, sizeof out, "mkdir '%s/sub'", dir), 0);
     rc = HT("gen --rows 100 -o '%s/sub'", th_bin(), dir);
     cr_assert_eq(rc, 1, "%s", out);
-    assert_no_temporaries(dir);
+    th_assert_no_temporaries(dir);
     /* A write that fails half way (file size limit): no partial file and no
      * temporary left, for the generator and for the model writer. */
     char lim[1100];

@@ -72,7 +72,7 @@ Test(cli, bench_plot_draws_every_algorithm, .timeout = 120)
         }
         cr_assert_str_eq(colour[0], colour[1], "%s changes colour", series[i]);
     }
-    assert_no_temporaries(dir);
+    th_assert_no_temporaries(dir);
 }
 
 /* A failed write to standard output is an error, whatever the command:
