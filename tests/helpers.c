@@ -372,3 +372,30 @@ void th_assert_no_temporaries(const char *dir)
     cr_assert_null(strstr(ls, ".tmp."), "temporary file left in %s:\n%s", dir,
                    ls);
 }
+
+double th_sgd_eta(const struct hog_train_opts *o, uint64_t t, uint64_t n)
+{
+    if (o->schedule != HOG_SCHED_INVSCALING)
+        return o->eta;
+    if (o->l2 > 0)
+        return o->eta / (1.0 + o->eta * o->l2 * (double)t);
+    return o->eta / pow(1.0 + (double)t / (double)n, o->power);
+}
+
+double th_soft(double u, double b)
+{
+    return u > b ? u - b : u < -b ? u + b : 0.0;
+}
+
+hog_data *th_load_hashed(const char *path, unsigned bits,
+                         const char *interactions)
+{
+    hog_load_opts o;
+    hog_load_opts_init(&o);
+    o.hash_bits = bits;
+    o.interactions = interactions;
+    hog_data *d = NULL;
+    hog_err err;
+    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
+    return d;
+}

@@ -92,6 +92,10 @@ struct hog_model;
 /* The data file at path, loaded with the default options; fails the test
  * when it cannot be. */
 struct hog_data *th_load(const char *path);
+/* path loaded hashed at `bits` bits with the interactions asked (NULL:
+ * none), asserted to load. */
+struct hog_data *th_load_hashed(const char *path, unsigned bits,
+                                const char *interactions);
 struct hog_train_opts;
 struct hog_train_hooks;
 /* hog_train_opts_init() with the library's defaults of before the options'
@@ -101,6 +105,12 @@ struct hog_train_hooks;
  * compared, against these; a test of the defaults themselves calls
  * hog_train_opts_init(). */
 void th_opts_init(struct hog_train_opts *o);
+/* The SGD trainers' step size at step t (0-based) with n rows an epoch:
+ * o->eta, or invscaling's eta / (1 + eta l2 t) with l2, else
+ * eta / (1 + t / n)^power (docs/TRAINING.md), for the eager references. */
+double th_sgd_eta(const struct hog_train_opts *o, uint64_t t, uint64_t n);
+/* Soft thresholding: u moved toward 0 by b, 0 within b of it. */
+double th_soft(double u, double b);
 /* AdaGrad with the library's step for o's loss (eta unset, resolved by
  * loss): what hog_train_opts_defaults_for_loss() gave before the table. */
 void th_opts_step_for_loss(struct hog_train_opts *o);

@@ -36,20 +36,6 @@ static hog_train_opts avg_opts(hog_schedule sched, double l1, double l2,
     return o;
 }
 
-static double eta_at(const hog_train_opts *o, uint64_t t, uint64_t n)
-{
-    if (o->schedule != HOG_SCHED_INVSCALING)
-        return o->eta;
-    if (o->l2 > 0)
-        return o->eta / (1.0 + o->eta * o->l2 * (double)t);
-    return o->eta / pow(1.0 + (double)t / (double)n, o->power);
-}
-
-static double soft(double u, double b)
-{
-    return u > b ? u - b : u < -b ? u + b : 0.0;
-}
-
 /* The naive dense loop: every weight shrunk, stepped and thresholded at
  * every step, rows in their order, and after each step every weight added
  * to its sum from step `from` on (1-based, as hog_train_opts.average).
@@ -81,9 +67,9 @@ static double *naive_average(const hog_data *d, const hog_train_opts *o,
                 g[r.idx[k]] = dl * r.val[k];
             if (o->bias != 0)
                 g[nf] = dl * o->bias;
-            double eta = eta_at(o, t, n);
+            double eta = th_sgd_eta(o, t, n);
             for (uint64_t j = 0; j < nw; j++) {
-                double u = soft((1.0 - eta * o->l2) * w[j] - eta * g[j],
+                double u = th_soft((1.0 - eta * o->l2) * w[j] - eta * g[j],
                                 eta * o->l1);
                 w[j] = f32 ? (double)(float)u : u;
             }

@@ -22,18 +22,6 @@ static uint32_t feat(const char *ns, const char *name)
            MASK;
 }
 
-static hog_data *load(const char *path, const char *inter)
-{
-    hog_load_opts o;
-    hog_load_opts_init(&o);
-    o.hash_bits = BITS;
-    o.interactions = inter;
-    hog_data *d = NULL;
-    hog_err err;
-    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
-    return d;
-}
-
 /* VW's cubic index, process_cubic_interaction: halfhash1 = P f,
  * halfhash = P (halfhash1 ^ g), index h ^ halfhash; here in 64 bits and
  * reduced at the end, as VW's 64-bit feature indices are by its mask. */
@@ -134,7 +122,7 @@ Test(cross_cubic, crossed_rows_equal_the_formula)
         snprintf(txt + n, sizeof txt - n, "\n");
     }
     const char *p = th_write(dir, "c.vw", txt, strlen(txt));
-    hog_data *d = load(p, "abc,aab,bab,aaa,ab");
+    hog_data *d = th_load_hashed(p, BITS, "abc,aab,bab,aaa,ab");
     char spec[HOG_INTERACTIONS_SPEC_LEN];
     hog_interactions_format(&d->cross, spec, sizeof spec);
     cr_assert_str_eq(spec, "abc,aab,abb,aaa,ab");

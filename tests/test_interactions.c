@@ -40,18 +40,6 @@ Test(interactions, pair_hash_vectors)
                  0x28219u);
 }
 
-static hog_data *load(const char *path, const char *inter)
-{
-    hog_load_opts o;
-    hog_load_opts_init(&o);
-    o.hash_bits = BITS;
-    o.interactions = inter;
-    hog_data *d = NULL;
-    hog_err err;
-    cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
-    return d;
-}
-
 struct ent {
     const char *ns, *name;
     float v;
@@ -111,9 +99,9 @@ Test(interactions, crossed_rows_equal_explicit_materialisation)
         snprintf(exp + e, sizeof exp - e, "\n");
     }
     const char *p = th_write(dir, "q.vw", txt, strlen(txt));
-    hog_data *x = load(p, "ab,aa");
+    hog_data *x = th_load_hashed(p, BITS, "ab,aa");
     p = th_write(dir, "explicit.vw", exp, strlen(exp));
-    hog_data *m = load(p, NULL);
+    hog_data *m = th_load_hashed(p, BITS, NULL);
     cr_assert_eq(hog_data_rows(x), 3);
     struct hog_cross_buf b;
     hog_err err;
@@ -231,7 +219,7 @@ Test(interactions, model_spec_carries_them, .timeout = 60)
     th_tmpdir(dir, sizeof dir);
     snprintf(tr, sizeof tr, "%s/train.vw", dir);
     write_product_set(tr, 2000, 5);
-    hog_data *d = load(tr, "ua");
+    hog_data *d = th_load_hashed(tr, BITS, "ua");
     hog_train_opts o;
     th_opts_init(&o);
     o.algo = HOG_ALGO_SERIAL;

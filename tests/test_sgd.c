@@ -29,22 +29,8 @@ static hog_data *synth(uint64_t rows, uint64_t nf, double density,
 }
 
 /* The eager reference: every weight regularized at every step, O(features)
- * per step, in double precision; same permutation as the serial trainer. */
-static double eta_at(const hog_train_opts *o, uint64_t t, uint64_t n)
-{
-    if (o->schedule != HOG_SCHED_INVSCALING)
-        return o->eta;
-    if (o->l2 > 0)
-        return o->eta / (1.0 + o->eta * o->l2 * (double)t);
-    return o->eta / pow(1.0 + (double)t / (double)n, o->power);
-}
-
-static double soft(double u, double b)
-{
-    return u > b ? u - b : u < -b ? u + b : 0.0;
-}
-
-/* prog, when not NULL, gets each epoch's progressive mean loss and
+ * per step, in double precision; same permutation as the serial trainer.
+ * prog, when not NULL, gets each epoch's progressive mean loss and
  * accuracy (prog[2e], prog[2e + 1]): each row's loss at the margin it had
  * just before its own step. */
 static double *eager_train(const hog_data *d, const hog_train_opts *o,
@@ -82,10 +68,10 @@ static double *eager_train(const hog_data *d, const hog_train_opts *o,
                     g2[j] += g[j] * g[j];
                     eta = o->eta / sqrt(HOG_ADAGRAD_EPS + g2[j]);
                 } else {
-                    eta = eta_at(o, t, n);
+                    eta = th_sgd_eta(o, t, n);
                 }
                 double a = fmin(1.0, eta * o->l2);
-                w[j] = soft((1 - a) * w[j] - eta * g[j], eta * o->l1);
+                w[j] = th_soft((1 - a) * w[j] - eta * g[j], eta * o->l1);
             }
         }
         if (prog)

@@ -223,20 +223,6 @@ Test(softmax, objective_gradient_matches_finite_differences)
 
 /* ---- lazy equals eager ------------------------------------------------------------ */
 
-static double soft(double u, double b)
-{
-    return u > b ? u - b : u < -b ? u + b : 0.0;
-}
-
-static double eta_at(const hog_train_opts *o, uint64_t t, uint64_t n)
-{
-    if (o->schedule != HOG_SCHED_INVSCALING)
-        return o->eta;
-    if (o->l2 > 0)
-        return o->eta / (1.0 + o->eta * o->l2 * (double)t);
-    return o->eta / pow(1.0 + (double)t / (double)n, o->power);
-}
-
 /* Scale-out's averaging hook as the reference applies it: every weight
  * times scale after the rows up to n b / blocks of each epoch, b = 1 ..
  * blocks (an empty block too). */
@@ -312,11 +298,11 @@ static double *dense_train(const hog_data *d, const hog_train_opts *o,
                     G[j] += x[j] * x[j] * g2;
                     eta = o->eta / sqrt(HOG_ADAGRAD_EPS + G[j]);
                 } else {
-                    eta = eta_at(o, t, n);
+                    eta = th_sgd_eta(o, t, n);
                 }
                 double a = fmin(1.0, eta * o->l2);
                 for (uint32_t c = 0; c < k; c++)
-                    w[c * nw + j] = soft((1 - a) * w[c * nw + j] -
+                    w[c * nw + j] = th_soft((1 - a) * w[c * nw + j] -
                                              eta * g[c] * x[j],
                                          eta * o->l1);
             }

@@ -37,6 +37,16 @@ def _close(theirs, ours):
     assert err < TOL, (err, a, b)
 
 
+def _regressors_agree(X, y, loss):
+    kw = dict(alpha=ALPHA, shuffle=False, epsilon=0.1)
+    theirs = sklearn_linear.SGDRegressor(
+        loss=loss, learning_rate="constant", eta0=ETA, max_iter=EPOCHS,
+        tol=None, **kw).fit(X, y)
+    ours = hogtrain.Regressor(loss=loss, schedule="constant", eta=ETA,
+                              epochs=EPOCHS, **kw).fit(X, y)
+    _close(theirs, ours)
+
+
 def test_modified_huber_equals_sgdclassifiers(dataset):
     X, y = _dense(dataset, "a9a", 123)
     kw = dict(alpha=ALPHA, shuffle=False)
@@ -58,14 +68,7 @@ def test_modified_huber_equals_sgdclassifiers(dataset):
 @pytest.mark.parametrize("loss", ["huber", "epsilon_insensitive",
                                   "squared_epsilon_insensitive"])
 def test_regression_losses_equal_sgdregressors(dataset, loss):
-    X, y = _dense(dataset, "abalone_scale", 8)
-    kw = dict(alpha=ALPHA, shuffle=False, epsilon=0.1)
-    theirs = sklearn_linear.SGDRegressor(
-        loss=loss, learning_rate="constant", eta0=ETA, max_iter=EPOCHS,
-        tol=None, **kw).fit(X, y)
-    ours = hogtrain.Regressor(loss=loss, schedule="constant", eta=ETA,
-                              epochs=EPOCHS, **kw).fit(X, y)
-    _close(theirs, ours)
+    _regressors_agree(*_dense(dataset, "abalone_scale", 8), loss)
 
 
 @pytest.mark.parametrize("loss", ["huber", "epsilon_insensitive",
@@ -81,14 +84,8 @@ def test_regression_losses_on_a_generated_set(hogtrain_bin, tmp_path, loss):
                     "--noise", "0.3", "--seed", "3", "-o", str(path)],
                    check=True)
     X, y = hogtrain.load_svmlight(str(path), n_features=20)
-    X = np.asarray(X[:, :20].todense(), dtype=np.float64)
-    kw = dict(alpha=ALPHA, shuffle=False, epsilon=0.1)
-    theirs = sklearn_linear.SGDRegressor(
-        loss=loss, learning_rate="constant", eta0=ETA, max_iter=EPOCHS,
-        tol=None, **kw).fit(X, y)
-    ours = hogtrain.Regressor(loss=loss, schedule="constant", eta=ETA,
-                              epochs=EPOCHS, **kw).fit(X, y)
-    _close(theirs, ours)
+    _regressors_agree(np.asarray(X[:, :20].todense(), dtype=np.float64), y,
+                      loss)
 
 
 def test_epsilon_matters(dataset):
