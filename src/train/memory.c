@@ -15,8 +15,9 @@
  *   the model's float weights (hog_model_new);
  *   serial, Hogwild!, Cyclades (hog_sgd_init): a float working copy, the
  *     lazy-regularization timestamps (l1, or l2 under AdaGrad), AdaGrad's
- *     float sums; Hogwild! with --replicas core: all three per thread
- *     (node: at least one replica, the node count being the pool's);
+ *     float sums, or FTRL's two float sums in their place; Hogwild! with
+ *     --replicas core: all of them per thread (node: at least one
+ *     replica, the node count being the pool's);
  *   Cyclades: degrees and owners, and per thread the union-find's parent,
  *     component and touched arrays (and a hot count with hot features);
  *   scd: double weights, column norms, the active set and the column
@@ -35,6 +36,8 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
     bool ada = o->schedule == HOG_SCHED_ADAGRAD;
     bool stamps = o->l1 > 0 || (ada && o->l2 > 0);
     uint64_t b = sizeof(float);
+    unsigned rep = o->algo == HOG_ALGO_HOGWILD &&
+                           o->replicas == HOG_REPLICAS_CORE ? T : 1;
     const char *part[5];
     unsigned n = 0;
     part[n++] = "the weights";
@@ -54,11 +57,10 @@ static uint64_t bytes_per_weight(const hog_train_opts *o, char *what,
         part[n++] = "the solver's six double-precision vectors and ten "
                     "pairs of them";
     } else if (o->schedule == HOG_SCHED_FTRL) {
-        b += 2 * sizeof(float);
-        part[n++] = "FTRL's two sums per weight";
+        b += 2 * sizeof(float) * rep;
+        part[n++] = rep > 1 ? "FTRL's two sums per weight per thread"
+                            : "FTRL's two sums per weight";
     } else {
-        unsigned rep = o->algo == HOG_ALGO_HOGWILD &&
-                               o->replicas == HOG_REPLICAS_CORE ? T : 1;
         b += sizeof(float) * (1 + stamps + ada) * rep;
         part[n++] = rep > 1 ? "a working copy per thread" : "a working copy";
         if (ada)
