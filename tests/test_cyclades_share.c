@@ -197,6 +197,7 @@ Test(cyclades_share, repartition_hot_off_and_other_losses, .timeout = 60)
  * (most of its nonzeros) and its batches of 64 rows. */
 Test(cyclades_share, news20_classes, .timeout = 240)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(tr, "news20.train.svm");
     hog_data *d = th_load(tr);
     hog_train_opts o;

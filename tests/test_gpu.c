@@ -266,6 +266,7 @@ Test(gpu, reference_learns)
  * averaged over the rows that touch it. */
 Test(gpu, reference_hogwild_step_reaches_cpu_hogwild_accuracy, .timeout = 300)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(trp, "news20.binary.train.svm");
     TH_DATA_OR_SKIP(tep, "news20.binary.test.svm");
     hog_load_opts lo;
@@ -515,6 +516,7 @@ Test(gpu, emulated_device_step_on_the_shard_equals_the_reference)
 Test(gpu, emulated_device_step_on_news20_within_the_device_bound,
      .timeout = 300)
 {
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "news20.binary.train.svm");
     hog_load_opts lo;
     hog_load_opts_init(&lo);
