@@ -85,13 +85,24 @@ static double *naive_average(const hog_data *d, const hog_train_opts *o,
     return sum;
 }
 
-/* Rows given as dense arrays (0: absent), their labels, into a data set. */
-static hog_data *rows_of(const double (*x)[3], const float *y, uint32_t n)
-{
-    uint64_t off[8] = { 0 };
+/* The arrays of rows_of's data set, which borrows them (they are of the
+ * library's own types), so they live as long as it. */
+struct rows {
+    uint64_t off[8];
     uint32_t idx[24];
     float val[24];
+};
+
+/* Rows given as dense arrays (0: absent), their labels, into a data set
+ * on r's arrays. */
+static hog_data *rows_of(struct rows *r, const double (*x)[3], const float *y,
+                         uint32_t n)
+{
+    uint64_t *off = r->off;
+    uint32_t *idx = r->idx;
+    float *val = r->val;
     uint32_t nnz = 0;
+    off[0] = 0;
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t j = 0; j < 3; j++)
             if (x[i][j] != 0) {
@@ -157,7 +168,8 @@ static hog_model *train(const hog_data *d, const hog_train_opts *o)
 static void three_rows(const double (*x)[3], double l2, uint64_t from)
 {
     static const float y[3] = { 1, -1, 1 };
-    hog_data *d = rows_of(x, y, 3);
+    struct rows r;
+    hog_data *d = rows_of(&r, x, y, 3);
     hog_train_opts o = avg_opts(HOG_SCHED_CONSTANT, 0.0, l2, 0.4, 2, from);
     double *ref = naive_average(d, &o, true);
     double *got = kernel_average(d, &o);
