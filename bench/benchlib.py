@@ -72,3 +72,23 @@ def save(base, rows, quick=False):
     with open(base + ".json", "w") as f:
         json.dump(rows, f, indent=1)
     return base
+
+
+def generated_split(hog, work):
+    """The recorded 1M-row set: 1M rows x 1M features, 30 nonzeros a row
+    (hogtrain gen, seed 7; default_path.py's whole set), split 800,000 /
+    200,000 by lines, made once under work. Returns (train, test)."""
+    whole = os.path.join(work, "gen1000000.svm")
+    if not os.path.exists(whole):
+        subprocess.run([hog, "gen", "-q", "--rows", "1000000", "--features",
+                        "1000000", "--nnz", "30", "--seed", "7", "-o", whole],
+                       check=True)
+    tr, te = whole + ".train", whole + ".test"
+    if not os.path.exists(te):
+        with open(whole) as f, open(tr + ".part", "w") as a, \
+                open(te + ".part", "w") as b:
+            for i, line in enumerate(f):
+                (a if i < 800000 else b).write(line)
+        os.rename(tr + ".part", tr)
+        os.rename(te + ".part", te)
+    return tr, te

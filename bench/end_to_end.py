@@ -40,22 +40,7 @@ SETS = {"a9a": ("a9a", "a9a.t"),
 
 
 def generated():
-    """1M rows x 1M features, 30 nonzeros a row (default_path.py's set),
-    split 800,000 / 200,000 by lines."""
-    whole = os.path.join(WORK, "gen1000000.svm")
-    if not os.path.exists(whole):
-        subprocess.run([HOG, "gen", "-q", "--rows", "1000000", "--features",
-                        "1000000", "--nnz", "30", "--seed", "7", "-o", whole],
-                       check=True)
-    tr, te = whole + ".train", whole + ".test"
-    if not os.path.exists(te):
-        with open(whole) as f, open(tr + ".part", "w") as a, \
-                open(te + ".part", "w") as b:
-            for i, line in enumerate(f):
-                (a if i < 800000 else b).write(line)
-        os.rename(tr + ".part", tr)
-        os.rename(te + ".part", te)
-    return tr, te
+    return benchlib.generated_split(HOG, WORK)
 
 
 def row(set_, tool, wall, acc, la):

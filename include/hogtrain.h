@@ -281,7 +281,12 @@ typedef enum hog_algo {
     HOG_ALGO_SCD,
     HOG_ALGO_DCD,
     HOG_ALGO_NEWTON, /* trust-region Newton (LIBLINEAR -s 0, -s 2) */
-    HOG_ALGO_LBFGS   /* L-BFGS; OWL-QN with l1 (LIBLINEAR -s 6's problem) */
+    HOG_ALGO_LBFGS,  /* L-BFGS; OWL-QN with l1 (LIBLINEAR -s 6's problem) */
+    /* The default: chosen once the data is known (docs/TRAINING.md,
+     * "--algo auto"): the serial trainer, or Hogwild! with a model per
+     * thread where the data is large enough for it to be faster;
+     * hog_train_hooks.auto_stats says which and why. */
+    HOG_ALGO_AUTO
 } hog_algo;
 
 typedef enum hog_update {
@@ -417,6 +422,16 @@ typedef struct hog_hot_stats {
     uint64_t folds;         /* times the threads' copies were folded back */
     double setup_seconds;   /* degrees, hot set, remapped indices (once) */
 } hog_hot_stats;
+
+/* What --algo auto chose (hog_train_hooks.auto_stats). */
+typedef struct hog_auto_stats {
+    size_t size;            /* the caller's sizeof(hog_auto_stats) */
+    int chosen;             /* 1: the run's algo was HOG_ALGO_AUTO */
+    hog_algo algo;          /* what trained: serial or hogwild */
+    hog_replicas replicas;  /* hogwild's: HOG_REPLICAS_CORE */
+    unsigned threads;       /* the threads it trained on */
+    char why[200];          /* the rule that decided, in words */
+} hog_auto_stats;
 
 /* How a streamed run reads the .hgb file. */
 typedef enum hog_io_backend {
@@ -670,6 +685,7 @@ typedef struct hog_train_hooks {
     hog_hot_stats *hot_stats;           /* Hogwild!'s hot_features */
     hog_stream_stats *stream_stats;     /* hog_train_stream */
     hog_valid_stats *valid_stats;       /* a validation set */
+    hog_auto_stats *auto_stats;         /* --algo auto's choice */
 } hog_train_hooks;
 
 /* The defaults of every option, with those that depend on others left

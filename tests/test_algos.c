@@ -86,7 +86,7 @@ Test(algos, validation_follows_the_table)
             }
         }
     }
-    cr_assert_eq(rows, 7, "the table has %u rows", rows);
+    cr_assert_eq(rows, 8, "the table has %u rows", rows);
     hog_data_free(d);
 }
 

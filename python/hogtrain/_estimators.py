@@ -41,7 +41,7 @@ _PROBABILISTIC = (_h.LOSS_LOGISTIC, _h.LOSS_MODIFIED_HUBER)
 _ALGOS = {"serial": _h.ALGO_SERIAL, "hogwild": _h.ALGO_HOGWILD,
           "cyclades": _h.ALGO_CYCLADES, "scd": _h.ALGO_SCD,
           "dcd": _h.ALGO_DCD, "newton": _h.ALGO_NEWTON,
-          "lbfgs": _h.ALGO_LBFGS}
+          "lbfgs": _h.ALGO_LBFGS, "auto": _h.ALGO_AUTO}
 # The exact solvers: they stop at tol and report each epoch (an iteration
 # of newton's and lbfgs's).
 _EXACT = (_h.ALGO_SCD, _h.ALGO_DCD, _h.ALGO_NEWTON, _h.ALGO_LBFGS)
@@ -89,7 +89,7 @@ def _print_epoch(s, epochs):
 def _online(est):
     """partial_fit is the serial SGD trainer's: it keeps the optimizer's
     state from one call to the next (docs/TRAINING.md)."""
-    return est.algorithm in (None, "serial")
+    return est.algorithm in (None, "auto", "serial")
 
 
 class _Base(Params, BaseEstimator):
@@ -397,7 +397,12 @@ class Classifier(ClassifierMixin, _Base):
     l1 : float, default 0. The L1 strength (--l1).
     C : float or None. LIBLINEAR's C: when set, alpha = 1/(C n) for the n
         training rows and l1 = 0 (--C).
-    algorithm : "serial" (default: the deterministic reference SGD),
+    algorithm : "auto" (default: the command's --algo auto, chosen at fit
+        from the data and n_jobs: Hogwild! with a model per thread under
+        FTRL where the data has two labels or a regression target and at
+        least 16.8M nonzeros, else the serial trainer; docs/TRAINING.md),
+        "serial" (the deterministic reference SGD, the same model at any
+        n_jobs),
         "hogwild" (lock-free threads), "cyclades" (parallel, the same model
         at every thread count), "dcd" (dual coordinate descent, LIBLINEAR's
         solvers), "scd" (primal coordinate descent; L1), "newton"

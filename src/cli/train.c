@@ -13,6 +13,14 @@ static void quiet_log(void *ctx, const char *line)
     (void)ctx, (void)line;
 }
 
+/* The library's notices as it prints them itself, and with them what it
+ * says only to a caller who listens (--algo auto's choice). */
+static void said_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "hogtrain: %s\n", line);
+}
+
 /* The .hgb header of a file to stream, as a hog_data without arrays. */
 static hog_status stream_header(const char *path, hog_data *d, hog_err *err)
 {
@@ -276,6 +284,10 @@ int hog_cli_train(int argc, char **argv)
         a.h.hot_stats = &hot;
         r.hot = &hot;
     }
+    hog_auto_stats autos = { .size = sizeof autos };
+    a.h.auto_stats = &autos;
+    if (!a.quiet && !a.h.log)
+        a.h.log = said_log;
     /* K classes one-vs-rest report classes done while they train */
     p.ovr = a.o.multiclass == HOG_MULTICLASS_OVR &&
             a.o.loss != HOG_LOSS_SQUARED &&
@@ -296,6 +308,12 @@ int hog_cli_train(int argc, char **argv)
     hog_progress_finish(&p);
     if (s != HOG_OK)
         goto fail;
+    /* the report says what trained, and why when auto chose it */
+    if (autos.chosen) {
+        r.autos = &autos;
+        a.o.algo = autos.algo;
+        a.o.replicas = autos.replicas;
+    }
     r.m = m;
     /* Test seam (tests/test_cli.c): how many epochs' metrics arrived. */
     if (getenv("HOGTRAIN_TEST_EPOCH_REPORTS"))

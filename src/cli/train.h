@@ -144,6 +144,7 @@ struct train_report {
     const struct hog_avg *avg;
     const hog_cyclades_stats *cyc; /* NULL unless --algo cyclades */
     const hog_hot_stats *hot;      /* NULL unless --algo hogwild --hot K */
+    const hog_auto_stats *autos;   /* NULL unless --algo auto chose */
     /* model selection (train_cv.c): NULL when not asked for */
     const hog_cv_result *cv;       /* --cv without --search-C */
     const hog_search_result *search; /* --search-C */

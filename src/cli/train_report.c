@@ -176,6 +176,18 @@ static void write_json(FILE *f, const struct train_report *r)
     hog_json_u64(&j, "threads", o->threads);
     hog_json_u64(&j, "cpus_online", hog_online_cpus());
     hog_json_str(&j, "algo", hog_cli_algo_name(o->algo));
+    /* --algo auto (the default): what it chose and the rule that did */
+    if (r->autos) {
+        hog_json_obj(&j, "auto");
+        hog_json_str(&j, "algo", hog_cli_algo_name(r->autos->algo));
+        hog_json_str(&j, "replicas",
+                     hog_cli_replicas_name(r->autos->replicas));
+        hog_json_u64(&j, "threads", r->autos->threads);
+        hog_json_str(&j, "why", r->autos->why);
+        hog_json_close_obj(&j);
+    } else {
+        hog_json_null(&j, "auto");
+    }
     hog_json_str(&j, "update", hog_cli_update_name(o->update));
     if (o->algo == HOG_ALGO_HOGWILD) {
         hog_json_str(&j, "bind", o->bind ? o->bind : "compact");

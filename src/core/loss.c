@@ -147,7 +147,9 @@ static double poisson_second(double p, double y, double m)
     return exp(m);
 }
 
-#define SGD (HOG_LOSS_ALGO(HOG_ALGO_SERIAL) | HOG_LOSS_ALGO(HOG_ALGO_HOGWILD))
+#define SGD                                                                 \
+    (HOG_LOSS_ALGO(HOG_ALGO_SERIAL) | HOG_LOSS_ALGO(HOG_ALGO_HOGWILD) |     \
+     HOG_LOSS_ALGO(HOG_ALGO_AUTO))
 /* LIBLINEAR's dual of support vector regression (coordinate/dcd_svr.c) */
 #define DCD HOG_LOSS_ALGO(HOG_ALGO_DCD)
 #define ALL_ALGOS (~0u)

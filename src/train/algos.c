@@ -51,6 +51,15 @@ static const struct hog_algo_row rows[] = {
     [HOG_ALGO_LBFGS] = {
         "lbfgs", "L-BFGS", hog_lbfgs_train, NULL, NULL,
         HOG_CAP_THREADS | HOG_CAP_TOL | HOG_CAP_REDUCE | HOG_CAP_GPU },
+    /* The default: serial or Hogwild! once the data is known (auto.c).
+     * Until then it is the serial trainer, the fallback, in every rule
+     * that reads the row; it takes what either may be given for it:
+     * --threads and where they run. */
+    [HOG_ALGO_AUTO] = {
+        "auto", "auto (serial, or Hogwild! on large data)",
+        hog_serial_train, hog_serial_train_stream, hog_softmax_train,
+        HOG_CAP_THREADS | HOG_CAP_BIND | HOG_CAP_CHECKPOINT | HOG_CAP_WORLD |
+            HOG_CAP_WARM | HOG_CAP_INTERACTIONS | HOG_CAP_FTRL },
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
@@ -146,10 +155,11 @@ unsigned hog_train_opts_caps(const hog_train_opts *o, const hog_train_hooks *h)
 static void list_takers(unsigned cap, char *buf, size_t len)
 {
     size_t n = 0, k = 0, total = 0;
-    for (size_t i = 0; i < N_ROWS; i++)
+    /* auto chooses one of the trainers named */
+    for (size_t i = 0; i < HOG_ALGO_AUTO; i++)
         total += rows[i].name && (rows[i].caps & cap);
     buf[0] = 0;
-    for (size_t i = 0; i < N_ROWS && n < len; i++) {
+    for (size_t i = 0; i < HOG_ALGO_AUTO && n < len; i++) {
         if (!rows[i].name || !(rows[i].caps & cap))
             continue;
         const char *sep = k == 0 ? "" : k + 1 == total ? " and " : ", ";

@@ -57,6 +57,14 @@ static inline bool hog_cf_algo_is(const struct hog_conflict_ctx *c,
     return !hog_cf_gpu(c) && c->o->algo == a;
 }
 
+/* The serial trainer, or --algo auto, which is the serial trainer until
+ * the data is known and whenever an option needs the serial trainer
+ * (auto.c tries Hogwild! against this table). */
+static inline bool hog_cf_serial(const struct hog_conflict_ctx *c)
+{
+    return c->o->algo == HOG_ALGO_SERIAL || c->o->algo == HOG_ALGO_AUTO;
+}
+
 /* a sentence's detail: the algorithm's title */
 static inline const char *hog_cf_algo_title(const struct hog_conflict_ctx *c,
                                             char *buf, size_t len)

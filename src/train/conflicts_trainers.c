@@ -194,7 +194,7 @@ static bool hogwild_ckpt_rows(const struct hog_conflict_ctx *c)
 }
 static bool stream_softmax_algo(const struct hog_conflict_ctx *c)
 {
-    return c->stream && hog_cf_softmax(c) && O->algo != HOG_ALGO_SERIAL;
+    return c->stream && hog_cf_softmax(c) && !hog_cf_serial(c);
 }
 static bool stream_softmax_warm(const struct hog_conflict_ctx *c)
 {
@@ -230,9 +230,10 @@ static const char *loss_trainers(const struct hog_conflict_ctx *c, char *buf,
                      hog_cf_gpu(c) ? "" : hog_algo_row(O->algo)->name,
                      hog_loss_name(O->loss));
     int k = 0, total = 0;
-    for (int i = 0; i < 32; i++)
+    /* the trainers: auto chooses one of them */
+    for (int i = 0; i < HOG_ALGO_AUTO; i++)
         total += (a & (1u << i)) && hog_algo_row((hog_algo)i);
-    for (int i = 0; i < 32 && n > 0 && (size_t)n < len; i++) {
+    for (int i = 0; i < HOG_ALGO_AUTO && n > 0 && (size_t)n < len; i++) {
         const struct hog_algo_row *r = hog_algo_row((hog_algo)i);
         if (!(a & (1u << i)) || !r)
             continue;
@@ -509,7 +510,7 @@ static void ex_softmax_ckpt_rows(hog_train_opts *o, struct hog_conflict_ctx *c)
 static bool state_where(const struct hog_conflict_ctx *c)
 {
     return O->save_state &&
-           (hog_cf_gpu(c) || O->algo != HOG_ALGO_SERIAL || c->stream ||
+           (hog_cf_gpu(c) || !hog_cf_serial(c) || c->stream ||
             c->world || O->early_stop);
 }
 static void ex_state_where(hog_train_opts *o, struct hog_conflict_ctx *c)
@@ -533,7 +534,7 @@ static bool avg_schedule(const struct hog_conflict_ctx *c)
 }
 static bool avg_algo(const struct hog_conflict_ctx *c)
 {
-    return O->average && (hog_cf_gpu(c) || (O->algo != HOG_ALGO_SERIAL &&
+    return O->average && (hog_cf_gpu(c) || (!hog_cf_serial(c) &&
                                             O->algo != HOG_ALGO_HOGWILD));
 }
 static bool avg_replicas(const struct hog_conflict_ctx *c)

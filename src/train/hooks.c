@@ -1,5 +1,6 @@
 /* The caller's hooks (hog_train_hooks): its callbacks, and the stats it
- * asks for (cyclades_stats, hot_stats, stream_stats, valid_stats). The
+ * asks for (cyclades_stats, hot_stats, stream_stats, valid_stats,
+ * auto_stats). The
  * algorithms fill whole structs of the library's own; the front door
  * hands back the fields within each caller's size, so a caller built
  * against an older, shorter struct gets its prefix and nothing past it
@@ -26,7 +27,11 @@ hog_status hog_train_outs_take(hog_train_hooks *h, struct hog_train_outs *t,
     t->hot_to = h->hot_stats;
     t->stream_to = h->stream_stats;
     t->valid_to = h->valid_stats;
+    t->autos_to = h->auto_stats;
     hog_status st = HOG_OK;
+    if (t->autos_to)
+        st = hog_out_take(&t->autos, t->autos_to, sizeof t->autos,
+                          "hog_auto_stats", err);
     if (t->cyc_to && st == HOG_OK)
         st = hog_out_take(&t->cyc, t->cyc_to, sizeof t->cyc,
                           "hog_cyclades_stats", err);
@@ -50,6 +55,11 @@ hog_status hog_train_outs_take(hog_train_hooks *h, struct hog_train_outs *t,
         h->stream_stats = &t->stream;
     if (t->valid_to)
         h->valid_stats = &t->valid;
+    /* always the front door's own, and out only (nothing of the
+     * caller's read): validation reads whether auto chose */
+    memset(&t->autos, 0, sizeof t->autos);
+    t->autos.size = sizeof t->autos;
+    h->auto_stats = &t->autos;
     return HOG_OK;
 }
 
@@ -63,4 +73,6 @@ void hog_train_outs_give(const struct hog_train_outs *t)
         hog_out_give(t->stream_to, &t->stream, sizeof t->stream);
     if (t->valid_to)
         hog_out_give(t->valid_to, &t->valid, sizeof t->valid);
+    if (t->autos_to)
+        hog_out_give(t->autos_to, &t->autos, sizeof t->autos);
 }

@@ -40,9 +40,12 @@ static const hog_train_option rows[] = {
     { NUM(quantile_tau, HOG_OPTION_DOUBLE, 0, 1), .above_min = 1,
       .below_max = 1, .def = 0.5, .flag = "quantile-tau", .metavar = "X",
       .help = "the quantile loss's tau, 0 < X < 1", .python = "quantile_tau" },
-    { NUM(algo, HOG_OPTION_ENUM, 0, HOG_ALGO_LBFGS),
-      .def = HOG_ALGO_SERIAL, .flag = "algo", .metavar = "A",
-      .help = "serial (deterministic), hogwild, cyclades, scd,\n"
+    { NUM(algo, HOG_OPTION_ENUM, 0, HOG_ALGO_AUTO),
+      .def = HOG_ALGO_AUTO, .flag = "algo", .metavar = "A",
+      .help = "auto: serial, or hogwild with a model per thread\n"
+              "where the data is large enough to gain (said in\n"
+              "the progress and the JSON); serial\n"
+              "(deterministic), hogwild, cyclades, scd,\n"
               "dcd, newton (trust-region Newton, LIBLINEAR\n"
               "-s 0 and -s 2: logistic, sqhinge or squared\n"
               "loss with l2; the same model at any --threads)\n"

@@ -97,6 +97,7 @@ static hog_status train_stream(const char *path, const hog_data *test,
                                hog_model **out, hog_err *err)
 {
     hog_status st;
+    hog_train_auto(&o, h, NULL, true);
     const struct hog_algo_row *row = hog_algo_row(o.algo);
     /* what streaming does not combine with is the conflicts' table's:
      * the rows about options alone before the file is opened, all of
@@ -215,6 +216,8 @@ static hog_status train_in_memory(const hog_data *train, const hog_data *test,
         st = resolve_C_reduced(&o, h, rows, err);
     else
         resolve_C(&o, rows);
+    if (st == HOG_OK)
+        hog_train_auto(&o, h, train, false);
     if (st == HOG_OK &&
         (st = hog_train_check(train, test, &o, h, err)) == HOG_OK)
         st = o.normalize ? hog_train_normalized(train, test, &o, h, out, err)

@@ -33,6 +33,14 @@ hog_status hog_train_validate_stream(const hog_train_opts *o,
                                      const hog_train_hooks *h,
                                      const hog_data *train, hog_err *err);
 
+/* --algo auto (o->algo HOG_ALGO_AUTO) settled against the data where it
+ * is first known (auto.c): o->algo the serial trainer or Hogwild! with
+ * o->replicas core; the choice in h->auto_stats and, where it is not
+ * the serial trainer on the threads it was given, a notice. Other
+ * algorithms: nothing. stream: train is a streamed file's header. */
+void hog_train_auto(hog_train_opts *o, const hog_train_hooks *h,
+                    const hog_data *train, bool stream);
+
 /* A classification loss on labels with more than two values: K classes. */
 bool hog_train_is_multiclass(const hog_train_opts *o, const hog_data *train);
 
@@ -364,6 +372,7 @@ hog_status hog_train_front_end(struct hog_front *c, hog_status st,
  * of the library's own and handed back within the caller's size (core's
  * hog_out_take, hog_out_give). */
 struct hog_train_outs {
+    hog_auto_stats autos; /* always: validate.c reads whether auto chose */
     hog_cyclades_stats cyc;
     hog_hot_stats hot;
     hog_stream_stats stream;
@@ -372,6 +381,7 @@ struct hog_train_outs {
     hog_hot_stats *hot_to;
     hog_stream_stats *stream_to;
     hog_valid_stats *valid_to;
+    hog_auto_stats *autos_to;
 };
 /* Checks the sizes of the stats h points to (HOG_EINVAL with a sentence)
  * and points h at t's copies of them. */

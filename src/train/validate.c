@@ -52,6 +52,9 @@ static hog_status validate(const hog_train_opts *o, const hog_train_hooks *h,
             used &= ~(unsigned)HOG_CAP_THREADS;
         if (train && train->cross.n)
             used |= HOG_CAP_INTERACTIONS;
+        /* --algo auto took the threads for whichever trainer it chose */
+        if (h && h->auto_stats && h->auto_stats->chosen)
+            used &= ~(unsigned)(HOG_CAP_THREADS | HOG_CAP_BIND);
         hog_status st = hog_algo_check(o->algo, used, err);
         if (st != HOG_OK)
             return st;
