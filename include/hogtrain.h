@@ -130,6 +130,12 @@ typedef struct hog_load_opts {
      * --invert_hash), for the model trained on the data to keep
      * (docs/FORMATS.md, "Feature names"); other formats refuse it. */
     int keep_names;
+    /* Added for callers that cross namespaces themselves (the Python
+     * package): nonzero keeps each entry's namespace, as interactions
+     * do, without crossing any; hog_data_column_namespaces() reads them.
+     * Entries of two namespaces hashed into one weight of a row stay two
+     * entries, as with interactions. Vowpal Wabbit text only. */
+    int keep_namespaces;
 } hog_load_opts;
 #define HOG_MAX_INTERACTIONS 32u
 
@@ -224,6 +230,30 @@ HOG_API unsigned hog_data_borrowed(const hog_data *d);
 HOG_API void hog_data_csr(const hog_data *d, const uint64_t **indptr,
                           const uint32_t **indices, const float **values,
                           const float **labels);
+
+/* Namespaces of data in memory (docs/PYTHON.md, "Interactions"). The
+ * namespace of each of d's features, into ns (hog_data_features(d)
+ * bytes): the first byte of the namespace name of the entries in that
+ * column, ' ' (VW's default namespace) for a feature no entry has. d must
+ * keep its entries' namespaces (loaded with hog_load_opts.keep_namespaces
+ * or interactions). HOG_EINVAL with a sentence naming the feature, its two
+ * namespaces and their rows when a feature holds entries of two (their
+ * features hashed into one weight: a namespace per column cannot say
+ * it). */
+HOG_API hog_status hog_data_column_namespaces(const hog_data *d, uint8_t *ns,
+                                              hog_err *err);
+/* Crosses d's rows as hog_load_opts.interactions crosses Vowpal Wabbit
+ * text's (docs/FORMATS.md, "Interactions"): col_ns holds the namespace
+ * byte of each of d's hog_data_features(d) features, interactions is
+ * "ab[,cde...]" (NULL or "": none, d unchanged), the crossed features
+ * are hashed into the first 2^hash_bits of d's features (1 <= hash_bits
+ * <= HOG_HASH_BITS_MAX, 2^hash_bits <= hog_data_features(d)). A model
+ * trained on d records them; data it scores must be crossed alike. d must
+ * not cross already. HOG_EINVAL (HOG_ERANGE for a row whose crossed
+ * entries pass 2^32 - 1) with a sentence; d unchanged then. */
+HOG_API hog_status hog_data_set_interactions(hog_data *d, const uint8_t *col_ns,
+                                             const char *interactions,
+                                             unsigned hash_bits, hog_err *err);
 
 /* ---- models and training ------------------------------------------------- */
 

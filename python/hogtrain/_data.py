@@ -193,7 +193,7 @@ def _frombuffer(view, dtype):
 
 
 def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
-                  hash_bits=0, hash_seed=0):
+                  hash_bits=0, hash_seed=0, namespaces=False):
     """Reads LIBSVM/SVMlight or Vowpal Wabbit text (plain, gzip, xz or
     zstd, told apart by content) or a .hgb cache with hogtrain's parallel
     parser; returns (X, y): a scipy CSR matrix of float32 values and the
@@ -206,7 +206,14 @@ def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
     numbers). Indices are 1-based as in LIBSVM files (index 1
     is column 0) unless zero_based. n_features: at least this many
     columns. hash_bits B > 0 hashes the features into 2^B columns
-    (docs/FORMATS.md, "Hashing"); VW text is always hashed."""
+    (docs/FORMATS.md, "Hashing"); VW text is always hashed.
+
+    namespaces=True (Vowpal Wabbit text) returns (X, y, ns): ns a string
+    of one character per column, the first byte of the namespace of its
+    features (' ' for a column no feature has), which the estimators
+    take as feature_namespaces for their interactions. Features of two
+    namespaces hashed into one column are a ValueError naming the column
+    (more hash_bits part them)."""
     path = os.fspath(path)
     if path != "-":
         os.stat(path)  # FileNotFoundError / PermissionError with the path
@@ -214,7 +221,10 @@ def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
     # be written (hog_load_opts.own_arrays)
     d = _h.load(path, bool(zero_based), threads(n_jobs),
                 int(n_features or 0), int(hash_bits), int(hash_seed),
-                own_arrays=True)
+                own_arrays=True, keep_namespaces=bool(namespaces))
+    # before the arrays are handed out to be written
+    ns = d.column_namespaces().decode("latin-1") if namespaces \
+        else None
     ptr, idx, val, lab = d.arrays()
     rows, cols, nnz = d.rows, d.cols, d.nnz
     indptr = _frombuffer(ptr, np.uint64)
@@ -229,4 +239,4 @@ def load_svmlight(path, zero_based=False, n_features=None, n_jobs=None,
     y = _frombuffer(lab, np.float32)
     X = sp.csr_matrix((values, indices, indptr), shape=(rows, cols),
                       copy=False)
-    return X, y
+    return (X, y) if ns is None else (X, y, ns)

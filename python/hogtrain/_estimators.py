@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _hogtrain as _h
-from ._data import as_data, check_structure, threads
+from ._data import check_structure, threads
 from ._params import Params, _choice, _number, _python_name, _seed
 
 _LOSSES = {
@@ -187,7 +187,11 @@ class _Base(Params, BaseEstimator):
             self.n_iter_ = st["epoch"]
             if self.verbose:
                 _print_epoch(st, epochs)
-        data = as_data(self._hashed(X), labels, self.n_jobs)
+        # interactions: crossed in 2^bits columns, which the model records
+        cross = self._interactions()
+        bits = (self._cross_bits(X, cross) if cross is not None
+                else self._hash_bits())
+        data = self._data(X, labels, cross, bits)
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
@@ -195,7 +199,6 @@ class _Base(Params, BaseEstimator):
                          class_labels=cl, class_weights=cw, warm_start=warm,
                          progress=progress if self.verbose or coord else None,
                          classes=classes)
-        bits = self._hash_bits()
         if bits is None:
             return model
         # the model says how its features were hashed, as the command's
@@ -233,11 +236,17 @@ class _Base(Params, BaseEstimator):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(self._hashed(X), None, self.n_jobs)
+        data = self._scoring_data(X)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], max(k, 1)))
         self._model.scores(data, out)
         return out, data
+
+    def _scoring_data(self, X):
+        """X to score, crossed as the model's training rows were (its
+        interactions in its 2^hash_bits columns)."""
+        return self._data(X, None, self._spec.get("interactions") or None,
+                          self._spec["hash_bits"])
 
     # ---- the model -----------------------------------------------------------
     def _set_model(self, model):
@@ -462,6 +471,19 @@ class Classifier(ClassifierMixin, _Base):
     hash_bits, n_features : int or None. Hash X's columns into 2^B
         (n_features = 2^B; give one), as the command's --hash-bits B:
         coef_ has 2^B columns.
+    feature_namespaces : None, a string of one namespace character per
+        column of X, a list of them, or a dict {namespace: columns} (an
+        int, range, slice or list of column numbers; columns it does not
+        name are in VW's default namespace ' '). What interactions cross;
+        load_svmlight(..., namespaces=True) gives it for VW text.
+    interactions, quadratic, cubic : None, a string of terms joined by
+        ',' or a list of terms. The command's --interactions ab,abc
+        (pairs and triples of namespaces), VW's -q ab (pairs) and
+        --cubic abc (triples); all given are crossed. The crossed
+        features are hashed into 2^hash_bits columns, or into X's own
+        columns when X has 2^B of them (hashed already). The model file
+        records the interactions; predict crosses X alike
+        (docs/PYTHON.md, "Interactions").
     penalty, l1_ratio, learning_rate, eta0, power_t, early_stopping,
         validation_fraction, n_iter_no_change : scikit-learn's names
         (SGDClassifier's) for the parameters above, each the same model
@@ -494,7 +516,8 @@ class Classifier(ClassifierMixin, _Base):
                  l1_ratio=None, learning_rate=None, eta0=None, power_t=None,
                  early_stopping=False, validation_fraction=None,
                  n_iter_no_change=None, hash_bits=None, n_features=None,
-                 average=False):
+                 average=False, feature_namespaces=None, interactions=None,
+                 quadratic=None, cubic=None):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -530,6 +553,10 @@ class Classifier(ClassifierMixin, _Base):
         self.hash_bits = hash_bits
         self.n_features = n_features
         self.average = average
+        self.feature_namespaces = feature_namespaces
+        self.interactions = interactions
+        self.quadratic = quadratic
+        self.cubic = cubic
 
     def _opts(self):
         return super()._opts(None if self.multiclass is None else
@@ -689,7 +716,7 @@ class Classifier(ClassifierMixin, _Base):
         check_is_fitted(self, "_model")
         X = self._validate_data(check_structure(X), reset=False,
                                 **_DENSE_OR_CSR)
-        data = as_data(self._hashed(X), None, self.n_jobs)
+        data = self._scoring_data(X)
         k = self._spec["n_classes"]
         out = np.empty((X.shape[0], k or 2))
         self._model.probabilities(data, out)
@@ -745,7 +772,8 @@ class Regressor(RegressorMixin, _Base):
                  power_t=None, early_stopping=False,
                  validation_fraction=None, n_iter_no_change=None,
                  hash_bits=None, n_features=None, average=False,
-                 epsilon=None, quantile_tau=None):
+                 epsilon=None, quantile_tau=None, feature_namespaces=None,
+                 interactions=None, quadratic=None, cubic=None):
         self.loss = loss
         self.epsilon = epsilon
         self.quantile_tau = quantile_tau
@@ -781,6 +809,10 @@ class Regressor(RegressorMixin, _Base):
         self.hash_bits = hash_bits
         self.n_features = n_features
         self.average = average
+        self.feature_namespaces = feature_namespaces
+        self.interactions = interactions
+        self.quadratic = quadratic
+        self.cubic = cubic
 
     def fit(self, X, y, sample_weight=None):
         """Trains on X (a scipy sparse matrix or a 2-D array) and the real
@@ -901,7 +933,8 @@ def load(path):
     loss = _LOSS_NAMES[spec["loss"]]
     bias = spec["bias"]
     kw = dict(alpha=spec["l2"], l1=spec["l1"], fit_intercept=bias != 0,
-              intercept_scaling=bias if bias != 0 else 1.0)
+              intercept_scaling=bias if bias != 0 else 1.0,
+              interactions=spec.get("interactions") or None)
     w = np.frombuffer(m.weights(), np.float32)
     if spec["regression"]:
         if spec["loss"] == _h.LOSS_QUANTILE:

@@ -270,6 +270,62 @@ static PyObject *Data_arrays(DataObject *self, PyObject *unused)
     return r;
 }
 
+PyDoc_STRVAR(Data_column_namespaces_doc,
+"column_namespaces() -> bytes\n\n"
+"The namespace byte of each column (hog_data_column_namespaces): of a\n"
+"data set loaded with keep_namespaces, ' ' for a column no entry has. A\n"
+"ValueError naming the column when two namespaces share one.");
+
+static PyObject *Data_column_namespaces(DataObject *self, PyObject *unused)
+{
+    uint64_t nf = hog_data_features(self->d);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nf);
+    if (!out)
+        return NULL;
+    hog_err err = { { 0 } };
+    hog_status st;
+    uint8_t *ns = (uint8_t *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    st = hog_data_column_namespaces(self->d, ns, &err);
+    Py_END_ALLOW_THREADS
+    if (st != HOG_OK) {
+        Py_DECREF(out);
+        return raise_status(st, &err, NULL);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(Data_set_interactions_doc,
+"set_interactions(namespaces, interactions, hash_bits)\n\n"
+"Crosses the rows (hog_data_set_interactions): namespaces a bytes-like\n"
+"object of one namespace byte per column, interactions \"ab,cde\",\n"
+"hashed into 2^hash_bits columns.");
+
+static PyObject *Data_set_interactions(DataObject *self, PyObject *args)
+{
+    Py_buffer ns;
+    const char *spec;
+    unsigned bits;
+    if (!PyArg_ParseTuple(args, "y*sI", &ns, &spec, &bits))
+        return NULL;
+    if ((uint64_t)ns.len != hog_data_features(self->d)) {
+        PyErr_Format(PyExc_ValueError, "%zd namespaces for %llu columns: one "
+                     "per column", ns.len,
+                     (unsigned long long)hog_data_features(self->d));
+        PyBuffer_Release(&ns);
+        return NULL;
+    }
+    hog_err err = { { 0 } };
+    hog_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = hog_data_set_interactions(self->d, ns.buf, spec, bits, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ns);
+    if (st != HOG_OK)
+        return raise_status(st, &err, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyGetSetDef Data_getset[] = {
     { "rows", (getter)Data_rows, NULL, "rows", NULL },
     { "cols", (getter)Data_cols, NULL, "features (columns)", NULL },
@@ -282,28 +338,36 @@ static PyGetSetDef Data_getset[] = {
 
 static PyMethodDef Data_methods[] = {
     { "arrays", (PyCFunction)Data_arrays, METH_NOARGS, Data_arrays_doc },
+    { "column_namespaces", (PyCFunction)Data_column_namespaces, METH_NOARGS,
+      Data_column_namespaces_doc },
+    { "set_interactions", (PyCFunction)Data_set_interactions, METH_VARARGS,
+      Data_set_interactions_doc },
     { NULL, NULL, 0, NULL }
 };
 
 PyDoc_STRVAR(load_doc,
 "load(path, zero_based=False, threads=0, n_features=0, hash_bits=0,\n"
-"     hash_seed=0, own_arrays=False) -> Data\n\n"
+"     hash_seed=0, own_arrays=False, keep_namespaces=False) -> Data\n\n"
 "LIBSVM/SVMlight or Vowpal Wabbit text (plain, gzip, xz or zstd) or a\n"
 ".hgb cache, told apart by content (hog_data_load); the GIL is released\n"
 "while it parses. own_arrays: the arrays in memory of the data set's own\n"
-"(hog_load_opts.own_arrays), which arrays() hands out writable.");
+"(hog_load_opts.own_arrays), which arrays() hands out writable.\n"
+"keep_namespaces: each entry's namespace kept (Vowpal Wabbit text), for\n"
+"column_namespaces().");
 
 static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *names[] = { "path", "zero_based", "threads", "n_features",
-                             "hash_bits", "hash_seed", "own_arrays", NULL };
+                             "hash_bits", "hash_seed", "own_arrays",
+                             "keep_namespaces", NULL };
     PyObject *po;
-    int zero_based = 0, own = 0;
+    int zero_based = 0, own = 0, keep_ns = 0;
     unsigned threads = 0, bits = 0, seed = 0;
     unsigned long long nf = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pIKIIp", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pIKIIpp", names,
                                      PyUnicode_FSConverter, &po, &zero_based,
-                                     &threads, &nf, &bits, &seed, &own))
+                                     &threads, &nf, &bits, &seed, &own,
+                                     &keep_ns))
         return NULL;
     hog_load_opts lo;
     hog_load_opts_init(&lo);
@@ -313,6 +377,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
     lo.hash_bits = bits;
     lo.hash_seed = seed;
     lo.own_arrays = own;
+    lo.keep_namespaces = keep_ns;
     const char *path = PyBytes_AS_STRING(po);
     DataObject *self = data_new();
     if (!self) {

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import _hogtrain as _h
-from ._data import hash_columns
+from ._data import as_data, hash_columns, hash_index
 
 _SCHEDULES = {"constant": _h.SCHED_CONSTANT,
               "invscaling": _h.SCHED_INVSCALING,
@@ -123,6 +123,125 @@ class Params:
         bits = self._hash_bits()
         return X if bits is None else hash_columns(X, bits)
 
+    def _interactions(self):
+        """The interactions asked, in the command's syntax ("ab,abc"):
+        interactions (pairs and triples), quadratic (VW's -q: pairs) and
+        cubic (VW's --cubic: triples), each a string of terms joined by
+        ',' or a list of terms; None for none. The library checks the
+        terms (a ValueError naming the bad one)."""
+        terms = []
+        for name, size in (("interactions", None), ("quadratic", 2),
+                           ("cubic", 3)):
+            v = getattr(self, name, None)
+            if v is None:
+                continue
+            if isinstance(v, str):
+                v = v.split(",") if v else []
+            elif not isinstance(v, (list, tuple)) or not all(
+                    isinstance(t, str) for t in v):
+                raise ValueError(f"{name} must be a string such as 'ab,abc' "
+                                 f"or a list of strings (got {v!r})")
+            for t in v:
+                if any(not 0x20 <= ord(c) < 0x7F or c == "," for c in t):
+                    raise ValueError(f"{name}: the term {t!r} names a "
+                                     f"namespace that is not one printable "
+                                     f"ASCII character other than ','")
+                if size and len(t) != size:
+                    raise ValueError(f"{name}: the term {t!r} is not "
+                                     f"{'a pair' if size == 2 else 'a triple'}"
+                                     f" of namespaces (interactions takes "
+                                     f"both)")
+            terms += v
+        return ",".join(terms) or None
+
+    def _namespaces(self, n):
+        """feature_namespaces as n namespace bytes (uint8), one per column
+        of X: a string of n characters, a sequence of n one-character
+        strings, or a dict {namespace: columns} (columns an int, a range,
+        a slice or a list of ints; the columns it does not name are in
+        VW's default namespace, ' '). None: not given."""
+        spec = getattr(self, "feature_namespaces", None)
+        if spec is None:
+            return None
+        name = "feature_namespaces"
+
+        def byte(c, where):
+            if not isinstance(c, str) or len(c) != 1 or \
+                    not 0x20 <= ord(c) < 0x7F or c == ",":
+                raise ValueError(f"{name}: {where} is {c!r}, not one "
+                                 f"printable ASCII character other than "
+                                 f"',' (a namespace is the first byte of "
+                                 f"its name)")
+            return ord(c)
+        if isinstance(spec, dict):
+            out = np.full(n, 0x20, np.uint8)
+            owner = {}
+            for ns, cols in spec.items():
+                b = byte(ns, "a key")
+                if isinstance(cols, slice):
+                    cols = range(n)[cols]
+                elif isinstance(cols, (numbers.Integral, np.integer)):
+                    cols = [cols]
+                try:
+                    cols = np.asarray(list(cols))
+                except TypeError:
+                    raise ValueError(f"{name}[{ns!r}] must be columns: an "
+                                     f"int, a range, a slice or a list of "
+                                     f"ints (got {cols!r})") from None
+                if cols.size and (not np.issubdtype(cols.dtype, np.integer)
+                                  or cols.min() < 0 or cols.max() >= n):
+                    raise ValueError(f"{name}[{ns!r}] names columns that X "
+                                     f"has not (it has {n}, from 0)")
+                for j in cols.tolist():
+                    if owner.setdefault(j, ns) != ns:
+                        raise ValueError(f"{name}: column {j} is in "
+                                         f"namespaces {owner[j]!r} and "
+                                         f"{ns!r}")
+                out[cols] = b
+            return out
+        if isinstance(spec, (str, list, tuple, np.ndarray)):
+            if len(spec) != n:
+                raise ValueError(f"{name} has {len(spec)} namespaces for "
+                                 f"X's {n} columns: one per column")
+            return np.fromiter((byte(str(c) if isinstance(c, np.str_) else c,
+                                     f"column {j}'s")
+                                for j, c in enumerate(spec)), np.uint8, n)
+        raise ValueError(f"{name} must be a string of one namespace per "
+                         f"column, a list of them or a dict {{namespace: "
+                         f"columns}} (got {type(spec).__name__})")
+
+    def _cross_bits(self, X, spec):
+        """B of the 2^B columns the crossed features are hashed into:
+        hash_bits, or X's own width when it is 2^B (columns hashed
+        already: load_svmlight's of VW text). spec: the interactions."""
+        bits = self._hash_bits()
+        if bits is not None:
+            return bits
+        n = X.shape[1]
+        if n >= 2 and n & (n - 1) == 0 and n <= 2**31:
+            return n.bit_length() - 1
+        raise ValueError(f"interactions {spec!r} hash the crossed features "
+                         f"into 2^B columns: give hash_bits (X's {n} columns "
+                         f"are not 2^B columns hashed already)")
+
+    def _data(self, X, labels, spec=None, bits=None):
+        """A data set of X (hashed by hash_bits) and labels for the
+        library, its rows crossed by the interactions spec (fit: those
+        asked, in 2^bits columns; predict: the model's) through the
+        namespaces of feature_namespaces."""
+        data = as_data(self._hashed(X), labels, self.n_jobs)
+        if spec is None:
+            return data
+        ns = self._namespaces(X.shape[1])
+        if ns is None:
+            raise ValueError(f"interactions {spec!r} cross namespaces: give "
+                             f"feature_namespaces (the namespace of each "
+                             f"column of X)")
+        if self._hash_bits() is not None:
+            ns = _hashed_namespaces(ns, self._hash_bits())
+        data.set_interactions(ns.tobytes(), spec, bits)
+        return data
+
     def _width(self, X):
         """The model's features for X: 2^B when hashed."""
         bits = self._hash_bits()
@@ -219,3 +338,24 @@ class Params:
             o["holdout"] = _number(name, f, "holdout")
         if n is not None:
             o["early_stop"] = n
+
+
+def _hashed_namespaces(ns, bits):
+    """The namespaces of X's columns (ns) as those of its columns hashed
+    into 2^bits (hash_columns): a ValueError naming two columns of two
+    namespaces that hash into one, which one namespace per column cannot
+    say."""
+    cols = (hash_index(np.arange(len(ns))) &
+            np.uint32((1 << bits) - 1)).astype(np.int64)
+    order = np.argsort(cols, kind="stable")
+    c, b = cols[order], ns[order]
+    clash = np.flatnonzero((c[1:] == c[:-1]) & (b[1:] != b[:-1]))
+    if len(clash):
+        i, j = order[clash[0]], order[clash[0] + 1]
+        raise ValueError(f"columns {i} (namespace {chr(ns[i])!r}) and {j} "
+                         f"(namespace {chr(ns[j])!r}) hash into one column "
+                         f"({cols[i]}) with hash_bits={bits}: one namespace "
+                         f"per column cannot say it; give more hash_bits")
+    out = np.full(1 << bits, 0x20, np.uint8)
+    out[cols] = ns
+    return out

@@ -107,6 +107,9 @@ static hog_status load(const char *path, const hog_load_opts *o,
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
                             "namespaces, which interactions cross; train on "
                             "the Vowpal Wabbit text", name);
+        if (lo.keep_namespaces)
+            return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
+                            "namespaces; load the Vowpal Wabbit text", name);
         if (lo.keep_names)
             return hog_errf(err, HOG_EINVAL, "%s: a .hgb file keeps no "
                             "feature names, which --keep-names keeps; train "

@@ -317,6 +317,7 @@ struct hog_svm_parser {
     bool zero_based, started;
     bool unlabelled;          /* o->unlabelled */
     bool keep_names;          /* o->keep_names */
+    bool keep_ns;             /* o->keep_namespaces, or interactions */
     unsigned threads;         /* o->threads: 0 = all online CPUs */
     uint64_t n_features_min;
     uint64_t n_features_asked; /* o->n_features */
@@ -348,6 +349,11 @@ static hog_status parser_settle(struct hog_svm_parser *p, hog_format f,
         return hog_errf(err, HOG_EINVAL,
                         "%s: interactions cross namespaces, which only "
                         "Vowpal Wabbit text has; this is %s text", p->name,
+                        hog_format_name(f));
+    if (p->keep_ns && !p->cross.n && f != HOG_FORMAT_VW)
+        return hog_errf(err, HOG_EINVAL,
+                        "%s: namespaces are kept of Vowpal Wabbit text; "
+                        "this is %s text, which has none", p->name,
                         hog_format_name(f));
     if (p->keep_names && f != HOG_FORMAT_VW)
         return hog_errf(err, HOG_EINVAL,
@@ -395,6 +401,7 @@ hog_status hog_svm_parser_create(const char *name, const hog_load_opts *user,
     p->zero_based = o.zero_based;
     p->unlabelled = o.unlabelled != 0;
     p->keep_names = o.keep_names != 0;
+    p->keep_ns = o.keep_namespaces != 0 || cross.n > 0;
     p->threads = o.threads;
     p->n_features_min = p->n_features_asked = o.n_features;
     p->want = o.format;
@@ -540,7 +547,7 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
         sl[i].unlabelled = p->unlabelled;
         sl[i].fmt = fmt;
         sl[i].hash = p->hashing ? &p->hs : NULL;
-        sl[i].keep_ns = p->cross.n > 0;
+        sl[i].keep_ns = p->keep_ns;
         /* each slice's set lives across feeds; take_rows merges them */
         if (p->keep_names && !sl[i].names &&
             !(sl[i].names = calloc(1, sizeof *sl[i].names))) {
@@ -706,6 +713,14 @@ static hog_status take_rows(struct hog_svm_parser *p, hog_data **out,
             hog_data_free(*out);
             *out = NULL;
             return cst;
+        }
+    } else if (p->keep_ns) {
+        /* kept, not crossed: m.ns stays NULL, so rows read as stored */
+        (*out)->ns_mem = ns ? ns : malloc(1);
+        if (!(*out)->ns_mem) {
+            hog_data_free(*out);
+            *out = NULL;
+            return hog_errf(err, HOG_ENOMEM, "out of memory");
         }
     } else {
         free(ns);
