@@ -10,7 +10,12 @@ accuracy and auto's choice from one --json run with the test set. The
 target (docs/BENCHMARKS.md, "--algo auto"): the default never slower than
 --threads 1.
 
-usage: /usr/bin/python3 bench/auto.py BUILD_DIR [--only a9a,...] [--quick]
+Then, on the 1M-row set, every other --algo at its default threads
+against the default, once each (a failed or timed-out run is said): the
+rows behind "auto never picks them" in --help.
+
+usage: /usr/bin/python3 bench/auto.py BUILD_DIR [--only a9a,...,algos]
+       [--quick]
 Prints one table with the load average beside each row and writes
 BUILD_DIR/bench/auto.csv and .json. Run it alone on the machine.
 """
@@ -27,6 +32,7 @@ SETS = {"a9a": ("a9a", "a9a.t"),
         "reuters": ("reuters_moneyfx.trn", "reuters_moneyfx.tst"),
         "news20": ("news20.train.svm", "news20.test.svm"),
         "gen": None}
+ALGO_TIMEOUT = 150  # s: dcd and scd to their tol on 1M rows can take long
 RUNS = {"default": [], "serial": ["--algo", "serial"],
         "threads1": ["--threads", "1"]}
 
@@ -37,11 +43,11 @@ def files(key):
     return tuple(benchlib.data(A.work, n, "auto") for n in SETS[key])
 
 
-def report(args, train, test):
+def report(args, train, test, timeout=None):
     """Test accuracy and auto's choice, from a --json run."""
     with tempfile.NamedTemporaryFile(suffix=".json", dir=A.work) as j:
         benchlib.timed([A.hog, "train", "-q", "--json", j.name] + args +
-                       [train, "-t", test], A.timeout)
+                       [train, "-t", test], timeout or A.timeout)
         with open(j.name) as f:
             r = json.load(f)
     auto = r["options"]["auto"]
@@ -55,7 +61,7 @@ def main():
           f"{'def/1t':>7} {'def/ser':>7} {'acc def':>8} {'acc 1t':>8}  "
           f"auto chose   load")
     for key in SETS:
-        if A.only and key not in A.only:
+        if (A.only and key not in A.only) or (A.quick and key == "gen"):
             continue
         train, test = files(key)
         model = os.path.join(A.work, "auto-bench.hgm")
@@ -80,8 +86,36 @@ def main():
               f"{r['threads1_s']:10.3f} {r['default_vs_threads1']:7.2f} "
               f"{r['default_vs_serial']:7.2f} {100 * acc_d:7.2f}% "
               f"{100 * acc_1:7.2f}%  {chose:12} {la:.2f}", flush=True)
+    if not A.only or "algos" in A.only:
+        algos(rows)
     base = benchlib.save(os.path.join(A.out, "auto"), rows, A.quick)
     print(f"wrote {base}.csv and .json")
+
+
+def algos(rows):
+    train, test = benchlib.generated_split(A.hog, A.work)
+    print(f"\n{'1M rows: --algo':16} {'s':>8} {'/default':>8} {'test acc':>9}"
+          f"   load")
+    base = None
+    for algo in ("auto", "serial", "hogwild", "cyclades", "dcd", "scd",
+                 "newton", "lbfgs"):
+        try:
+            t, _p = benchlib.timed([A.hog, "train", "-q", "--algo", algo,
+                                    train, "-o",
+                                    os.path.join(A.work, "auto-bench.hgm")],
+                                   ALGO_TIMEOUT)
+            acc, _c = report(["--algo", algo], train, test, ALGO_TIMEOUT)
+        except Exception as e:  # a refusal or a timeout, said
+            print(f"{algo:16} {str(e)[:60]}")
+            continue
+        base = base or t
+        la = benchlib.load()
+        rows.append(dict(set="gen-algos", default_s=base, serial_s=None,
+                         threads1_s=None, default_vs_threads1=None,
+                         default_vs_serial=t / base, acc_default=acc,
+                         acc_threads1=None, auto_chose=algo, load=la))
+        print(f"{algo:16} {t:8.3f} {t / base:8.2f} {100 * acc:8.2f}%   "
+              f"{la:.2f}", flush=True)
 
 
 if __name__ == "__main__":

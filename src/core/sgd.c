@@ -553,6 +553,8 @@ static void lock_row(const struct hog_sgd *s, const struct hog_sgd_locks *l,
 
 /* ---- the loops ---------------------------------------------------------------- */
 
+#define PF_ROW_MAX 512
+
 /* l is NULL unless the mode locks (a test per row, outside the row's loops). */
 static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
                                    const uint64_t *order, uint64_t count,
@@ -576,8 +578,13 @@ static ALWAYS_INLINE void run_impl(const struct hog_sgd *s, const hog_data *d,
             __builtin_prefetch(&m.off[order[i + 2]]);
         if (HOG_LIKELY(i + 1 < count)) {
             uint64_t nx = m.off[order[i + 1]];
-            __builtin_prefetch(m.idx + nx);
-            __builtin_prefetch(m.val + nx);
+            uint64_t ne = m.off[order[i + 1] + 1];
+            if (ne - nx > PF_ROW_MAX)
+                ne = nx + PF_ROW_MAX;
+            for (uint64_t e = nx; e < ne; e += 16) {
+                __builtin_prefetch(m.idx + e);
+                __builtin_prefetch(m.val + e);
+            }
             __builtin_prefetch(&m.y[order[i + 1]]);
             if (has_w)
                 __builtin_prefetch(&rw[order[i + 1]]);

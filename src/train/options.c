@@ -51,7 +51,11 @@ static const hog_train_option rows[] = {
               "loss with l2; the same model at any --threads)\n"
               "or lbfgs (L-BFGS, the same losses with l2, and\n"
               "OWL-QN with --l1: -s 6's problem with --reg l1;\n"
-              "the same model at any --threads)",
+              "the same model at any --threads). Shared\n"
+              "hogwild, cyclades (AdaGrad only), scd and dcd\n"
+              "were slower than the default on two cores and\n"
+              "the 1M-row set, so auto never picks them\n"
+              "(docs/TRAINING.md, \"--algo auto\")",
       .python = "algorithm" },
     { NUM(multiclass, HOG_OPTION_ENUM, 0, HOG_MULTICLASS_SOFTMAX),
       .def = HOG_MULTICLASS_OVR, .flag = "multiclass", .metavar = "M",
