@@ -749,52 +749,18 @@ HOG_API hog_status hog_train_stream(const char *path, const hog_data *test,
                                     const hog_train_hooks *h, hog_model **out,
                                     hog_err *err);
 
-/* ---- online learning: a trainer kept between pieces ---------------------
- * (docs/TRAINING.md, "Continuing training"). A trainer continues one run
- * of the serial trainer over pieces of rows that arrive one at a time:
- * each hog_trainer_train() is one unshuffled epoch over its piece,
- * continuing the optimizer's state where the previous piece left it, so
- * that the pieces of a data set give one unshuffled epoch of hog_train over
- * their concatenation, bit for bit (hog_train with save_state and a warm
- * start from each piece's model takes the same steps). The state stays in
- * the trainer's own layout: a piece costs its nonzeros (times the classes)
- * and no pass over the model, for FTRL-Proximal and, without l1 and l2,
- * the other schedules, binary, regression and one-vs-rest; l1 or l2 under
- * the other schedules add one pass over the weights per piece (the lazy
- * regularization's catch-up at the epoch's end, as in hog_train); softmax,
- * interactions, C, averaging, normalize and a holdout train each piece
- * with hog_train from the last piece's model (a pass over the model per
- * piece). The model is made only when asked for (hog_trainer_model). */
+/* ---- online learning (docs/TRAINING.md, "Continuing training") ---------
+ * A serial run over pieces of rows, each one unshuffled epoch on from the
+ * last's state (hog_train's steps with save_state and a warm start), at the
+ * cost of its nonzeros. o copied, arrays and warm_start (with its state)
+ * too; row weights per piece. A diverged piece (HOG_ERANGE) fails it. */
 typedef struct hog_trainer hog_trainer;
-
-/* A trainer of the options o (copied, with the arrays they point to: the
- * classes and class weights; epochs, shuffle and save_state are the
- * trainer's: 1, 0 and its own state). o->warm_start (NULL: none): the model
- * to start from, copied with the optimizer state it keeps, as a warm start
- * of hog_train continues it. o->row_weights must be NULL (each piece brings
- * its own); a checkpoint, resume or validation set is refused. The model's
- * features, labels and classes (o->classes, or the first piece's in first
- * appearance) are fixed by the first piece. */
 HOG_API hog_status hog_trainer_create(const hog_train_opts *o,
                                       hog_trainer **out, hog_err *err);
-/* One unshuffled epoch over the rows of piece, each row's loss weighted by
- * row_weights[i] (NULL: 1) times its class weight. The piece must have the
- * model's features (and, binary, its positive label; K classes, labels
- * among its classes). A refused piece (a sentence, HOG_EINVAL) leaves the
- * trainer as it was; a piece whose weights diverge (HOG_ERANGE) leaves it
- * failed, refusing every later call. */
 HOG_API hog_status hog_trainer_train(hog_trainer *t, const hog_data *piece,
                                      const float *row_weights, hog_err *err);
-/* The model after the pieces so far (a new model the caller frees), with
- * the optimizer's state when with_state (hog_model_get_state: a warm start
- * from it continues the run exactly, as a new trainer's o->warm_start does
- * too). A pass over the model; HOG_EINVAL before the first piece. */
 HOG_API hog_status hog_trainer_model(hog_trainer *t, int with_state,
                                      hog_model **out, hog_err *err);
-/* The pieces trained, and the passes over the whole model they took: the
- * first piece's set-up (the state allocated, the warm start put in), then
- * one per piece only where the paragraph above says so (hog_trainer_model's
- * passes are not counted). */
 HOG_API uint64_t hog_trainer_pieces(const hog_trainer *t);
 HOG_API uint64_t hog_trainer_model_passes(const hog_trainer *t);
 HOG_API void hog_trainer_free(hog_trainer *t);
