@@ -428,7 +428,7 @@ install: all
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libhogtrain.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so.$(SONAME_MAJOR)
 	ln -sf libhogtrain.so.$(SONAME_MAJOR) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
-	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/hogtrain.h include/hogtrain_model.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(CUDA_PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/hogtrain)
 	$(if $(CUDA_PLUGIN),install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/hogtrain/)
@@ -449,7 +449,7 @@ install-python: python
 	install -m 755 $(PY_DIR)/_hogtrain.so $(DESTDIR)$(PYSITE)/hogtrain/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h \
+	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.* $(DESTDIR)$(PREFIX)/include/hogtrain.h $(DESTDIR)$(PREFIX)/include/hogtrain_model.h \
 	  $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/share/man/man1/hogtrain.1 \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc \
 	  $(DESTDIR)$(PREFIX)/lib/hogtrain/libhogtrain-cuda.so

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The cost of one partial_fit call against the size of the model: pieces
-of PIECE rows (default 100) of news20.binary (1.35M features), the time
-per call after the first, median and quartiles over CALLS calls, for the
-defaults (FTRL) and AdaGrad; beside them the rows' nonzeros per call.
-The machine may be shared: the figures are for comparing two builds run
+of PIECE rows (default 100) of news20.binary's training rows (377,295
+features), the time per call after the first, median and quartiles over
+CALLS calls, for the defaults (FTRL) and AdaGrad; beside them the rows'
+nonzeros per call. The estimators keep a trainer (hog_trainer) between
+the calls, so a call should cost its rows' nonzeros and Python's checks,
+not the model (docs/BENCHMARKS.md, "Online learning": 12.8 ms a call
+before it, 0.85 ms after, FTRL). The machine may be shared: the figures are for comparing two builds run
 in turn, not a verdict.
 
     PYTHONPATH=build/python HOGTRAIN_DATA=/work/shared/data \\

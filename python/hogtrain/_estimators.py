@@ -163,15 +163,8 @@ class _Base(Params, BaseEstimator):
 
     # ---- training ----------------------------------------------------------
     def _train(self, X, labels, sample_weight, class_weights=None,
-               warm=None, online=None, opts=None):
+               warm=None, opts=None):
         opts = self._opts() if opts is None else opts
-        classes = None
-        if online is not None:
-            # partial_fit: one unshuffled epoch, its state kept for the
-            # next call; K classes in the order of classes_
-            opts.update(epochs=1, shuffle=0, save_state=1)
-            if online >= 3:
-                classes = np.arange(online, dtype=np.float64)
         settled = _h.resolve(opts)
         epochs = settled["epochs"]
         # n_iter_: the epochs run. The SGD trainers run them all; dcd, scd
@@ -187,26 +180,73 @@ class _Base(Params, BaseEstimator):
             self.n_iter_ = st["epoch"]
             if self.verbose:
                 _print_epoch(st, epochs)
-        # interactions: crossed in 2^bits columns, which the model records
-        cross = self._interactions()
-        bits = (self._cross_bits(X, cross) if cross is not None
-                else self._hash_bits())
-        data = self._data(X, labels, cross, bits)
+        data, bits = self._crossed(X, labels)
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
         model = _h.train(data, opts, row_weights=sample_weight,
                          class_labels=cl, class_weights=cw, warm_start=warm,
-                         progress=progress if self.verbose or coord else None,
-                         classes=classes)
+                         progress=progress if self.verbose or coord else None)
+        return self._with_hashing(model, bits)
+
+    def _crossed(self, X, labels):
+        """X and labels for the library, crossed by the interactions asked
+        (in 2^bits columns, which the model records) or hashed by
+        hash_bits; and those bits (None: neither)."""
+        cross = self._interactions()
+        bits = (self._cross_bits(X, cross) if cross is not None
+                else self._hash_bits())
+        return self._data(X, labels, cross, bits), bits
+
+    def _with_hashing(self, model, bits):
+        """model saying how its features were hashed (into 2^bits columns;
+        None: not), as the command's."""
         if bits is None:
             return model
-        # the model says how its features were hashed, as the command's
         spec = model.describe()
         spec["hash_bits"], spec["hash_seed"] = bits, 0
         m = _h.from_weights(spec, np.frombuffer(model.weights(), np.float32))
         m.set_state(model.state())
         return m
+
+    # ---- partial_fit: one run kept between the calls ------------------------
+    def _train_piece(self, X, labels, sample_weight, online, warm=None):
+        """One unshuffled epoch over the piece X, labels, continuing the run
+        of the previous calls: a hogtrain._hogtrain.Trainer (hog_trainer)
+        kept between them, made on the first call from the options (and
+        warm, the model a fit or an unpickled estimator left). The model
+        is made from it only when read (_model, below)."""
+        t = self.__dict__.get("_trainer")
+        if t is None:
+            opts = self._opts()
+            opts.update(epochs=1, shuffle=0, save_state=1)
+            classes = (np.arange(online, dtype=np.float64) if online >= 3
+                       else None)
+            t = _h.Trainer(opts, warm_start=warm, classes=classes)
+        data, self._trainer_bits = self._crossed(X, labels)
+        t.train(data, row_weights=sample_weight)
+        self._trainer = t
+        self.n_iter_ = 1
+        for name in ("_model", "_spec", "_perm", "_coef_made"):
+            self.__dict__.pop(name, None)
+
+    def _online_model(self, model):
+        return model
+
+    def __getattr__(self, name):
+        # after partial_fit the model is the trainer's, made when first
+        # read (coef_, predict, pickling) and kept until the next call
+        d = self.__dict__
+        if name in ("_model", "_spec", "_perm") and "_trainer" in d and \
+                "_model" not in d:
+            model = d["_trainer"].model(state=True)
+            self._set_model(self._online_model(
+                self._with_hashing(model, d.get("_trainer_bits"))),
+                trainer=True)
+            if name in d:
+                return d[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no "
+                             f"attribute {name!r}")
 
     @staticmethod
     def _weights(sample_weight, X):
@@ -249,11 +289,15 @@ class _Base(Params, BaseEstimator):
                           self._spec["hash_bits"])
 
     # ---- the model -----------------------------------------------------------
-    def _set_model(self, model):
+    def _set_model(self, model, trainer=False):
         """model (a hogtrain._hogtrain.Model) becomes the estimator's;
         coef_ and intercept_ are made from its weights when first read
         (a K-class model's are K x features doubles: making them at every
-        fit would cost more than some fits)."""
+        fit would cost more than some fits). trainer: the model is the
+        partial_fit trainer's, which goes on; else (a fit) it is dropped."""
+        if not trainer:
+            self.__dict__.pop("_trainer", None)
+            self.__dict__.pop("_trainer_bits", None)
         spec = model.describe()
         if spec["n_classes"]:
             # row c of the model is the class whose index is its label
@@ -267,6 +311,8 @@ class _Base(Params, BaseEstimator):
         made = self.__dict__.get("_coef_made")
         if made is not None:
             return made
+        if "_trainer" in self.__dict__:
+            self._model  # made from partial_fit's trainer (__getattr__)
         model = self.__dict__.get("_model")
         if model is None:
             raise AttributeError("coef_ is set by fit: this estimator is "
@@ -297,8 +343,14 @@ class _Base(Params, BaseEstimator):
                           doc="The bias weight times intercept_scaling.")
 
     def __getstate__(self):
+        if "_trainer" in self.__dict__:
+            self._model  # the trainer's model, with its state
         state = dict(super().__getstate__())
         state["_hogtrain_pickle"] = _PICKLE_FORMAT
+        # the run goes on from the model's state after unpickling (a new
+        # trainer warm-started from it takes the same steps)
+        state.pop("_trainer", None)
+        state.pop("_trainer_bits", None)
         model = state.pop("_model", None)
         state.pop("_spec", None), state.pop("_perm", None)  # the model's
         if model is not None:
@@ -624,7 +676,8 @@ class Classifier(ClassifierMixin, _Base):
         over their concatenation. classes: every label the calls will
         see, needed on the first call (as scikit-learn's)."""
         # after fit, partial_fit goes on from its model and classes_
-        first = not hasattr(self, "_model")
+        first = "_model" not in self.__dict__ and \
+            "_trainer" not in self.__dict__
         if first and classes is None:
             raise ValueError("classes must be given on the first call to "
                              "partial_fit (every label there will be)")
@@ -654,14 +707,13 @@ class Classifier(ClassifierMixin, _Base):
                              "piece (the library's binary problem reads its "
                              "labels from the rows)")
         warm = None
-        if not first:
+        if not first and "_trainer" not in self.__dict__:
             # a fit's classes come in their first appearance's order;
             # partial_fit's K >= 3 in classes_' order
             warm = (self._model if k == 2 else
                     _classes_as(self._model, np.arange(k)))
-        model = self._train(X, y_enc.astype(np.float32),
-                            self._row_weights(sw), warm=warm, online=k)
-        self._set_model(model)
+        self._train_piece(X, y_enc.astype(np.float32), self._row_weights(sw),
+                          k, warm)
         self._partial = True
         return self
 
@@ -852,11 +904,15 @@ class Regressor(RegressorMixin, _Base):
         sw, keep = self._weights(sample_weight, X)
         if keep is not None:
             X, y, sw = X[keep], y[keep], sw[keep]
-        model = self._train(X, y, self._row_weights(sw),
-                            warm=None if first else self._model, online=0)
-        self._set_model(_as_regression(model))
+        warm = None
+        if not first and "_trainer" not in self.__dict__:
+            warm = self._model
+        self._train_piece(X, y, self._row_weights(sw), 0, warm)
         self._partial = True
         return self
+
+    def _online_model(self, model):
+        return _as_regression(model)
 
     @staticmethod
     def _shape_coef(coef, icpt):

@@ -23,7 +23,8 @@
  * This file is the module: its types, functions and constants. The types
  * and functions are in _hogtrain_data.c (Data, View, load),
  * _hogtrain_model.c (Model, load_model, from_weights) and
- * _hogtrain_train.c (train), over _hogtrain_bridge.c's statuses and
+ * _hogtrain_train.c (train), _hogtrain_trainer.c (Trainer, partial_fit's
+ * pieces), over _hogtrain_bridge.c's statuses and
  * buffers; _hogtrain.h is what they share.
  */
 #include "_hogtrain.h"
@@ -38,7 +39,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__hogtrain(void)
 {
     if (PyType_Ready(&DataType) < 0 || PyType_Ready(&ViewType) < 0 ||
-        PyType_Ready(&ModelType) < 0)
+        PyType_Ready(&ModelType) < 0 || PyType_Ready(&TrainerType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
@@ -84,8 +85,10 @@ PyMODINIT_FUNC PyInit__hogtrain(void)
         goto fail;
     Py_INCREF(&DataType);
     Py_INCREF(&ModelType);
+    Py_INCREF(&TrainerType);
     if (PyModule_AddObject(m, "Data", (PyObject *)&DataType) < 0 ||
-        PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0)
+        PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0 ||
+        PyModule_AddObject(m, "Trainer", (PyObject *)&TrainerType) < 0)
         goto fail;
     return m;
 fail:

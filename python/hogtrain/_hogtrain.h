@@ -2,7 +2,7 @@
  * The extension's private header: what its files share (_hogtrain.c, the
  * module; _hogtrain_bridge.c, statuses and buffers across the boundary;
  * _hogtrain_data.c, Data and View; _hogtrain_model.c, Model;
- * _hogtrain_train.c, training). Only PyInit__hogtrain leaves the shared
+ * _hogtrain_train.c, training; _hogtrain_trainer.c, Trainer). Only PyInit__hogtrain leaves the shared
  * object: the rest is built with hidden visibility.
  */
 #ifndef HOGTRAIN_PY_EXT_H
@@ -30,7 +30,7 @@ typedef struct {
     hog_model *m;
 } ModelObject;
 
-extern PyTypeObject DataType, ViewType, ModelType;
+extern PyTypeObject DataType, ViewType, ModelType, TrainerType;
 
 /* Each file's module-level functions, NULL-terminated, which the module
  * adds in this order. */
@@ -56,5 +56,11 @@ uint64_t buffer_len(const Py_buffer *b);
 int data_usable(const DataObject *d);
 /* m in a new Model (m freed when that fails). */
 PyObject *model_wrap(hog_model *m);
+
+/* ---- _hogtrain_train.c --------------------------------------------------- */
+
+/* The dict's items (hog_train_opts field names) into o, each converted by
+ * its row of the options' table; -1 with a ValueError. */
+int set_opts(hog_train_opts *o, PyObject *dict);
 
 #endif

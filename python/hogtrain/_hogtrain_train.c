@@ -124,7 +124,7 @@ static const hog_train_option *option_row(const char *name)
     return NULL;
 }
 
-static int set_opts(hog_train_opts *o, PyObject *dict)
+int set_opts(hog_train_opts *o, PyObject *dict)
 {
     PyObject *k, *v;
     Py_ssize_t pos = 0;

@@ -123,7 +123,7 @@ class ClassifierCV(Classifier):
         return k
 
     def _train(self, X, labels, sample_weight, class_weights=None,
-               warm=None, online=None, opts=None):
+               warm=None, opts=None):
         opts = self._opts()
         cl = cw = None
         if class_weights is not None:
@@ -137,7 +137,7 @@ class ClassifierCV(Classifier):
         self.Cs_ = np.array([st["C"] for st in r["steps"]])
         self.scores_ = np.array([st["accuracy"] for st in r["steps"]])
         return super()._train(X, labels, sample_weight, class_weights, warm,
-                              online, dict(opts, C=self.C_))
+                              dict(opts, C=self.C_))
 
     partial_fit = available_if(lambda self: False)(Classifier.partial_fit)
 

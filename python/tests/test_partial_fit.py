@@ -131,3 +131,50 @@ def test_partial_fit_goes_on_after_fit(dataset, multiclass):
     assert np.array_equal(fitted.classes_, pieces.classes_)
     assert np.array_equal(fitted.coef_, pieces.coef_)
     assert np.array_equal(fitted.predict(X), pieces.predict(X))
+
+
+@pytest.mark.parametrize("kw", [{}, {"schedule": "adagrad"},
+                                {"multiclass": "softmax",
+                                 "schedule": "adagrad"}])
+def test_partial_fit_pickled_mid_stream_goes_on_exactly(dataset, kw):
+    # the pickle carries the model with its state; partial_fit after
+    # unpickling starts a new trainer from it and takes the same steps
+    X, y = hogtrain.load_svmlight(dataset("news20.train.svm"))
+    X, y = X[:2100], y[:2100]
+    if "multiclass" not in kw:
+        y = (y > 10).astype(np.float64)  # binary
+    classes = np.unique(y)
+    whole = _pieces(hogtrain.Classifier(**kw), X, y, 700, classes)
+    first = hogtrain.Classifier(**kw)
+    first.partial_fit(X[:700], y[:700], classes=classes)
+    later = pickle.loads(pickle.dumps(first))
+    for i in (700, 1400):
+        later.partial_fit(X[i:i + 700], y[i:i + 700])
+    assert np.array_equal(whole.coef_, later.coef_), kw
+    assert np.array_equal(whole.intercept_, later.intercept_), kw
+    # the pickled one goes on too, untouched by the pickling
+    first.partial_fit(X[700:1400], y[700:1400])
+    first.partial_fit(X[1400:], y[1400:])
+    assert np.array_equal(whole.coef_, first.coef_), kw
+
+
+def test_partial_fit_makes_the_model_only_when_read(dataset):
+    # FTRL, the default: a call steps the trainer's state and nothing
+    # else; the model is made when coef_ (or predict, or a pickle) reads
+    # it, and kept until the next call
+    X, y = hogtrain.load_svmlight(dataset("news20.binary.train.svm"))
+    est = hogtrain.Classifier()
+    est.partial_fit(X[:100], y[:100], classes=np.unique(y))
+    for i in range(100, 3000, 100):
+        est.partial_fit(X[i:i + 100], y[i:i + 100])
+        assert "_model" not in est.__dict__
+    assert est._trainer.pieces == 30
+    assert est._trainer.model_passes == 1  # the first call's set-up
+    coef = est.coef_
+    assert est.__dict__["_model"] is est._model  # made once, then kept
+    assert np.array_equal(est.predict(X[:50]),
+                          hogtrain.Classifier(epochs=1, shuffle=False)
+                          .fit(X[:3000], y[:3000]).predict(X[:50]))
+    est.partial_fit(X[3000:3100], y[3000:3100])
+    assert "_model" not in est.__dict__
+    assert not np.array_equal(coef, est.coef_)

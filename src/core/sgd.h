@@ -53,6 +53,14 @@ hog_status hog_sgd_init_schedule(struct hog_sgd *s, const hog_train_opts *o,
                                  const hog_data *train, hog_err *err);
 void hog_sgd_free(struct hog_sgd *s);
 
+/* The rows of the epochs to come (the inverse scaling's n, the segments'
+ * cap), for a state kept from one epoch to the next over pieces of other
+ * lengths (train/trainer.c): what hog_sgd_init() would set for a data set
+ * of `rows` rows, the segment's arrays grown to it. Between segments. */
+hog_status hog_sgd_set_rows(struct hog_sgd *s, uint64_t rows, hog_err *err);
+/* Weight j as the model has it, between segments (not averaged). */
+float hog_sgd_weight(const struct hog_sgd *s, uint64_t j);
+
 /* The step size of global step t for the shared schedules (constant and
  * inverse scaling); AdaGrad's base eta. */
 double hog_sgd_eta_at(const struct hog_sgd *s, uint64_t t);

@@ -100,6 +100,47 @@ static unsigned kernel_threads(const hog_train_opts *o)
     return t ? t : 1;
 }
 
+hog_status hog_sgd_set_rows(struct hog_sgd *s, uint64_t rows, hog_err *err)
+{
+    s->rows = rows ? rows : 1;
+    if (s->schedule == HOG_SCHED_ADAGRAD || s->schedule == HOG_SCHED_FTRL)
+        return HOG_OK; /* no arrays per step, nothing read of the rows */
+    uint32_t cap = s->rows < HOG_SGD_SEG_MAX ? (uint32_t)s->rows
+                                             : HOG_SGD_SEG_MAX;
+    if (cap > s->seg_cap) {
+        void *p = realloc(s->seg_eta, cap * sizeof *s->seg_eta);
+        if (!p)
+            goto oom;
+        s->seg_eta = p;
+        if (s->pre) {
+            if (!(p = realloc(s->pre, ((size_t)cap + 1) * sizeof *s->pre)))
+                goto oom;
+            s->pre = p;
+        }
+        if (s->asuf) {
+            if (!(p = realloc(s->asuf, ((size_t)cap + 2) * sizeof *s->asuf)))
+                goto oom;
+            s->asuf = p;
+        }
+    }
+    s->seg_cap = cap;
+    return HOG_OK;
+oom:
+    return hog_errf(err, HOG_ENOMEM, "out of memory for the step sizes of "
+                    "a segment of %u steps", cap);
+}
+
+float hog_sgd_weight(const struct hog_sgd *s, uint64_t j)
+{
+    if (s->zn) {
+        float c[2];
+        ftrl_unpack(hog_u64_load(&s->zn[j]), c);
+        return ftrl_weight(c[0], c[1],
+                           ftrl_lam_at(s, s->seg_t0 + s->seg_len));
+    }
+    return hog_f_load(&s->w[j]);
+}
+
 hog_status hog_sgd_init_unplaced(struct hog_sgd *s, const hog_train_opts *o,
                                  const hog_data *train, hog_err *err)
 {

@@ -153,9 +153,8 @@ static hog_status class_save(struct hog_fit *f,
     return p->save(p, &k, cancelled, err);
 }
 
-/* d as class c's binary problem: label == classes[c] against the rest,
- * the arrays shared. */
-static hog_data class_view(const hog_data *d, double label, uint64_t n_pos)
+hog_data hog_train_class_view(const hog_data *d, double label,
+                              uint64_t n_pos)
 {
     hog_data view = *d;
     memset(view.mem, 0, sizeof view.mem);
@@ -207,7 +206,7 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     hog_model *m = p->model;
     double label = m->classes[c];
     uint64_t len = hog_model_vector_len(m);
-    hog_data view = class_view(p->train, label, v->n_pos[c]);
+    hog_data view = hog_train_class_view(p->train, label, v->n_pos[c]);
     hog_model sub = class_model(m, c);
     struct class_run r;
     memset(&r, 0, sizeof r);
@@ -240,7 +239,8 @@ static hog_status train_class(struct ovr *v, uint32_t c, double *seconds,
     const hog_train_opts *o = p->o;
     hog_status st = HOG_OK;
     if (o->early_stop && o->validation) {
-        r.valid = class_view(o->validation, label, v->valid_pos[c]);
+        r.valid = hog_train_class_view(o->validation, label,
+                                       v->valid_pos[c]);
         st = hog_early_init(&r.early, o->early_stop, len, err);
     }
     if (st != HOG_OK)
@@ -454,8 +454,9 @@ static hog_status wide_job(void *ctx, uint32_t g, unsigned worker,
         w->subs[c] = class_model(m, w->c0 + c);
         w->cr[c].f = (struct hog_fit){ .o = o, .hooks = v->sub_hooks,
                                        .model = &w->subs[c] };
-        w->cr[c].valid = class_view(po->validation, m->classes[w->c0 + c],
-                                    v->valid_pos[w->c0 + c]);
+        w->cr[c].valid = hog_train_class_view(po->validation,
+                                              m->classes[w->c0 + c],
+                                              v->valid_pos[w->c0 + c]);
         st = hog_early_init(&w->cr[c].early, po->early_stop, w->len, err);
     }
     w->dv = (struct hog_drive){ .f = &w->f, .ops = &wide_ops, .ctx = w,

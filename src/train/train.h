@@ -221,6 +221,10 @@ hog_status hog_train_row_weights(const hog_train_opts *o,
  * classes_stopped). */
 hog_status hog_train_ovr(struct hog_fit *f, const struct hog_algo_row *row,
                          hog_valid_stats *early, hog_err *err);
+/* d as one-vs-rest's binary problem of the class `label` (label ==
+ * label against the rest, n_pos rows of it), the arrays shared. */
+hog_data hog_train_class_view(const hog_data *d, double label,
+                              uint64_t n_pos);
 /* True when one-vs-rest of k classes spreads the classes over the threads
  * (each class on one thread): k >= threads > 1. Else the classes run one
  * after another, each on all threads. */
