@@ -5,7 +5,9 @@ parsing and metrics) and with --threads 1 (one core for everything). On
 the recorded sets: a9a, news20.binary, ijcnn1, reuters money-fx, news20
 (20 classes) and the 1M-row generated set (end_to_end.py's, 800,000 rows
 trained, 200,000 tested). Whole runs, parse included, `train -q TRAIN -o
-MODEL`, taken in turn REPEAT times (default 5), the median each; test
+MODEL`, taken in turn REPEAT times (default 11), the median each and
+the median of the ratios of each turn's runs (paired: the machine's
+drift cancels); test
 accuracy and auto's choice from one --json run with the test set. The
 target (docs/BENCHMARKS.md, "--algo auto"): the default never slower than
 --threads 1.
@@ -25,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 A = benchlib.setup(sys.argv, timeout=600)
-REPEAT = 1 if A.quick else int(os.environ.get("REPEAT", "5"))
+REPEAT = 1 if A.quick else int(os.environ.get("REPEAT", "11"))
 SETS = {"a9a": ("a9a", "a9a.t"),
         "news20.binary": ("news20.binary.train.svm", "news20.binary.test.svm"),
         "ijcnn1": ("ijcnn1", "ijcnn1.t"),
@@ -72,13 +74,16 @@ def main():
                                        [train, "-o", model], A.timeout)
                 times[k].append(t)
         med = {k: statistics.median(v) for k, v in times.items()}
+        pair = {k: statistics.median(a / b for a, b in
+                                     zip(times["default"], times[k]))
+                for k in ("serial", "threads1")}
         acc_d, chose = report([], train, test)
         acc_1, _c = report(RUNS["threads1"], train, test)
         la = benchlib.load()
         r = dict(set=key, default_s=med["default"], serial_s=med["serial"],
                  threads1_s=med["threads1"],
-                 default_vs_threads1=med["default"] / med["threads1"],
-                 default_vs_serial=med["default"] / med["serial"],
+                 default_vs_threads1=pair["threads1"],
+                 default_vs_serial=pair["serial"],
                  acc_default=acc_d, acc_threads1=acc_1, auto_chose=chose,
                  load=la)
         rows.append(r)

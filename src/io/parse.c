@@ -38,7 +38,13 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-#define SMALL_INPUT (1u << 20) /* below this, one thread */
+/* Below this, one thread; and each slice at least half of it. A second
+ * slice costs its scratch arrays' first touch and their copy: on a9a
+ * (2.3 MB) two threads loaded in 1.19x one thread's time, ijcnn1 and
+ * reuters money-fx (7.8 and 8.3 MB) in 0.84-0.93x, news20.binary's test
+ * set (31 MB) in 0.69x (12-05, two cores; docs/BENCHMARKS.md, "--algo
+ * auto"). */
+#define SMALL_INPUT (4u << 20)
 
 void hog_slice_fail(struct hog_slice *s, hog_status st, uint64_t line,
                     const char *fmt, ...)
@@ -490,8 +496,8 @@ static unsigned feed_threads(const struct hog_svm_parser *p, size_t len)
     unsigned t = p->threads ? p->threads : hog_online_cpus();
     if (len < SMALL_INPUT)
         t = 1;
-    else if (t > len / (SMALL_INPUT / 4))
-        t = (unsigned)(len / (SMALL_INPUT / 4)); /* slices of >= 256 KiB */
+    else if (t > len / (SMALL_INPUT / 2))
+        t = (unsigned)(len / (SMALL_INPUT / 2)); /* slices of >= 2 MiB */
     return t ? t : 1;
 }
 
