@@ -705,7 +705,8 @@ Test(softmax, refuses_what_it_does_not_run)
     o.hot_features = 4;
     assert_refused(d, o, HOG_ENOTSUP, "drop --hot");
     o = softmax_opts();
-    o.threads = 2; /* the serial trainer */
+    o.algo = HOG_ALGO_SERIAL; /* named (auto takes the threads) */
+    o.threads = 2;
     assert_refused(d, o, HOG_EINVAL, "--threads above 1");
     hog_data_free(d);
 }

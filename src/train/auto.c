@@ -12,10 +12,12 @@
  *     over the threads in the serial trainer already, each class a
  *     thread's, and softmax's K-wide rows have no replicas;
  *   - the data in memory, at least AUTO_MIN_NNZ nonzeros: below it five
- *     epochs take about a tenth of a second on one core, and the
- *     replicas' set-up and averaging ate the gain (news20.binary, 9.1M
- *     nonzeros: 0.93x the serial run's time at two threads, within the
- *     noise; the 1M-row generated set, 30M: 0.87x, its epochs 0.57x);
+ *     epochs take about a tenth of a second on one core, the whole run
+ *     gains at most a tenth, and two replicas, each stepping half the
+ *     rows, cost test accuracy (8 seeds, two threads: news20.binary,
+ *     3.8M nonzeros, 0.90x the serial run's time at 0.12 point below;
+ *     ijcnn1 0.91x at 0.20 below; a9a 0.97x, the same); the 1M-row
+ *     generated set (24M): 0.76x, 0.10 point below over 4 seeds;
  *   - the replicas (a float working copy and FTRL's two sums per weight
  *     and thread) no larger than the data's indices and values: beyond
  *     that, averaging them costs more than the rows they step on;
