@@ -19,6 +19,7 @@
 #include "hogwild/hogwild.h"
 
 #include "core/sgd.h"
+#include "core/warm.h"
 #include "io/io.h"
 
 #include <stdlib.h>
@@ -234,10 +235,15 @@ hog_status hog_serial_train(struct hog_fit *f, hog_err *err)
                                .blocks = hog_fit_average_blocks(f),
                                .warm_state = true };
     c.dv.net = c.dv.blocks > 0;
+    /* the rows one thread steps through are read ahead on another, where
+     * the run has one */
+    struct hog_warm warm;
+    hog_warm_begin(&warm, d, o->threads ? o->threads : hog_allowed_cpus());
     if ((st = hog_drive_begin(&c.dv, err)) == HOG_OK) {
         hog_drive_job(&c.dv, 0, 1);
         st = c.dv.st;
     }
+    hog_warm_end(&warm);
     free(c.ord.rows);
     hog_sgd_free(&c.s);
     return st;
