@@ -27,7 +27,10 @@
 #   8. the GPU bench on `hogtrain gen` data (1M rows, 64 nonzeros a row)
 #   9. the CPU scaling curves (1, 2, 4, 8 and 16 threads on 16 cores) on
 #      news20.binary: Hogwild! (plain and --hot auto; a constant step and
-#      the default schedule), Cyclades, each beside its control, dual CD
+#      the default schedule), FTRL with one model shared or one per
+#      thread (--algo auto's candidate) and the default's whole run on
+#      every core against --threads 1, Cyclades, each beside its control,
+#      dual CD
 #  10. racecheck, with the time that is left
 #
 # A step that needs a device says so and is skipped on a machine without
@@ -271,6 +274,22 @@ cpu_curve() {
       --threads "$CURVE" --update none --hot 0,auto --repeat 3 -q \
       || fail "CPU scaling curve, Hogwild! ($sched)"
   done
+  # --algo auto's candidate: FTRL, one model shared or one per thread
+  if [ "$(left)" -ge 90 ]; then
+    echo "hogtrain bench news20.binary --schedule ftrl --epochs 20 --threads $CURVE --update none --replicas shared,core --repeat 3"
+    guarded 50 ./build/hogtrain bench "$TR" -t "$TE" --schedule ftrl --epochs 20 \
+      --threads "$CURVE" --update none --replicas shared,core --repeat 3 -q \
+      || fail "CPU scaling curve, FTRL with replicas"
+    # and what the default chose on every core against one thread, whole runs
+    for t in 0 1 0 1 0 1; do
+      guarded 20 ./build/hogtrain train -q --threads "$t" --json "$WORK/auto-$t.json" \
+        "$TR" || fail "the default at --threads $t"
+      echo "default, --threads $t (0: all): $(grep -o '"total_seconds": [0-9.e+-]*' \
+        "$WORK/auto-$t.json" | tail -1), $(grep -o '"why": "[^"]*"' "$WORK/auto-$t.json" | head -1)"
+    done
+  else
+    echo "skipped FTRL with replicas: $(left) s left"
+  fi
   if [ "$(left)" -ge 70 ]; then
     echo "hogtrain bench news20.binary --algo cyclades --loss hinge --epochs 10 --threads $CURVE --update none --repeat 1"
     guarded 60 ./build/hogtrain bench "$TR" -t "$TE" --algo cyclades --loss hinge \
