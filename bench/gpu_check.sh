@@ -30,7 +30,7 @@
 #      the default schedule), FTRL with one model shared or one per
 #      thread (--algo auto's candidate) and the default's whole run on
 #      every core against --threads 1, Cyclades, each beside its control,
-#      dual CD
+#      dual CD, trust-region Newton
 #  10. racecheck, with the time that is left
 #
 # A step that needs a device says so and is skipped on a machine without
@@ -316,6 +316,29 @@ cpu_curve() {
     done
   else
     echo "skipped dual CD: $(left) s left"
+  fi
+  # trust-region Newton (issue 39: 16 threads >= 8x one): the same model at
+  # every count, so its train seconds (the products) and the whole run's
+  if [ "$(left)" -ge 40 ]; then
+    echo "newton, logistic, C = 1, -e 0.01: seconds by threads (train; whole run)"
+    printf '%8s %10s %8s %10s %8s\n' threads train "x 1thr" total "x 1thr"
+    one=""; onet=""
+    for n in $(echo "$CURVE" | tr ',' ' '); do
+      [ "$(left)" -lt 15 ] && { echo "  (out of time)"; break; }
+      if guarded 30 ./build/hogtrain train -q --algo newton --C 1 --threads "$n" \
+           --json "$WORK/newton-$n.json" "$TR"; then
+        sec=$(json_num "$WORK/newton-$n.json" train_seconds)
+        tot=$(json_num "$WORK/newton-$n.json" total_seconds)
+        [ -z "$one" ] && { one=$sec; onet=$tot; }
+        printf '%8s %10s %8s %10s %8s\n' "$n" "$sec" \
+          "$(awk -v a="$one" -v b="$sec" 'BEGIN { printf "%.2f", a / b }')" "$tot" \
+          "$(awk -v a="$onet" -v b="$tot" 'BEGIN { printf "%.2f", a / b }')"
+      else
+        fail "newton at $n threads"
+      fi
+    done
+  else
+    echo "skipped newton: $(left) s left"
   fi
 }
 
