@@ -184,9 +184,16 @@ class _Base(Params, BaseEstimator):
         cl = cw = None
         if class_weights is not None:
             cl, cw = class_weights
+        chose = {}
         model = _h.train(data, opts, row_weights=sample_weight,
                          class_labels=cl, class_weights=cw, warm_start=warm,
-                         progress=progress if self.verbose or coord else None)
+                         progress=progress if self.verbose or coord else None,
+                         chose=chose)
+        # what trained: the algorithm named, or auto's choice and why (the
+        # command's JSON options.auto)
+        self.auto_ = chose or None
+        self.algorithm_ = chose["algo"] if chose else next(
+            k for k, v in _ALGOS.items() if v == settled["algo"])
         return self._with_hashing(model, bits)
 
     def _crossed(self, X, labels):
@@ -227,6 +234,7 @@ class _Base(Params, BaseEstimator):
         t.train(data, row_weights=sample_weight)
         self._trainer = t
         self.n_iter_ = 1
+        self.algorithm_, self.auto_ = "serial", None  # online: its trainer
         for name in ("_model", "_spec", "_perm", "_coef_made"):
             self.__dict__.pop(name, None)
 
@@ -480,6 +488,10 @@ class Classifier(ClassifierMixin, _Base):
     max_iter : int or None. scikit-learn's name for epochs (give one).
     n_iter_ : after fit, the epochs run (dcd, scd, newton and lbfgs: until
         tol; one-vs-rest reports its classes' cap).
+    algorithm_, auto_ : after fit, the algorithm that trained ("serial",
+        "hogwild", ...), and with algorithm "auto" a dict of what it chose
+        and why (algo, replicas, threads, why: the command's JSON
+        options.auto; None when an algorithm was named).
     schedule : None, "ftrl", "adagrad", "invscaling" or "constant". None
         (default): the command's, "ftrl" (FTRL-Proximal) with algorithm
         "serial" or "hogwild" and multiclass "ovr", "adagrad" elsewhere

@@ -21,6 +21,7 @@ struct train_job {
     const hog_data *train;
     hog_train_opts o;
     hog_train_hooks h;         /* progress and cancel */
+    hog_auto_stats autos;      /* what --algo auto chose */
     hog_model *model;
     hog_status st;
     hog_err err;
@@ -321,15 +322,31 @@ static int weights_get(hog_train_opts *o, const hog_data *d, PyObject *rw,
     return 0;
 }
 
+/* What auto chose, into the caller's dict d (its names as the command's
+ * JSON report's options.auto). */
+static int chose_fill(PyObject *d, const hog_auto_stats *a)
+{
+    PyObject *v = Py_BuildValue(
+        "{s:s,s:s,s:I,s:s}", "algo",
+        a->algo == HOG_ALGO_HOGWILD ? "hogwild" : "serial", "replicas",
+        a->replicas == HOG_REPLICAS_CORE ? "core" : "shared", "threads",
+        a->threads, "why", a->why);
+    int rc = v ? PyDict_Update(d, v) : -1;
+    Py_XDECREF(v);
+    return rc;
+}
+
 PyDoc_STRVAR(train_doc,
 "train(data, opts, row_weights=None, class_labels=None, class_weights=None,\n"
-"      warm_start=None, progress=None, classes=None) -> Model\n\n"
+"      warm_start=None, progress=None, classes=None, chose=None) -> Model\n\n"
 "hog_train on data with the options of the dict opts (hog_train_opts\n"
 "field names; the rest the library's defaults). row_weights:\n"
 "float32, one per row. class_labels/class_weights: float64 sequences of\n"
 "equal length. warm_start: a Model to start from. progress: called with\n"
 "a dict of each epoch's stats, on the calling thread. classes: float64\n"
 "labels, K >= 3, the model's classes in this order (hog_train_opts.classes).\n"
+"chose: a dict, given algo, replicas, threads and why when the algorithm\n"
+"was auto's to choose (hog_auto_stats).\n"
 "The GIL is released;\n"
 "Ctrl-C (any signal handler raising) cancels training and raises.");
 
@@ -337,15 +354,18 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *names[] = { "data", "opts", "row_weights", "class_labels",
                              "class_weights", "warm_start", "progress",
-                             "classes", NULL };
+                             "classes", "chose", NULL };
     DataObject *data;
     PyObject *opts, *rw = Py_None, *cl = Py_None, *cw = Py_None,
-             *warm = Py_None, *progress = Py_None, *classes = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOOO", names,
+             *warm = Py_None, *progress = Py_None, *classes = Py_None,
+             *chose = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!|OOOOOOO", names,
                                      &DataType, &data, &PyDict_Type, &opts,
                                      &rw, &cl, &cw, &warm, &progress,
-                                     &classes))
+                                     &classes, &chose))
         return NULL;
+    if (chose != Py_None && !PyDict_Check(chose))
+        return PyErr_Format(PyExc_TypeError, "chose must be a dict");
     if (data_usable(data) < 0)
         return NULL;
     if (warm != Py_None && !PyObject_TypeCheck(warm, &ModelType))
@@ -376,7 +396,9 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
     }
     if (warm != Py_None)
         j->o.warm_start = ((ModelObject *)warm)->m;
-    j->h = (hog_train_hooks){ .size = sizeof j->h, .cancel = &j->cancel };
+    j->autos = (hog_auto_stats){ .size = sizeof j->autos };
+    j->h = (hog_train_hooks){ .size = sizeof j->h, .cancel = &j->cancel,
+                              .auto_stats = &j->autos };
     if (progress != Py_None) {
         j->h.progress = train_progress;
         j->h.progress_ctx = j;
@@ -427,6 +449,9 @@ static PyObject *mod_train(PyObject *mod, PyObject *args, PyObject *kw)
         hog_model_free(j->model);
     } else if (j->st != HOG_OK) {
         raise_status(j->st, &j->err, NULL);
+    } else if (chose != Py_None && j->autos.chosen &&
+               chose_fill(chose, &j->autos) < 0) {
+        hog_model_free(j->model);
     } else {
         result = model_wrap(j->model);
     }

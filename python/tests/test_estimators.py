@@ -480,3 +480,17 @@ def test_options_python_names_and_ranges_are_the_tables():
     # a range only the library checks: its sentence names the option
     with pytest.raises(ValueError, match=r"option epochs"):
         _h.resolve({"epochs": 2000000})
+
+
+def test_fit_says_what_auto_chose(dataset):
+    """algorithm="auto" (the default) says what trained and why, as the
+    command's JSON options.auto; a named algorithm has no choice."""
+    X, y = hogtrain.load_svmlight(dataset("a9a"))
+    clf = hogtrain.Classifier(n_jobs=2).fit(X, y)
+    assert clf.algorithm_ == "serial"
+    assert clf.auto_["algo"] == "serial" and clf.auto_["threads"] == 1
+    assert "nonzeros" in clf.auto_["why"]
+    named = hogtrain.Classifier(algorithm="serial").fit(X, y)
+    assert named.algorithm_ == "serial" and named.auto_ is None
+    # the same model: auto ran the serial trainer
+    np.testing.assert_array_equal(clf.coef_, named.coef_)
