@@ -179,6 +179,7 @@ Test(trainer, pieces_of_a9a_equal_one_unshuffled_epoch, .timeout = 300)
  * given in one order to both. */
 Test(trainer, pieces_of_k_classes_equal_one_unshuffled_epoch, .timeout = 300)
 {
+    TH_HEAVY_OR_SKIP(); /* 20 classes of news20; a9a's pieces cover the code */
     TH_DATA_OR_SKIP(path, "news20.train.svm");
     hog_data *all = th_load(path);
     struct rows r = rows_at(all, 0, 3000);
