@@ -2,6 +2,7 @@
 
 #include "hogtrain.h"
 #include "coordinate/coordinate.h"
+#include "core/core.h"
 
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
@@ -398,4 +399,18 @@ hog_data *th_load_hashed(const char *path, unsigned bits,
     hog_err err;
     cr_assert_eq(hog_data_load(path, &o, &d, &err), HOG_OK, "%s", err.msg);
     return d;
+}
+
+void th_assert_same_model(const hog_model *a, const hog_model *b,
+                          const char *what)
+{
+    cr_assert_eq(a->n_features, b->n_features, "%s: the features", what);
+    cr_assert_eq(a->loss, b->loss, "%s: the loss", what);
+    cr_assert_eq(a->bias, b->bias, "%s: the bias", what);
+    cr_assert_eq(a->n_classes, b->n_classes, "%s: the classes", what);
+    cr_assert_eq(a->multiclass, b->multiclass, "%s: the mode", what);
+    for (uint32_t c = 0; c < a->n_classes; c++)
+        cr_assert_eq(a->classes[c], b->classes[c], "%s: class %u", what, c);
+    cr_assert(memcmp(a->w, b->w, hog_model_len(a) * sizeof(float)) == 0,
+              "%s: the weights differ", what);
 }

@@ -126,6 +126,10 @@ struct hog_objective;
 struct hog_objective th_objective(const struct hog_model *m,
                                   const struct hog_data *d, int loss,
                                   double l1, double l2);
+/* Fails the test (naming what) unless a and b are the same model: its
+ * features, loss, bias, classes and mode, and its weights bit for bit. */
+void th_assert_same_model(const struct hog_model *a,
+                          const struct hog_model *b, const char *what);
 /* hog_train on d (no test set) with o (and the hooks h); fails the test
  * unless it trains. */
 struct hog_model *th_train_ok(const struct hog_data *d,

@@ -19,15 +19,6 @@ static hog_model *train_said(const hog_data *d, const hog_train_opts *o,
     return th_train_hooked(d, o, &h);
 }
 
-static void assert_same_model(const hog_model *a, const hog_model *b)
-{
-    uint64_t n = hog_model_features(a) + 1;
-    cr_assert_eq(hog_model_features(b) + 1, n);
-    cr_assert(memcmp(hog_model_weights(a), hog_model_weights(b),
-                     n * sizeof(float)) == 0,
-              "the models differ");
-}
-
 /* The library's defaults (FTRL), a9a: 0.45M nonzeros is small, so auto
  * runs the serial trainer even with two threads asked for, which the
  * serial trainer alone refuses. */
@@ -50,7 +41,7 @@ Test(auto, small_data_trains_the_serial_model_on_any_threads)
     serial.algo = HOG_ALGO_SERIAL;
     serial.threads = 1;
     hog_model *b = th_train_ok(d, &serial);
-    assert_same_model(a, b);
+    th_assert_same_model(a, b, "auto against the serial trainer named");
 
     /* the serial trainer named still refuses the threads */
     serial.threads = 2;
@@ -141,7 +132,7 @@ Test(auto, large_data_on_two_threads_trains_hogwild_with_replicas)
     named.algo = HOG_ALGO_HOGWILD;
     named.replicas = HOG_REPLICAS_CORE;
     hog_model *b = th_train_ok(d, &named);
-    assert_same_model(a, b);
+    th_assert_same_model(a, b, "auto against Hogwild! with replicas named");
     hog_model_free(b);
     hog_model_free(a);
 

@@ -97,15 +97,6 @@ static hog_model *train_or_die(const hog_data *d, const hog_train_opts *o)
     return m;
 }
 
-static void assert_same_model(const hog_model *a, const hog_model *b,
-                              const char *what)
-{
-    uint64_t n = a->n_features + (a->bias != 0);
-    cr_assert_eq(a->n_features, b->n_features);
-    cr_assert(memcmp(a->w, b->w, n * sizeof(float)) == 0,
-              "%s: the weights differ from the uninterrupted run", what);
-}
-
 Test(checkpoint, stopped_anywhere_and_resumed_equals_uninterrupted,
      .timeout = 120)
 {
@@ -135,7 +126,7 @@ Test(checkpoint, stopped_anywhere_and_resumed_equals_uninterrupted,
             a.checkpoint_epochs = (unsigned)(rand_r(&seed) % 2);
             hog_model *part = train_or_die(d, &a);
             if (E1 == 3) /* checkpoints do not change the run */
-                assert_same_model(ref, part, c->name);
+                th_assert_same_model(ref, part, c->name);
             hog_model_free(part);
             if (!th_exists(ck)) { /* none due in E1 epochs */
                 cr_assert(R > E1 * 2500 && !a.checkpoint_epochs);
@@ -148,7 +139,7 @@ Test(checkpoint, stopped_anywhere_and_resumed_equals_uninterrupted,
             char what[256];
             snprintf(what, sizeof what, "%s, every %llu rows, stopped after "
                      "epoch %u", c->name, (unsigned long long)R, E1);
-            assert_same_model(ref, res, what);
+            th_assert_same_model(ref, res, what);
             hog_model_free(res);
         }
         hog_model_free(ref);
@@ -416,7 +407,7 @@ static void cancel_with_checkpoints(const struct cancel_case *k,
     hog_model *res = train_or_die(d, &a);
     char what[256];
     snprintf(what, sizeof what, "%s cancelled %d times", k->name, k->rounds);
-    assert_same_model(ref, res, what);
+    th_assert_same_model(ref, res, what);
     hog_model_free(res);
     hog_model_free(ref);
 
@@ -600,7 +591,7 @@ Test(checkpoint, cyclades_stopped_anywhere_resumed_at_any_thread_count,
                 a.checkpoint_epochs = (unsigned)(rand_r(&seed) % 2);
                 hog_model *part = train_or_die(d, &a);
                 if (E1 == 3)
-                    assert_same_model(ref, part, c->name);
+                    th_assert_same_model(ref, part, c->name);
                 hog_model_free(part);
                 if (!th_exists(ck)) {
                     cr_assert(R > E1 * 2500 && !a.checkpoint_epochs);
@@ -621,7 +612,7 @@ Test(checkpoint, cyclades_stopped_anywhere_resumed_at_any_thread_count,
                          "after epoch %u, resumed at %u threads (seed %u)",
                          c->name, rep ? " --repartition" : "",
                          (unsigned long long)R, E1, b.threads, seed);
-                assert_same_model(ref, res, what);
+                th_assert_same_model(ref, res, what);
                 hog_model_free(res);
             }
             hog_model_free(ref);
@@ -722,7 +713,7 @@ Test(checkpoint, resume_with_other_algorithm_options_is_refused)
     full.checkpoint = NULL;
     full.epochs = 2;
     hog_model *ref = train_or_die(d, &full);
-    assert_same_model(ref, resumed, "resumed from a version 1 file");
+    th_assert_same_model(ref, resumed, "resumed from a version 1 file");
     hog_model_free(ref);
     hog_model_free(resumed);
     hog_data_free(d);

@@ -75,19 +75,6 @@ static void expect_refused(const char *p, hog_status want, const char *line,
     cr_assert(strstr(err.msg, why), "message \"%s\" lacks \"%s\"", err.msg, why);
 }
 
-static void assert_same_model(const hog_model *a, const hog_model *b)
-{
-    cr_assert_eq(a->n_features, b->n_features);
-    cr_assert_eq(a->loss, b->loss);
-    cr_assert_eq(a->bias, b->bias);
-    cr_assert_eq(a->n_classes, b->n_classes);
-    cr_assert_eq(a->multiclass, b->multiclass);
-    for (uint32_t c = 0; c < a->n_classes; c++)
-        cr_assert_eq(a->classes[c], b->classes[c], "class %u", c);
-    cr_assert_eq(memcmp(a->w, b->w, hog_model_len(a) * sizeof(float)), 0,
-                 "the weights differ");
-}
-
 /* ---- .hgm version 2 ------------------------------------------------------------ */
 
 Test(multiclass_model, hgm_round_trip_keeps_classes_mode_and_weights)
@@ -103,7 +90,7 @@ Test(multiclass_model, hgm_round_trip_keeps_classes_mode_and_weights)
             m->w[17] = -0.0f;
             save_ok(m, path_in(a, sizeof a, dir, "k.hgm"), HOG_MODEL_HGM);
             hog_model *r = load_ok(a);
-            assert_same_model(m, r);
+            th_assert_same_model(m, r, "the model");
             cr_assert_eq(r->l1, 1e-6);
             cr_assert_eq(r->l2, 3e-4);
             /* the public view */
@@ -201,13 +188,13 @@ Test(multiclass_model, version_1_files_still_load)
     cr_assert_eq(m->label_pos, 2);
     cr_assert_eq(m->label_neg, -5);
     cr_assert_eq(m->labels, HOG_LABELS_BINARY);
-    assert_same_model(m, want);
+    th_assert_same_model(m, want, "the model");
     hog_model_free(m), hog_model_free(want);
     m = load_ok("tests/data/model_v1_regression.hgm");
     want = fixture_regression();
     cr_assert_eq(m->labels, HOG_LABELS_REAL);
     cr_assert_eq(m->l1, 0.5);
-    assert_same_model(m, want);
+    th_assert_same_model(m, want, "the model");
     hog_model_free(m), hog_model_free(want);
 }
 
@@ -400,7 +387,7 @@ Test(multiclass_model, liblinear_k_class_text_loads_as_k_vectors)
     cr_assert_eq(r->loss, HOG_LOSS_HINGE);
     r->multiclass = k->multiclass;
     r->loss = k->loss;
-    assert_same_model(k, r);
+    th_assert_same_model(k, r, "the model");
     hog_model_free(k), hog_model_free(r);
 }
 
