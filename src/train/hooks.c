@@ -1,10 +1,9 @@
 /* The caller's hooks (hog_train_hooks): its callbacks, and the stats it
  * asks for (cyclades_stats, hot_stats, stream_stats, valid_stats,
  * auto_stats). The algorithms fill whole structs of the library's own;
- * the front door
- * hands back the fields within each caller's size, so a caller built
- * against an older, shorter struct gets its prefix and nothing past it
- * (include/hogtrain.h). */
+ * the front door hands back the fields within each caller's size, so a
+ * caller built against an older, shorter struct gets its prefix and
+ * nothing past it (include/hogtrain.h). */
 #include "train/train.h"
 
 #include <string.h>
