@@ -60,7 +60,9 @@ static const char *serial_because(const hog_train_opts *o,
         return "the data is streamed";
     if (o->schedule != HOG_SCHED_FTRL)
         return "the schedule is not ftrl";
-    if (!train || hog_train_is_multiclass(o, train))
+    if (!train) /* the validation's to refuse */
+        return "no data";
+    if (hog_train_is_multiclass(o, train))
         return "K classes, which the serial trainer spreads over the "
                "threads";
     if (train->m.nnz < AUTO_MIN_NNZ) {
