@@ -77,10 +77,10 @@ def test_training_releases_the_gil(big):
 def test_an_exception_in_the_progress_callback_stops_training(big,
                                                                monkeypatch):
     X, y = big
-    from hogtrain import _estimators
+    from hogtrain import _base
 
     def boom(s, epochs):
         raise RuntimeError("stop here")
-    monkeypatch.setattr(_estimators, "_print_epoch", boom)
+    monkeypatch.setattr(_base, "_print_epoch", boom)
     with pytest.raises(RuntimeError, match="stop here"):
         hogtrain.Classifier(epochs=100_000, verbose=1).fit(X, y)
