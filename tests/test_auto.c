@@ -165,6 +165,7 @@ Test(auto, large_data_on_two_threads_trains_hogwild_with_replicas)
  * over the threads itself. */
 Test(auto, k_classes_keep_the_serial_trainer)
 {
+    TH_HEAVY_OR_SKIP(); /* news20's 20 classes; the rule is one line */
     TH_DATA_OR_SKIP(path, "news20.train.svm");
     hog_data *d = th_load(path);
     hog_train_opts o;

@@ -37,6 +37,9 @@ Test(warm, reads_ahead_only_with_a_thread_and_data_to_spare)
  * not (threads 1). */
 Test(warm, the_serial_model_is_the_same_beside_it)
 {
+    /* four runs on news20.binary; the reader runs beside every serial
+     * test with two threads in the sanitizer builds too */
+    TH_HEAVY_OR_SKIP();
     TH_DATA_OR_SKIP(path, "news20.binary.train.svm");
     hog_data *d = th_load(path);
     hog_train_opts o;
