@@ -3,6 +3,7 @@
 #include "hogtrain.h"
 #include "coordinate/coordinate.h"
 #include "core/core.h"
+#include "synth.h"
 
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
@@ -413,4 +414,17 @@ void th_assert_same_model(const hog_model *a, const hog_model *b,
         cr_assert_eq(a->classes[c], b->classes[c], "%s: class %u", what, c);
     cr_assert(memcmp(a->w, b->w, hog_model_len(a) * sizeof(float)) == 0,
               "%s: the weights differ", what);
+}
+
+hog_data *th_k_classes(uint64_t rows, uint32_t nf, unsigned k, double step,
+                       uint64_t seed)
+{
+    hog_err err = { { 0 } };
+    hog_data *d = th_synth(&(struct th_synth){
+        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW,
+        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
+        .first = { .normal = true } }, &err);
+    cr_assert(d, "%s", err.msg);
+    cr_assert(th_label_argmax(d, k, step, 1, 99));
+    return d;
 }

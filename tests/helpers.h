@@ -126,6 +126,13 @@ struct hog_objective;
 struct hog_objective th_objective(const struct hog_model *m,
                                   const struct hog_data *d, int loss,
                                   double l1, double l2);
+/* A skewed sparse problem of k classes (th_synth's TH_SYNTH_SKEW, 3 to 14
+ * features a row of nf, values normal; stream 5 of seed), each row
+ * labelled step * (c + 1) for the class c of the highest-scoring of k
+ * planted models (th_label_argmax, the same models for every seed); fails
+ * the test when out of memory. */
+struct hog_data *th_k_classes(uint64_t rows, uint32_t nf, unsigned k,
+                              double step, uint64_t seed);
 /* Fails the test (naming what) unless a and b are the same model: its
  * features, loss, bias, classes and mode, and its weights bit for bit. */
 void th_assert_same_model(const struct hog_model *a,

@@ -38,14 +38,7 @@ static double after(const char *text, const char *key)
 static hog_data *k_classes(uint64_t rows, uint32_t nf, unsigned k,
                            uint64_t seed)
 {
-    hog_err err = { { 0 } };
-    hog_data *d = th_synth(&(struct th_synth){
-        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW,
-        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
-        .first = { .normal = true } }, &err);
-    cr_assert(d, "%s", err.msg);
-    cr_assert(th_label_argmax(d, k, 1, 1, 99));
-    return d;
+    return th_k_classes(rows, nf, k, 1, seed);
 }
 
 /* A noisy binary problem: planted weights, label noise. */

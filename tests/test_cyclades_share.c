@@ -34,14 +34,7 @@ static void no_tick(struct hog_fit *f, unsigned epoch, uint64_t done,
 /* A skewed sparse problem of K classes (the labels 10, 20, ...). */
 static hog_data *k_classes(uint64_t rows, uint32_t nf, uint64_t seed)
 {
-    hog_err err = { { 0 } };
-    hog_data *d = th_synth(&(struct th_synth){
-        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW,
-        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
-        .first = { .normal = true } }, &err);
-    cr_assert(d, "%s", err.msg);
-    cr_assert(th_label_argmax(d, K, 10, 1, 99));
-    return d;
+    return th_k_classes(rows, nf, K, 10, seed);
 }
 
 /* The classes' binary problems, as one-vs-rest makes them: the rows

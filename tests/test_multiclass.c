@@ -23,14 +23,8 @@
  * the rows' order decides the classes' order, which the tests check). */
 static hog_data *k_classes(uint64_t rows, uint32_t nf, uint64_t seed)
 {
-    hog_err err = { { 0 } };
-    hog_data *d = th_synth(&(struct th_synth){
-        .rows = rows, .features = nf, .layout = TH_SYNTH_SKEW,
-        .nnz_min = 3, .nnz_max = 14, .seed = seed, .stream = 5,
-        .first = { .normal = true } }, &err);
-    cr_assert(d, "%s", err.msg);
     /* the planted models: the same for every seed */
-    cr_assert(th_label_argmax(d, K, 10, 1, 99));
+    hog_data *d = th_k_classes(rows, nf, K, 10, seed);
     cr_assert_neq(d->labels, HOG_LABELS_BINARY);
     return d;
 }
