@@ -1,8 +1,10 @@
-/* core: RNG, CRC32C, label scanning, model allocations. */
+/* core: RNG, CRC32C, label scanning, model and large arrays. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -86,4 +88,69 @@ Test(core, zalloc_gives_zeroed_memory_whose_pages_are_already_in)
     for (size_t i = 0; i < n / sizeof *w; i += 1021)
         cr_assert_eq(w[i], 0.0f);
     free(w);
+}
+
+/* The VmFlags line of the mapping in /proc/self/smaps that holds p, into
+ * out (empty when none holds it). */
+static void vm_flags_of(const void *p, char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    cr_assert_not_null(f, "/proc/self/smaps cannot be read");
+    char line[512];
+    bool inside = false;
+    out[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') &&
+            line[0] != 'V') {
+            inside = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+            continue;
+        }
+        if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(out, cap, "%s", line + 8);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+Test(core, big_arrays_are_advised_huge_on_whole_2mib_pages)
+{
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+        cr_skip_test("this kernel has no transparent huge pages, so "
+                     "hog_malloc_big's advice is refused (harmless)");
+    const size_t mib = (size_t)1 << 20, n = 5 * mib + 123;
+    unsigned char *p = hog_malloc_big(n);
+    cr_assert_not_null(p);
+    /* at a 2 MiB boundary, so that no end is left to 4 KiB pages */
+    cr_assert_eq((uintptr_t)p % (2 * mib), 0, "%p", (void *)p);
+    char flags[512];
+    vm_flags_of(p, flags, sizeof flags);
+    cr_assert(strstr(flags, " hg"), "no MADV_HUGEPAGE on the block: "
+              "VmFlags%s", flags);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 7);
+    /* grown: the first bytes kept, the new block advised and aligned */
+    unsigned char *q = hog_realloc_big(p, n, 9 * mib);
+    cr_assert_not_null(q);
+    cr_assert_eq((uintptr_t)q % (2 * mib), 0);
+    for (size_t i = 0; i < n; i += 4093)
+        cr_assert_eq(q[i], (unsigned char)(i * 7), "byte %zu", i);
+    vm_flags_of(q + 8 * mib, flags, sizeof flags);
+    cr_assert(strstr(flags, " hg"), "VmFlags%s", flags);
+    /* below 2 MiB it is realloc's: the bytes kept */
+    q = hog_realloc_big(q, 9 * mib, 1000);
+    cr_assert_not_null(q);
+    for (size_t i = 0; i < 1000; i++)
+        cr_assert_eq(q[i], (unsigned char)(i * 7));
+    free(q);
+    /* small ones are malloc's and calloc's */
+    free(hog_malloc_big(100));
+    double *z = hog_calloc_big(3 * mib, sizeof *z);
+    cr_assert_not_null(z);
+    cr_assert_eq((uintptr_t)z % (2 * mib), 0);
+    for (size_t i = 0; i < 3 * mib; i += 511)
+        cr_assert_eq(z[i], 0.0);
+    free(z);
+    cr_assert_null(hog_calloc_big(SIZE_MAX / 2, 4), "n * size overflows");
 }

@@ -397,6 +397,24 @@ void hog_populate(void *p, size_t n, bool write);
  * memory. */
 void *hog_zalloc(size_t n, size_t size);
 
+/* malloc, realloc and calloc for the large arrays (the parsed data, a
+ * solver's vectors, a model's): a block of 2 MiB or more starts at a
+ * 2 MiB boundary, spans whole 2 MiB pages, and the kernel is asked to
+ * back it with transparent huge pages (MADV_HUGEPAGE: honoured where
+ * /sys/kernel/mm/transparent_hugepage/enabled says "madvise" or "always",
+ * not "never"). A first touch then takes a fault per 2 MiB instead of one
+ * per 4 KiB, and the random reads of a model through the indices miss the
+ * TLB less: on this project's virtual machines, where a fault costs
+ * several microseconds, whole runs took 0.65-0.85 of their time
+ * (docs/BENCHMARKS.md, "Huge pages"). Smaller blocks are malloc's.
+ * Freed with free(). */
+void *hog_malloc_big(size_t n);
+/* p's first used bytes in a block of n, p freed (NULL: p is left). A
+ * large block is a new one and a copy, not realloc's move, which keeps
+ * neither the boundary nor the advice. */
+void *hog_realloc_big(void *p, size_t used, size_t n);
+void *hog_calloc_big(size_t n, size_t size);
+
 /* CRC32C (Castagnoli), as used by the .hgb and .hgm files. */
 uint32_t hog_crc32c(uint32_t crc, const void *buf, size_t len);
 

@@ -342,9 +342,48 @@ void hog_populate(void *p, size_t n, bool write)
                   write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *hog_malloc_big(size_t n)
+{
+    if (n < HUGE_PAGE)
+        return malloc(n ? n : 1);
+    /* At a 2 MiB boundary and a whole number of 2 MiB pages: advice on an
+     * unaligned block leaves its two ends, up to 4 MiB, to 4 KiB pages. */
+    size_t r = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    void *p = r >= n ? aligned_alloc(HUGE_PAGE, r) : NULL;
+    if (p) /* kernels built without THP refuse it: harmless */
+        (void)madvise(p, r, MADV_HUGEPAGE);
+    return p;
+}
+
+void *hog_realloc_big(void *p, size_t used, size_t n)
+{
+    if (n < HUGE_PAGE)
+        return realloc(p, n ? n : 1);
+    void *q = hog_malloc_big(n);
+    if (q && p) {
+        memcpy(q, p, used < n ? used : n);
+        free(p);
+    }
+    return q;
+}
+
+void *hog_calloc_big(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    if (n * size < HUGE_PAGE)
+        return calloc(n ? n : 1, size ? size : 1);
+    void *p = hog_malloc_big(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
 void *hog_zalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = hog_calloc_big(n, size);
     if (p && n && size)
         hog_populate(p, n * size, true);
     return p;

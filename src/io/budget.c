@@ -31,7 +31,8 @@ static const char *in_mib(char *buf, size_t len, uint64_t b)
     return buf;
 }
 
-uint64_t hog_text_rows_bytes(const char *p, size_t n)
+void hog_text_count(const char *p, size_t n, uint64_t *tokens_out,
+                    uint64_t *lines_out)
 {
     uint64_t lines = 0, tokens = 0;
     bool in = false;
@@ -44,6 +45,14 @@ uint64_t hog_text_rows_bytes(const char *p, size_t n)
     }
     if (n && p[n - 1] != '\n')
         lines++;
+    *tokens_out = tokens;
+    *lines_out = lines;
+}
+
+uint64_t hog_text_rows_bytes(const char *p, size_t n)
+{
+    uint64_t tokens, lines;
+    hog_text_count(p, n, &tokens, &lines);
     return tokens * 8 + lines * 4;
 }
 

@@ -582,6 +582,10 @@ hog_status hog_line_too_long(const char *name, uint64_t line, uint64_t max,
 
 /* ---- whether a load fits in memory (budget.c) ------------------------------ */
 
+/* The whitespace-separated tokens and the lines (a last one without its
+ * newline counted) of the text p[0..n). */
+void hog_text_count(const char *p, size_t n, uint64_t *tokens,
+                    uint64_t *lines);
 /* The bytes the parsed rows of the text p[0..n) take, about: 12 per line
  * (label and offset), 8 per further token (index and value). */
 uint64_t hog_text_rows_bytes(const char *p, size_t n);

@@ -64,7 +64,7 @@ static bool grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
         c += c / 2 + 1024;
     if (c > SIZE_MAX / elem)
         return false;
-    void *q = realloc(*p, (size_t)(c * elem));
+    void *q = hog_realloc_big(*p, (size_t)(*cap * elem), (size_t)(c * elem));
     if (!q)
         return false;
     *p = q;
@@ -175,6 +175,27 @@ static bool slice_lines(struct hog_slice *s, const char *p, const char *end)
     return !s->hash || s->fmt->hashes_names || hash_rows(s, r0);
 }
 
+/* The slice's first arrays, for rows rows and nnz nonzeros (0: none
+ * asked); false, with none kept, when out of memory. */
+static bool slice_alloc(struct hog_slice *s, uint64_t rows, uint64_t nnz)
+{
+    if (!rows || !nnz || nnz > SIZE_MAX / 8 || rows > SIZE_MAX / 16)
+        return false;
+    s->cap_rows = rows;
+    s->off = hog_malloc_big((rows + 1) * sizeof *s->off);
+    s->y = hog_malloc_big(rows * sizeof *s->y);
+    s->cap_nnz = nnz;
+    s->idx = hog_malloc_big(nnz * sizeof *s->idx);
+    s->val = hog_malloc_big(nnz * sizeof *s->val);
+    s->ns = s->keep_ns ? malloc(nnz) : NULL;
+    if (s->off && s->y && s->idx && s->val && (!s->keep_ns || s->ns))
+        return true;
+    free(s->off), free(s->y), free(s->idx), free(s->val), free(s->ns);
+    s->off = NULL, s->y = NULL, s->idx = NULL, s->val = NULL, s->ns = NULL;
+    s->cap_rows = s->cap_nnz = 0;
+    return false;
+}
+
 static void *slice_run(void *arg)
 {
     struct hog_slice *s = arg;
@@ -182,14 +203,8 @@ static void *slice_run(void *arg)
     if (!s->off) {
         /* First use; the arrays are kept for the windows that follow. */
         uint64_t guess = (uint64_t)(s->end - s->beg) / 12 + 16;
-        s->cap_rows = guess / 16 + 16;
-        s->off = malloc((s->cap_rows + 1) * sizeof *s->off);
-        s->y = malloc(s->cap_rows * sizeof *s->y);
-        s->cap_nnz = guess;
-        s->idx = malloc(s->cap_nnz * sizeof *s->idx);
-        s->val = malloc(s->cap_nnz * sizeof *s->val);
-        s->ns = s->keep_ns ? malloc(s->cap_nnz) : NULL;
-        if (!s->off || !s->y || !s->idx || !s->val || (s->keep_ns && !s->ns)) {
+        if (!slice_alloc(s, s->want_rows, s->want_nnz) &&
+            !slice_alloc(s, guess / 16 + 16, guess)) {
             hog_slice_fail(s, HOG_ENOMEM, s->lines + 1,
                            "out of memory while parsing");
             return NULL;
@@ -328,6 +343,8 @@ struct hog_svm_parser {
     uint64_t n_features_min;
     uint64_t n_features_asked; /* o->n_features */
     uint64_t text;            /* bytes fed, after a byte order mark */
+    uint64_t want_rows, want_nnz; /* the accumulator's first capacity,
+                                     from the whole text (expect_text) */
     hog_status failed;        /* the first error, after which feeds refuse */
     hog_format want;          /* o->format */
     const struct hog_text_format *fmt; /* NULL until told (auto) */
@@ -561,6 +578,8 @@ static hog_status parser_feed(struct hog_svm_parser *p, const char *buf,
             return hog_errf(err, HOG_ENOMEM, "out of memory for the parser");
         }
         sl[i].collisions = sl[i].merged = 0;
+        if (i == 0)
+            sl[i].want_rows = p->want_rows, sl[i].want_nnz = p->want_nnz;
         if (i > 0) {
             sl[i].rows = sl[i].nnz = sl[i].lines = sl[i].nf = 0;
             sl[i].err_line = 0;
@@ -778,6 +797,24 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
     return st;
 }
 
+/* The accumulator's first arrays sized for the whole text buf[0..len),
+ * from the tokens and lines of its first MiB and a tenth more: reserved
+ * once, where sized from its first window's slice they grew window after
+ * window, each time by a copy (onto huge pages, hog_realloc_big) with the
+ * old arrays held beside the new. Room beyond the rows written is address
+ * space, not memory; short of it, the arrays still grow. */
+static void expect_text(struct hog_svm_parser *p, const char *buf, size_t len)
+{
+    size_t n = len < ((size_t)1 << 20) ? len : (size_t)1 << 20;
+    uint64_t tokens, lines;
+    hog_text_count(buf, n, &tokens, &lines);
+    double scale = (double)len / (double)(n ? n : 1) * 1.1;
+    if ((double)tokens * scale < (double)(UINT64_MAX / 16)) {
+        p->want_rows = (uint64_t)((double)lines * scale) + 16;
+        p->want_nnz = (uint64_t)((double)tokens * scale) + 16;
+    }
+}
+
 hog_status hog_parse_svm_windows(const char *buf, size_t len, const char *name,
                                  const hog_load_opts *o, size_t window,
                                  bool drop_behind, hog_data **out, hog_err *err)
@@ -788,6 +825,7 @@ hog_status hog_parse_svm_windows(const char *buf, size_t len, const char *name,
         return st;
     if (window == 0)
         window = HOG_PARSE_WINDOW;
+    expect_text(p, buf, len);
     const uintptr_t page = 4096;
     const char *end = buf + len, *at = buf;
     uintptr_t dropped = ((uintptr_t)buf + page - 1) & ~(page - 1);

@@ -57,6 +57,9 @@ struct hog_slice {
     const struct hog_text_format *fmt;
     const struct hog_hash_space *hash; /* NULL: indices as written */
     uint64_t rows, nnz, cap_rows, cap_nnz;
+    uint64_t want_rows, want_nnz; /* the first arrays' capacity where the
+                                     parser knows the whole text (else 0:
+                                     from the slice's own bytes) */
     uint64_t *off;
     float *y;
     uint32_t *idx;

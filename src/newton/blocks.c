@@ -86,7 +86,7 @@ static bool list_block_few(struct list_job *lj, uint64_t k, struct lister *ls)
     const uint32_t *idx = b->m->idx + b->m->off[0];
     uint64_t a = block_start(b, k), n = block_start(b, k + 1) - a;
     if (!ls->pos) {
-        ls->pos = malloc((b->nf ? b->nf : 1) * sizeof *ls->pos);
+        ls->pos = hog_malloc_big(b->nf * sizeof *ls->pos);
         if (!ls->pos)
             return false;
         memset(ls->pos, 0xff, b->nf * sizeof *ls->pos);
@@ -215,7 +215,7 @@ static hog_status list_blocks(struct hog_newton_blocks *b, uint64_t nnz,
     lj.passes = b->nf > 1 ? (bits + RADIX_BITS - 1) / RADIX_BITS : 0;
     atomic_init(&lj.next, 0);
     atomic_init(&lj.failed, false);
-    lj.wide = malloc((nnz ? nnz : 1) * sizeof *lj.wide);
+    lj.wide = hog_malloc_big(nnz * sizeof *lj.wide);
     if (!lj.wide)
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
                         "blocks (%llu nonzeros)", (unsigned long long)nnz);
@@ -229,7 +229,7 @@ static hog_status list_blocks(struct hog_newton_blocks *b, uint64_t nnz,
     for (uint64_t k = 0; k < b->nb; k++)
         b->feat0[k + 1] += b->feat0[k];
     uint64_t total = b->feat0[b->nb];
-    b->feat = malloc((total ? total : 1) * sizeof *b->feat);
+    b->feat = hog_malloc_big(total * sizeof *b->feat);
     if (!b->feat) {
         free(lj.wide);
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's row "
@@ -317,7 +317,7 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
     b->threads = b->pool ? hog_pool_size(b->pool) : 1;
     uint64_t nnz = m->off[m->rows] - m->off[0];
     b->feat0 = malloc((b->nb + 1) * sizeof *b->feat0);
-    b->lidx = malloc((nnz ? nnz : 1) * sizeof *b->lidx);
+    b->lidx = hog_malloc_big(nnz * sizeof *b->lidx);
     b->part_bias = malloc(b->nb * sizeof *b->part_bias);
     b->acc = malloc(b->nb * sizeof *b->acc);
     b->nr = (b->nw + HOG_NEWTON_VEC_RANGE - 1) / HOG_NEWTON_VEC_RANGE;
@@ -336,7 +336,7 @@ hog_status hog_newton_blocks_open(struct hog_newton_blocks *b,
         return st;
     }
     uint64_t total = b->feat0[b->nb];
-    b->part = malloc((total ? total : 1) * sizeof *b->part);
+    b->part = hog_malloc_big(total * sizeof *b->part);
     if (!b->part) {
         hog_newton_blocks_close(b);
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's "

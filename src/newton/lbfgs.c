@@ -288,9 +288,9 @@ static hog_status setup(struct lbfgs *t, hog_err *err)
         cols[6 + 2 * k] = &t->S[k];
         cols[7 + 2 * k] = &t->Y[k];
     }
-    bool ok = (t->y = malloc((n ? n : 1) * sizeof(double))) != NULL;
+    bool ok = (t->y = hog_malloc_big(n * sizeof(double))) != NULL;
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        ok &= (*cols[k] = calloc(nw ? nw : 1, sizeof(double))) != NULL;
+        ok &= (*cols[k] = hog_calloc_big(nw, sizeof(double))) != NULL;
     if (!ok)
         return hog_errf(err, HOG_ENOMEM, "out of memory for L-BFGS's vectors "
                         "(%llu rows, %llu weights, %d pairs)",

@@ -26,7 +26,7 @@ hog_status hog_newton_open(struct hog_newton_blocks *b,
     }
     if (!f->hooks.reduce)
         return HOG_OK;
-    b->red = malloc((b->nw + 1) * sizeof *b->red);
+    b->red = hog_malloc_big((b->nw + 1) * sizeof *b->red);
     if (!b->red) {
         hog_newton_blocks_close(b);
         return hog_errf(err, HOG_ENOMEM, "out of memory for the products' "

@@ -320,9 +320,9 @@ static hog_status setup(struct newton *t, hog_err *err)
                         &t->Hd, &t->M };
     bool ok = true;
     for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
-        ok &= (*rows[k] = malloc((n ? n : 1) * sizeof(double))) != NULL;
+        ok &= (*rows[k] = hog_malloc_big(n * sizeof(double))) != NULL;
     for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        ok &= (*cols[k] = calloc(nw ? nw : 1, sizeof(double))) != NULL;
+        ok &= (*cols[k] = hog_calloc_big(nw, sizeof(double))) != NULL;
     if (!ok)
         return hog_errf(err, HOG_ENOMEM, "out of memory for Newton's vectors "
                         "(%llu rows, %llu weights)", (unsigned long long)n,
