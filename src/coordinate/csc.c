@@ -109,11 +109,10 @@ hog_status hog_csc_build(struct hog_pool *p, const struct hog_csr *m,
     uint64_t cols = n_features + (bias != 0.0);
     uint64_t nnz = nnz_feat + bias_nnz; /* upper bound if indices >= nf */
     struct hog_csc c = { m->rows, cols, 0, NULL, NULL, NULL, 0 };
-    c.off = malloc((cols + 1) * sizeof *c.off);
-    c.row = malloc((nnz ? nnz : 1) * sizeof *c.row);
-    c.val = malloc((nnz ? nnz : 1) * sizeof *c.val);
-    uint32_t *cnt = malloc((size_t)nt * (n_features ? n_features : 1) *
-                           sizeof *cnt);
+    c.off = hog_malloc_big((cols + 1) * sizeof *c.off);
+    c.row = hog_malloc_big(nnz * sizeof *c.row);
+    c.val = hog_malloc_big(nnz * sizeof *c.val);
+    uint32_t *cnt = hog_malloc_big((size_t)nt * n_features * sizeof *cnt);
     uint64_t *block = malloc((nt + 1) * sizeof *block);
     if (!c.off || !c.row || !c.val || !cnt || !block) {
         free(c.off), free(c.row), free(c.val), free(cnt), free(block);

@@ -297,8 +297,8 @@ static hog_status make_views(struct cyc *c, hog_err *err)
     }
     c->hot_l1 = malloc(n * sizeof *c->hot_l1);
     c->cold_off = calloc(n + 1, sizeof *c->cold_off);
-    c->cold_idx = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_idx);
-    c->cold_val = malloc((cold_nnz ? cold_nnz : 1) * sizeof *c->cold_val);
+    c->cold_idx = hog_malloc_big(cold_nnz * sizeof *c->cold_idx);
+    c->cold_val = hog_malloc_big(cold_nnz * sizeof *c->cold_val);
     c->hot_nnz = hot_nnz;
     if (!c->hot_l1 || !c->cold_off || !c->cold_idx || !c->cold_val)
         return hot_oom(err);
@@ -310,8 +310,8 @@ static hog_status make_views(struct cyc *c, hog_err *err)
         hog_pool_run(c->pool, alias_job, c);
     } else {
         c->hot_off = malloc((n + 1) * sizeof *c->hot_off);
-        c->hot_j = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_j);
-        c->hot_x = malloc((hot_nnz ? hot_nnz : 1) * sizeof *c->hot_x);
+        c->hot_j = hog_malloc_big(hot_nnz * sizeof *c->hot_j);
+        c->hot_x = hog_malloc_big(hot_nnz * sizeof *c->hot_x);
         if (!c->hot_off || !c->hot_j || !c->hot_x)
             return hot_oom(err);
         hog_pool_run(c->pool, split_job, c);
