@@ -798,14 +798,14 @@ hog_status hog_parse_svm_slices(const char *buf, size_t len, const char *name,
 }
 
 /* The accumulator's first arrays sized for the whole text buf[0..len),
- * from the tokens and lines of its first MiB and a tenth more: reserved
+ * from the tokens and lines of its first 256 KiB and a tenth more: reserved
  * once, where sized from its first window's slice they grew window after
  * window, each time by a copy (onto huge pages, hog_realloc_big) with the
  * old arrays held beside the new. Room beyond the rows written is address
  * space, not memory; short of it, the arrays still grow. */
 static void expect_text(struct hog_svm_parser *p, const char *buf, size_t len)
 {
-    size_t n = len < ((size_t)1 << 20) ? len : (size_t)1 << 20;
+    size_t n = len < ((size_t)256 << 10) ? len : (size_t)256 << 10;
     uint64_t tokens, lines;
     hog_text_count(buf, n, &tokens, &lines);
     double scale = (double)len / (double)(n ? n : 1) * 1.1;
