@@ -667,6 +667,56 @@ Test(windows, windowed_parse_equals_whole_on_real_files, .timeout = 120)
     }
 }
 
+/* The accumulator is sized once from the text's first 256 KiB: where the
+ * rest has more entries a byte than that (news20.binary's long decimals,
+ * then a9a's "3:1"s, three times as many a byte) the arrays still grow to
+ * take them, and where it has fewer (a9a's, then news20.binary's) the
+ * room left over is not in the result. Both against one slice parsing the
+ * same text in one piece. */
+Test(windows, sampled_reservation_grows_or_trims_on_mixed_real_rows,
+     .timeout = 120)
+{
+    TH_DATA_OR_SKIP(short_rows, "a9a");
+    TH_DATA_OR_SKIP(long_rows, "news20.binary.train.svm");
+    size_t la, lb;
+    char *a = slurp(short_rows, &la), *b = slurp(long_rows, &lb);
+    const size_t head = 300u << 10, tail = 3u << 20;
+    for (int order = 0; order < 2; order++) {
+        const char *first = order ? b : a, *then = order ? a : b;
+        size_t lf = order ? lb : la, lt = order ? la : lb;
+        /* whole lines: the first file's first 300 KiB, then 3 MiB of the
+         * other's */
+        size_t n1 = head < lf ? head : lf, n2 = tail < lt ? tail : lt;
+        while (n1 < lf && first[n1 - 1] != '\n')
+            n1++;
+        while (n2 < lt && then[n2 - 1] != '\n')
+            n2++;
+        char *text = malloc(n1 + n2);
+        cr_assert_not_null(text);
+        memcpy(text, first, n1);
+        memcpy(text + n1, then, n2);
+        hog_load_opts o;
+        hog_load_opts_init(&o);
+        hog_data *ref, *d;
+        hog_err err;
+        cr_assert_eq(hog_parse_svm_slices(text, n1 + n2, "mixed", &o, 1, &ref,
+                                          &err), HOG_OK, "%s", err.msg);
+        for (size_t w = 65536; w <= (4u << 20); w *= 8) {
+            cr_assert_eq(parse_w(text, n1 + n2, w, &d, &err), HOG_OK, "%s",
+                         err.msg);
+            char what[128];
+            snprintf(what, sizeof what, "%s rows first, windows of %zu",
+                     order ? "long" : "short", w);
+            assert_same(ref, d, what);
+            hog_data_free(d);
+        }
+        hog_data_free(ref);
+        free(text);
+    }
+    free(a);
+    free(b);
+}
+
 /* Every window size over a text of every awkward shape: CRLF line ends
  * (a window may end between the '\r' and the '\n'), comments, blank and
  * comment-only lines, qid, a byte order mark, no newline at the end. */
