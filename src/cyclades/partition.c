@@ -290,8 +290,8 @@ hog_status hog_cyc_alloc_partition(struct cyc *c, hog_err *err)
         return hog_errf(err, HOG_ENOMEM, "out of memory for the partition");
     if (!c->nh)
         return HOG_OK;
-    c->ent = hog_malloc_big(hn * sizeof *c->ent);
-    c->rec = hog_malloc_big(hn * sizeof *c->rec);
+    c->ent = malloc(hn * sizeof *c->ent);
+    c->rec = malloc(hn * sizeof *c->rec);
     c->eoff = malloc((c->nb + 1) * sizeof *c->eoff);
     c->roff = malloc((c->nb * (c->G + 1) + 1) * sizeof *c->roff);
     c->bslot = calloc(c->nb, sizeof *c->bslot);
