@@ -808,11 +808,10 @@ static void expect_text(struct hog_svm_parser *p, const char *buf, size_t len)
     size_t n = len < ((size_t)256 << 10) ? len : (size_t)256 << 10;
     uint64_t tokens, lines;
     hog_text_count(buf, n, &tokens, &lines);
+    /* both counts are at most n, so both products at most 1.1 len */
     double scale = (double)len / (double)(n ? n : 1) * 1.1;
-    if ((double)tokens * scale < (double)(UINT64_MAX / 16)) {
-        p->want_rows = (uint64_t)((double)lines * scale) + 16;
-        p->want_nnz = (uint64_t)((double)tokens * scale) + 16;
-    }
+    p->want_rows = (uint64_t)((double)lines * scale) + 16;
+    p->want_nnz = (uint64_t)((double)tokens * scale) + 16;
 }
 
 hog_status hog_parse_svm_windows(const char *buf, size_t len, const char *name,
