@@ -96,18 +96,20 @@ static void vm_flags_of(const void *p, char *out, size_t cap)
 {
     FILE *f = fopen("/proc/self/smaps", "r");
     cr_assert_not_null(f, "/proc/self/smaps cannot be read");
-    char line[512];
+    char line[4352]; /* a mapping's line with the longest path whole */
     bool inside = false;
     out[0] = '\0';
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') &&
-            line[0] != 'V') {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's line */
             inside = lo <= (uintptr_t)p && (uintptr_t)p < hi;
             continue;
         }
         if (inside && strncmp(line, "VmFlags:", 8) == 0) {
-            snprintf(out, cap, "%s", line + 8);
+            size_t k = strlen(line + 8);
+            k = k < cap ? k : cap - 1;
+            memcpy(out, line + 8, k);
+            out[k] = '\0';
             break;
         }
     }
