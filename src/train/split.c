@@ -173,11 +173,11 @@ hog_status hog_data_subset(const hog_data *d, const uint32_t *part,
             rows++;
             nnz += m->off[i + 1] - m->off[i];
         }
-    uint64_t *off = malloc((rows + 1) * sizeof *off);
-    float *y = malloc((rows ? rows : 1) * sizeof *y);
-    uint32_t *idx = malloc((nnz ? nnz : 1) * sizeof *idx);
-    float *val = malloc((nnz ? nnz : 1) * sizeof *val);
-    uint8_t *ns = m->ns ? malloc(nnz ? nnz : 1) : NULL;
+    uint64_t *off = hog_malloc_big((rows + 1) * sizeof *off);
+    float *y = hog_malloc_big(rows * sizeof *y);
+    uint32_t *idx = hog_malloc_big(nnz * sizeof *idx);
+    float *val = hog_malloc_big(nnz * sizeof *val);
+    uint8_t *ns = m->ns ? hog_malloc_big(nnz) : NULL;
     if (!off || !y || !idx || !val || (m->ns && !ns)) {
         free(off), free(y), free(idx), free(val), free(ns);
         return hog_errf(err, HOG_ENOMEM, "out of memory for a copy of %llu "
