@@ -843,6 +843,8 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
     size_t total = a_off + a_y + 2 * a_nz;
     unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base != MAP_FAILED) /* the pages read into, not those mapped over */
+        (void)madvise(base, total, MADV_HUGEPAGE);
     if (base == MAP_FAILED) {
         in.fd = -1;
         hog_hgb_info_close(&in);
