@@ -843,8 +843,6 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
     size_t total = a_off + a_y + 2 * a_nz;
     unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base != MAP_FAILED) /* the pages read into, not those mapped over */
-        (void)madvise(base, total, MADV_HUGEPAGE);
     if (base == MAP_FAILED) {
         in.fd = -1;
         hog_hgb_info_close(&in);
@@ -853,6 +851,9 @@ hog_status hog_hgb_load_mode(const char *path, const hog_load_opts *o,
                         "%s: out of memory for %llu rows and %llu nonzeros", path,
                         (unsigned long long)rows, (unsigned long long)nnz);
     }
+    /* huge pages for those read into (those mapped from the file below are
+     * the page cache's; docs/ARCHITECTURE.md, "In memory") */
+    (void)madvise(base, total, MADV_HUGEPAGE);
     bool map = mode == HOG_HGB_MAP_AUTO && in.version >= 2 && maps_fit(in.n_chunks);
     /* A file that is read, not mapped, keeps its lease only while loading. */
     bool map_idx = map && lease;
