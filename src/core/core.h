@@ -405,7 +405,7 @@ void *hog_zalloc(size_t n, size_t size);
  * not "never"). A first touch then takes a fault per 2 MiB instead of one
  * per 4 KiB, and the random reads of a model through the indices miss the
  * TLB less: on this project's virtual machines, where a fault costs
- * several microseconds, whole runs took 0.63-0.81 of their time
+ * several microseconds, whole runs took 0.60-0.81 of their time
  * (docs/BENCHMARKS.md, "Huge pages"). Smaller blocks are malloc's.
  * Freed with free(). */
 void *hog_malloc_big(size_t n);
