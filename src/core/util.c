@@ -384,7 +384,8 @@ void *hog_calloc_big(size_t n, size_t size)
 void *hog_zalloc(size_t n, size_t size)
 {
     void *p = hog_calloc_big(n, size);
-    if (p && n && size)
+    /* a large block's memset has written every page already */
+    if (p && n && size && n * size < HUGE_PAGE)
         hog_populate(p, n * size, true);
     return p;
 }
